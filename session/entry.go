@@ -1,0 +1,160 @@
+// Package session models Pi's session JSONL files (Pi 0.85, format versions
+// 1, 2 and 3): the header, entries, the entry tree, the active branch and the
+// model-visible context, with the same rules as Pi's
+// dist/core/session-manager.js (loadEntriesFromFile, migrateV1ToV2,
+// migrateV2ToV3, getBranch, buildContextEntries).
+//
+// The package knows nothing about HTTP or SQL. It never writes a file.
+package session
+
+import (
+	"encoding/json"
+)
+
+// Entry types written by Pi 0.85 (session-manager.ts SessionEntry). Any other
+// type string is kept as a tree node and contributes nothing to context.
+const (
+	TypeSession             = "session"
+	TypeMessage             = "message"
+	TypeModelChange         = "model_change"
+	TypeThinkingLevelChange = "thinking_level_change"
+	TypeCompaction          = "compaction"
+	TypeBranchSummary       = "branch_summary"
+	TypeCustom              = "custom"
+	TypeCustomMessage       = "custom_message"
+	TypeLabel               = "label"
+	TypeSessionInfo         = "session_info"
+)
+
+// Message roles stored in `message` entries (pi-ai types.ts, Pi messages.ts).
+// Role "hookMessage" (v2) is read as RoleCustom, as migrateV2ToV3 does.
+const (
+	RoleUser          = "user"
+	RoleAssistant     = "assistant"
+	RoleToolResult    = "toolResult"
+	RoleBashExecution = "bashExecution"
+	RoleCustom        = "custom"
+)
+
+// Custom types of the context-management protocol (reference
+// codex-history-notes.md §3.2, §3.4, §3.6).
+const (
+	CustomTypeWindow       = "codex-context-window"        // custom_message: window boundary
+	CustomTypeNote         = "codex-context-note"          // custom: one note write/append
+	CustomTypeNoteSnapshot = "codex-context-note-snapshot" // custom: full note state
+	CustomTypeTreeArchive  = "codex-context-tree-archive"  // custom: Tree archive manifest
+)
+
+// Header is the first parsed line of a session file (`type: "session"`).
+type Header struct {
+	// Version is the header's `version`; 1 when absent (legacy v1 files).
+	Version       int    `json:"version"`
+	ID            string `json:"id"`
+	Timestamp     string `json:"timestamp"`
+	Cwd           string `json:"cwd"`
+	ParentSession string `json:"parentSession,omitempty"`
+}
+
+// Entry is the indexed form of one parsed, non-header line: the tree fields,
+// the file position, and the few typed fields context, windows, notes and
+// archives need. Content bodies are not kept here; they are read from the
+// JSONL (by Offset/Length) or from the item text store on demand.
+type Entry struct {
+	Seq    int   `json:"seq"`    // 0-based index among the file's entries in file order (header excluded)
+	Line   int   `json:"line"`   // 1-based physical line number in the file
+	Offset int64 `json:"offset"` // byte offset of the line's first byte
+	Length int   `json:"length"` // line length in bytes, without the terminating "\n"
+
+	ID        string `json:"id"`                  // Pi entry id; deterministic synthetic id for v1 files (SyntheticID)
+	ParentID  string `json:"parentId,omitempty"`  // "" for a root (JSON null, missing or "")
+	Type      string `json:"type"`                // entry type; unknown types are kept
+	Timestamp string `json:"timestamp,omitempty"` // the entry's ISO-8601 timestamp
+
+	CustomType string `json:"customType,omitempty"` // custom, custom_message
+	Role       string `json:"role,omitempty"`       // message: message.role (hookMessage → custom)
+	StopReason string `json:"stopReason,omitempty"` // message (assistant): stopReason
+
+	FromID           string `json:"fromId,omitempty"`           // branch_summary
+	FromHook         bool   `json:"fromHook,omitempty"`         // branch_summary, compaction
+	EmptySummary     bool   `json:"emptySummary,omitempty"`     // branch_summary with "" summary: no context message
+	FirstKeptEntryID string `json:"firstKeptEntryId,omitempty"` // compaction (v1 firstKeptEntryIndex mapped)
+
+	TargetID string `json:"targetId,omitempty"` // label
+	Label    string `json:"label,omitempty"`    // label ("" = clear)
+	Name     string `json:"name,omitempty"`     // session_info
+
+	// Window is set for a `custom_message` with customType
+	// codex-context-window whose details.contextManagement is present.
+	Window *WindowMarker `json:"window,omitempty"`
+}
+
+// WindowMarker is details.contextManagement of a codex-context-window custom
+// message (reference codex-history-notes.md §3.2). Only Kind == "window"
+// opens a window; "reminder", "urgent", "fallback" and "identity" do not.
+type WindowMarker struct {
+	MarkerID           string `json:"markerId,omitempty"` // details.id
+	Kind               string `json:"kind"`
+	FirstWindowID      string `json:"firstWindowId,omitempty"`
+	CurrentWindowID    string `json:"currentWindowId,omitempty"`
+	PreviousWindowID   string `json:"previousWindowId,omitempty"`
+	WindowNumber       int    `json:"windowNumber"`
+	TrimPreviousWindow bool   `json:"trimPreviousWindow,omitempty"`
+	AgentName          string `json:"agentName,omitempty"`
+}
+
+// IsBoundary reports whether e is a window boundary: a codex-context-window
+// custom message of kind "window" with a non-empty currentWindowId.
+func (e *Entry) IsBoundary() bool {
+	return e.Type == TypeCustomMessage && e.CustomType == CustomTypeWindow &&
+		e.Window != nil && e.Window.Kind == "window" && e.Window.CurrentWindowID != ""
+}
+
+// Decoded is a fully decoded entry line, produced by ParseLine alongside the
+// Entry. It carries the bodies needed to render history items and to replay
+// notes and manifests; callers keep it only as long as they need it.
+type Decoded struct {
+	Message *Message        // message entries
+	Content *Content        // custom_message content
+	Summary string          // branch_summary, compaction
+	Data    json.RawMessage // custom entries: data (nil when absent)
+	Details json.RawMessage // custom_message, compaction, branch_summary: details
+	Display bool            // custom_message: display
+}
+
+// Message is a stored AgentMessage (pi-ai types.ts; Pi messages.ts).
+type Message struct {
+	Role       string  `json:"role"`
+	Content    Content `json:"content"`
+	StopReason string  `json:"stopReason,omitempty"`
+	ToolName   string  `json:"toolName,omitempty"`   // toolResult
+	ToolCallID string  `json:"toolCallId,omitempty"` // toolResult
+	IsError    bool    `json:"isError,omitempty"`    // toolResult
+	// bashExecution fields
+	Command            string `json:"command,omitempty"`
+	Output             string `json:"output,omitempty"`
+	ExcludeFromContext bool   `json:"excludeFromContext,omitempty"`
+	// custom (migrated hookMessage) fields
+	CustomType string `json:"customType,omitempty"`
+}
+
+// Content is a message content value: either a plain string (Text, with
+// IsString set) or a list of content blocks.
+type Content struct {
+	IsString bool
+	Text     string
+	Parts    []Part
+}
+
+// Part is one content block: text, thinking, image or toolCall; any other
+// block keeps its JSON in Raw.
+type Part struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`      // text
+	Thinking  string          `json:"thinking,omitempty"`  // thinking
+	MimeType  string          `json:"mimeType,omitempty"`  // image (data is not kept)
+	ID        string          `json:"id,omitempty"`        // toolCall
+	Name      string          `json:"name,omitempty"`      // toolCall
+	Arguments json.RawMessage `json:"arguments,omitempty"` // toolCall
+	Namespace string          `json:"namespace,omitempty"` // toolCall (0.85 OpenAI Responses)
+	Raw       json.RawMessage `json:"-"`                   // any block: its JSON as written
+}

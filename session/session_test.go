@@ -1,0 +1,249 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// expected is the part of testdata/pi-tree/*.expected.json (written by Pi
+// 0.85.0's SessionManager, see testdata/pi-tree/README.md) that this package
+// must reproduce.
+type expected struct {
+	LeafID          string   `json:"leafId"`
+	ActiveBranchIDs []string `json:"activeBranchIds"`
+	ContextMessages []struct {
+		EntryID string `json:"entryId"`
+		Role    string `json:"role"`
+	} `json:"contextMessages"`
+	EntryCount       int            `json:"entryCount"`
+	EntryCountByType map[string]int `json:"entryCountByType"`
+	Windows          []struct {
+		EntryID        string `json:"entryId"`
+		WindowID       string `json:"windowId"`
+		WindowNumber   int    `json:"windowNumber"`
+		OnActiveBranch bool   `json:"onActiveBranch"`
+	} `json:"windows"`
+}
+
+func loadExpected(t *testing.T, name string) expected {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "pi-tree", name+".expected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e expected
+	if err := json.Unmarshal(b, &e); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestPiTreeFixtures(t *testing.T) {
+	for _, name := range []string{"local-basic", "tree-basic", "tree-multi", "tree-manual-summary", "tree-bad-manifests-small"} {
+		t.Run(name, func(t *testing.T) {
+			want := loadExpected(t, name)
+			tree, err := Each(filepath.Join("..", "testdata", "pi-tree", name+".jsonl"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tree.Leaf(); got != want.LeafID {
+				t.Errorf("leaf = %q, want %q", got, want.LeafID)
+			}
+			if got := tree.Len(); got != want.EntryCount {
+				t.Errorf("entries = %d, want %d", got, want.EntryCount)
+			}
+			byType := map[string]int{}
+			for _, e := range tree.Entries {
+				byType[e.Type]++
+			}
+			if d := cmp.Diff(want.EntryCountByType, byType); d != "" {
+				t.Errorf("entry counts by type (-want +got):\n%s", d)
+			}
+			branch, cycle, err := tree.Branch("")
+			if err != nil || cycle {
+				t.Fatalf("branch: %v cycle=%v", err, cycle)
+			}
+			var ids []string
+			for _, s := range branch {
+				ids = append(ids, tree.Entries[s].ID)
+			}
+			if d := cmp.Diff(want.ActiveBranchIDs, ids); d != "" {
+				t.Errorf("active branch (-want +got):\n%s", d)
+			}
+			var gotCtx, wantCtx []string
+			for _, s := range tree.ContextEntries(branch) {
+				gotCtx = append(gotCtx, tree.Entries[s].ID+":"+ContextRole(&tree.Entries[s]))
+			}
+			for _, m := range want.ContextMessages {
+				wantCtx = append(wantCtx, m.EntryID+":"+m.Role)
+			}
+			if d := cmp.Diff(wantCtx, gotCtx); d != "" {
+				t.Errorf("context (-want +got):\n%s", d)
+			}
+			var gotWin []string
+			for _, e := range tree.Entries {
+				if e.IsBoundary() {
+					gotWin = append(gotWin, e.ID+"="+e.Window.CurrentWindowID)
+				}
+			}
+			var wantWin []string
+			for _, w := range want.Windows {
+				wantWin = append(wantWin, w.EntryID+"="+w.WindowID)
+			}
+			if d := cmp.Diff(wantWin, gotWin); d != "" {
+				t.Errorf("windows (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestRealSessions pins entry counts and skipped lines of the real Pi files
+// (numbers from testdata/pi-sessions/SOURCES.md: lines minus header minus
+// unparseable lines).
+func TestRealSessions(t *testing.T) {
+	cases := []struct {
+		file    string
+		version int
+		entries int
+		skipped int
+		compact int
+	}{
+		{"before-compaction.jsonl", 1, 1002, 0, 2},
+		{"large-session.jsonl", 1, 1018, 0, 0},
+		{"compact.jsonl", 1, 1011, 1, 1},
+		{"pi-mono-session.jsonl", 1, 461, 1, 1},
+		{"kimchi-dev-session.jsonl", 3, 147, 0, 0},
+		{"dexter-v3-pi-session.head.jsonl", 3, 913, 0, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			f, err := os.Open(filepath.Join("..", "testdata", "pi-sessions", c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			var p Parser
+			tree, _, st, err := Feed(f, &p, nil, 0, -1, 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tree.Header.Version != c.version {
+				t.Errorf("version = %d, want %d", tree.Header.Version, c.version)
+			}
+			if tree.Len() != c.entries {
+				t.Errorf("entries = %d, want %d", tree.Len(), c.entries)
+			}
+			if st.Skipped[SkipInvalidJSON] != c.skipped {
+				t.Errorf("invalid lines = %d, want %d", st.Skipped[SkipInvalidJSON], c.skipped)
+			}
+			n := 0
+			for _, e := range tree.Entries {
+				if e.Type == TypeCompaction {
+					n++
+					if e.FirstKeptEntryID == "" {
+						t.Errorf("compaction on line %d has no firstKeptEntryId", e.Line)
+					}
+				}
+			}
+			if n != c.compact {
+				t.Errorf("compactions = %d, want %d", n, c.compact)
+			}
+		})
+	}
+}
+
+// TestV1Mapping checks synthetic ids, the linear chain and the
+// firstKeptEntryIndex mapping (index into parsed entries, header = 0).
+func TestV1Mapping(t *testing.T) {
+	src := strings.Join([]string{
+		`{"type":"session","id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}`,
+		`{"type":"message","timestamp":"t1","message":{"role":"user","content":"a"}}`,
+		`not json`,
+		`{"type":"message","timestamp":"t2","message":{"role":"hookMessage","customType":"h","content":"b"}}`,
+		`{"type":"compaction","timestamp":"t3","summary":"s","firstKeptEntryIndex":2,"tokensBefore":5}`,
+		`{"type":"message","timestamp":"t4","message":{"role":"assistant","content":[]}}`,
+	}, "\n") + "\n"
+	var p Parser
+	tree, next, st, err := Feed(bytes.NewReader([]byte(src)), &p, nil, 0, -1, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next != int64(len(src)) {
+		t.Errorf("next = %d, want %d", next, len(src))
+	}
+	if st.Skipped[SkipInvalidJSON] != 1 {
+		t.Errorf("skipped = %v", st.Skipped)
+	}
+	got := []string{}
+	for _, e := range tree.Entries {
+		got = append(got, e.ID+"<"+e.ParentID+":"+e.Role+":"+e.FirstKeptEntryID)
+	}
+	want := []string{
+		"v1-00000002<:user:",
+		"v1-00000004<v1-00000002:custom:",
+		// entries[2] of [header, line2, line4, ...] is line 4.
+		"v1-00000005<v1-00000004::v1-00000004",
+		"v1-00000006<v1-00000005:assistant:",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	branch, _, _ := tree.Branch("")
+	ctx := tree.ContextEntries(branch)
+	var roles []string
+	for _, s := range ctx {
+		roles = append(roles, ContextRole(&tree.Entries[s]))
+	}
+	if d := cmp.Diff([]string{"compactionSummary", "custom", "assistant"}, roles); d != "" {
+		t.Errorf("context roles (-want +got):\n%s", d)
+	}
+}
+
+func TestNotASession(t *testing.T) {
+	for _, src := range []string{
+		"{\"type\":\"message\",\"id\":\"a\"}\n{\"type\":\"session\",\"id\":\"s\"}\n",
+		"[1,2]\n",
+		"{\"type\":\"session\",\"id\":5}\n",
+	} {
+		var p Parser
+		tree, _, _, err := Feed(bytes.NewReader([]byte(src)), &p, nil, 0, -1, 0, nil)
+		if err != nil || !p.NotPi || tree != nil {
+			t.Errorf("%q: NotPi=%v tree=%v err=%v, want NotPi and no tree", src, p.NotPi, tree, err)
+		}
+	}
+}
+
+func TestInFlightAndLongLines(t *testing.T) {
+	long := `{"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"` + strings.Repeat("x", 3<<20) + `"}}`
+	src := `{"type":"session","version":3,"id":"s"}` + "\n" +
+		`{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"hi"}}` + "\r\n" +
+		long + "\n" +
+		`{"type":"message","id":"c","parentId":"b","message":{"role":"user","content":"partial`
+	var p Parser
+	tree, next, st, err := Feed(bytes.NewReader([]byte(src)), &p, nil, 0, -1, 1<<20, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree.Len() != 1 || tree.Entries[0].ID != "a" {
+		t.Fatalf("entries = %+v", tree.Entries)
+	}
+	if st.Skipped[SkipTooLong] != 1 {
+		t.Errorf("too long = %v", st.Skipped)
+	}
+	wantNext := int64(strings.LastIndex(src, "\n") + 1)
+	if next != wantNext {
+		t.Errorf("next = %d, want %d (the partial line stays in flight)", next, wantNext)
+	}
+	// With the default cap the 3 MiB line is an entry.
+	var p2 Parser
+	tree2, _, _, _ := Feed(bytes.NewReader([]byte(src)), &p2, nil, 0, -1, 0, nil)
+	if tree2.Len() != 2 || tree2.Entries[1].Length != len(long) {
+		t.Errorf("entries = %d", tree2.Len())
+	}
+}
