@@ -1,0 +1,172 @@
+// Package store keeps contextd's SQLite databases: the derived session index
+// (sessions, entries, tool calls, plus one item-text file per session) and
+// contextd's own state (registrations, rollovers). It opens SQLite in WAL
+// mode with one writer connection and a reader pool, runs the embedded
+// migrations, ingests session files incrementally by byte offset and serves
+// consistent read views. It knows nothing about HTTP.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	_ "github.com/mattn/go-sqlite3" // SQLite driver (cgo); FTS5 needs -tags sqlite_fts5
+)
+
+// ErrNewerSchema is returned by OpenDB when the database was written by a
+// newer contextd (its user_version is above the newest embedded migration).
+var ErrNewerSchema = errors.New("database schema is newer than this binary")
+
+// ErrCorrupt is returned by OpenDB when SQLite reports the file is not a
+// database or fails its quick integrity check.
+var ErrCorrupt = errors.New("database file is corrupt")
+
+// DB is one SQLite file opened twice: Writer has exactly one connection
+// (transactions start with BEGIN IMMEDIATE), Reader is a read-only pool.
+type DB struct {
+	Path   string
+	Writer *sql.DB
+	Reader *sql.DB
+}
+
+// DefaultBusyTimeout is the SQLite busy timeout in milliseconds.
+const DefaultBusyTimeout = 5000
+
+// OpenDB opens (creating if needed) the SQLite database at path, verifies WAL
+// mode, and applies the migrations in fsys (files NNNN_name.sql under one
+// directory). Errors: ErrNewerSchema, ErrCorrupt, or an I/O error.
+func OpenDB(ctx context.Context, path string, fsys fs.FS, dir string) (*DB, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create state directory: %w", err)
+	}
+	q := url.Values{}
+	q.Set("_journal_mode", "WAL")
+	q.Set("_busy_timeout", strconv.Itoa(DefaultBusyTimeout))
+	q.Set("_foreign_keys", "on")
+	q.Set("_synchronous", "NORMAL")
+	q.Set("_txlock", "immediate")
+	w, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	db := &DB{Path: path, Writer: w}
+	fail := func(err error) (*DB, error) {
+		db.Close()
+		return nil, err
+	}
+	var mode string
+	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		if isCorrupt(err) {
+			return fail(fmt.Errorf("%w: %v", ErrCorrupt, err))
+		}
+		return fail(fmt.Errorf("read journal mode: %w", err))
+	}
+	if mode != "wal" {
+		return fail(fmt.Errorf("journal mode is %q, want wal", mode))
+	}
+	var check string
+	if err := w.QueryRowContext(ctx, "PRAGMA quick_check").Scan(&check); err != nil || check != "ok" {
+		return fail(fmt.Errorf("%w: quick_check: %v %s", ErrCorrupt, err, check))
+	}
+	if err := migrate(ctx, w, fsys, dir); err != nil {
+		return fail(err)
+	}
+	rq := url.Values{}
+	rq.Set("_busy_timeout", strconv.Itoa(DefaultBusyTimeout))
+	rq.Set("_query_only", "1")
+	rq.Set("mode", "ro")
+	r, err := sql.Open("sqlite3", "file:"+path+"?"+rq.Encode())
+	if err != nil {
+		return fail(err)
+	}
+	r.SetMaxOpenConns(8)
+	db.Reader = r
+	return db, nil
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	var errs []error
+	if db.Reader != nil {
+		errs = append(errs, db.Reader.Close())
+	}
+	if db.Writer != nil {
+		errs = append(errs, db.Writer.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func isCorrupt(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "not a database") || strings.Contains(s, "malformed") || strings.Contains(s, "corrupt")
+}
+
+// migrate applies every migration in fsys/dir numbered above the current
+// PRAGMA user_version, each in its own transaction.
+func migrate(ctx context.Context, db *sql.DB, fsys fs.FS, dir string) error {
+	names, err := fs.Glob(fsys, dir+"/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	type step struct {
+		version int
+		name    string
+	}
+	var steps []step
+	for _, n := range names {
+		base := filepath.Base(n)
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return fmt.Errorf("migration %s: name must be NNNN_name.sql", n)
+		}
+		steps = append(steps, step{v, n})
+	}
+	var current int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+		if isCorrupt(err) {
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		return err
+	}
+	if len(steps) > 0 && current > steps[len(steps)-1].version {
+		return fmt.Errorf("%w: file has version %d, binary knows %d", ErrNewerSchema, current, steps[len(steps)-1].version)
+	}
+	for _, s := range steps {
+		if s.version <= current {
+			continue
+		}
+		body, err := fs.ReadFile(fsys, s.name)
+		if err != nil {
+			return err
+		}
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %s: %w", s.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", s.version)); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,923 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"contextd/history"
+	"contextd/migrations"
+	"contextd/session"
+)
+
+// FileState says whether a session's file can be read.
+type FileState string
+
+// File states reported in session problems.
+const (
+	StateOK       FileState = "ok"
+	StateMissing  FileState = "missing"       // the file no longer exists
+	StateOutside  FileState = "outside"       // it resolves outside the sessions directory
+	StateNotPi    FileState = "not_a_session" // its first parsed line is not a session header
+	StateEmpty    FileState = "empty"         // no complete line yet
+	StateUnusable FileState = "unreadable"    // an I/O error other than not-exist
+)
+
+// ErrOutside is returned for a path that does not resolve (after following
+// symlinks) to a file under the sessions directory.
+var ErrOutside = errors.New("path is outside the sessions directory")
+
+// ItemMeta is the history item an entry renders to (history.Render), with the
+// position of its text in the session's item-text file.
+type ItemMeta struct {
+	IsItem        bool   `json:"-"`
+	Role          string `json:"role"`
+	ToolName      string `json:"toolName,omitempty"`
+	ToolNamespace string `json:"toolNamespace,omitempty"`
+	Summary       bool   `json:"summary,omitempty"`
+	Chars         int    `json:"chars"`
+	TextOff       int64  `json:"-"`
+	TextLen       int    `json:"-"`
+}
+
+// Options configure an Index.
+type Options struct {
+	// MaxLineBytes caps one JSONL line (default session.DefaultMaxLineBytes).
+	MaxLineBytes int
+	// BatchBytes is how many JSONL bytes one ingest transaction covers
+	// (default 16 MiB). Each batch commits the entries and the resume offset
+	// together, so a crash loses at most the batch in progress.
+	BatchBytes int64
+	Logger     *slog.Logger
+	Metrics    *Metrics
+}
+
+// Index is the derived session index: an SQLite database (index.db) plus one
+// item-text file per session under texts/, both under one directory, and an
+// in-memory tree per session loaded on first use. Every part of it can be
+// deleted and rebuilt from the JSONL files (Rebuild).
+type Index struct {
+	root    string // sessions directory, symlinks resolved
+	dir     string // index directory
+	opts    Options
+	log     *slog.Logger
+	metrics *Metrics
+
+	mu     sync.Mutex // guards db, byPath
+	db     *DB
+	byPath map[string]*Session
+}
+
+// OpenIndex opens the index in dir for the sessions directory root. A
+// database that is corrupt or has a newer schema is deleted and rebuilt
+// (logged at warn level).
+func OpenIndex(ctx context.Context, root, dir string, opts Options) (*Index, error) {
+	if opts.MaxLineBytes <= 0 {
+		opts.MaxLineBytes = session.DefaultMaxLineBytes
+	}
+	if opts.BatchBytes <= 0 {
+		opts.BatchBytes = 16 << 20
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics(nil)
+	}
+	absRoot, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	if r, err := filepath.EvalSymlinks(absRoot); err == nil {
+		absRoot = r
+	}
+	x := &Index{root: absRoot, dir: dir, opts: opts, log: opts.Logger, metrics: opts.Metrics, byPath: map[string]*Session{}}
+	if err := x.open(ctx); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// Root is the resolved sessions directory.
+func (x *Index) Root() string { return x.root }
+
+func (x *Index) dbPath() string   { return filepath.Join(x.dir, "index.db") }
+func (x *Index) textDir() string  { return filepath.Join(x.dir, "texts") }
+func (x *Index) removeFiles() error {
+	var errs []error
+	for _, p := range []string{x.dbPath(), x.dbPath() + "-wal", x.dbPath() + "-shm"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, os.RemoveAll(x.textDir()))
+	return errors.Join(errs...)
+}
+
+func (x *Index) open(ctx context.Context) error {
+	db, err := OpenDB(ctx, x.dbPath(), migrations.Index, "index")
+	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNewerSchema) {
+		x.log.Warn("index database unusable, deleting and rebuilding it from the session files", "path", x.dbPath(), "error", err)
+		if rerr := x.removeFiles(); rerr != nil {
+			return rerr
+		}
+		db, err = OpenDB(ctx, x.dbPath(), migrations.Index, "index")
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(x.textDir(), 0o700); err != nil {
+		db.Close()
+		return err
+	}
+	x.db = db
+	return nil
+}
+
+// Close closes the database.
+func (x *Index) Close() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.db == nil {
+		return nil
+	}
+	err := x.db.Close()
+	x.db = nil
+	return err
+}
+
+// Resolve turns a path (absolute, or relative to the sessions directory)
+// into the absolute path of a regular file under the sessions directory,
+// after resolving symlinks. Errors: ErrOutside, or the os error
+// (fs.ErrNotExist for a missing file).
+func (x *Index) Resolve(path string) (string, error) {
+	if path == "" {
+		return "", fmt.Errorf("%w: empty path", ErrOutside)
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(x.root, path)
+	}
+	path = filepath.Clean(path)
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		if !x.under(path) {
+			return "", ErrOutside
+		}
+		return "", err
+	}
+	if !x.under(real) {
+		return "", ErrOutside
+	}
+	return path, nil
+}
+
+func (x *Index) under(p string) bool {
+	rel, err := filepath.Rel(x.root, p)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// Discover lists the *.jsonl files in the sessions directory and in its
+// direct subdirectories (Pi's per-cwd "--<cwd>--" folders and flat custom
+// session dirs, reference pi-session-format.md §1), sorted.
+func (x *Index) Discover() ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(x.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == x.root {
+				return err
+			}
+			return nil
+		}
+		depth := strings.Count(strings.TrimPrefix(p, x.root), string(filepath.Separator))
+		if d.IsDir() {
+			if depth > 1 {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(d.Name(), ".jsonl") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+// Session returns the session object for a resolved path (see Resolve),
+// creating it on first use. It does not read the file.
+func (x *Index) Session(path string) *Session {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	s := x.byPath[path]
+	if s == nil {
+		s = &Session{x: x, path: path}
+		x.byPath[path] = s
+	}
+	return s
+}
+
+// Sessions returns every session object known so far, by path.
+func (x *Index) Sessions() []*Session {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	out := make([]*Session, 0, len(x.byPath))
+	for _, s := range x.byPath {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out
+}
+
+// SyncAll discovers every session file and brings each one's index up to
+// date. Per-file problems are recorded on the session, not returned.
+func (x *Index) SyncAll(ctx context.Context) ([]*Session, error) {
+	paths, err := x.Discover()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		if rp, err := x.Resolve(p); err == nil || errors.Is(err, ErrOutside) {
+			if err == nil {
+				p = rp
+			}
+		}
+		s := x.Session(p)
+		if err := s.Sync(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return x.Sessions(), nil
+}
+
+// FindByID returns the session whose header id is sessionID, syncing it.
+// When several files carry the same id, the most recently indexed path
+// wins. It reports false when no file has that id.
+func (x *Index) FindByID(ctx context.Context, sessionID string) (*Session, bool, error) {
+	for _, s := range x.Sessions() {
+		if s.SessionID() == sessionID {
+			return s, true, s.Sync(ctx)
+		}
+	}
+	// Not loaded yet: the index may know it from an earlier run.
+	x.mu.Lock()
+	db := x.db
+	x.mu.Unlock()
+	var path string
+	err := db.Reader.QueryRowContext(ctx, "SELECT path FROM sessions WHERE session_id = ? ORDER BY file_id DESC LIMIT 1", sessionID).Scan(&path)
+	if err == nil {
+		s := x.Session(path)
+		if err := s.Sync(ctx); err != nil {
+			return nil, false, err
+		}
+		if s.SessionID() == sessionID {
+			return s, true, nil
+		}
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return nil, false, err
+	}
+	// Unknown: look at new files' headers.
+	if _, err := x.SyncAll(ctx); err != nil {
+		return nil, false, err
+	}
+	for _, s := range x.Sessions() {
+		if s.SessionID() == sessionID {
+			return s, true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// Rebuild drops the whole derived index (database and item texts) and
+// builds it again from the session files. contextd's own state lives in
+// another database and is not touched.
+func (x *Index) Rebuild(ctx context.Context) error {
+	sessions := x.Sessions()
+	for _, s := range sessions {
+		s.syncMu.Lock()
+		s.mu.Lock()
+	}
+	err := func() error {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		if x.db != nil {
+			x.db.Close()
+			x.db = nil
+		}
+		if err := x.removeFiles(); err != nil {
+			return err
+		}
+		for _, s := range sessions {
+			s.reset()
+		}
+		return x.open(ctx)
+	}()
+	for _, s := range sessions {
+		s.mu.Unlock()
+		s.syncMu.Unlock()
+	}
+	if err != nil {
+		return err
+	}
+	_, err = x.SyncAll(ctx)
+	return err
+}
+
+// Session is one session file's index: its in-memory tree and item table,
+// kept in step with the SQLite rows and the item-text file. Only Sync
+// mutates it (under syncMu); readers use Read, which holds mu for reading,
+// so a reader never sees half of a sync.
+type Session struct {
+	x    *Index
+	path string
+
+	syncMu sync.Mutex // one sync at a time; the syncing goroutine owns the fields below for writing
+
+	mu        sync.RWMutex // guards every field below against readers
+	loaded    bool
+	fileID    int64
+	parser    session.Parser
+	tree      *session.Tree
+	items     []ItemMeta
+	calls     map[string]history.Call
+	next      int64
+	textSize  int64
+	firstLine [32]byte
+	dev, ino  uint64
+	stats     session.Stats
+	state     FileState
+	stateMsg  string
+	fileSize  int64
+	syncedAt  time.Time
+}
+
+func (s *Session) reset() {
+	s.loaded = false
+	s.fileID = 0
+	s.parser = session.Parser{}
+	s.tree = nil
+	s.items = nil
+	s.calls = nil
+	s.next = 0
+	s.textSize = 0
+	s.firstLine = [32]byte{}
+	s.dev, s.ino = 0, 0
+	s.stats = session.Stats{}
+}
+
+// Path is the session file's path.
+func (s *Session) Path() string { return s.path }
+
+// SessionID is the header id, "" before the header is indexed.
+func (s *Session) SessionID() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.tree == nil {
+		return ""
+	}
+	return s.tree.Header.ID
+}
+
+func (s *Session) textPath() string {
+	return filepath.Join(s.x.textDir(), fmt.Sprintf("%d.txt", s.fileID))
+}
+
+// Sync brings the index of this session up to date with its file: a stat,
+// then only the new complete lines. A file that shrank, whose first line
+// changed or that was replaced (new inode) is re-indexed whole. Problems with
+// the file itself (missing, outside the sessions directory, not a Pi
+// session) are recorded in the session state, not returned; the error is for
+// index failures.
+func (s *Session) Sync(ctx context.Context) error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	start := time.Now()
+	defer func() { s.x.metrics.SyncDuration.Observe(time.Since(start).Seconds()) }()
+
+	s.x.mu.Lock()
+	db := s.x.db
+	s.x.mu.Unlock()
+	if db == nil {
+		return errors.New("index is closed")
+	}
+	if !s.loaded {
+		if err := s.load(ctx, db); err != nil {
+			return err
+		}
+	}
+	real, err := filepath.EvalSymlinks(s.path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			s.setState(StateMissing, "the session file no longer exists")
+			return nil
+		}
+		s.setState(StateUnusable, "the session file cannot be read")
+		return nil
+	}
+	if !s.x.under(real) {
+		s.setState(StateOutside, "the session file resolves outside the sessions directory")
+		return nil
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			s.setState(StateMissing, "the session file no longer exists")
+		} else {
+			s.setState(StateUnusable, "the session file cannot be read")
+		}
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		s.setState(StateUnusable, "the session path is not a regular file")
+		return nil
+	}
+	size := fi.Size()
+	var dev, ino uint64
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		dev, ino = uint64(st.Dev), uint64(st.Ino)
+	}
+	cause := ""
+	switch {
+	case size < s.next:
+		cause = "shrunk"
+	case s.next > 0 && (dev != s.dev || ino != s.ino):
+		// Same size or larger but a different file: check the first line.
+		if fl, ok := firstLineHash(f); !ok || fl != s.firstLine {
+			cause = "replaced"
+		}
+	case s.next > 0:
+		if fl, ok := firstLineHash(f); !ok || fl != s.firstLine {
+			cause = "rewritten"
+		}
+	}
+	if cause != "" {
+		s.x.metrics.Reindexes.WithLabelValues(cause).Inc()
+		s.x.log.Info("session file changed in place, re-indexing it whole", "path", s.path, "cause", cause)
+		if err := s.clear(ctx, db); err != nil {
+			return err
+		}
+	}
+	s.dev, s.ino = dev, ino
+	if size > s.next {
+		if err := s.ingest(ctx, db, f, size); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	s.fileSize = size
+	s.syncedAt = time.Now()
+	switch {
+	case s.parser.NotPi:
+		s.state, s.stateMsg = StateNotPi, "not a Pi session: the first parsed line is not a session header with a string id"
+	case s.tree == nil:
+		s.state, s.stateMsg = StateEmpty, "the file holds no complete header line yet"
+	default:
+		s.state, s.stateMsg = StateOK, ""
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Session) setState(st FileState, msg string) {
+	s.mu.Lock()
+	s.state, s.stateMsg = st, msg
+	s.mu.Unlock()
+}
+
+// firstLineHash hashes the first line (at most 1 MiB of it).
+func firstLineHash(f io.ReaderAt) ([32]byte, bool) {
+	buf := make([]byte, 64<<10)
+	var line []byte
+	for off := int64(0); off < 1<<20; off += int64(len(buf)) {
+		n, err := f.ReadAt(buf, off)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			line = append(line, buf[:i]...)
+			return sha256.Sum256(line), true
+		}
+		line = append(line, buf[:n]...)
+		if err != nil {
+			return [32]byte{}, false
+		}
+	}
+	return sha256.Sum256(line), true
+}
+
+// clear forgets everything indexed for this session (rows, texts, tree).
+func (s *Session) clear(ctx context.Context, db *DB) error {
+	if s.fileID != 0 {
+		if _, err := db.Writer.ExecContext(ctx, `UPDATE sessions SET session_id='', header='{}', not_pi=0, bytes_indexed=0, first_line=x'', next_line=1, next_seq=0, last_v1_id='', text_bytes=0, stats='{}' WHERE file_id=?;
+DELETE FROM entries WHERE file_id=?; DELETE FROM tool_calls WHERE file_id=?`, s.fileID, s.fileID, s.fileID); err != nil {
+			return err
+		}
+		if err := os.Truncate(s.textPath(), 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	id := s.fileID
+	s.mu.Lock()
+	s.reset()
+	s.fileID = id
+	s.loaded = true
+	s.calls = map[string]history.Call{}
+	s.mu.Unlock()
+	return nil
+}
+
+// load reads this session's rows from SQLite into memory (or creates the
+// sessions row) and reconciles the item-text file with the committed size.
+func (s *Session) load(ctx context.Context, db *DB) error {
+	var (
+		fileID                          int64
+		header, stats, lastV1           string
+		notPi                           bool
+		bytesIdx, nextLine, nextSeq, tb int64
+		first                           []byte
+		dev, ino                        int64
+	)
+	err := db.Writer.QueryRowContext(ctx, `SELECT file_id, header, not_pi, bytes_indexed, first_line, dev, ino, next_line, next_seq, last_v1_id, text_bytes, stats FROM sessions WHERE path=?`, s.path).
+		Scan(&fileID, &header, &notPi, &bytesIdx, &first, &dev, &ino, &nextLine, &nextSeq, &lastV1, &tb, &stats)
+	if errors.Is(err, sql.ErrNoRows) {
+		res, err := db.Writer.ExecContext(ctx, `INSERT INTO sessions(path) VALUES (?)`, s.path)
+		if err != nil {
+			return err
+		}
+		fileID, _ = res.LastInsertId()
+		s.mu.Lock()
+		s.reset()
+		s.fileID = fileID
+		s.loaded = true
+		s.calls = map[string]history.Call{}
+		s.mu.Unlock()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var tree *session.Tree
+	var items []ItemMeta
+	calls := map[string]history.Call{}
+	var h session.Header
+	if err := json.Unmarshal([]byte(header), &h); err == nil && h.ID != "" {
+		tree = session.NewTree(h)
+	}
+	if tree != nil {
+		rows, err := db.Writer.QueryContext(ctx, `SELECT seq, line, off, len, id, parent_id, type, ts, custom_type, meta, item, text_off, text_len FROM entries WHERE file_id=? ORDER BY seq`, fileID)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var e session.Entry
+			var meta string
+			var item sql.NullString
+			var toff, tlen int64
+			if err := rows.Scan(&e.Seq, &e.Line, &e.Offset, &e.Length, &e.ID, &e.ParentID, &e.Type, &e.Timestamp, &e.CustomType, &meta, &item, &toff, &tlen); err != nil {
+				rows.Close()
+				return err
+			}
+			if err := decodeMeta(meta, &e); err != nil {
+				rows.Close()
+				return err
+			}
+			var im ItemMeta
+			if item.Valid {
+				if err := json.Unmarshal([]byte(item.String), &im); err != nil {
+					rows.Close()
+					return err
+				}
+				im.IsItem, im.TextOff, im.TextLen = true, toff, int(tlen)
+			}
+			tree.Add(e)
+			items = append(items, im)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		crows, err := db.Writer.QueryContext(ctx, `SELECT call_id, name, namespace, action FROM tool_calls WHERE file_id=?`, fileID)
+		if err != nil {
+			return err
+		}
+		for crows.Next() {
+			var id string
+			var c history.Call
+			if err := crows.Scan(&id, &c.Name, &c.Namespace, &c.Action); err != nil {
+				crows.Close()
+				return err
+			}
+			calls[id] = c
+		}
+		if err := crows.Close(); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reset()
+	s.fileID = fileID
+	s.loaded = true
+	s.tree, s.items, s.calls = tree, items, calls
+	s.parser = session.Parser{Header: nil, NotPi: notPi, NextLine: int(nextLine), NextSeq: int(nextSeq), LastV1ID: lastV1}
+	if tree != nil {
+		hh := tree.Header
+		s.parser.Header = &hh
+	}
+	s.next, s.textSize = bytesIdx, tb
+	copy(s.firstLine[:], first)
+	s.dev, s.ino = uint64(dev), uint64(ino)
+	_ = json.Unmarshal([]byte(stats), &s.stats)
+	// The text file may hold bytes of a batch that never committed; drop
+	// them. If it lost committed bytes, the index of this file is unusable.
+	fi, err := os.Stat(s.textPath())
+	switch {
+	case err == nil && fi.Size() >= tb:
+		if fi.Size() > tb {
+			return os.Truncate(s.textPath(), tb)
+		}
+		return nil
+	case (err == nil || errors.Is(err, fs.ErrNotExist)) && tb == 0:
+		return nil
+	default:
+		s.x.log.Warn("item text file lost committed data, re-indexing the session", "path", s.path)
+		s.x.metrics.Reindexes.WithLabelValues("text_lost").Inc()
+		if _, err := db.Writer.ExecContext(ctx, `DELETE FROM entries WHERE file_id=?; DELETE FROM tool_calls WHERE file_id=?; UPDATE sessions SET bytes_indexed=0, next_line=1, next_seq=0, last_v1_id='', text_bytes=0, header='{}', session_id='', not_pi=0, stats='{}' WHERE file_id=?`, fileID, fileID, fileID); err != nil {
+			return err
+		}
+		s.reset()
+		s.fileID = fileID
+		s.loaded = true
+		s.calls = map[string]history.Call{}
+		return os.WriteFile(s.textPath(), nil, 0o600)
+	}
+}
+
+// entryMeta holds the Entry fields that have no column of their own.
+type entryMeta struct {
+	Role             string                `json:"role,omitempty"`
+	StopReason       string                `json:"stopReason,omitempty"`
+	FromID           string                `json:"fromId,omitempty"`
+	FromHook         bool                  `json:"fromHook,omitempty"`
+	EmptySummary     bool                  `json:"emptySummary,omitempty"`
+	FirstKeptEntryID string                `json:"firstKeptEntryId,omitempty"`
+	TargetID         string                `json:"targetId,omitempty"`
+	Label            string                `json:"label,omitempty"`
+	Name             string                `json:"name,omitempty"`
+	Window           *session.WindowMarker `json:"window,omitempty"`
+}
+
+func encodeMeta(e *session.Entry) string {
+	m := entryMeta{e.Role, e.StopReason, e.FromID, e.FromHook, e.EmptySummary, e.FirstKeptEntryID, e.TargetID, e.Label, e.Name, e.Window}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+func decodeMeta(s string, e *session.Entry) error {
+	var m entryMeta
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return err
+	}
+	e.Role, e.StopReason, e.FromID, e.FromHook, e.EmptySummary = m.Role, m.StopReason, m.FromID, m.FromHook, m.EmptySummary
+	e.FirstKeptEntryID, e.TargetID, e.Label, e.Name, e.Window = m.FirstKeptEntryID, m.TargetID, m.Label, m.Name, m.Window
+	return nil
+}
+
+// pendingEntry is an entry parsed in the current batch.
+type pendingEntry struct {
+	e    session.Entry
+	item ItemMeta
+}
+
+// ingest indexes the bytes [s.next, size) in batches of about BatchBytes.
+// Each batch: parse and render, append item texts to the text file, then one
+// transaction with the entries and the new resume state, then publish to
+// readers.
+func (s *Session) ingest(ctx context.Context, db *DB, f *os.File, size int64) error {
+	tf, err := os.OpenFile(s.textPath(), os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	defer tf.Close()
+	for s.next < size {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		end := s.next + s.x.opts.BatchBytes
+		if end > size {
+			end = size
+		}
+		progressed, err := s.batch(ctx, db, f, tf, end, size)
+		if err != nil {
+			return err
+		}
+		if !progressed {
+			if end == size {
+				return nil // only an in-flight line remains
+			}
+			// A line longer than the batch: take the rest of the file at once.
+			if _, err := s.batch(ctx, db, f, tf, size, size); err != nil {
+				return err
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, end, size int64) (bool, error) {
+	p := s.parser // copy: committed only with the batch
+	var hdr *session.Header
+	if p.Header != nil {
+		h := *p.Header
+		p.Header = &h
+	}
+	var pend []pendingEntry
+	var texts bytes.Buffer
+	newCalls := map[string]history.Call{}
+	var calls []history.CallRecord
+	stats := session.Stats{}
+	textOff := s.textSize
+	var first [32]byte
+	haveFirst := false
+	p.LookupSeq = func(seq int) (string, bool) {
+		if s.tree != nil && seq < s.tree.Len() {
+			return s.tree.IDAt(seq)
+		}
+		base := 0
+		if s.tree != nil {
+			base = s.tree.Len()
+		}
+		if i := seq - base; i >= 0 && i < len(pend) {
+			return pend[i].e.ID, true
+		}
+		return "", false
+	}
+	lookup := func(id string) (history.Call, bool) {
+		if c, ok := newCalls[id]; ok {
+			return c, true
+		}
+		c, ok := s.calls[id]
+		return c, ok
+	}
+	start := s.next
+	next, err := session.ScanLines(f, start, end, s.x.opts.MaxLineBytes, func(line []byte, off int64, tooLong bool) error {
+		stats.Lines++
+		if off == 0 && line != nil {
+			first, haveFirst = sha256.Sum256(line), true
+		}
+		lineNo := p.NextLine
+		if lineNo == 0 {
+			lineNo = 1
+		}
+		if tooLong {
+			p.NextLine = lineNo + 1
+			stats.Note(lineNo, off, session.SkipTooLong)
+			return nil
+		}
+		wasHeader := p.Header == nil
+		e, d, skip := p.ParseLine(line, off)
+		if skip != session.SkipNone {
+			stats.Note(lineNo, off, skip)
+			return nil
+		}
+		if e == nil {
+			if wasHeader {
+				hdr = p.Header
+			}
+			return nil
+		}
+		var im ItemMeta
+		if it, ok := history.Render(e, d, lookup); ok {
+			im = ItemMeta{IsItem: true, Role: it.Role, ToolName: it.ToolName, ToolNamespace: it.ToolNamespace, Summary: it.Summary, Chars: it.Chars,
+				TextOff: textOff + int64(texts.Len()), TextLen: len(it.Text)}
+			texts.WriteString(it.Text)
+		}
+		for _, c := range history.Calls(d) {
+			if c.ID != "" {
+				newCalls[c.ID] = c.Call
+				calls = append(calls, c)
+			}
+		}
+		pend = append(pend, pendingEntry{e: *e, item: im})
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	if next == start {
+		return false, nil
+	}
+	if off := off0(start, haveFirst); off {
+		copy(s.firstLine[:], first[:])
+	}
+	// 1. item texts, before the rows that point at them.
+	if texts.Len() > 0 {
+		if _, err := tf.WriteAt(texts.Bytes(), textOff); err != nil {
+			return false, fmt.Errorf("write item texts: %w", err)
+		}
+	}
+	newTextSize := textOff + int64(texts.Len())
+	// 2. rows and resume state in one transaction.
+	merged := mergeStats(s.stats, stats)
+	tx, err := db.Writer.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	if len(pend) > 0 {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO entries(file_id, seq, line, off, len, id, parent_id, type, ts, custom_type, meta, item, text_off, text_len) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+		if err != nil {
+			return false, err
+		}
+		for i := range pend {
+			e, im := &pend[i].e, &pend[i].item
+			var item any
+			if im.IsItem {
+				b, _ := json.Marshal(im)
+				item = string(b)
+			}
+			if _, err := st.ExecContext(ctx, s.fileID, e.Seq, e.Line, e.Offset, e.Length, e.ID, e.ParentID, e.Type, e.Timestamp, e.CustomType, encodeMeta(e), item, im.TextOff, im.TextLen); err != nil {
+				st.Close()
+				return false, err
+			}
+		}
+		st.Close()
+	}
+	for _, c := range calls {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO tool_calls(file_id, call_id, name, namespace, action) VALUES (?,?,?,?,?)`, s.fileID, c.ID, c.Name, c.Namespace, c.Action); err != nil {
+			return false, err
+		}
+	}
+	hb := []byte("{}")
+	sid := ""
+	if p.Header != nil {
+		hb, _ = json.Marshal(p.Header)
+		sid = p.Header.ID
+	}
+	sb, _ := json.Marshal(merged)
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET session_id=?, header=?, not_pi=?, bytes_indexed=?, first_line=?, dev=?, ino=?, next_line=?, next_seq=?, last_v1_id=?, text_bytes=?, stats=? WHERE file_id=?`,
+		sid, string(hb), p.NotPi, next, s.firstLine[:], int64(s.dev), int64(s.ino), p.NextLine, p.NextSeq, p.LastV1ID, newTextSize, string(sb), s.fileID); err != nil {
+		return false, err
+	}
+	if err := tx.Commit(); err != nil {
+		return false, err
+	}
+	// 3. publish.
+	s.mu.Lock()
+	if hdr != nil && s.tree == nil {
+		s.tree = session.NewTree(*hdr)
+	}
+	for i := range pend {
+		s.tree.Add(pend[i].e)
+		s.items = append(s.items, pend[i].item)
+	}
+	for id, c := range newCalls {
+		s.calls[id] = c
+	}
+	p.LookupSeq = nil
+	s.parser = p
+	s.next = next
+	s.textSize = newTextSize
+	s.stats = merged
+	s.mu.Unlock()
+
+	m := s.x.metrics
+	m.BytesIngested.Add(float64(next - start))
+	m.EntriesIngested.Add(float64(len(pend)))
+	for r, n := range stats.Skipped {
+		m.SkippedLines.WithLabelValues(string(r)).Add(float64(n))
+	}
+	return true, nil
+}
+
+func off0(start int64, haveFirst bool) bool { return start == 0 && haveFirst }
+
+func mergeStats(a, b session.Stats) session.Stats {
+	out := session.Stats{Lines: a.Lines + b.Lines}
+	for _, m := range []map[session.SkipReason]int{a.Skipped, b.Skipped} {
+		for r, n := range m {
+			if out.Skipped == nil {
+				out.Skipped = map[session.SkipReason]int{}
+			}
+			out.Skipped[r] += n
+		}
+	}
+	out.Problems = append(append([]session.Problem(nil), a.Problems...), b.Problems...)
+	if len(out.Problems) > session.MaxProblems {
+		out.Problems = out.Problems[:session.MaxProblems]
+	}
+	return out
+}
