@@ -115,8 +115,8 @@ func OpenIndex(ctx context.Context, root, dir string, opts Options) (*Index, err
 // Root is the resolved sessions directory.
 func (x *Index) Root() string { return x.root }
 
-func (x *Index) dbPath() string   { return filepath.Join(x.dir, "index.db") }
-func (x *Index) textDir() string  { return filepath.Join(x.dir, "texts") }
+func (x *Index) dbPath() string  { return filepath.Join(x.dir, "index.db") }
+func (x *Index) textDir() string { return filepath.Join(x.dir, "texts") }
 func (x *Index) removeFiles() error {
 	var errs []error
 	for _, p := range []string{x.dbPath(), x.dbPath() + "-wal", x.dbPath() + "-shm"} {

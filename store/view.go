@@ -249,3 +249,13 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 	}
 	return nil
 }
+
+// Len is the number of entries indexed for the session.
+func (s *Session) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.tree == nil {
+		return 0
+	}
+	return s.tree.Len()
+}

@@ -1,0 +1,331 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"reflect"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"contextd"
+	"contextd/coordinator"
+	"contextd/history"
+	"contextd/notes"
+	"contextd/remote"
+)
+
+// register adds every huma operation.
+func (s *Server) register(api huma.API) {
+	s.registerSessions(api)
+	s.registerCodex(api)
+}
+
+type SessionPath struct {
+	SessionID string `path:"session_id" minLength:"1" maxLength:"256" doc:"Pi session id (the session header's id)."`
+}
+
+func (s *Server) registerSessions(api huma.API) {
+	huma.Register(api, huma.Operation{OperationID: "list-sessions", Method: http.MethodGet, Path: "/v1/sessions",
+		Summary: "List indexed sessions", Description: "Syncs every session file of the sessions directory and lists each with its entry count, bytes, leaf, windows, archives and problems (skipped lines, file state).", Tags: []string{"sessions"}},
+		func(ctx context.Context, _ *struct{}) (*struct {
+			Body struct {
+				Sessions []coordinator.SessionSummary `json:"sessions"`
+			}
+		}, error) {
+			list, err := s.svc.ListSessions(ctx)
+			if err != nil {
+				return nil, s.problem("list-sessions", err)
+			}
+			out := &struct {
+				Body struct {
+					Sessions []coordinator.SessionSummary `json:"sessions"`
+				}
+			}{}
+			out.Body.Sessions = list
+			if out.Body.Sessions == nil {
+				out.Body.Sessions = []coordinator.SessionSummary{}
+			}
+			return out, nil
+		})
+
+	huma.Register(api, huma.Operation{OperationID: "get-session", Method: http.MethodGet, Path: "/v1/sessions/{session_id}",
+		Summary: "Session state", Description: "Mode, leaf, current window identity, pending and incomplete rollovers, counts and problems.", Tags: []string{"sessions"}},
+		func(ctx context.Context, in *SessionPath) (*struct{ Body coordinator.SessionState }, error) {
+			st, err := s.svc.SessionStateOf(ctx, in.SessionID)
+			if err != nil {
+				return nil, s.problem("get-session", err)
+			}
+			return &struct{ Body coordinator.SessionState }{st}, nil
+		})
+
+	type registerInput struct {
+		SessionPath
+		Body coordinator.RegisterRequest
+	}
+	type registerOutput struct {
+		Status int
+		Body   contextd.Registration
+	}
+	huma.Register(api, huma.Operation{OperationID: "register-session", Method: http.MethodPut, Path: "/v1/sessions/{session_id}",
+		Summary: "Register a session", Description: "Stores the session's file, mode and agent name as contextd's own state (kept across index rebuilds). 201 when new, 200 when updated.", Tags: []string{"sessions"},
+		MaxBodyBytes: s.cfg.MaxBodyBytes},
+		func(ctx context.Context, in *registerInput) (*registerOutput, error) {
+			reg, created, err := s.svc.Register(ctx, in.SessionID, in.Body)
+			if err != nil {
+				return nil, s.problem("register-session", err)
+			}
+			st := http.StatusOK
+			if created {
+				st = http.StatusCreated
+			}
+			return &registerOutput{Status: st, Body: reg}, nil
+		})
+
+	type branchInput struct {
+		SessionPath
+		LeafID string `query:"leaf_id" maxLength:"256" doc:"Leaf entry id; default the last entry of the file."`
+	}
+	huma.Register(api, huma.Operation{OperationID: "get-branch", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/branch",
+		Summary: "Active branch and model-visible context", Description: "Entry ids root→leaf (Pi getBranch) and the model-visible context entries with their roles (Pi buildSessionContext).", Tags: []string{"sessions"}},
+		func(ctx context.Context, in *branchInput) (*struct{ Body coordinator.BranchAnswer }, error) {
+			b, err := s.svc.BranchOf(ctx, in.SessionID, in.LeafID)
+			if err != nil {
+				return nil, s.problem("get-branch", err)
+			}
+			return &struct{ Body coordinator.BranchAnswer }{b}, nil
+		})
+
+	type contextInput struct {
+		SessionPath
+		Body coordinator.ContextRequest
+	}
+	huma.Register(api, huma.Operation{OperationID: "session-context", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/context",
+		Summary: "What to project before an LLM call", Description: "Current window identity and boundary (Local slice point, never inside a tool call/result pair) and, in Tree mode, the branch summaries to hide.", Tags: []string{"windows"},
+		MaxBodyBytes: s.cfg.MaxBodyBytes},
+		func(ctx context.Context, in *contextInput) (*struct{ Body coordinator.ContextAnswer }, error) {
+			a, err := s.svc.Context(ctx, in.SessionID, in.Body)
+			if err != nil {
+				return nil, s.problem("session-context", err)
+			}
+			return &struct{ Body coordinator.ContextAnswer }{a}, nil
+		})
+
+	type windowsInput struct {
+		SessionPath
+		Body coordinator.WindowsRequest
+	}
+	huma.Register(api, huma.Operation{OperationID: "session-windows", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/windows",
+		Summary: "Boundary to append", Description: "The codex-context-window custom message to append: window 0 when the branch has no boundary, else the next window (Local new_context) with the thread hint.", Tags: []string{"windows"},
+		MaxBodyBytes: s.cfg.MaxBodyBytes},
+		func(ctx context.Context, in *windowsInput) (*struct{ Body coordinator.WindowsAnswer }, error) {
+			a, err := s.svc.Windows(ctx, in.SessionID, in.Body)
+			if err != nil {
+				return nil, s.problem("session-windows", err)
+			}
+			return &struct{ Body coordinator.WindowsAnswer }{a}, nil
+		})
+
+	huma.Register(api, huma.Operation{OperationID: "rebuild-index", Method: http.MethodPost, Path: "/v1/index/rebuild",
+		Summary: "Rebuild the derived index", Description: "Drops the SQLite index and item texts and rebuilds them from the session files. Registrations and rollovers are kept.", Tags: []string{"index"}},
+		func(ctx context.Context, _ *struct{}) (*struct {
+			Body struct {
+				Sessions int `json:"sessions"`
+			}
+		}, error) {
+			n, err := s.svc.Rebuild(ctx)
+			if err != nil {
+				return nil, s.problem("rebuild-index", err)
+			}
+			out := &struct {
+				Body struct {
+					Sessions int `json:"sessions"`
+				}
+			}{}
+			out.Body.Sessions = n
+			return out, nil
+		})
+}
+
+// codexHeaders are the caller headers Remote mode forwards (reference
+// §1.6 "Auth headers", issue 5).
+type codexHeaders struct {
+	Authorization string `header:"Authorization" doc:"Remote mode: Bearer ChatGPT access token, forwarded."`
+	AccountID     string `header:"ChatGPT-Account-ID" doc:"Remote mode: forwarded."`
+	UserAgent     string `header:"User-Agent"`
+	Originator    string `header:"originator" doc:"Remote mode: forwarded."`
+	ClientVersion string `header:"version" doc:"Remote mode: forwarded."`
+	Truncation    string `header:"x-openai-tool-output-truncation-policy" doc:"Remote mode: forwarded."`
+}
+
+func (h codexHeaders) header() http.Header {
+	out := http.Header{}
+	for k, v := range map[string]string{"Authorization": h.Authorization, "ChatGPT-Account-ID": h.AccountID, "User-Agent": h.UserAgent,
+		"originator": h.Originator, "version": h.ClientVersion, "x-openai-tool-output-truncation-policy": h.Truncation} {
+		if v != "" {
+			out.Set(k, v)
+		}
+	}
+	return out
+}
+
+type codexInput[B any] struct {
+	codexHeaders
+	RawBody []byte
+	Body    B
+}
+
+type codexOutput struct {
+	ContentType string `header:"Content-Type"`
+	Body        []byte
+}
+
+// contextOf is implemented by every Codex body.
+type contextOf interface {
+	callContext() coordinator.CallContext
+}
+
+// Bodies of the Codex mirror: the tool arguments plus context (§1.6).
+type (
+	ListWindowsBody struct {
+		history.ListWindowsArgs
+		Context coordinator.CallContext `json:"context"`
+	}
+	ListItemsBody struct {
+		history.ListItemsArgs
+		Context coordinator.CallContext `json:"context"`
+	}
+	ReadItemBody struct {
+		history.ReadItemArgs
+		Context coordinator.CallContext `json:"context"`
+	}
+	HistorySearchBody struct {
+		history.SearchArgs
+		Context coordinator.CallContext `json:"context"`
+	}
+	ListFilesBody struct {
+		notes.ListFilesByPrefixArgs
+		Context coordinator.CallContext `json:"context"`
+	}
+	ReadFileBody struct {
+		notes.ReadFileArgs
+		Context coordinator.CallContext `json:"context"`
+	}
+	NotesSearchBody struct {
+		notes.SearchArgs
+		Context coordinator.CallContext `json:"context"`
+	}
+	AppendBody struct {
+		notes.AppendArgs
+		Context coordinator.CallContext `json:"context"`
+	}
+	WriteBody struct {
+		notes.WriteArgs
+		Context coordinator.CallContext `json:"context"`
+	}
+	ThreadHintBody struct {
+		Context coordinator.CallContext `json:"context"`
+	}
+)
+
+func (b *ListWindowsBody) callContext() coordinator.CallContext   { return b.Context }
+func (b *ListItemsBody) callContext() coordinator.CallContext     { return b.Context }
+func (b *ReadItemBody) callContext() coordinator.CallContext      { return b.Context }
+func (b *HistorySearchBody) callContext() coordinator.CallContext { return b.Context }
+func (b *ListFilesBody) callContext() coordinator.CallContext     { return b.Context }
+func (b *ReadFileBody) callContext() coordinator.CallContext      { return b.Context }
+func (b *NotesSearchBody) callContext() coordinator.CallContext   { return b.Context }
+func (b *AppendBody) callContext() coordinator.CallContext        { return b.Context }
+func (b *WriteBody) callContext() coordinator.CallContext         { return b.Context }
+func (b *ThreadHintBody) callContext() coordinator.CallContext    { return b.Context }
+
+// registerCodexOp registers POST /alpha/{ns}/v2/{op}. In Remote mode the
+// raw body is forwarded and the backend's bytes are returned unchanged
+// (nothing local is read); otherwise local runs the operation. result is
+// the local result type, documented as the 200 response.
+func registerCodexOp[B any, PB interface {
+	*B
+	contextOf
+}](s *Server, api huma.API, ns, op, desc string, result any, local func(ctx context.Context, cc coordinator.CallContext, body *B) (any, error)) {
+	opID := ns + "-" + op
+	o := huma.Operation{OperationID: opID, Method: http.MethodPost, Path: "/alpha/" + ns + "/v2/" + op,
+		Summary: ns + "." + op, Description: desc, Tags: []string{ns}, MaxBodyBytes: s.cfg.MaxBodyBytes,
+		Responses: map[string]*huma.Response{"200": {Description: "The Codex-shaped result (Local/Tree), or the backend's bytes unchanged (Remote).",
+			Content: map[string]*huma.MediaType{"application/json": {Schema: api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(result), true, ns+op+"Result")}}}}}
+	huma.Register(api, o, func(ctx context.Context, in *codexInput[B]) (*codexOutput, error) {
+		cc := PB(&in.Body).callContext()
+		_, _, mode, err := s.svc.ModeOf(ctx, cc.SessionID)
+		if err != nil {
+			return nil, s.problem(opID, err)
+		}
+		if mode == contextd.ModeRemote {
+			body, err := s.remote.Forward(ctx, remote.Call{Namespace: ns, Op: op, Body: in.RawBody, Header: in.header()})
+			if err != nil {
+				return nil, s.problem(opID, err)
+			}
+			return &codexOutput{ContentType: "application/json", Body: body}, nil
+		}
+		res, err := local(ctx, cc, &in.Body)
+		if err != nil {
+			return nil, s.problem(opID, err)
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			return nil, s.problem(opID, err)
+		}
+		return &codexOutput{ContentType: "application/json", Body: b}, nil
+	})
+}
+
+func (s *Server) registerCodex(api huma.API) {
+	h := func(op string) func(ctx context.Context, cc coordinator.CallContext, args any) (any, error) {
+		return func(ctx context.Context, cc coordinator.CallContext, args any) (any, error) {
+			return s.svc.History(ctx, op, cc, args)
+		}
+	}
+	n := func(op string) func(ctx context.Context, cc coordinator.CallContext, args any) (any, error) {
+		return func(ctx context.Context, cc coordinator.CallContext, args any) (any, error) {
+			return s.svc.Notes(ctx, op, cc, args)
+		}
+	}
+	registerCodexOp[ListWindowsBody](s, api, "history", "list_windows", "Windows of the session: Local, the spans between boundaries on the active branch; Tree, archived windows then the current one. Bounds: limit default 20, max 100.", history.WindowsResult{},
+		func(ctx context.Context, cc coordinator.CallContext, b *ListWindowsBody) (any, error) {
+			return h("list_windows")(ctx, cc, &b.ListWindowsArgs)
+		})
+	registerCodexOp[ListItemsBody](s, api, "history", "list_items", "Items of one window or all windows. Bounds: limit default 10 max 25; max_chars_per_item default and max 1,000; total output ≤ 8,000 characters of item JSON.", history.ItemsResult{},
+		func(ctx context.Context, cc coordinator.CallContext, b *ListItemsBody) (any, error) {
+			return h("list_items")(ctx, cc, &b.ListItemsArgs)
+		})
+	registerCodexOp[ReadItemBody](s, api, "history", "read_item", "One item by id (exact or unique suffix) in a window, by code-point range: limit_chars default and max 8,000.", history.ReadResult{},
+		func(ctx context.Context, cc coordinator.CallContext, b *ReadItemBody) (any, error) {
+			return h("read_item")(ctx, cc, &b.ReadItemArgs)
+		})
+	registerCodexOp[HistorySearchBody](s, api, "history", "search_contents", "Case-sensitive literal substring search over rendered item text (Tree: summaries first).", history.ItemsResult{},
+		func(ctx context.Context, cc coordinator.CallContext, b *HistorySearchBody) (any, error) {
+			return h("search_contents")(ctx, cc, &b.SearchArgs)
+		})
+	registerCodexOp[ListFilesBody](s, api, "notes", "list_files_by_prefix", "Note files under a prefix. Bounds: max_results default 20, max 100.", notes.ListResult{},
+		func(ctx context.Context, cc coordinator.CallContext, b *ListFilesBody) (any, error) {
+			return n("list_files_by_prefix")(ctx, cc, &b.ListFilesByPrefixArgs)
+		})
+	registerCodexOp[ReadFileBody](s, api, "notes", "read_file", "A note file, optionally a 1-based inclusive line range (negative counts from the end).", notes.ReadResult{},
+		func(ctx context.Context, cc coordinator.CallContext, b *ReadFileBody) (any, error) {
+			return n("read_file")(ctx, cc, &b.ReadFileArgs)
+		})
+	registerCodexOp[NotesSearchBody](s, api, "notes", "search_contents", "Case-sensitive literal search per line. Bounds: max_files and max_matches_per_file default 20, max 100.", notes.SearchResult{},
+		func(ctx context.Context, cc coordinator.CallContext, b *NotesSearchBody) (any, error) {
+			return n("search_contents")(ctx, cc, &b.SearchArgs)
+		})
+	registerCodexOp[AppendBody](s, api, "notes", "append_to_file", "Plans an append: answers the result and the codex-context-note entry to append. Files stay ≤ 1,000,000 UTF-8 bytes.", coordinator.NoteWrite{},
+		func(ctx context.Context, cc coordinator.CallContext, b *AppendBody) (any, error) {
+			return n("append_to_file")(ctx, cc, &b.AppendArgs)
+		})
+	registerCodexOp[WriteBody](s, api, "notes", "write_file", "Plans a full write: answers the result and the codex-context-note entry to append. Files stay ≤ 1,000,000 UTF-8 bytes.", coordinator.NoteWrite{},
+		func(ctx context.Context, cc coordinator.CallContext, b *WriteBody) (any, error) {
+			return n("write_file")(ctx, cc, &b.WriteArgs)
+		})
+	registerCodexOp[ThreadHintBody](s, api, "notes", "thread_hint", "Recent notes and previous window history ids, at most 4,000 bytes.", coordinator.ThreadHintResult{},
+		func(ctx context.Context, cc coordinator.CallContext, _ *ThreadHintBody) (any, error) {
+			return s.svc.ThreadHint(ctx, cc)
+		})
+}

@@ -1,0 +1,254 @@
+// Package api is contextd's HTTP surface (DESIGN.md §5): a chi router with
+// huma v2 operations (OpenAPI 3.1 from Go types), the security middleware
+// (loopback Host, Origin allow-list, token, JSON bodies, size bounds),
+// Prometheus metrics, and the one place where application errors become
+// HTTP statuses (RFC 9457 problem+json).
+package api
+
+import (
+	"crypto/subtle"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"path"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humachi"
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"contextd/coordinator"
+	"contextd/remote"
+)
+
+// Version is the API version in the OpenAPI document.
+const Version = "0.1.0"
+
+// TokenHeader carries the service token on every request but /healthz.
+// Authorization stays free for the Codex credentials Remote mode forwards.
+const TokenHeader = "X-Contextd-Token"
+
+// DefaultMaxBodyBytes bounds POST/PUT bodies: 8 MiB, room for a note write
+// of 1,000,000 UTF-8 bytes even when JSON escaping grows it.
+const DefaultMaxBodyBytes = 8 << 20
+
+// Config configures the HTTP surface.
+type Config struct {
+	Token          string   // required on every route but /healthz (empty only in tests that set NoAuth)
+	NoAuth         bool     // tests only: skip the token check
+	AllowedHosts   []string // Host names accepted besides loopback names and addresses
+	AllowedOrigins []string // Origin values accepted; any other present Origin is refused
+	MaxBodyBytes   int64
+	Logger         *slog.Logger
+	Registry       *prometheus.Registry // dedicated registry served on /metrics
+}
+
+// Server holds the router and its dependencies.
+type Server struct {
+	cfg     Config
+	svc     *coordinator.Service
+	remote  *remote.Client
+	router  chi.Router
+	api     huma.API
+	metrics *httpMetrics
+	log     *slog.Logger
+
+	rolloversInstalled bool
+}
+
+// New builds the router: middleware first (chi), then the huma operations.
+func New(cfg Config, svc *coordinator.Service, rc *remote.Client) *Server {
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	s := &Server{cfg: cfg, svc: svc, remote: rc, log: cfg.Logger}
+	s.metrics = newHTTPMetrics(cfg.Registry)
+	r := chi.NewRouter()
+	r.Use(s.recoverer, s.metrics.middleware, s.checkHost, s.checkOrigin, s.checkToken, s.checkBody)
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"ok"}`))
+	})
+	r.Handle("/metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{Registry: cfg.Registry}))
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, http.StatusNotFound, "No route "+r.Method+" "+r.URL.Path+"; see /openapi.json for the routes.")
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed on "+r.URL.Path+"; see /openapi.json.")
+	})
+	s.router = r
+	s.api = humachi.New(r, HumaConfig())
+	s.register(s.api)
+	return s
+}
+
+// HumaConfig is the huma configuration: OpenAPI 3.1 at /openapi.json and
+// /openapi.yaml, no /docs page (it loads scripts from a CDN) and no $schema
+// link fields in bodies (the Codex mirror answers exact shapes).
+func HumaConfig() huma.Config {
+	c := huma.DefaultConfig("contextd", Version)
+	c.Components.Schemas = huma.NewMapRegistry("#/components/schemas/", schemaNamer)
+	c.CreateHooks = nil
+	c.DocsPath = ""
+	c.SchemasPath = ""
+	c.Info.Description = "Codex-style context management for Pi coding-agent sessions: history, notes, windows and rollovers over Pi's session JSONL."
+	c.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"token": {Type: "apiKey", In: "header", Name: TokenHeader, Description: "Random token from the state directory's token file."},
+	}
+	c.Security = []map[string][]string{{"token": {}}}
+	return c
+}
+
+// schemaNamer prefixes schema names with their package (history.ReadResult
+// → HistoryReadResult) so equal type names of different packages differ.
+func schemaNamer(t reflect.Type, hint string) string {
+	name := huma.DefaultSchemaNamer(t, hint)
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	pkg := path.Base(t.PkgPath())
+	if pkg == "" || pkg == "." || pkg == "api" || strings.HasPrefix(name, strings.ToUpper(pkg[:1])+pkg[1:]) {
+		return name
+	}
+	return strings.ToUpper(pkg[:1]) + pkg[1:] + name
+}
+
+// Handler is the root handler.
+func (s *Server) Handler() http.Handler { return s.router }
+
+// API is the huma API (for the OpenAPI document).
+func (s *Server) API() huma.API { return s.api }
+
+// HTTPServer wraps h with timeouts suited to a local service.
+func HTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      90 * time.Second, // Remote calls take up to 35 s
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("panic serving request", "method", r.Method, "route", r.URL.Path, "panic", v)
+				writeProblem(w, http.StatusInternalServerError, "Internal error.")
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// IsLoopbackHost reports whether host (a Host header value, with or without
+// port) names a loopback address: localhost, 127.0.0.0/8 or ::1.
+func IsLoopbackHost(host string) bool {
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	}
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if strings.EqualFold(h, "localhost") || strings.HasSuffix(strings.ToLower(h), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkHost refuses a Host that is not loopback or allow-listed (DNS
+// rebinding), with 421 Misdirected Request.
+func (s *Server) checkHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if IsLoopbackHost(r.Host) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := r.Host
+		if hh, _, err := net.SplitHostPort(h); err == nil {
+			h = hh
+		}
+		for _, a := range s.cfg.AllowedHosts {
+			if strings.EqualFold(a, h) || strings.EqualFold(a, r.Host) {
+				next.ServeHTTP(w, r)
+				return
+			}
+		}
+		writeProblem(w, http.StatusMisdirectedRequest, "Host "+quote(r.Host)+" is not a loopback address; call contextd as 127.0.0.1 or localhost (or add the host with --allowed-hosts).")
+	})
+}
+
+// checkOrigin refuses any request carrying an Origin that is not
+// allow-listed (browsers send Origin on cross-site requests).
+func (s *Server) checkOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o := r.Header.Get("Origin")
+		if o == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		for _, a := range s.cfg.AllowedOrigins {
+			if a == o {
+				next.ServeHTTP(w, r)
+				return
+			}
+		}
+		writeProblem(w, http.StatusForbidden, "Origin "+quote(o)+" is not allowed; contextd answers only local tools (start it with --allowed-origins to allow one).")
+	})
+}
+
+// checkToken requires the token header on every route but /healthz,
+// compared in constant time.
+func (s *Server) checkToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.NoAuth || r.URL.Path == "/healthz" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		got := r.Header.Get(TokenHeader)
+		if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) != 1 {
+			writeProblem(w, http.StatusUnauthorized, "Missing or wrong "+TokenHeader+" header; send the token from the file `token` in contextd's state directory.")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkBody requires application/json on POST/PUT bodies and bounds them.
+func (s *Server) checkBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
+			if r.ContentLength > s.cfg.MaxBodyBytes {
+				writeProblem(w, http.StatusRequestEntityTooLarge, "Request body is larger than the limit; send at most "+itoa(s.cfg.MaxBodyBytes)+" bytes.")
+				return
+			}
+			ct := r.Header.Get("Content-Type")
+			hasBody := r.ContentLength > 0 || (r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody)
+			if ct != "" || hasBody {
+				mt, _, err := mime.ParseMediaType(ct)
+				if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+					writeProblem(w, http.StatusUnsupportedMediaType, "Content-Type "+quote(ct)+" is not supported; send the body as application/json.")
+					return
+				}
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,195 @@
+// Package coordinator is contextd's application core: it resolves a session
+// (registration, mode, file), reads a consistent view of its index, and
+// answers the Codex-shaped history and notes operations, the window
+// boundary markers, the per-call context answer and the rollover state
+// machine (DESIGN.md §4, §5). Every write it answers is a plan: entries for
+// the extension to append. It never writes a session file.
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"contextd"
+	"contextd/history"
+	"contextd/session"
+	"contextd/store"
+)
+
+// Service answers every session-level request.
+type Service struct {
+	Index       *store.Index
+	State       *store.State
+	DefaultMode contextd.Mode // mode of unregistered sessions (default local)
+	Logger      *slog.Logger
+	Metrics     *Metrics
+	Now         func() time.Time
+	NewID       func() string // window and marker ids (UUID v4 by default)
+
+	// TreeView, when set, builds the Tree-mode history view (archived
+	// windows, then the current one). Local windows are used when nil.
+	TreeView func(b *Branch, agent string) *history.View
+	// TreeContext, when set, adds the Tree-mode parts of the context answer
+	// (hidden summaries, whether a fresh boundary is needed).
+	TreeContext func(b *Branch, out *ContextAnswer) error
+	// ArchiveCount, when set, counts a view's valid Tree archives and
+	// reports invalid ones as problems.
+	ArchiveCount ArchiveCounter
+	// RolloverState, when set, reports the open and the incomplete rollover
+	// of a session for GET /v1/sessions/{id}.
+	RolloverState func(ctx context.Context, t *Target) (open, incomplete any, err error)
+}
+
+// New returns a Service with defaults filled in.
+func New(index *store.Index, state *store.State, defaultMode contextd.Mode, log *slog.Logger, m *Metrics) *Service {
+	if defaultMode == "" {
+		defaultMode = contextd.ModeLocal
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if m == nil {
+		m = NewMetrics(nil)
+	}
+	return &Service{Index: index, State: state, DefaultMode: defaultMode, Logger: log, Metrics: m,
+		Now: time.Now, NewID: func() string { return uuid.NewString() }}
+}
+
+// Target is a resolved session: its registration (or the defaults of an
+// unregistered session), mode and agent name. Session is nil in Remote
+// mode, which never touches the local index.
+type Target struct {
+	SessionID  string
+	Registered bool
+	Reg        contextd.Registration
+	Mode       contextd.Mode
+	Agent      string
+	Session    *store.Session
+}
+
+// ModeOf returns the registration and mode of sessionID without touching
+// the index (Remote mode must never read it).
+func (s *Service) ModeOf(ctx context.Context, sessionID string) (contextd.Registration, bool, contextd.Mode, error) {
+	reg, ok, err := s.State.Registration(ctx, sessionID)
+	if err != nil {
+		return reg, false, "", err
+	}
+	if ok {
+		return reg, true, reg.Mode, nil
+	}
+	return reg, false, s.DefaultMode, nil
+}
+
+// Resolve finds sessionID: through its registration's session_file when
+// registered, else by header id among the files of the sessions directory.
+// The session is synced before it is returned. Errors: ENotFound for an
+// unknown id; EForbidden for a registered file outside the sessions
+// directory.
+func (s *Service) Resolve(ctx context.Context, sessionID string) (*Target, error) {
+	if sessionID == "" {
+		return nil, contextd.Errorf(contextd.EInvalid, "session_id is required")
+	}
+	reg, registered, mode, err := s.ModeOf(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	t := &Target{SessionID: sessionID, Registered: registered, Reg: reg, Mode: mode, Agent: contextd.DefaultAgentName}
+	if registered && reg.AgentName != "" {
+		t.Agent = reg.AgentName
+	}
+	if mode == contextd.ModeRemote {
+		return t, nil
+	}
+	if registered {
+		path, err := s.Index.Resolve(reg.SessionFile)
+		switch {
+		case errors.Is(err, store.ErrOutside):
+			return nil, contextd.Errorf(contextd.EForbidden, "the registered session_file of %q is outside the sessions directory %s; register a file under it", sessionID, s.Index.Root())
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, contextd.Errorf(contextd.EGone, "the registered session_file of %q does not exist; register the current file with PUT /v1/sessions/%s", sessionID, sessionID)
+		case err != nil:
+			return nil, err
+		}
+		t.Session = s.Index.Session(path)
+		if err := t.Session.Sync(ctx); err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
+	sess, ok, err := s.Index.FindByID(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, contextd.Errorf(contextd.ENotFound, "no session with id %q in the sessions directory %s; check the id or register its file with PUT /v1/sessions/%s", sessionID, s.Index.Root(), sessionID)
+	}
+	t.Session = sess
+	return t, nil
+}
+
+// usable turns a view's file state into an error for routes that need the
+// file's content.
+func usable(v *store.View) error {
+	switch v.State {
+	case store.StateOK:
+		if v.Tree == nil {
+			return contextd.Errorf(contextd.EGone, "the session file has no header yet")
+		}
+		return nil
+	case store.StateNotPi:
+		return contextd.Errorf(contextd.EGone, "the session file is not a Pi session: its first parsed line is not a session header")
+	case store.StateEmpty:
+		return contextd.Errorf(contextd.EGone, "the session file holds no complete header line yet")
+	default:
+		return contextd.Errorf(contextd.EGone, "the session file cannot be read: %s", v.StateMsg)
+	}
+}
+
+// Branch is a view and its active branch for one leaf.
+type Branch struct {
+	V      *store.View
+	Leaf   string
+	Seqs   []int
+	Cycle  bool
+	Target *Target
+}
+
+// withBranch reads the session's view and computes the active branch from
+// leafID ("" = Pi's default leaf, the last entry). Errors: ENotFound for an
+// unknown leaf; EGone for an unusable file.
+func (s *Service) withBranch(t *Target, leafID string, fn func(b *Branch) error) error {
+	return t.Session.Read(func(v *store.View) error {
+		if err := usable(v); err != nil {
+			return err
+		}
+		seqs, cycle, err := v.Tree.Branch(leafID)
+		var unk *session.ErrUnknownLeaf
+		if errors.As(err, &unk) {
+			return contextd.Errorf(contextd.ENotFound, "leaf_id %q is not an entry of session %q; pass the id of an entry in its file, or omit leaf_id to use the last entry", leafID, t.SessionID)
+		}
+		if err != nil {
+			return err
+		}
+		leaf := leafID
+		if leaf == "" {
+			leaf = v.Tree.Leaf()
+		}
+		return fn(&Branch{V: v, Leaf: leaf, Seqs: seqs, Cycle: cycle, Target: t})
+	})
+}
+
+// requireMode refuses modes that do not serve local history and notes.
+func requireLocal(t *Target) error {
+	switch t.Mode {
+	case contextd.ModeOff:
+		return contextd.Errorf(contextd.EConflict, "context management is off for session %q; register it with mode local, tree or remote to use history and notes", t.SessionID)
+	case contextd.ModeLocal, contextd.ModeTree:
+		return nil
+	}
+	return contextd.Errorf(contextd.EConflict, "session %q is in %s mode", t.SessionID, t.Mode)
+}

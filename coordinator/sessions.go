@@ -1,0 +1,287 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+
+	"contextd"
+	"contextd/session"
+	"contextd/store"
+)
+
+// SessionProblem is one thing wrong with a session file: a skipped line, or
+// the file's state.
+type SessionProblem struct {
+	Line   int    `json:"line,omitempty" doc:"1-based line number, for a skipped line."`
+	Reason string `json:"reason" doc:"blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// SessionSummary is one row of GET /v1/sessions.
+type SessionSummary struct {
+	SessionID  string           `json:"session_id"`
+	File       string           `json:"file"`
+	Cwd        string           `json:"cwd"`
+	Version    int              `json:"version" doc:"Header version (1 when absent)."`
+	Mode       contextd.Mode    `json:"mode"`
+	Registered bool             `json:"registered"`
+	State      string           `json:"state" doc:"ok, missing, outside, not_a_session, empty, unreadable"`
+	Entries    int              `json:"entries"`
+	Bytes      int64            `json:"bytes" doc:"Bytes indexed (offset after the last complete line)."`
+	Leaf       string           `json:"leaf" doc:"Pi's default leaf: the last entry."`
+	Windows    int              `json:"windows" doc:"Window boundaries on the active branch."`
+	Archives   int              `json:"archives" doc:"Valid Tree archive manifests in the file."`
+	Skipped    map[string]int   `json:"skipped" doc:"Skipped lines by reason."`
+	Problems   []SessionProblem `json:"problems"`
+}
+
+// ArchiveCount, when set, counts valid and invalid Tree manifests of a
+// view (archive package); problems are appended for invalid ones.
+type ArchiveCounter func(v *store.View) (valid int, problems []SessionProblem)
+
+func (s *Service) summarize(sess *store.Session, reg *contextd.Registration) SessionSummary {
+	out := SessionSummary{File: sess.Path(), Mode: s.DefaultMode, Skipped: map[string]int{}, Problems: []SessionProblem{}}
+	if reg != nil {
+		out.Mode, out.Registered = reg.Mode, true
+	}
+	_ = sess.Read(func(v *store.View) error {
+		out.State = string(v.State)
+		out.Bytes = v.Bytes
+		for r, n := range v.Stats.Skipped {
+			out.Skipped[string(r)] = n
+		}
+		for _, p := range v.Stats.Problems {
+			out.Problems = append(out.Problems, SessionProblem{Line: p.Line, Reason: string(p.Reason)})
+		}
+		if v.State != store.StateOK {
+			out.Problems = append(out.Problems, SessionProblem{Reason: string(v.State), Detail: v.StateMsg})
+		}
+		if v.Tree == nil {
+			return nil
+		}
+		h := v.Tree.Header
+		out.SessionID, out.Cwd, out.Version = h.ID, h.Cwd, h.Version
+		out.Entries = v.Tree.Len()
+		out.Leaf = v.Tree.Leaf()
+		if seqs, _, err := v.Tree.Branch(""); err == nil {
+			for _, sq := range seqs {
+				if v.Tree.Entries[sq].IsBoundary() {
+					out.Windows++
+				}
+			}
+		}
+		if s.ArchiveCount != nil {
+			n, probs := s.ArchiveCount(v)
+			out.Archives = n
+			out.Problems = append(out.Problems, probs...)
+		}
+		return nil
+	})
+	return out
+}
+
+// ListSessions syncs every session file of the sessions directory and every
+// registered file, and summarizes each, sorted by file path.
+func (s *Service) ListSessions(ctx context.Context) ([]SessionSummary, error) {
+	if _, err := s.Index.SyncAll(ctx); err != nil {
+		return nil, err
+	}
+	regs, err := s.State.Registrations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]*contextd.Registration{}
+	for i := range regs {
+		r := &regs[i]
+		byID[r.SessionID] = r
+		if p, err := s.Index.Resolve(r.SessionFile); err == nil {
+			if err := s.Index.Session(p).Sync(ctx); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var out []SessionSummary
+	for _, sess := range s.Index.Sessions() {
+		out = append(out, s.summarize(sess, byID[sess.SessionID()]))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
+	return out, nil
+}
+
+// SessionState is GET /v1/sessions/{session_id}.
+type SessionState struct {
+	SessionSummary
+	Header          session.Header         `json:"header"`
+	EntriesByType   map[string]int         `json:"entries_by_type"`
+	BranchLength    int                    `json:"branch_length"`
+	Window          *WindowIdentity        `json:"window" doc:"Current window on the active branch; null when none."`
+	BoundaryEntryID string                 `json:"boundary_entry_id,omitempty"`
+	NeedsBoundary   bool                   `json:"needs_boundary" doc:"No boundary on the active branch: the extension should append one (POST …/windows)."`
+	Registration    *contextd.Registration `json:"registration"`
+	Rollover        any                    `json:"rollover" doc:"The open rollover, null when none."`
+	Incomplete      any                    `json:"incomplete_rollover" doc:"A rollover whose branch summary landed but whose manifest did not; its commit can be retried."`
+}
+
+// SessionStateOf answers GET /v1/sessions/{session_id}.
+func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (SessionState, error) {
+	t, err := s.Resolve(ctx, sessionID)
+	if err != nil {
+		return SessionState{}, err
+	}
+	var out SessionState
+	if t.Registered {
+		r := t.Reg
+		out.Registration = &r
+	}
+	if t.Session == nil { // Remote: nothing local is read
+		out.SessionSummary = SessionSummary{SessionID: sessionID, Mode: t.Mode, Registered: t.Registered, State: "remote", Skipped: map[string]int{}, Problems: []SessionProblem{}}
+		return out, nil
+	}
+	var reg *contextd.Registration
+	if t.Registered {
+		reg = &t.Reg
+	}
+	out.SessionSummary = s.summarize(t.Session, reg)
+	out.EntriesByType = map[string]int{}
+	_ = t.Session.Read(func(v *store.View) error {
+		if v.Tree == nil {
+			return nil
+		}
+		out.Header = v.Tree.Header
+		for _, e := range v.Tree.Entries {
+			out.EntriesByType[e.Type]++
+		}
+		return nil
+	})
+	if out.State == string(store.StateOK) {
+		err = s.withBranch(t, "", func(b *Branch) error {
+			out.BranchLength = len(b.Seqs)
+			if i := currentBoundary(b); i >= 0 {
+				id := identityOf(&b.V.Tree.Entries[b.Seqs[i]])
+				out.Window = &id
+				out.BoundaryEntryID = b.V.Tree.Entries[b.Seqs[i]].ID
+			} else {
+				out.NeedsBoundary = t.Mode == contextd.ModeLocal || t.Mode == contextd.ModeTree
+			}
+			return nil
+		})
+		if err != nil {
+			return out, mapDomainError(err)
+		}
+	}
+	if s.RolloverState != nil {
+		out.Rollover, out.Incomplete, err = s.RolloverState(ctx, t)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// RegisterRequest is the body of PUT /v1/sessions/{session_id}.
+type RegisterRequest struct {
+	SessionFile string `json:"session_file" minLength:"1" maxLength:"4096" doc:"Path of the session JSONL file: absolute, or relative to the sessions directory. Must resolve (after symlinks) under the sessions directory."`
+	Mode        string `json:"mode" enum:"off,local,tree,remote" doc:"Context-management mode."`
+	AgentName   string `json:"agent_name,omitempty" maxLength:"1024" doc:"Agent path; default /root."`
+}
+
+// Register stores a registration after checking that the file is under the
+// sessions directory and, for non-remote modes, that its header id is
+// sessionID. It reports whether the registration is new.
+func (s *Service) Register(ctx context.Context, sessionID string, req RegisterRequest) (contextd.Registration, bool, error) {
+	mode, err := contextd.ParseMode(req.Mode)
+	if err != nil {
+		return contextd.Registration{}, false, err
+	}
+	agent := req.AgentName
+	if agent == "" {
+		agent = contextd.DefaultAgentName
+	}
+	if agent != "/root" && (len(agent) < 7 || agent[:6] != "/root/") {
+		return contextd.Registration{}, false, contextd.Errorf(contextd.EInvalid, "agent_name %q must be /root or start with /root/", agent)
+	}
+	path, err := s.Index.Resolve(req.SessionFile)
+	switch {
+	case errors.Is(err, store.ErrOutside):
+		return contextd.Registration{}, false, contextd.Errorf(contextd.EForbidden, "session_file %q is outside the sessions directory %s; pass a file under it", req.SessionFile, s.Index.Root())
+	case errors.Is(err, fs.ErrNotExist):
+		if mode != contextd.ModeRemote {
+			return contextd.Registration{}, false, contextd.Errorf(contextd.EInvalid, "session_file %q does not exist; Pi writes the file after the first assistant message, register after that", req.SessionFile)
+		}
+	case err != nil:
+		return contextd.Registration{}, false, err
+	}
+	if err == nil && mode != contextd.ModeRemote {
+		sess := s.Index.Session(path)
+		if err := sess.Sync(ctx); err != nil {
+			return contextd.Registration{}, false, err
+		}
+		if id := sess.SessionID(); id != sessionID {
+			return contextd.Registration{}, false, contextd.Errorf(contextd.EInvalid, "session_file %q has header id %q, not %q; register it under its own id", req.SessionFile, id, sessionID)
+		}
+	}
+	if path == "" {
+		path = req.SessionFile
+	}
+	return s.State.PutRegistration(ctx, contextd.Registration{SessionID: sessionID, SessionFile: path, Mode: mode, AgentName: agent})
+}
+
+// BranchEntry is one model-visible context entry of GET …/branch.
+type BranchEntry struct {
+	EntryID    string `json:"entry_id"`
+	Type       string `json:"type"`
+	Role       string `json:"role" doc:"Role of the context message: user, assistant, toolResult, bashExecution, custom, branchSummary, compactionSummary."`
+	CustomType string `json:"custom_type,omitempty"`
+	StopReason string `json:"stop_reason,omitempty"`
+}
+
+// BranchAnswer is GET /v1/sessions/{session_id}/branch.
+type BranchAnswer struct {
+	LeafID   string        `json:"leaf_id"`
+	EntryIDs []string      `json:"entry_ids" doc:"Active branch, root to leaf (Pi getBranch)."`
+	Cycle    bool          `json:"cycle" doc:"The parent chain loops (never in files Pi writes); the branch stops at the repeat."`
+	Context  []BranchEntry `json:"context" doc:"Model-visible context entries (Pi buildSessionContext)."`
+}
+
+// BranchOf answers GET …/branch for leafID ("" = last entry).
+func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string) (BranchAnswer, error) {
+	t, err := s.Resolve(ctx, sessionID)
+	if err != nil {
+		return BranchAnswer{}, err
+	}
+	if t.Session == nil {
+		return BranchAnswer{}, contextd.Errorf(contextd.EConflict, "session %q is in remote mode: contextd does not read its file", sessionID)
+	}
+	var out BranchAnswer
+	err = s.withBranch(t, leafID, func(b *Branch) error {
+		tr := b.V.Tree
+		out.LeafID, out.Cycle = b.Leaf, b.Cycle
+		out.EntryIDs = make([]string, 0, len(b.Seqs))
+		for _, sq := range b.Seqs {
+			out.EntryIDs = append(out.EntryIDs, tr.Entries[sq].ID)
+		}
+		out.Context = []BranchEntry{}
+		for _, sq := range tr.ContextEntries(b.Seqs) {
+			e := &tr.Entries[sq]
+			be := BranchEntry{EntryID: e.ID, Type: e.Type, Role: session.ContextRole(e), StopReason: e.StopReason}
+			if e.Type == session.TypeCustomMessage {
+				be.CustomType = e.CustomType
+			}
+			out.Context = append(out.Context, be)
+		}
+		return nil
+	})
+	return out, mapDomainError(err)
+}
+
+// Rebuild drops and rebuilds the derived index; registrations and rollovers
+// are kept.
+func (s *Service) Rebuild(ctx context.Context) (int, error) {
+	if err := s.Index.Rebuild(ctx); err != nil {
+		return 0, fmt.Errorf("rebuild: %w", err)
+	}
+	return len(s.Index.Sessions()), nil
+}

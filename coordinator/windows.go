@@ -1,0 +1,250 @@
+package coordinator
+
+import (
+	"context"
+	"strings"
+
+	"contextd"
+	"contextd/history"
+	"contextd/notes"
+	"contextd/session"
+)
+
+// Guidance is the <context_window_guidance> text of every boundary, as the
+// seed extension writes it (testdata/pi-tree/*.jsonl boundary contents).
+const Guidance = "Checkpoint the active request, known history IDs, decisions, progress, learnings and next steps in notes before new_context. After rollover, read hinted notes. Use history only for a missing detail.\n" +
+	"Keep deferred ideas and tasks\u2014including those unrelated to the current work\u2014in notes for later resumption. Update them as decisions change; recording is not permission to implement."
+
+// WindowIdentity is details.contextManagement of a boundary (reference
+// codex-history-notes.md §3.2).
+type WindowIdentity struct {
+	Protocol         int    `json:"protocol" doc:"Always 1."`
+	Kind             string `json:"kind" doc:"Always window for a boundary."`
+	FirstWindowID    string `json:"firstWindowId" doc:"Id of window 0 of this session."`
+	CurrentWindowID  string `json:"currentWindowId" doc:"Id of this window (UUID)."`
+	PreviousWindowID string `json:"previousWindowId,omitempty" doc:"Id of the window before this one; absent for window 0."`
+	WindowNumber     int    `json:"windowNumber" doc:"Zero-based window number."`
+}
+
+// BoundaryDetails is the details object of a boundary custom message.
+type BoundaryDetails struct {
+	Protocol          int            `json:"protocol" doc:"Always 1."`
+	ID                string         `json:"id" doc:"Marker id (UUID)."`
+	ContextManagement WindowIdentity `json:"contextManagement"`
+}
+
+// Boundary is the codex-context-window custom message that opens a window,
+// ready for pi.sendMessage({customType, content, display, details}).
+type Boundary struct {
+	Type       string          `json:"type" enum:"custom_message" doc:"Always custom_message."`
+	CustomType string          `json:"customType" doc:"Always codex-context-window."`
+	Content    string          `json:"content" doc:"Guidance block, a blank line, then the <context_window> block."`
+	Display    bool            `json:"display" doc:"Always true."`
+	Details    BoundaryDetails `json:"details"`
+}
+
+// BoundaryContent renders a boundary's content (reference §3.2 and §1.2
+// "Lines inside the marker"): the guidance block, a blank line, then
+// <context_window> with the agent name, first/current/previous window ids
+// and the thread hint when non-empty.
+func BoundaryContent(agent string, id WindowIdentity, hint string) string {
+	var b strings.Builder
+	b.WriteString("<context_window_guidance>\n")
+	b.WriteString(Guidance)
+	b.WriteString("\n</context_window_guidance>\n\n<context_window>\n")
+	b.WriteString("Agent name: " + agent + "\n")
+	b.WriteString("First context window id: " + id.FirstWindowID + "\n")
+	b.WriteString("Current context window id: " + id.CurrentWindowID + "\n")
+	if id.PreviousWindowID != "" {
+		b.WriteString("Previous context window id: " + id.PreviousWindowID + "\n")
+	}
+	if hint != "" {
+		b.WriteString(hint + "\n")
+	}
+	b.WriteString("</context_window>")
+	return b.String()
+}
+
+// NewBoundary builds the boundary message for identity id.
+func (s *Service) NewBoundary(agent string, id WindowIdentity, hint string) Boundary {
+	id.Protocol, id.Kind = 1, "window"
+	return Boundary{Type: "custom_message", CustomType: session.CustomTypeWindow, Content: BoundaryContent(agent, id, hint), Display: true,
+		Details: BoundaryDetails{Protocol: 1, ID: s.NewID(), ContextManagement: id}}
+}
+
+// identityOf returns the window identity of a boundary entry.
+func identityOf(e *session.Entry) WindowIdentity {
+	w := e.Window
+	return WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: w.FirstWindowID, CurrentWindowID: w.CurrentWindowID,
+		PreviousWindowID: w.PreviousWindowID, WindowNumber: w.WindowNumber}
+}
+
+// currentBoundary returns the index in b.Seqs of the latest boundary on the
+// branch, or -1.
+func currentBoundary(b *Branch) int {
+	for i := len(b.Seqs) - 1; i >= 0; i-- {
+		if b.V.Tree.Entries[b.Seqs[i]].IsBoundary() {
+			return i
+		}
+	}
+	return -1
+}
+
+// nextIdentity returns the identity after cur (reference §3.2
+// startNewWindow): first id kept, previous = old current, number + 1, a new
+// current id.
+func (s *Service) nextIdentity(cur WindowIdentity) WindowIdentity {
+	return WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: cur.FirstWindowID, CurrentWindowID: s.NewID(),
+		PreviousWindowID: cur.CurrentWindowID, WindowNumber: cur.WindowNumber + 1}
+}
+
+// WindowsRequest asks for the boundary to append.
+type WindowsRequest struct {
+	LeafID string `json:"leaf_id,omitempty" maxLength:"256" doc:"Pi's live leaf; default the last entry of the file."`
+}
+
+// WindowsAnswer is the boundary custom message to append, and whether it
+// opens the first window or the next one.
+type WindowsAnswer struct {
+	First  bool           `json:"first" doc:"true: no boundary was on the branch, this opens window 0."`
+	Window WindowIdentity `json:"window" doc:"Identity of the window the boundary opens."`
+	Append []Boundary     `json:"append" doc:"Append with pi.sendMessage, in order; the boundary triggers the next turn."`
+}
+
+// Windows answers POST /v1/sessions/{id}/windows: with no boundary on the
+// branch, the boundary of window 0 (new first id); otherwise the next
+// window's boundary (Local new_context): first id kept, previous = the
+// current window, number + 1, and the thread hint (recent notes and the
+// closing window's user item ids) inside.
+func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequest) (WindowsAnswer, error) {
+	t, err := s.Resolve(ctx, sessionID)
+	if err != nil {
+		return WindowsAnswer{}, err
+	}
+	if err := requireLocal(t); err != nil {
+		return WindowsAnswer{}, err
+	}
+	var out WindowsAnswer
+	err = s.withBranch(t, req.LeafID, func(b *Branch) error {
+		i := currentBoundary(b)
+		if i < 0 {
+			id := s.NewID()
+			out.First = true
+			out.Window = WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: id, CurrentWindowID: id}
+			out.Append = []Boundary{s.NewBoundary(t.Agent, out.Window, "")}
+			return nil
+		}
+		cur := identityOf(&b.V.Tree.Entries[b.Seqs[i]])
+		hint, err := s.nextHint(b, t.Agent, nil)
+		if err != nil {
+			return err
+		}
+		out.Window = s.nextIdentity(cur)
+		out.Append = []Boundary{s.NewBoundary(t.Agent, out.Window, hint)}
+		return nil
+	})
+	return out, mapDomainError(err)
+}
+
+// nextHint is the thread hint of the next window: the note state of the
+// branch and the recovery ids of the window being closed (the last window of
+// the history view). summaryID, when set, is the Tree summary item id.
+func (s *Service) nextHint(b *Branch, agent string, override *notes.Recovery) (string, error) {
+	st, err := noteState(b)
+	if err != nil {
+		return "", err
+	}
+	rec := override
+	if rec == nil {
+		wins := history.LocalWindows(b.V.Tree, b.Seqs, b.V.Ref)
+		if len(wins) > 0 {
+			rec = recoveryOf(wins[len(wins)-1])
+		}
+	}
+	return notes.ThreadHint(st, rec), nil
+}
+
+// ContextRequest is the body of POST /v1/sessions/{id}/context.
+type ContextRequest struct {
+	LeafID string `json:"leaf_id,omitempty" maxLength:"256" doc:"Pi's live leaf; default the last entry of the file."`
+}
+
+// HiddenSummary is the signature of a Tree branch summary to remove from
+// the provider context (SEED "Filtering"): entry id, fromId, the SHA-256 of
+// the summary text (hex) and the entry timestamp.
+type HiddenSummary struct {
+	EntryID    string `json:"entry_id"`
+	FromID     string `json:"from_id"`
+	SummarySHA string `json:"summary_sha256"`
+	Timestamp  string `json:"timestamp"`
+	ManifestID string `json:"manifest_entry_id"`
+	WindowID   string `json:"window_id"`
+}
+
+// ContextAnswer tells the extension what to project before an LLM call.
+type ContextAnswer struct {
+	Mode            contextd.Mode   `json:"mode"`
+	LeafID          string          `json:"leaf_id" doc:"The leaf the answer is for."`
+	Window          *WindowIdentity `json:"window" doc:"Identity of the current window; null when no boundary is on the branch."`
+	BoundaryEntryID string          `json:"boundary_entry_id,omitempty" doc:"The current boundary entry."`
+	// SliceFromEntryID is where Local mode starts the provider context: the
+	// boundary, or, when the boundary would orphan tool results, the
+	// assistant message holding their tool calls.
+	SliceFromEntryID    string          `json:"slice_from_entry_id,omitempty"`
+	OrphanedToolResults []string        `json:"orphaned_tool_results" doc:"toolResult entries right after the boundary whose toolCall precedes it (a slice at the boundary would orphan them)."`
+	HiddenSummaries     []HiddenSummary `json:"hidden_summaries" doc:"Tree mode: branch summaries to remove from the provider context."`
+	NeedsBoundary       bool            `json:"needs_boundary" doc:"true when the branch has no current boundary (first window, or after user navigation into an archive): append one with POST …/windows."`
+}
+
+// Context answers POST /v1/sessions/{id}/context (runs before every model
+// call). Local: the current boundary and the slice point; Tree: also the
+// summaries to hide (TreeContext).
+func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequest) (ContextAnswer, error) {
+	t, err := s.Resolve(ctx, sessionID)
+	if err != nil {
+		return ContextAnswer{}, err
+	}
+	out := ContextAnswer{Mode: t.Mode, OrphanedToolResults: []string{}, HiddenSummaries: []HiddenSummary{}}
+	if t.Mode == contextd.ModeOff || t.Mode == contextd.ModeRemote {
+		return out, nil
+	}
+	err = s.withBranch(t, req.LeafID, func(b *Branch) error {
+		out.LeafID = b.Leaf
+		i := currentBoundary(b)
+		if i < 0 {
+			out.NeedsBoundary = true
+		} else {
+			tr := b.V.Tree
+			be := &tr.Entries[b.Seqs[i]]
+			id := identityOf(be)
+			out.Window = &id
+			out.BoundaryEntryID = be.ID
+			out.SliceFromEntryID = be.ID
+			// Tool results directly after the boundary (before any
+			// assistant message) answer calls made before it.
+			for _, sq := range b.Seqs[i+1:] {
+				e := &tr.Entries[sq]
+				if e.Type == session.TypeMessage && e.Role == session.RoleAssistant {
+					break
+				}
+				if e.Type == session.TypeMessage && e.Role == session.RoleToolResult {
+					out.OrphanedToolResults = append(out.OrphanedToolResults, e.ID)
+				}
+			}
+			if len(out.OrphanedToolResults) > 0 {
+				for j := i - 1; j >= 0; j-- {
+					e := &tr.Entries[b.Seqs[j]]
+					if e.Type == session.TypeMessage && e.Role == session.RoleAssistant {
+						out.SliceFromEntryID = e.ID
+						break
+					}
+				}
+			}
+		}
+		if t.Mode == contextd.ModeTree && s.TreeContext != nil {
+			return s.TreeContext(b, &out)
+		}
+		return nil
+	})
+	return out, mapDomainError(err)
+}

@@ -1,0 +1,573 @@
+package history
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Source is the `source` field of every Local/Tree history result
+// (reference §3.3 "Result shapes").
+const Source = "pi-session"
+
+// DefaultAgent is the agent name of the root agent (reference §1.2, §3.3);
+// View.Agent defaults to it.
+const DefaultAgent = "/root"
+
+// Bounds of the Local/Tree operations (reference §3.3 "Bounds"). Every
+// limit-like argument that is absent, null or < 1 takes its default, and one
+// above its maximum takes the maximum (the seed clamps to [0, max] and
+// treats non-integers as the default; contextd reads 0 and negatives as
+// "use the default", since a zero-size answer is never useful).
+const (
+	DefaultWindowsLimit    = 20   // list_windows.limit default (windows)
+	MaxWindowsLimit        = 100  // list_windows.limit maximum (windows)
+	DefaultItemsLimit      = 10   // list_items / search_contents limit default (items)
+	MaxItemsLimit          = 25   // list_items / search_contents limit maximum (items)
+	DefaultMaxCharsPerItem = 1000 // max_chars_per_item default (code points of truncated_content)
+	MaxMaxCharsPerItem     = 1000 // max_chars_per_item maximum (code points)
+	MaxOutputChars         = 8000 // total list/search output: sum of the items' JSON lengths (code points); the first item is always included
+	DefaultReadLimitChars  = 8000 // read_item.limit_chars default (code points)
+	MaxReadLimitChars      = 8000 // read_item.limit_chars maximum (code points)
+	maxAmbiguousCandidates = 5    // candidates named in an ambiguous item_id error
+)
+
+// Error codes of *Error, for the HTTP layer to map to 4xx statuses.
+const (
+	// CodeInvalid: a required argument is missing or empty (HTTP 400/422).
+	CodeInvalid = "invalid"
+	// CodeNotFound: reserved for callers (an unknown session, say). The
+	// operations themselves never return it: an item that does not exist
+	// is `item: null` (reference §3.3) and an unknown window gives an empty
+	// list (reference §1.4).
+	CodeNotFound = "not_found"
+	// CodeAmbiguous: a read_item item_id suffix matches several items of
+	// the window (HTTP 409 or 422).
+	CodeAmbiguous = "ambiguous"
+)
+
+// Error is a user-facing error of a history operation. Message is a
+// sentence a model or a person can act on; Code is one of CodeInvalid,
+// CodeNotFound, CodeAmbiguous. Any other error returned by the operations
+// comes from the TextSource and is internal (HTTP 500).
+type Error struct {
+	Code    string
+	Message string
+}
+
+// Error returns the message.
+func (e *Error) Error() string { return e.Message }
+
+func invalid(format string, a ...any) *Error {
+	return &Error{Code: CodeInvalid, Message: fmt.Sprintf(format, a...)}
+}
+
+// ItemRef describes one history item without its text: where it lives
+// (WindowID, which must equal the ID of the Window that holds it), its
+// opaque ItemID (the Pi entry id, reference §3.3 "Item ID"), the rendered
+// Role / ToolName / ToolNamespace / Summary (see Render), Chars = the
+// length of its text in code points, and Key, an opaque handle the
+// TextSource uses to find the text.
+type ItemRef struct {
+	WindowID      string
+	ItemID        string
+	Role          string
+	ToolName      string
+	ToolNamespace string
+	Summary       bool
+	Chars         int
+	Key           int64
+}
+
+// Window is one history window: its full ID (the boundary's
+// currentWindowId, reference §3.2) and its items in chronological order.
+// For a Tree archive the caller puts the summary item first, then the
+// archived raw entries (reference §3.6, SEED "Codex-shaped operations").
+type Window struct {
+	ID    string
+	Items []ItemRef
+}
+
+// View is what the operations run over: the current agent name (""
+// means DefaultAgent), the windows in chronological order (Local: the
+// windows of the active branch, reference §3.3; Tree: archived windows,
+// then the current one, DESIGN §4) and the source of item texts.
+type View struct {
+	Agent   string
+	Windows []Window
+	Texts   TextSource
+}
+
+// ListWindowsArgs are the list_windows arguments (reference §1.4 table,
+// Codex field names). nil means absent.
+type ListWindowsArgs struct {
+	Limit       *int    `json:"limit,omitempty" nullable:"true" doc:"Maximum number of windows to return. Default 20, maximum 100; absent, null or less than 1 means the default, more than 100 means 100."`
+	AgentName   *string `json:"agent_name,omitempty" nullable:"true" doc:"Agent whose windows to list. Absent, null, empty or the current agent name (default /root) selects the current agent; any other agent has no local history, so the list is empty."`
+	RecentFirst *bool   `json:"recent_first,omitempty" nullable:"true" doc:"When true, newest windows first; otherwise oldest first."`
+}
+
+// WindowInfo is one list_windows entry: the full window ID and the number
+// of items in the window.
+type WindowInfo struct {
+	WindowID  string `json:"window_id" doc:"Full window ID; pass it unchanged as window_id."`
+	ItemCount int    `json:"item_count" doc:"Number of history items in the window."`
+}
+
+// WindowsResult is the list_windows result (reference §3.3): source
+// "pi-session" and the windows (never null; [] when none).
+type WindowsResult struct {
+	Source  string       `json:"source" doc:"Always pi-session."`
+	Windows []WindowInfo `json:"windows" doc:"Windows in the requested order, at most limit."`
+}
+
+// ListItemsArgs are the list_items arguments (reference §1.4 table, Codex
+// field names). nil means absent; for the string filters "" also means no
+// filter.
+type ListItemsArgs struct {
+	Limit           *int    `json:"limit,omitempty" nullable:"true" doc:"Maximum number of items. Default 10, maximum 25; absent, null or less than 1 means the default. The answer also stops before the items' JSON would exceed 8,000 characters (the first item is always included)."`
+	RecentFirst     *bool   `json:"recent_first,omitempty" nullable:"true" doc:"When true, newest items first (the whole order is reversed)."`
+	ToolNamespace   *string `json:"tool_namespace,omitempty" nullable:"true" doc:"Only items whose tool namespace equals this (exact). When set, non-tool items are excluded. Empty or null means no filter."`
+	Role            *string `json:"role,omitempty" nullable:"true" doc:"Only items with this role (user, assistant, tool, system or developer; exact). Empty or null means no filter."`
+	AgentName       *string `json:"agent_name,omitempty" nullable:"true" doc:"Agent whose history to list. Absent, null, empty or the current agent name (default /root) selects the current agent; any other agent gives an empty list."`
+	ToolName        *string `json:"tool_name,omitempty" nullable:"true" doc:"Only items whose tool name equals this (exact; flat history/notes router calls are listed under their action). When set, non-tool items are excluded. Empty or null means no filter."`
+	WindowID        *string `json:"window_id,omitempty" nullable:"true" doc:"Full window ID; only items of that window. Null or empty means all windows; an unknown window gives no items."`
+	MaxCharsPerItem *int    `json:"max_chars_per_item,omitempty" nullable:"true" doc:"Cap on each item's truncated_content, in characters (Unicode code points). Default and maximum 1,000; absent, null or less than 1 means the default."`
+}
+
+// ItemPreview is one list_items / search_contents entry (reference §3.3):
+// the item's window and ID, role, tool fields (omitted when empty),
+// summary (omitted unless true: Tree archive summaries, §3.6), the first
+// max_chars_per_item code points of its text and its full length in code
+// points.
+type ItemPreview struct {
+	WindowID         string `json:"window_id" doc:"Full ID of the window that contains the item."`
+	ItemID           string `json:"item_id" doc:"Opaque item ID; pass it unchanged to read_item."`
+	Role             string `json:"role" doc:"user, assistant, tool or developer."`
+	ToolName         string `json:"tool_name,omitempty" doc:"Tool name, for tool calls and results; the action for flat history/notes router calls."`
+	ToolNamespace    string `json:"tool_namespace,omitempty" doc:"Tool namespace, when the call had one; history or notes for flat router calls."`
+	Summary          bool   `json:"summary,omitempty" doc:"True for the summary of an archived Tree window."`
+	TruncatedContent string `json:"truncated_content" doc:"The first max_chars_per_item characters (Unicode code points) of the item's content."`
+	ContentChars     int    `json:"content_chars" doc:"Length of the item's full content in characters (Unicode code points)."`
+}
+
+// ItemsResult is the list_items and search_contents result (reference
+// §3.3): source "pi-session" and the items (never null; [] when none).
+type ItemsResult struct {
+	Source string        `json:"source" doc:"Always pi-session."`
+	Items  []ItemPreview `json:"items" doc:"Matching items in the requested order."`
+}
+
+// ReadItemArgs are the read_item arguments (reference §1.4 table, Codex
+// field names). ItemID and WindowID are required; nil means absent.
+type ReadItemArgs struct {
+	AgentName   *string `json:"agent_name,omitempty" nullable:"true" doc:"Agent whose history to read. Absent, null, empty or the current agent name (default /root) selects the current agent; any other agent gives item null."`
+	ItemID      string  `json:"item_id" doc:"Item ID as returned by list_items or search_contents, or a unique suffix of it."`
+	OffsetChars *int    `json:"offset_chars,omitempty" nullable:"true" doc:"Zero-based start offset in characters (Unicode code points). Clamped to [0, total_chars]; absent or null means 0."`
+	LimitChars  *int    `json:"limit_chars,omitempty" nullable:"true" doc:"Maximum characters (Unicode code points) to return. Default and maximum 8,000; absent, null or less than 1 means the default."`
+	WindowID    string  `json:"window_id" doc:"Full ID of the window that contains the item."`
+}
+
+// ItemBody is the read_item item (reference §3.3): the item's window and
+// ID, role, tool fields and summary as in ItemPreview, the requested range
+// of its content, its total length, and next_offset_chars = offset_chars +
+// the code points returned, present only while content remains after the
+// range.
+type ItemBody struct {
+	WindowID        string `json:"window_id" doc:"Full ID of the window that contains the item."`
+	ItemID          string `json:"item_id" doc:"The item's full ID."`
+	Role            string `json:"role" doc:"user, assistant, tool or developer."`
+	ToolName        string `json:"tool_name,omitempty" doc:"Tool name, for tool calls and results; the action for flat history/notes router calls."`
+	ToolNamespace   string `json:"tool_namespace,omitempty" doc:"Tool namespace, when the call had one; history or notes for flat router calls."`
+	Summary         bool   `json:"summary,omitempty" doc:"True for the summary of an archived Tree window."`
+	Content         string `json:"content" doc:"The requested range of the content: at most limit_chars characters (Unicode code points) from offset_chars."`
+	TotalChars      int    `json:"total_chars" doc:"Length of the full content in characters (Unicode code points)."`
+	NextOffsetChars *int   `json:"next_offset_chars,omitempty" doc:"Offset to pass as offset_chars for the next range; present only when more content remains."`
+}
+
+// ReadResult is the read_item result (reference §3.3): source
+// "pi-session" and the item, or item null when no item of the window
+// matches (or agent_name names another agent).
+type ReadResult struct {
+	Source string    `json:"source" doc:"Always pi-session."`
+	Item   *ItemBody `json:"item" doc:"The item, or null when the window has no matching item."`
+}
+
+// SearchArgs are the search_contents arguments (reference §1.4 table,
+// Codex field names). Query is required; nil means absent; for the string
+// filters "" also means no filter.
+type SearchArgs struct {
+	Query         string  `json:"query" doc:"Case-sensitive literal substring to find in item contents. Must not be empty."`
+	Limit         *int    `json:"limit,omitempty" nullable:"true" doc:"Maximum number of items. Default 10, maximum 25; absent, null or less than 1 means the default. The answer also stops before the items' JSON would exceed 8,000 characters (the first item is always included)."`
+	RecentFirst   *bool   `json:"recent_first,omitempty" nullable:"true" doc:"When true, newest items first (Tree archive summaries still come before raw items)."`
+	ToolNamespace *string `json:"tool_namespace,omitempty" nullable:"true" doc:"Only items whose tool namespace equals this (exact). When set, non-tool items are excluded. Empty or null means no filter."`
+	Role          *string `json:"role,omitempty" nullable:"true" doc:"Only items with this role (user, assistant, tool, system or developer; exact). Empty or null means no filter."`
+	AgentName     *string `json:"agent_name,omitempty" nullable:"true" doc:"Agent whose history to search. Absent, null, empty or the current agent name (default /root) selects the current agent; any other agent gives an empty list."`
+	ToolName      *string `json:"tool_name,omitempty" nullable:"true" doc:"Only items whose tool name equals this (exact; flat history/notes router calls are listed under their action). When set, non-tool items are excluded. Empty or null means no filter."`
+	WindowID      *string `json:"window_id,omitempty" nullable:"true" doc:"Full window ID; only items of that window. Null or empty means all windows; an unknown window gives no items."`
+}
+
+// ClampLimit returns the effective value of a limit-like argument: def
+// when v is nil or < 1, max when *v > max, *v otherwise (reference §3.3
+// "Bounds"; see the bound constants for the reading of 0 and negatives).
+func ClampLimit(v *int, def, max int) int {
+	if v == nil || *v < 1 {
+		return def
+	}
+	if *v > max {
+		return max
+	}
+	return *v
+}
+
+func strArg(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func boolArg(p *bool) bool { return p != nil && *p }
+
+// agent returns the view's current agent name.
+func (v *View) agent() string {
+	if v.Agent == "" {
+		return DefaultAgent
+	}
+	return v.Agent
+}
+
+// agentSelected reports whether agent_name selects the current agent
+// (reference §3.3 "Agent name": absent, null, "" or the current agent;
+// anything else selects an agent without local history).
+func (v *View) agentSelected(name *string) bool {
+	return name == nil || *name == "" || *name == v.agent()
+}
+
+func (v *View) texts() (TextSource, error) {
+	if v.Texts == nil {
+		return nil, errors.New("history: view has no TextSource")
+	}
+	return v.Texts, nil
+}
+
+// ListWindows answers list_windows (reference §1.4, §3.3): the windows of
+// the view as {window_id, item_count}, oldest first (newest first with
+// recent_first), at most limit (default 20, max 100). agent_name naming
+// another agent gives an empty list. It never fails.
+func (v *View) ListWindows(a ListWindowsArgs) (WindowsResult, error) {
+	res := WindowsResult{Source: Source, Windows: []WindowInfo{}}
+	if !v.agentSelected(a.AgentName) {
+		return res, nil
+	}
+	limit := ClampLimit(a.Limit, DefaultWindowsLimit, MaxWindowsLimit)
+	n := len(v.Windows)
+	for i := 0; i < n && len(res.Windows) < limit; i++ {
+		w := &v.Windows[i]
+		if boolArg(a.RecentFirst) {
+			w = &v.Windows[n-1-i]
+		}
+		res.Windows = append(res.Windows, WindowInfo{WindowID: w.ID, ItemCount: len(w.Items)})
+	}
+	return res, nil
+}
+
+// filter is the item filter shared by list_items and search_contents
+// (reference §3.3 "Filters").
+type filter struct {
+	windowID, role, toolName, toolNamespace string
+}
+
+func (f filter) match(r *ItemRef) bool {
+	if f.windowID != "" && r.WindowID != f.windowID {
+		return false
+	}
+	if f.role != "" && r.Role != f.role {
+		return false
+	}
+	if (f.toolName != "" || f.toolNamespace != "") && r.ToolName == "" {
+		return false // "when set, non-tool messages are excluded" (§1.4)
+	}
+	if f.toolName != "" && r.ToolName != f.toolName {
+		return false
+	}
+	if f.toolNamespace != "" && r.ToolNamespace != f.toolNamespace {
+		return false
+	}
+	return true
+}
+
+// ListItems answers list_items (reference §1.4, §3.3). Items are taken in
+// view order (windows in order, items in window order; for a Tree archive
+// that puts the summary first), or in exactly the reverse order with
+// recent_first, keeping those that pass the filters: window_id, role,
+// tool_name and tool_namespace match exactly, "" or null means no filter,
+// and tool_name or tool_namespace set excludes items without a tool name.
+// The answer holds at most limit items (default 10, max 25), each with a
+// truncated_content of at most max_chars_per_item code points (default and
+// max 1,000), and stops before the sum of the items' JSON lengths would
+// exceed 8,000 code points (the first item is always included; see
+// MaxOutputChars). agent_name naming another agent, or an unknown
+// window_id, gives an empty list. Errors come only from the TextSource.
+func (v *View) ListItems(a ListItemsArgs) (ItemsResult, error) {
+	res := ItemsResult{Source: Source, Items: []ItemPreview{}}
+	if !v.agentSelected(a.AgentName) {
+		return res, nil
+	}
+	limit := ClampLimit(a.Limit, DefaultItemsLimit, MaxItemsLimit)
+	maxChars := ClampLimit(a.MaxCharsPerItem, DefaultMaxCharsPerItem, MaxMaxCharsPerItem)
+	f := filter{windowID: strArg(a.WindowID), role: strArg(a.Role), toolName: strArg(a.ToolName), toolNamespace: strArg(a.ToolNamespace)}
+	recent := boolArg(a.RecentFirst)
+
+	refs := make([]ItemRef, 0, limit)
+	nw := len(v.Windows)
+walk:
+	for i := 0; i < nw; i++ {
+		w := &v.Windows[i]
+		if recent {
+			w = &v.Windows[nw-1-i]
+		}
+		if f.windowID != "" && w.ID != f.windowID {
+			continue
+		}
+		ni := len(w.Items)
+		for j := 0; j < ni; j++ {
+			r := &w.Items[j]
+			if recent {
+				r = &w.Items[ni-1-j]
+			}
+			if !f.match(r) {
+				continue
+			}
+			refs = append(refs, *r)
+			if len(refs) == limit {
+				break walk
+			}
+		}
+	}
+	return v.previews(refs, maxChars)
+}
+
+// Search answers search_contents (reference §1.4, §3.3): the items whose
+// text contains query (case-sensitive literal substring; an empty query is
+// a CodeInvalid error), in SearchOrder (Tree archive summaries first, then
+// raw items window by window). With recent_first both groups are reversed
+// (newest summary first, then the newest raw items first): summaries stay
+// first, as the seed's Tree search requires ("summaries first, then raw
+// entries", §3.3; SEED "Codex-shaped operations"); for a view without
+// summaries this is exactly the reversed order. Filters, limit (default
+// 10, max 25) and the 8,000-code-point output cap are as in ListItems;
+// truncated_content is the first 1,000 code points of the item (search
+// takes no max_chars_per_item). agent_name naming another agent gives an
+// empty list. Other errors come from the TextSource.
+func (v *View) Search(a SearchArgs) (ItemsResult, error) {
+	if a.Query == "" {
+		return ItemsResult{}, invalid("history search_contents requires a non-empty query.")
+	}
+	res := ItemsResult{Source: Source, Items: []ItemPreview{}}
+	if !v.agentSelected(a.AgentName) {
+		return res, nil
+	}
+	ts, err := v.texts()
+	if err != nil {
+		return res, err
+	}
+	limit := ClampLimit(a.Limit, DefaultItemsLimit, MaxItemsLimit)
+	f := filter{windowID: strArg(a.WindowID), role: strArg(a.Role), toolName: strArg(a.ToolName), toolNamespace: strArg(a.ToolNamespace)}
+
+	summaries, raw := splitOrder(v)
+	if boolArg(a.RecentFirst) {
+		reverse(summaries)
+		reverse(raw)
+	}
+	cands := make([]ItemRef, 0, len(summaries)+len(raw))
+	for _, group := range [][]ItemRef{summaries, raw} {
+		for i := range group {
+			if f.match(&group[i]) {
+				cands = append(cands, group[i])
+			}
+		}
+	}
+	found := make([]ItemRef, 0, limit)
+	err = ts.Search(a.Query, cands, limit, func(r ItemRef) bool {
+		found = append(found, r)
+		return len(found) < limit
+	})
+	if err != nil {
+		return res, err
+	}
+	return v.previews(found, DefaultMaxCharsPerItem)
+}
+
+// SearchOrder returns every item of the view in search order (reference
+// §3.3 "Tree search: summaries first, then raw entries"; SEED "Codex-shaped
+// operations"): first the summary items (Summary true) of all windows, in
+// window order, then the other items window by window, each window in item
+// order. For a Local view, which has no summaries, it is the view order.
+func SearchOrder(v *View) []ItemRef {
+	s, r := splitOrder(v)
+	return append(s, r...)
+}
+
+func splitOrder(v *View) (summaries, raw []ItemRef) {
+	n := 0
+	for i := range v.Windows {
+		n += len(v.Windows[i].Items)
+	}
+	raw = make([]ItemRef, 0, n)
+	for i := range v.Windows {
+		for _, r := range v.Windows[i].Items {
+			if r.Summary {
+				summaries = append(summaries, r)
+			} else {
+				raw = append(raw, r)
+			}
+		}
+	}
+	return summaries, raw
+}
+
+func reverse(s []ItemRef) {
+	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
+		s[i], s[j] = s[j], s[i]
+	}
+}
+
+// previews builds the previews of refs, in order, until the output cap:
+// each item's JSON (encoding/json, no HTML escaping) is measured in code
+// points, and an item is added only if the running total stays ≤
+// MaxOutputChars, except the first, which is always added.
+func (v *View) previews(refs []ItemRef, maxChars int) (ItemsResult, error) {
+	res := ItemsResult{Source: Source, Items: []ItemPreview{}}
+	if len(refs) == 0 {
+		return res, nil
+	}
+	ts, err := v.texts()
+	if err != nil {
+		return res, err
+	}
+	total := 0
+	for _, r := range refs {
+		text, err := ts.Prefix(r, maxChars)
+		if err != nil {
+			return res, err
+		}
+		p := ItemPreview{
+			WindowID: r.WindowID, ItemID: r.ItemID, Role: r.Role,
+			ToolName: r.ToolName, ToolNamespace: r.ToolNamespace, Summary: r.Summary,
+			TruncatedContent: text, ContentChars: r.Chars,
+		}
+		size := PreviewJSONChars(p)
+		if len(res.Items) > 0 && total+size > MaxOutputChars {
+			break
+		}
+		total += size
+		res.Items = append(res.Items, p)
+	}
+	return res, nil
+}
+
+// PreviewJSONChars is the size of p counted against MaxOutputChars: the
+// number of code points of its compact JSON encoding (encoding/json field
+// order, no HTML escaping, no trailing newline).
+func PreviewJSONChars(p ItemPreview) int {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(p) // cannot fail: strings, ints and a bool
+	return utf8.RuneCount(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+// ReadItem answers read_item (reference §1.4, §3.3). item_id and window_id
+// are required (an empty one is a CodeInvalid error). The item is looked
+// up in the window whose full ID equals window_id: an item whose ID equals
+// item_id wins; otherwise item_id must be a suffix of exactly one item ID
+// of that window (several: a CodeAmbiguous error naming up to 5
+// candidates; none, an unknown window or another agent: item null). The
+// content is the range [offset_chars, offset_chars+limit_chars) in code
+// points, offset_chars clamped to [0, total_chars] (absent: 0),
+// limit_chars default and max 8,000 (absent, null or < 1: the default);
+// next_offset_chars = offset_chars + the code points returned, present only
+// when it is less than total_chars. Other errors come from the TextSource.
+func (v *View) ReadItem(a ReadItemArgs) (ReadResult, error) {
+	res := ReadResult{Source: Source}
+	if a.ItemID == "" {
+		return res, invalid("history read_item requires item_id: pass an item ID returned by list_items or search_contents.")
+	}
+	if a.WindowID == "" {
+		return res, invalid("history read_item requires window_id: pass the full ID of the window that contains the item.")
+	}
+	if !v.agentSelected(a.AgentName) {
+		return res, nil
+	}
+	ref, err := v.lookup(a.WindowID, a.ItemID)
+	if err != nil || ref == nil {
+		return res, err
+	}
+	ts, err := v.texts()
+	if err != nil {
+		return res, err
+	}
+	total := ref.Chars
+	offset := 0
+	if a.OffsetChars != nil {
+		offset = min(max(*a.OffsetChars, 0), total)
+	}
+	limit := ClampLimit(a.LimitChars, DefaultReadLimitChars, MaxReadLimitChars)
+	content := ""
+	if offset < total {
+		if content, err = ts.Slice(*ref, offset, limit); err != nil {
+			return res, err
+		}
+	}
+	body := &ItemBody{
+		WindowID: ref.WindowID, ItemID: ref.ItemID, Role: ref.Role,
+		ToolName: ref.ToolName, ToolNamespace: ref.ToolNamespace, Summary: ref.Summary,
+		Content: content, TotalChars: total,
+	}
+	if next := offset + utf8.RuneCountInString(content); next < total {
+		body.NextOffsetChars = &next
+	}
+	res.Item = body
+	return res, nil
+}
+
+// lookup finds item id (exact, else unique suffix) in the window(s) whose
+// ID equals windowID. It returns nil, nil when nothing matches.
+func (v *View) lookup(windowID, id string) (*ItemRef, error) {
+	var cands []*ItemRef
+	for i := range v.Windows {
+		w := &v.Windows[i]
+		if w.ID != windowID {
+			continue
+		}
+		for j := range w.Items {
+			r := &w.Items[j]
+			if r.ItemID == id {
+				return r, nil
+			}
+			if strings.HasSuffix(r.ItemID, id) {
+				cands = append(cands, r)
+			}
+		}
+	}
+	switch len(cands) {
+	case 0:
+		return nil, nil
+	case 1:
+		return cands[0], nil
+	}
+	names := make([]string, 0, maxAmbiguousCandidates)
+	for _, r := range cands[:min(len(cands), maxAmbiguousCandidates)] {
+		names = append(names, r.ItemID)
+	}
+	more := ""
+	if len(cands) > maxAmbiguousCandidates {
+		more = fmt.Sprintf(", and %d more", len(cands)-maxAmbiguousCandidates)
+	}
+	return nil, &Error{Code: CodeAmbiguous, Message: fmt.Sprintf(
+		"history read_item item_id %q is ambiguous in window %s: it is the end of %d item IDs (%s%s); pass the full item ID.",
+		id, windowID, len(cands), strings.Join(names, ", "), more)}
+}

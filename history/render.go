@@ -1,0 +1,324 @@
+// Package history implements the seed's Local/Tree `history` operations
+// (list_windows, list_items, read_item, search_contents) over a view of
+// history items that the caller builds from a Pi session: rendering of
+// session entries into items (Render), the four operations with the seed's
+// bounds and result shapes (View.ListWindows, View.ListItems, View.ReadItem,
+// View.Search), and the text access they need (TextSource, MemTexts).
+//
+// Sources: reference/codex-history-notes.md §1.4 (namespace `history`
+// argument fields), §3.3 (Local history: rendering, filters, bounds, result
+// shapes), §3.6 (Tree archive items), §5 (error strings); DESIGN.md §4-5;
+// SEED-tree-context-management.md "Retrieval index" and "Codex-shaped
+// operations".
+//
+// The package is pure: no filesystem, HTTP or SQL. All character counts and
+// offsets are Unicode code points (Go runes); an invalid UTF-8 byte counts
+// as one code point, as utf8.RuneCountInString counts it.
+package history
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	"contextd/session"
+)
+
+// Roles of history items (reference §1.4 `role` enum, §3.3 rendering).
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+	RoleSystem    = "system" // never produced by Render; accepted as a filter value
+	RoleDeveloper = "developer"
+)
+
+// Flat router tool names and namespaces (reference §3.1 "Transport rule",
+// §3.3 "Tool fields"): on the Codex transport Local and Tree expose one
+// `history` and one `notes` tool that take an `action` argument.
+const (
+	NamespaceHistory = "history"
+	NamespaceNotes   = "notes"
+)
+
+// Item is one rendered history item (reference §3.3 "Normalized
+// rendering"). Text is the full item content; Chars is its length in
+// Unicode code points (utf8.RuneCountInString(Text)).
+type Item struct {
+	Role          string // user, assistant, tool or developer
+	ToolName      string // "" for non-tool items
+	ToolNamespace string // "" when the call carried no namespace
+	Summary       bool   // true only for a branch_summary (Tree archive summary, §3.6)
+	Text          string
+	Chars         int
+}
+
+// Call is what a toolResult needs to know about the toolCall it answers:
+// the call's tool name, its namespace as written (toolCall.namespace, ""
+// when absent) and, for a flat `history`/`notes` router call whose
+// arguments hold a string `action`, that action ("" otherwise).
+type Call struct {
+	Name      string
+	Namespace string
+	Action    string
+}
+
+// CallRecord is one toolCall of an assistant message: its toolCall id (the
+// toolResult's toolCallId) and the Call fields. The indexer stores these so
+// that a later toolResult can be rendered with CallLookup.
+type CallRecord struct {
+	ID string
+	Call
+}
+
+// CallLookup finds the toolCall with the given id (toolResult.toolCallId),
+// as recorded from an earlier assistant message by Calls. It reports false
+// when the id is unknown.
+type CallLookup func(toolCallID string) (Call, bool)
+
+// Calls lists the toolCall parts of an assistant message in content order
+// (nil for anything else: no message, another role, string content). Each
+// record carries the call id, name, namespace and, for flat router calls
+// (name `history` or `notes` with a string `action` argument), the action.
+func Calls(d *session.Decoded) []CallRecord {
+	if d == nil || d.Message == nil || d.Message.Role != session.RoleAssistant {
+		return nil
+	}
+	var out []CallRecord
+	for i := range d.Message.Content.Parts {
+		p := &d.Message.Content.Parts[i]
+		if p.Type != "toolCall" {
+			continue
+		}
+		out = append(out, CallRecord{ID: p.ID, Call: callOf(p)})
+	}
+	return out
+}
+
+func callOf(p *session.Part) Call {
+	c := Call{Name: p.Name, Namespace: p.Namespace}
+	if p.Name == NamespaceHistory || p.Name == NamespaceNotes {
+		c.Action = routerAction(p.Arguments)
+	}
+	return c
+}
+
+// routerAction returns the string `action` of a flat router call's
+// arguments, or "" when the arguments are not an object or action is not a
+// string.
+func routerAction(args json.RawMessage) string {
+	if len(args) == 0 {
+		return ""
+	}
+	var a struct {
+		Action json.RawMessage `json:"action"`
+	}
+	if json.Unmarshal(args, &a) != nil || len(a.Action) == 0 || a.Action[0] != '"' {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(a.Action, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// toolFields maps a call to the item's (tool_name, tool_namespace): a flat
+// router call with an action becomes (action, router name); anything else
+// keeps (name, namespace as written).
+func (c Call) toolFields() (name, namespace string) {
+	if (c.Name == NamespaceHistory || c.Name == NamespaceNotes) && c.Action != "" {
+		return c.Action, c.Name
+	}
+	return c.Name, c.Namespace
+}
+
+// Render turns one session entry into a history item, following reference
+// §3.3 "Normalized rendering" and §3.6. It reports false when the entry is
+// not a history item.
+//
+//   - message, role user / assistant → the same role; role toolResult →
+//     role `tool`. Text: string content as is, or the parts joined by "\n"
+//     (see renderParts).
+//   - message, role bashExecution (a user `!cmd`) → role `user`, Text as
+//     Pi's bashExecutionToText (messages.ts) for the fields session.Message
+//     keeps: "Ran `<command>`\n```\n<output>\n```", or
+//     "Ran `<command>`\n(no output)" when output is empty. exitCode,
+//     cancelled and fullOutputPath are not in session.Message, so their
+//     trailing notes are not rendered. It is kept even when
+//     excludeFromContext is set: history is a record, not context.
+//   - message, role custom (a v2 hookMessage migrated by Pi) → role
+//     `developer`, like custom_message.
+//   - custom_message → role `developer`. The seed names only string content;
+//     block content is rendered with the same part rules, joined by "\n".
+//     Window boundaries and reminders are custom_messages too: Render
+//     renders them; it is the window builder that leaves a window's boundary
+//     entry out (§3.3: the entries *after* a boundary belong to its window).
+//   - branch_summary → role `assistant`, Summary true, Text = the summary
+//     (possibly ""). The seed uses it only as a Tree archive's summary item
+//     (§3.6); whether other branch summaries on a branch (manual /tree
+//     summaries) become items is the view builder's choice.
+//   - every other entry (custom, compaction, label, model_change,
+//     thinking_level_change, session_info, unknown types) and a message
+//     whose body did not decode (d.Message nil) → false.
+//
+// Tool fields: for an assistant message, tool_name and tool_namespace come
+// from the first toolCall part (name, namespace as written); for a
+// toolResult, tool_name is message.toolName and tool_namespace the
+// namespace of the matching toolCall found through calls (nil calls, or an
+// unknown id: no namespace). Flat router calls (reference §3.1, §3.3): when
+// the tool name is `history` or `notes` and the call's arguments hold a
+// string `action`, tool_name becomes that action and tool_namespace becomes
+// `history` / `notes`; for a toolResult the action comes from the matching
+// toolCall, so without it the item keeps tool_name `history`/`notes` and no
+// namespace.
+func Render(e *session.Entry, d *session.Decoded, calls CallLookup) (Item, bool) {
+	if e == nil || d == nil {
+		return Item{}, false
+	}
+	var it Item
+	switch e.Type {
+	case session.TypeMessage:
+		m := d.Message
+		if m == nil {
+			return Item{}, false
+		}
+		switch m.Role {
+		case session.RoleUser:
+			it.Role = RoleUser
+			it.Text = renderContent(&m.Content)
+		case session.RoleAssistant:
+			it.Role = RoleAssistant
+			it.Text = renderContent(&m.Content)
+			for i := range m.Content.Parts {
+				if p := &m.Content.Parts[i]; p.Type == "toolCall" {
+					it.ToolName, it.ToolNamespace = callOf(p).toolFields()
+					break
+				}
+			}
+		case session.RoleToolResult:
+			it.Role = RoleTool
+			it.Text = renderContent(&m.Content)
+			it.ToolName = m.ToolName
+			if calls != nil && m.ToolCallID != "" {
+				if c, ok := calls(m.ToolCallID); ok {
+					if (m.ToolName == NamespaceHistory || m.ToolName == NamespaceNotes) && c.Action != "" {
+						it.ToolName, it.ToolNamespace = c.Action, m.ToolName
+					} else {
+						it.ToolNamespace = c.Namespace
+					}
+				}
+			}
+		case session.RoleBashExecution:
+			it.Role = RoleUser
+			it.Text = bashText(m.Command, m.Output)
+		case session.RoleCustom:
+			it.Role = RoleDeveloper
+			it.Text = renderContent(&m.Content)
+		default:
+			return Item{}, false
+		}
+	case session.TypeCustomMessage:
+		it.Role = RoleDeveloper
+		if d.Content != nil {
+			it.Text = renderContent(d.Content)
+		}
+	case session.TypeBranchSummary:
+		it.Role = RoleAssistant
+		it.Summary = true
+		it.Text = d.Summary
+	default:
+		return Item{}, false
+	}
+	it.Chars = utf8.RuneCountInString(it.Text)
+	return it, true
+}
+
+// bashText is Pi's bashExecutionToText (messages.ts) restricted to the
+// command and output.
+func bashText(command, output string) string {
+	var b strings.Builder
+	b.WriteString("Ran `")
+	b.WriteString(command)
+	b.WriteString("`\n")
+	if output != "" {
+		b.WriteString("```\n")
+		b.WriteString(output)
+		b.WriteString("\n```")
+	} else {
+		b.WriteString("(no output)")
+	}
+	return b.String()
+}
+
+// renderContent renders string content as is, or every part (none
+// skipped, empty ones included) joined by "\n".
+func renderContent(c *session.Content) string {
+	if c.IsString {
+		return c.Text
+	}
+	var b strings.Builder
+	for i := range c.Parts {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		renderPart(&b, &c.Parts[i])
+	}
+	return b.String()
+}
+
+// renderPart writes one content part (reference §3.3 "Content parts"):
+// text → the text; thinking → the thinking text; image → "[image
+// <mimeType>]"; toolCall → {"tool":<name>,"arguments":<arguments>} as
+// compact JSON with the arguments compacted but otherwise as written (the
+// "arguments" key is left out when the call has none, as JSON.stringify
+// drops an undefined value); any other part → its JSON as written,
+// compacted.
+func renderPart(b *strings.Builder, p *session.Part) {
+	switch p.Type {
+	case "text":
+		b.WriteString(p.Text)
+	case "thinking":
+		b.WriteString(p.Thinking)
+	case "image":
+		b.WriteString("[image ")
+		b.WriteString(p.MimeType)
+		b.WriteByte(']')
+	case "toolCall":
+		b.WriteString(`{"tool":`)
+		b.WriteString(jsonString(p.Name))
+		if len(bytes.TrimSpace(p.Arguments)) > 0 {
+			b.WriteString(`,"arguments":`)
+			b.WriteString(compactJSON(p.Arguments))
+		}
+		b.WriteByte('}')
+	default:
+		raw := p.Raw
+		if len(raw) == 0 {
+			// A part built by hand: encode the fields it has.
+			raw, _ = json.Marshal(p)
+		}
+		b.WriteString(compactJSON(raw))
+	}
+}
+
+// jsonString encodes s as a JSON string without HTML escaping (as
+// JSON.stringify does).
+func jsonString(s string) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// compactJSON removes insignificant whitespace from raw; raw that is not
+// valid JSON is written as is.
+func compactJSON(raw []byte) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return string(raw)
+	}
+	return buf.String()
+}

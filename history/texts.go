@@ -1,0 +1,107 @@
+package history
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// TextSource gives the operations access to item texts, which stay in the
+// store (or in memory for MemTexts) rather than in the View. Offsets and
+// lengths are Unicode code points; implementations must never split a code
+// point and must count an invalid UTF-8 byte as one code point (the
+// utf8.RuneCountInString rule), so that ItemRef.Chars, Prefix and Slice
+// agree.
+type TextSource interface {
+	// Prefix returns the first maxChars code points of the item's text
+	// (the whole text when it is shorter; "" when maxChars ≤ 0).
+	Prefix(ref ItemRef, maxChars int) (string, error)
+	// Slice returns at most limitChars code points of the item's text
+	// starting at code point offsetChars ("" when offsetChars is at or past
+	// the end or limitChars ≤ 0; a negative offset counts as 0).
+	Slice(ref ItemRef, offsetChars, limitChars int) (string, error)
+	// Search calls fn, in the order of refs, for each ref whose text
+	// contains query (case-sensitive literal substring; an empty query
+	// matches every text). It stops when fn returns false or, when limit >
+	// 0, after limit matches; limit is a hint, fn's answer is authoritative.
+	// fn must not call back into the TextSource.
+	Search(query string, refs []ItemRef, limit int, fn func(ref ItemRef) bool) error
+}
+
+// MemTexts is an in-memory TextSource: item text by ItemRef.Key. It is
+// meant for tests and small views; a ref whose Key is missing is an error.
+type MemTexts map[int64]string
+
+func (m MemTexts) text(ref ItemRef) (string, error) {
+	s, ok := m[ref.Key]
+	if !ok {
+		return "", fmt.Errorf("history: no text for item %q (key %d)", ref.ItemID, ref.Key)
+	}
+	return s, nil
+}
+
+// Prefix implements TextSource.
+func (m MemTexts) Prefix(ref ItemRef, maxChars int) (string, error) {
+	s, err := m.text(ref)
+	if err != nil {
+		return "", err
+	}
+	return SliceChars(s, 0, maxChars), nil
+}
+
+// Slice implements TextSource.
+func (m MemTexts) Slice(ref ItemRef, offsetChars, limitChars int) (string, error) {
+	s, err := m.text(ref)
+	if err != nil {
+		return "", err
+	}
+	return SliceChars(s, offsetChars, limitChars), nil
+}
+
+// Search implements TextSource with strings.Contains.
+func (m MemTexts) Search(query string, refs []ItemRef, limit int, fn func(ref ItemRef) bool) error {
+	n := 0
+	for _, ref := range refs {
+		s, err := m.text(ref)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(s, query) {
+			continue
+		}
+		n++
+		if !fn(ref) || (limit > 0 && n >= limit) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// SliceChars returns at most limit code points of s starting at code point
+// offset; it never splits a code point. A negative offset counts as 0; an
+// offset at or past the end, or limit ≤ 0, gives "". An invalid UTF-8 byte
+// counts as one code point, so consecutive slices of a string concatenate
+// to it byte for byte.
+func SliceChars(s string, offset, limit int) string {
+	if limit <= 0 {
+		return ""
+	}
+	start := skipChars(s, 0, offset)
+	end := skipChars(s, start, limit)
+	return s[start:end]
+}
+
+// skipChars returns the byte index reached by advancing n code points from
+// byte index i of s (len(s) when s ends first; i when n ≤ 0).
+func skipChars(s string, i, n int) int {
+	for n > 0 && i < len(s) {
+		if s[i] < utf8.RuneSelf {
+			i++
+		} else {
+			_, w := utf8.DecodeRuneInString(s[i:])
+			i += w
+		}
+		n--
+	}
+	return i
+}

@@ -1,0 +1,45 @@
+package notes
+
+import "errors"
+
+// Error codes carried by *Error. The HTTP layer maps CodeInvalid to 422
+// Unprocessable Entity and CodeTooLarge to 413 Content Too Large.
+const (
+	CodeInvalid  = "invalid"   // bad argument: path, enum value, missing query, invalid UTF-8
+	CodeTooLarge = "too_large" // a note file or the note snapshot would exceed its byte limit
+)
+
+// Error is a user-facing failure of a note operation. Message is the
+// complete sentence to show the model (for example "Note file exceeds the
+// 1,000,000-byte limit", reference codex-history-notes.md §5); Code is
+// CodeInvalid or CodeTooLarge.
+type Error struct {
+	Code    string
+	Message string
+}
+
+// Error returns e.Message unchanged.
+func (e *Error) Error() string { return e.Message }
+
+func invalidf(msg string) *Error { return &Error{Code: CodeInvalid, Message: msg} }
+
+// Fixed error messages (reference codex-history-notes.md §3.4, §5).
+const (
+	// MsgFileTooLarge is the seed's message for a note file over MaxFileBytes.
+	MsgFileTooLarge = "Note file exceeds the 1,000,000-byte limit"
+	// MsgSnapshotTooLarge is returned when all note files together would not
+	// fit in one note snapshot (MaxSnapshotBytes). The reference gives the
+	// limit but no message; this sentence is contextd's.
+	MsgSnapshotTooLarge = "Note files together exceed the 10,000,000-byte note snapshot limit; shorten or overwrite existing notes first"
+	// MsgPathRequired is the seed's message for an empty file path.
+	MsgPathRequired = "Note file path is required"
+	// MsgQueryRequired is the seed's message for an empty search query.
+	MsgQueryRequired = "notes search_contents requires query"
+	// MsgTextNotUTF8 is returned when write or append text is not valid UTF-8.
+	MsgTextNotUTF8 = "Note text must be valid UTF-8"
+)
+
+// ErrMalformedEvent is wrapped by every DecodeEvent error: the entry's data
+// does not have the shape of reference codex-history-notes.md §3.4. Such an
+// entry is counted and skipped; it never changes the note state.
+var ErrMalformedEvent = errors.New("malformed note entry")

@@ -1,0 +1,147 @@
+package notes
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Thread-hint bounds (reference codex-history-notes.md §1.6 "thread_hint",
+// §3.4 "Limits", §3.5).
+const (
+	MaxHintBytes    = 4000 // whole hint text, in UTF-8 bytes
+	HintNotes       = 5    // note lines at most
+	HintUserItemIDs = 5    // user item IDs at most
+)
+
+// Fixed parts of the thread hint (reference §3.5).
+const (
+	hintNotesHeader    = "Recent notes (up to 5, most-recent first):"
+	hintRecoveryPrefix = "Previous window history IDs: "
+)
+
+// Recovery is the "Previous window history IDs" part of the thread hint
+// (reference §3.5): the window that just ended, the hidden branch summary
+// that stands for it (Tree mode) and its latest user messages. Its JSON is
+// {"window_id", "summary_item_id"?, "user_item_ids"?}.
+type Recovery struct {
+	WindowID      string   `json:"window_id" doc:"Window ID of the previous window."`
+	SummaryItemID string   `json:"summary_item_id,omitempty" doc:"History item ID of the window's branch summary (Tree mode)."`
+	UserItemIDs   []string `json:"user_item_ids,omitempty" doc:"History item IDs of the window's user messages, newest first; at most 5 are used."`
+}
+
+// ThreadHint renders the thread-hint text that goes into the next window
+// marker (reference codex-history-notes.md §3.5), or "" when there is
+// nothing to say:
+//
+//	Recent notes (up to 5, most-recent first):
+//	- /root/notes/checkpoint.md (13 lines, 473 UTF-8 bytes)
+//	Previous window history IDs: {"window_id":"…","user_item_ids":["…"]}
+//
+// Notes are the HintNotes most recently updated files of s (all agents),
+// ordered by UpdatedAt descending then path; lines are counted as in the
+// package doc ("1 line", otherwise "n lines"). The recovery line is present
+// when recovery names a window; its JSON keeps the first HintUserItemIDs
+// user item IDs (the caller gives them newest first).
+//
+// The text is at most MaxHintBytes UTF-8 bytes. The recovery line is placed
+// first in the budget; if it alone is too long, user item IDs are dropped
+// from the oldest, then the summary ID, then the line. Note lines are then
+// added in order while they fit, stopping at the first that does not (so a
+// listed note is never older than an omitted one); without a note line the
+// header is omitted too. Nothing is ever cut inside a line or character.
+func ThreadHint(s *State, recovery *Recovery) string {
+	rec := recoveryLine(recovery)
+	used := len(rec)
+
+	files := s.Files()
+	slices.SortStableFunc(files, func(a, b File) int { return cmp.Compare(b.UpdatedAt, a.UpdatedAt) })
+	var notes []string
+	for _, f := range files[:min(len(files), HintNotes)] {
+		n := f.Lines()
+		unit := "lines"
+		if n == 1 {
+			unit = "line"
+		}
+		line := fmt.Sprintf("- %s (%d %s, %d UTF-8 bytes)", f.Path, n, unit, len(f.Text))
+		cost := len(line) + 1 // its "\n" separator
+		if len(notes) == 0 {
+			cost += len(hintNotesHeader)
+			if rec != "" {
+				cost++ // "\n" before the recovery line
+			}
+		}
+		if used+cost > MaxHintBytes {
+			break
+		}
+		used += cost
+		notes = append(notes, line)
+	}
+
+	var b strings.Builder
+	if len(notes) > 0 {
+		b.WriteString(hintNotesHeader)
+		for _, l := range notes {
+			b.WriteString("\n")
+			b.WriteString(l)
+		}
+	}
+	if rec != "" {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(rec)
+	}
+	return truncateUTF8(b.String(), MaxHintBytes)
+}
+
+// recoveryLine renders "Previous window history IDs: <JSON>" within
+// MaxHintBytes, or "" (see ThreadHint).
+func recoveryLine(r *Recovery) string {
+	if r == nil || r.WindowID == "" {
+		return ""
+	}
+	rc := Recovery{WindowID: r.WindowID, SummaryItemID: r.SummaryItemID}
+	rc.UserItemIDs = slices.Clone(r.UserItemIDs[:min(len(r.UserItemIDs), HintUserItemIDs)])
+	for {
+		line := hintRecoveryPrefix + compactJSON(rc)
+		if len(line) <= MaxHintBytes {
+			return line
+		}
+		switch {
+		case len(rc.UserItemIDs) > 0:
+			rc.UserItemIDs = rc.UserItemIDs[:len(rc.UserItemIDs)-1]
+		case rc.SummaryItemID != "":
+			rc.SummaryItemID = ""
+		default:
+			return ""
+		}
+	}
+}
+
+// compactJSON encodes v like JavaScript's JSON.stringify: no HTML escaping,
+// no trailing newline.
+func compactJSON(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // only plain structs of strings are encoded here
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// truncateUTF8 cuts s to at most n bytes at a character boundary.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

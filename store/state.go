@@ -1,0 +1,90 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"contextd"
+	"contextd/migrations"
+)
+
+// State is contextd's own state database (state.db): registrations and
+// rollovers. Unlike the index it is never dropped by a rebuild.
+type State struct {
+	DB  *DB
+	Now func() time.Time
+}
+
+// OpenState opens (creating) the state database at path.
+func OpenState(ctx context.Context, path string) (*State, error) {
+	db, err := OpenDB(ctx, path, migrations.State, "state")
+	if err != nil {
+		return nil, err
+	}
+	return &State{DB: db, Now: time.Now}, nil
+}
+
+// Close closes the database.
+func (s *State) Close() error { return s.DB.Close() }
+
+const timeFmt = time.RFC3339Nano
+
+// PutRegistration creates or replaces the registration of r.SessionID and
+// reports whether it was new. RegisteredAt is kept on update.
+func (s *State) PutRegistration(ctx context.Context, r contextd.Registration) (contextd.Registration, bool, error) {
+	now := s.Now().UTC()
+	old, found, err := s.Registration(ctx, r.SessionID)
+	if err != nil {
+		return r, false, err
+	}
+	r.RegisteredAt, r.UpdatedAt = now, now
+	if found {
+		r.RegisteredAt = old.RegisteredAt
+	}
+	_, err = s.DB.Writer.ExecContext(ctx, `INSERT INTO registrations(session_id, session_file, mode, agent_name, registered_at, updated_at) VALUES (?,?,?,?,?,?)
+ON CONFLICT(session_id) DO UPDATE SET session_file=excluded.session_file, mode=excluded.mode, agent_name=excluded.agent_name, updated_at=excluded.updated_at`,
+		r.SessionID, r.SessionFile, string(r.Mode), r.AgentName, r.RegisteredAt.Format(timeFmt), r.UpdatedAt.Format(timeFmt))
+	return r, !found, err
+}
+
+// Registration returns the registration of sessionID.
+func (s *State) Registration(ctx context.Context, sessionID string) (contextd.Registration, bool, error) {
+	row := s.DB.Reader.QueryRowContext(ctx, `SELECT session_id, session_file, mode, agent_name, registered_at, updated_at FROM registrations WHERE session_id=?`, sessionID)
+	r, err := scanRegistration(row.Scan)
+	if errors.Is(err, sql.ErrNoRows) {
+		return contextd.Registration{}, false, nil
+	}
+	return r, err == nil, err
+}
+
+// Registrations lists every registration by session id.
+func (s *State) Registrations(ctx context.Context) ([]contextd.Registration, error) {
+	rows, err := s.DB.Reader.QueryContext(ctx, `SELECT session_id, session_file, mode, agent_name, registered_at, updated_at FROM registrations ORDER BY session_id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []contextd.Registration
+	for rows.Next() {
+		r, err := scanRegistration(rows.Scan)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func scanRegistration(scan func(...any) error) (contextd.Registration, error) {
+	var r contextd.Registration
+	var mode, reg, upd string
+	if err := scan(&r.SessionID, &r.SessionFile, &mode, &r.AgentName, &reg, &upd); err != nil {
+		return r, err
+	}
+	r.Mode = contextd.Mode(mode)
+	r.RegisteredAt, _ = time.Parse(timeFmt, reg)
+	r.UpdatedAt, _ = time.Parse(timeFmt, upd)
+	return r, nil
+}
