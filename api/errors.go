@@ -65,19 +65,32 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 func init() {
 	// Validation failures list each field in errors[]; also say them in the
 	// detail sentence so a person reading only detail knows what to fix.
+	// Values are dropped: they may hold note text or encrypted arguments.
 	base := huma.NewError
 	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
-		if len(errs) > 0 && (msg == "validation failed" || msg == "request body is too large" || strings.HasPrefix(msg, "unable to")) {
-			parts := make([]string, 0, len(errs))
-			for i, e := range errs {
-				if i == 5 {
-					parts = append(parts, fmt.Sprintf("and %d more", len(errs)-5))
-					break
-				}
-				parts = append(parts, e.Error())
-			}
-			msg = "Invalid request: " + strings.Join(parts, "; ") + "."
+		if len(errs) == 0 {
+			return base(status, msg)
 		}
-		return base(status, msg, errs...)
+		parts := make([]string, 0, len(errs))
+		clean := make([]error, 0, len(errs))
+		for _, e := range errs {
+			d := &huma.ErrorDetail{Message: e.Error()}
+			if dd, ok := e.(huma.ErrorDetailer); ok {
+				got := dd.ErrorDetail()
+				d = &huma.ErrorDetail{Message: got.Message, Location: got.Location}
+			}
+			clean = append(clean, d)
+			if len(parts) < 5 {
+				p := d.Message
+				if d.Location != "" {
+					p = d.Location + ": " + d.Message
+				}
+				parts = append(parts, p)
+			}
+		}
+		if len(errs) > 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(errs)-5))
+		}
+		return base(status, "Invalid request: "+strings.Join(parts, "; ")+".", clean...)
 	}
 }
