@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestServe starts the real binary's run loop on temp dirs, checks the
+// token file (0600, 64 hex chars = 256 bits), the token requirement, and
+// the graceful shutdown on context cancel.
+func TestServe(t *testing.T) {
+	dir := t.TempDir()
+	sessions := filepath.Join(dir, "sessions")
+	os.MkdirAll(sessions, 0o755)
+	b, _ := os.ReadFile(filepath.Join("..", "..", "testdata", "pi-tree", "tree-basic.jsonl"))
+	os.WriteFile(filepath.Join(sessions, "a.jsonl"), b, 0o600)
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var stderr bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", addr}, env(map[string]string{
+			"CONTEXTD_SESSIONS_DIR": sessions, "CONTEXTD_STATE_DIR": filepath.Join(dir, "state"),
+		}), io.Discard, &stderr)
+	}()
+	var resp *http.Response
+	var err error
+	for i := 0; i < 100; i++ {
+		resp, err = http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("server did not start: %v\n%s", err, stderr.String())
+	}
+	resp.Body.Close()
+	fi, err := os.Stat(filepath.Join(dir, "state", "token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("token mode = %v, want 0600", fi.Mode().Perm())
+	}
+	tok, _ := os.ReadFile(filepath.Join(dir, "state", "token"))
+	if n := len(strings.TrimSpace(string(tok))); n != 64 {
+		t.Errorf("token has %d hex chars, want 64 (256 bits)", n)
+	}
+	resp, _ = http.Get("http://" + addr + "/v1/sessions")
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without token: %d, want 401", resp.StatusCode)
+	}
+	resp.Body.Close()
+	req, _ := http.NewRequest("GET", "http://"+addr+"/v1/sessions", nil)
+	req.Header.Set("X-Contextd-Token", strings.TrimSpace(string(tok)))
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("with token: %v %v", err, resp)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Contains(body, []byte(`"session_id":"019f3d67-b1fd-7c0a-87d5-9b46277407ba"`)) || !bytes.Contains(body, []byte(`"entries":62`)) {
+		t.Errorf("sessions = %s", body)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no shutdown within 10 s")
+	}
+}
+
+func TestRefusesNonLoopback(t *testing.T) {
+	dir := t.TempDir()
+	err := run(context.Background(), []string{"serve", "--addr", "0.0.0.0:0", "--sessions-dir", dir, "--state-dir", filepath.Join(dir, "s")}, env(nil), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--allow-non-loopback") {
+		t.Fatalf("err = %v, want a refusal naming --allow-non-loopback", err)
+	}
+}
+
+func TestDefaultsFollowPi(t *testing.T) {
+	c, _, err := parseFlags("x", nil, env(map[string]string{"PI_CODING_AGENT_DIR": "/a/agent"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SessionsDir != "/a/agent/sessions" || c.StateDir != "/a/agent/contextd" || c.Addr != "127.0.0.1:7467" {
+		t.Errorf("got %+v", c)
+	}
+	c, _, _ = parseFlags("x", nil, env(map[string]string{"PI_CODING_AGENT_SESSION_DIR": "/s", "CONTEXTD_ADDR": "127.0.0.1:9"}), io.Discard)
+	if c.SessionsDir != "/s" || c.Addr != "127.0.0.1:9" {
+		t.Errorf("got %+v", c)
+	}
+	c, _, _ = parseFlags("x", []string{"--sessions-dir", "/f"}, env(map[string]string{"CONTEXTD_SESSIONS_DIR": "/e"}), io.Discard)
+	if c.SessionsDir != "/f" {
+		t.Errorf("flag must win over env: %+v", c)
+	}
+}
+
+// TestInspect pins the summary of compact.jsonl: v1, 1011 entries, one
+// skipped line 1013 (SOURCES.md).
+func TestInspect(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"inspect", filepath.Join("..", "..", "testdata", "pi-sessions", "compact.jsonl")}, env(nil), &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"(version 1)", "entries:   1011", "line 1013: invalid_json"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("inspect output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestReindex(t *testing.T) {
+	dir := t.TempDir()
+	b, _ := os.ReadFile(filepath.Join("..", "..", "testdata", "pi-tree", "tree-basic.jsonl"))
+	os.WriteFile(filepath.Join(dir, "a.jsonl"), b, 0o600)
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"reindex", "--sessions-dir", dir, "--state-dir", filepath.Join(dir, "state")}, env(nil), &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), "reindexed 1 session files") {
+		t.Errorf("out = %q", out.String())
+	}
+}
