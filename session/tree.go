@@ -12,6 +12,11 @@ type Tree struct {
 	Header  Header
 	Entries []Entry
 	byID    map[string]int
+	// parents[i] is the Seq of entry i's parent as resolved when i was
+	// added (-1: root or missing). Valid for walking only while no id has
+	// been repeated (dupIDs false): a repeated id can re-point a parentId.
+	parents []int32
+	dupIDs  bool
 }
 
 // NewTree returns an empty tree for a file with header h.
@@ -24,8 +29,22 @@ func (t *Tree) Add(e Entry) {
 	if t.byID == nil {
 		t.byID = make(map[string]int)
 	}
+	if _, dup := t.byID[e.ID]; dup {
+		t.dupIDs = true
+	}
+	p := int32(-1)
+	if e.ParentID != "" {
+		if i, ok := t.byID[e.ParentID]; ok {
+			p = int32(i)
+		} else {
+			// A parent that appears later in the file (never in files Pi
+			// writes) is resolved by id at walk time.
+			t.dupIDs = true
+		}
+	}
 	t.byID[e.ID] = len(t.Entries)
 	t.Entries = append(t.Entries, e)
+	t.parents = append(t.parents, p)
 }
 
 // Len is the number of entries.
@@ -85,23 +104,31 @@ func (t *Tree) Branch(leafID string) (seqs []int, cycle bool, err error) {
 	if !ok {
 		return nil, false, &ErrUnknownLeaf{LeafID: leafID}
 	}
-	seen := make(map[int]struct{})
-	for {
-		if _, dup := seen[cur]; dup {
-			cycle = true
-			break
+	if !t.dupIDs {
+		// Fast path: parents were resolved on Add and always point to
+		// earlier entries, so the walk cannot loop.
+		for c := int32(cur); c >= 0; c = t.parents[c] {
+			seqs = append(seqs, int(c))
 		}
-		seen[cur] = struct{}{}
-		seqs = append(seqs, cur)
-		p := t.Entries[cur].ParentID
-		if p == "" {
-			break
+	} else {
+		seen := make(map[int]struct{})
+		for {
+			if _, dup := seen[cur]; dup {
+				cycle = true
+				break
+			}
+			seen[cur] = struct{}{}
+			seqs = append(seqs, cur)
+			p := t.Entries[cur].ParentID
+			if p == "" {
+				break
+			}
+			next, ok := t.byID[p]
+			if !ok {
+				break
+			}
+			cur = next
 		}
-		next, ok := t.byID[p]
-		if !ok {
-			break
-		}
-		cur = next
 	}
 	for i, j := 0, len(seqs)-1; i < j; i, j = i+1, j-1 {
 		seqs[i], seqs[j] = seqs[j], seqs[i]

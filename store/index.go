@@ -358,6 +358,7 @@ type Session struct {
 	textSize  int64
 	firstLine [32]byte
 	dev, ino  uint64
+	mtime     time.Time // file mtime at the last sync (memory only)
 	stats     session.Stats
 	state     FileState
 	stateMsg  string
@@ -461,7 +462,10 @@ func (s *Session) Sync(ctx context.Context) error {
 		if fl, ok := firstLineHash(f); !ok || fl != s.firstLine {
 			cause = "replaced"
 		}
-	case s.next > 0:
+	case s.next > 0 && (size > s.next || !fi.ModTime().Equal(s.mtime)):
+		// New bytes or a new mtime: make sure the file still starts with
+		// the same line (Pi rewrites a migrated file from line 1). An
+		// unchanged size, mtime and inode needs no read at all.
 		if fl, ok := firstLineHash(f); !ok || fl != s.firstLine {
 			cause = "rewritten"
 		}
@@ -474,6 +478,7 @@ func (s *Session) Sync(ctx context.Context) error {
 		}
 	}
 	s.dev, s.ino = dev, ino
+	s.mtime = fi.ModTime()
 	if size > s.next {
 		if err := s.ingest(ctx, db, f, size); err != nil {
 			return err
