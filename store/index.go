@@ -526,22 +526,33 @@ func firstLineHash(f io.ReaderAt) ([32]byte, bool) {
 // clear forgets everything indexed for this session (rows, texts, tree).
 func (s *Session) clear(ctx context.Context, db *DB) error {
 	if s.fileID != 0 {
-		if _, err := db.Writer.ExecContext(ctx, `UPDATE sessions SET session_id='', header='{}', not_pi=0, bytes_indexed=0, first_line=x'', next_line=1, next_seq=0, last_v1_id='', text_bytes=0, stats='{}' WHERE file_id=?;
-DELETE FROM entries WHERE file_id=?; DELETE FROM tool_calls WHERE file_id=?`, s.fileID, s.fileID, s.fileID); err != nil {
+		if err := forgetRows(ctx, db, s.fileID); err != nil {
 			return err
 		}
 		if err := os.Truncate(s.textPath(), 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
-	id := s.fileID
 	s.mu.Lock()
-	s.reset()
-	s.fileID = id
-	s.loaded = true
-	s.calls = map[string]history.Call{}
+	s.fresh(s.fileID)
 	s.mu.Unlock()
 	return nil
+}
+
+// forgetRows deletes a session's entries and tool calls and resets its
+// resume state, in one transaction.
+func forgetRows(ctx context.Context, db *DB, fileID int64) error {
+	_, err := db.Writer.ExecContext(ctx, `UPDATE sessions SET session_id='', header='{}', not_pi=0, bytes_indexed=0, first_line=x'', next_line=1, next_seq=0, last_v1_id='', text_bytes=0, stats='{}' WHERE file_id=?;
+DELETE FROM entries WHERE file_id=?; DELETE FROM tool_calls WHERE file_id=?`, fileID, fileID, fileID)
+	return err
+}
+
+// fresh resets the in-memory state to an empty, loaded session (caller holds mu).
+func (s *Session) fresh(fileID int64) {
+	s.reset()
+	s.fileID = fileID
+	s.loaded = true
+	s.calls = map[string]history.Call{}
 }
 
 // load reads this session's rows from SQLite into memory (or creates the
@@ -564,10 +575,7 @@ func (s *Session) load(ctx context.Context, db *DB) error {
 		}
 		fileID, _ = res.LastInsertId()
 		s.mu.Lock()
-		s.reset()
-		s.fileID = fileID
-		s.loaded = true
-		s.calls = map[string]history.Call{}
+		s.fresh(fileID)
 		s.mu.Unlock()
 		return nil
 	}
@@ -632,9 +640,7 @@ func (s *Session) load(ctx context.Context, db *DB) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.reset()
-	s.fileID = fileID
-	s.loaded = true
+	s.fresh(fileID)
 	s.tree, s.items, s.calls = tree, items, calls
 	s.parser = session.Parser{Header: nil, NotPi: notPi, NextLine: int(nextLine), NextSeq: int(nextSeq), LastV1ID: lastV1}
 	if tree != nil {
@@ -659,13 +665,10 @@ func (s *Session) load(ctx context.Context, db *DB) error {
 	default:
 		s.x.log.Warn("item text file lost committed data, re-indexing the session", "path", s.path)
 		s.x.metrics.Reindexes.WithLabelValues("text_lost").Inc()
-		if _, err := db.Writer.ExecContext(ctx, `DELETE FROM entries WHERE file_id=?; DELETE FROM tool_calls WHERE file_id=?; UPDATE sessions SET bytes_indexed=0, next_line=1, next_seq=0, last_v1_id='', text_bytes=0, header='{}', session_id='', not_pi=0, stats='{}' WHERE file_id=?`, fileID, fileID, fileID); err != nil {
+		if err := forgetRows(ctx, db, fileID); err != nil {
 			return err
 		}
-		s.reset()
-		s.fileID = fileID
-		s.loaded = true
-		s.calls = map[string]history.Call{}
+		s.fresh(fileID)
 		return os.WriteFile(s.textPath(), nil, 0o600)
 	}
 }
@@ -825,7 +828,7 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 	if next == start {
 		return false, nil
 	}
-	if off := off0(start, haveFirst); off {
+	if start == 0 && haveFirst {
 		copy(s.firstLine[:], first[:])
 	}
 	// 1. item texts, before the rows that point at them.
@@ -907,8 +910,6 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 	}
 	return true, nil
 }
-
-func off0(start int64, haveFirst bool) bool { return start == 0 && haveFirst }
 
 func mergeStats(a, b session.Stats) session.Stats {
 	out := session.Stats{Lines: a.Lines + b.Lines}
