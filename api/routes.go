@@ -19,6 +19,7 @@ import (
 func (s *Server) register(api huma.API) {
 	s.registerSessions(api)
 	s.registerCodex(api)
+	s.registerCompaction(api)
 }
 
 type SessionPath struct {
@@ -147,9 +148,11 @@ func (s *Server) registerSessions(api huma.API) {
 		})
 }
 
-// codexHeaders are the caller headers Remote mode forwards (reference
-// §1.6 "Auth headers", issue 5).
-type codexHeaders struct {
+// CodexHeaders are the caller headers Remote mode forwards (reference
+// §1.6 "Auth headers", remote.ForwardedHeaders). The type is exported
+// because huma skips unexported embedded structs: with it unexported, no
+// header was ever parsed and every Remote call lacked its credentials.
+type CodexHeaders struct {
 	Authorization string `header:"Authorization" doc:"Remote mode: Bearer ChatGPT access token, forwarded."`
 	AccountID     string `header:"ChatGPT-Account-ID" doc:"Remote mode: forwarded."`
 	UserAgent     string `header:"User-Agent"`
@@ -158,7 +161,7 @@ type codexHeaders struct {
 	Truncation    string `header:"x-openai-tool-output-truncation-policy" doc:"Remote mode: forwarded."`
 }
 
-func (h codexHeaders) header() http.Header {
+func (h CodexHeaders) header() http.Header {
 	out := http.Header{}
 	for k, v := range map[string]string{"Authorization": h.Authorization, "ChatGPT-Account-ID": h.AccountID, "User-Agent": h.UserAgent,
 		"originator": h.Originator, "version": h.ClientVersion, "x-openai-tool-output-truncation-policy": h.Truncation} {
@@ -170,7 +173,7 @@ func (h codexHeaders) header() http.Header {
 }
 
 type codexInput[B any] struct {
-	codexHeaders
+	CodexHeaders
 	RawBody []byte
 	Body    B
 }

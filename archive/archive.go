@@ -1,9 +1,19 @@
-// Package archive is Tree mode's archive index (DESIGN.md §3, reference
-// codex-history-notes.md §3.6): manifest validation, bounded cycle-safe
-// traversal, archived windows and hidden-summary signatures.
+// Package archive is Tree mode's archive index (DESIGN.md §3, §4; reference
+// codex-history-notes.md §3.6; SEED-tree-context-management.md "Persisted
+// representation", "Filtering", "Retrieval index"): manifest validation,
+// bounded cycle-safe traversal, the archived windows of a branch and the
+// signatures of the branch summaries Tree mode hides from the model.
+//
+// The index is built from every entry of a session's tree, not only the
+// active branch (Build). Each `codex-context-tree-archive` custom entry is a
+// manifest; it is valid only when every rule of Validate holds, and an
+// invalid manifest is unavailable: it never adds a window, never hides a
+// summary and never widens a traversal. Per-branch readings (Index.Branch)
+// then take the valid manifests whose manifest entry and summary are both
+// on the branch.
+//
+// The index is derived data: Archives caches one index per session file
+// and tree length, but every answer can be rebuilt from the JSONL alone and
+// the cache is never the authority (SEED "Filtering": "An in-memory set may
+// cache the index but cannot be authoritative").
 package archive
-
-import "contextd/coordinator"
-
-// Install plugs the Tree-mode hooks into the coordinator.
-func Install(svc *coordinator.Service) {}

@@ -24,12 +24,12 @@ type CallContext struct {
 // historyView builds the history view of a branch for the target's mode.
 // Local: the windows of the active branch (reference §3.3). Tree: archived
 // windows through valid manifests, then the current window (treeView).
-func (s *Service) historyView(b *Branch, agent string) *history.View {
+func (s *Service) historyView(b *Branch, agent string) (*history.View, error) {
 	if b.Target.Mode == contextd.ModeTree && s.TreeView != nil {
 		return s.TreeView(b, agent)
 	}
 	wins := history.LocalWindows(b.V.Tree, b.Seqs, b.V.Ref)
-	return &history.View{Agent: agent, Windows: wins, Texts: b.V.Texts()}
+	return &history.View{Agent: agent, Windows: wins, Texts: b.V.Texts()}, nil
 }
 
 // agentOf returns the caller's agent: the context's current_agent_name, else
@@ -55,8 +55,10 @@ func (s *Service) History(ctx context.Context, op string, cc CallContext, args a
 	}
 	var out any
 	err = s.withBranch(t, cc.LeafID, func(b *Branch) error {
-		view := s.historyView(b, agentOf(t, cc))
-		var err error
+		view, err := s.historyView(b, agentOf(t, cc))
+		if err != nil {
+			return err
+		}
 		switch a := args.(type) {
 		case *history.ListWindowsArgs:
 			out, err = view.ListWindows(*a)
@@ -202,7 +204,10 @@ func (s *Service) ThreadHint(ctx context.Context, cc CallContext) (ThreadHintRes
 		if err != nil {
 			return err
 		}
-		view := s.historyView(b, agentOf(t, cc))
+		view, err := s.historyView(b, agentOf(t, cc))
+		if err != nil {
+			return err
+		}
 		var rec *notes.Recovery
 		if n := len(view.Windows); n >= 2 {
 			rec = recoveryOf(view.Windows[n-2])

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -33,7 +35,8 @@ type Service struct {
 
 	// TreeView, when set, builds the Tree-mode history view (archived
 	// windows, then the current one). Local windows are used when nil.
-	TreeView func(b *Branch, agent string) *history.View
+	// Errors are I/O errors reading manifests from the session file.
+	TreeView func(b *Branch, agent string) (*history.View, error)
 	// TreeContext, when set, adds the Tree-mode parts of the context answer
 	// (hidden summaries, whether a fresh boundary is needed).
 	TreeContext func(b *Branch, out *ContextAnswer) error
@@ -107,6 +110,15 @@ func (s *Service) Resolve(ctx context.Context, sessionID string) (*Target, error
 	}
 	if registered {
 		path, err := s.Index.Resolve(reg.SessionFile)
+		if p, under := registeredPath(s.Index.Root(), reg.SessionFile); under && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, store.ErrOutside)) {
+			// The file was deleted, or replaced by a symlink that leads out
+			// of the sessions directory, after it was registered. Keep the
+			// session at its registered path: its sync records the state
+			// (missing, outside) without reading anything outside, GET
+			// /v1/sessions/{id} reports it, and routes that need the
+			// content answer 410.
+			path, err = p, nil
+		}
 		switch {
 		case errors.Is(err, store.ErrOutside):
 			return nil, contextd.Errorf(contextd.EForbidden, "the registered session_file of %q is outside the sessions directory %s; register a file under it", sessionID, s.Index.Root())
@@ -130,6 +142,21 @@ func (s *Service) Resolve(ctx context.Context, sessionID string) (*Target, error
 	}
 	t.Session = sess
 	return t, nil
+}
+
+// registeredPath is the absolute, cleaned form of a registered
+// session_file (relative paths are under root) and whether it lies under
+// root without following symlinks.
+func registeredPath(root, file string) (string, bool) {
+	if file == "" {
+		return "", false
+	}
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(root, file)
+	}
+	file = filepath.Clean(file)
+	rel, err := filepath.Rel(root, file)
+	return file, err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // usable turns a view's file state into an error for routes that need the

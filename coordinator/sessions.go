@@ -73,7 +73,9 @@ func (s *Service) summarize(sess *store.Session, reg *contextd.Registration) Ses
 				}
 			}
 		}
-		if s.ArchiveCount != nil {
+		// Archives are read from the file: only count them while it is
+		// readable (a missing or outside file has its own problem).
+		if s.ArchiveCount != nil && v.State == store.StateOK {
 			n, probs := s.ArchiveCount(v)
 			out.Archives = n
 			out.Problems = append(out.Problems, probs...)
@@ -165,6 +167,15 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 				out.BoundaryEntryID = b.V.Tree.Entries[b.Seqs[i]].ID
 			} else {
 				out.NeedsBoundary = t.Mode == contextd.ModeLocal || t.Mode == contextd.ModeTree
+			}
+			if t.Mode == contextd.ModeTree && s.TreeContext != nil {
+				// Tree: a boundary that an archive already holds (the user
+				// navigated into an archived window) needs a fresh one too.
+				var ca ContextAnswer
+				if err := s.TreeContext(b, &ca); err != nil {
+					return err
+				}
+				out.NeedsBoundary = out.NeedsBoundary || ca.NeedsBoundary
 			}
 			return nil
 		})

@@ -1,11 +1,16 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -25,9 +30,9 @@ import (
 //     the context messages as (branch position, role, customType, stopReason), which pins the
 //     roles sequence and where the compaction summaries are.
 //
-// Pi runs once on all files for the default leaves; --leaf takes one id for every file it is
-// given, so each named leaf is one more run (parallel subtests). The fixture files must be
-// byte-identical (sha256) and keep their mtime.
+// Pi runs once on all files for the default leaves (PiParity), and once more for all the named
+// leaves (piParityLeaves). The fixture files must be byte-identical (sha256) and keep their
+// mtime.
 func TestPiParityInvariant(t *testing.T) {
 	fixtureGlobs := []string{filepath.Join(piSessionsDir, "*.jsonl"), filepath.Join(piTreeDir, "*.jsonl")}
 	var fixtures []string
@@ -54,14 +59,25 @@ func TestPiParityInvariant(t *testing.T) {
 	}
 	genSums := sha256Files(t, filepath.Join(genDir, "*.jsonl"))
 
-	files := append(slices.Clone(fixtures), generated...)
+	// Hand-written edge files, compared in the same Pi run (see edgeSessions).
+	edgeDir := t.TempDir()
+	var edges []string
+	for _, name := range slices.Sorted(maps.Keys(edgeSessions)) {
+		path := filepath.Join(edgeDir, name)
+		if err := os.WriteFile(path, []byte(edgeSessions[name]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		edges = append(edges, path)
+	}
+
+	files := slices.Concat(fixtures, generated, edges)
 	views := map[string]*goView{}
 	for _, f := range files {
 		views[f] = loadGoView(t, f)
 	}
 
 	results := PiParity(t, "", files...)
-	var v1, v3 int
+	var v1, v23 int
 	for _, r := range results {
 		t.Run(filepath.Base(r.File), func(t *testing.T) {
 			v := views[r.File]
@@ -75,7 +91,7 @@ func TestPiParityInvariant(t *testing.T) {
 				v1++
 				compareV1(t, v, r)
 			} else {
-				v3++
+				v23++
 				compareByID(t, v, "", r)
 			}
 		})
@@ -83,7 +99,6 @@ func TestPiParityInvariant(t *testing.T) {
 
 	// Named leaves of the generated files. The manifest's "leaf" is the default leaf, already
 	// compared above; "windowIds" are window ids, not entry ids.
-	type leafRun struct{ file, key, id string }
 	var runs []leafRun
 	for _, mf := range man.Files {
 		path := filepath.Join(genDir, mf.File)
@@ -99,21 +114,28 @@ func TestPiParityInvariant(t *testing.T) {
 				t.Errorf("%s: manifest id %s=%s is not an entry", mf.File, key, id)
 				continue
 			}
-			runs = append(runs, leafRun{path, key, id})
+			runs = append(runs, leafRun{File: path, Key: key, Leaf: id})
 		}
 	}
 	if len(runs) < len(man.Files) {
 		t.Fatalf("only %d named leaves in the manifest", len(runs))
 	}
+	leafResults := piParityLeaves(t, runs)
+	// The batch runs pi-parity.mjs itself; one run through PiParity must give the same answer.
+	if one := PiParity(t, runs[0].Leaf, runs[0].File)[0]; !reflect.DeepEqual(one, leafResults[0]) {
+		t.Fatalf("batched --leaf %s differs from PiParity:\n batch %+v\n   one %+v", runs[0].Leaf, leafResults[0], one)
+	}
 	t.Run("leaves", func(t *testing.T) {
-		for _, lr := range runs {
-			t.Run(fmt.Sprintf("%s/%s", filepath.Base(lr.file), lr.key), func(t *testing.T) {
-				t.Parallel()
-				r := PiParity(t, lr.id, lr.file)[0]
+		for i, lr := range runs {
+			t.Run(filepath.Base(lr.File)+"/"+lr.Key, func(t *testing.T) {
+				r := leafResults[i]
 				if r.Error != "" {
-					t.Fatalf("Pi --leaf %s: %s", lr.id, r.Error)
+					t.Fatalf("Pi --leaf %s: %s", lr.Leaf, r.Error)
 				}
-				compareByID(t, views[lr.file], lr.id, r)
+				if r.File != lr.File {
+					t.Fatalf("result for %s, want %s", r.File, lr.File)
+				}
+				compareByID(t, views[lr.File], lr.Leaf, r)
 			})
 		}
 	})
@@ -123,8 +145,96 @@ func TestPiParityInvariant(t *testing.T) {
 		t.Errorf("fixture mtimes changed:\nbefore %v\nafter  %v", mtimesBefore, after)
 	}
 	checkUnchanged(t, genSums, filepath.Join(genDir, "*.jsonl"))
-	t.Logf("compared %d files (%d v1, %d v3; %d fixtures, %d generated) from their default leaf and %d named leaves of the generated files",
-		len(results), v1, v3, len(fixtures), len(generated), len(runs))
+	t.Logf("compared %d files (%d v1, %d v2/v3; %d fixtures, %d generated, %d edge) from their default leaf, and %d named leaves of the generated files",
+		len(results), v1, v23, len(fixtures), len(generated), len(edges), len(runs))
+}
+
+// edgeSessions are hand-written files for shapes Pi itself does not write but opens:
+//   - mistyped-fields: fields of unexpected JSON types (header parentSession 5, display 1,
+//     fromHook "yes", isError "no", object content, a string firstKeptEntryIndex in a v3
+//     compaction, a top-level customType 7 on a message). Pi keeps every line JSON.parse
+//     accepts, so each is an entry (Pi fields the harness decodes as strings stay strings).
+//   - v2-hook-message: a version 2 file; Pi's migrateV2ToV3 turns role hookMessage into
+//     custom (keeping customType) and keeps the ids.
+var edgeSessions = map[string]string{
+	"edge-mistyped-fields.jsonl": `{"type":"session","version":3,"id":"e1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x","parentSession":5}
+{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}
+{"type":"custom_message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","customType":"c","content":"x","display":1}
+{"type":"branch_summary","id":"a3","parentId":"a2","timestamp":"2026-01-01T00:00:03.000Z","fromId":"a1","summary":"s","fromHook":"yes"}
+{"type":"message","id":"a4","parentId":"a3","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"read","isError":"no","content":"x"}}
+{"type":"message","id":"a5","parentId":"a4","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"user","content":{"weird":1}}}
+{"type":"compaction","id":"a6","parentId":"a5","timestamp":"2026-01-01T00:00:06.000Z","summary":"s","firstKeptEntryId":"a4","firstKeptEntryIndex":"x","tokensBefore":1}
+{"type":"message","id":"a7","parentId":"a6","timestamp":"2026-01-01T00:00:07.000Z","customType":7,"message":{"role":"assistant","content":[],"stopReason":"stop"}}
+`,
+	"edge-v2-hook-message.jsonl": `{"type":"session","version":2,"id":"e2","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}
+{"type":"message","id":"b1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}
+{"type":"message","id":"b2","parentId":"b1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"stopReason":"stop"}}
+{"type":"message","id":"b3","parentId":"b2","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"hookMessage","customType":"h","content":"hook","display":true}}
+{"type":"message","id":"b4","parentId":"b2","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"user","content":"side"}}
+{"type":"branch_summary","id":"b5","parentId":"b3","timestamp":"2026-01-01T00:00:05.000Z","fromId":"b4","summary":"went sideways"}
+{"type":"message","id":"b6","parentId":"b5","timestamp":"2026-01-01T00:00:06.000Z","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"boom"}}
+`,
+}
+
+// leafRun is one pi-parity.mjs --leaf run: the manifest key names the leaf.
+type leafRun struct {
+	File string `json:"file"`
+	Key  string `json:"-"`
+	Leaf string `json:"leaf"`
+}
+
+// leafBatch runs pi-parity.mjs once per job inside one node process: it sets process.argv to
+// `--leaf LEAF FILE` and imports the script again under a fresh URL (?job=i), so the script's
+// top level runs again while Pi's package, already loaded, is reused. Each run prints its own
+// JSON array.
+const leafBatch = `
+import { pathToFileURL } from "node:url";
+const script = process.env.PARITY_SCRIPT;
+const jobs = JSON.parse(process.env.PARITY_LEAF_JOBS);
+for (const [i, job] of jobs.entries()) {
+	process.argv = [process.argv[0], script, "--leaf", job.leaf, job.file];
+	await import(pathToFileURL(script).href + "?job=" + i);
+}
+`
+
+// piParityLeaves is PiParity(t, run.Leaf, run.File) for every run, in one node process instead
+// of one per leaf: starting Node and loading Pi costs about a second of CPU per process, and
+// --leaf takes a single id for every file of a run.
+func piParityLeaves(t *testing.T, runs []leafRun) []ParityResult {
+	t.Helper()
+	jobs, err := json.Marshal(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ParityTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, NodeBinary(t), "--input-type=module", "-e", leafBatch)
+	cmd.Env = append(os.Environ(),
+		"PI_CODING_AGENT_DIR="+t.TempDir(), // as runScript: keep Pi away from ~/.pi
+		"PI_PARITY_LEAF=",
+		"PARITY_SCRIPT="+filepath.Join(Dir(), "pi-parity.mjs"),
+		"PARITY_LEAF_JOBS="+string(jobs))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("pi-parity.mjs batch of %d leaves: %v (ctx %v)\nstderr:\n%s", len(runs), err, ctx.Err(), stderr.String())
+	}
+	var out []ParityResult
+	dec := json.NewDecoder(&stdout)
+	for dec.More() {
+		var rs []ParityResult
+		if err := dec.Decode(&rs); err != nil {
+			t.Fatalf("decoding pi-parity.mjs batch output: %v", err)
+		}
+		if len(rs) != 1 {
+			t.Fatalf("pi-parity.mjs batch: %d results in one run, want 1", len(rs))
+		}
+		out = append(out, rs[0])
+	}
+	if len(out) != len(runs) {
+		t.Fatalf("pi-parity.mjs batch: %d results for %d leaves", len(out), len(runs))
+	}
+	return out
 }
 
 // mtimes returns the modification time of every file in sums.

@@ -25,18 +25,21 @@ func LocalWindows(t *session.Tree, branch []int, ref RefFunc) []Window {
 		}
 		w := &out[len(out)-1]
 		if r, ok := ref(s, w.ID); ok {
+			r.BashExecution = e.Type == session.TypeMessage && e.Role == session.RoleBashExecution
 			w.Items = append(w.Items, r)
 		}
 	}
 	return out
 }
 
-// UserItemIDs returns the item ids of the user items of w, newest first, at
-// most max (the thread hint's user_item_ids, reference §3.5).
+// UserItemIDs returns the item ids of the user messages of w, newest
+// first, at most max (the thread hint's user_item_ids, reference §3.5).
+// A bashExecution item (role user, ItemRef.BashExecution) is not a user
+// message and is skipped.
 func UserItemIDs(w Window, max int) []string {
 	var ids []string
 	for i := len(w.Items) - 1; i >= 0 && len(ids) < max; i-- {
-		if w.Items[i].Role == "user" {
+		if w.Items[i].Role == RoleUser && !w.Items[i].BashExecution {
 			ids = append(ids, w.Items[i].ItemID)
 		}
 	}

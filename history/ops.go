@@ -70,7 +70,11 @@ func invalid(format string, a ...any) *Error {
 // opaque ItemID (the Pi entry id, reference §3.3 "Item ID"), the rendered
 // Role / ToolName / ToolNamespace / Summary (see Render), Chars = the
 // length of its text in code points, and Key, an opaque handle the
-// TextSource uses to find the text.
+// TextSource uses to find the text. BashExecution marks a user's `!cmd`
+// (a Pi bashExecution message): it renders with role user but is not a
+// user message, so the thread hint's user_item_ids leave it out (as the
+// seed does: testdata/pi-tree/local-basic.jsonl boundary 1ad99795). It is
+// set by LocalWindows.
 type ItemRef struct {
 	WindowID      string
 	ItemID        string
@@ -78,6 +82,7 @@ type ItemRef struct {
 	ToolName      string
 	ToolNamespace string
 	Summary       bool
+	BashExecution bool
 	Chars         int
 	Key           int64
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 )
@@ -94,6 +95,17 @@ func str(raw json.RawMessage) (string, bool) {
 	return s, true
 }
 
+// isTypeError reports whether err from json.Unmarshal is only a field of an
+// unexpected JSON type (e.g. "display": 1, "cwd": 5, "toolName": 5). Pi keeps
+// every line JSON.parse accepts, whatever its field types
+// (session-manager.js parseSessionEntryLine), so such a line is still an
+// entry: encoding/json has filled every other field, and the mistyped one
+// stays zero. Only a syntax error makes a line invalid.
+func isTypeError(err error) bool {
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &te)
+}
+
 // isBlank reports whether line holds only JSON whitespace (what
 // `!line.trim()` tests for the lines Pi writes).
 func isBlank(line []byte) bool {
@@ -132,7 +144,7 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 		return nil, nil, SkipNotObject
 	}
 	var r rawEntry
-	if err := json.Unmarshal(line, &r); err != nil {
+	if err := json.Unmarshal(line, &r); err != nil && !isTypeError(err) {
 		return nil, nil, SkipInvalidJSON
 	}
 	typ := ""
@@ -181,7 +193,7 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 	case TypeMessage:
 		if len(r.Message) > 0 && r.Message[0] == '{' {
 			var m Message
-			if err := json.Unmarshal(r.Message, &m); err == nil {
+			if err := json.Unmarshal(r.Message, &m); err == nil || isTypeError(err) {
 				if m.Role == "hookMessage" { // migrateV2ToV3
 					m.Role = RoleCustom
 				}
@@ -265,11 +277,16 @@ func decodeWindow(details json.RawMessage) *WindowMarker {
 }
 
 // UnmarshalJSON accepts a string, an array of blocks, or null (0.85.1 treats
-// null content as []).
+// null content as []). Any other JSON value (an object, a number) gives empty
+// content and no error: Pi keeps such a message (it copies the stored message
+// as is), so the message's role and other fields must still be decoded.
 func (c *Content) UnmarshalJSON(b []byte) error {
 	*c = Content{}
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || bytes.Equal(b, []byte("null")) {
+		return nil
+	}
+	if b[0] != '"' && b[0] != '[' {
 		return nil
 	}
 	if b[0] == '"' {

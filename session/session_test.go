@@ -247,3 +247,44 @@ func TestInFlightAndLongLines(t *testing.T) {
 		t.Errorf("entries = %d", tree2.Len())
 	}
 }
+
+// TestMistypedFieldsKept: Pi keeps every line JSON.parse accepts, whatever the
+// types of its fields, so a field of an unexpected JSON type must not drop the
+// line (nor, in the header, the whole file). Pi 0.85.1 gives this file the
+// branch a1..a7 and the context a6/compactionSummary, a4/toolResult, a5/user,
+// a7/assistant (checked against real Pi in e2e/parity_test.go).
+func TestMistypedFieldsKept(t *testing.T) {
+	src := strings.Join([]string{
+		`{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/x","parentSession":5}`,
+		`{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":"hi"}}`,
+		`{"type":"custom_message","id":"a2","parentId":"a1","timestamp":"t","customType":"c","content":"x","display":1}`,
+		`{"type":"branch_summary","id":"a3","parentId":"a2","timestamp":"t","fromId":"a1","summary":"s","fromHook":"yes"}`,
+		`{"type":"message","id":"a4","parentId":"a3","timestamp":"t","message":{"role":"toolResult","toolCallId":"c1","toolName":"read","isError":"no","content":"x"}}`,
+		`{"type":"message","id":"a5","parentId":"a4","timestamp":"t","message":{"role":"user","content":{"weird":1}}}`,
+		`{"type":"compaction","id":"a6","parentId":"a5","timestamp":"t","summary":"s","firstKeptEntryId":"a4","firstKeptEntryIndex":"x","tokensBefore":1}`,
+		`{"type":"message","id":"a7","parentId":"a6","timestamp":"t","customType":7,"message":{"role":"assistant","content":[],"stopReason":"stop"}}`,
+	}, "\n") + "\n"
+	var p Parser
+	tree, _, st, err := Feed(bytes.NewReader([]byte(src)), &p, nil, 0, -1, 0, nil)
+	if err != nil || p.NotPi || tree == nil {
+		t.Fatalf("NotPi=%v tree=%v err=%v", p.NotPi, tree, err)
+	}
+	if len(st.Skipped) != 0 || tree.Len() != 7 {
+		t.Fatalf("skipped %v, %d entries; want none skipped and 7", st.Skipped, tree.Len())
+	}
+	branch, _, err := tree.Branch("")
+	if err != nil || len(branch) != 7 {
+		t.Fatalf("branch %v %v", branch, err)
+	}
+	var got []string
+	for _, s := range tree.ContextEntries(branch) {
+		got = append(got, tree.Entries[s].ID+":"+ContextRole(&tree.Entries[s]))
+	}
+	want := []string{"a6:compactionSummary", "a4:toolResult", "a5:user", "a7:assistant"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("context (-want +got):\n%s", d)
+	}
+	if a2 := tree.Get("a2"); a2.CustomType != "c" {
+		t.Errorf("a2 customType %q", a2.CustomType)
+	}
+}

@@ -1,0 +1,143 @@
+package archive
+
+import (
+	"contextd/history"
+	"contextd/session"
+)
+
+// Branch is the Tree-mode reading of one active branch.
+type Branch struct {
+	// Archives are the valid manifests whose manifest entry and summary
+	// entry are both on the branch, in branch order of the manifest entry.
+	// Their summaries are the ones Tree mode hides (SEED "Filtering") and
+	// their windows are the branch's archived windows.
+	Archives []*Manifest
+	// Windows are the history windows of the branch, in branch order (see
+	// Index.Branch).
+	Windows []history.Window
+	// Current is the Seq of the boundary of the window still open at the
+	// end of the branch, -1 when there is none.
+	Current int
+	// Stale is true when Current is the boundary of a window that a valid
+	// manifest (anywhere in the file) archived: the leaf is inside an
+	// archived interval, or continues from one, because the user navigated
+	// there with /tree.
+	Stale bool
+}
+
+// NeedsBoundary reports whether the branch needs a fresh window boundary
+// before the next model call (SEED "Resume, switching and manual
+// compaction": user navigation into an archived branch "initializes a
+// fresh context boundary if required"). The rule: a Tree branch has a
+// current window only when a window boundary follows the branch's last
+// Tree cut (the last manifest of Archives) and that boundary's window was
+// not itself archived. So NeedsBoundary is true when
+//
+//   - the branch has no boundary at all (a new session), or
+//   - every boundary on it comes before its last Tree cut (the leaf sits
+//     between a rollover's navigation and its commit, or a Local window
+//     was cut by Tree archives), or
+//   - the open window's boundary is the boundaryEntryId of a valid
+//     manifest (Stale: the user navigated into an archived interval).
+func (b *Branch) NeedsBoundary() bool { return b.Current < 0 || b.Stale }
+
+// Branch reads the branch seqs (root to leaf) of t through x. ref gives an
+// entry's history item in a window (store.View.Ref).
+//
+// Windows are built by one scan of the branch in order:
+//
+//   - the manifest entry of each of Archives adds an archived window, id
+//     windowId, and closes the open window;
+//   - a window boundary (session.Entry.IsBoundary) opens a window, id its
+//     currentWindowId, as in Local mode (history.LocalWindows);
+//   - every other entry that renders to an item joins the open window,
+//     except the summaries of Archives (they belong to their archived
+//     window); entries before the first boundary and after a Tree cut with
+//     no boundary since belong to no window.
+//
+// For a branch Pi wrote in Tree mode this gives every archived window, in
+// rollover order, then the current window (DESIGN.md §4; SEED
+// "summary₁ → manifest₁ → summary₂ → manifest₂ → current boundary").
+//
+// An archived window's items are its summary (role assistant, Summary
+// true) followed by its archived entries (Manifest.Archived) that render
+// to items, in chronological order. Window boundaries are never items, in
+// archived windows as in Local ones: the archived interval starts with the
+// window's own boundary, which the window's id already stands for.
+//
+// Only manifest-owned summaries are summary items (Summary true, searched
+// first). Any other branch_summary — a manual /tree summary, one from
+// another extension, one whose manifest is invalid — is an ordinary raw
+// item (role assistant, Summary false) of the window that holds it, and
+// never enters the archive index (SEED "Manual summaries and unrelated
+// branches never enter this index").
+func (x *Index) Branch(t *session.Tree, seqs []int, ref history.RefFunc) *Branch {
+	pos := make(map[int]int, len(seqs))
+	for i, s := range seqs {
+		pos[s] = i
+	}
+	out := &Branch{Current: -1}
+	at := map[int]*Manifest{} // manifest seq → archive on the branch
+	owned := map[int]bool{}   // summary seqs of Archives
+	for i := range x.Manifests {
+		m := &x.Manifests[i]
+		if !m.Valid {
+			continue
+		}
+		_, okM := pos[m.Seq]
+		_, okS := pos[m.SummarySeq]
+		if okM && okS {
+			at[m.Seq] = m
+			owned[m.SummarySeq] = true
+		}
+	}
+	open := -1
+	for _, s := range seqs {
+		e := &t.Entries[s]
+		if m, ok := at[s]; ok {
+			out.Archives = append(out.Archives, m)
+			out.Windows = append(out.Windows, archivedWindow(t, m, ref))
+			open, out.Current = -1, -1
+			continue
+		}
+		if e.IsBoundary() {
+			out.Windows = append(out.Windows, history.Window{ID: e.Window.CurrentWindowID})
+			open, out.Current = len(out.Windows)-1, s
+			continue
+		}
+		if open < 0 || owned[s] {
+			continue
+		}
+		if r, ok := rawRef(s, out.Windows[open].ID, ref); ok {
+			out.Windows[open].Items = append(out.Windows[open].Items, r)
+		}
+	}
+	out.Stale = out.Current >= 0 && x.ArchivedBoundary(out.Current)
+	return out
+}
+
+// archivedWindow is the window of a valid manifest: summary, then raw
+// archived items.
+func archivedWindow(t *session.Tree, m *Manifest, ref history.RefFunc) history.Window {
+	w := history.Window{ID: m.Data.WindowID, Items: make([]history.ItemRef, 0, len(m.Archived)+1)}
+	if r, ok := ref(m.SummarySeq, w.ID); ok {
+		r.Summary = true
+		w.Items = append(w.Items, r)
+	}
+	for _, s := range m.Archived {
+		if t.Entries[s].IsBoundary() {
+			continue
+		}
+		if r, ok := rawRef(s, w.ID, ref); ok {
+			w.Items = append(w.Items, r)
+		}
+	}
+	return w
+}
+
+// rawRef is the item of a raw entry: never a summary item.
+func rawRef(s int, windowID string, ref history.RefFunc) (history.ItemRef, bool) {
+	r, ok := ref(s, windowID)
+	r.Summary = false
+	return r, ok
+}
