@@ -720,11 +720,10 @@ func TestTreeNotesAtLeaf(t *testing.T) {
 // window is the last archived window, with its summary item and its user
 // items newest first. For tree-basic this is the very line the seed
 // extension wrote into the current boundary when it committed the
-// rollover. Two differences with the seed's lines are expected and
-// pinned here:
-//   - tree-multi: history.Render renders the bashExecution message
-//     52742e07 (a user `!pytest -q`) as a user item; the seed's renderer
-//     has no bashExecution rule, so its line lacks it.
+// rollover; for tree-multi it is the line of the seed's boundary 22026bdb
+// (the bashExecution 52742e07, a user `!pytest -q`, is an item with role
+// user but not a user message, so it is not among user_item_ids). One
+// difference with the seed's lines is expected and pinned here:
 //   - tree-manual-summary: the seed listed 2b1d8e07, a user message on the
 //     side branch that the manual /tree summary 7b747b22 abandoned inside
 //     window 722de4b6; it kept user ids in memory during the window. That
@@ -732,7 +731,7 @@ func TestTreeNotesAtLeaf(t *testing.T) {
 //     manifest c11b8078), and contextd reads only the archive.
 func TestTreeThreadHint(t *testing.T) {
 	want := map[string]string{
-		"tree-multi":          `{"window_id":"3cfecbd3-b23e-4cc0-885b-33b00f1619ef","summary_item_id":"7b988e15","user_item_ids":["97d4d241","4139586f","52742e07"]}`,
+		"tree-multi":          `{"window_id":"3cfecbd3-b23e-4cc0-885b-33b00f1619ef","summary_item_id":"7b988e15","user_item_ids":["97d4d241","4139586f"]}`,
 		"tree-manual-summary": `{"window_id":"722de4b6-7d94-445f-84bc-7bd50315aee8","summary_item_id":"1af1a0b4","user_item_ids":["4625f2e5","580417d9","57d64b40"]}`,
 	}
 	for _, name := range []string{"tree-basic", "tree-multi", "tree-manual-summary"} {

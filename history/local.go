@@ -25,7 +25,6 @@ func LocalWindows(t *session.Tree, branch []int, ref RefFunc) []Window {
 		}
 		w := &out[len(out)-1]
 		if r, ok := ref(s, w.ID); ok {
-			r.BashExecution = e.Type == session.TypeMessage && e.Role == session.RoleBashExecution
 			w.Items = append(w.Items, r)
 		}
 	}

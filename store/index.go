@@ -250,15 +250,27 @@ func (x *Index) SyncAll(ctx context.Context) ([]*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	seen := make(map[string]bool, len(paths))
 	for _, p := range paths {
 		if rp, err := x.Resolve(p); err == nil || errors.Is(err, ErrOutside) {
 			if err == nil {
 				p = rp
 			}
 		}
+		seen[p] = true
 		s := x.Session(p)
 		if err := s.Sync(ctx); err != nil {
 			return nil, err
+		}
+	}
+	// Sessions known from before whose file is no longer discovered
+	// (deleted, or registered elsewhere under the root): their sync records
+	// the state (missing, outside) instead of leaving the last one.
+	for _, s := range x.Sessions() {
+		if !seen[s.path] {
+			if err := s.Sync(ctx); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return x.Sessions(), nil
@@ -270,7 +282,14 @@ func (x *Index) SyncAll(ctx context.Context) ([]*Session, error) {
 func (x *Index) FindByID(ctx context.Context, sessionID string) (*Session, bool, error) {
 	for _, s := range x.Sessions() {
 		if s.SessionID() == sessionID {
-			return s, true, s.Sync(ctx)
+			if err := s.Sync(ctx); err != nil {
+				return nil, false, err
+			}
+			// The file may have been emptied or rewritten as another
+			// session since it was last read: check the id again.
+			if s.SessionID() == sessionID {
+				return s, true, nil
+			}
 		}
 	}
 	// Not loaded yet: the index may know it from an earlier run.

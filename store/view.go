@@ -48,8 +48,10 @@ func (v *View) Ref(seq int, windowID string) (history.ItemRef, bool) {
 	if !im.IsItem {
 		return history.ItemRef{}, false
 	}
-	return history.ItemRef{WindowID: windowID, ItemID: v.Tree.Entries[seq].ID, Role: im.Role, ToolName: im.ToolName,
-		ToolNamespace: im.ToolNamespace, Summary: im.Summary, Chars: im.Chars, Key: int64(seq)}, true
+	e := &v.Tree.Entries[seq]
+	return history.ItemRef{WindowID: windowID, ItemID: e.ID, Role: im.Role, ToolName: im.ToolName,
+		ToolNamespace: im.ToolNamespace, Summary: im.Summary, Chars: im.Chars, Key: int64(seq),
+		BashExecution: e.Type == session.TypeMessage && e.Role == session.RoleBashExecution}, true
 }
 
 // ErrFileChanged is returned when an entry's line is no longer where the
@@ -131,7 +133,12 @@ func (t viewTexts) Slice(ref history.ItemRef, offsetChars, limitChars int) (stri
 	if err != nil {
 		return "", err
 	}
-	b, err := t.read(im.TextOff, im.TextLen)
+	// A code point takes at most 4 bytes: the range never needs more.
+	n := im.TextLen
+	if limitChars >= 0 && offsetChars >= 0 && 4*(offsetChars+limitChars) < n {
+		n = 4 * (offsetChars + limitChars)
+	}
+	b, err := t.read(im.TextOff, n)
 	if err != nil {
 		return "", err
 	}

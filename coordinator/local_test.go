@@ -1,0 +1,329 @@
+package coordinator
+
+// Local-mode tests of the Service without HTTP: the context answer (slice
+// point, orphaned tool results), the boundary of POST …/windows with
+// deterministic ids, the thread hint's recovery ids, and off mode.
+// Expected values come from testdata/pi-tree/local-basic.jsonl (written by
+// the seed extension on real Pi 0.85) and its expected.json, or are
+// written out by hand in the hand-built files below.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"contextd"
+	"contextd/history"
+	"contextd/store"
+)
+
+const (
+	lbSession = "019f3776-3d33-70c6-baa2-5155ff71613c" // local-basic.expected.json header.id
+	lbWin0    = "e636b0b7-d739-4a87-ad1c-80eb5320dfff"
+	lbWin1    = "058f6ded-97f5-4969-ade0-fa96ccce6093"
+	lbWin2    = "3f758502-0c0f-4460-92e9-45bd32510d50"
+)
+
+// localService opens a Service (default mode local) over a temporary
+// sessions directory holding files (name → content); ids minted by
+// NewID are "id-1", "id-2", ….
+func localService(t *testing.T, files map[string][]byte) (*Service, string) {
+	t.Helper()
+	root := t.TempDir()
+	dir := filepath.Join(root, "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	idx, err := store.OpenIndex(ctx, dir, filepath.Join(root, "index"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { idx.Close() })
+	st, err := store.OpenState(ctx, filepath.Join(root, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	svc := New(idx, st, contextd.ModeLocal, nil, nil)
+	n := 0
+	svc.NewID = func() string { n++; return fmt.Sprintf("id-%d", n) }
+	return svc, dir
+}
+
+func readFixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "pi-tree", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// fixtureEntry returns the decoded line of entry id in a JSONL file.
+func fixtureEntry(t *testing.T, data []byte, id string) map[string]any {
+	t.Helper()
+	for _, line := range strings.Split(string(data), "\n") {
+		var e map[string]any
+		if json.Unmarshal([]byte(line), &e) == nil && e["id"] == id {
+			return e
+		}
+	}
+	t.Fatalf("no entry %s", id)
+	return nil
+}
+
+// handLines builds a v3 session file from entry lines written by hand;
+// each entry's parentId is the previous entry.
+func handLines(sessionID string, entries ...string) []byte {
+	var b strings.Builder
+	b.WriteString(`{"type":"session","version":3,"id":"` + sessionID + `","timestamp":"2026-08-01T10:00:00.000Z","cwd":"/tmp/hand"}` + "\n")
+	parent := "null"
+	for i, e := range entries {
+		id := fmt.Sprintf("h%07d", i+1)
+		b.WriteString(`{` + e + `,"id":"` + id + `","parentId":` + parent + `,"timestamp":"2026-08-01T10:00:0` + fmt.Sprint(i%10) + `.000Z"}` + "\n")
+		parent = `"` + id + `"`
+	}
+	return []byte(b.String())
+}
+
+// Entry bodies for handLines.
+func hUser(text string) string {
+	return `"type":"message","message":{"role":"user","content":` + jsonString(text) + `,"timestamp":1785578400000}`
+}
+func hAssistant(parts string) string {
+	return `"type":"message","message":{"role":"assistant","content":[` + parts + `],"stopReason":"toolUse","timestamp":1785578400000}`
+}
+func hCall(id, name string) string {
+	return `{"type":"toolCall","id":"` + id + `","name":"` + name + `","arguments":{}}`
+}
+func hResult(callID, name, text string) string {
+	return `"type":"message","message":{"role":"toolResult","toolCallId":"` + callID + `","toolName":"` + name + `","content":[{"type":"text","text":` + jsonString(text) + `}],"isError":false,"timestamp":1785578400000}`
+}
+func hBoundary(n int, first, cur, prev string) string {
+	p := ""
+	if prev != "" {
+		p = `,"previousWindowId":"` + prev + `"`
+	}
+	return `"type":"custom_message","customType":"codex-context-window","content":"<context_window>\n</context_window>","display":true,"details":{"protocol":1,"id":"m` +
+		cur + `","contextManagement":{"protocol":1,"kind":"window","firstWindowId":"` + first + `","currentWindowId":"` + cur + `"` + p + `,"windowNumber":` + fmt.Sprint(n) + `}}`
+}
+func hBash(command, output string) string {
+	return `"type":"message","message":{"role":"bashExecution","command":` + jsonString(command) + `,"output":` + jsonString(output) + `,"exitCode":0,"cancelled":false,"truncated":false,"timestamp":1785578400000}`
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// TestLocalContextOrphans: when a boundary lands between an assistant's
+// tool calls and their results, slicing at the boundary would leave
+// toolResults without their toolCall: the answer lists them and moves the
+// slice point to the assistant message.
+func TestLocalContextOrphans(t *testing.T) {
+	note := `"type":"custom","customType":"codex-context-note","data":{"protocol":1,"action":"write","path":"/root/notes/n.md","text":"n","timestamp":1785578400000}`
+	file := handLines("hand-ctx",
+		hBoundary(0, "wa", "wa", ""),                         // h0000001
+		hUser("list and print"),                              // h0000002
+		hAssistant(hCall("c1", "ls")+","+hCall("c2", "pwd")), // h0000003
+		hBoundary(1, "wa", "wb", "wa"),                       // h0000004: lands before the results
+		hResult("c1", "ls", "a.txt"),                         // h0000005: orphaned
+		note,                                                 // h0000006
+		hResult("c2", "pwd", "/tmp"),                         // h0000007: orphaned
+		hAssistant(hCall("c3", "cat")),                       // h0000008: a new turn ends the scan
+		hResult("c3", "cat", "x"),                            // h0000009: answers a call after the boundary
+		hBoundary(2, "wa", "wc", "wb"),                       // h0000010: clean boundary
+		hUser("next"),                                        // h0000011
+	)
+	svc, _ := localService(t, map[string][]byte{"hand.jsonl": file})
+	wb := WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: "wa", CurrentWindowID: "wb", PreviousWindowID: "wa", WindowNumber: 1}
+	wc := WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: "wa", CurrentWindowID: "wc", PreviousWindowID: "wb", WindowNumber: 2}
+	for _, tc := range []struct {
+		leaf, boundary, slice string
+		orphans               []string
+		window                *WindowIdentity
+	}{
+		{"h0000009", "h0000004", "h0000003", []string{"h0000005", "h0000007"}, &wb},
+		{"h0000007", "h0000004", "h0000003", []string{"h0000005", "h0000007"}, &wb},
+		{"h0000005", "h0000004", "h0000003", []string{"h0000005"}, &wb},
+		{"h0000004", "h0000004", "h0000004", []string{}, &wb},
+		{"h0000011", "h0000010", "h0000010", []string{}, &wc},
+		{"", "h0000010", "h0000010", []string{}, &wc},
+	} {
+		got, err := svc.Context(context.Background(), "hand-ctx", ContextRequest{LeafID: tc.leaf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaf := tc.leaf
+		if leaf == "" {
+			leaf = "h0000011"
+		}
+		want := ContextAnswer{Mode: contextd.ModeLocal, LeafID: leaf, Window: tc.window, BoundaryEntryID: tc.boundary, SliceFromEntryID: tc.slice,
+			OrphanedToolResults: tc.orphans, HiddenSummaries: []HiddenSummary{}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("leaf %q:\n got %+v\nwant %+v", tc.leaf, got, want)
+		}
+	}
+}
+
+// TestLocalContextLeaves: the boundary and slice point of local-basic for
+// leaves in each window and before the first boundary
+// (local-basic.expected.json windows; boundaries are followed by an
+// assistant message, so nothing is orphaned).
+func TestLocalContextLeaves(t *testing.T) {
+	svc, _ := localService(t, map[string][]byte{"local-basic.jsonl": readFixture(t, "local-basic.jsonl")})
+	w := []WindowIdentity{
+		{Protocol: 1, Kind: "window", FirstWindowID: lbWin0, CurrentWindowID: lbWin0, WindowNumber: 0},
+		{Protocol: 1, Kind: "window", FirstWindowID: lbWin0, CurrentWindowID: lbWin1, PreviousWindowID: lbWin0, WindowNumber: 1},
+		{Protocol: 1, Kind: "window", FirstWindowID: lbWin0, CurrentWindowID: lbWin2, PreviousWindowID: lbWin1, WindowNumber: 2},
+	}
+	for _, tc := range []struct {
+		leaf, boundary string
+		window         int // -1: none
+	}{
+		{"350a86a9", "", -1},
+		{"3807cd16", "", -1},
+		{"c96cd189", "c96cd189", 0},
+		{"5aa793bd", "c96cd189", 0},
+		{"311c04e4", "c96cd189", 0},
+		{"1ad99795", "1ad99795", 1},
+		{"dc8dd239", "1ad99795", 1},
+		{"8f24378d", "1ad99795", 1},
+		{"177c1e63", "177c1e63", 2},
+		{"588752ae", "177c1e63", 2},
+	} {
+		got, err := svc.Context(context.Background(), lbSession, ContextRequest{LeafID: tc.leaf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ContextAnswer{Mode: contextd.ModeLocal, LeafID: tc.leaf, BoundaryEntryID: tc.boundary, SliceFromEntryID: tc.boundary,
+			OrphanedToolResults: []string{}, HiddenSummaries: []HiddenSummary{}, NeedsBoundary: tc.window < 0}
+		if tc.window >= 0 {
+			want.Window = &w[tc.window]
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("leaf %s:\n got %+v\nwant %+v", tc.leaf, got, want)
+		}
+	}
+	_, err := svc.Context(context.Background(), lbSession, ContextRequest{LeafID: "ffffffff"})
+	if contextd.ErrorCode(err) != contextd.ENotFound {
+		t.Errorf("unknown leaf: %v", err)
+	}
+}
+
+// TestLocalWindowsAnswer: with deterministic ids, the boundary answered at
+// the parent of each fixture boundary is the fixture's boundary with the
+// ids swapped (content, details, identity), and a branch with no boundary
+// gets window 0.
+func TestLocalWindowsAnswer(t *testing.T) {
+	data := readFixture(t, "local-basic.jsonl")
+	svc, _ := localService(t, map[string][]byte{"local-basic.jsonl": data})
+	for _, id := range []string{"c96cd189", "1ad99795", "177c1e63"} {
+		fx := fixtureEntry(t, data, id)
+		details := fx["details"].(map[string]any)
+		cm := details["contextManagement"].(map[string]any)
+		var got WindowsAnswer
+		var err error
+		got, err = svc.Windows(context.Background(), lbSession, WindowsRequest{LeafID: fx["parentId"].(string)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// nextIdentity mints the window id first, NewBoundary the marker id.
+		cur, marker := got.Window.CurrentWindowID, got.Append[0].Details.ID
+		content := fx["content"].(string)
+		if id == "c96cd189" {
+			// Window 0 (parent 3807cd16 has no boundary on its branch):
+			// first == current == the one id minted, the marker the next.
+			content = strings.ReplaceAll(content, lbWin0, cur)
+		} else {
+			content = strings.ReplaceAll(content, cm["currentWindowId"].(string), cur)
+		}
+		prev, _ := cm["previousWindowId"].(string)
+		first := cm["firstWindowId"].(string)
+		if id == "c96cd189" {
+			first = cur
+		}
+		wantID := WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: first, CurrentWindowID: cur, PreviousWindowID: prev, WindowNumber: int(cm["windowNumber"].(float64))}
+		want := WindowsAnswer{First: id == "c96cd189", Window: wantID, Append: []Boundary{{Type: "custom_message", CustomType: "codex-context-window",
+			Content: content, Display: true, Details: BoundaryDetails{Protocol: 1, ID: marker, ContextManagement: wantID}}}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("before %s:\n got %+v\nwant %+v", id, got, want)
+		}
+		if !strings.HasPrefix(cur, "id-") || !strings.HasPrefix(marker, "id-") || cur == marker {
+			t.Errorf("ids %q %q", cur, marker)
+		}
+	}
+	// Off mode refuses.
+	if _, _, err := svc.Register(context.Background(), lbSession, RegisterRequest{SessionFile: "local-basic.jsonl", Mode: "off"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := svc.Windows(context.Background(), lbSession, WindowsRequest{})
+	if contextd.ErrorCode(err) != contextd.EConflict ||
+		contextd.ErrorMessage(err) != `context management is off for session "`+lbSession+`"; register it with mode local, tree or remote to use history and notes` {
+		t.Errorf("off mode: %v", err)
+	}
+}
+
+// TestLocalThreadHintUserItems: the recovery part of the thread hint lists
+// user messages only, newest first, at most 5: a bashExecution (rendered
+// as a user item) is left out, as the seed wrote it in local-basic's
+// boundary 1ad99795 ("user_item_ids":["873ba1dd","4075226e","2623e50c"];
+// the bashExecution f7de1fa0 sits between 2623e50c and 4075226e).
+func TestLocalThreadHintUserItems(t *testing.T) {
+	svc, _ := localService(t, map[string][]byte{
+		"local-basic.jsonl": readFixture(t, "local-basic.jsonl"),
+		"hand.jsonl": handLines("hand-hint",
+			hBoundary(0, "w0", "w0", ""),   // h0000001
+			hUser("u1"),                    // h0000002
+			hBash("ls", "a"),               // h0000003
+			hUser("u2"),                    // h0000004
+			hUser("u3"),                    // h0000005
+			hBash("pwd", ""),               // h0000006
+			hUser("u4"),                    // h0000007
+			hUser("u5"),                    // h0000008
+			hUser("u6"),                    // h0000009
+			hBoundary(1, "w0", "w1", "w0"), // h0000010
+			hUser("next"),                  // h0000011
+		),
+	})
+	got, err := svc.ThreadHint(context.Background(), CallContext{SessionID: lbSession, LeafID: "56ee3191"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `Previous window history IDs: {"window_id":"` + lbWin0 + `","user_item_ids":["873ba1dd","4075226e","2623e50c"]}`; !strings.HasSuffix(got.Text, "\n"+want) {
+		t.Errorf("local-basic hint %q does not end with %q", got.Text, want)
+	}
+	got, err = svc.ThreadHint(context.Background(), CallContext{SessionID: "hand-hint"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Newest first, five of six, no bashExecution.
+	if want := `Previous window history IDs: {"window_id":"w0","user_item_ids":["h0000009","h0000008","h0000007","h0000005","h0000004"]}`; got.Text != want {
+		t.Errorf("hand hint %q, want %q", got.Text, want)
+	}
+	// The bashExecution is still a history item (role user).
+	w0, role, limit := "w0", "user", 25
+	res, err := svc.History(context.Background(), "list_items", CallContext{SessionID: "hand-hint"},
+		&history.ListItemsArgs{WindowID: &w0, Role: &role, Limit: &limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, it := range res.(history.ItemsResult).Items {
+		ids = append(ids, it.ItemID)
+	}
+	if want := []string{"h0000002", "h0000003", "h0000004", "h0000005", "h0000006", "h0000007", "h0000008", "h0000009"}; !reflect.DeepEqual(ids, want) {
+		t.Errorf("user items %v, want %v", ids, want)
+	}
+}

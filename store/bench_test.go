@@ -1,0 +1,237 @@
+package store
+
+// Benchmarks over a generated Pi session (bench/sessiongen, the same
+// generator as bench/run.sh). Size: CONTEXTD_BENCH_MB (default 32 MiB).
+//
+//	go test -tags sqlite_fts5 -run '^$' -bench . -benchtime 3x ./store
+//	go test -tags sqlite_fts5 -run '^$' -bench Ingest -cpuprofile cpu.prof ./store
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"testing"
+
+	"contextd/bench/sessiongen"
+	"contextd/history"
+)
+
+// benchSession writes a generated session into a fresh sessions directory.
+func benchSession(b *testing.B) (root, path string, m *sessiongen.Manifest) {
+	b.Helper()
+	mb := 32.0
+	if v, err := strconv.ParseFloat(os.Getenv("CONTEXTD_BENCH_MB"), 64); err == nil && v > 0 {
+		mb = v
+	}
+	root = b.TempDir()
+	path = filepath.Join(root, "bench.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	m, err = sessiongen.Generate(w, sessiongen.Options{Bytes: int64(mb * (1 << 20)), Seed: 1, WindowEvery: 400})
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return root, path, m
+}
+
+// benchIndex indexes the generated session once (default options, as
+// contextd serve uses them).
+func benchIndex(b *testing.B) (*Session, *sessiongen.Manifest) {
+	b.Helper()
+	root, path, m := benchSession(b)
+	x, err := OpenIndex(context.Background(), root, filepath.Join(b.TempDir(), "index"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { x.Close() })
+	s := x.Session(path)
+	if err := s.Sync(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return s, m
+}
+
+// localView runs fn over the Local history view of the active branch, as
+// coordinator.historyView builds it for each request.
+func localView(b *testing.B, s *Session, fn func(v *history.View) error) {
+	err := s.Read(func(v *View) error {
+		seqs, _, err := v.Tree.Branch("")
+		if err != nil {
+			return err
+		}
+		return fn(&history.View{Windows: history.LocalWindows(v.Tree, seqs, v.Ref), Texts: v.Texts()})
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkIngest is the cold index of a whole file: a new index, one Sync.
+func BenchmarkIngest(b *testing.B) {
+	root, path, _ := benchSession(b)
+	fi, _ := os.Stat(path)
+	b.SetBytes(fi.Size())
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		x, err := OpenIndex(context.Background(), root, filepath.Join(b.TempDir(), fmt.Sprint("index", i)), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := x.Session(path).Sync(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		x.Close()
+	}
+}
+
+// BenchmarkIngestLive indexes the file once per iteration and keeps every
+// index open, then reports the live Go heap per index (after a GC) in MiB
+// and per JSONL MiB: the memory a served session holds in its tree, item
+// table and call map. CONTEXTD_BENCH_HEAPPROFILE=FILE writes a heap
+// profile while they are open (go tool pprof -sample_index=inuse_space).
+func BenchmarkIngestLive(b *testing.B) {
+	root, path, _ := benchSession(b)
+	fi, _ := os.Stat(path)
+	var ms0, ms1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms0)
+	b.ResetTimer()
+	var keep []*Index
+	for i := 0; i < b.N; i++ {
+		x, err := OpenIndex(context.Background(), root, filepath.Join(b.TempDir(), fmt.Sprint("index", i)), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := x.Session(path).Sync(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		keep = append(keep, x)
+	}
+	b.StopTimer()
+	runtime.GC()
+	runtime.ReadMemStats(&ms1)
+	live := float64(ms1.HeapAlloc-ms0.HeapAlloc) / float64(b.N) / (1 << 20)
+	b.ReportMetric(live, "MiB-live/index")
+	b.ReportMetric(live/(float64(fi.Size())/(1<<20)), "MiB-live/JSONL-MiB")
+	b.ReportMetric(float64(ms1.Sys)/(1<<20), "MiB-sys")
+	if p := os.Getenv("CONTEXTD_BENCH_HEAPPROFILE"); p != "" {
+		// What holds the live heap while the indexes are open.
+		f, err := os.Create(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+	for _, x := range keep {
+		x.Close()
+	}
+}
+
+// BenchmarkCatchUp appends one entry and syncs.
+func BenchmarkCatchUp(b *testing.B) {
+	s, m := benchIndex(b)
+	f, err := os.OpenFile(s.Path(), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	leaf := m.LeafID
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id := fmt.Sprintf("%08x", 0xf0000000+i)
+		fmt.Fprintf(f, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-07-07T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"probe %d"}],"timestamp":1783382400000}}`+"\n", id, leaf, i)
+		leaf = id
+		if err := s.Sync(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSearchNoMatch is search_contents over all windows with a query
+// that matches nothing (the whole item-text file is scanned).
+func BenchmarkSearchNoMatch(b *testing.B) {
+	s, m := benchIndex(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		localView(b, s, func(v *history.View) error {
+			res, err := v.Search(history.SearchArgs{Query: m.NoMatch})
+			if err == nil && len(res.Items) != 0 {
+				err = fmt.Errorf("no-match query found %d items", len(res.Items))
+			}
+			return err
+		})
+	}
+}
+
+// BenchmarkListItems is list_items with limit 25 in a random window.
+func BenchmarkListItems(b *testing.B) {
+	s, m := benchIndex(b)
+	r := rand.New(rand.NewPCG(1, 2))
+	limit := 25
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w := m.Windows[r.IntN(len(m.Windows))]
+		localView(b, s, func(v *history.View) error {
+			_, err := v.ListItems(history.ListItemsArgs{Limit: &limit, WindowID: &w})
+			return err
+		})
+	}
+}
+
+// BenchmarkReadItem is read_item of a random sampled item.
+func BenchmarkReadItem(b *testing.B) {
+	s, m := benchIndex(b)
+	r := rand.New(rand.NewPCG(1, 2))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		it := m.Sample[r.IntN(len(m.Sample))]
+		localView(b, s, func(v *history.View) error {
+			res, err := v.ReadItem(history.ReadItemArgs{ItemID: it.ItemID, WindowID: it.WindowID})
+			if err == nil && res.Item == nil {
+				err = fmt.Errorf("read_item %s: item null", it.ItemID)
+			}
+			return err
+		})
+	}
+}
+
+// BenchmarkReadItemBig reads 8,000 characters from the middle of the
+// largest tool result.
+func BenchmarkReadItemBig(b *testing.B) {
+	s, m := benchIndex(b)
+	if len(m.Big) == 0 {
+		b.Skip("no huge tool result at this size (CONTEXTD_BENCH_MB >= 32)")
+	}
+	big := m.Big[0]
+	for _, it := range m.Big {
+		if it.Bytes > big.Bytes {
+			big = it
+		}
+	}
+	off := big.Bytes / 2
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		localView(b, s, func(v *history.View) error {
+			_, err := v.ReadItem(history.ReadItemArgs{ItemID: big.ItemID, WindowID: big.WindowID, OffsetChars: &off})
+			return err
+		})
+	}
+}
