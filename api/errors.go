@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -68,6 +69,13 @@ func init() {
 	// Values are dropped: they may hold note text or encrypted arguments.
 	base := huma.NewError
 	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+		if status == http.StatusInternalServerError && msg == "cannot read request body" {
+			var tooBig *http.MaxBytesError
+			if len(errs) > 0 && errors.As(errs[0], &tooBig) {
+				return base(http.StatusRequestEntityTooLarge, "Request body is larger than the limit; send at most "+itoa(tooBig.Limit)+" bytes.")
+			}
+			return base(http.StatusBadRequest, bodyReadDetail(errs))
+		}
 		if len(errs) == 0 {
 			return base(status, msg)
 		}
@@ -79,6 +87,7 @@ func init() {
 				got := dd.ErrorDetail()
 				d = &huma.ErrorDetail{Message: got.Message, Location: got.Location}
 			}
+			d = decodeErrorDetail(d)
 			clean = append(clean, d)
 			if len(parts) < 5 {
 				p := d.Message
@@ -93,4 +102,67 @@ func init() {
 		}
 		return base(status, "Invalid request: "+strings.Join(parts, "; ")+".", clean...)
 	}
+}
+
+// decodeErrorDetail rewrites the error huma reports when a body passed
+// schema validation but encoding/json could not decode it into the Go
+// type (an integer-valued number that does not fit int, such as 1e30 or
+// 2.0): the location "body" and a message naming Go types and the value
+// become the JSON field's location and a plain sentence, as for every
+// other validation error ("body.limit: expected integer …").
+func decodeErrorDetail(d *huma.ErrorDetail) *huma.ErrorDetail {
+	const pre, mid, typ = "json: cannot unmarshal ", " into Go struct field ", " of type "
+	if d.Location != "body" || !strings.HasPrefix(d.Message, pre) {
+		return d
+	}
+	value, rest, ok := strings.Cut(strings.TrimPrefix(d.Message, pre), mid)
+	if !ok {
+		return d
+	}
+	field, goType, ok := strings.Cut(rest, typ)
+	if !ok {
+		return d
+	}
+	// field is Struct.Embedded.json_name…: keep the JSON names (every
+	// JSON name of this API starts with a lower-case letter).
+	var path []string
+	for _, c := range strings.Split(field, ".")[1:] {
+		if c != "" && !(c[0] >= 'A' && c[0] <= 'Z') {
+			path = append(path, c)
+		}
+	}
+	if len(path) == 0 {
+		return d
+	}
+	msg := "has the wrong type"
+	switch strings.TrimLeft(goType, "*") {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		msg = "expected integer"
+		if strings.HasPrefix(value, "number") {
+			msg = "expected integer written without a fraction or exponent, between -9223372036854775808 and 9223372036854775807"
+		}
+	case "string":
+		msg = "expected string"
+	case "bool":
+		msg = "expected boolean"
+	case "float32", "float64":
+		msg = "expected number"
+	}
+	return &huma.ErrorDetail{Location: "body." + strings.Join(path, "."), Message: msg}
+}
+
+// bodyReadDetail is the 400 detail for a request body that could not be
+// read. huma answers 500 "cannot read request body" for any read error but
+// a timeout, yet every such error is the client's doing: malformed chunked
+// encoding, a body shorter than its Content-Length, a connection cut
+// mid-body. The Go error text names the fault and holds no body bytes.
+func bodyReadDetail(errs []error) string {
+	cause := "the connection ended"
+	if len(errs) > 0 && errs[0] != nil {
+		cause = errs[0].Error()
+		if len(cause) > 200 {
+			cause = cause[:200] + "…"
+		}
+	}
+	return "Could not read the request body (" + cause + "); send the whole body with a correct Content-Length or valid chunked encoding."
 }

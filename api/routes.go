@@ -70,7 +70,7 @@ func (s *Server) registerSessions(api huma.API) {
 	}
 	huma.Register(api, huma.Operation{OperationID: "register-session", Method: http.MethodPut, Path: "/v1/sessions/{session_id}",
 		Summary: "Register a session", Description: "Stores the session's file, mode and agent name as contextd's own state (kept across index rebuilds). 201 when new, 200 when updated.", Tags: []string{"sessions"},
-		MaxBodyBytes: s.cfg.MaxBodyBytes},
+		MaxBodyBytes: s.humaBodyLimit()},
 		func(ctx context.Context, in *registerInput) (*registerOutput, error) {
 			reg, created, err := s.svc.Register(ctx, in.SessionID, in.Body)
 			if err != nil {
@@ -103,7 +103,7 @@ func (s *Server) registerSessions(api huma.API) {
 	}
 	huma.Register(api, huma.Operation{OperationID: "session-context", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/context",
 		Summary: "What to project before an LLM call", Description: "Current window identity and boundary (Local slice point, never inside a tool call/result pair) and, in Tree mode, the branch summaries to hide.", Tags: []string{"windows"},
-		MaxBodyBytes: s.cfg.MaxBodyBytes},
+		MaxBodyBytes: s.humaBodyLimit()},
 		func(ctx context.Context, in *contextInput) (*struct{ Body coordinator.ContextAnswer }, error) {
 			a, err := s.svc.Context(ctx, in.SessionID, in.Body)
 			if err != nil {
@@ -118,7 +118,7 @@ func (s *Server) registerSessions(api huma.API) {
 	}
 	huma.Register(api, huma.Operation{OperationID: "session-windows", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/windows",
 		Summary: "Boundary to append", Description: "The codex-context-window custom message to append: window 0 when the branch has no boundary, else the next window (Local new_context) with the thread hint.", Tags: []string{"windows"},
-		MaxBodyBytes: s.cfg.MaxBodyBytes},
+		MaxBodyBytes: s.humaBodyLimit()},
 		func(ctx context.Context, in *windowsInput) (*struct{ Body coordinator.WindowsAnswer }, error) {
 			a, err := s.svc.Windows(ctx, in.SessionID, in.Body)
 			if err != nil {
@@ -252,7 +252,7 @@ func registerCodexOp[B any, PB interface {
 }](s *Server, api huma.API, ns, op, desc string, result any, local func(ctx context.Context, cc coordinator.CallContext, body *B) (any, error)) {
 	opID := ns + "-" + op
 	o := huma.Operation{OperationID: opID, Method: http.MethodPost, Path: "/alpha/" + ns + "/v2/" + op,
-		Summary: ns + "." + op, Description: desc, Tags: []string{ns}, MaxBodyBytes: s.cfg.MaxBodyBytes,
+		Summary: ns + "." + op, Description: desc, Tags: []string{ns}, MaxBodyBytes: s.humaBodyLimit(),
 		Responses: map[string]*huma.Response{"200": {Description: "The Codex-shaped result (Local/Tree), or the backend's bytes unchanged (Remote).",
 			Content: map[string]*huma.MediaType{"application/json": {Schema: api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(result), true, ns+op+"Result")}}}}}
 	huma.Register(api, o, func(ctx context.Context, in *codexInput[B]) (*codexOutput, error) {

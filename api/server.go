@@ -7,6 +7,8 @@ package api
 
 import (
 	"crypto/subtle"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"mime"
 	"net"
@@ -15,6 +17,7 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humachi"
@@ -99,6 +102,7 @@ func New(cfg Config, svc *coordinator.Service, rc *remote.Client) *Server {
 func HumaConfig() huma.Config {
 	c := huma.DefaultConfig("contextd", Version)
 	c.Components.Schemas = huma.NewMapRegistry("#/components/schemas/", schemaNamer)
+	c.Formats = map[string]huma.Format{"application/json": strictJSON, "json": strictJSON}
 	c.CreateHooks = nil
 	c.DocsPath = ""
 	c.SchemasPath = ""
@@ -108,6 +112,35 @@ func HumaConfig() huma.Config {
 	}
 	c.Security = []map[string][]string{{"token": {}}}
 	return c
+}
+
+// strictJSON is huma's JSON format that also refuses request bodies that
+// are not valid UTF-8 (RFC 8259 §8.1: JSON exchanged between systems MUST
+// be UTF-8). encoding/json would silently turn each invalid byte into
+// U+FFFD, so a note, query or path would not be what the caller sent and a
+// Remote call would forward bytes the backend rejects. huma reports the
+// error as 400 at location "body".
+var strictJSON = huma.Format{
+	Marshal: huma.DefaultJSONFormat.Marshal,
+	Unmarshal: func(data []byte, v any) error {
+		if !utf8.Valid(data) {
+			return errInvalidUTF8(data)
+		}
+		return json.Unmarshal(data, v)
+	},
+}
+
+// errInvalidUTF8 names the offset of the first invalid byte.
+func errInvalidUTF8(data []byte) error {
+	off := 0
+	for off < len(data) {
+		r, n := utf8.DecodeRune(data[off:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		off += n
+	}
+	return fmt.Errorf("the body is not valid UTF-8 (first invalid byte at offset %d); send JSON text encoded as UTF-8", off)
 }
 
 // schemaNamer prefixes schema names with their package (history.ReadResult
@@ -252,3 +285,8 @@ func (s *Server) checkBody(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// humaBodyLimit is the per-operation huma body limit: huma refuses a body
+// of exactly its limit, while contextd accepts bodies of at most
+// MaxBodyBytes (checkBody enforces the bound first).
+func (s *Server) humaBodyLimit() int64 { return s.cfg.MaxBodyBytes + 1 }

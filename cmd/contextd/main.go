@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -54,6 +55,7 @@ type config struct {
 	AllowedOrigins string
 	MaxBodyBytes   int64
 	MaxLineBytes   int
+	MaxConns       int
 	CodexBaseURL   string
 	LogFormat      string
 	LogLevel       string
@@ -86,6 +88,14 @@ func parseFlags(name string, args []string, getenv func(string) string, stderr i
 	if d := getenv("PI_CODING_AGENT_SESSION_DIR"); d != "" {
 		sessions = d
 	}
+	maxConns := api.DefaultMaxConns
+	if v := getenv("CONTEXTD_MAX_CONNS"); v != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return nil, nil, fmt.Errorf("CONTEXTD_MAX_CONNS=%q is not an integer; set a connection count such as %d (0 = no limit)", v, api.DefaultMaxConns)
+		}
+		maxConns = n
+	}
 	c := &config{}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -98,6 +108,7 @@ func parseFlags(name string, args []string, getenv func(string) string, stderr i
 	fs.StringVar(&c.AllowedOrigins, "allowed-origins", env("CONTEXTD_ALLOWED_ORIGINS", ""), "comma-separated Origin values accepted (env CONTEXTD_ALLOWED_ORIGINS); other Origins get 403")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", api.DefaultMaxBodyBytes, "largest POST/PUT body in bytes")
 	fs.IntVar(&c.MaxLineBytes, "max-line-bytes", 64<<20, "longest JSONL line indexed, in bytes; longer lines are skipped and reported")
+	fs.IntVar(&c.MaxConns, "max-conns", maxConns, "most connections served at once (env CONTEXTD_MAX_CONNS); more wait in the kernel's accept queue; 0 = no limit")
 	fs.StringVar(&c.CodexBaseURL, "codex-base-url", env("CONTEXTD_CODEX_BASE_URL", remote.DefaultBaseURL), "Codex backend base URL for Remote mode (env CONTEXTD_CODEX_BASE_URL)")
 	fs.StringVar(&c.LogFormat, "log-format", env("CONTEXTD_LOG_FORMAT", "text"), "text or json")
 	fs.StringVar(&c.LogLevel, "log-level", env("CONTEXTD_LOG_LEVEL", "info"), "debug, info, warn, error")
@@ -106,6 +117,9 @@ func parseFlags(name string, args []string, getenv func(string) string, stderr i
 	}
 	if _, err := contextd.ParseMode(c.DefaultMode); err != nil {
 		return nil, nil, err
+	}
+	if c.MaxConns < 0 {
+		return nil, nil, fmt.Errorf("--max-conns %d is negative; pass a connection count such as %d, or 0 for no limit", c.MaxConns, api.DefaultMaxConns)
 	}
 	return c, fs, nil
 }
@@ -178,7 +192,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	hs := api.HTTPServer(srv.Handler())
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(api.LimitListener(ln, c.MaxConns)) }()
 	log.Info("contextd listening", "addr", ln.Addr().String(), "sessions_dir", index.Root(), "state_dir", c.StateDir, "default_mode", c.DefaultMode)
 	select {
 	case err := <-errc:
