@@ -19,7 +19,7 @@ func (s *Server) registerCompaction(api huma.API) {
 	huma.Register(api, huma.Operation{OperationID: "session-compaction", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/compaction",
 		Summary:     "Cumulative summary for leaving Tree mode",
 		Description: "For Pi's session_before_compact while Tree mode is active: a readable summary of every earlier window of the branch (its archive summary) and a digest of the current window, plus the current boundary as first_kept_entry_id so the current window stays verbatim. 409 when the session is not in Tree mode or the branch has no open window.",
-		Tags:        []string{"windows"}, MaxBodyBytes: s.cfg.MaxBodyBytes},
+		Tags:        []string{"windows"}, MaxBodyBytes: s.humaBodyLimit()},
 		func(ctx context.Context, in *compactionInput) (*struct{ Body coordinator.CompactionAnswer }, error) {
 			a, err := s.svc.Compaction(ctx, in.SessionID, in.Body)
 			if err != nil {
