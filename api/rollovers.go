@@ -1,14 +1,134 @@
 package api
 
-import "github.com/danielgtaylor/huma/v2"
+import (
+	"context"
+	"net/http"
 
-// InstallRollovers registers the rollover routes on s (DESIGN.md §5.3).
+	"github.com/danielgtaylor/huma/v2"
+
+	"contextd/coordinator"
+)
+
+// InstallRollovers registers the rollover routes on s (DESIGN.md §5.3) and,
+// when s has a service, sets its RolloverState hook so that GET
+// /v1/sessions/{id} reports the open and the incomplete rollover, and sets
+// the pending-rollovers gauge from the state database (rollovers a previous
+// run left open).
 func InstallRollovers(s *Server) {
 	if s.rolloversInstalled {
 		return
 	}
 	s.rolloversInstalled = true
+	if s.svc != nil {
+		if s.svc.RolloverState == nil {
+			s.svc.RolloverState = s.svc.RolloverStatus
+		}
+		s.svc.RefreshPending(context.Background())
+	}
 	registerRolloverRoutes(s, s.api)
 }
 
-func registerRolloverRoutes(s *Server, api huma.API) {}
+// RolloverPath names one rollover of a session.
+type RolloverPath struct {
+	SessionPath
+	RolloverID string `path:"rollover_id" minLength:"1" maxLength:"256" doc:"Rollover id answered by POST /v1/sessions/{session_id}/rollovers."`
+}
+
+const rolloverRefusals = " Refusals: 404 unknown session or rollover; 409 off/remote mode, a rollover already pending, a step out of order or an aborted rollover; 412 session changed, missing boundary or leaf, ancestry mismatch, summary not written yet; 422 summary mismatch or a parent cycle."
+
+func registerRolloverRoutes(s *Server, api huma.API) {
+	tags := []string{"rollovers"}
+
+	type createInput struct {
+		SessionPath
+		Body coordinator.RolloverRequest
+	}
+	type createOutput struct {
+		Status int
+		Body   coordinator.RolloverCreated
+	}
+	huma.Register(api, huma.Operation{OperationID: "rollover-create", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/rollovers",
+		Summary: "Tool phase of new_context", Tags: tags, MaxBodyBytes: s.humaBodyLimit(), DefaultStatus: http.StatusCreated,
+		Description: "Records a pending rollover of the current window (Local or Tree mode; Tree needs command_context_ready) and answers the new_context tool result. " +
+			"201 when created; 200 when a pending rollover requested at an ancestor of leaf_id already exists (joined, merged: true)." + rolloverRefusals},
+		func(ctx context.Context, in *createInput) (*createOutput, error) {
+			a, created, err := s.svc.CreateRollover(ctx, in.SessionID, in.Body)
+			if err != nil {
+				return nil, s.problem("rollover-create", err)
+			}
+			st := http.StatusOK
+			if created {
+				st = http.StatusCreated
+			}
+			return &createOutput{Status: st, Body: a}, nil
+		})
+
+	type settleInput struct {
+		RolloverPath
+		Body coordinator.SettleRequest
+	}
+	huma.Register(api, huma.Operation{OperationID: "rollover-settle", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/rollovers/{rollover_id}/settle",
+		Summary: "Settled phase: take the pending rollover", Tags: tags, MaxBodyBytes: s.humaBodyLimit(),
+		Description: "At agent_settled, with Pi's live leaf: checks the session and the leaf's ancestry, materializes the note state and answers the navigation plan " +
+			"(Tree: navigateTree(navigate_to, {summarize: true}); Local: navigate_to null). Repeating answers the same plan." + rolloverRefusals},
+		func(ctx context.Context, in *settleInput) (*struct{ Body coordinator.SettleAnswer }, error) {
+			a, err := s.svc.SettleRollover(ctx, in.SessionID, in.RolloverID, in.Body)
+			if err != nil {
+				return nil, s.problem("rollover-settle", err)
+			}
+			return &struct{ Body coordinator.SettleAnswer }{a}, nil
+		})
+
+	type commitInput struct {
+		RolloverPath
+		Body coordinator.CommitRequest
+	}
+	huma.Register(api, huma.Operation{OperationID: "rollover-commit", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/rollovers/{rollover_id}/commit",
+		Summary: "After navigation: the entries to append", Tags: tags, MaxBodyBytes: s.humaBodyLimit(),
+		Description: "Tree: validates the branch_summary (parentId = the boundary's parent, fromId = the archived leaf) and answers the archive manifest, the note snapshot and the next boundary; " +
+			"Local: the next boundary. Repeating answers the same plan." + rolloverRefusals},
+		func(ctx context.Context, in *commitInput) (*struct{ Body coordinator.CommitAnswer }, error) {
+			a, err := s.svc.CommitRollover(ctx, in.SessionID, in.RolloverID, in.Body)
+			if err != nil {
+				return nil, s.problem("rollover-commit", err)
+			}
+			return &struct{ Body coordinator.CommitAnswer }{a}, nil
+		})
+
+	huma.Register(api, huma.Operation{OperationID: "rollover-complete", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/rollovers/{rollover_id}/complete",
+		Summary: "Finish a committed rollover", Tags: tags, MaxBodyBytes: s.humaBodyLimit(),
+		Description: "Completes the rollover once the committed entries are in the session file (412 names the missing ones). Repeating answers the same." + rolloverRefusals},
+		func(ctx context.Context, in *RolloverPath) (*struct{ Body coordinator.RolloverInfo }, error) {
+			a, err := s.svc.CompleteRollover(ctx, in.SessionID, in.RolloverID)
+			if err != nil {
+				return nil, s.problem("rollover-complete", err)
+			}
+			return &struct{ Body coordinator.RolloverInfo }{a}, nil
+		})
+
+	type abortInput struct {
+		RolloverPath
+		Body coordinator.AbortRequest
+	}
+	huma.Register(api, huma.Operation{OperationID: "rollover-abort", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/rollovers/{rollover_id}/abort",
+		Summary: "Abort an open rollover", Tags: tags, MaxBodyBytes: s.humaBodyLimit(),
+		Description: "Marks a pending, settled or committed rollover aborted with the reason (e.g. navigation cancelled). Repeating answers the same; a completed rollover is 409."},
+		func(ctx context.Context, in *abortInput) (*struct{ Body coordinator.RolloverInfo }, error) {
+			a, err := s.svc.AbortRollover(ctx, in.SessionID, in.RolloverID, in.Body)
+			if err != nil {
+				return nil, s.problem("rollover-abort", err)
+			}
+			return &struct{ Body coordinator.RolloverInfo }{a}, nil
+		})
+
+	huma.Register(api, huma.Operation{OperationID: "rollover-get", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/rollovers/{rollover_id}",
+		Summary: "Inspect a rollover", Tags: tags,
+		Description: "The rollover's state, window identities, leaves, summary and times. A committed rollover whose entries are all in the file is completed first."},
+		func(ctx context.Context, in *RolloverPath) (*struct{ Body coordinator.RolloverInfo }, error) {
+			a, err := s.svc.GetRollover(ctx, in.SessionID, in.RolloverID)
+			if err != nil {
+				return nil, s.problem("rollover-get", err)
+			}
+			return &struct{ Body coordinator.RolloverInfo }{a}, nil
+		})
+}

@@ -171,6 +171,9 @@ func usable(v *store.View) error {
 	case store.StateNotPi:
 		return contextd.Errorf(contextd.EGone, "the session file is not a Pi session: its first parsed line is not a session header")
 	case store.StateEmpty:
+		if v.Stats.Skipped != nil {
+			return contextd.Errorf(contextd.EGone, "the session file is unusable: %s", v.StateMsg)
+		}
 		return contextd.Errorf(contextd.EGone, "the session file holds no complete header line yet")
 	default:
 		return contextd.Errorf(contextd.EGone, "the session file cannot be read: %s", v.StateMsg)

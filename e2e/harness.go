@@ -155,12 +155,19 @@ func NodeBinary(tb testing.TB) string {
 // Relative paths in args resolve against the caller's working directory.
 func runScript(tb testing.TB, timeout time.Duration, script string, args ...string) []byte {
 	tb.Helper()
+	return RunScriptEnv(tb, timeout, nil, script, args...)
+}
+
+// RunScriptEnv is runScript with extra environment variables ("KEY=value") for the script.
+// It fails tb when the script fails or runs longer than timeout.
+func RunScriptEnv(tb testing.TB, timeout time.Duration, env []string, script string, args ...string) []byte {
+	tb.Helper()
 	node := NodeBinary(tb)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join(Dir(), script)}, args...)...)
 	// A private agent dir keeps Pi away from ~/.pi.
-	cmd.Env = append(os.Environ(), "PI_CODING_AGENT_DIR="+tb.TempDir())
+	cmd.Env = append(append(os.Environ(), "PI_CODING_AGENT_DIR="+tb.TempDir()), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()

@@ -25,9 +25,12 @@ const (
 	detailMissing  = "the session file no longer exists"
 	detailOutside  = "the session file resolves outside the sessions directory"
 	detailNoHeader = "the file holds no complete header line yet"
-	goneMissing    = "the session file cannot be read: " + detailMissing
-	goneOutside    = "the session file cannot be read: " + detailOutside
-	goneNoHeader   = "the session file holds no complete header line yet"
+	// detailSkipped63 is the state of a tree-basic copy rewritten as UTF-16:
+	// its 63 lines (62 entries and the header) are all invalid JSON.
+	detailSkipped63 = "no session header found: 63 lines were skipped (see the line problems); a Pi session file starts with a session header line"
+	goneMissing     = "the session file cannot be read: " + detailMissing
+	goneOutside     = "the session file cannot be read: " + detailOutside
+	goneNoHeader    = "the session file holds no complete header line yet"
 )
 
 // changeRig is one stack over a sessions directory holding one fixture
@@ -353,11 +356,13 @@ func TestFilesChangingUnderneath(t *testing.T) {
 					}
 					return
 				}
-				st := r.expectFileState(t, "empty", detailNoHeader)
+				// A garbage file is not "empty yet": the state says how many
+				// lines were skipped.
+				st := r.expectFileState(t, "empty", detailSkipped63)
 				if st.Skipped["invalid_json"] != 63 || len(st.Problems) != 64 || st.Problems[0] != (coordinator.SessionProblem{Line: 1, Reason: "invalid_json"}) {
 					t.Errorf("skipped %v, %d problems (first %+v); want 63 invalid_json lines reported by line, then the state", st.Skipped, len(st.Problems), st.Problems[0])
 				}
-				r.expectGone(t, http.StatusGone, goneNoHeader)
+				r.expectGone(t, http.StatusGone, "the session file is unusable: "+detailSkipped63)
 			})
 			t.Run("header only", func(t *testing.T) {
 				r := newChangeRig(t, treeBasic, treeBasicID, registered)

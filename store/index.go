@@ -510,7 +510,11 @@ func (s *Session) Sync(ctx context.Context) error {
 	case s.parser.NotPi:
 		s.state, s.stateMsg = StateNotPi, "not a Pi session: the first parsed line is not a session header with a string id"
 	case s.tree == nil && len(s.stats.Skipped) > 0:
-		s.state, s.stateMsg = StateEmpty, fmt.Sprintf("no session header found: %d lines were skipped (see the line problems); a Pi session starts with a session header line", s.stats.Lines)
+		n := 0
+		for _, c := range s.stats.Skipped {
+			n += c
+		}
+		s.state, s.stateMsg = StateEmpty, fmt.Sprintf("no session header found: %d lines were skipped (see the line problems); a Pi session file starts with a session header line", n)
 	case s.tree == nil:
 		s.state, s.stateMsg = StateEmpty, "the file holds no complete header line yet"
 	default:
