@@ -1,0 +1,1044 @@
+// Command load is the HTTP side of bench/run.sh: it starts contextd on a
+// sessions directory holding one generated session (bench/gen), measures
+// cold indexing, catch-up, index size, history latencies and search against
+// grep, optionally the peak RSS on a 1 GiB file and the rollover routes,
+// and prints one table with the Pi figures (bench/pi-open.mjs) side by side.
+//
+// Usage: see bench/run.sh (every flag has a default that matches it).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"contextd/bench/sessiongen"
+)
+
+type config struct {
+	bin, sessions, state, manifest string
+	piJSON, piTimeRSS              string
+	bigSessions, bigManifest       string
+	query                          string
+	n, nSearch, coldRuns           int
+	out                            string
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.bin, "bin", "bench/out/contextd", "contextd binary")
+	flag.StringVar(&c.sessions, "sessions", "bench/out/work/sessions", "sessions directory holding the generated file")
+	flag.StringVar(&c.state, "state", "bench/out/work/state", "state directory (emptied first)")
+	flag.StringVar(&c.manifest, "manifest", "bench/out/work/sessions/bench.jsonl.manifest.json", "manifest of the generated file (bench/gen)")
+	flag.StringVar(&c.piJSON, "pi", "bench/out/work/pi.json", "output of bench/pi-open.mjs (empty: no Pi figures)")
+	flag.StringVar(&c.piTimeRSS, "pi-time", "bench/out/work/pi.time", "/usr/bin/time -v output of the Pi run (optional; its max RSS wins over node's own)")
+	flag.StringVar(&c.bigSessions, "big-sessions", "", "sessions directory holding the 1 GiB file (empty: skip)")
+	flag.StringVar(&c.bigManifest, "big-manifest", "", "manifest of the 1 GiB file")
+	flag.StringVar(&c.query, "query", "", "no-match search query (default: the manifest's)")
+	flag.IntVar(&c.coldRuns, "cold-runs", 3, "cold index runs (median reported)")
+	flag.IntVar(&c.n, "n", 500, "requests per latency figure")
+	flag.IntVar(&c.nSearch, "n-search", 20, "runs of the search and grep figures")
+	flag.StringVar(&c.out, "out", "", "also write the results as JSON here")
+	flag.Parse()
+	if err := run(c); err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+}
+
+// ---- results table --------------------------------------------------------------
+
+type row struct {
+	Metric   string  `json:"metric"`
+	Contextd string  `json:"contextd"`
+	Peer     string  `json:"peer"`
+	Ratio    string  `json:"ratio"`
+	Target   string  `json:"target"`
+	Pass     string  `json:"pass"`
+	Value    float64 `json:"value"`
+	Note     string  `json:"note,omitempty"`
+}
+
+var rows []row
+
+func addRow(r row) { rows = append(rows, r) }
+
+// ratioRow: contextd vs peer, pass when c/p <= max.
+func ratioRow(metric, unit string, c, p, max float64, goal, note string) {
+	r := row{Metric: metric, Contextd: fmtv(c, unit), Value: c, Note: note}
+	if p > 0 {
+		r.Peer = fmtv(p, unit)
+		ratio := c / p
+		r.Ratio = fmt.Sprintf("%.2fx", ratio)
+		r.Pass = passFail(ratio <= max)
+	} else {
+		r.Peer, r.Ratio, r.Pass = "-", "-", "n/a"
+	}
+	r.Target = fmt.Sprintf("<= %.1fx", max)
+	if goal != "" {
+		r.Target += " (goal " + goal + ")"
+	}
+	addRow(r)
+}
+
+// absRow: contextd alone, pass when v <= max.
+func absRow(metric, unit string, v, max float64, note string) {
+	addRow(row{Metric: metric, Contextd: fmtv(v, unit), Value: v, Peer: "-", Ratio: "-", Target: "<= " + fmtv(max, unit), Pass: passFail(v <= max), Note: note})
+}
+
+func naRow(metric, why string) {
+	addRow(row{Metric: metric, Contextd: why, Peer: "-", Ratio: "-", Target: "-", Pass: "n/a"})
+}
+
+func passFail(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+func fmtv(v float64, unit string) string {
+	switch unit {
+	case "ms":
+		if v < 10 {
+			return fmt.Sprintf("%.2f ms", v)
+		}
+		return fmt.Sprintf("%.0f ms", v)
+	case "s":
+		return fmt.Sprintf("%.2f s", v)
+	case "MB":
+		return fmt.Sprintf("%.1f MiB", v)
+	}
+	return fmt.Sprintf("%g %s", v, unit)
+}
+
+func printTable(w io.Writer) {
+	hdr := []string{"metric", "contextd", "peer", "ratio", "target", "pass"}
+	width := make([]int, len(hdr))
+	cells := func(r row) []string { return []string{r.Metric, r.Contextd, r.Peer, r.Ratio, r.Target, r.Pass} }
+	for i, h := range hdr {
+		width[i] = len(h)
+	}
+	for _, r := range rows {
+		for i, c := range cells(r) {
+			if n := len([]rune(c)); n > width[i] {
+				width[i] = n
+			}
+		}
+	}
+	line := func(cs []string) {
+		for i, c := range cs {
+			fmt.Fprintf(w, "%-*s", width[i]+2, c)
+		}
+		fmt.Fprintln(w)
+	}
+	line(hdr)
+	sep := make([]string, len(hdr))
+	for i := range sep {
+		sep[i] = strings.Repeat("-", width[i])
+	}
+	line(sep)
+	for _, r := range rows {
+		line(cells(r))
+	}
+	fmt.Fprintln(w)
+	for _, r := range rows {
+		if r.Note != "" {
+			fmt.Fprintf(w, "  %s: %s\n", r.Metric, r.Note)
+		}
+	}
+}
+
+// ---- contextd process -------------------------------------------------------------
+
+type server struct {
+	cmd   *exec.Cmd
+	base  string
+	token string
+	hc    *http.Client
+	start time.Time
+	up    time.Duration
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startServer starts contextd on an empty state directory and waits for
+// /healthz and the token file.
+func startServer(bin, sessions, state string) (*server, error) {
+	if err := os.RemoveAll(state); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	logf, err := os.Create(filepath.Join(filepath.Dir(state), "contextd-"+filepath.Base(state)+".log"))
+	if err != nil {
+		return nil, err
+	}
+	s := &server{base: "http://" + addr, hc: &http.Client{Timeout: 10 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}}
+	s.cmd = exec.Command(bin, "serve", "--addr", addr, "--sessions-dir", sessions, "--state-dir", state, "--log-level", "warn")
+	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	s.start = time.Now()
+	if err := s.cmd.Start(); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := s.hc.Get(s.base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			s.stop()
+			return nil, fmt.Errorf("contextd did not answer /healthz within 30 s (log: %s)", logf.Name())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	s.up = time.Since(s.start)
+	b, err := os.ReadFile(filepath.Join(state, "token"))
+	if err != nil {
+		s.stop()
+		return nil, err
+	}
+	s.token = strings.TrimSpace(string(b))
+	return s, nil
+}
+
+func (s *server) stop() {
+	if s.cmd.Process == nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// status reads VmHWM and VmRSS (KiB) of the server process.
+func (s *server) status() (hwm, rss int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		v, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "VmHWM:":
+			hwm = v
+		case "VmRSS:":
+			rss = v
+		}
+	}
+	return hwm, rss
+}
+
+// do sends one request and returns the status, the body and the wall time
+// until the whole body was read.
+func (s *server) do(method, path string, body any) (int, []byte, time.Duration, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, 0, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.base+path, rd)
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	req.Header.Set("X-Contextd-Token", s.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	t := time.Now()
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		return 0, nil, time.Since(t), err
+	}
+	out, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, out, time.Since(t), err
+}
+
+// must is do that treats a non-2xx answer as an error.
+func (s *server) must(method, path string, body any) ([]byte, time.Duration, error) {
+	st, out, d, err := s.do(method, path, body)
+	if err != nil {
+		return nil, d, err
+	}
+	if st/100 != 2 {
+		return out, d, fmt.Errorf("%s %s: %d %s", method, path, st, trunc(out, 300))
+	}
+	return out, d, nil
+}
+
+func trunc(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}
+
+// ---- statistics ------------------------------------------------------------------------
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func pct(ds []time.Duration, p float64) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(p*float64(len(s))+0.999999) - 1
+	if i < 0 {
+		i = 0
+	}
+	if i >= len(s) {
+		i = len(s) - 1
+	}
+	return ms(s[i])
+}
+
+func median(ds []time.Duration) float64 { return pct(ds, 0.5) }
+
+func medianF(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[(len(s)-1)/2]
+}
+
+func durList(ds []time.Duration) string {
+	var s []string
+	for _, d := range ds {
+		s = append(s, fmt.Sprintf("%.2f", d.Seconds()))
+	}
+	return "(" + strings.Join(s, ", ") + " s)"
+}
+
+// ---- the run --------------------------------------------------------------------------------
+
+func readManifest(path string) (*sessiongen.Manifest, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m sessiongen.Manifest
+	return &m, json.Unmarshal(b, &m)
+}
+
+func run(c config) error {
+	m, err := readManifest(c.manifest)
+	if err != nil {
+		return err
+	}
+	if c.query == "" {
+		c.query = m.NoMatch
+	}
+	fi, err := os.Stat(m.File)
+	if err != nil {
+		return err
+	}
+	jsonlBytes := fi.Size()
+	fmt.Printf("machine: %d CPUs, load average %s at start\n", runtime.NumCPU(), loadavg())
+	defer func() { fmt.Printf("load average %s at end\n", loadavg()) }()
+	fmt.Printf("session %s: %.1f MiB, %d entries, %d items, %d windows, %d huge tool results (%s)\n",
+		m.SessionID, float64(jsonlBytes)/(1<<20), m.Entries, m.Items, len(m.Windows), len(m.Big), bigSizes(m))
+
+	pi := readPi(c.piJSON, c.piTimeRSS)
+	if pi != nil {
+		fmt.Printf("pi 0.85 (median of runs %s): open %.0f ms + buildSessionContext %.0f ms, %d entries, %d context messages, max RSS %.1f MiB\n",
+			pi.Runs, pi.OpenMs, pi.ContextMs, pi.Entries, pi.Messages, float64(pi.RSSKB)/1024)
+	}
+
+	// 1. Cold index, c.coldRuns times on a fresh state directory; the
+	// median time and the median peak RSS are reported, the last server
+	// stays up for the rest.
+	branchPath := "/v1/sessions/" + m.SessionID + "/branch"
+	var srv *server
+	var colds []time.Duration
+	var hwms []float64
+	var body []byte
+	for i := 0; i < c.coldRuns; i++ {
+		if srv != nil {
+			srv.stop()
+		}
+		if srv, err = startServer(c.bin, c.sessions, c.state); err != nil {
+			return err
+		}
+		if body, _, err = srv.must("GET", branchPath, nil); err != nil {
+			srv.stop()
+			return err
+		}
+		cold := time.Since(srv.start)
+		hwm, rss := srv.status()
+		fmt.Printf("contextd cold run %d: %.2f s (process up %.0f ms), VmHWM %.1f MiB, VmRSS after %.1f MiB\n",
+			i+1, cold.Seconds(), ms(srv.up), float64(hwm)/1024, float64(rss)/1024)
+		colds = append(colds, cold)
+		hwms = append(hwms, float64(hwm)/1024)
+	}
+	defer srv.stop()
+	var ba struct {
+		LeafID   string   `json:"leaf_id"`
+		EntryIDs []string `json:"entry_ids"`
+		Context  []any    `json:"context"`
+	}
+	if err := json.Unmarshal(body, &ba); err != nil {
+		return err
+	}
+	if ba.LeafID != m.LeafID || len(ba.EntryIDs) != m.Entries {
+		fmt.Printf("warning: contextd leaf %s with %d branch entries, manifest leaf %s with %d entries\n", ba.LeafID, len(ba.EntryIDs), m.LeafID, m.Entries)
+	}
+	piMs, piRSS := 0.0, 0.0
+	if pi != nil {
+		piMs, piRSS = pi.TotalMs, float64(pi.RSSKB)/1024
+	}
+	ratioRow("cold index: start -> first /branch", "ms", median(colds), piMs, 1.0, "0.3x",
+		fmt.Sprintf("median of %d runs %s; peer = Pi SessionManager.open + buildSessionContext, median of its runs (module load not counted)", len(colds), durList(colds)))
+	ratioRow("cold index: peak RSS", "MB", medianF(hwms), piRSS, 1.0, "", "contextd VmHWM after the first /branch; peer = node max RSS (/usr/bin/time -v)")
+
+	// 2. Warm requests (nothing appended) as the baseline for catch-up.
+	var warmBranch, warmCtx []time.Duration
+	ctxPath := "/v1/sessions/" + m.SessionID + "/context"
+	for i := 0; i < 10; i++ {
+		_, d, err := srv.must("GET", branchPath, nil)
+		if err != nil {
+			return err
+		}
+		warmBranch = append(warmBranch, d)
+		_, d, err = srv.must("POST", ctxPath, map[string]any{})
+		if err != nil {
+			return err
+		}
+		warmCtx = append(warmCtx, d)
+	}
+
+	// 3. Catch-up: append one entry, time the next request.
+	app, err := newAppender(m.File, ba.LeafID, m.LastTimeMs)
+	if err != nil {
+		return err
+	}
+	var cuBranch, cuCtx []time.Duration
+	for i := 0; i < 20; i++ {
+		if err := app.add(i); err != nil {
+			return err
+		}
+		_, d, err := srv.must("GET", branchPath, nil)
+		if err != nil {
+			return err
+		}
+		cuBranch = append(cuBranch, d)
+	}
+	for i := 0; i < 20; i++ {
+		if err := app.add(100 + i); err != nil {
+			return err
+		}
+		out, d, err := srv.must("POST", ctxPath, map[string]any{})
+		if err != nil {
+			return err
+		}
+		var ca struct {
+			LeafID string `json:"leaf_id"`
+		}
+		json.Unmarshal(out, &ca)
+		if ca.LeafID != app.leaf {
+			return fmt.Errorf("catch-up: /context answered for leaf %s, appended %s", ca.LeafID, app.leaf)
+		}
+		cuCtx = append(cuCtx, d)
+	}
+	absRow("catch-up: append 1 entry -> /context", "ms", median(cuCtx), 10, fmt.Sprintf("median of 20; max %.2f ms; warm /context without append %.2f ms", pct(cuCtx, 1), median(warmCtx)))
+	absRow("catch-up: append 1 entry -> /branch", "ms", median(cuBranch), 10, fmt.Sprintf("median of 20; max %.2f ms; warm /branch without append %.2f ms (its answer lists all %d branch ids)", pct(cuBranch, 1), median(warmBranch), len(ba.EntryIDs)))
+
+	// 4. Index size.
+	idx, parts, err := dirSize(filepath.Join(c.state, "index"))
+	if err != nil {
+		return err
+	}
+	ratioRow("index size on disk", "MB", float64(idx)/(1<<20), float64(jsonlBytes)/(1<<20), 1.0, "", "peer = JSONL size; "+parts)
+
+	// 5. Search with no match vs grep.
+	sid := map[string]any{"session_id": m.SessionID}
+	var search []time.Duration
+	for i := 0; i < c.nSearch+2; i++ {
+		out, d, err := srv.must("POST", "/alpha/history/v2/search_contents", map[string]any{"query": c.query, "context": sid})
+		if err != nil {
+			return err
+		}
+		if i == 0 && !bytes.Contains(out, []byte(`"items":[]`)) {
+			fmt.Printf("warning: the no-match query matched: %s\n", trunc(out, 200))
+		}
+		if i >= 2 {
+			search = append(search, d)
+		}
+	}
+	var grep []time.Duration
+	for i := 0; i < c.nSearch+1; i++ {
+		cmd := exec.Command("grep", "-F", "-c", "--", c.query, m.File)
+		cmd.Env = append(os.Environ(), "LC_ALL=C")
+		t := time.Now()
+		out, err := cmd.Output()
+		d := time.Since(t)
+		var ee *exec.ExitError
+		if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+			return fmt.Errorf("grep: %w", err)
+		}
+		if i == 0 && strings.TrimSpace(string(out)) != "0" {
+			fmt.Printf("warning: grep counts %s matching lines\n", strings.TrimSpace(string(out)))
+		}
+		if i >= 1 {
+			grep = append(grep, d)
+		}
+	}
+	ratioRow("search_contents, no match (all windows)", "ms", median(search), median(grep), 1.0, "0.2x",
+		fmt.Sprintf("median of %d; p99 %.1f ms; peer = LC_ALL=C grep -F -c on the JSONL (process wall time, median %.1f ms)", len(search), pct(search, 0.99), median(grep)))
+
+	// 6. list_items, read_item, /context latency.
+	r := rand.New(rand.NewPCG(7, 11))
+	var list, read, ctxs []time.Duration
+	nulls := 0
+	for i := 0; i < c.n; i++ {
+		args := map[string]any{"context": sid, "limit": 10 + r.IntN(16)}
+		if r.IntN(4) != 0 {
+			args["window_id"] = m.Windows[r.IntN(len(m.Windows))]
+		}
+		if r.IntN(2) == 0 {
+			args["recent_first"] = true
+		}
+		if r.IntN(5) == 0 {
+			args["role"] = "user"
+		}
+		_, d, err := srv.must("POST", "/alpha/history/v2/list_items", args)
+		if err != nil {
+			return err
+		}
+		list = append(list, d)
+	}
+	for i := 0; i < c.n; i++ {
+		it := m.Sample[r.IntN(len(m.Sample))]
+		args := map[string]any{"context": sid, "item_id": it.ItemID, "window_id": it.WindowID}
+		if it.Bytes > 8000 && r.IntN(2) == 0 {
+			args["offset_chars"] = r.IntN(it.Bytes / 2)
+		}
+		out, d, err := srv.must("POST", "/alpha/history/v2/read_item", args)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(out, []byte(`"item":null`)) {
+			nulls++
+		}
+		read = append(read, d)
+	}
+	if nulls > 0 {
+		fmt.Printf("warning: read_item answered item null for %d of %d sampled items\n", nulls, c.n)
+	}
+	for i := 0; i < c.n; i++ {
+		_, d, err := srv.must("POST", ctxPath, map[string]any{})
+		if err != nil {
+			return err
+		}
+		ctxs = append(ctxs, d)
+	}
+	absRow("list_items p99", "ms", pct(list, 0.99), 5, fmt.Sprintf("%d requests, p50 %.2f ms; random window (or all), limit 10-25", len(list), median(list)))
+	absRow("read_item p99", "ms", pct(read, 0.99), 5, fmt.Sprintf("%d requests over %d sampled items, p50 %.2f ms", len(read), len(m.Sample), median(read)))
+	absRow("/context p99", "ms", pct(ctxs, 0.99), 5, fmt.Sprintf("%d requests, p50 %.2f ms", len(ctxs), median(ctxs)))
+	if len(m.Big) > 0 {
+		var big []time.Duration
+		var biggest sessiongen.SampleItem
+		for _, b := range m.Big {
+			if b.Bytes > biggest.Bytes {
+				biggest = b
+			}
+		}
+		for i := 0; i < 50; i++ {
+			args := map[string]any{"context": sid, "item_id": biggest.ItemID, "window_id": biggest.WindowID, "offset_chars": r.IntN(biggest.Bytes)}
+			_, d, err := srv.must("POST", "/alpha/history/v2/read_item", args)
+			if err != nil {
+				return err
+			}
+			big = append(big, d)
+		}
+		absRow(fmt.Sprintf("read_item p99, %.0f MiB item", float64(biggest.Bytes)/(1<<20)), "ms", pct(big, 0.99), 5, fmt.Sprintf("50 requests at random offsets, p50 %.2f ms", median(big)))
+	}
+	hwm2, _ := srv.status()
+	fmt.Printf("contextd VmHWM after all requests: %.1f MiB\n", float64(hwm2)/1024)
+
+	// 7. Rollover routes and Tree mode.
+	rolloverStep(srv, c)
+	srv.stop()
+
+	// 8. 1 GiB file.
+	if c.bigSessions != "" {
+		if err := bigStep(c); err != nil {
+			naRow("1 GiB file: peak RSS while indexing", "error: "+err.Error())
+		}
+	} else {
+		naRow("1 GiB file: peak RSS while indexing", "skipped (BENCH_BIG=1)")
+	}
+
+	fmt.Println()
+	printTable(os.Stdout)
+	if c.out != "" {
+		b, _ := json.MarshalIndent(rows, "", " ")
+		return os.WriteFile(c.out, b, 0o644)
+	}
+	return nil
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func bigSizes(m *sessiongen.Manifest) string {
+	if len(m.Big) == 0 {
+		return "none"
+	}
+	var s []string
+	for _, b := range m.Big {
+		s = append(s, fmt.Sprintf("%.0f", float64(b.Bytes)/(1<<20)))
+	}
+	return strings.Join(s, ", ") + " MiB"
+}
+
+// ---- Pi figures ----------------------------------------------------------------------------
+
+type piResult struct {
+	OpenMs    float64 `json:"open_ms"`
+	ContextMs float64 `json:"context_ms"`
+	TotalMs   float64 `json:"total_ms"`
+	Entries   int     `json:"entries"`
+	Messages  int     `json:"messages"`
+	RSSKB     int64   `json:"max_rss_kb"`
+	Runs      string  `json:"-"`
+}
+
+// readPi reads the JSON lines of bench/pi-open.mjs (one per run) and the
+// max RSS lines of /usr/bin/time -v (appended per run, they win over node's
+// own figure) and returns the medians.
+func readPi(path, timePath string) *piResult {
+	if path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Printf("warning: no Pi figures: %v\n", err)
+		return nil
+	}
+	var runs []piResult
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		var p piResult
+		if len(bytes.TrimSpace(l)) > 0 && json.Unmarshal(l, &p) == nil && p.TotalMs > 0 {
+			runs = append(runs, p)
+		}
+	}
+	if len(runs) == 0 {
+		fmt.Printf("warning: no Pi figures in %s\n", path)
+		return nil
+	}
+	if t, err := os.ReadFile(timePath); err == nil {
+		i := 0
+		for _, l := range strings.Split(string(t), "\n") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(l), "Maximum resident set size (kbytes):"); ok && k == "" && i < len(runs) {
+				if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n > 0 {
+					runs[i].RSSKB = n
+				}
+				i++
+			}
+		}
+	}
+	med := func(f func(p piResult) float64) float64 {
+		var v []float64
+		for _, p := range runs {
+			v = append(v, f(p))
+		}
+		return medianF(v)
+	}
+	var totals []string
+	for _, p := range runs {
+		totals = append(totals, fmt.Sprintf("%.2f", p.TotalMs/1000))
+	}
+	return &piResult{OpenMs: med(func(p piResult) float64 { return p.OpenMs }), ContextMs: med(func(p piResult) float64 { return p.ContextMs }),
+		TotalMs: med(func(p piResult) float64 { return p.TotalMs }), Entries: runs[0].Entries, Messages: runs[0].Messages,
+		RSSKB: int64(med(func(p piResult) float64 { return float64(p.RSSKB) })), Runs: "(" + strings.Join(totals, ", ") + " s)"}
+}
+
+// ---- appending entries ----------------------------------------------------------------------
+
+type appender struct {
+	path string
+	leaf string
+	ms   int64
+	r    *rand.Rand
+}
+
+func newAppender(path, leaf string, lastMs int64) (*appender, error) {
+	return &appender{path: path, leaf: leaf, ms: lastMs, r: rand.New(rand.NewPCG(3, 5))}, nil
+}
+
+func (a *appender) id() string { return fmt.Sprintf("%08x", a.r.Uint32()|0x80000000) }
+
+// write appends raw entries (each gets id, parentId and timestamp) as
+// children in order, in one write, and returns their ids.
+func (a *appender) write(entries ...map[string]any) ([]string, error) {
+	var buf bytes.Buffer
+	var ids []string
+	for _, e := range entries {
+		a.ms += 1000
+		id := a.id()
+		e["id"], e["parentId"], e["timestamp"] = id, a.leaf, time.UnixMilli(a.ms).UTC().Format("2006-01-02T15:04:05.000Z")
+		b, err := json.Marshal(e)
+		if err != nil {
+			return nil, err
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+		a.leaf = id
+		ids = append(ids, id)
+	}
+	f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, err
+	}
+	_, err = f.Write(buf.Bytes())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return ids, err
+}
+
+func (a *appender) add(i int) error {
+	_, err := a.write(map[string]any{"type": "message", "message": map[string]any{"role": "user",
+		"content": []map[string]any{{"type": "text", "text": fmt.Sprintf("catch-up probe %d: does the index see this entry?", i)}}, "timestamp": a.ms}})
+	return err
+}
+
+// ---- index size ----------------------------------------------------------------------------
+
+func dirSize(dir string) (int64, string, error) {
+	var total, db, wal, shm, texts int64
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		n := fi.Size()
+		total += n
+		switch name := d.Name(); {
+		case name == "index.db":
+			db += n
+		case strings.HasSuffix(name, "-wal"):
+			wal += n
+		case strings.HasSuffix(name, "-shm"):
+			shm += n
+		default:
+			texts += n
+		}
+		return nil
+	})
+	mb := func(n int64) string { return fmt.Sprintf("%.1f", float64(n)/(1<<20)) }
+	return total, fmt.Sprintf("index.db %s + wal %s + shm %s + texts %s MiB", mb(db), mb(wal), mb(shm), mb(texts)), err
+}
+
+// ---- 1 GiB --------------------------------------------------------------------------------
+
+func bigStep(c config) error {
+	m, err := readManifest(c.bigManifest)
+	if err != nil {
+		return err
+	}
+	state := c.state + "-big"
+	srv, err := startServer(c.bin, c.bigSessions, state)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		srv.stop()
+		os.RemoveAll(state)
+	}()
+	// Sample VmRSS too, to show the shape over time.
+	done := make(chan struct{})
+	var maxRSS int64
+	go func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if _, r := srv.status(); r > maxRSS {
+					maxRSS = r
+				}
+			}
+		}
+	}()
+	// The first request may outlive the server's WriteTimeout (the client
+	// then sees EOF); batches already committed are kept, so retry until
+	// the branch answers, as a client would.
+	var fails []string
+	deadline := time.Now().Add(30 * time.Minute)
+	for {
+		_, _, err = srv.must("GET", "/v1/sessions/"+m.SessionID+"/branch", nil)
+		if err == nil {
+			break
+		}
+		fails = append(fails, fmt.Sprintf("%.0f s: %v", time.Since(srv.start).Seconds(), err))
+		if time.Now().After(deadline) || srv.cmd.ProcessState != nil {
+			close(done)
+			return fmt.Errorf("%s", strings.Join(fails, "; "))
+		}
+		time.Sleep(time.Second)
+	}
+	close(done)
+	cold := time.Since(srv.start)
+	hwm, _ := srv.status()
+	note := fmt.Sprintf("VmHWM; cold index %.1f s (%.1f MiB/s); %d entries", cold.Seconds(), float64(m.Bytes)/(1<<20)/cold.Seconds(), m.Entries)
+	if len(fails) > 0 {
+		note += fmt.Sprintf("; %d failed attempt(s) before the answer: %s", len(fails), strings.Join(fails, "; "))
+	}
+	absRow(fmt.Sprintf("%.0f MiB file: peak RSS while indexing", float64(m.Bytes)/(1<<20)), "MB", float64(hwm)/1024, 200, note)
+	return nil
+}
+
+// ---- rollovers and Tree mode (DESIGN.md §5.3) -------------------------------------------------
+
+func rolloverStep(srv *server, c config) {
+	const metric = "rollover settle+commit p99 (10 archives)"
+	_, spec, _, err := srv.do("GET", "/openapi.json", nil)
+	if err != nil {
+		naRow(metric, "error: "+err.Error())
+		return
+	}
+	var doc struct {
+		Paths map[string]any `json:"paths"`
+	}
+	json.Unmarshal(spec, &doc)
+	has := func(suffix string) bool {
+		for p := range doc.Paths {
+			if strings.HasSuffix(p, suffix) {
+				return true
+			}
+		}
+		return false
+	}
+	if !has("/rollovers") || !has("/settle") || !has("/commit") {
+		naRow(metric, "n/a (rollover routes not present)")
+		naRow("Tree list/search across 10 archives", "n/a (rollover routes not present)")
+		return
+	}
+	if err := treeBench(srv, c); err != nil {
+		naRow(metric, "error: "+err.Error())
+	}
+}
+
+// treeBench registers the one-window session in Tree mode, runs twelve
+// rollovers as the extension would (request, settle, Pi's branch_summary,
+// commit, append the planned entries, complete) and times settle+commit;
+// then list_items and search_contents across the archives.
+func treeBench(srv *server, c config) error {
+	// A one-window session, written now so that it does not count in the
+	// cold index above.
+	path, err := filepath.Abs(filepath.Join(c.sessions, "tree.jsonl"))
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	m, err := sessiongen.Generate(w, sessiongen.Options{Bytes: 8 << 20, Seed: 42, WindowEvery: 0, Big: []int{}})
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	m.File = path
+	if len(m.Boundaries) != 1 {
+		return fmt.Errorf("tree session needs exactly one boundary, has %d", len(m.Boundaries))
+	}
+	sess := "/v1/sessions/" + m.SessionID
+	if _, _, err := srv.must("PUT", sess, map[string]any{"session_file": m.File, "mode": "tree"}); err != nil {
+		return err
+	}
+	parents := map[string]string{m.Boundaries[0].ID: m.Boundaries[0].ParentID}
+	boundary := m.Boundaries[0].ID
+	app, _ := newAppender(m.File, m.LeafID, m.LastTimeMs)
+	var sc []time.Duration
+	const rounds = 12
+	for k := 0; k < rounds; k++ {
+		// Some work in the window.
+		prev := app.leaf
+		for j := 0; j < 20; j++ {
+			role := "user"
+			if j%2 == 1 {
+				role = "assistant"
+			}
+			ids, err := app.write(map[string]any{"type": "message", "message": map[string]any{"role": role,
+				"content": []map[string]any{{"type": "text", "text": fmt.Sprintf("window %d step %d: %s", k, j, strings.Repeat("tree mode bench text ", 20))}}, "timestamp": app.ms}})
+			if err != nil {
+				return err
+			}
+			parents[ids[0]] = prev
+			prev = ids[0]
+		}
+		out, _, err := srv.must("POST", sess+"/rollovers", map[string]any{"leaf_id": app.leaf, "command_context_ready": true})
+		if err != nil {
+			return err
+		}
+		var ro struct {
+			RolloverID string `json:"rollover_id"`
+			ID         string `json:"id"`
+		}
+		json.Unmarshal(out, &ro)
+		if ro.RolloverID == "" {
+			ro.RolloverID = ro.ID
+		}
+		if ro.RolloverID == "" {
+			return fmt.Errorf("rollover answer without rollover_id: %s", trunc(out, 200))
+		}
+		rp := sess + "/rollovers/" + ro.RolloverID
+		out, d1, err := srv.must("POST", rp+"/settle", map[string]any{"leaf_id": app.leaf})
+		if err != nil {
+			return err
+		}
+		var st struct {
+			NavigateTo      string  `json:"navigate_to"`
+			SummaryParentID *string `json:"summary_parent_id"`
+			ArchivedLeafID  string  `json:"archived_leaf_id"`
+		}
+		json.Unmarshal(out, &st)
+		if st.NavigateTo == "" {
+			st.NavigateTo = boundary
+		}
+		// Pi's navigateTree(boundary, summarize): a branch_summary under the
+		// boundary's parent, fromId = the old leaf.
+		oldLeaf := app.leaf
+		if st.ArchivedLeafID != "" {
+			oldLeaf = st.ArchivedLeafID
+		}
+		app.leaf = parents[st.NavigateTo]
+		if st.SummaryParentID != nil {
+			app.leaf = *st.SummaryParentID
+		}
+		summaryParent := app.leaf
+		ids, err := app.write(map[string]any{"type": "branch_summary", "fromId": oldLeaf,
+			"summary": fmt.Sprintf("Window %d: worked on the tree mode bench; %s", k, strings.Repeat("summary text ", 30)), "fromHook": true})
+		if err != nil {
+			return err
+		}
+		parents[ids[0]] = summaryParent
+		out, d2, err := srv.must("POST", rp+"/commit", map[string]any{"summary_entry_id": ids[0]})
+		if err != nil {
+			return err
+		}
+		sc = append(sc, d1+d2)
+		var cm struct {
+			Append []map[string]any `json:"append"`
+		}
+		if err := json.Unmarshal(out, &cm); err != nil || len(cm.Append) == 0 {
+			return fmt.Errorf("commit answer without append entries: %s", trunc(out, 200))
+		}
+		prev = app.leaf
+		ids, err = app.write(cm.Append...)
+		if err != nil {
+			return err
+		}
+		for i, id := range ids {
+			parents[id] = prev
+			prev = id
+			if cm.Append[i]["type"] == "custom_message" {
+				boundary = id
+			}
+		}
+		srv.do("POST", rp+"/complete", map[string]any{})
+	}
+	var st struct {
+		Windows  int `json:"windows"`
+		Archives int `json:"archives"`
+		Problems []struct {
+			Reason string `json:"reason"`
+		} `json:"problems"`
+	}
+	out, _, err := srv.must("GET", sess, nil)
+	if err != nil {
+		return err
+	}
+	json.Unmarshal(out, &st)
+	absRow("rollover settle+commit p99", "ms", pct(sc, 0.99), 5, fmt.Sprintf("%d rollovers in Tree mode (session now has %d archives, %d problems), p50 %.2f ms; client wall time of settle + commit; target assumed 5 ms", rounds, st.Archives, len(st.Problems), median(sc)))
+	sid := map[string]any{"session_id": m.SessionID}
+	var list, search []time.Duration
+	for i := 0; i < 100; i++ {
+		_, d, err := srv.must("POST", "/alpha/history/v2/list_items", map[string]any{"context": sid, "limit": 25})
+		if err != nil {
+			return err
+		}
+		list = append(list, d)
+		_, d, err = srv.must("POST", "/alpha/history/v2/search_contents", map[string]any{"context": sid, "query": m.NoMatch})
+		if err != nil {
+			return err
+		}
+		search = append(search, d)
+	}
+	absRow(fmt.Sprintf("Tree list_items p99 (%d archives)", st.Archives), "ms", pct(list, 0.99), 5, fmt.Sprintf("100 requests, limit 25, all windows, p50 %.2f ms; 8 MiB session", median(list)))
+	absRow(fmt.Sprintf("Tree search_contents no match p99 (%d archives)", st.Archives), "ms", pct(search, 0.99), 5, fmt.Sprintf("100 requests, p50 %.2f ms; 8 MiB session", median(search)))
+	return nil
+}
