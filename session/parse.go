@@ -3,7 +3,6 @@ package session
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 )
@@ -54,58 +53,6 @@ type Parser struct {
 // "v1-" + 8-digit line number cannot collide with Pi's 8-hex ids.
 func SyntheticID(line int) string { return fmt.Sprintf("v1-%08d", line) }
 
-// rawEntry is the decoding target for one line. Fields that only some entry
-// types carry are optional.
-type rawEntry struct {
-	Type      *string          `json:"type"`
-	ID        json.RawMessage  `json:"id"`
-	ParentID  json.RawMessage  `json:"parentId"`
-	Timestamp json.RawMessage  `json:"timestamp"`
-	Version   *json.RawMessage `json:"version"`
-	Cwd       string           `json:"cwd"`
-	Parent    string           `json:"parentSession"`
-
-	CustomType string          `json:"customType"`
-	Message    json.RawMessage `json:"message"`
-	Content    json.RawMessage `json:"content"`
-	Display    bool            `json:"display"`
-	Details    json.RawMessage `json:"details"`
-	Data       json.RawMessage `json:"data"`
-
-	Summary             string          `json:"summary"`
-	FromID              json.RawMessage `json:"fromId"`
-	FromHook            bool            `json:"fromHook"`
-	FirstKeptEntryID    json.RawMessage `json:"firstKeptEntryId"`
-	FirstKeptEntryIndex *float64        `json:"firstKeptEntryIndex"`
-
-	TargetID json.RawMessage `json:"targetId"`
-	Label    json.RawMessage `json:"label"`
-	Name     json.RawMessage `json:"name"`
-}
-
-// str returns the JSON string in raw, or "" when raw is absent, null or not a string.
-func str(raw json.RawMessage) (string, bool) {
-	if len(raw) == 0 || raw[0] != '"' {
-		return "", false
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
-// isTypeError reports whether err from json.Unmarshal is only a field of an
-// unexpected JSON type (e.g. "display": 1, "cwd": 5, "toolName": 5). Pi keeps
-// every line JSON.parse accepts, whatever its field types
-// (session-manager.js parseSessionEntryLine), so such a line is still an
-// entry: encoding/json has filled every other field, and the mistyped one
-// stays zero. Only a syntax error makes a line invalid.
-func isTypeError(err error) bool {
-	var te *json.UnmarshalTypeError
-	return errors.As(err, &te)
-}
-
 // isBlank reports whether line holds only JSON whitespace (what
 // `!line.trim()` tests for the lines Pi writes).
 func isBlank(line []byte) bool {
@@ -128,41 +75,29 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 	if p.NotPi {
 		return nil, nil, SkipBeforeHeader
 	}
-	// Fast reject of non-objects before a full decode.
-	trimmed := bytes.TrimLeft(line, " \t\r\n")
-	if trimmed[0] != '{' {
-		if !json.Valid(line) {
-			return nil, nil, SkipInvalidJSON
-		}
-		if p.Header == nil {
-			// Pi: a truthy non-object first value becomes entries[0] and fails the header check.
-			if !bytes.Equal(bytes.TrimSpace(line), []byte("null")) && !bytes.Equal(bytes.TrimSpace(line), []byte("false")) && !bytes.Equal(bytes.TrimSpace(line), []byte("0")) && !bytes.Equal(bytes.TrimSpace(line), []byte(`""`)) {
-				p.NotPi = true
-				return nil, nil, SkipBeforeHeader
-			}
-		}
-		return nil, nil, SkipNotObject
-	}
-	var r rawEntry
-	if err := json.Unmarshal(line, &r); err != nil && !isTypeError(err) {
+	r, err := decodeLine(line)
+	if err != nil {
 		return nil, nil, SkipInvalidJSON
 	}
-	typ := ""
-	if r.Type != nil {
-		typ = *r.Type
-	}
-	if p.Header == nil {
-		id, ok := str(r.ID)
-		if typ != TypeSession || !ok {
+	if !r.isObject {
+		if p.Header == nil && truthy(line) {
+			// Pi: a truthy non-object first value becomes entries[0] and
+			// fails the header check (loadEntriesFromFile); falsy values
+			// (null, false, 0, "") are dropped like blank lines.
 			p.NotPi = true
 			return nil, nil, SkipBeforeHeader
 		}
-		h := &Header{Version: 1, ID: id, Cwd: r.Cwd, ParentSession: r.Parent}
-		h.Timestamp, _ = str(r.Timestamp)
-		if r.Version != nil {
-			if v, err := strconv.ParseFloat(string(*r.Version), 64); err == nil && v >= 1 {
-				h.Version = int(v)
-			}
+		return nil, nil, SkipNotObject
+	}
+	typ := r.typ
+	if p.Header == nil {
+		if typ != TypeSession || !r.hasID {
+			p.NotPi = true
+			return nil, nil, SkipBeforeHeader
+		}
+		h := &Header{Version: 1, ID: r.id, Cwd: r.cwd, ParentSession: r.parentSession, Timestamp: r.timestamp}
+		if r.hasVersion && r.version >= 1 {
+			h.Version = int(r.version)
 		}
 		p.Header = h
 		return nil, nil, SkipNone
@@ -171,66 +106,58 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 		return nil, nil, SkipExtraHeader
 	}
 
-	e := &Entry{Seq: p.NextSeq, Line: lineNo, Offset: off, Length: len(line), Type: typ}
-	e.Timestamp, _ = str(r.Timestamp)
+	e := &Entry{Seq: p.NextSeq, Line: lineNo, Offset: off, Length: len(line), Type: Intern(typ), Timestamp: r.timestamp}
 	if p.Header.Version < 2 {
 		// migrateV1ToV2: linear chain in file order, fresh ids.
 		e.ID = SyntheticID(lineNo)
 		e.ParentID = p.LastV1ID
 		p.LastV1ID = e.ID
 	} else {
-		id, ok := str(r.ID)
-		if !ok {
+		if !r.hasID {
 			return nil, nil, SkipMissingID
 		}
-		e.ID = id
-		e.ParentID, _ = str(r.ParentID)
+		e.ID = r.id
+		e.ParentID = r.parentID
 	}
 	p.NextSeq++
 
-	d := &Decoded{Display: r.Display}
+	d := &Decoded{Display: r.display}
 	switch typ {
 	case TypeMessage:
-		if len(r.Message) > 0 && r.Message[0] == '{' {
-			var m Message
-			if err := json.Unmarshal(r.Message, &m); err == nil || isTypeError(err) {
-				if m.Role == "hookMessage" { // migrateV2ToV3
-					m.Role = RoleCustom
-				}
-				d.Message = &m
-				e.Role = m.Role
-				e.StopReason = m.StopReason
+		if m := r.message; m != nil {
+			if m.Role == "hookMessage" { // migrateV2ToV3
+				m.Role = RoleCustom
 			}
+			d.Message = m
+			e.Role = Intern(m.Role)
+			e.StopReason = Intern(m.StopReason)
 		}
 	case TypeCustomMessage:
-		e.CustomType = r.CustomType
-		var c Content
-		if len(r.Content) > 0 {
-			_ = c.UnmarshalJSON(r.Content)
-		}
+		e.CustomType = Intern(r.customType)
+		c := r.content
 		d.Content = &c
-		d.Details = r.Details
-		if r.CustomType == CustomTypeWindow {
-			e.Window = decodeWindow(r.Details)
+		d.Details = r.details
+		if r.customType == CustomTypeWindow {
+			e.Window = decodeWindow(r.details)
 		}
 	case TypeCustom:
-		e.CustomType = r.CustomType
-		d.Data = r.Data
+		e.CustomType = Intern(r.customType)
+		d.Data = r.data
 	case TypeBranchSummary:
-		e.FromID, _ = str(r.FromID)
-		e.FromHook = r.FromHook
-		e.EmptySummary = r.Summary == ""
-		d.Summary = r.Summary
-		d.Details = r.Details
+		e.FromID = r.fromID
+		e.FromHook = r.fromHook
+		e.EmptySummary = r.summary == ""
+		d.Summary = r.summary
+		d.Details = r.details
 	case TypeCompaction:
-		e.FromHook = r.FromHook
-		d.Summary = r.Summary
-		d.Details = r.Details
-		if id, ok := str(r.FirstKeptEntryID); ok {
-			e.FirstKeptEntryID = id
-		} else if r.FirstKeptEntryIndex != nil && p.Header.Version < 2 && p.LookupSeq != nil {
+		e.FromHook = r.fromHook
+		d.Summary = r.summary
+		d.Details = r.details
+		if r.hasFirstKeptID {
+			e.FirstKeptEntryID = r.firstKeptEntryID
+		} else if r.hasFirstKeptEntryIndex && p.Header.Version < 2 && p.LookupSeq != nil {
 			// Index into Pi's parsed-entries array, header = 0.
-			idx := *r.FirstKeptEntryIndex
+			idx := r.firstKeptEntryIndex
 			if idx >= 1 && idx == float64(int(idx)) {
 				if id, ok := p.LookupSeq(int(idx) - 1); ok {
 					e.FirstKeptEntryID = id
@@ -238,12 +165,22 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 			}
 		}
 	case TypeLabel:
-		e.TargetID, _ = str(r.TargetID)
-		e.Label, _ = str(r.Label)
+		e.TargetID = r.targetID
+		e.Label = r.label
 	case TypeSessionInfo:
-		e.Name, _ = str(r.Name)
+		e.Name = r.name
 	}
 	return e, d, SkipNone
+}
+
+// truthy reports whether a valid non-object JSON line is truthy in
+// JavaScript (everything but null, false, 0, -0 and "").
+func truthy(line []byte) bool {
+	switch string(bytes.TrimSpace(line)) {
+	case "null", "false", "0", "-0", `""`:
+		return false
+	}
+	return true
 }
 
 func decodeWindow(details json.RawMessage) *WindowMarker {
@@ -281,35 +218,20 @@ func decodeWindow(details json.RawMessage) *WindowMarker {
 // content and no error: Pi keeps such a message (it copies the stored message
 // as is), so the message's role and other fields must still be decoded.
 func (c *Content) UnmarshalJSON(b []byte) error {
-	*c = Content{}
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || bytes.Equal(b, []byte("null")) {
-		return nil
-	}
-	if b[0] != '"' && b[0] != '[' {
-		return nil
-	}
-	if b[0] == '"' {
-		c.IsString = true
-		return json.Unmarshal(b, &c.Text)
-	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(b, &raws); err != nil {
+	got, err := contentFromJSON(b)
+	if err != nil {
+		*c = Content{}
 		return err
 	}
-	c.Parts = make([]Part, 0, len(raws))
-	for _, raw := range raws {
-		var p Part
-		if len(raw) > 0 && raw[0] == '{' {
-			_ = json.Unmarshal(raw, &p)
+	for i := range got.Parts {
+		if got.Parts[i].Raw != nil {
+			got.Parts[i].Raw = append(json.RawMessage(nil), got.Parts[i].Raw...)
 		}
-		switch p.Type {
-		case "text", "thinking", "image", "toolCall":
-		default:
-			p.Raw = raw
+		if got.Parts[i].Arguments != nil {
+			got.Parts[i].Arguments = append(json.RawMessage(nil), got.Parts[i].Arguments...)
 		}
-		c.Parts = append(c.Parts, p)
 	}
+	*c = got
 	return nil
 }
 

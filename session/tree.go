@@ -36,6 +36,7 @@ func (t *Tree) Add(e Entry) {
 	if e.ParentID != "" {
 		if i, ok := t.byID[e.ParentID]; ok {
 			p = int32(i)
+			e.ParentID = t.Entries[i].ID // share the parent's id string
 		} else {
 			// A parent that appears later in the file (never in files Pi
 			// writes) is resolved by id at walk time.

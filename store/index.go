@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -632,6 +633,7 @@ func (s *Session) load(ctx context.Context, db *DB) error {
 				rows.Close()
 				return err
 			}
+			e.Type, e.CustomType, e.Role, e.StopReason = session.Intern(e.Type), session.Intern(e.CustomType), session.Intern(e.Role), session.Intern(e.StopReason)
 			var im ItemMeta
 			if item.Valid {
 				if err := json.Unmarshal([]byte(item.String), &im); err != nil {
@@ -639,6 +641,7 @@ func (s *Session) load(ctx context.Context, db *DB) error {
 					return err
 				}
 				im.IsItem, im.TextOff, im.TextLen = true, toff, int(tlen)
+				im.Role, im.ToolName, im.ToolNamespace = session.Intern(im.Role), session.Intern(im.ToolName), session.Intern(im.ToolNamespace)
 			}
 			tree.Add(e)
 			items = append(items, im)
@@ -728,6 +731,18 @@ func decodeMeta(s string, e *session.Entry) error {
 	return nil
 }
 
+// textWriter appends item texts and counts the bytes written.
+type textWriter struct {
+	w *bufio.Writer
+	n int64
+}
+
+func (t *textWriter) write(s string) error {
+	n, err := t.w.WriteString(s)
+	t.n += int64(n)
+	return err
+}
+
 // pendingEntry is an entry parsed in the current batch.
 type pendingEntry struct {
 	e    session.Entry
@@ -778,7 +793,10 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		p.Header = &h
 	}
 	var pend []pendingEntry
-	var texts bytes.Buffer
+	// Item texts stream into the text file at its committed end; the rows
+	// that point at them commit afterwards (a crash leaves only bytes that
+	// load truncates away).
+	texts := &textWriter{w: bufio.NewWriterSize(io.NewOffsetWriter(tf, s.textSize), 1<<20)}
 	newCalls := map[string]history.Call{}
 	var calls []history.CallRecord
 	stats := session.Stats{}
@@ -834,12 +852,16 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		}
 		var im ItemMeta
 		if it, ok := history.Render(e, d, lookup); ok {
-			im = ItemMeta{IsItem: true, Role: it.Role, ToolName: it.ToolName, ToolNamespace: it.ToolNamespace, Summary: it.Summary, Chars: it.Chars,
-				TextOff: textOff + int64(texts.Len()), TextLen: len(it.Text)}
-			texts.WriteString(it.Text)
+			im = ItemMeta{IsItem: true, Role: session.Intern(it.Role), ToolName: session.Intern(it.ToolName), ToolNamespace: session.Intern(it.ToolNamespace), Summary: it.Summary, Chars: it.Chars,
+				TextOff: textOff + texts.n, TextLen: len(it.Text)}
+			if err := texts.write(it.Text); err != nil {
+				return fmt.Errorf("write item texts: %w", err)
+			}
 		}
 		for _, c := range history.Calls(d) {
-			if c.ID != "" {
+			// Only a call with an action (flat router) or a namespace can
+			// change how its result renders; keep just those.
+			if c.ID != "" && (c.Action != "" || c.Namespace != "") {
 				newCalls[c.ID] = c.Call
 				calls = append(calls, c)
 			}
@@ -857,12 +879,10 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		copy(s.firstLine[:], first[:])
 	}
 	// 1. item texts, before the rows that point at them.
-	if texts.Len() > 0 {
-		if _, err := tf.WriteAt(texts.Bytes(), textOff); err != nil {
-			return false, fmt.Errorf("write item texts: %w", err)
-		}
+	if err := texts.w.Flush(); err != nil {
+		return false, fmt.Errorf("write item texts: %w", err)
 	}
-	newTextSize := textOff + int64(texts.Len())
+	newTextSize := textOff + texts.n
 	// 2. rows and resume state in one transaction.
 	merged := mergeStats(s.stats, stats)
 	tx, err := db.Writer.BeginTx(ctx, nil)

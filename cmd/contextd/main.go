@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -59,6 +60,7 @@ type config struct {
 	CodexBaseURL   string
 	LogFormat      string
 	LogLevel       string
+	MemoryLimit    int64
 }
 
 // agentDir is Pi's agent directory: $PI_CODING_AGENT_DIR (leading ~
@@ -110,6 +112,7 @@ func parseFlags(name string, args []string, getenv func(string) string, stderr i
 	fs.IntVar(&c.MaxLineBytes, "max-line-bytes", 64<<20, "longest JSONL line indexed, in bytes; longer lines are skipped and reported")
 	fs.IntVar(&c.MaxConns, "max-conns", maxConns, "most connections served at once (env CONTEXTD_MAX_CONNS); more wait in the kernel's accept queue; 0 = no limit")
 	fs.StringVar(&c.CodexBaseURL, "codex-base-url", env("CONTEXTD_CODEX_BASE_URL", remote.DefaultBaseURL), "Codex backend base URL for Remote mode (env CONTEXTD_CODEX_BASE_URL)")
+	fs.Int64Var(&c.MemoryLimit, "memory-limit", envInt64(getenv, "CONTEXTD_MEMORY_LIMIT", 128<<20), "soft limit of the Go heap in bytes (runtime/debug.SetMemoryLimit); the GC works harder near it, which keeps indexing a 1 GB session under ~200 MB RSS; 0 = none (env CONTEXTD_MEMORY_LIMIT)")
 	fs.StringVar(&c.LogFormat, "log-format", env("CONTEXTD_LOG_FORMAT", "text"), "text or json")
 	fs.StringVar(&c.LogLevel, "log-level", env("CONTEXTD_LOG_LEVEL", "info"), "debug, info, warn, error")
 	if err := fs.Parse(args); err != nil {
@@ -151,6 +154,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return inspect(stdout, fset.Arg(0), c.MaxLineBytes)
 	}
 	log := newLogger(c, stderr)
+	if c.MemoryLimit > 0 && getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(c.MemoryLimit)
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if err := os.MkdirAll(c.StateDir, 0o700); err != nil {
@@ -245,6 +251,15 @@ func loadToken(path string) (string, error) {
 		return "", err
 	}
 	return t, f.Close()
+}
+
+func envInt64(getenv func(string) string, key string, def int64) int64 {
+	if v := getenv(key); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return n
+		}
+	}
+	return def
 }
 
 func splitList(s string) []string {

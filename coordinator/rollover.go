@@ -1,0 +1,911 @@
+package coordinator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"contextd"
+	"contextd/history"
+	"contextd/notes"
+	"contextd/session"
+	"contextd/store"
+)
+
+// The rollover state machine (DESIGN.md §5.3; SEED-tree-context-management.md
+// "Rollover coordinator" and "Failure policy"). One open rollover per
+// session, persisted in the state database so that a contextd restart
+// between any two steps loses nothing:
+//
+//	create (tool phase)  → pending
+//	settle (agent_settled) pending → settled     note state materialized
+//	commit (after navigateTree) settled → committed   append plan answered
+//	complete             committed → completed   (or seen on a later sync)
+//	abort                pending|settled|committed → aborted
+//
+// Every step is idempotent for the same rollover id: repeating a step that
+// already happened answers what the first call answered. Local mode uses
+// the same steps without navigation: settle answers navigate_to null and
+// commit needs no summary and answers only the next boundary.
+
+// RolloverToolResult is the new_context tool result text (reference
+// codex-history-notes.md §1.3 "new_context", result).
+const RolloverToolResult = "A new context window will start without summarizing conversation history."
+
+// ManifestStrategy is the strategy of a Tree archive manifest (reference
+// §3.6 "Manifest").
+const ManifestStrategy = "codex-context-tree"
+
+// DefaultAbortReason is the reason recorded when abort names none.
+const DefaultAbortReason = "aborted by the extension"
+
+// RolloverRequest is the body of POST /v1/sessions/{id}/rollovers.
+type RolloverRequest struct {
+	LeafID              string `json:"leaf_id,omitempty" maxLength:"256" doc:"Pi's leaf during the new_context tool call (the assistant message that called it); default the last entry of the file."`
+	CommandContextReady bool   `json:"command_context_ready,omitempty" doc:"Tree mode: the extension holds a command context that can call navigateTree. Must be true in Tree mode; ignored in Local mode."`
+}
+
+// RolloverInfo is a rollover as GET …/rollovers/{id} shows it.
+type RolloverInfo struct {
+	RolloverID      string          `json:"rollover_id" doc:"Rollover id (UUID)."`
+	SessionID       string          `json:"session_id"`
+	Mode            contextd.Mode   `json:"mode" enum:"local,tree"`
+	State           string          `json:"state" enum:"pending,settled,committed,completed,aborted"`
+	BoundaryEntryID string          `json:"boundary_entry_id" doc:"Boundary of the window being closed."`
+	Window          WindowIdentity  `json:"window" doc:"Identity of the window being closed."`
+	NextWindow      *WindowIdentity `json:"next_window" doc:"Identity of the window the commit opens; null before commit."`
+	LeafAtRequest   string          `json:"leaf_at_request" doc:"Pi's leaf at the tool phase."`
+	LeafAtSettle    string          `json:"leaf_at_settle,omitempty" doc:"Pi's leaf at settle: the archived leaf."`
+	SummaryEntryID  string          `json:"summary_entry_id,omitempty" doc:"Tree: the branch_summary entry accepted at commit."`
+	Reason          string          `json:"reason,omitempty" doc:"Why the rollover was aborted."`
+	RequestedAt     time.Time       `json:"requested_at"`
+	SettledAt       *time.Time      `json:"settled_at,omitempty"`
+	CommittedAt     *time.Time      `json:"committed_at,omitempty"`
+	FinishedAt      *time.Time      `json:"finished_at,omitempty" doc:"When it completed or was aborted."`
+}
+
+// RolloverCreated answers the tool phase.
+type RolloverCreated struct {
+	RolloverID string       `json:"rollover_id"`
+	State      string       `json:"state" enum:"pending"`
+	ToolResult string       `json:"tool_result" doc:"The new_context tool result text to return to the model."`
+	Merged     bool         `json:"merged" doc:"true: a pending rollover requested on this branch already existed and this call joined it (Codex merges repeated new_context calls into one rollover, reference §1.3)."`
+	Rollover   RolloverInfo `json:"rollover"`
+}
+
+// SettleRequest is the body of POST …/rollovers/{id}/settle.
+type SettleRequest struct {
+	LeafID string `json:"leaf_id,omitempty" maxLength:"256" doc:"Pi's live leaf at agent_settled; default the last entry of the file. It must descend from the leaf at the tool phase."`
+}
+
+// SettleAnswer is the navigation plan of the settled phase.
+type SettleAnswer struct {
+	RolloverID string  `json:"rollover_id"`
+	State      string  `json:"state" enum:"settled,committed,completed"`
+	NavigateTo *string `json:"navigate_to" doc:"Tree: the boundary entry to pass to navigateTree; null in Local mode (no navigation)."`
+	Summarize  bool    `json:"summarize" doc:"Tree: navigateTree(navigate_to, {summarize: true}); false in Local mode."`
+	Label      *string `json:"label" doc:"navigateTree label; always null."`
+	// SummaryParentID is the parentId Pi's branch_summary will carry: the
+	// boundary is a custom message, so navigateTree lands on its parent
+	// (reference pi-session-format.md §8 step 5).
+	SummaryParentID *string `json:"summary_parent_id" doc:"Tree: parentId of the branch_summary Pi will append (the boundary's parent; null when the boundary is a root). null in Local mode."`
+	ArchivedLeafID  string  `json:"archived_leaf_id" doc:"The leaf being archived: the fromId of the branch_summary Pi will append."`
+}
+
+// CommitRequest is the body of POST …/rollovers/{id}/commit.
+type CommitRequest struct {
+	SummaryEntryID string `json:"summary_entry_id,omitempty" maxLength:"256" doc:"Tree: id of the branch_summary navigateTree appended. Local: omit."`
+}
+
+// PlannedEntry is one entry of a commit's append plan: a custom entry
+// {type:"custom", customType, data} for pi.appendEntry(customType, data), or
+// a custom message {type:"custom_message", customType, content, display,
+// details} for pi.sendMessage.
+type PlannedEntry struct {
+	Type       string           `json:"type" enum:"custom,custom_message"`
+	CustomType string           `json:"customType" doc:"codex-context-tree-archive, codex-context-note-snapshot or codex-context-window."`
+	Data       json.RawMessage  `json:"data,omitempty" doc:"custom: the entry's data (manifest or note snapshot)."`
+	Content    string           `json:"content,omitempty" doc:"custom_message: the boundary text."`
+	Display    *bool            `json:"display,omitempty" doc:"custom_message: always true."`
+	Details    *BoundaryDetails `json:"details,omitempty" doc:"custom_message: the boundary details."`
+}
+
+// CommitAnswer is the append plan of a commit.
+type CommitAnswer struct {
+	RolloverID string         `json:"rollover_id"`
+	State      string         `json:"state" enum:"committed,completed"`
+	Window     WindowIdentity `json:"window" doc:"Identity of the window the boundary opens."`
+	Append     []PlannedEntry `json:"append" doc:"Append in order: Tree, the codex-context-tree-archive manifest and the codex-context-note-snapshot (pi.appendEntry), then the codex-context-window boundary (pi.sendMessage, the only entry that triggers a turn); Local, only the boundary."`
+}
+
+// AbortRequest is the body of POST …/rollovers/{id}/abort.
+type AbortRequest struct {
+	Reason string `json:"reason,omitempty" maxLength:"1024" doc:"Why, e.g. navigation cancelled; default aborted by the extension."`
+}
+
+// IncompleteRollover is an open Tree rollover whose branch summary is in
+// the file but whose planned entries are not all there (a crash between
+// navigation and the manifest): retry its commit with summary_entry_id and
+// append the missing entries.
+type IncompleteRollover struct {
+	RolloverID     string   `json:"rollover_id"`
+	State          string   `json:"state" enum:"settled,committed"`
+	SummaryEntryID string   `json:"summary_entry_id" doc:"The branch_summary in the file."`
+	Missing        []string `json:"missing" doc:"customTypes of the planned entries not in the file yet, in append order."`
+}
+
+// rolloverPlan is what the rollovers table stores for a commit.
+type rolloverPlan struct {
+	Window WindowIdentity `json:"window"`
+	Append []PlannedEntry `json:"append"`
+}
+
+// plannedManifest is the data of a codex-context-tree-archive entry
+// (reference §3.6 "Manifest"), in the key order the seed writes.
+type plannedManifest struct {
+	Protocol        int     `json:"protocol"`
+	Strategy        string  `json:"strategy"`
+	WindowID        string  `json:"windowId"`
+	BoundaryEntryID string  `json:"boundaryEntryId"`
+	SummaryEntryID  string  `json:"summaryEntryId"`
+	ArchivedLeafID  string  `json:"archivedLeafId"`
+	BranchBaseID    *string `json:"branchBaseId"`
+}
+
+// CreateRollover runs the tool phase of new_context (DESIGN.md §5.3 step
+// 1) at req.LeafID. It refuses: off or remote mode (EConflict); Tree mode
+// without command_context_ready (EPrecondition); a leaf that is not in the
+// file or a branch without a window boundary (EPrecondition); a parent
+// cycle (EInvalid); another open rollover (EConflict "a rollover is already
+// pending"). A pending rollover requested at an ancestor of the leaf (a
+// repeated new_context in the same run) is joined: created is false and
+// Merged true. It persists the rollover and answers the tool result.
+func (s *Service) CreateRollover(ctx context.Context, sessionID string, req RolloverRequest) (out RolloverCreated, created bool, err error) {
+	t, err := s.Resolve(ctx, sessionID)
+	if err != nil {
+		return out, false, err
+	}
+	switch t.Mode {
+	case contextd.ModeLocal, contextd.ModeTree:
+	case contextd.ModeOff:
+		return out, false, contextd.Errorf(contextd.EConflict, "context management is off for session %q; register it with mode local or tree to use new_context", sessionID)
+	default:
+		return out, false, contextd.Errorf(contextd.EConflict, "session %q is in %s mode: rollovers are the extension's concern there; contextd runs them only in local and tree mode", sessionID, t.Mode)
+	}
+	if t.Mode == contextd.ModeTree && !req.CommandContextReady {
+		return out, false, contextd.Errorf(contextd.EPrecondition, "tree rollovers need a command context that can call navigateTree; capture it (session_start) and retry with command_context_ready: true")
+	}
+	open, hasOpen, err := s.State.OpenRollover(ctx, sessionID)
+	if err != nil {
+		return out, false, err
+	}
+	if hasOpen && open.State == store.RolloverCommitted {
+		if open, err = s.autoComplete(ctx, t, open); err != nil {
+			return out, false, err
+		}
+		hasOpen = open.State.Open()
+	}
+	var r store.Rollover
+	err = s.rolloverBranch(t, req.LeafID, func(b *Branch) error {
+		if hasOpen {
+			if open.State == store.RolloverPending && onBranch(b, open.LeafAtRequest) {
+				return nil // joined below
+			}
+			return alreadyPending(open)
+		}
+		i := currentBoundary(b)
+		if i < 0 {
+			return contextd.Errorf(contextd.EPrecondition, "no window boundary on the active branch of leaf %q; append the first boundary (POST /v1/sessions/%s/windows) before new_context", b.Leaf, sessionID)
+		}
+		be := &b.V.Tree.Entries[b.Seqs[i]]
+		win, err := json.Marshal(identityOf(be))
+		if err != nil {
+			return err
+		}
+		r = store.Rollover{ID: s.NewID(), SessionID: sessionID, SessionFile: t.Session.Path(), Mode: t.Mode, State: store.RolloverPending,
+			BoundaryEntryID: be.ID, BoundaryParentID: be.ParentID, Window: win, LeafAtRequest: b.Leaf, RequestedAt: s.Now().UTC()}
+		return nil
+	})
+	if err != nil {
+		return out, false, err
+	}
+	if hasOpen {
+		out, err = createdAnswer(open, true)
+		return out, false, err
+	}
+	if err := s.State.CreateRollover(ctx, r); errors.Is(err, store.ErrRolloverOpen) {
+		other, ok, gerr := s.State.OpenRollover(ctx, sessionID)
+		if gerr != nil || !ok {
+			return out, false, contextd.Errorf(contextd.EConflict, "a rollover is already pending for session %q; retry", sessionID)
+		}
+		return out, false, alreadyPending(other)
+	} else if err != nil {
+		return out, false, err
+	}
+	s.RefreshPending(ctx)
+	out, err = createdAnswer(r, false)
+	return out, err == nil, err
+}
+
+func alreadyPending(r store.Rollover) error {
+	return contextd.Errorf(contextd.EConflict, "a rollover is already pending for session %q: rollover %s is %s; finish it, or abort it with POST /v1/sessions/%s/rollovers/%s/abort",
+		r.SessionID, r.ID, r.State, r.SessionID, r.ID)
+}
+
+func createdAnswer(r store.Rollover, merged bool) (RolloverCreated, error) {
+	info, err := rolloverInfo(r)
+	return RolloverCreated{RolloverID: r.ID, State: string(r.State), ToolResult: RolloverToolResult, Merged: merged, Rollover: info}, err
+}
+
+// SettleRollover runs the settled phase (DESIGN.md §5.3 step 2): it takes
+// the pending rollover, checks that the session is the same file, id and
+// mode (EPrecondition "session changed"), that req.LeafID is in the file
+// and descends from the leaf at the tool phase (EPrecondition "ancestry
+// mismatch"; EInvalid for a parent cycle) and that the rollover's boundary
+// is still the current boundary on its branch (EPrecondition), then
+// materializes the note state at the leaf (notes.Snapshot; ETooLarge
+// beyond notes.MaxSnapshotBytes) and the closing window's recovery ids, and
+// answers the navigation plan. Of concurrent settles exactly one moves the
+// rollover; a repeated settle answers the stored plan. Errors: ENotFound for
+// an unknown rollover, EConflict for an aborted one.
+func (s *Service) SettleRollover(ctx context.Context, sessionID, rolloverID string, req SettleRequest) (SettleAnswer, error) {
+	r, err := s.loadRollover(ctx, sessionID, rolloverID)
+	if err != nil {
+		return SettleAnswer{}, err
+	}
+	switch r.State {
+	case store.RolloverAborted:
+		return SettleAnswer{}, abortedError(r)
+	case store.RolloverSettled, store.RolloverCommitted, store.RolloverCompleted:
+		return settleAnswer(r), nil
+	}
+	t, err := s.Resolve(ctx, sessionID)
+	if err != nil {
+		return SettleAnswer{}, err
+	}
+	if err := sameSession(t, r); err != nil {
+		return SettleAnswer{}, err
+	}
+	now := s.Now().UTC()
+	var leaf string
+	var snap, rec []byte
+	err = s.rolloverBranch(t, req.LeafID, func(b *Branch) error {
+		leaf = b.Leaf
+		if err := checkHeader(b, r); err != nil {
+			return err
+		}
+		if !onBranch(b, r.LeafAtRequest) {
+			return contextd.Errorf(contextd.EPrecondition, "ancestry mismatch: leaf %q does not descend from %q, the leaf when new_context was called; the session moved to another branch, abort rollover %s", b.Leaf, r.LeafAtRequest, r.ID)
+		}
+		i := currentBoundary(b)
+		if i < 0 || b.V.Tree.Entries[b.Seqs[i]].ID != r.BoundaryEntryID {
+			return contextd.Errorf(contextd.EPrecondition, "boundary %q is no longer the current window boundary on the branch of leaf %q; abort rollover %s", r.BoundaryEntryID, b.Leaf, r.ID)
+		}
+		st, err := noteState(b)
+		if err != nil {
+			return err
+		}
+		data, err := notes.Snapshot(st, now)
+		if err != nil {
+			return mapDomainError(err)
+		}
+		if snap, err = marshalJS(data); err != nil {
+			return err
+		}
+		var win WindowIdentity
+		if err := json.Unmarshal(r.Window, &win); err != nil {
+			return fmt.Errorf("rollover %s: window identity: %w", r.ID, err)
+		}
+		recovery := notes.Recovery{WindowID: win.CurrentWindowID}
+		if wins := history.LocalWindows(b.V.Tree, b.Seqs, b.V.Ref); len(wins) > 0 {
+			recovery.UserItemIDs = history.UserItemIDs(wins[len(wins)-1], notes.HintUserItemIDs)
+		}
+		rec, err = marshalJS(recovery)
+		return err
+	})
+	if err != nil {
+		return SettleAnswer{}, err
+	}
+	ok, err := s.State.SettleRollover(ctx, r.ID, leaf, snap, rec, now)
+	if err != nil {
+		return SettleAnswer{}, err
+	}
+	if !ok { // another settle or an abort won
+		return s.settleAgain(ctx, sessionID, rolloverID)
+	}
+	s.Metrics.PhaseSeconds.WithLabelValues("settle").Observe(now.Sub(r.RequestedAt).Seconds())
+	r.State, r.LeafAtSettle, r.Notes, r.Recovery, r.SettledAt = store.RolloverSettled, leaf, snap, rec, now
+	return settleAnswer(r), nil
+}
+
+func (s *Service) settleAgain(ctx context.Context, sessionID, rolloverID string) (SettleAnswer, error) {
+	r, err := s.loadRollover(ctx, sessionID, rolloverID)
+	if err != nil {
+		return SettleAnswer{}, err
+	}
+	switch r.State {
+	case store.RolloverAborted:
+		return SettleAnswer{}, abortedError(r)
+	case store.RolloverPending:
+		return SettleAnswer{}, contextd.Errorf(contextd.EConflict, "rollover %s changed while it was being settled; retry the settle", r.ID)
+	}
+	return settleAnswer(r), nil
+}
+
+func settleAnswer(r store.Rollover) SettleAnswer {
+	a := SettleAnswer{RolloverID: r.ID, State: string(r.State), ArchivedLeafID: r.LeafAtSettle}
+	if r.Mode == contextd.ModeTree {
+		to := r.BoundaryEntryID
+		a.NavigateTo, a.Summarize = &to, true
+		if r.BoundaryParentID != "" {
+			p := r.BoundaryParentID
+			a.SummaryParentID = &p
+		}
+	}
+	return a
+}
+
+// CommitRollover runs the commit (DESIGN.md §5.3 step 4). Tree: the
+// branch_summary req.SummaryEntryID must be in the file (EPrecondition when
+// Pi has not written it yet: retry), be a branch_summary whose parentId is
+// the boundary's parentId and whose fromId is the leaf at settle (EInvalid
+// "summary mismatch"), with the boundary an ancestor of that leaf
+// (EPrecondition; EInvalid for a cycle). It answers, in order, the
+// codex-context-tree-archive manifest (reference §3.6), the
+// codex-context-note-snapshot materialized at settle (§3.4) and the next
+// codex-context-window boundary: first window id kept, previous = the
+// closing window, number + 1, and the thread hint of the snapshot's notes
+// with the closing window's id, the summary item id and up to 5 user item
+// ids, newest first (§3.2, §3.5). Local: no summary (EInvalid when one is
+// given) and only the boundary. A repeated commit answers the stored plan;
+// a different summary after a commit is EConflict, as are commits of
+// pending or aborted rollovers.
+func (s *Service) CommitRollover(ctx context.Context, sessionID, rolloverID string, req CommitRequest) (CommitAnswer, error) {
+	r, err := s.loadRollover(ctx, sessionID, rolloverID)
+	if err != nil {
+		return CommitAnswer{}, err
+	}
+	switch r.State {
+	case store.RolloverPending:
+		return CommitAnswer{}, contextd.Errorf(contextd.EConflict, "rollover %s is pending: settle it first (POST /v1/sessions/%s/rollovers/%s/settle)", r.ID, sessionID, r.ID)
+	case store.RolloverAborted:
+		return CommitAnswer{}, abortedError(r)
+	case store.RolloverCommitted, store.RolloverCompleted:
+		if req.SummaryEntryID != "" && req.SummaryEntryID != r.SummaryEntryID {
+			return CommitAnswer{}, contextd.Errorf(contextd.EConflict, "rollover %s was already committed with summary %q, not %q", r.ID, r.SummaryEntryID, req.SummaryEntryID)
+		}
+		return commitAnswer(r)
+	}
+	if r.Mode == contextd.ModeTree && req.SummaryEntryID == "" {
+		return CommitAnswer{}, contextd.Errorf(contextd.EInvalid, "summary_entry_id is required in tree mode: pass the id of the branch_summary navigateTree appended")
+	}
+	if r.Mode == contextd.ModeLocal && req.SummaryEntryID != "" {
+		return CommitAnswer{}, contextd.Errorf(contextd.EInvalid, "local rollovers have no branch summary; omit summary_entry_id")
+	}
+	t, err := s.Resolve(ctx, sessionID)
+	if err != nil {
+		return CommitAnswer{}, err
+	}
+	if err := sameSession(t, r); err != nil {
+		return CommitAnswer{}, err
+	}
+	var old WindowIdentity
+	if err := json.Unmarshal(r.Window, &old); err != nil {
+		return CommitAnswer{}, fmt.Errorf("rollover %s: window identity: %w", r.ID, err)
+	}
+	var rec notes.Recovery
+	if err := json.Unmarshal(r.Recovery, &rec); err != nil {
+		return CommitAnswer{}, fmt.Errorf("rollover %s: recovery: %w", r.ID, err)
+	}
+	ev, err := notes.DecodeEvent("rollover:"+r.ID, notes.CustomTypeNoteSnapshot, r.Notes)
+	if err != nil {
+		return CommitAnswer{}, fmt.Errorf("rollover %s: note snapshot: %w", r.ID, err)
+	}
+	var plan rolloverPlan
+	if r.Mode == contextd.ModeTree {
+		var base *string
+		err = t.Session.Read(func(v *store.View) error {
+			if err := usable(v); err != nil {
+				return err
+			}
+			if v.Tree.Header.ID != r.SessionID {
+				return sessionChanged(r, "its header id is now "+v.Tree.Header.ID)
+			}
+			base, err = checkSummary(v.Tree, r, req.SummaryEntryID)
+			return err
+		})
+		if err != nil {
+			return CommitAnswer{}, err
+		}
+		manifest, err := marshalJS(plannedManifest{Protocol: 1, Strategy: ManifestStrategy, WindowID: old.CurrentWindowID, BoundaryEntryID: r.BoundaryEntryID,
+			SummaryEntryID: req.SummaryEntryID, ArchivedLeafID: r.LeafAtSettle, BranchBaseID: base})
+		if err != nil {
+			return CommitAnswer{}, err
+		}
+		plan.Append = append(plan.Append,
+			PlannedEntry{Type: "custom", CustomType: session.CustomTypeTreeArchive, Data: manifest},
+			PlannedEntry{Type: "custom", CustomType: session.CustomTypeNoteSnapshot, Data: bytes.Clone(r.Notes)})
+		rec.SummaryItemID = req.SummaryEntryID
+	}
+	plan.Window = s.nextIdentity(old)
+	hint := notes.ThreadHint(notes.Replay([]notes.Event{ev}), &rec)
+	bd := s.NewBoundary(t.Agent, plan.Window, hint)
+	display := true
+	plan.Append = append(plan.Append, PlannedEntry{Type: bd.Type, CustomType: bd.CustomType, Content: bd.Content, Display: &display, Details: &bd.Details})
+	raw, err := marshalJS(plan)
+	if err != nil {
+		return CommitAnswer{}, err
+	}
+	now := s.Now().UTC()
+	ok, err := s.State.CommitRollover(ctx, r.ID, req.SummaryEntryID, raw, now)
+	if err != nil {
+		return CommitAnswer{}, err
+	}
+	if !ok { // another commit or an abort won: answer what is stored
+		r, err = s.loadRollover(ctx, sessionID, rolloverID)
+		if err != nil {
+			return CommitAnswer{}, err
+		}
+		if r.State == store.RolloverAborted {
+			return CommitAnswer{}, abortedError(r)
+		}
+		if r.SummaryEntryID != req.SummaryEntryID {
+			return CommitAnswer{}, contextd.Errorf(contextd.EConflict, "rollover %s was already committed with summary %q, not %q", r.ID, r.SummaryEntryID, req.SummaryEntryID)
+		}
+		return commitAnswer(r)
+	}
+	s.Metrics.PhaseSeconds.WithLabelValues("commit").Observe(now.Sub(r.SettledAt).Seconds())
+	r.State, r.SummaryEntryID, r.Plan, r.CommittedAt = store.RolloverCommitted, req.SummaryEntryID, raw, now
+	return commitAnswer(r)
+}
+
+// checkSummary validates the branch summary of a Tree commit and returns
+// its parentId (nil for a root): the manifest's branchBaseId.
+func checkSummary(tr *session.Tree, r store.Rollover, summaryID string) (*string, error) {
+	se := tr.Get(summaryID)
+	if se == nil {
+		return nil, contextd.Errorf(contextd.EPrecondition, "branch summary %q is not in the session file yet; retry the commit after Pi has written it (navigateTree appends it)", summaryID)
+	}
+	if se.Type != session.TypeBranchSummary {
+		return nil, contextd.Errorf(contextd.EInvalid, "summary mismatch: entry %q is a %s entry, not a branch_summary; pass the id of the branch_summary navigateTree appended", summaryID, se.Type)
+	}
+	if se.ParentID != r.BoundaryParentID {
+		return nil, contextd.Errorf(contextd.EInvalid, "summary mismatch: branch summary %q has parentId %s, but navigating to boundary %q gives %s; pass the summary of this rollover's navigation",
+			summaryID, jsID(se.ParentID), r.BoundaryEntryID, jsID(r.BoundaryParentID))
+	}
+	if se.FromID != r.LeafAtSettle {
+		return nil, contextd.Errorf(contextd.EInvalid, "summary mismatch: branch summary %q has fromId %q, but the archived leaf (the leaf at settle) is %q; pass the summary of this rollover's navigation",
+			summaryID, se.FromID, r.LeafAtSettle)
+	}
+	if tr.Get(r.BoundaryEntryID) == nil {
+		return nil, contextd.Errorf(contextd.EPrecondition, "boundary %q of rollover %s is no longer in the session file; abort the rollover", r.BoundaryEntryID, r.ID)
+	}
+	seqs, cycle, err := tr.Branch(r.LeafAtSettle)
+	var unk *session.ErrUnknownLeaf
+	if errors.As(err, &unk) {
+		return nil, contextd.Errorf(contextd.EPrecondition, "archived leaf %q of rollover %s is no longer in the session file; abort the rollover", r.LeafAtSettle, r.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cycle {
+		return nil, contextd.Errorf(contextd.EInvalid, "the parent chain of archived leaf %q has a cycle; this file cannot be archived, abort rollover %s", r.LeafAtSettle, r.ID)
+	}
+	found := false
+	for _, sq := range seqs {
+		if tr.Entries[sq].ID == r.BoundaryEntryID {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return nil, contextd.Errorf(contextd.EPrecondition, "ancestry mismatch: boundary %q is not an ancestor of the archived leaf %q; abort rollover %s", r.BoundaryEntryID, r.LeafAtSettle, r.ID)
+	}
+	if se.ParentID == "" {
+		return nil, nil
+	}
+	p := se.ParentID
+	return &p, nil
+}
+
+func jsID(id string) string {
+	if id == "" {
+		return "null"
+	}
+	return fmt.Sprintf("%q", id)
+}
+
+func commitAnswer(r store.Rollover) (CommitAnswer, error) {
+	var p rolloverPlan
+	if err := json.Unmarshal(r.Plan, &p); err != nil {
+		return CommitAnswer{}, fmt.Errorf("rollover %s: plan: %w", r.ID, err)
+	}
+	return CommitAnswer{RolloverID: r.ID, State: string(r.State), Window: p.Window, Append: p.Append}, nil
+}
+
+// CompleteRollover finishes a committed rollover (DESIGN.md §5.3 step 5)
+// once its planned entries are in the file, in order after the summary
+// (Tree: manifest, note snapshot, boundary; Local: the boundary);
+// EPrecondition names the missing ones. Completing again answers the same;
+// pending or settled rollovers (commit first) and aborted ones are
+// EConflict.
+func (s *Service) CompleteRollover(ctx context.Context, sessionID, rolloverID string) (RolloverInfo, error) {
+	r, err := s.loadRollover(ctx, sessionID, rolloverID)
+	if err != nil {
+		return RolloverInfo{}, err
+	}
+	switch r.State {
+	case store.RolloverCompleted:
+		return rolloverInfo(r)
+	case store.RolloverAborted:
+		return RolloverInfo{}, abortedError(r)
+	case store.RolloverPending, store.RolloverSettled:
+		return RolloverInfo{}, contextd.Errorf(contextd.EConflict, "rollover %s is %s: commit it first (POST /v1/sessions/%s/rollovers/%s/commit)", r.ID, r.State, sessionID, r.ID)
+	}
+	t, err := s.Resolve(ctx, sessionID)
+	if err != nil {
+		return RolloverInfo{}, err
+	}
+	var missing []string
+	err = t.Session.Read(func(v *store.View) error {
+		if err := usable(v); err != nil {
+			return err
+		}
+		missing, err = missingEntries(v, r)
+		return err
+	})
+	if err != nil {
+		return RolloverInfo{}, err
+	}
+	if len(missing) > 0 {
+		return RolloverInfo{}, contextd.Errorf(contextd.EPrecondition, "the session file does not hold the committed entries yet (missing %v); append the commit's entries in order, then complete", missing)
+	}
+	if r, err = s.finish(ctx, r); err != nil {
+		return RolloverInfo{}, err
+	}
+	return rolloverInfo(r)
+}
+
+// finish moves a committed rollover to completed and records its metrics;
+// when another caller finished it first, it returns the stored row.
+func (s *Service) finish(ctx context.Context, r store.Rollover) (store.Rollover, error) {
+	now := s.Now().UTC()
+	ok, err := s.State.CompleteRollover(ctx, r.ID, now)
+	if err != nil {
+		return r, err
+	}
+	if !ok {
+		r2, found, err := s.State.Rollover(ctx, r.ID)
+		if err != nil || !found {
+			return r, err
+		}
+		return r2, nil
+	}
+	s.Metrics.Rollovers.WithLabelValues(string(r.Mode), "completed").Inc()
+	s.Metrics.RolloverSeconds.Observe(now.Sub(r.RequestedAt).Seconds())
+	s.Metrics.PhaseSeconds.WithLabelValues("complete").Observe(now.Sub(r.CommittedAt).Seconds())
+	s.RefreshPending(ctx)
+	r.State, r.FinishedAt = store.RolloverCompleted, now
+	return r, nil
+}
+
+// autoComplete completes a committed rollover whose entries are all in the
+// file (DESIGN.md §5.3 step 5, "or contextd sees the three entries on its
+// next sync"); otherwise it returns r unchanged.
+func (s *Service) autoComplete(ctx context.Context, t *Target, r store.Rollover) (store.Rollover, error) {
+	if r.State != store.RolloverCommitted || t.Session == nil {
+		return r, nil
+	}
+	var missing []string
+	err := t.Session.Read(func(v *store.View) error {
+		if usable(v) != nil {
+			missing = []string{"(unreadable file)"}
+			return nil
+		}
+		var err error
+		missing, err = missingEntries(v, r)
+		return err
+	})
+	if err != nil || len(missing) > 0 {
+		return r, err
+	}
+	return s.finish(ctx, r)
+}
+
+// missingEntries lists the customTypes of r's planned entries that are not
+// in the file. Tree: the manifest must be a child of the summary, the note
+// snapshot a child of the manifest and the boundary (matched by its window
+// id) a child of the snapshot; once one is missing, the rest are. Local:
+// the boundary anywhere in the file.
+func missingEntries(v *store.View, r store.Rollover) ([]string, error) {
+	var p rolloverPlan
+	if err := json.Unmarshal(r.Plan, &p); err != nil {
+		return nil, fmt.Errorf("rollover %s: plan: %w", r.ID, err)
+	}
+	return missingPlanned(v, r.Mode, r.SummaryEntryID, p)
+}
+
+func missingPlanned(v *store.View, mode contextd.Mode, summaryID string, p rolloverPlan) ([]string, error) {
+	tr := v.Tree
+	if mode == contextd.ModeLocal {
+		for i := range tr.Entries {
+			if e := &tr.Entries[i]; e.IsBoundary() && e.Window.CurrentWindowID == p.Window.CurrentWindowID {
+				return nil, nil
+			}
+		}
+		return []string{session.CustomTypeWindow}, nil
+	}
+	parent := summaryID
+	for k, pe := range p.Append {
+		found := ""
+		for i := range tr.Entries {
+			e := &tr.Entries[i]
+			if e.ParentID != parent || e.CustomType != pe.CustomType || e.Type != pe.Type {
+				continue
+			}
+			switch pe.CustomType {
+			case session.CustomTypeWindow:
+				if !e.IsBoundary() || e.Window.CurrentWindowID != p.Window.CurrentWindowID {
+					continue
+				}
+			case session.CustomTypeTreeArchive:
+				_, d, err := v.Decode(i)
+				if err != nil {
+					return nil, err
+				}
+				var got, want plannedManifest
+				if json.Unmarshal(d.Data, &got) != nil || json.Unmarshal(pe.Data, &want) != nil ||
+					got.WindowID != want.WindowID || got.SummaryEntryID != want.SummaryEntryID {
+					continue
+				}
+			}
+			found = e.ID
+			break
+		}
+		if found == "" {
+			out := make([]string, 0, len(p.Append)-k)
+			for _, rest := range p.Append[k:] {
+				out = append(out, rest.CustomType)
+			}
+			return out, nil
+		}
+		parent = found
+	}
+	return nil, nil
+}
+
+// AbortRollover aborts an open rollover with req.Reason (default
+// DefaultAbortReason), e.g. "navigation cancelled". Aborting again answers
+// the same; a completed rollover is EConflict.
+func (s *Service) AbortRollover(ctx context.Context, sessionID, rolloverID string, req AbortRequest) (RolloverInfo, error) {
+	r, err := s.loadRollover(ctx, sessionID, rolloverID)
+	if err != nil {
+		return RolloverInfo{}, err
+	}
+	reason := req.Reason
+	if reason == "" {
+		reason = DefaultAbortReason
+	}
+	if r.State.Open() {
+		now := s.Now().UTC()
+		ok, err := s.State.AbortRollover(ctx, r.ID, reason, now)
+		if err != nil {
+			return RolloverInfo{}, err
+		}
+		if ok {
+			s.Metrics.Rollovers.WithLabelValues(string(r.Mode), "aborted").Inc()
+			s.RefreshPending(ctx)
+		}
+		if r, err = s.loadRollover(ctx, sessionID, rolloverID); err != nil {
+			return RolloverInfo{}, err
+		}
+	}
+	if r.State == store.RolloverCompleted {
+		return RolloverInfo{}, contextd.Errorf(contextd.EConflict, "rollover %s is already completed; there is nothing to abort", r.ID)
+	}
+	return rolloverInfo(r)
+}
+
+// GetRollover answers GET …/rollovers/{id}. A committed rollover whose
+// entries are all in the file is completed first.
+func (s *Service) GetRollover(ctx context.Context, sessionID, rolloverID string) (RolloverInfo, error) {
+	r, err := s.loadRollover(ctx, sessionID, rolloverID)
+	if err != nil {
+		return RolloverInfo{}, err
+	}
+	if r.State == store.RolloverCommitted {
+		if t, err := s.Resolve(ctx, sessionID); err == nil {
+			if r, err = s.autoComplete(ctx, t, r); err != nil {
+				return RolloverInfo{}, err
+			}
+		}
+	}
+	return rolloverInfo(r)
+}
+
+// RolloverStatus is the Service.RolloverState hook of GET
+// /v1/sessions/{id}: the open rollover (*RolloverInfo, nil when none) and,
+// for an open Tree rollover whose branch summary is in the file but whose
+// planned entries are not all there, an *IncompleteRollover (nil
+// otherwise). A settled rollover's summary is the last branch_summary of
+// the file with the boundary's parent as parentId and the leaf at settle as
+// fromId. A committed rollover whose entries all landed is completed here.
+func (s *Service) RolloverStatus(ctx context.Context, t *Target) (open, incomplete any, err error) {
+	r, ok, err := s.State.OpenRollover(ctx, t.SessionID)
+	if err != nil || !ok {
+		return nil, nil, err
+	}
+	if r, err = s.autoComplete(ctx, t, r); err != nil {
+		return nil, nil, err
+	}
+	if !r.State.Open() {
+		return nil, nil, nil
+	}
+	info, err := rolloverInfo(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if t.Session == nil || r.Mode != contextd.ModeTree || r.State == store.RolloverPending {
+		return &info, nil, nil
+	}
+	var inc *IncompleteRollover
+	err = t.Session.Read(func(v *store.View) error {
+		if usable(v) != nil {
+			return nil
+		}
+		if r.State == store.RolloverSettled {
+			sum := ""
+			for i := range v.Tree.Entries {
+				e := &v.Tree.Entries[i]
+				if e.Type == session.TypeBranchSummary && e.ParentID == r.BoundaryParentID && e.FromID == r.LeafAtSettle {
+					sum = e.ID
+				}
+			}
+			if sum != "" {
+				inc = &IncompleteRollover{RolloverID: r.ID, State: string(r.State), SummaryEntryID: sum,
+					Missing: []string{session.CustomTypeTreeArchive, session.CustomTypeNoteSnapshot, session.CustomTypeWindow}}
+			}
+			return nil
+		}
+		missing, err := missingEntries(v, r)
+		if err == nil && len(missing) > 0 {
+			inc = &IncompleteRollover{RolloverID: r.ID, State: string(r.State), SummaryEntryID: r.SummaryEntryID, Missing: missing}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if inc == nil {
+		return &info, nil, nil
+	}
+	return &info, inc, nil
+}
+
+// loadRollover reads rollover id of sessionID; ENotFound when there is none.
+func (s *Service) loadRollover(ctx context.Context, sessionID, id string) (store.Rollover, error) {
+	r, ok, err := s.State.Rollover(ctx, id)
+	if err != nil {
+		return r, err
+	}
+	if !ok || r.SessionID != sessionID {
+		return r, contextd.Errorf(contextd.ENotFound, "session %q has no rollover %q; start one with POST /v1/sessions/%s/rollovers", sessionID, id, sessionID)
+	}
+	return r, nil
+}
+
+// rolloverBranch is withBranch with the rollover refusals: a leaf that is
+// not in the file is EPrecondition, a parent cycle EInvalid.
+func (s *Service) rolloverBranch(t *Target, leafID string, fn func(b *Branch) error) error {
+	return t.Session.Read(func(v *store.View) error {
+		if err := usable(v); err != nil {
+			return err
+		}
+		if leafID != "" && v.Tree.Get(leafID) == nil {
+			return contextd.Errorf(contextd.EPrecondition, "leaf %q is not in the session file of %q; pass Pi's live leaf id (sessionManager.getLeafId())", leafID, t.SessionID)
+		}
+		seqs, cycle, err := v.Tree.Branch(leafID)
+		if err != nil {
+			return err
+		}
+		leaf := leafID
+		if leaf == "" {
+			leaf = v.Tree.Leaf()
+		}
+		if cycle {
+			return contextd.Errorf(contextd.EInvalid, "the parent chain of leaf %q has a cycle; contextd cannot roll over a branch that is not a path to a root", leaf)
+		}
+		return fn(&Branch{V: v, Leaf: leaf, Seqs: seqs, Target: t})
+	})
+}
+
+// onBranch reports whether the entry id is on b.
+func onBranch(b *Branch, id string) bool {
+	for _, sq := range b.Seqs {
+		if b.V.Tree.Entries[sq].ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// sameSession refuses a target whose file or mode differs from the
+// rollover's.
+func sameSession(t *Target, r store.Rollover) error {
+	if t.Session == nil || t.Mode != r.Mode {
+		return sessionChanged(r, "its mode is now "+string(t.Mode))
+	}
+	if t.Session.Path() != r.SessionFile {
+		return sessionChanged(r, "its file is now "+t.Session.Path())
+	}
+	return nil
+}
+
+func checkHeader(b *Branch, r store.Rollover) error {
+	if id := b.V.Tree.Header.ID; id != r.SessionID {
+		return sessionChanged(r, "its header id is now "+id)
+	}
+	return nil
+}
+
+func sessionChanged(r store.Rollover, what string) error {
+	return contextd.Errorf(contextd.EPrecondition, "session changed: session %q is no longer the one rollover %s was requested on (%s; was file %s, mode %s); abort the rollover",
+		r.SessionID, r.ID, what, r.SessionFile, r.Mode)
+}
+
+func abortedError(r store.Rollover) error {
+	return contextd.Errorf(contextd.EConflict, "rollover %s was aborted: %s; call new_context again to start a new one", r.ID, r.Reason)
+}
+
+// rolloverInfo renders a stored rollover.
+func rolloverInfo(r store.Rollover) (RolloverInfo, error) {
+	info := RolloverInfo{RolloverID: r.ID, SessionID: r.SessionID, Mode: r.Mode, State: string(r.State), BoundaryEntryID: r.BoundaryEntryID,
+		LeafAtRequest: r.LeafAtRequest, LeafAtSettle: r.LeafAtSettle, SummaryEntryID: r.SummaryEntryID, Reason: r.Reason, RequestedAt: r.RequestedAt}
+	if err := json.Unmarshal(r.Window, &info.Window); err != nil {
+		return info, fmt.Errorf("rollover %s: window identity: %w", r.ID, err)
+	}
+	if r.Plan != nil {
+		var p rolloverPlan
+		if err := json.Unmarshal(r.Plan, &p); err != nil {
+			return info, fmt.Errorf("rollover %s: plan: %w", r.ID, err)
+		}
+		info.NextWindow = &p.Window
+	}
+	for _, f := range []struct {
+		t   time.Time
+		dst **time.Time
+	}{{r.SettledAt, &info.SettledAt}, {r.CommittedAt, &info.CommittedAt}, {r.FinishedAt, &info.FinishedAt}} {
+		if !f.t.IsZero() {
+			tt := f.t
+			*f.dst = &tt
+		}
+	}
+	return info, nil
+}
+
+// RefreshPending sets the Pending gauge (contextd_rollovers_pending) from
+// the state database's count of open rollovers. Every rollover transition
+// calls it; call it once at startup so the gauge counts the rollovers a
+// previous run left open. A failed count is logged, not returned.
+func (s *Service) RefreshPending(ctx context.Context) {
+	if n, err := s.State.CountOpenRollovers(ctx); err == nil {
+		s.Metrics.Pending.Set(float64(n))
+	} else {
+		s.Logger.Warn("count open rollovers", "error", err)
+	}
+}
+
+// marshalJS encodes v as JavaScript's JSON.stringify would: no HTML
+// escaping, no trailing newline.
+func marshalJS(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}

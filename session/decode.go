@@ -1,0 +1,234 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// lineFields is what one entry line holds for contextd: the union of the
+// fields of every entry type (Pi session-manager.ts SessionEntry), decoded
+// in one pass by decodeLine. Raw values (data, details) alias the line.
+type lineFields struct {
+	typ, id, parentID, timestamp string
+	hasType, hasID               bool
+	version                      float64
+	hasVersion                   bool
+	cwd, parentSession           string
+
+	customType string
+	message    *Message
+	content    Content
+	display    bool
+	details    []byte
+	data       []byte
+
+	summary                string
+	fromID                 string
+	fromHook               bool
+	firstKeptEntryID       string
+	hasFirstKeptID         bool
+	firstKeptEntryIndex    float64
+	hasFirstKeptEntryIndex bool
+	targetID, label, name  string
+	isObject               bool
+}
+
+// decodeLine decodes one line. It fails only when JSON.parse would throw;
+// a value of an unexpected type leaves its field empty (Pi keeps the entry).
+// A valid line that is not an object gives isObject false.
+func decodeLine(line []byte) (*lineFields, error) {
+	d := &decoder{b: line}
+	f := &lineFields{}
+	if d.peek() != '{' {
+		if _, err := d.skip(); err != nil {
+			return nil, err
+		}
+		return f, d.end()
+	}
+	f.isObject = true
+	err := d.object(0, func(k []byte) error {
+		var err error
+		switch string(k) {
+		case "type":
+			f.typ, f.hasType, err = d.optStr()
+		case "id":
+			f.id, f.hasID, err = d.optStr()
+		case "parentId":
+			f.parentID, _, err = d.optStr()
+		case "timestamp":
+			f.timestamp, _, err = d.optStr()
+		case "version":
+			f.version, f.hasVersion, err = d.optNum()
+		case "cwd":
+			f.cwd, _, err = d.optStr()
+		case "parentSession":
+			f.parentSession, _, err = d.optStr()
+		case "customType":
+			f.customType, _, err = d.optStr()
+		case "message":
+			if d.peek() == '{' {
+				m := &Message{}
+				err = decodeMessage(d, m)
+				f.message = m
+			} else {
+				f.message = nil
+				_, err = d.skip()
+			}
+		case "content":
+			f.content, err = decodeContent(d, 1)
+		case "display":
+			f.display, err = d.optBool()
+		case "details":
+			f.details, err = d.skip()
+		case "data":
+			f.data, err = d.skip()
+		case "summary":
+			f.summary, _, err = d.optStr()
+		case "fromId":
+			f.fromID, _, err = d.optStr()
+		case "fromHook":
+			f.fromHook, err = d.optBool()
+		case "firstKeptEntryId":
+			f.firstKeptEntryID, f.hasFirstKeptID, err = d.optStr()
+		case "firstKeptEntryIndex":
+			f.firstKeptEntryIndex, f.hasFirstKeptEntryIndex, err = d.optNum()
+		case "targetId":
+			f.targetID, _, err = d.optStr()
+		case "label":
+			f.label, _, err = d.optStr()
+		case "name":
+			f.name, _, err = d.optStr()
+		default:
+			_, err = d.skip()
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := d.end(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// decodeMessage decodes a stored AgentMessage object.
+func decodeMessage(d *decoder, m *Message) error {
+	return d.object(1, func(k []byte) error {
+		var err error
+		switch string(k) {
+		case "role":
+			m.Role, _, err = d.optStr()
+		case "content":
+			m.Content, err = decodeContent(d, 2)
+		case "stopReason":
+			m.StopReason, _, err = d.optStr()
+		case "toolName":
+			m.ToolName, _, err = d.optStr()
+		case "toolCallId":
+			m.ToolCallID, _, err = d.optStr()
+		case "isError":
+			m.IsError, err = d.optBool()
+		case "command":
+			m.Command, _, err = d.optStr()
+		case "output":
+			m.Output, _, err = d.optStr()
+		case "excludeFromContext":
+			m.ExcludeFromContext, err = d.optBool()
+		case "customType":
+			m.CustomType, _, err = d.optStr()
+		default:
+			_, err = d.skip()
+		}
+		return err
+	})
+}
+
+// decodeContent decodes a content value: a string, an array of blocks, or
+// anything else as empty content (0.85.1 treats null as []).
+func decodeContent(d *decoder, depth int) (Content, error) {
+	switch d.peek() {
+	case '"':
+		s, err := d.str()
+		return Content{IsString: true, Text: s}, err
+	case '[':
+	default:
+		_, err := d.skip()
+		return Content{}, err
+	}
+	d.i++
+	c := Content{Parts: []Part{}}
+	if d.peek() == ']' {
+		d.i++
+		return c, nil
+	}
+	for {
+		d.ws()
+		start := d.i
+		var p Part
+		var err error
+		if d.peek() == '{' {
+			err = decodePart(d, &p, depth+1)
+		} else {
+			_, err = d.skip()
+		}
+		if err != nil {
+			return c, err
+		}
+		switch p.Type {
+		case "text", "thinking", "image", "toolCall":
+		default:
+			p.Raw = d.b[start:d.i]
+		}
+		c.Parts = append(c.Parts, p)
+		switch d.peek() {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			return c, nil
+		default:
+			return c, errSyntax
+		}
+	}
+}
+
+func decodePart(d *decoder, p *Part, depth int) error {
+	return d.object(depth, func(k []byte) error {
+		var err error
+		switch string(k) {
+		case "type":
+			p.Type, _, err = d.optStr()
+		case "text":
+			p.Text, _, err = d.optStr()
+		case "thinking":
+			p.Thinking, _, err = d.optStr()
+		case "mimeType":
+			p.MimeType, _, err = d.optStr()
+		case "id":
+			p.ID, _, err = d.optStr()
+		case "name":
+			p.Name, _, err = d.optStr()
+		case "namespace":
+			p.Namespace, _, err = d.optStr()
+		case "arguments":
+			var raw []byte
+			raw, err = d.skip()
+			p.Arguments = json.RawMessage(raw)
+		default:
+			_, err = d.skip()
+		}
+		return err
+	})
+}
+
+// contentFromJSON decodes a content value from its own bytes (for
+// Content.UnmarshalJSON).
+func contentFromJSON(b []byte) (Content, error) {
+	d := &decoder{b: bytes.TrimSpace(b)}
+	c, err := decodeContent(d, 0)
+	if err != nil {
+		return Content{}, err
+	}
+	return c, d.end()
+}

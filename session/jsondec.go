@@ -1,0 +1,496 @@
+package session
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// This file is a single-pass JSON decoder specialised for Pi entry lines.
+// encoding/json validates a line, then decodes it, then re-scans every
+// json.RawMessage and every UnmarshalJSON value: on real sessions, where
+// most bytes sit in long strings (tool output, thinking), that is about
+// eight passes and 25 MB/s. Here each byte is looked at once: strings are
+// crossed with bytes.IndexByte, only the fields an Entry or a Decoded needs
+// are unescaped, and every other value is validated and skipped.
+//
+// Acceptance is JSON.parse's (Pi skips any line it throws on): exactly one
+// value, optional surrounding whitespace, RFC 8259 grammar. String
+// decoding matches encoding/json: invalid UTF-8 bytes and lone surrogate
+// escapes become U+FFFD. FuzzDecoderAgrees checks both against
+// encoding/json.
+
+var errSyntax = errors.New("invalid JSON")
+
+type decoder struct {
+	b []byte
+	i int
+}
+
+func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func (d *decoder) ws() {
+	for d.i < len(d.b) && isWS(d.b[d.i]) {
+		d.i++
+	}
+}
+
+// peek returns the next non-space byte (0 at the end).
+func (d *decoder) peek() byte {
+	d.ws()
+	if d.i >= len(d.b) {
+		return 0
+	}
+	return d.b[d.i]
+}
+
+// rawString crosses a string starting at d.i (the opening quote) and
+// returns its raw body (without quotes) and whether it holds escapes. It
+// checks for raw control characters, which JSON forbids.
+func (d *decoder) rawString() ([]byte, bool, error) {
+	if d.i >= len(d.b) || d.b[d.i] != '"' {
+		return nil, false, errSyntax
+	}
+	start := d.i + 1
+	j := start
+	esc := false
+	for {
+		k := bytes.IndexByte(d.b[j:], '"')
+		if k < 0 {
+			return nil, false, errSyntax
+		}
+		end := j + k
+		// Count the backslashes right before the quote.
+		n := 0
+		for p := end - 1; p >= start && d.b[p] == '\\'; p-- {
+			n++
+		}
+		if bytes.IndexByte(d.b[j:end], '\\') >= 0 {
+			esc = true
+		}
+		if n%2 == 0 {
+			body := d.b[start:end]
+			if hasControl(body) {
+				return nil, false, errSyntax
+			}
+			if esc {
+				if err := checkEscapes(body); err != nil {
+					return nil, false, err
+				}
+			}
+			d.i = end + 1
+			return body, esc, nil
+		}
+		j = end + 1
+	}
+}
+
+// hasControl reports whether b holds a byte below 0x20 (forbidden raw in
+// a JSON string). It tests eight bytes at a time.
+func hasControl(b []byte) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		// A byte x < 0x20 iff (x - 0x20) borrows into bit 7 while x itself
+		// has bit 7 clear.
+		if (w-0x20*lo)&^w&hi != 0 {
+			return true
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
+// checkEscapes validates the escape sequences of a string body.
+func checkEscapes(s []byte) error {
+	for i := 0; i < len(s); i++ {
+		k := bytes.IndexByte(s[i:], '\\')
+		if k < 0 {
+			return nil
+		}
+		i += k
+		if i+1 >= len(s) {
+			return errSyntax
+		}
+		switch s[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i++
+		case 'u':
+			if i+5 >= len(s) {
+				return errSyntax
+			}
+			for _, c := range s[i+2 : i+6] {
+				if !isHex(c) {
+					return errSyntax
+				}
+			}
+			i += 5
+		default:
+			return errSyntax
+		}
+	}
+	return nil
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// str decodes a string value.
+func (d *decoder) str() (string, error) {
+	raw, esc, err := d.rawString()
+	if err != nil {
+		return "", err
+	}
+	return unquote(raw, esc), nil
+}
+
+// unquote decodes a validated string body (encoding/json rules: invalid
+// UTF-8 bytes and lone surrogates become U+FFFD).
+func unquote(raw []byte, esc bool) string {
+	if !esc && utf8.Valid(raw) {
+		return string(raw)
+	}
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); {
+		// Copy the run up to the next backslash in one go.
+		k := bytes.IndexByte(raw[i:], '\\')
+		if k < 0 {
+			k = len(raw) - i
+		}
+		if k > 0 {
+			run := raw[i : i+k]
+			if utf8.Valid(run) {
+				out = append(out, run...)
+			} else {
+				out = appendFixUTF8(out, run)
+			}
+			i += k
+			continue
+		}
+		c := raw[i]
+		if c == '\\' {
+			switch raw[i+1] {
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r := hex4(raw[i+2 : i+6])
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+						r2 := hex4(raw[i+2 : i+6])
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							out = utf8.AppendRune(out, dec)
+							i += 6
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				out = utf8.AppendRune(out, r)
+				continue
+			default: // '"', '\\', '/'
+				out = append(out, raw[i+1])
+			}
+			i += 2
+			continue
+		}
+		if c < utf8.RuneSelf {
+			out = append(out, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(raw[i:])
+		if r == utf8.RuneError && size == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, raw[i:i+size]...)
+		}
+		i += size
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	// out is never written again: share its bytes instead of copying them.
+	return unsafe.String(&out[0], len(out))
+}
+
+// appendFixUTF8 appends run with each invalid UTF-8 byte replaced by
+// U+FFFD (encoding/json's rule).
+func appendFixUTF8(out, run []byte) []byte {
+	for i := 0; i < len(run); {
+		r, size := utf8.DecodeRune(run[i:])
+		if r == utf8.RuneError && size == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, run[i:i+size]...)
+		}
+		i += size
+	}
+	return out
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		default:
+			r |= rune(c - 'A' + 10)
+		}
+	}
+	return r
+}
+
+// maxDepth bounds nesting (encoding/json allows 10,000).
+const maxDepth = 10000
+
+// skip validates and crosses one value, returning its raw bytes.
+func (d *decoder) skip() ([]byte, error) {
+	d.ws()
+	start := d.i
+	if err := d.skipValue(0); err != nil {
+		return nil, err
+	}
+	return d.b[start:d.i], nil
+}
+
+func (d *decoder) skipValue(depth int) error {
+	if depth > maxDepth {
+		return errSyntax
+	}
+	switch c := d.peek(); {
+	case c == '"':
+		_, _, err := d.rawString()
+		return err
+	case c == '{':
+		d.i++
+		if d.peek() == '}' {
+			d.i++
+			return nil
+		}
+		for {
+			if d.peek() != '"' {
+				return errSyntax
+			}
+			if _, _, err := d.rawString(); err != nil {
+				return err
+			}
+			if d.peek() != ':' {
+				return errSyntax
+			}
+			d.i++
+			if err := d.skipValue(depth + 1); err != nil {
+				return err
+			}
+			switch d.peek() {
+			case ',':
+				d.i++
+			case '}':
+				d.i++
+				return nil
+			default:
+				return errSyntax
+			}
+		}
+	case c == '[':
+		d.i++
+		if d.peek() == ']' {
+			d.i++
+			return nil
+		}
+		for {
+			if err := d.skipValue(depth + 1); err != nil {
+				return err
+			}
+			switch d.peek() {
+			case ',':
+				d.i++
+			case ']':
+				d.i++
+				return nil
+			default:
+				return errSyntax
+			}
+		}
+	case c == 't':
+		return d.lit("true")
+	case c == 'f':
+		return d.lit("false")
+	case c == 'n':
+		return d.lit("null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		_, err := d.number()
+		return err
+	}
+	return errSyntax
+}
+
+func (d *decoder) lit(s string) error {
+	if !bytes.HasPrefix(d.b[d.i:], []byte(s)) {
+		return errSyntax
+	}
+	d.i += len(s)
+	return nil
+}
+
+// number crosses a JSON number and returns its text.
+func (d *decoder) number() ([]byte, error) {
+	start := d.i
+	b := d.b
+	i := d.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return nil, errSyntax
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return nil, errSyntax
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return nil, errSyntax
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	d.i = i
+	return b[start:i], nil
+}
+
+// object iterates the members of an object value, calling fn with each
+// key (unescaped; only valid during the call); fn must consume the value
+// with one of the typed readers or skip. Keys match case-sensitively, as
+// JavaScript property access does.
+func (d *decoder) object(depth int, fn func(key []byte) error) error {
+	if depth > maxDepth || d.peek() != '{' {
+		return errSyntax
+	}
+	d.i++
+	if d.peek() == '}' {
+		d.i++
+		return nil
+	}
+	for {
+		if d.peek() != '"' {
+			return errSyntax
+		}
+		raw, esc, err := d.rawString()
+		if err != nil {
+			return err
+		}
+		key := raw
+		if esc {
+			key = []byte(unquote(raw, true))
+		}
+		if d.peek() != ':' {
+			return errSyntax
+		}
+		d.i++
+		d.ws()
+		if err := fn(key); err != nil {
+			return err
+		}
+		switch d.peek() {
+		case ',':
+			d.i++
+		case '}':
+			d.i++
+			return nil
+		default:
+			return errSyntax
+		}
+	}
+}
+
+// optStr reads a string value; any other value is validated, skipped and
+// reported as absent (Pi keeps entries whose fields have unexpected types).
+func (d *decoder) optStr() (string, bool, error) {
+	if d.peek() != '"' {
+		_, err := d.skip()
+		return "", false, err
+	}
+	s, err := d.str()
+	return s, err == nil, err
+}
+
+// optBool reads true/false; anything else is skipped as false.
+func (d *decoder) optBool() (bool, error) {
+	switch d.peek() {
+	case 't':
+		return true, d.lit("true")
+	case 'f':
+		return false, d.lit("false")
+	}
+	_, err := d.skip()
+	return false, err
+}
+
+// optNum reads a number; anything else is skipped as absent.
+func (d *decoder) optNum() (float64, bool, error) {
+	c := d.peek()
+	if c != '-' && (c < '0' || c > '9') {
+		_, err := d.skip()
+		return 0, false, err
+	}
+	raw, err := d.number()
+	if err != nil {
+		return 0, false, err
+	}
+	f, perr := strconv.ParseFloat(string(raw), 64)
+	if perr != nil {
+		// Out of range for float64: valid JSON, but encoding/json refuses
+		// to store it in a number field; keep the entry without it.
+		return 0, false, nil
+	}
+	return f, true, nil
+}
+
+// end checks that only whitespace follows the top-level value.
+func (d *decoder) end() error {
+	d.ws()
+	if d.i != len(d.b) {
+		return errSyntax
+	}
+	return nil
+}
