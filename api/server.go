@@ -274,11 +274,14 @@ func (s *Server) checkBody(next http.Handler) http.Handler {
 			ct := r.Header.Get("Content-Type")
 			hasBody := r.ContentLength > 0 || (r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody)
 			if ct != "" || hasBody {
-				mt, _, err := mime.ParseMediaType(ct)
+				mt, params, err := mime.ParseMediaType(ct)
 				if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 					writeProblem(w, http.StatusUnsupportedMediaType, "Content-Type "+quote(ct)+" is not supported; send the body as application/json.")
 					return
 				}
+				// Media types are case-insensitive (RFC 9110 §8.3.1); huma
+				// matches formats by exact string, so pass it the lower case.
+				r.Header.Set("Content-Type", mime.FormatMediaType(mt, params))
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 		}

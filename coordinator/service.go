@@ -110,7 +110,7 @@ func (s *Service) Resolve(ctx context.Context, sessionID string) (*Target, error
 	}
 	if registered {
 		path, err := s.Index.Resolve(reg.SessionFile)
-		if p, under := registeredPath(s.Index.Root(), reg.SessionFile); under && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, store.ErrOutside)) {
+		if p, under := registeredPath(s.Index.Root(), reg.SessionFile); under && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, store.ErrOutside) || errors.Is(err, store.ErrNotRegular)) {
 			// The file was deleted, or replaced by a symlink that leads out
 			// of the sessions directory, after it was registered. Keep the
 			// session at its registered path: its sync records the state

@@ -107,7 +107,11 @@ func (s *Service) ListSessions(ctx context.Context) ([]SessionSummary, error) {
 	}
 	var out []SessionSummary
 	for _, sess := range s.Index.Sessions() {
-		out = append(out, s.summarize(sess, byID[sess.SessionID()]))
+		reg := byID[sess.SessionID()]
+		if reg != nil && reg.SessionFile != sess.Path() {
+			reg = nil // another file with the same header id (a copy): not the registered one
+		}
+		out = append(out, s.summarize(sess, reg))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
 	return out, nil
@@ -222,16 +226,40 @@ func (s *Service) Register(ctx context.Context, sessionID string, req RegisterRe
 		if mode != contextd.ModeRemote {
 			return contextd.Registration{}, false, contextd.Errorf(contextd.EInvalid, "session_file %q does not exist; Pi writes the file after the first assistant message, register after that", req.SessionFile)
 		}
+	case errors.Is(err, store.ErrNotRegular):
+		return contextd.Registration{}, false, contextd.Errorf(contextd.EInvalid, "session_file %q is not a regular file; pass the path of a session .jsonl file", req.SessionFile)
 	case err != nil:
-		return contextd.Registration{}, false, err
+		// EINVAL (a NUL byte), ENAMETOOLONG, EACCES…: not a usable path.
+		return contextd.Registration{}, false, contextd.Errorf(contextd.EInvalid, "session_file %q cannot be opened as a file; pass the path of a session .jsonl file under %s", req.SessionFile, s.Index.Root())
 	}
 	if err == nil && mode != contextd.ModeRemote {
 		sess := s.Index.Session(path)
 		if err := sess.Sync(ctx); err != nil {
 			return contextd.Registration{}, false, err
 		}
-		if id := sess.SessionID(); id != sessionID {
-			return contextd.Registration{}, false, contextd.Errorf(contextd.EInvalid, "session_file %q has header id %q, not %q; register it under its own id", req.SessionFile, id, sessionID)
+		var refusal error
+		_ = sess.Read(func(v *store.View) error {
+			switch {
+			case v.State != store.StateOK || v.Tree == nil:
+				msg := v.StateMsg
+				if msg == "" {
+					msg = "it has no session header"
+				}
+				refusal = contextd.Errorf(contextd.EInvalid, "session_file %q is not a Pi session file (%s); register the .jsonl file Pi writes for this session", req.SessionFile, msg)
+			case v.Tree.Header.ID != sessionID:
+				refusal = contextd.Errorf(contextd.EInvalid, "session_file %q has header id %q, not %q; register it under its own id", req.SessionFile, v.Tree.Header.ID, sessionID)
+			}
+			return nil
+		})
+		if refusal != nil {
+			// A file that is not one Discover lists must not linger in
+			// GET /v1/sessions because of a refused registration.
+			if !s.Index.Discoverable(path) {
+				if err := s.Index.Forget(ctx, path); err != nil {
+					return contextd.Registration{}, false, err
+				}
+			}
+			return contextd.Registration{}, false, refusal
 		}
 	}
 	if path == "" {

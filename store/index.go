@@ -183,7 +183,44 @@ func (x *Index) Resolve(path string) (string, error) {
 	if !x.under(real) {
 		return "", ErrOutside
 	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", ErrNotRegular
+	}
 	return path, nil
+}
+
+// ErrNotRegular is returned by Resolve for a path that is not a regular
+// file (a directory, a device, a FIFO).
+var ErrNotRegular = errors.New("path is not a regular file")
+
+// Forget drops a session object and its rows (used when a path was looked
+// at for a request that was refused, so it does not linger in listings).
+// A later Discover finds the file again if it is a session file.
+func (x *Index) Forget(ctx context.Context, path string) error {
+	x.mu.Lock()
+	s := x.byPath[path]
+	delete(x.byPath, path)
+	db := x.db
+	x.mu.Unlock()
+	if s == nil || db == nil {
+		return nil
+	}
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	if s.fileID == 0 {
+		return nil
+	}
+	if _, err := db.Writer.ExecContext(ctx, `DELETE FROM entries WHERE file_id=?; DELETE FROM tool_calls WHERE file_id=?; DELETE FROM sessions WHERE file_id=?`, s.fileID, s.fileID, s.fileID); err != nil {
+		return err
+	}
+	if err := os.Remove(s.textPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 func (x *Index) under(p string) bool {
@@ -198,6 +235,9 @@ func (x *Index) Discover() ([]string, error) {
 	var out []string
 	err := filepath.WalkDir(x.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
+			if p == x.root && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll // no sessions yet: Pi creates the directory on its first write
+			}
 			if p == x.root {
 				return err
 			}
@@ -217,6 +257,16 @@ func (x *Index) Discover() ([]string, error) {
 	})
 	sort.Strings(out)
 	return out, err
+}
+
+// Discoverable reports whether Discover would list path: a *.jsonl file in
+// the sessions directory or one of its direct subdirectories.
+func (x *Index) Discoverable(path string) bool {
+	rel, err := filepath.Rel(x.root, path)
+	if err != nil || !x.under(path) || !strings.HasSuffix(path, ".jsonl") {
+		return false
+	}
+	return strings.Count(rel, string(filepath.Separator)) <= 1
 }
 
 // Session returns the session object for a resolved path (see Resolve),

@@ -18,18 +18,29 @@ func inspect(w io.Writer, path string, maxLine int) error {
 		return err
 	}
 	defer f.Close()
-	var p session.Parser
-	tree, next, st, err := session.Feed(f, &p, nil, 0, -1, maxLine, nil)
+	fi, err := f.Stat()
 	if err != nil {
 		return err
 	}
-	fi, _ := f.Stat()
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file; inspect reads a session .jsonl file", path)
+	}
+	var p session.Parser
+	// Read up to the size seen now: a file that grows meanwhile is read as it was.
+	tree, next, st, err := session.Feed(f, &p, nil, 0, fi.Size(), maxLine, nil)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "file:      %s\n", path)
 	if fi != nil {
 		fmt.Fprintf(w, "bytes:     %d (%d indexed; %d in flight)\n", fi.Size(), next, fi.Size()-next)
 	}
 	if p.NotPi {
 		fmt.Fprintln(w, "status:    not a Pi session (the first parsed line is not a session header with a string id)")
+		return nil
+	}
+	if tree == nil && len(st.Skipped) > 0 {
+		fmt.Fprintf(w, "status:    not a Pi session (no session header; %d lines skipped)\n", st.Lines)
 		return nil
 	}
 	if tree == nil {

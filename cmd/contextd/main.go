@@ -124,6 +124,19 @@ func parseFlags(name string, args []string, getenv func(string) string, stderr i
 	if c.MaxConns < 0 {
 		return nil, nil, fmt.Errorf("--max-conns %d is negative; pass a connection count such as %d, or 0 for no limit", c.MaxConns, api.DefaultMaxConns)
 	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return nil, nil, fmt.Errorf("--log-format %q: use text or json", c.LogFormat)
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return nil, nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", c.LogLevel)
+	}
+	if c.MaxBodyBytes < 1024 {
+		return nil, nil, fmt.Errorf("--max-body-bytes %d: use at least 1024 (default %d)", c.MaxBodyBytes, api.DefaultMaxBodyBytes)
+	}
+	if c.MaxLineBytes < 1024 {
+		return nil, nil, fmt.Errorf("--max-line-bytes %d: use at least 1024 (default %d)", c.MaxLineBytes, 64<<20)
+	}
 	return c, fs, nil
 }
 
@@ -141,8 +154,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("unknown subcommand %q; use serve, reindex, openapi or inspect", cmd)
 	}
 	c, fset, err := parseFlags("contextd "+cmd, args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
 	if err != nil {
 		return err
+	}
+	if cmd != "inspect" && cmd != "openapi" && fset.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q; %s takes only flags", fset.Args(), cmd)
 	}
 	switch cmd {
 	case "openapi":
@@ -159,9 +178,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if fi, err := os.Stat(c.SessionsDir); err == nil && !fi.IsDir() {
+		return fmt.Errorf("--sessions-dir %s is not a directory; pass the folder Pi writes sessions to", c.SessionsDir)
+	} else if errors.Is(err, fs.ErrNotExist) {
+		log.Warn("sessions directory does not exist yet; it is indexed once Pi creates it (or pass --sessions-dir)", "sessions_dir", c.SessionsDir)
+	}
 	if err := os.MkdirAll(c.StateDir, 0o700); err != nil {
 		return fmt.Errorf("create state directory: %w", err)
 	}
+	unlock, err := lockStateDir(c.StateDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	index, err := store.OpenIndex(ctx, c.SessionsDir, filepath.Join(c.StateDir, "index"), store.Options{MaxLineBytes: c.MaxLineBytes, Logger: log, Metrics: store.NewMetrics(reg)})
 	if err != nil {
 		return fmt.Errorf("open index: %w", err)
@@ -221,6 +250,20 @@ func listen(addr string, allowNonLoopback bool) (net.Listener, error) {
 		return nil, fmt.Errorf("--addr %q is not a loopback address; contextd serves local tools only. Pass --allow-non-loopback to bind it anyway (e.g. in a container); the token stays required", addr)
 	}
 	return net.Listen("tcp", addr)
+}
+
+// lockStateDir takes an exclusive lock on <state-dir>/lock so that two
+// contextd processes never share one index and state database.
+func lockStateDir(dir string) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("another contextd is using the state directory %s; stop it or pass another --state-dir", dir)
+	}
+	return func() { f.Close() }, nil
 }
 
 // loadToken reads the token file, creating it (256 random bits, hex, mode
