@@ -36,7 +36,23 @@ type cached struct {
 	idx  *Index
 	data map[int]rawAt
 	sha  map[int]shaAt
+	// branches are the last few Branch answers (newest first) over idx.
+	branches []branchAt
 }
+
+// branchAt is one Branch answer and what it was computed from: the index
+// (so the tree and its length), the leaf, the item count and the bytes
+// indexed of the view. The branch of a leaf is a function of those.
+type branchAt struct {
+	idx   *Index
+	leaf  string
+	items int
+	bytes int64
+	br    *Branch
+}
+
+// maxBranches is how many Branch answers are kept per session file.
+const maxBranches = 2
 
 type rawAt struct {
 	id  string
@@ -145,13 +161,42 @@ func (a *Archives) summarySHA(v *store.View, seq int) (string, error) {
 	return h, nil
 }
 
-// Branch returns the Tree reading of b's branch (Index.Branch).
+// Branch returns the Tree reading of b's branch (Index.Branch). The answer
+// is shared with other requests for the same state of the file and the same
+// leaf (it is cached next to the index): callers must not modify it.
 func (a *Archives) Branch(b *coordinator.Branch) (*Branch, error) {
 	idx, err := a.Index(b.V)
 	if err != nil {
 		return nil, err
 	}
-	return idx.Branch(b.V.Tree, b.Seqs, b.V.Ref), nil
+	key := branchAt{idx: idx, leaf: b.Leaf, items: len(b.V.Items), bytes: b.V.Bytes}
+	same := func(e branchAt) bool {
+		return e.idx == key.idx && e.leaf == key.leaf && e.items == key.items && e.bytes == key.bytes
+	}
+	a.mu.Lock()
+	if c := a.byPath[b.V.Path]; c != nil && c.tree == b.V.Tree {
+		for _, e := range c.branches {
+			if same(e) {
+				a.mu.Unlock()
+				return e.br, nil
+			}
+		}
+	}
+	a.mu.Unlock()
+	key.br = idx.Branch(b.V.Tree, b.Seqs, b.V.Ref)
+	a.mu.Lock()
+	if c := a.byPath[b.V.Path]; c != nil && c.tree == b.V.Tree && c.idx == idx {
+		// Answers over an older index are never asked for again.
+		keep := []branchAt{key}
+		for _, e := range c.branches {
+			if e.idx == idx && !same(e) && len(keep) < maxBranches {
+				keep = append(keep, e)
+			}
+		}
+		c.branches = keep
+	}
+	a.mu.Unlock()
+	return key.br, nil
 }
 
 // TreeView is the coordinator's TreeView hook: the history view of b's

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"contextd/coordinator"
 	"contextd/session"
 	"contextd/store"
 )
@@ -296,6 +297,21 @@ func storeSnap(t *testing.T, a *Archives, sess *store.Session, leaf string) inde
 			return err
 		}
 		out = snapOf(v.Tree, idx, idx.Branch(v.Tree, seqs, v.Ref))
+		// The Branch hook (cached per leaf and state) answers the same,
+		// built or cached.
+		id := leaf
+		if id == "" {
+			id = v.Tree.Leaf()
+		}
+		for range 2 {
+			br, err := a.Branch(&coordinator.Branch{V: v, Leaf: id, Seqs: seqs})
+			if err != nil {
+				return err
+			}
+			if diff := cmp.Diff(out, snapOf(v.Tree, idx, br)); diff != "" {
+				t.Errorf("Archives.Branch differs from Index.Branch (-want +got):\n%s", diff)
+			}
+		}
 		return nil
 	})
 	if err != nil {

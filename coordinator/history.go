@@ -3,6 +3,8 @@ package coordinator
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 
 	"contextd"
 	"contextd/history"
@@ -25,11 +27,271 @@ type CallContext struct {
 // Local: the windows of the active branch (reference §3.3). Tree: archived
 // windows through valid manifests, then the current window (treeView).
 func (s *Service) historyView(b *Branch, agent string) (*history.View, error) {
-	if b.Target.Mode == contextd.ModeTree && s.TreeView != nil {
+	if s.treeView(b) {
 		return s.TreeView(b, agent)
 	}
-	wins := history.LocalWindows(b.V.Tree, b.Seqs, b.V.Ref)
-	return &history.View{Agent: agent, Windows: wins, Texts: b.V.Texts()}, nil
+	return &history.View{Agent: agent, Windows: localWindows(b), Texts: b.V.Texts()}, nil
+}
+
+// treeView reports whether historyView gives b the Tree view (else the
+// Local windows).
+func (s *Service) treeView(b *Branch) bool {
+	return b.Target.Mode == contextd.ModeTree && s.TreeView != nil
+}
+
+// localWindows returns history.LocalWindows of b's branch. The windows are
+// shared, read-only, with other requests: callers must not modify them.
+//
+// They come from branchCache when a request already built them for the
+// same state of the session and the same leaf. Otherwise they are built,
+// by extending the cached windows of an earlier branch of the same tree
+// that is a prefix of this one (the usual case after Pi appended entries),
+// else from scratch, and cached.
+func localWindows(b *Branch) []history.Window {
+	k, ok := keyOf(b.Target, b.V, b.Leaf)
+	if !ok {
+		return history.LocalWindows(b.V.Tree, b.Seqs, b.V.Ref)
+	}
+	return branchCache.windows(k, b.Seqs, b.Cycle, func(base []history.Window, from int) []history.Window {
+		return history.ExtendLocalWindows(base, b.V.Tree, b.Seqs[from:], b.V.Ref)
+	})
+}
+
+// localSearchOrder returns history.SearchOrder(view) for the Local view of
+// b, cached with its windows (built on the first unfiltered search of a
+// state of the session). Shared, read-only.
+func localSearchOrder(b *Branch, view *history.View) []history.ItemRef {
+	k, ok := keyOf(b.Target, b.V, b.Leaf)
+	if !ok {
+		return nil
+	}
+	return branchCache.searchOrder(k, func() []history.ItemRef { return history.SearchOrder(view) })
+}
+
+// withCachedBranch is withBranch with the branch taken from branchCache
+// when a request already computed it for the same state of the session
+// and the same leaf: the requests that run before every model call
+// (/context) and the history reads then cost no walk of the whole branch.
+// b.Seqs is then shared, read-only, with other requests.
+func (s *Service) withCachedBranch(t *Target, leafID string, fn func(b *Branch) error) error {
+	hit := false
+	err := t.Session.Read(func(v *store.View) error {
+		if err := usable(v); err != nil {
+			return err
+		}
+		leaf := leafID
+		if leaf == "" {
+			leaf = v.Tree.Leaf()
+		}
+		k, ok := keyOf(t, v, leaf)
+		if !ok {
+			return nil
+		}
+		seqs, cycle, ok := branchCache.branch(k)
+		if !ok {
+			return nil
+		}
+		hit = true
+		return fn(&Branch{V: v, Leaf: leaf, Seqs: seqs, Cycle: cycle, Target: t})
+	})
+	if hit || err != nil {
+		return err
+	}
+	return s.withBranch(t, leafID, func(b *Branch) error {
+		if k, ok := keyOf(t, b.V, b.Leaf); ok {
+			branchCache.addBranch(k, b.Seqs, b.Cycle)
+		}
+		return fn(b)
+	})
+}
+
+// branchCache holds the branches, and the Local windows, of the last few
+// leaves read.
+var branchCache = windowCache{max: 8, perSession: 2}
+
+// windowKey identifies one state of a session and one leaf: everything the
+// branch of the leaf and its Local windows depend on. The cache is never
+// the authority: a sync that adds entries or bytes, or rewrites the file
+// (a new tree), changes the key. The pointers keep the session and tree
+// alive while cached, so another cannot reuse their addresses.
+type windowKey struct {
+	sess  *store.Session
+	tree  *session.Tree
+	n     int   // tree length
+	items int   // len(View.Items)
+	bytes int64 // View.Bytes
+	leaf  string
+}
+
+// keyOf is the key of leaf (an entry id, not "") in v.
+func keyOf(t *Target, v *store.View, leaf string) (windowKey, bool) {
+	if t == nil || t.Session == nil || v.Tree == nil || leaf == "" {
+		return windowKey{}, false
+	}
+	return windowKey{sess: t.Session, tree: v.Tree, n: v.Tree.Len(), items: len(v.Items), bytes: v.Bytes, leaf: leaf}, true
+}
+
+type windowEntry struct {
+	key   windowKey
+	seqs  []int // the branch (read-only: Tree.Branch allocates it per request)
+	cycle bool
+	wins  []history.Window // guarded by windowCache.mu, set once when built
+	built bool
+	// ordered is history.SearchOrder of the windows, once built (guarded
+	// by windowCache.mu).
+	ordered []history.ItemRef
+	used    uint64
+}
+
+// windowCache is a small LRU of branches and their Local windows, safe
+// for concurrent use. Entries are immutable once their windows are built.
+type windowCache struct {
+	max, perSession int
+
+	mu      sync.Mutex
+	clock   uint64
+	entries []*windowEntry
+}
+
+func (c *windowCache) find(k windowKey) *windowEntry {
+	for _, e := range c.entries {
+		if e.key == k {
+			c.clock++
+			e.used = c.clock
+			return e
+		}
+	}
+	return nil
+}
+
+// branch returns the cached branch of k.
+func (c *windowCache) branch(k windowKey) ([]int, bool, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.find(k); e != nil {
+		return e.seqs, e.cycle, true
+	}
+	return nil, false, false
+}
+
+// addBranch caches the branch of k (without windows).
+func (c *windowCache) addBranch(k windowKey, seqs []int, cycle bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.find(k) == nil {
+		c.add(&windowEntry{key: k, seqs: seqs, cycle: cycle})
+	}
+}
+
+// windows returns the windows of key k, whose branch is seqs. build(base,
+// from) must return the windows of seqs given base = the windows of
+// seqs[:from] (nil, 0: from scratch).
+func (c *windowCache) windows(k windowKey, seqs []int, cycle bool, build func(base []history.Window, from int) []history.Window) []history.Window {
+	c.mu.Lock()
+	if e := c.find(k); e != nil && e.built {
+		c.mu.Unlock()
+		return e.wins
+	}
+	var bases []*windowEntry
+	for _, e := range c.entries {
+		if e.built && e.key.sess == k.sess && e.key.tree == k.tree && e.key.n <= k.n && e.key.items <= k.items && len(e.seqs) <= len(seqs) {
+			bases = append(bases, e)
+		}
+	}
+	c.mu.Unlock()
+
+	// The longest cached branch that is a prefix of this one. The tree is
+	// append-only while its pointer stays the same, so the entries and
+	// items of the prefix are what they were when its windows were built.
+	var base *windowEntry
+	for _, e := range bases {
+		if (base == nil || len(e.seqs) > len(base.seqs)) && slices.Equal(e.seqs, seqs[:len(e.seqs)]) {
+			base = e
+		}
+	}
+	var wins []history.Window
+	if base != nil {
+		wins = build(base.wins, len(base.seqs))
+	} else {
+		wins = build(nil, 0)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch e := c.find(k); {
+	case e == nil:
+		c.add(&windowEntry{key: k, seqs: seqs, cycle: cycle, wins: wins, built: true})
+	case !e.built:
+		e.wins, e.built = wins, true
+	default:
+		wins = e.wins // built concurrently: serve one
+	}
+	return wins
+}
+
+// searchOrder returns the SearchOrder of the windows of k, from build
+// (called without the lock) on the first call. Only entries whose windows
+// are built keep it; otherwise it is built for this request alone.
+func (c *windowCache) searchOrder(k windowKey, build func() []history.ItemRef) []history.ItemRef {
+	c.mu.Lock()
+	if e := c.find(k); e != nil && e.ordered != nil {
+		c.mu.Unlock()
+		return e.ordered
+	}
+	c.mu.Unlock()
+	o := build()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.find(k); e != nil && e.built {
+		if e.ordered == nil {
+			e.ordered = o
+		}
+		return e.ordered
+	}
+	return o
+}
+
+// add inserts e (c.mu held), dropping entries of the same session for
+// another tree (the file was rewritten), then the least recently used
+// beyond the per-session and global bounds.
+func (c *windowCache) add(e *windowEntry) {
+	c.clock++
+	e.used = c.clock
+	keep := c.entries[:0]
+	same := 0
+	for _, o := range c.entries {
+		if o.key.sess == e.key.sess {
+			if o.key.tree != e.key.tree {
+				continue
+			}
+			same++
+		}
+		keep = append(keep, o)
+	}
+	clear(c.entries[len(keep):])
+	c.entries = append(keep, e)
+	for ; same+1 > c.perSession; same-- {
+		c.evict(func(o *windowEntry) bool { return o.key.sess == e.key.sess && o != e })
+	}
+	for len(c.entries) > c.max {
+		c.evict(func(o *windowEntry) bool { return o != e })
+	}
+}
+
+// evict removes the least recently used entry that ok accepts.
+func (c *windowCache) evict(ok func(*windowEntry) bool) {
+	i := -1
+	for j, o := range c.entries {
+		if ok(o) && (i < 0 || o.used < c.entries[i].used) {
+			i = j
+		}
+	}
+	if i < 0 {
+		return
+	}
+	last := len(c.entries) - 1
+	c.entries[i] = c.entries[last]
+	c.entries[last] = nil
+	c.entries = c.entries[:last]
 }
 
 // agentOf returns the caller's agent: the context's current_agent_name, else
@@ -54,7 +316,7 @@ func (s *Service) History(ctx context.Context, op string, cc CallContext, args a
 		return nil, err
 	}
 	var out any
-	err = s.withBranch(t, cc.LeafID, func(b *Branch) error {
+	err = s.withCachedBranch(t, cc.LeafID, func(b *Branch) error {
 		view, err := s.historyView(b, agentOf(t, cc))
 		if err != nil {
 			return err
@@ -67,6 +329,9 @@ func (s *Service) History(ctx context.Context, op string, cc CallContext, args a
 		case *history.ReadItemArgs:
 			out, err = view.ReadItem(*a)
 		case *history.SearchArgs:
+			if a.Unfiltered() && !s.treeView(b) {
+				view.Ordered = localSearchOrder(b, view)
+			}
 			out, err = view.Search(*a)
 		default:
 			return contextd.Errorf(contextd.ENotFound, "unknown history operation %q", op)
@@ -155,7 +420,7 @@ func (s *Service) Notes(ctx context.Context, op string, cc CallContext, args any
 	}
 	agent := agentOf(t, cc)
 	var out any
-	err = s.withBranch(t, cc.LeafID, func(b *Branch) error {
+	err = s.withCachedBranch(t, cc.LeafID, func(b *Branch) error {
 		st, err := noteState(b)
 		if err != nil {
 			return err
@@ -199,7 +464,7 @@ func (s *Service) ThreadHint(ctx context.Context, cc CallContext) (ThreadHintRes
 		return ThreadHintResult{}, err
 	}
 	var out ThreadHintResult
-	err = s.withBranch(t, cc.LeafID, func(b *Branch) error {
+	err = s.withCachedBranch(t, cc.LeafID, func(b *Branch) error {
 		st, err := noteState(b)
 		if err != nil {
 			return err

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"contextd"
-	"contextd/history"
 	"contextd/notes"
 	"contextd/session"
 )
@@ -156,7 +155,7 @@ func (s *Service) nextHint(b *Branch, agent string, override *notes.Recovery) (s
 	}
 	rec := override
 	if rec == nil {
-		wins := history.LocalWindows(b.V.Tree, b.Seqs, b.V.Ref)
+		wins := localWindows(b)
 		if len(wins) > 0 {
 			rec = recoveryOf(wins[len(wins)-1])
 		}
@@ -208,7 +207,7 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 	if t.Mode == contextd.ModeOff || t.Mode == contextd.ModeRemote {
 		return out, nil
 	}
-	err = s.withBranch(t, req.LeafID, func(b *Branch) error {
+	err = s.withCachedBranch(t, req.LeafID, func(b *Branch) error {
 		out.LeafID = b.Leaf
 		i := currentBoundary(b)
 		if i < 0 {

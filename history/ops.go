@@ -104,6 +104,11 @@ type View struct {
 	Agent   string
 	Windows []Window
 	Texts   TextSource
+	// Ordered, when not nil, must be SearchOrder(v) (shared, read-only):
+	// Search over every item, in that order, then hands it to the
+	// TextSource as is instead of collecting the items again. Callers that
+	// keep a view for several requests set it (see SearchOrder).
+	Ordered []ItemRef
 }
 
 // ListWindowsArgs are the list_windows arguments (reference §1.4 table,
@@ -382,19 +387,7 @@ func (v *View) Search(a SearchArgs) (ItemsResult, error) {
 	limit := ClampLimit(a.Limit, DefaultItemsLimit, MaxItemsLimit)
 	f := filter{windowID: strArg(a.WindowID), role: strArg(a.Role), toolName: strArg(a.ToolName), toolNamespace: strArg(a.ToolNamespace)}
 
-	summaries, raw := splitOrder(v)
-	if boolArg(a.RecentFirst) {
-		reverse(summaries)
-		reverse(raw)
-	}
-	cands := make([]ItemRef, 0, len(summaries)+len(raw))
-	for _, group := range [][]ItemRef{summaries, raw} {
-		for i := range group {
-			if f.match(&group[i]) {
-				cands = append(cands, group[i])
-			}
-		}
-	}
+	cands := v.searchCandidates(f, boolArg(a.RecentFirst))
 	found := make([]ItemRef, 0, limit)
 	err = ts.Search(a.Query, cands, limit, func(r ItemRef) bool {
 		found = append(found, r)
@@ -404,6 +397,13 @@ func (v *View) Search(a SearchArgs) (ItemsResult, error) {
 		return res, err
 	}
 	return v.previews(found, DefaultMaxCharsPerItem)
+}
+
+// Unfiltered reports whether a searches every item of the view in
+// SearchOrder: no filter and not recent_first (View.Ordered then serves).
+func (a SearchArgs) Unfiltered() bool {
+	f := filter{windowID: strArg(a.WindowID), role: strArg(a.Role), toolName: strArg(a.ToolName), toolNamespace: strArg(a.ToolNamespace)}
+	return f == (filter{}) && !boolArg(a.RecentFirst)
 }
 
 // SearchOrder returns every item of the view in search order (reference
@@ -434,10 +434,49 @@ func splitOrder(v *View) (summaries, raw []ItemRef) {
 	return summaries, raw
 }
 
-func reverse(s []ItemRef) {
-	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
-		s[i], s[j] = s[j], s[i]
+// searchCandidates returns the items of SearchOrder that pass f, each
+// group (summaries, then raw items) reversed when recent: what Search
+// gives the TextSource.
+func (v *View) searchCandidates(f filter, recent bool) []ItemRef {
+	if v.Ordered != nil && f == (filter{}) && !recent {
+		return v.Ordered
 	}
+	n, sums := 0, 0
+	for i := range v.Windows {
+		if f.windowID != "" && v.Windows[i].ID != f.windowID {
+			continue
+		}
+		n += len(v.Windows[i].Items)
+		for j := range v.Windows[i].Items {
+			if v.Windows[i].Items[j].Summary {
+				sums++
+			}
+		}
+	}
+	cands := make([]ItemRef, 0, n)
+	for _, summary := range []bool{true, false} {
+		if summary && sums == 0 {
+			continue
+		}
+		nw := len(v.Windows)
+		for i := 0; i < nw; i++ {
+			w := &v.Windows[i]
+			if recent {
+				w = &v.Windows[nw-1-i]
+			}
+			ni := len(w.Items)
+			for j := 0; j < ni; j++ {
+				r := &w.Items[j]
+				if recent {
+					r = &w.Items[ni-1-j]
+				}
+				if r.Summary == summary && f.match(r) {
+					cands = append(cands, *r)
+				}
+			}
+		}
+	}
+	return cands
 }
 
 // previews builds the previews of refs, in order, until the output cap:

@@ -24,7 +24,8 @@ type TextSource interface {
 	// contains query (case-sensitive literal substring; an empty query
 	// matches every text). It stops when fn returns false or, when limit >
 	// 0, after limit matches; limit is a hint, fn's answer is authoritative.
-	// fn must not call back into the TextSource.
+	// fn must not call back into the TextSource. refs is read-only (it may
+	// be shared with other requests).
 	Search(query string, refs []ItemRef, limit int, fn func(ref ItemRef) bool) error
 }
 

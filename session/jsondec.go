@@ -285,35 +285,7 @@ func (d *decoder) skipValue(depth int) error {
 		_, _, err := d.rawString()
 		return err
 	case c == '{':
-		d.i++
-		if d.peek() == '}' {
-			d.i++
-			return nil
-		}
-		for {
-			if d.peek() != '"' {
-				return errSyntax
-			}
-			if _, _, err := d.rawString(); err != nil {
-				return err
-			}
-			if d.peek() != ':' {
-				return errSyntax
-			}
-			d.i++
-			if err := d.skipValue(depth + 1); err != nil {
-				return err
-			}
-			switch d.peek() {
-			case ',':
-				d.i++
-			case '}':
-				d.i++
-				return nil
-			default:
-				return errSyntax
-			}
-		}
+		return d.object(depth, func([]byte) error { return d.skipValue(depth + 1) })
 	case c == '[':
 		d.i++
 		if d.peek() == ']' {

@@ -2,10 +2,16 @@ package store
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
-	"sort"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -81,9 +87,14 @@ func (v *View) Decode(seq int) (*session.Entry, *session.Decoded, error) {
 
 // Texts is the history.TextSource of this view: item texts are read from
 // the session's item-text file.
-func (v *View) Texts() history.TextSource { return viewTexts{v} }
+func (v *View) Texts() history.TextSource { return viewTexts{v: v, path: v.s.textPath()} }
 
-type viewTexts struct{ v *View }
+// viewTexts reads item texts from path, the session's item-text file, at
+// the offsets of v.Items.
+type viewTexts struct {
+	v    *View
+	path string
+}
 
 func (t viewTexts) meta(ref history.ItemRef) (ItemMeta, error) {
 	if ref.Key < 0 || int(ref.Key) >= len(t.v.Items) || !t.v.Items[ref.Key].IsItem {
@@ -96,7 +107,7 @@ func (t viewTexts) read(off int64, n int) ([]byte, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	f, err := os.Open(t.v.s.textPath())
+	f, err := os.Open(t.path)
 	if err != nil {
 		return nil, err
 	}
@@ -108,41 +119,144 @@ func (t viewTexts) read(off int64, n int) ([]byte, error) {
 	return buf, nil
 }
 
-// Prefix returns the first maxChars code points of the item's text. It
-// reads at most 4*maxChars bytes.
+// Prefix returns the first maxChars code points of the item's text (the
+// whole text when maxChars < 0).
 func (t viewTexts) Prefix(ref history.ItemRef, maxChars int) (string, error) {
 	im, err := t.meta(ref)
 	if err != nil {
 		return "", err
 	}
-	n := im.TextLen
-	if maxChars >= 0 && 4*maxChars < n {
-		n = 4 * maxChars
-	}
-	b, err := t.read(im.TextOff, n)
-	if err != nil {
-		return "", err
-	}
-	return cutChars(b, 0, maxChars), nil
+	return t.cut(im, 0, maxChars)
 }
 
 // Slice returns limitChars code points of the item's text starting at code
-// point offsetChars.
+// point offsetChars (to the end when limitChars < 0; a negative offset
+// counts as 0).
 func (t viewTexts) Slice(ref history.ItemRef, offsetChars, limitChars int) (string, error) {
 	im, err := t.meta(ref)
 	if err != nil {
 		return "", err
 	}
-	// A code point takes at most 4 bytes: the range never needs more.
-	n := im.TextLen
-	if limitChars >= 0 && offsetChars >= 0 && 4*(offsetChars+limitChars) < n {
-		n = 4 * (offsetChars + limitChars)
+	return t.cut(im, offsetChars, limitChars)
+}
+
+// cutBuf is the read size of cut's scan of a long non-ASCII text (a
+// variable for tests).
+var cutBuf = 256 << 10
+
+var cutPool = sync.Pool{New: func() any { b := make([]byte, cutBuf); return &b }}
+
+// cut returns the code points [off, off+n) of the item's text (n < 0: to
+// the end; off < 0 counts as 0). Code points are counted as
+// utf8.DecodeRune steps them (an invalid byte is one), the rule that gives
+// ItemMeta.Chars.
+func (t viewTexts) cut(im ItemMeta, off, n int) (string, error) {
+	off = max(off, 0)
+	size := im.TextLen
+	if im.Chars == size {
+		// Every code point is one byte (ASCII, or invalid bytes that count
+		// as one each): code point offsets are byte offsets.
+		i := min(off, size)
+		j := size
+		if n >= 0 && n < size-i {
+			j = i + n
+		}
+		b, err := t.read(im.TextOff+int64(i), j-i)
+		return string(b), err
 	}
-	b, err := t.read(im.TextOff, n)
+	// A code point takes at most 4 bytes: the first 4*(off+n) bytes hold
+	// the range. Short enough, read them at once.
+	if n >= 0 && off <= cutBuf && n <= cutBuf && 4*(off+n) < size {
+		size = 4 * (off + n)
+	}
+	if size <= cutBuf {
+		b, err := t.read(im.TextOff, size)
+		if err != nil {
+			return "", err
+		}
+		return cutChars(b, off, n), nil
+	}
+	f, err := os.Open(t.path)
 	if err != nil {
 		return "", err
 	}
-	return cutChars(b, offsetChars, limitChars), nil
+	defer f.Close()
+	i, j, err := charRange(f, im, off, n)
+	if err != nil || i == j {
+		return "", err
+	}
+	b := make([]byte, j-i)
+	if _, err := f.ReadAt(b, im.TextOff+int64(i)); err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// charRange returns the byte range [i, j) of the code points [off, off+n)
+// of the item's text (n < 0: to the end), reading it in cutBuf pieces.
+func charRange(f *os.File, im ItemMeta, off, n int) (int, int, error) {
+	bp := cutPool.Get().(*[]byte)
+	defer cutPool.Put(bp)
+	buf := *bp
+	if len(buf) > cutBuf {
+		buf = buf[:max(cutBuf, utf8.UTFMax)]
+	}
+	total := im.TextLen
+	base, have := 0, 0 // buf[:have] holds text[base:base+have]
+	p, c := 0, 0       // byte p of the text is code point c
+	start := -1
+	for {
+		if start < 0 && c == off {
+			start = p
+		}
+		if p == total || (start >= 0 && n >= 0 && c-off == n) {
+			if start < 0 {
+				start = p
+			}
+			return start, p, nil
+		}
+		goal := off
+		if start >= 0 {
+			goal = math.MaxInt
+			if n >= 0 {
+				goal = off + n
+			}
+		}
+		if p-base+utf8.UTFMax > have && base+have < total {
+			base, have = p, min(len(buf), total-p)
+			if _, err := f.ReadAt(buf[:have], im.TextOff+int64(base)); err != nil {
+				return 0, 0, err
+			}
+		}
+		k, m := advance(buf[p-base:have], goal-c, base+have == total)
+		p, c = p+k, c+m
+	}
+}
+
+// advance steps over at most n code points from the start of b and
+// returns the bytes and code points stepped over. Unless final (b ends
+// where the text ends) it stops where fewer than utf8.UTFMax bytes
+// remain, so that no code point is decoded from a partial read.
+func advance(b []byte, n int, final bool) (int, int) {
+	stop := len(b)
+	if !final {
+		stop -= utf8.UTFMax - 1
+	}
+	i, c := 0, 0
+	for c < n && i < stop {
+		if i+8 <= stop && n-c >= 8 && binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 == 0 {
+			i, c = i+8, c+8
+			continue
+		}
+		if b[i] < utf8.RuneSelf {
+			i++
+		} else {
+			_, w := utf8.DecodeRune(b[i:])
+			i += w
+		}
+		c++
+	}
+	return i, c
 }
 
 // cutChars returns the code points [off, off+n) of b (n < 0: to the end).
@@ -163,98 +277,299 @@ func cutChars(b []byte, off, n int) string {
 	return string(b[i:j])
 }
 
-// searchChunk is the read size of the text scan.
-const searchChunk = 4 << 20
+// Search reads the item-text file in pieces of searchChunk bytes (more for
+// a very long query). Texts to search that are at most searchGap bytes
+// apart in the file are read in one piece, the bytes between them
+// included. When more than searchSplit bytes are to be searched, two
+// goroutines search one half each. (Variables for tests.)
+var (
+	searchChunk       = 256 << 10
+	searchGap   int64 = 32 << 10
+	searchSplit int64 = 8 << 20
+)
+
+var searchPool = sync.Pool{New: func() any { b := make([]byte, searchChunk); return &b }}
+
+// span is the text of one item to search: bytes [off, end) of the
+// item-text file, ref the index in refs of the first ref naming it.
+type span struct {
+	off, end int64
+	ref      int
+}
 
 // Search calls fn, in the order of refs, for each ref whose text contains
 // query as a byte substring (case-sensitive literal), until fn returns
-// false. The text file region spanned by refs is scanned once in 4 MiB
-// chunks with bytes.Index; a hit counts only if it lies inside one item.
+// false. The texts are read from the item-text file in file order, in
+// pieces, and scanned for the query's rarest byte (byteRank), each hit
+// checked against the query; a match counts only if it lies inside one
+// item. When refs are in file order, fn is called as the matches are
+// found, so a search stops reading once fn has had enough; otherwise the
+// matches are collected first. Large searches run on two goroutines.
 func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn func(ref history.ItemRef) bool) error {
 	if len(refs) == 0 || query == "" {
 		return nil
 	}
-	q := []byte(query)
-	// Items are stored in seq order, so text offsets grow with seq.
-	seqs := make([]int, 0, len(refs))
-	lo, hi := int64(-1), int64(0)
-	for _, r := range refs {
-		im, err := t.meta(r)
-		if err != nil {
+	items := t.v.Items
+	spans := make([]span, 0, len(refs))
+	inOrder := true // spans strictly ascending in refs order
+	var total int64
+	for i, r := range refs {
+		if r.Key < 0 || int(r.Key) >= len(items) || !items[r.Key].IsItem {
 			continue
 		}
-		seqs = append(seqs, int(r.Key))
-		if lo < 0 || im.TextOff < lo {
-			lo = im.TextOff
+		im := &items[r.Key]
+		if im.TextLen < len(query) {
+			continue
 		}
-		if end := im.TextOff + int64(im.TextLen); end > hi {
-			hi = end
+		s := span{off: im.TextOff, end: im.TextOff + int64(im.TextLen), ref: i}
+		if n := len(spans); n > 0 && spans[n-1].off >= s.off {
+			inOrder = false
 		}
+		spans = append(spans, s)
+		total += int64(im.TextLen)
 	}
-	if lo < 0 {
+	if len(spans) == 0 {
 		return nil
 	}
-	sort.Ints(seqs)
-	wanted := make(map[int]bool, len(seqs))
-	for _, s := range seqs {
-		wanted[s] = false
+	if !inOrder {
+		slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.off, b.off) })
+		// The same text named twice (the same item in two refs) is
+		// searched once: matched marks every ref by Key.
+		spans = slices.CompactFunc(spans, func(a, b span) bool { return a.off == b.off })
 	}
-	items := t.v.Items
-	// owner finds the item (among all items) whose text contains offset p.
-	owner := func(p int64) int {
-		i := sort.Search(len(seqs), func(i int) bool {
-			im := items[seqs[i]]
-			return im.TextOff+int64(im.TextLen) > p
-		})
-		if i < len(seqs) && items[seqs[i]].TextOff <= p {
-			return seqs[i]
-		}
-		return -1
-	}
-	f, err := os.Open(t.v.s.textPath())
+	f, err := os.Open(t.path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	buf := make([]byte, searchChunk+len(q))
-	for pos := lo; pos < hi; {
-		n := int64(len(buf))
-		if hi-pos < n {
-			n = hi - pos
-		}
-		m, err := f.ReadAt(buf[:n], pos)
-		if err != nil && int64(m) < n {
+	fd := newFinder(query)
+
+	var matched []bool // by Key, when !inOrder
+	var emit func(i int) bool
+	if inOrder {
+		emit = func(i int) bool { return fn(refs[spans[i].ref]) }
+	} else {
+		matched = make([]bool, len(items))
+		emit = func(i int) bool { matched[refs[spans[i].ref].Key] = true; return true }
+	}
+
+	if total <= searchSplit || runtime.GOMAXPROCS(0) < 2 {
+		if _, err := scanSpans(f, fd, spans, nil, emit); err != nil {
 			return err
 		}
-		chunk := buf[:m]
-		for i := 0; ; {
-			j := bytes.Index(chunk[i:], q)
-			if j < 0 {
-				break
-			}
-			p := pos + int64(i+j)
-			if s := owner(p); s >= 0 {
-				im := items[s]
-				if p+int64(len(q)) <= im.TextOff+int64(im.TextLen) {
-					wanted[s] = true
-				}
-			}
-			i += j + 1
+	} else {
+		// Two halves of about the same size; the second is scanned by
+		// another goroutine that records its matches, the first by this
+		// one, and the second half's matches are emitted after the
+		// first's, so fn is called in order and never concurrently.
+		half, acc := 0, int64(0)
+		for half < len(spans)-1 && acc < total/2 {
+			acc += spans[half].end - spans[half].off
+			half++
 		}
-		if int64(m) < int64(len(buf)) || pos+int64(m) >= hi {
-			break
+		var stop atomic.Bool
+		var hits []int
+		var err2 error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, err2 = scanSpans(f, fd, spans[half:], &stop, func(i int) bool {
+				hits = append(hits, half+i)
+				return true
+			})
+		}()
+		more, err := scanSpans(f, fd, spans[:half], nil, emit)
+		if !more || err != nil {
+			stop.Store(true)
 		}
-		// Overlap by len(q)-1 so a match across chunks is seen once.
-		pos += int64(m) - int64(len(q)) + 1
-	}
-	for _, r := range refs {
-		if wanted[int(r.Key)] {
-			if !fn(r) {
+		<-done
+		if err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+		if err2 != nil {
+			return err2
+		}
+		for _, i := range hits {
+			if !emit(i) {
 				return nil
 			}
 		}
 	}
+	if !inOrder {
+		for _, r := range refs {
+			if r.Key >= 0 && int(r.Key) < len(matched) && matched[r.Key] {
+				if !fn(r) {
+					return nil
+				}
+			}
+		}
+	}
 	return nil
+}
+
+// scanSpans finds which of spans (ascending, disjoint) contain fd's query
+// and calls emit(i) for each, in order. It returns false when emit did
+// (and stops then), or when stop was set.
+func scanSpans(f *os.File, fd *finder, spans []span, stop *atomic.Bool, emit func(i int) bool) (bool, error) {
+	bp := searchPool.Get().(*[]byte)
+	defer searchPool.Put(bp)
+	buf := *bp
+	if len(buf) > searchChunk {
+		buf = buf[:searchChunk]
+	}
+	nq := int64(len(fd.q))
+	if int64(len(buf)) < 4*nq {
+		buf = make([]byte, 4*nq)
+	}
+	cur := 0 // the first span that may still match
+	pos := int64(0)
+	for cur < len(spans) {
+		if stop != nil && stop.Load() {
+			return false, nil
+		}
+		// A match from pos on ends at pos+len(q) or later.
+		for cur < len(spans) && spans[cur].end < pos+nq {
+			cur++
+		}
+		if cur == len(spans) {
+			break
+		}
+		pos = max(pos, spans[cur].off)
+		// Read up to the end of the run of close spans from cur, at most
+		// one buffer.
+		k, runEnd := cur+1, spans[cur].end
+		for k < len(spans) && runEnd-pos < int64(len(buf)) && spans[k].off-runEnd <= searchGap {
+			runEnd = max(runEnd, spans[k].end)
+			k++
+		}
+		end := min(runEnd, pos+int64(len(buf)))
+		chunk := buf[:end-pos]
+		if _, err := f.ReadAt(chunk, pos); err != nil {
+			return false, err
+		}
+		for i := 0; i+len(fd.q) <= len(chunk); {
+			j := fd.index(chunk[i:])
+			if j < 0 {
+				break
+			}
+			p := pos + int64(i+j)
+			for cur < len(spans) && spans[cur].end < p+nq {
+				cur++
+			}
+			if cur == len(spans) {
+				return true, nil
+			}
+			if spans[cur].off <= p {
+				if !emit(cur) {
+					return false, nil
+				}
+				cur++
+				if cur == len(spans) {
+					return true, nil
+				}
+			}
+			// Go on at the next position, or at the start of the next
+			// span when that is further.
+			i = int(max(int64(i+j+1), spans[cur].off-pos))
+		}
+		if end == runEnd {
+			// Every span of the run has been read whole.
+			cur, pos = max(cur, k), end
+		} else {
+			// Overlap by len(q)-1 so a match across pieces is seen once.
+			pos = end - nq + 1
+		}
+	}
+	return true, nil
+}
+
+// finder finds a byte string by its rarest byte: bytes.IndexByte for
+// that byte (which skips text at memory speed), then a check of the whole
+// string around each hit. It falls back to bytes.Index when hits turn out
+// too common.
+type finder struct {
+	q     []byte
+	rare  int // index in q of the rarest byte (byteRank)
+	rare2 int // index of the next rarest, checked first on each hit
+}
+
+func newFinder(query string) *finder {
+	f := &finder{q: []byte(query)}
+	for i := range f.q {
+		if byteRank[f.q[i]] < byteRank[f.q[f.rare]] {
+			f.rare = i
+		}
+	}
+	f.rare2 = -1
+	for i := range f.q {
+		if i != f.rare && (f.rare2 < 0 || byteRank[f.q[i]] < byteRank[f.q[f.rare2]]) {
+			f.rare2 = i
+		}
+	}
+	if f.rare2 < 0 {
+		f.rare2 = f.rare
+	}
+	return f
+}
+
+// index returns the index of the first instance of the query in s, or -1.
+func (f *finder) index(s []byte) int {
+	q, k := f.q, f.rare
+	n := len(q)
+	if n > len(s) {
+		return -1
+	}
+	b, b2, k2 := q[k], q[f.rare2], f.rare2
+	last := len(s) - n + k // the rare byte of a match starting at len(s)-n
+	fails := 0
+	for i := k; i <= last; {
+		j := bytes.IndexByte(s[i:last+1], b)
+		if j < 0 {
+			return -1
+		}
+		i += j
+		st := i - k
+		if s[st+k2] == b2 && bytes.Equal(s[st:st+n], q) {
+			return st
+		}
+		i++
+		fails++
+		// Like bytes.Index: when the rare byte is not rare here, the
+		// generic search is faster.
+		if fails > 4+(i>>4) && i < last {
+			r := bytes.Index(s[st+1:], q)
+			if r < 0 {
+				return -1
+			}
+			return st + 1 + r
+		}
+	}
+	return -1
+}
+
+// byteRank orders bytes by their frequency in typical item texts (source
+// code in several languages, JSON, English prose): 0 is the rarest, 255
+// the most common (the space).
+var byteRank = [256]uint8{
+	0, 1, 22, 2, 3, 4, 5, 6, 7, 231, 245, 8, 37, 173, 53, 54, // 0x0-0xf
+	9, 10, 11, 12, 13, 14, 15, 16, 23, 17, 18, 50, 24, 25, 19, 26, // 0x10-0x1f
+	255, 168, 246, 186, 159, 164, 172, 210, 226, 225, 207, 174, 239, 227, 237, 230, // 0x20-0x2f
+	234, 223, 220, 208, 206, 203, 201, 192, 200, 194, 236, 190, 169, 222, 180, 165, // 0x30-0x3f
+	167, 215, 185, 204, 193, 216, 189, 181, 179, 209, 162, 171, 202, 191, 199, 197, // 0x40-0x4f
+	198, 163, 205, 214, 218, 183, 178, 182, 166, 170, 160, 196, 184, 195, 161, 221, // 0x50-0x5f
+	188, 247, 228, 243, 242, 254, 233, 232, 235, 249, 187, 213, 244, 238, 252, 251, // 0x60-0x6f
+	241, 176, 250, 248, 253, 240, 219, 217, 229, 224, 177, 212, 175, 211, 151, 20, // 0x70-0x7f
+	157, 154, 153, 144, 125, 98, 93, 85, 126, 108, 106, 127, 139, 84, 67, 96, // 0x80-0x8f
+	92, 76, 78, 102, 150, 100, 83, 109, 90, 138, 94, 72, 129, 113, 79, 130, // 0x90-0x9f
+	89, 119, 74, 88, 147, 115, 105, 104, 122, 114, 99, 128, 91, 82, 112, 110, // 0xa0-0xaf
+	145, 111, 124, 116, 121, 141, 95, 117, 148, 120, 132, 123, 140, 142, 146, 133, // 0xb0-0xbf
+	69, 47, 131, 149, 80, 66, 58, 77, 64, 63, 70, 51, 87, 73, 136, 81, // 0xc0-0xcf
+	158, 152, 57, 62, 61, 56, 68, 60, 52, 59, 45, 28, 55, 36, 46, 44, // 0xd0-0xdf
+	48, 107, 156, 155, 101, 143, 134, 135, 137, 97, 86, 103, 118, 75, 34, 71, // 0xe0-0xef
+	65, 42, 40, 49, 27, 33, 30, 35, 41, 32, 43, 38, 39, 31, 29, 21, // 0xf0-0xff
 }
 
 // Len is the number of entries indexed for the session.
