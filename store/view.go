@@ -290,6 +290,11 @@ var (
 
 var searchPool = sync.Pool{New: func() any { b := make([]byte, searchChunk); return &b }}
 
+// spanPool holds Search's span lists (up to maxPooledSpans spans each).
+var spanPool = sync.Pool{New: func() any { return new([]span) }}
+
+const maxPooledSpans = 1 << 20
+
 // span is the text of one item to search: bytes [off, end) of the
 // item-text file, ref the index in refs of the first ref naming it.
 type span struct {
@@ -310,7 +315,14 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 		return nil
 	}
 	items := t.v.Items
-	spans := make([]span, 0, len(refs))
+	sp := spanPool.Get().(*[]span)
+	defer func() {
+		if cap(*sp) <= maxPooledSpans {
+			spanPool.Put(sp)
+		}
+	}()
+	spans := (*sp)[:0]
+	defer func() { *sp = spans[:0] }()
 	inOrder := true // spans strictly ascending in refs order
 	var total int64
 	for i, r := range refs {

@@ -1,0 +1,179 @@
+package coordinator
+
+// Benchmarks of whole Service requests (resolve, sync check, branch,
+// history view, answer; no HTTP) over a generated Pi session
+// (bench/sessiongen, as bench/run.sh). Size: CONTEXTD_BENCH_MB (default 32).
+//
+//	go test -tags sqlite_fts5 -run '^$' -bench . -benchmem ./coordinator
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"contextd"
+	"contextd/bench/sessiongen"
+	"contextd/history"
+	"contextd/store"
+)
+
+// benchService generates a session into a fresh sessions directory, opens
+// a Service over it and indexes it once.
+func benchService(b *testing.B) (*Service, *sessiongen.Manifest, string) {
+	b.Helper()
+	mb := 32.0
+	if v, err := strconv.ParseFloat(os.Getenv("CONTEXTD_BENCH_MB"), 64); err == nil && v > 0 {
+		mb = v
+	}
+	root := b.TempDir()
+	dir := filepath.Join(root, "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(dir, "bench.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	m, err := sessiongen.Generate(w, sessiongen.Options{Bytes: int64(mb * (1 << 20)), Seed: 1, WindowEvery: 400})
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	idx, err := store.OpenIndex(ctx, dir, filepath.Join(root, "index"), store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { idx.Close() })
+	st, err := store.OpenState(ctx, filepath.Join(root, "state.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	svc := New(idx, st, contextd.ModeLocal, nil, nil)
+	if _, err := svc.Context(ctx, m.SessionID, ContextRequest{}); err != nil {
+		b.Fatal(err)
+	}
+	return svc, m, path
+}
+
+// BenchmarkServiceListItems is list_items (limit 25) in a random window.
+func BenchmarkServiceListItems(b *testing.B) {
+	svc, m, _ := benchService(b)
+	r := rand.New(rand.NewPCG(1, 2))
+	limit := 25
+	cc := CallContext{SessionID: m.SessionID}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w := m.Windows[r.IntN(len(m.Windows))]
+		if _, err := svc.History(context.Background(), "list_items", cc, &history.ListItemsArgs{Limit: &limit, WindowID: &w}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkServiceListItemsAfterAppend appends one entry to the session
+// before each list_items (limit 25, all windows, newest first): the
+// windows of the new branch extend those of the previous one.
+func BenchmarkServiceListItemsAfterAppend(b *testing.B) {
+	svc, m, path := benchService(b)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	limit, recent := 25, true
+	cc := CallContext{SessionID: m.SessionID}
+	leaf := m.LeafID
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id := fmt.Sprintf("%08x", 0xf0000000+i)
+		fmt.Fprintf(f, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-07-07T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"probe %d"}],"timestamp":1783382400000}}`+"\n", id, leaf, i)
+		leaf = id
+		if _, err := svc.History(context.Background(), "list_items", cc, &history.ListItemsArgs{Limit: &limit, RecentFirst: &recent}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkServiceReadItem is read_item of a random sampled item.
+func BenchmarkServiceReadItem(b *testing.B) {
+	svc, m, _ := benchService(b)
+	r := rand.New(rand.NewPCG(1, 2))
+	cc := CallContext{SessionID: m.SessionID}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		it := m.Sample[r.IntN(len(m.Sample))]
+		out, err := svc.History(context.Background(), "read_item", cc, &history.ReadItemArgs{ItemID: it.ItemID, WindowID: it.WindowID})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if out.(history.ReadResult).Item == nil {
+			b.Fatalf("read_item %s: item null", it.ItemID)
+		}
+	}
+}
+
+// BenchmarkServiceReadItemBig reads 8,000 characters at random offsets of
+// the largest tool result.
+func BenchmarkServiceReadItemBig(b *testing.B) {
+	svc, m, _ := benchService(b)
+	if len(m.Big) == 0 {
+		b.Skip("no huge tool result at this size (CONTEXTD_BENCH_MB >= 32)")
+	}
+	big := m.Big[0]
+	for _, it := range m.Big {
+		if it.Bytes > big.Bytes {
+			big = it
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	cc := CallContext{SessionID: m.SessionID}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		off := r.IntN(big.Bytes)
+		if _, err := svc.History(context.Background(), "read_item", cc, &history.ReadItemArgs{ItemID: big.ItemID, WindowID: big.WindowID, OffsetChars: &off}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkServiceSearchNoMatch is search_contents over all windows with a
+// query that matches nothing.
+func BenchmarkServiceSearchNoMatch(b *testing.B) {
+	svc, m, _ := benchService(b)
+	cc := CallContext{SessionID: m.SessionID}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		out, err := svc.History(context.Background(), "search_contents", cc, &history.SearchArgs{Query: m.NoMatch})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n := len(out.(history.ItemsResult).Items); n != 0 {
+			b.Fatalf("no-match query found %d items", n)
+		}
+	}
+}
+
+// BenchmarkServiceContext is POST …/context (default leaf).
+func BenchmarkServiceContext(b *testing.B) {
+	svc, m, _ := benchService(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := svc.Context(context.Background(), m.SessionID, ContextRequest{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
