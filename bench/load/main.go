@@ -832,7 +832,11 @@ func bigStep(c config) error {
 	var fails []string
 	deadline := time.Now().Add(30 * time.Minute)
 	for {
-		_, _, err = srv.must("GET", "/v1/sessions/"+m.SessionID+"/branch", nil)
+		// GET /v1/sessions/{id} syncs (indexes) the session and answers a
+		// small state document, so VmHWM below is the indexing peak; a
+		// /branch answer of a 1 GiB session lists ~256k ids and adds its own
+		// response buffers (reported separately below).
+		_, _, err = srv.must("GET", "/v1/sessions/"+m.SessionID, nil)
 		if err == nil {
 			break
 		}
@@ -846,6 +850,11 @@ func bigStep(c config) error {
 	close(done)
 	cold := time.Since(srv.start)
 	hwm, _ := srv.status()
+	if _, _, err := srv.must("GET", "/v1/sessions/"+m.SessionID+"/branch", nil); err == nil {
+		if hwmBranch, _ := srv.status(); hwmBranch > hwm {
+			defer fmt.Printf("  %.0f MiB file: VmHWM after a /branch answer listing every entry: %.1f MiB\n", float64(m.Bytes)/(1<<20), float64(hwmBranch)/1024)
+		}
+	}
 	note := fmt.Sprintf("VmHWM; cold index %.1f s (%.1f MiB/s); %d entries", cold.Seconds(), float64(m.Bytes)/(1<<20)/cold.Seconds(), m.Entries)
 	if len(fails) > 0 {
 		note += fmt.Sprintf("; %d failed attempt(s) before the answer: %s", len(fails), strings.Join(fails, "; "))
@@ -1023,7 +1032,7 @@ func treeBench(srv *server, c config) error {
 		return err
 	}
 	json.Unmarshal(out, &st)
-	absRow("rollover settle+commit p99", "ms", pct(sc, 0.99), 5, fmt.Sprintf("%d rollovers in Tree mode (session now has %d archives, %d problems), p50 %.2f ms; client wall time of settle + commit; target assumed 5 ms", rounds, st.Archives, len(st.Problems), median(sc)))
+	absRow("rollover settle+commit p99", "ms", pct(sc, 0.99), 20, fmt.Sprintf("%d rollovers in Tree mode (session now has %d archives, %d problems), p50 %.2f ms; client wall time of settle + commit; target 20 ms (issue 4 item 10)", rounds, st.Archives, len(st.Problems), median(sc)))
 	sid := map[string]any{"session_id": m.SessionID}
 	var list, search []time.Duration
 	for i := 0; i < 100; i++ {
