@@ -1081,6 +1081,8 @@ func TestLocalNotePathRules(t *testing.T) {
 		{"/root/notes/..", `Invalid note path "/root/notes/..": ` + comps + accepted},
 		{"/root/notes/../notes/x", `Invalid note path "/root/notes/../notes/x": ` + comps + accepted},
 		{"./plan.md", `Invalid note path "./plan.md": ` + comps + accepted},
+		{"%2e%2e/x", `Invalid note path "%2e%2e/x": ` + comps + accepted},
+		{"/root/notes/%2E%2E", `Invalid note path "/root/notes/%2E%2E": ` + comps + accepted},
 		{"a//b", `Invalid note path "a//b": ` + comps + accepted},
 		{"/root/notes_backup/x", `Invalid note path "/root/notes_backup/x": an absolute path must have the form <agent>/notes/<name>, with "notes" as a whole component` + accepted},
 		{"/root/notes", `Invalid note path "/root/notes": it names a notes directory itself, not a file` + accepted},
@@ -1105,15 +1107,14 @@ func TestLocalNotePathRules(t *testing.T) {
 		}
 	}
 	// Accepted forms resolve to full paths. Paths are virtual, never URL
-	// decoded: "%2e%2e" is a file literally named "%2e%2e" under
-	// /root/notes (notes.ResolveFile, notes/path_test.go), "~" is literal
+	// decoded: "a%2fb" is a file literally named "a%2fb" under /root/notes
+	// (notes.ResolveFile, notes/path_test.go), "~" is literal
 	// (reference §1.4), and other agents' notes may be named.
 	for _, tc := range []struct{ path, full string }{
 		{"plan.md", "/root/notes/plan.md"},
 		{"drafts/a b.md", "/root/notes/drafts/a b.md"},
 		{"notes/x", "/root/notes/notes/x"},
-		{"%2e%2e", "/root/notes/%2e%2e"},
-		{"%2e%2e/x", "/root/notes/%2e%2e/x"},
+		{"a%2fb", "/root/notes/a%2fb"},
 		{"~/x", "/root/notes/~/x"},
 		{"/root/worker/notes/x.md", "/root/worker/notes/x.md"},
 		{"漢字.md", "/root/notes/漢字.md"},

@@ -2,6 +2,7 @@ package notes
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -44,8 +45,9 @@ const maxQuoted = 120
 // notes directory after the agent ("/root/notes_backup/x", "/root/notesx",
 // "/etc/passwd") or not under "/root"; results longer than MaxPathBytes.
 //
-// Everything else is literal: paths are virtual, not URLs, so "%2e%2e" is a
-// file named "%2e%2e" (never decoded to ".."), "~" is literal (reference
+// Components that percent-decode to "." or ".." ("%2e%2e", "%2E.") are
+// refused too. Everything else is literal: paths are virtual, not URLs, so
+// "a%2fb" is a file named "a%2fb" (never decoded), "~" is literal (reference
 // §1.4), spaces are kept, and Unicode names are compared byte for byte
 // without normalization. The result never contains "//", "/./" or "/../",
 // and resolving it again, for any agent, gives it back unchanged.
@@ -190,11 +192,19 @@ func badChars(s string) string {
 	return ""
 }
 
-// validComponents reports whether no component is empty, "." or "..".
+// validComponents reports whether no component is empty, "." or "..",
+// also once percent-decoded: paths are never URL-decoded here, but a
+// component such as "%2e%2e" would become ".." in any layer that does, so
+// it is refused as a traversal trap.
 func validComponents(comps []string) bool {
 	for _, c := range comps {
 		if c == "" || c == "." || c == ".." {
 			return false
+		}
+		if strings.IndexByte(c, '%') >= 0 {
+			if d, err := url.PathUnescape(c); err == nil && (d == "." || d == "..") {
+				return false
+			}
 		}
 	}
 	return true
