@@ -100,8 +100,10 @@ func TestRenderRoles(t *testing.T) {
 			Item{Role: "user", Text: "Ran `git status`\n```\nclean\n```", Chars: 30}, true},
 		{"bashExecution no output", `{"type":"message","id":"b","parentId":null,"timestamp":"t","message":{"role":"bashExecution","command":"true","output":"","exitCode":0}}`,
 			Item{Role: "user", Text: "Ran `true`\n(no output)", Chars: 22}, true},
-		{"hookMessage", `{"type":"message","id":"h","parentId":null,"timestamp":"t","message":{"role":"hookMessage","customType":"x","content":"hook text","display":true}}`,
-			Item{Role: "developer", Text: "hook text", Chars: 9}, true},
+		// Pi renames hookMessage only when migrating a v2 file; in a v3
+		// file the role stays unknown (TestRenderHookMessageV2 covers v2).
+		{"hookMessage in v3", `{"type":"message","id":"h","parentId":null,"timestamp":"t","message":{"role":"hookMessage","customType":"x","content":"hook text","display":true}}`,
+			Item{}, false},
 		{"custom_message string", `{"type":"custom_message","id":"m","parentId":null,"timestamp":"t","customType":"codex-context-window","content":"<context_window_reminder>\n14% remaining.\n</context_window_reminder>","display":true}`,
 			Item{Role: "developer", Text: "<context_window_reminder>\n14% remaining.\n</context_window_reminder>", Chars: 67}, true},
 		{"custom_message blocks", `{"type":"custom_message","id":"m","parentId":null,"timestamp":"t","customType":"x","content":[{"type":"text","text":"one"},{"type":"text","text":"two"},{"type":"image","data":"x","mimeType":"image/gif"}],"display":false}`,
@@ -230,5 +232,20 @@ func TestChars(t *testing.T) {
 		if it.Chars != c.chars {
 			t.Errorf("%q: chars %d, want %d", c.text, it.Chars, c.chars)
 		}
+	}
+}
+
+// TestRenderHookMessageV2: a v2 file's hookMessage reads as custom
+// (migrateV2ToV3) and renders as a developer item.
+func TestRenderHookMessageV2(t *testing.T) {
+	var p session.Parser
+	p.ParseLine([]byte(`{"type":"session","version":2,"id":"s2"}`), 0)
+	e, d, skip := p.ParseLine([]byte(`{"type":"message","id":"h","parentId":null,"timestamp":"t","message":{"role":"hookMessage","customType":"x","content":"hook text","display":true}}`), 1)
+	if skip != session.SkipNone {
+		t.Fatal(skip)
+	}
+	got, ok := Render(e, d, nil)
+	if want := (Item{Role: "developer", Text: "hook text", Chars: 9}); !ok || got != want {
+		t.Errorf("got %+v %v, want %+v", got, ok, want)
 	}
 }

@@ -13,6 +13,7 @@ type lineFields struct {
 	hasType, hasID               bool
 	version                      float64
 	hasVersion                   bool
+	versionText                  string // version given as a JSON string
 	cwd, parentSession           string
 
 	customType string
@@ -58,7 +59,11 @@ func decodeLine(line []byte) (*lineFields, error) {
 		case "timestamp":
 			f.timestamp, _, err = d.optStr()
 		case "version":
-			f.version, f.hasVersion, err = d.optNum()
+			if d.peek() == '"' {
+				f.versionText, err = d.str()
+			} else {
+				f.version, f.hasVersion, err = d.optNum()
+			}
 		case "cwd":
 			f.cwd, _, err = d.optStr()
 		case "parentSession":

@@ -90,6 +90,7 @@ func TestDecoderEdgeCases(t *testing.T) {
 		"{\"type\":\"message\",\"id\":\"a\",\"message\":{\"role\":\"user\",\"content\":\"bad \xff utf8\"}}",
 		`{"type":"message","id":"a","id":"b","type":"custom","customType":"k","data":{"a":[1,{"b":null}]}}`,
 		`  {"type":"message","id":"a"}  `,
+		`{"type":"message","id":"h","message":{"role":"hookMessage","content":"x"}}`,
 	}
 	for _, c := range cases {
 		var p1, p2 Parser

@@ -27,7 +27,8 @@ const (
 )
 
 // Message roles stored in `message` entries (pi-ai types.ts, Pi messages.ts).
-// Role "hookMessage" (v2) is read as RoleCustom, as migrateV2ToV3 does.
+// Role "hookMessage" in a v1/v2 file is read as RoleCustom, as migrateV2ToV3
+// does; Pi leaves it unchanged in a v3 file.
 const (
 	RoleUser          = "user"
 	RoleAssistant     = "assistant"

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 )
 
 type oracleContentJSON struct{ c Content }
@@ -132,6 +133,10 @@ func (p *Parser) oracleParseLine(line []byte, off int64) (*Entry, *Decoded, Skip
 		if r.Version != nil {
 			if v, err := strconv.ParseFloat(string(*r.Version), 64); err == nil && v >= 1 {
 				h.Version = int(v)
+			} else if sv, ok := str(*r.Version); ok {
+				if v, err := strconv.ParseFloat(strings.TrimSpace(sv), 64); err == nil && sv != "" && v >= 1 {
+					h.Version = int(v)
+				}
 			}
 		}
 		p.Header = h
@@ -166,7 +171,7 @@ func (p *Parser) oracleParseLine(line []byte, off int64) (*Entry, *Decoded, Skip
 			err := json.Unmarshal(r.Message, &om)
 			m := om.message()
 			if err == nil || isTypeError(err) {
-				if m.Role == "hookMessage" { // migrateV2ToV3
+				if m.Role == "hookMessage" && p.Header.Version < 3 { // migrateV2ToV3 runs only on files below v3
 					m.Role = RoleCustom
 				}
 				d.Message = &m

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // SkipReason says why a physical line produced no entry. Pi skips blank and
@@ -98,6 +99,10 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 		h := &Header{Version: 1, ID: r.id, Cwd: r.cwd, ParentSession: r.parentSession, Timestamp: r.timestamp}
 		if r.hasVersion && r.version >= 1 {
 			h.Version = int(r.version)
+		} else if v, err := strconv.ParseFloat(strings.TrimSpace(r.versionText), 64); err == nil && r.versionText != "" && v >= 1 {
+			// "version":"3": JavaScript compares the string as a number
+			// (migrateToCurrentVersion: version >= 3), so Pi treats it as 3.
+			h.Version = int(v)
 		}
 		p.Header = h
 		return nil, nil, SkipNone
@@ -125,7 +130,7 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 	switch typ {
 	case TypeMessage:
 		if m := r.message; m != nil {
-			if m.Role == "hookMessage" { // migrateV2ToV3
+			if m.Role == "hookMessage" && p.Header.Version < 3 { // migrateV2ToV3 runs only on files below v3
 				m.Role = RoleCustom
 			}
 			d.Message = m
