@@ -30,7 +30,7 @@ func (s *Service) historyView(b *Branch, agent string) (*history.View, error) {
 	if s.treeView(b) {
 		return s.TreeView(b, agent)
 	}
-	return &history.View{Agent: agent, Windows: localWindows(b), Texts: b.V.Texts()}, nil
+	return &history.View{Agent: agent, Windows: s.localWindows(b), Texts: b.V.Texts()}, nil
 }
 
 // treeView reports whether historyView gives b the Tree view (else the
@@ -42,17 +42,17 @@ func (s *Service) treeView(b *Branch) bool {
 // localWindows returns history.LocalWindows of b's branch. The windows are
 // shared, read-only, with other requests: callers must not modify them.
 //
-// They come from branchCache when a request already built them for the
+// They come from the Service's cache when a request already built them for the
 // same state of the session and the same leaf. Otherwise they are built,
 // by extending the cached windows of an earlier branch of the same tree
 // that is a prefix of this one (the usual case after Pi appended entries),
 // else from scratch, and cached.
-func localWindows(b *Branch) []history.Window {
+func (s *Service) localWindows(b *Branch) []history.Window {
 	k, ok := keyOf(b.Target, b.V, b.Leaf)
-	if !ok {
+	if !ok || s.cache == nil {
 		return history.LocalWindows(b.V.Tree, b.Seqs, b.V.Ref)
 	}
-	return branchCache.windows(k, b.Seqs, b.Cycle, func(base []history.Window, from int) []history.Window {
+	return s.cache.windows(k, b.Seqs, b.Cycle, func(base []history.Window, from int) []history.Window {
 		return history.ExtendLocalWindows(base, b.V.Tree, b.Seqs[from:], b.V.Ref)
 	})
 }
@@ -60,15 +60,15 @@ func localWindows(b *Branch) []history.Window {
 // localSearchOrder returns history.SearchOrder(view) for the Local view of
 // b, cached with its windows (built on the first unfiltered search of a
 // state of the session). Shared, read-only.
-func localSearchOrder(b *Branch, view *history.View) []history.ItemRef {
+func (s *Service) localSearchOrder(b *Branch, view *history.View) []history.ItemRef {
 	k, ok := keyOf(b.Target, b.V, b.Leaf)
-	if !ok {
+	if !ok || s.cache == nil {
 		return nil
 	}
-	return branchCache.searchOrder(k, func() []history.ItemRef { return history.SearchOrder(view) })
+	return s.cache.searchOrder(k, func() []history.ItemRef { return history.SearchOrder(view) })
 }
 
-// withCachedBranch is withBranch with the branch taken from branchCache
+// withCachedBranch is withBranch with the branch taken from the Service's cache
 // when a request already computed it for the same state of the session
 // and the same leaf: the requests that run before every model call
 // (/context) and the history reads then cost no walk of the whole branch.
@@ -84,10 +84,10 @@ func (s *Service) withCachedBranch(t *Target, leafID string, fn func(b *Branch) 
 			leaf = v.Tree.Leaf()
 		}
 		k, ok := keyOf(t, v, leaf)
-		if !ok {
+		if !ok || s.cache == nil {
 			return nil
 		}
-		seqs, cycle, ok := branchCache.branch(k)
+		seqs, cycle, ok := s.cache.branch(k)
 		if !ok {
 			return nil
 		}
@@ -98,16 +98,16 @@ func (s *Service) withCachedBranch(t *Target, leafID string, fn func(b *Branch) 
 		return err
 	}
 	return s.withBranch(t, leafID, func(b *Branch) error {
-		if k, ok := keyOf(t, b.V, b.Leaf); ok {
-			branchCache.addBranch(k, b.Seqs, b.Cycle)
+		if k, ok := keyOf(t, b.V, b.Leaf); ok && s.cache != nil {
+			s.cache.addBranch(k, b.Seqs, b.Cycle)
 		}
 		return fn(b)
 	})
 }
 
-// branchCache holds the branches, and the Local windows, of the last few
-// leaves read.
-var branchCache = windowCache{max: 8, perSession: 2}
+// newWindowCache is the Service's cache of the branches, and the Local
+// windows, of the last few leaves read: 8 entries, at most 2 per session.
+func newWindowCache() *windowCache { return &windowCache{max: 8, perSession: 2} }
 
 // windowKey identifies one state of a session and one leaf: everything the
 // branch of the leaf and its Local windows depend on. The cache is never
@@ -330,7 +330,7 @@ func (s *Service) History(ctx context.Context, op string, cc CallContext, args a
 			out, err = view.ReadItem(*a)
 		case *history.SearchArgs:
 			if a.Unfiltered() && !s.treeView(b) {
-				view.Ordered = localSearchOrder(b, view)
+				view.Ordered = s.localSearchOrder(b, view)
 			}
 			out, err = view.Search(*a)
 		default:

@@ -50,12 +50,12 @@ func checkWindows(t *testing.T, svc *Service, leaf string) {
 			if !slices.Equal(b.Seqs, seqs) || b.Cycle != cycle || b.Leaf != wantLeaf {
 				t.Errorf("leaf %q (tree length %d): cached branch differs from a fresh one", leaf, b.V.Tree.Len())
 			}
-			got := localWindows(b)
+			got := svc.localWindows(b)
 			want := history.LocalWindows(b.V.Tree, seqs, b.V.Ref)
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("leaf %q (tree length %d): cached windows differ from a fresh build", leaf, b.V.Tree.Len())
 			}
-			gotOrder := localSearchOrder(b, &history.View{Windows: got})
+			gotOrder := svc.localSearchOrder(b, &history.View{Windows: got})
 			wantOrder := history.SearchOrder(&history.View{Windows: want})
 			if !reflect.DeepEqual(gotOrder, wantOrder) {
 				t.Errorf("leaf %q (tree length %d): cached search order differs from a fresh one", leaf, b.V.Tree.Len())

@@ -46,6 +46,8 @@ type Service struct {
 	// RolloverState, when set, reports the open and the incomplete rollover
 	// of a session for GET /v1/sessions/{id}.
 	RolloverState func(ctx context.Context, t *Target) (open, incomplete any, err error)
+
+	cache *windowCache // branches and Local windows of recent leaves (nil: no caching)
 }
 
 // New returns a Service with defaults filled in.
@@ -60,7 +62,7 @@ func New(index *store.Index, state *store.State, defaultMode contextd.Mode, log 
 		m = NewMetrics(nil)
 	}
 	return &Service{Index: index, State: state, DefaultMode: defaultMode, Logger: log, Metrics: m,
-		Now: time.Now, NewID: func() string { return uuid.NewString() }}
+		Now: time.Now, NewID: func() string { return uuid.NewString() }, cache: newWindowCache()}
 }
 
 // Target is a resolved session: its registration (or the defaults of an

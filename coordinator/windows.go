@@ -155,7 +155,7 @@ func (s *Service) nextHint(b *Branch, agent string, override *notes.Recovery) (s
 	}
 	rec := override
 	if rec == nil {
-		wins := localWindows(b)
+		wins := s.localWindows(b)
 		if len(wins) > 0 {
 			rec = recoveryOf(wins[len(wins)-1])
 		}
