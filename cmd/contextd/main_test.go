@@ -36,6 +36,12 @@ func TestServe(t *testing.T) {
 	os.MkdirAll(sessions, 0o755)
 	b, _ := os.ReadFile(filepath.Join("..", "..", "testdata", "pi-tree", "tree-basic.jsonl"))
 	os.WriteFile(filepath.Join(sessions, "a.jsonl"), b, 0o600)
+	// A file with one unparseable line and one with invalid manifests feed
+	// the skipped-lines and invalid-archives metrics.
+	b, _ = os.ReadFile(filepath.Join("..", "..", "testdata", "pi-sessions", "compact.jsonl"))
+	os.WriteFile(filepath.Join(sessions, "b.jsonl"), b, 0o600)
+	b, _ = os.ReadFile(filepath.Join("..", "..", "testdata", "pi-tree", "tree-bad-manifests-small.jsonl"))
+	os.WriteFile(filepath.Join(sessions, "c.jsonl"), b, 0o600)
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -82,8 +88,37 @@ func TestServe(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !bytes.Contains(body, []byte(`"session_id":"019f3d67-b1fd-7c0a-87d5-9b46277407ba"`)) || !bytes.Contains(body, []byte(`"entries":62`)) {
+	if !bytes.Contains(body, []byte(`"session_id":"019f3d67-b1fd-7c0a-87d5-9b46277407ba"`)) || !bytes.Contains(body, []byte(`"entries":62`)) || !bytes.Contains(body, []byte(`"entries":1011`)) {
 		t.Errorf("sessions = %s", body)
+	}
+	// The documented metrics (README "Metrics") that these requests feed,
+	// on the dedicated registry served at /metrics.
+	req, _ = http.NewRequest("GET", "http://"+addr+"/metrics", nil)
+	req.Header.Set("X-Contextd-Token", strings.TrimSpace(string(tok)))
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`contextd_http_requests_total{code="200",method="GET",operation="/v1/sessions"} 1`,
+		`contextd_http_requests_total{code="401",method="GET",operation="unmatched"} 1`, // refused before routing,
+		"# TYPE contextd_http_request_duration_seconds histogram",
+		"contextd_sessions 3",
+		"contextd_entries 1191", // 62 + 1011 + 118
+		"contextd_index_bytes_ingested_total ",
+		"contextd_index_entries_ingested_total 1191",
+		`contextd_index_skipped_lines_total{reason="invalid_json"} 1`,
+		"contextd_index_sync_duration_seconds_count ",
+		"contextd_rollovers_pending 0",
+		"# TYPE contextd_rollover_duration_seconds histogram",
+		`contextd_invalid_archives_total{reason=`,
+		"go_goroutines ", "process_resident_memory_bytes ",
+	} {
+		if !bytes.Contains(metrics, []byte(want)) {
+			t.Errorf("/metrics lacks %q", want)
+		}
 	}
 	cancel()
 	select {
