@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 	"os"
+	"slices"
 )
 
 // Tree is the in-memory entry tree of one session file: the entries in file
@@ -46,6 +47,15 @@ func (t *Tree) Add(e Entry) {
 	t.byID[e.ID] = len(t.Entries)
 	t.Entries = append(t.Entries, e)
 	t.parents = append(t.parents, p)
+}
+
+// Grow makes room for n more entries without reallocating, so that a
+// caller that can estimate the final size (the indexer, from the file size)
+// avoids append's repeated copies, during which the old and new arrays are
+// both live.
+func (t *Tree) Grow(n int) {
+	t.Entries = slices.Grow(t.Entries, n)
+	t.parents = slices.Grow(t.parents, n)
 }
 
 // Len is the number of entries.

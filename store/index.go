@@ -14,6 +14,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -45,14 +47,18 @@ var ErrOutside = errors.New("path is outside the sessions directory")
 // ItemMeta is the history item an entry renders to (history.Render), with the
 // position of its text in the session's item-text file.
 type ItemMeta struct {
-	IsItem        bool   `json:"-"`
 	Role          string `json:"role"`
 	ToolName      string `json:"toolName,omitempty"`
 	ToolNamespace string `json:"toolNamespace,omitempty"`
-	Summary       bool   `json:"summary,omitempty"`
-	Chars         int    `json:"chars"`
 	TextOff       int64  `json:"-"`
-	TextLen       int    `json:"-"`
+	IsItem        bool   `json:"-"`
+	Summary       bool   `json:"summary,omitempty"`
+	// Chars and TextLen are int32 to keep the per-entry table small (one
+	// ItemMeta per entry stays in memory): one item's text comes from one
+	// JSONL line, which is capped far below 2 GiB. The JSON field order
+	// (the entries.item column) is unchanged.
+	Chars   int32 `json:"chars"`
+	TextLen int32 `json:"-"`
 }
 
 // Options configure an Index.
@@ -690,7 +696,7 @@ func (s *Session) load(ctx context.Context, db *DB) error {
 					rows.Close()
 					return err
 				}
-				im.IsItem, im.TextOff, im.TextLen = true, toff, int(tlen)
+				im.IsItem, im.TextOff, im.TextLen = true, toff, int32(tlen)
 				im.Role, im.ToolName, im.ToolNamespace = session.Intern(im.Role), session.Intern(im.ToolName), session.Intern(im.ToolNamespace)
 			}
 			tree.Add(e)
@@ -873,12 +879,10 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		c, ok := s.calls[id]
 		return c, ok
 	}
-	start := s.next
-	next, err := session.ScanLines(f, start, end, s.x.opts.MaxLineBytes, func(line []byte, off int64, tooLong bool) error {
+	// handle finishes one line in file order: parser state, rendering, item
+	// text and tool calls.
+	handle := func(line []byte, off int64, tooLong bool, pd session.Predecoded) error {
 		stats.Lines++
-		if off == 0 && line != nil {
-			first, haveFirst = sha256.Sum256(line), true
-		}
 		lineNo := p.NextLine
 		if lineNo == 0 {
 			lineNo = 1
@@ -889,7 +893,7 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 			return nil
 		}
 		wasHeader := p.Header == nil
-		e, d, skip := p.ParseLine(line, off)
+		e, d, skip := p.ParseDecoded(line, off, pd)
 		if skip != session.SkipNone {
 			stats.Note(lineNo, off, skip)
 			return nil
@@ -902,8 +906,8 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		}
 		var im ItemMeta
 		if it, ok := history.Render(e, d, lookup); ok {
-			im = ItemMeta{IsItem: true, Role: session.Intern(it.Role), ToolName: session.Intern(it.ToolName), ToolNamespace: session.Intern(it.ToolNamespace), Summary: it.Summary, Chars: it.Chars,
-				TextOff: textOff + texts.n, TextLen: len(it.Text)}
+			im = ItemMeta{IsItem: true, Role: session.Intern(it.Role), ToolName: session.Intern(it.ToolName), ToolNamespace: session.Intern(it.ToolNamespace), Summary: it.Summary, Chars: int32(it.Chars),
+				TextOff: textOff + texts.n, TextLen: int32(len(it.Text))}
 			if err := texts.write(it.Text); err != nil {
 				return fmt.Errorf("write item texts: %w", err)
 			}
@@ -918,7 +922,20 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		}
 		pend = append(pend, pendingEntry{e: *e, item: im})
 		return nil
+	}
+	// Lines are gathered into chunks; each chunk is decoded on all CPUs
+	// (session.Predecode needs no parser state) while the chunk before it is
+	// handled, in file order, so the result is the same as a sequential
+	// parse.
+	pipe := newLinePipe(handle)
+	start := s.next
+	next, err := session.ScanLines(f, start, end, s.x.opts.MaxLineBytes, func(line []byte, off int64, tooLong bool) error {
+		if off == 0 && line != nil {
+			first, haveFirst = sha256.Sum256(line), true
+		}
+		return pipe.add(line, off, tooLong)
 	})
+	err = pipe.finish(err)
 	if err != nil {
 		return false, err
 	}
@@ -983,6 +1000,19 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 	if hdr != nil && s.tree == nil {
 		s.tree = session.NewTree(*hdr)
 	}
+	if s.tree != nil {
+		if n := s.tree.Len(); len(pend) > cap(s.items)-len(s.items) && size-next > s.x.opts.BatchBytes {
+			// Size the in-memory tables once for the whole file, from the
+			// entries per byte so far, rather than by append's growth, which
+			// holds old and new arrays at once (the peak memory of indexing
+			// a large file).
+			want := int(float64(n+len(pend)) * float64(size) / float64(next) * 1.05)
+			if more := want - n; more > len(pend) {
+				s.tree.Grow(more)
+				s.items = slices.Grow(s.items, more)
+			}
+		}
+	}
 	for i := range pend {
 		s.tree.Add(pend[i].e)
 		s.items = append(s.items, pend[i].item)
@@ -1004,6 +1034,129 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		m.SkippedLines.WithLabelValues(string(r)).Add(float64(n))
 	}
 	return true, nil
+}
+
+// chunkBytes is how many line bytes one parallel-decoded chunk gathers.
+const chunkBytes = 1 << 20
+
+// chunkLine is one line of a lineChunk.
+type chunkLine struct {
+	start, end int // in buf
+	off        int64
+	tooLong    bool
+}
+
+// lineChunk gathers complete lines (copied: ScanLines reuses its buffer) so
+// that they can be decoded in parallel.
+type lineChunk struct {
+	buf     []byte
+	lines   []chunkLine
+	pds     []session.Predecoded
+	decoded sync.WaitGroup // done when the decode started by decode ends
+}
+
+// add copies one line in and reports whether the chunk is full.
+func (c *lineChunk) add(line []byte, off int64, tooLong bool) bool {
+	st := len(c.buf)
+	c.buf = append(c.buf, line...)
+	c.lines = append(c.lines, chunkLine{st, len(c.buf), off, tooLong})
+	return len(c.buf) >= chunkBytes
+}
+
+// decode starts decoding the gathered lines on up to GOMAXPROCS goroutines,
+// each taking a contiguous run of about equal bytes; wait for it with
+// c.decoded.Wait. With one CPU nothing is started: ParseDecoded then
+// decodes each line itself.
+func (c *lineChunk) decode() {
+	n := len(c.lines)
+	c.pds = append(c.pds[:0], make([]session.Predecoded, n)...)
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		return
+	}
+	per := len(c.buf)/workers + 1
+	for w, lo := 0, 0; w < workers && lo < n; w++ {
+		hi, limit := lo+1, c.lines[lo].start+per
+		for hi < n && c.lines[hi].start < limit {
+			hi++
+		}
+		if w == workers-1 {
+			hi = n
+		}
+		c.decoded.Add(1)
+		go func(lo, hi int) {
+			defer c.decoded.Done()
+			for i := lo; i < hi; i++ {
+				if l := c.lines[i]; !l.tooLong {
+					c.pds[i] = session.Predecode(c.buf[l.start:l.end])
+				}
+			}
+		}(lo, hi)
+		lo = hi
+	}
+}
+
+// handle waits for the decode, calls fn for every line in file order, and
+// empties the chunk (also on error).
+func (c *lineChunk) handle(fn func(line []byte, off int64, tooLong bool, pd session.Predecoded) error) error {
+	c.decoded.Wait()
+	var err error
+	for i, l := range c.lines {
+		var line []byte
+		if !l.tooLong {
+			line = c.buf[l.start:l.end:l.end]
+		}
+		if err = fn(line, l.off, l.tooLong, c.pds[i]); err != nil {
+			break
+		}
+	}
+	clear(c.pds)
+	c.buf, c.lines, c.pds = c.buf[:0], c.lines[:0], c.pds[:0]
+	if cap(c.buf) > 4*chunkBytes {
+		c.buf = nil // drop the buffer of a huge line
+	}
+	return err
+}
+
+// linePipe runs the decode of one chunk while the previous one is handled:
+// a two-stage pipeline whose handling stays in file order.
+type linePipe struct {
+	filling, decoding *lineChunk
+	fn                func(line []byte, off int64, tooLong bool, pd session.Predecoded) error
+}
+
+func newLinePipe(fn func(line []byte, off int64, tooLong bool, pd session.Predecoded) error) *linePipe {
+	return &linePipe{filling: &lineChunk{}, decoding: &lineChunk{}, fn: fn}
+}
+
+// add takes one line from ScanLines.
+func (p *linePipe) add(line []byte, off int64, tooLong bool) error {
+	if !p.filling.add(line, off, tooLong) {
+		return nil
+	}
+	return p.rotate()
+}
+
+// rotate starts decoding the filling chunk, handles the chunk decoded
+// before it, and swaps them.
+func (p *linePipe) rotate() error {
+	p.filling.decode()
+	err := p.decoding.handle(p.fn)
+	p.filling, p.decoding = p.decoding, p.filling
+	return err
+}
+
+// finish handles every line still in the pipe. After an error it only waits
+// for the decode in flight.
+func (p *linePipe) finish(err error) error {
+	if err == nil {
+		err = p.rotate()
+	}
+	if err == nil {
+		return p.decoding.handle(p.fn)
+	}
+	p.decoding.decoded.Wait()
+	return err
 }
 
 func mergeStats(a, b session.Stats) session.Stats {

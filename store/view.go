@@ -56,7 +56,7 @@ func (v *View) Ref(seq int, windowID string) (history.ItemRef, bool) {
 	}
 	e := &v.Tree.Entries[seq]
 	return history.ItemRef{WindowID: windowID, ItemID: e.ID, Role: im.Role, ToolName: im.ToolName,
-		ToolNamespace: im.ToolNamespace, Summary: im.Summary, Chars: im.Chars, Key: int64(seq),
+		ToolNamespace: im.ToolNamespace, Summary: im.Summary, Chars: int(im.Chars), Key: int64(seq),
 		BashExecution: e.Type == session.TypeMessage && e.Role == session.RoleBashExecution}, true
 }
 
@@ -152,8 +152,8 @@ var cutPool = sync.Pool{New: func() any { b := make([]byte, cutBuf); return &b }
 // ItemMeta.Chars.
 func (t viewTexts) cut(im ItemMeta, off, n int) (string, error) {
 	off = max(off, 0)
-	size := im.TextLen
-	if im.Chars == size {
+	size := int(im.TextLen)
+	if int(im.Chars) == size {
 		// Every code point is one byte (ASCII, or invalid bytes that count
 		// as one each): code point offsets are byte offsets.
 		i := min(off, size)
@@ -201,7 +201,7 @@ func charRange(f *os.File, im ItemMeta, off, n int) (int, int, error) {
 	if len(buf) > cutBuf {
 		buf = buf[:max(cutBuf, utf8.UTFMax)]
 	}
-	total := im.TextLen
+	total := int(im.TextLen)
 	base, have := 0, 0 // buf[:have] holds text[base:base+have]
 	p, c := 0, 0       // byte p of the text is code point c
 	start := -1
@@ -330,7 +330,7 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 			continue
 		}
 		im := &items[r.Key]
-		if im.TextLen < len(query) {
+		if int(im.TextLen) < len(query) {
 			continue
 		}
 		s := span{off: im.TextOff, end: im.TextOff + int64(im.TextLen), ref: i}

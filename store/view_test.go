@@ -21,8 +21,8 @@ func memTexts(tb testing.TB, texts []string) viewTexts {
 	var all []byte
 	v := &View{}
 	for _, s := range texts {
-		v.Items = append(v.Items, ItemMeta{IsItem: true, Role: "tool", Chars: utf8.RuneCountInString(s),
-			TextOff: int64(len(all)), TextLen: len(s)})
+		v.Items = append(v.Items, ItemMeta{IsItem: true, Role: "tool", Chars: int32(utf8.RuneCountInString(s)),
+			TextOff: int64(len(all)), TextLen: int32(len(s))})
 		all = append(all, s...)
 	}
 	if err := os.WriteFile(path, all, 0o600); err != nil {
