@@ -65,35 +65,6 @@ func isBlank(line []byte) bool {
 // The header line yields neither an entry nor a skip: p.Header is set.
 // Lines after a non-header first line are skipped with SkipBeforeHeader.
 func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason) {
-	return p.ParseDecoded(line, off, Predecoded{})
-}
-
-// Predecoded is the part of parsing a line that needs no parser state: the
-// JSON decoding, which is most of the work. Predecode may run on many lines
-// concurrently; Parser.ParseDecoded then finishes each line in file order.
-// Its raw values (data, details, unknown content blocks, tool-call
-// arguments) alias the line, which must stay unchanged until the Decoded
-// bodies are no longer used.
-type Predecoded struct {
-	f    *lineFields
-	err  error
-	done bool // false: ParseDecoded decodes the line itself
-}
-
-// Predecode decodes line (without its "\n") for ParseDecoded. It is safe for
-// concurrent use.
-func Predecode(line []byte) Predecoded {
-	if isBlank(line) {
-		return Predecoded{done: true} // ParseDecoded skips it before decoding
-	}
-	f, err := decodeLine(line)
-	return Predecoded{f: f, err: err, done: true}
-}
-
-// ParseDecoded is ParseLine for a line already decoded by Predecode(line)
-// (a zero Predecoded makes it decode the line itself). Its result is the
-// same as ParseLine's.
-func (p *Parser) ParseDecoded(line []byte, off int64, pd Predecoded) (*Entry, *Decoded, SkipReason) {
 	lineNo := p.NextLine
 	if lineNo == 0 {
 		lineNo = 1
@@ -105,10 +76,7 @@ func (p *Parser) ParseDecoded(line []byte, off int64, pd Predecoded) (*Entry, *D
 	if p.NotPi {
 		return nil, nil, SkipBeforeHeader
 	}
-	r, err := pd.f, pd.err
-	if !pd.done {
-		r, err = decodeLine(line)
-	}
+	r, err := decodeLine(line)
 	if err != nil {
 		return nil, nil, SkipInvalidJSON
 	}

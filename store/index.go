@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -881,7 +880,7 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 	}
 	// handle finishes one line in file order: parser state, rendering, item
 	// text and tool calls.
-	handle := func(line []byte, off int64, tooLong bool, pd session.Predecoded) error {
+	handle := func(line []byte, off int64, tooLong bool) error {
 		stats.Lines++
 		lineNo := p.NextLine
 		if lineNo == 0 {
@@ -893,7 +892,7 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 			return nil
 		}
 		wasHeader := p.Header == nil
-		e, d, skip := p.ParseDecoded(line, off, pd)
+		e, d, skip := p.ParseLine(line, off)
 		if skip != session.SkipNone {
 			stats.Note(lineNo, off, skip)
 			return nil
@@ -923,19 +922,13 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		pend = append(pend, pendingEntry{e: *e, item: im})
 		return nil
 	}
-	// Lines are gathered into chunks; each chunk is decoded on all CPUs
-	// (session.Predecode needs no parser state) while the chunk before it is
-	// handled, in file order, so the result is the same as a sequential
-	// parse.
-	pipe := newLinePipe(handle)
 	start := s.next
 	next, err := session.ScanLines(f, start, end, s.x.opts.MaxLineBytes, func(line []byte, off int64, tooLong bool) error {
 		if off == 0 && line != nil {
 			first, haveFirst = sha256.Sum256(line), true
 		}
-		return pipe.add(line, off, tooLong)
+		return handle(line, off, tooLong)
 	})
-	err = pipe.finish(err)
 	if err != nil {
 		return false, err
 	}
@@ -1034,129 +1027,6 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		m.SkippedLines.WithLabelValues(string(r)).Add(float64(n))
 	}
 	return true, nil
-}
-
-// chunkBytes is how many line bytes one parallel-decoded chunk gathers.
-const chunkBytes = 1 << 20
-
-// chunkLine is one line of a lineChunk.
-type chunkLine struct {
-	start, end int // in buf
-	off        int64
-	tooLong    bool
-}
-
-// lineChunk gathers complete lines (copied: ScanLines reuses its buffer) so
-// that they can be decoded in parallel.
-type lineChunk struct {
-	buf     []byte
-	lines   []chunkLine
-	pds     []session.Predecoded
-	decoded sync.WaitGroup // done when the decode started by decode ends
-}
-
-// add copies one line in and reports whether the chunk is full.
-func (c *lineChunk) add(line []byte, off int64, tooLong bool) bool {
-	st := len(c.buf)
-	c.buf = append(c.buf, line...)
-	c.lines = append(c.lines, chunkLine{st, len(c.buf), off, tooLong})
-	return len(c.buf) >= chunkBytes
-}
-
-// decode starts decoding the gathered lines on up to GOMAXPROCS goroutines,
-// each taking a contiguous run of about equal bytes; wait for it with
-// c.decoded.Wait. With one CPU nothing is started: ParseDecoded then
-// decodes each line itself.
-func (c *lineChunk) decode() {
-	n := len(c.lines)
-	c.pds = append(c.pds[:0], make([]session.Predecoded, n)...)
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		return
-	}
-	per := len(c.buf)/workers + 1
-	for w, lo := 0, 0; w < workers && lo < n; w++ {
-		hi, limit := lo+1, c.lines[lo].start+per
-		for hi < n && c.lines[hi].start < limit {
-			hi++
-		}
-		if w == workers-1 {
-			hi = n
-		}
-		c.decoded.Add(1)
-		go func(lo, hi int) {
-			defer c.decoded.Done()
-			for i := lo; i < hi; i++ {
-				if l := c.lines[i]; !l.tooLong {
-					c.pds[i] = session.Predecode(c.buf[l.start:l.end])
-				}
-			}
-		}(lo, hi)
-		lo = hi
-	}
-}
-
-// handle waits for the decode, calls fn for every line in file order, and
-// empties the chunk (also on error).
-func (c *lineChunk) handle(fn func(line []byte, off int64, tooLong bool, pd session.Predecoded) error) error {
-	c.decoded.Wait()
-	var err error
-	for i, l := range c.lines {
-		var line []byte
-		if !l.tooLong {
-			line = c.buf[l.start:l.end:l.end]
-		}
-		if err = fn(line, l.off, l.tooLong, c.pds[i]); err != nil {
-			break
-		}
-	}
-	clear(c.pds)
-	c.buf, c.lines, c.pds = c.buf[:0], c.lines[:0], c.pds[:0]
-	if cap(c.buf) > 4*chunkBytes {
-		c.buf = nil // drop the buffer of a huge line
-	}
-	return err
-}
-
-// linePipe runs the decode of one chunk while the previous one is handled:
-// a two-stage pipeline whose handling stays in file order.
-type linePipe struct {
-	filling, decoding *lineChunk
-	fn                func(line []byte, off int64, tooLong bool, pd session.Predecoded) error
-}
-
-func newLinePipe(fn func(line []byte, off int64, tooLong bool, pd session.Predecoded) error) *linePipe {
-	return &linePipe{filling: &lineChunk{}, decoding: &lineChunk{}, fn: fn}
-}
-
-// add takes one line from ScanLines.
-func (p *linePipe) add(line []byte, off int64, tooLong bool) error {
-	if !p.filling.add(line, off, tooLong) {
-		return nil
-	}
-	return p.rotate()
-}
-
-// rotate starts decoding the filling chunk, handles the chunk decoded
-// before it, and swaps them.
-func (p *linePipe) rotate() error {
-	p.filling.decode()
-	err := p.decoding.handle(p.fn)
-	p.filling, p.decoding = p.decoding, p.filling
-	return err
-}
-
-// finish handles every line still in the pipe. After an error it only waits
-// for the decode in flight.
-func (p *linePipe) finish(err error) error {
-	if err == nil {
-		err = p.rotate()
-	}
-	if err == nil {
-		return p.decoding.handle(p.fn)
-	}
-	p.decoding.decoded.Wait()
-	return err
 }
 
 func mergeStats(a, b session.Stats) session.Stats {
