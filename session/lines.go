@@ -24,13 +24,17 @@ type LineFunc func(line []byte, off int64, tooLong bool) error
 // whole; longer ones are reported with tooLong. It returns the offset just
 // after the last complete line, where the next scan must start.
 func ScanLines(r io.ReaderAt, start, end int64, maxLine int, fn LineFunc) (int64, error) {
+	return scanLines(r, start, end, maxLine, readChunk, fn)
+}
+
+// scanLines is ScanLines with the read size as a parameter (tests use tiny
+// ones to exercise lines longer than the buffer).
+func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, fn LineFunc) (int64, error) {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
-	buf := make([]byte, readChunk)
-	var pending []byte // bytes of the current, unfinished line
-	pendingLen := int64(0)
-	tooLong := false
+	buf := make([]byte, chunkSize)
+	var long []byte // reused buffer for lines longer than buf
 	lineStart := start
 	pos := start
 	for end < 0 || pos < end {
@@ -39,50 +43,90 @@ func ScanLines(r io.ReaderAt, start, end int64, maxLine int, fn LineFunc) (int64
 			want = end - pos
 		}
 		n, err := r.ReadAt(buf[:want], pos)
-		chunk := buf[:n]
-		for len(chunk) > 0 {
-			i := bytes.IndexByte(chunk, '\n')
-			if i < 0 {
-				if !tooLong {
-					if int(pendingLen)+len(chunk) > maxLine {
-						tooLong, pending = true, nil
-					} else {
-						pending = append(pending, chunk...)
-					}
-				}
-				pendingLen += int64(len(chunk))
-				break
-			}
-			var line []byte
-			if !tooLong && int(pendingLen)+i > maxLine {
-				tooLong, pending = true, nil
-			}
-			if !tooLong {
-				if len(pending) == 0 {
-					line = chunk[:i]
-				} else {
-					pending = append(pending, chunk[:i]...)
-					line = pending
-				}
-			}
-			if ferr := fn(line, lineStart, tooLong); ferr != nil {
-				return lineStart, ferr
-			}
-			consumed := pendingLen + int64(i) + 1
-			lineStart += consumed
-			pending, pendingLen, tooLong = pending[:0], 0, false
-			chunk = chunk[i+1:]
-		}
-		pos += int64(n)
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
+		if err != nil && !errors.Is(err, io.EOF) {
 			return lineStart, err
 		}
-		if n == 0 {
-			break
+		chunk := buf[:n]
+		for {
+			i := bytes.IndexByte(chunk, '\n')
+			if i < 0 {
+				break
+			}
+			var ferr error
+			if i > maxLine {
+				ferr = fn(nil, lineStart, true)
+			} else {
+				ferr = fn(chunk[:i], lineStart, false)
+			}
+			if ferr != nil {
+				return lineStart, ferr
+			}
+			lineStart += int64(i) + 1
+			chunk = chunk[i+1:]
 		}
+		if int64(n) < int64(len(buf)) {
+			// The file or the range ends here: what is left is in flight.
+			return lineStart, nil
+		}
+		if lineStart > pos {
+			// Read again from the start of the unfinished line.
+			pos = lineStart
+			continue
+		}
+		// No "\n" in a whole buffer: a long line. Find its end, then read
+		// it once into a buffer of its size (no growth copies).
+		nl, found, err := findNewline(r, pos+int64(n), end, buf)
+		if err != nil {
+			return lineStart, err
+		}
+		if !found {
+			return lineStart, nil // in flight
+		}
+		size := nl - lineStart
+		var ferr error
+		if size > int64(maxLine) {
+			ferr = fn(nil, lineStart, true)
+		} else {
+			if int64(cap(long)) < size {
+				long = make([]byte, size)
+			}
+			line := long[:size]
+			if _, err := r.ReadAt(line, lineStart); err != nil && !errors.Is(err, io.EOF) {
+				return lineStart, err
+			}
+			ferr = fn(line, lineStart, false)
+		}
+		if ferr != nil {
+			return lineStart, ferr
+		}
+		lineStart = nl + 1
+		pos = lineStart
 	}
 	return lineStart, nil
+}
+
+// findNewline returns the offset of the first "\n" at or after from (and
+// before end, when end >= 0), reading with buf.
+func findNewline(r io.ReaderAt, from, end int64, buf []byte) (int64, bool, error) {
+	for p := from; end < 0 || p < end; {
+		want := int64(len(buf))
+		if end >= 0 && end-p < want {
+			want = end - p
+		}
+		n, err := r.ReadAt(buf[:want], p)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return p + int64(i), true, nil
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return 0, false, nil
+			}
+			return 0, false, err
+		}
+		if n == 0 {
+			return 0, false, nil
+		}
+		p += int64(n)
+	}
+	return 0, false, nil
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// FuzzScanLines: for any file content, any per-line cap and any split of
+// FuzzScanLines: for any file content, any per-line cap, any read size and any split of
 // the file into two syncs, ScanLines yields exactly the "\n"-terminated
 // lines of the content in order (too-long ones flagged, with no bytes),
 // leaves the unterminated tail for the next scan, and resumes at the
@@ -15,6 +15,12 @@ func FuzzScanLines(f *testing.F) {
 	f.Add([]byte("{\"x\":1}\r\n{\"y\":\"\u2028\"}\n"), 100, 9)
 	f.Add([]byte("\n\n\n"), 1, 0)
 	f.Fuzz(func(t *testing.T, data []byte, maxLine int, cut int) {
+		// Read sizes from 1 to 16 bytes exercise lines longer than the
+		// buffer (the long-line path) as well as lines across reads.
+		chunk := 1 + (len(data)+cut)%16
+		if chunk < 1 {
+			chunk = 1
+		}
 		if maxLine <= 0 || maxLine > 1<<20 {
 			maxLine = 16
 		}
@@ -35,11 +41,11 @@ func FuzzScanLines(f *testing.F) {
 			return nil
 		}
 		r := bytes.NewReader(data)
-		next, err := ScanLines(r, 0, int64(cut), maxLine, collect)
+		next, err := scanLines(r, 0, int64(cut), maxLine, chunk, collect)
 		if err != nil {
 			t.Fatal(err)
 		}
-		next, err = ScanLines(r, next, -1, maxLine, collect)
+		next, err = scanLines(r, next, -1, maxLine, chunk, collect)
 		if err != nil {
 			t.Fatal(err)
 		}
