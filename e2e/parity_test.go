@@ -391,11 +391,13 @@ func compareV1(t *testing.T, v *goView, r ParityResult) {
 		t.Errorf("branch types differ:\n got %v\n  Pi %v", types, r.BranchTypes)
 	}
 	piPos := map[string]int{}
+	ambiguous := false
 	for i, id := range r.BranchIDs {
 		if _, dup := piPos[id]; dup {
 			// Pi's migrateV1ToV2 never records the ids it drew, so two entries can get the same
-			// random id (about 1 in 10^4 runs for a 1000-entry file); positions are then ambiguous.
-			t.Skipf("Pi's migration gave two entries the id %s; run again", id)
+			// random id (about 1 in 10^4 runs for a 1000-entry file); positions are then
+			// ambiguous, and only the role sequence below is compared.
+			ambiguous = true
 		}
 		piPos[id] = i
 	}
@@ -406,7 +408,9 @@ func compareV1(t *testing.T, v *goView, r ParityResult) {
 		}
 		return "off-branch:" + id
 	})
-	diffContext(t, got, want)
+	if !ambiguous {
+		diffContext(t, got, want)
+	}
 	// The roles sequence and the compaction-summary positions, spelled out (implied by the above).
 	roles := func(ms []ctxMsg) (rs []string, comp []int) {
 		for i, m := range ms {
