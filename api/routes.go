@@ -87,14 +87,23 @@ func (s *Server) registerSessions(api huma.API) {
 		SessionPath
 		LeafID string `query:"leaf_id" maxLength:"256" doc:"Leaf entry id; default the last entry of the file."`
 	}
+	// The answer lists every entry of the branch: it is encoded by
+	// BranchAnswer.MarshalJSON and written as bytes (huma would re-scan a
+	// marshaler's output), with its schema documented by hand.
 	huma.Register(api, huma.Operation{OperationID: "get-branch", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/branch",
-		Summary: "Active branch and model-visible context", Description: "Entry ids root→leaf (Pi getBranch) and the model-visible context entries with their roles (Pi buildSessionContext).", Tags: []string{"sessions"}},
-		func(ctx context.Context, in *branchInput) (*struct{ Body coordinator.BranchAnswer }, error) {
+		Summary: "Active branch and model-visible context", Description: "Entry ids root→leaf (Pi getBranch) and the model-visible context entries with their roles (Pi buildSessionContext).", Tags: []string{"sessions"},
+		Responses: map[string]*huma.Response{"200": {Description: "The branch and its context entries.",
+			Content: map[string]*huma.MediaType{"application/json": {Schema: api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(coordinator.BranchAnswer{}), true, "BranchAnswer")}}}}},
+		func(ctx context.Context, in *branchInput) (*codexOutput, error) {
 			b, err := s.svc.BranchOf(ctx, in.SessionID, in.LeafID)
 			if err != nil {
 				return nil, s.problem("get-branch", err)
 			}
-			return &struct{ Body coordinator.BranchAnswer }{b}, nil
+			body, err := b.MarshalJSON()
+			if err != nil {
+				return nil, s.problem("get-branch", err)
+			}
+			return &codexOutput{ContentType: "application/json", Body: body}, nil
 		})
 
 	type contextInput struct {

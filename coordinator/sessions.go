@@ -2,10 +2,12 @@ package coordinator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
+	"strconv"
 
 	"contextd"
 	"contextd/session"
@@ -323,4 +325,72 @@ func (s *Service) Rebuild(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("rebuild: %w", err)
 	}
 	return len(s.Index.Sessions()), nil
+}
+
+// MarshalJSON writes the answer by hand: a /branch answer of a large
+// session lists every entry of the branch twice (31k ids for a 128 MiB
+// session), and reflection-based encoding made it the slowest route. The
+// output is what encoding/json writes for the same value (checked by
+// TestBranchAnswerJSON).
+func (a BranchAnswer) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 64+len(a.EntryIDs)*12+len(a.Context)*80)
+	b = append(b, `{"leaf_id":`...)
+	b = appendJSONString(b, a.LeafID)
+	b = append(b, `,"entry_ids":`...)
+	if a.EntryIDs == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, id := range a.EntryIDs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, id)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"cycle":`...)
+	b = strconv.AppendBool(b, a.Cycle)
+	b = append(b, `,"context":`...)
+	if a.Context == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, e := range a.Context {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"entry_id":`...)
+			b = appendJSONString(b, e.EntryID)
+			b = append(b, `,"type":`...)
+			b = appendJSONString(b, e.Type)
+			b = append(b, `,"role":`...)
+			b = appendJSONString(b, e.Role)
+			if e.CustomType != "" {
+				b = append(b, `,"custom_type":`...)
+				b = appendJSONString(b, e.CustomType)
+			}
+			if e.StopReason != "" {
+				b = append(b, `,"stop_reason":`...)
+				b = appendJSONString(b, e.StopReason)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSONString appends s as a JSON string: plain printable ASCII as is,
+// anything else through encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
