@@ -47,19 +47,18 @@ type Registration struct {
 
 // Error codes. api/ maps each to one HTTP status.
 const (
-	EInvalid       = "invalid"       // 422: the request is well-formed but a value is wrong
-	EBadRequest    = "bad_request"   // 400
-	ENotFound      = "not_found"     // 404
-	EConflict      = "conflict"      // 409: state forbids it (mode off, rollover pending, …)
-	EPrecondition  = "precondition"  // 412: the session changed under the caller
-	EGone          = "gone"          // 410: the session file is gone or unusable
-	EForbidden     = "forbidden"     // 403
-	ETooLarge      = "too_large"     // 413
-	EUnauthorized  = "unauthorized"  // 401
-	EUpstream      = "upstream"      // 502: Remote backend failed
-	EUpstreamSlow  = "upstream_slow" // 504: Remote backend timed out
-	EInternal      = "internal"      // 500: never shown to the caller
-	EUnprocessable = EInvalid
+	EInvalid      = "invalid"       // 422: the request is well-formed but a value is wrong
+	EBadRequest   = "bad_request"   // 400
+	ENotFound     = "not_found"     // 404
+	EConflict     = "conflict"      // 409: state forbids it (mode off, rollover pending, …)
+	EPrecondition = "precondition"  // 412: the session changed under the caller
+	EGone         = "gone"          // 410: the session file is gone or unusable
+	EForbidden    = "forbidden"     // 403
+	ETooLarge     = "too_large"     // 413
+	EUnauthorized = "unauthorized"  // 401
+	EUpstream     = "upstream"      // 502: Remote backend failed
+	EUpstreamSlow = "upstream_slow" // 504: Remote backend timed out
+	EInternal     = "internal"      // 500: never shown to the caller
 )
 
 // Error is an application error: a code and a sentence the caller can act

@@ -11,8 +11,6 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -112,7 +110,7 @@ func (s *Service) Resolve(ctx context.Context, sessionID string) (*Target, error
 	}
 	if registered {
 		path, err := s.Index.Resolve(reg.SessionFile)
-		if p, under := registeredPath(s.Index.Root(), reg.SessionFile); under && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, store.ErrOutside) || errors.Is(err, store.ErrNotRegular)) {
+		if p, under := s.Index.Lexical(reg.SessionFile); under && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, store.ErrOutside) || errors.Is(err, store.ErrNotRegular)) {
 			// The file was deleted, or replaced by a symlink that leads out
 			// of the sessions directory, after it was registered. Keep the
 			// session at its registered path: its sync records the state
@@ -144,21 +142,6 @@ func (s *Service) Resolve(ctx context.Context, sessionID string) (*Target, error
 	}
 	t.Session = sess
 	return t, nil
-}
-
-// registeredPath is the absolute, cleaned form of a registered
-// session_file (relative paths are under root) and whether it lies under
-// root without following symlinks.
-func registeredPath(root, file string) (string, bool) {
-	if file == "" {
-		return "", false
-	}
-	if !filepath.IsAbs(file) {
-		file = filepath.Join(root, file)
-	}
-	file = filepath.Clean(file)
-	rel, err := filepath.Rel(root, file)
-	return file, err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // usable turns a view's file state into an error for routes that need the

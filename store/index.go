@@ -174,10 +174,7 @@ func (x *Index) Resolve(path string) (string, error) {
 	if path == "" {
 		return "", fmt.Errorf("%w: empty path", ErrOutside)
 	}
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(x.root, path)
-	}
-	path = filepath.Clean(path)
+	path, _ = x.Lexical(path)
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		if !x.under(path) {
@@ -226,6 +223,20 @@ func (x *Index) Forget(ctx context.Context, path string) error {
 		return err
 	}
 	return nil
+}
+
+// Lexical returns path made absolute (relative paths are under the
+// sessions directory) and cleaned, and whether it lies under the sessions
+// directory without following symlinks. It touches no file.
+func (x *Index) Lexical(path string) (string, bool) {
+	if path == "" {
+		return "", false
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(x.root, path)
+	}
+	path = filepath.Clean(path)
+	return path, x.under(path)
 }
 
 func (x *Index) under(p string) bool {

@@ -222,23 +222,7 @@ func startChild(t *testing.T, sessions, state string) *child {
 			<-c.exited
 		}
 	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get(c.url + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("contextd did not start: %v\n%s", err, c.log())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	tok, err := os.ReadFile(filepath.Join(state, "token"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.token = strings.TrimSpace(string(tok))
+	c.token = waitStarted(t, c.url, state, 60*time.Second, c.log)
 	return c
 }
 
@@ -608,15 +592,23 @@ func serveInProcess(t *testing.T, sessions, state string) (c *child, logs *locke
 	}
 	t.Cleanup(stop)
 	c = &child{t: t, url: "http://" + addr, client: &http.Client{Timeout: time.Minute}}
-	deadline := time.Now().Add(30 * time.Second)
+	c.token = waitStarted(t, c.url, state, 30*time.Second, logs.String)
+	return c, logs, stop
+}
+
+// waitStarted waits until the contextd at url answers /healthz (failing
+// the test with its log after timeout) and returns the token from state.
+func waitStarted(t *testing.T, url, state string, timeout time.Duration, log func() string) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
 	for {
-		resp, err := http.Get(c.url + "/healthz")
+		resp, err := http.Get(url + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("contextd did not start: %v\n%s", err, logs.String())
+			t.Fatalf("contextd did not start: %v\n%s", err, log())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -624,8 +616,7 @@ func serveInProcess(t *testing.T, sessions, state string) (c *child, logs *locke
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.token = strings.TrimSpace(string(tok))
-	return c, logs, stop
+	return strings.TrimSpace(string(tok))
 }
 
 // TestUnusableIndexRebuilt: an index.db overwritten with garbage, and one
