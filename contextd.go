@@ -37,10 +37,13 @@ const DefaultAgentName = "/root"
 // (PUT /v1/sessions/{session_id}). It is contextd's own state: it cannot be
 // derived from the JSONL and survives an index rebuild.
 type Registration struct {
-	SessionID    string    `json:"session_id"`
-	SessionFile  string    `json:"session_file"`
-	Mode         Mode      `json:"mode"`
-	AgentName    string    `json:"agent_name"`
+	SessionID   string `json:"session_id"`
+	SessionFile string `json:"session_file"`
+	Mode        Mode   `json:"mode"`
+	AgentName   string `json:"agent_name"`
+	// PiVersion is the running Pi's version ("0.85.1", "1.6.0"); "" when the
+	// extension did not report it. It selects Pi's projection rules.
+	PiVersion    string    `json:"pi_version"`
 	RegisteredAt time.Time `json:"registered_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
 }

@@ -1817,3 +1817,26 @@ func TestLocalNotesSnapshotLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestRegisterPiVersion: the extension reports the running Pi's version at
+// registration; it is stored with the registration (and kept across
+// re-registration), and a value that is not a semver is refused with 422.
+func TestRegisterPiVersion(t *testing.T) {
+	s := newTestServer(t, serverOptions{}, piTree(localBasicFile))
+	file := filepath.Join(s.Sessions, localBasicFile)
+	r := s.put("/v1/sessions/"+localBasicSessionID, map[string]any{"session_file": file, "mode": "local", "pi_version": "1.6.0"})
+	if r.Status/100 != 2 {
+		t.Fatalf("register: %d %s", r.Status, r.Body)
+	}
+	reg, ok, err := s.State.Registration(t.Context(), localBasicSessionID)
+	if err != nil || !ok || reg.PiVersion != "1.6.0" {
+		t.Fatalf("stored registration = %+v (found %v, err %v), want pi_version 1.6.0", reg, ok, err)
+	}
+	r = s.put("/v1/sessions/"+localBasicSessionID, map[string]any{"session_file": file, "mode": "local", "pi_version": "one.six"})
+	if r.Status != 422 || !strings.Contains(string(r.Body), "body.pi_version") {
+		t.Fatalf("bad pi_version: %d %s, want 422 naming body.pi_version", r.Status, r.Body)
+	}
+	if reg, _, _ := s.State.Registration(t.Context(), localBasicSessionID); reg.PiVersion != "1.6.0" {
+		t.Fatalf("refused registration changed pi_version to %q", reg.PiVersion)
+	}
+}

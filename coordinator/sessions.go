@@ -203,6 +203,7 @@ type RegisterRequest struct {
 	SessionFile string `json:"session_file" minLength:"1" maxLength:"4096" doc:"Path of the session JSONL file: absolute, or relative to the sessions directory. Must resolve (after symlinks) under the sessions directory."`
 	Mode        string `json:"mode" enum:"off,local,tree,remote" doc:"Context-management mode."`
 	AgentName   string `json:"agent_name,omitempty" maxLength:"1024" doc:"Agent path; default /root."`
+	PiVersion   string `json:"pi_version,omitempty" maxLength:"64" pattern:"^[0-9]+\\.[0-9]+\\.[0-9]+([-+][0-9A-Za-z.+-]*)?$" doc:"Version of the running Pi (semver, e.g. 0.85.1 or 1.6.0): selects Pi's projection rules for this session. Absent: the newest rules."`
 }
 
 // Register stores a registration after checking that the file is under the
@@ -267,7 +268,7 @@ func (s *Service) Register(ctx context.Context, sessionID string, req RegisterRe
 	if path == "" {
 		path = req.SessionFile
 	}
-	return s.State.PutRegistration(ctx, contextd.Registration{SessionID: sessionID, SessionFile: path, Mode: mode, AgentName: agent})
+	return s.State.PutRegistration(ctx, contextd.Registration{SessionID: sessionID, SessionFile: path, Mode: mode, AgentName: agent, PiVersion: req.PiVersion})
 }
 
 // BranchEntry is one model-visible context entry of GET …/branch.

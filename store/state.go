@@ -43,15 +43,15 @@ func (s *State) PutRegistration(ctx context.Context, r contextd.Registration) (c
 	if found {
 		r.RegisteredAt = old.RegisteredAt
 	}
-	_, err = s.DB.Writer.ExecContext(ctx, `INSERT INTO registrations(session_id, session_file, mode, agent_name, registered_at, updated_at) VALUES (?,?,?,?,?,?)
-ON CONFLICT(session_id) DO UPDATE SET session_file=excluded.session_file, mode=excluded.mode, agent_name=excluded.agent_name, updated_at=excluded.updated_at`,
-		r.SessionID, r.SessionFile, string(r.Mode), r.AgentName, r.RegisteredAt.Format(timeFmt), r.UpdatedAt.Format(timeFmt))
+	_, err = s.DB.Writer.ExecContext(ctx, `INSERT INTO registrations(session_id, session_file, mode, agent_name, pi_version, registered_at, updated_at) VALUES (?,?,?,?,?,?,?)
+ON CONFLICT(session_id) DO UPDATE SET session_file=excluded.session_file, mode=excluded.mode, agent_name=excluded.agent_name, pi_version=excluded.pi_version, updated_at=excluded.updated_at`,
+		r.SessionID, r.SessionFile, string(r.Mode), r.AgentName, r.PiVersion, r.RegisteredAt.Format(timeFmt), r.UpdatedAt.Format(timeFmt))
 	return r, !found, err
 }
 
 // Registration returns the registration of sessionID.
 func (s *State) Registration(ctx context.Context, sessionID string) (contextd.Registration, bool, error) {
-	row := s.DB.Reader.QueryRowContext(ctx, `SELECT session_id, session_file, mode, agent_name, registered_at, updated_at FROM registrations WHERE session_id=?`, sessionID)
+	row := s.DB.Reader.QueryRowContext(ctx, `SELECT session_id, session_file, mode, agent_name, pi_version, registered_at, updated_at FROM registrations WHERE session_id=?`, sessionID)
 	r, err := scanRegistration(row.Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return contextd.Registration{}, false, nil
@@ -61,7 +61,7 @@ func (s *State) Registration(ctx context.Context, sessionID string) (contextd.Re
 
 // Registrations lists every registration by session id.
 func (s *State) Registrations(ctx context.Context) ([]contextd.Registration, error) {
-	rows, err := s.DB.Reader.QueryContext(ctx, `SELECT session_id, session_file, mode, agent_name, registered_at, updated_at FROM registrations ORDER BY session_id`)
+	rows, err := s.DB.Reader.QueryContext(ctx, `SELECT session_id, session_file, mode, agent_name, pi_version, registered_at, updated_at FROM registrations ORDER BY session_id`)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func (s *State) Registrations(ctx context.Context) ([]contextd.Registration, err
 func scanRegistration(scan func(...any) error) (contextd.Registration, error) {
 	var r contextd.Registration
 	var mode, reg, upd string
-	if err := scan(&r.SessionID, &r.SessionFile, &mode, &r.AgentName, &reg, &upd); err != nil {
+	if err := scan(&r.SessionID, &r.SessionFile, &mode, &r.AgentName, &r.PiVersion, &reg, &upd); err != nil {
 		return r, err
 	}
 	r.Mode = contextd.Mode(mode)
