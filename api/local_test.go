@@ -1301,7 +1301,11 @@ func TestLocalContext(t *testing.T) {
 		var got coordinator.ContextAnswer
 		s.mustOK("/v1/sessions/"+localBasicSessionID+"/context", map[string]any{"leaf_id": tc.leaf}, &got)
 		want := coordinator.ContextAnswer{Mode: contextd.ModeLocal, LeafID: tc.wantLeaf, Window: tc.window, BoundaryEntryID: tc.boundary,
-			SliceFromEntryID: tc.boundary, OrphanedToolResults: []string{}, HiddenSummaries: []coordinator.HiddenSummary{}, NeedsBoundary: tc.window == nil}
+			SliceFromEntryID: tc.boundary, OrphanedToolResults: []string{}, HiddenSummaries: []coordinator.HiddenSummary{}, NeedsBoundary: tc.window == nil,
+			Projection: coordinator.Projection{Drop: []coordinator.MessageKey{}}}
+		if tc.window != nil {
+			want.Projection.StartAt = &coordinator.MessageKey{Role: "custom", CustomType: "codex-context-window", WindowID: tc.window.CurrentWindowID}
+		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("leaf %q:\n got %+v\nwant %+v", tc.leaf, got, want)
 		}
@@ -1342,7 +1346,12 @@ func TestLocalContext(t *testing.T) {
 		var got coordinator.ContextAnswer
 		h.mustOK("/v1/sessions/hand-orphans/context", map[string]any{"leaf_id": tc.leaf}, &got)
 		want := coordinator.ContextAnswer{Mode: contextd.ModeLocal, LeafID: tc.leaf, Window: &wb, BoundaryEntryID: "e0000004",
-			SliceFromEntryID: tc.slice, OrphanedToolResults: tc.orphans, HiddenSummaries: []coordinator.HiddenSummary{}}
+			SliceFromEntryID: tc.slice, OrphanedToolResults: tc.orphans, HiddenSummaries: []coordinator.HiddenSummary{},
+			Projection: coordinator.Projection{StartAt: &coordinator.MessageKey{Role: "custom", CustomType: "codex-context-window", WindowID: "win-b"}, Drop: []coordinator.MessageKey{}}}
+		if len(tc.orphans) > 0 {
+			// The assistant e0000003 by the id of its first call.
+			want.Projection.StartAt = &coordinator.MessageKey{Role: "assistant", ToolCallID: "call_1"}
+		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("orphans at %s:\n got %+v\nwant %+v", tc.leaf, got, want)
 		}
@@ -1838,5 +1847,59 @@ func TestRegisterPiVersion(t *testing.T) {
 	}
 	if reg, _, _ := s.State.Registration(t.Context(), localBasicSessionID); reg.PiVersion != "1.6.0" {
 		t.Fatalf("refused registration changed pi_version to %q", reg.PiVersion)
+	}
+}
+
+// TestRegisterBeforeFileExists: the extension registers at session_start,
+// before Pi writes the file (0.85: first assistant message; 1.6: first user
+// message, in a per-cwd folder that may not exist yet). The registration is
+// accepted, /context answers a session without entries (awaiting_file,
+// needs_boundary, nothing to project) and /windows answers window 0. Once
+// Pi writes the file the session answers from it. A file that was indexed
+// and then deleted stays 410.
+func TestRegisterBeforeFileExists(t *testing.T) {
+	s := newTestServer(t, serverOptions{})
+	rel := filepath.Join("--home-dev--", "later.jsonl")
+	r := s.put("/v1/sessions/later", map[string]any{"session_file": rel, "mode": "local", "pi_version": "0.85.1"})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("register missing file: %d %s, want 201", r.Status, r.Body)
+	}
+	var ctx coordinator.ContextAnswer
+	s.mustOK("/v1/sessions/later/context", map[string]any{}, &ctx)
+	want := coordinator.ContextAnswer{Mode: contextd.ModeLocal, AwaitingFile: true, NeedsBoundary: true, OrphanedToolResults: []string{},
+		HiddenSummaries: []coordinator.HiddenSummary{}, Projection: coordinator.Projection{Drop: []coordinator.MessageKey{}}}
+	if !reflect.DeepEqual(ctx, want) {
+		t.Fatalf("context before the file:\n got %+v\nwant %+v", ctx, want)
+	}
+	var win coordinator.WindowsAnswer
+	s.mustOK("/v1/sessions/later/windows", map[string]any{}, &win)
+	if !win.First || win.Window.WindowNumber != 0 || win.Window.FirstWindowID == "" || win.Window.FirstWindowID != win.Window.CurrentWindowID ||
+		len(win.Append) != 1 || win.Append[0].Details.ContextManagement.CurrentWindowID != win.Window.CurrentWindowID {
+		t.Fatalf("windows before the file: %+v", win)
+	}
+	// Pi writes the file: header, the boundary, a user message.
+	b := newSessionBuilder("later")
+	b.boundary(0, win.Window.CurrentWindowID, win.Window.CurrentWindowID, "") // e0000001
+	b.user("hello")                                                           // e0000002
+	if err := os.MkdirAll(filepath.Join(s.Sessions, "--home-dev--"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s.writeFile(rel, b.bytes())
+	ctx = coordinator.ContextAnswer{}
+	s.mustOK("/v1/sessions/later/context", map[string]any{}, &ctx)
+	if ctx.AwaitingFile || ctx.NeedsBoundary || ctx.BoundaryEntryID != "e0000001" || ctx.LeafID != "e0000002" ||
+		ctx.Projection.StartAt == nil || ctx.Projection.StartAt.WindowID != win.Window.CurrentWindowID {
+		t.Fatalf("context after the file: %+v", ctx)
+	}
+	// Deleted after it was indexed: gone, not awaiting.
+	if err := os.Remove(s.path(rel)); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.post("/v1/sessions/later/context", map[string]any{}); r.Status != http.StatusGone {
+		t.Fatalf("context after delete: %d %s, want 410", r.Status, r.Body)
+	}
+	// Outside the sessions directory is still refused.
+	if r := s.put("/v1/sessions/other", map[string]any{"session_file": "/tmp/nowhere/x.jsonl", "mode": "local"}); r.Status != http.StatusForbidden {
+		t.Fatalf("missing file outside: %d %s, want 403", r.Status, r.Body)
 	}
 }

@@ -169,8 +169,14 @@ func TestLocalContextOrphans(t *testing.T) {
 		if leaf == "" {
 			leaf = "h0000011"
 		}
+		// Projection: the boundary by its window id, or, with orphans,
+		// the assistant h0000003 by its first call's id (c1).
+		start := &MessageKey{Role: "custom", CustomType: "codex-context-window", WindowID: tc.window.CurrentWindowID}
+		if len(tc.orphans) > 0 {
+			start = &MessageKey{Role: "assistant", ToolCallID: "c1"}
+		}
 		want := ContextAnswer{Mode: contextd.ModeLocal, LeafID: leaf, Window: tc.window, BoundaryEntryID: tc.boundary, SliceFromEntryID: tc.slice,
-			OrphanedToolResults: tc.orphans, HiddenSummaries: []HiddenSummary{}}
+			OrphanedToolResults: tc.orphans, HiddenSummaries: []HiddenSummary{}, Projection: Projection{StartAt: start, Drop: []MessageKey{}}}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("leaf %q:\n got %+v\nwant %+v", tc.leaf, got, want)
 		}
@@ -208,9 +214,10 @@ func TestLocalContextLeaves(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := ContextAnswer{Mode: contextd.ModeLocal, LeafID: tc.leaf, BoundaryEntryID: tc.boundary, SliceFromEntryID: tc.boundary,
-			OrphanedToolResults: []string{}, HiddenSummaries: []HiddenSummary{}, NeedsBoundary: tc.window < 0}
+			OrphanedToolResults: []string{}, HiddenSummaries: []HiddenSummary{}, NeedsBoundary: tc.window < 0, Projection: Projection{Drop: []MessageKey{}}}
 		if tc.window >= 0 {
 			want.Window = &w[tc.window]
+			want.Projection.StartAt = &MessageKey{Role: "custom", CustomType: "codex-context-window", WindowID: w[tc.window].CurrentWindowID}
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("leaf %s:\n got %+v\nwant %+v", tc.leaf, got, want)

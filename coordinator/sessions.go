@@ -200,7 +200,7 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 
 // RegisterRequest is the body of PUT /v1/sessions/{session_id}.
 type RegisterRequest struct {
-	SessionFile string `json:"session_file" minLength:"1" maxLength:"4096" doc:"Path of the session JSONL file: absolute, or relative to the sessions directory. Must resolve (after symlinks) under the sessions directory."`
+	SessionFile string `json:"session_file" minLength:"1" maxLength:"4096" doc:"Path of the session JSONL file: absolute, or relative to the sessions directory. Must resolve (after symlinks) under the sessions directory. May not exist yet (Pi writes it at the first assistant message in 0.85, the first user message in 1.6): the session then answers /context and /windows as one without entries."`
 	Mode        string `json:"mode" enum:"off,local,tree,remote" doc:"Context-management mode."`
 	AgentName   string `json:"agent_name,omitempty" maxLength:"1024" doc:"Agent path; default /root."`
 	PiVersion   string `json:"pi_version,omitempty" maxLength:"64" pattern:"^[0-9]+\\.[0-9]+\\.[0-9]+([-+][0-9A-Za-z.+-]*)?$" doc:"Version of the running Pi (semver, e.g. 0.85.1 or 1.6.0): selects Pi's projection rules for this session. Absent: the newest rules."`
@@ -226,9 +226,13 @@ func (s *Service) Register(ctx context.Context, sessionID string, req RegisterRe
 	case errors.Is(err, store.ErrOutside):
 		return contextd.Registration{}, false, contextd.Errorf(contextd.EForbidden, "session_file %q is outside the sessions directory %s; pass a file under it", req.SessionFile, s.Index.Root())
 	case errors.Is(err, fs.ErrNotExist):
-		if mode != contextd.ModeRemote {
-			return contextd.Registration{}, false, contextd.Errorf(contextd.EInvalid, "session_file %q does not exist; Pi writes the file after the first assistant message, register after that", req.SessionFile)
-		}
+		// Pi writes the file late (0.85 at the first assistant message,
+		// 1.6 at the first user message) and the extension registers at
+		// session_start: a missing file under the sessions directory is
+		// registered at its path, and the session answers as one without
+		// entries until Pi writes it.
+		path, _ = s.Index.Lexical(req.SessionFile)
+		err = fs.ErrNotExist
 	case errors.Is(err, store.ErrNotRegular):
 		return contextd.Registration{}, false, contextd.Errorf(contextd.EInvalid, "session_file %q is not a regular file; pass the path of a session .jsonl file", req.SessionFile)
 	case err != nil:

@@ -393,6 +393,15 @@ func TestTreeContextHiddenSummaries(t *testing.T) {
 			if diff := cmp.Diff(want, a.HiddenSummaries); diff != "" {
 				t.Errorf("hidden (-want +got):\n%s", diff)
 			}
+			// The projection names the same summaries by the fields Pi's
+			// in-memory branchSummary message carries, and never slices.
+			wantDrop := []coordinator.MessageKey{}
+			for _, h := range want {
+				wantDrop = append(wantDrop, coordinator.MessageKey{Role: "branchSummary", FromID: h.FromID, SummarySHA256: h.SummarySHA})
+			}
+			if diff := cmp.Diff(coordinator.Projection{Drop: wantDrop}, a.Projection); diff != "" {
+				t.Errorf("projection (-want +got):\n%s", diff)
+			}
 			visible := []string{}
 			for _, id := range s.exp.ActiveBranchIDs {
 				if s.raw[id].Type == "branch_summary" && !slices.Contains(hiddenIDs(a), id) {

@@ -2,11 +2,13 @@ package coordinator
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"contextd"
 	"contextd/notes"
 	"contextd/session"
+	"contextd/store"
 )
 
 // Guidance is the <context_window_guidance> text of every boundary, as the
@@ -124,6 +126,13 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 		return WindowsAnswer{}, err
 	}
 	var out WindowsAnswer
+	if awaitingFile(t) {
+		id := s.NewID()
+		out.First = true
+		out.Window = WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: id, CurrentWindowID: id}
+		out.Append = []Boundary{s.NewBoundary(t.Agent, out.Window, "")}
+		return out, nil
+	}
 	err = s.withBranch(t, req.LeafID, func(b *Branch) error {
 		i := currentBoundary(b)
 		if i < 0 {
@@ -180,8 +189,49 @@ type HiddenSummary struct {
 	WindowID   string `json:"window_id"`
 }
 
+// MessageKey names one message of the provider context the way Pi holds it
+// in memory (Pi's AgentMessage objects carry no entry ids): by role plus a
+// field of the message itself that is unique on a branch. The extension
+// matches a key against the messages of Pi's context event.
+//
+//   - role custom, custom_type codex-context-window: the boundary whose
+//     details.contextManagement.currentWindowId is window_id;
+//   - role assistant: the assistant message holding a toolCall content
+//     block whose id is tool_call_id;
+//   - role branchSummary: the branch summary message whose fromId is
+//     from_id and whose summary text has the SHA-256 summary_sha256 (hex).
+type MessageKey struct {
+	Role          string `json:"role" enum:"custom,assistant,branchSummary" doc:"Pi message role of the matched message."`
+	CustomType    string `json:"custom_type,omitempty" doc:"role custom: the message's customType (codex-context-window)."`
+	WindowID      string `json:"window_id,omitempty" doc:"role custom: details.contextManagement.currentWindowId of the boundary."`
+	ToolCallID    string `json:"tool_call_id,omitempty" doc:"role assistant: id of a toolCall content block of the message."`
+	FromID        string `json:"from_id,omitempty" doc:"role branchSummary: the message's fromId."`
+	SummarySHA256 string `json:"summary_sha256,omitempty" doc:"role branchSummary: SHA-256 (lowercase hex) of the message's summary text (UTF-8)."`
+}
+
+// Projection is what the extension does to the messages of Pi's context
+// event, in this order: drop every message matching a key of Drop (Tree:
+// the hidden summaries), then, when StartAt is set, drop every message
+// before the first message matching StartAt (Local: the current boundary,
+// or the assistant message whose tool calls the first results after the
+// boundary answer). A key that matches no message is an error the
+// extension reports; it never guesses another message.
+type Projection struct {
+	StartAt *MessageKey  `json:"start_at" doc:"Local: keep the messages from the first one matching this key; null: keep from the first message."`
+	Drop    []MessageKey `json:"drop" doc:"Tree: remove every message matching one of these keys (each matches exactly one message)."`
+}
+
 // ContextAnswer tells the extension what to project before an LLM call.
 type ContextAnswer struct {
+	// Projection is the answer in the terms of Pi's in-memory messages;
+	// the entry-id fields below say the same in the terms of the file.
+	Projection Projection `json:"projection"`
+	// AwaitingFile is true for a registered session whose file Pi has not
+	// written yet (Pi 0.85 writes it at the first assistant message, 1.6
+	// at the first user message): it has no entries, so nothing is hidden
+	// and no boundary is on the file yet.
+	AwaitingFile bool `json:"awaiting_file" doc:"The registered session file does not exist yet: the session has no entries on disk."`
+
 	Mode            contextd.Mode   `json:"mode"`
 	LeafID          string          `json:"leaf_id" doc:"The leaf the answer is for."`
 	Window          *WindowIdentity `json:"window" doc:"Identity of the current window; null when no boundary is on the branch."`
@@ -203,8 +253,12 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 	if err != nil {
 		return ContextAnswer{}, err
 	}
-	out := ContextAnswer{Mode: t.Mode, OrphanedToolResults: []string{}, HiddenSummaries: []HiddenSummary{}}
+	out := ContextAnswer{Mode: t.Mode, OrphanedToolResults: []string{}, HiddenSummaries: []HiddenSummary{}, Projection: Projection{Drop: []MessageKey{}}}
 	if t.Mode == contextd.ModeOff || t.Mode == contextd.ModeRemote {
+		return out, nil
+	}
+	if awaitingFile(t) {
+		out.AwaitingFile, out.NeedsBoundary = true, true
 		return out, nil
 	}
 	err = s.withCachedBranch(t, req.LeafID, func(b *Branch) error {
@@ -241,9 +295,56 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 			}
 		}
 		if t.Mode == contextd.ModeTree && s.TreeContext != nil {
-			return s.TreeContext(b, &out)
+			if err := s.TreeContext(b, &out); err != nil {
+				return err
+			}
 		}
-		return nil
+		return project(b, &out)
 	})
 	return out, mapDomainError(err)
+}
+
+// project fills out.Projection from the entry-id answer: Tree drops the
+// hidden summaries and keeps the whole branch (the tree already cut it);
+// Local starts at the boundary, or at the assistant message whose tool
+// call the first orphaned tool result answers.
+func project(b *Branch, out *ContextAnswer) error {
+	for _, h := range out.HiddenSummaries {
+		out.Projection.Drop = append(out.Projection.Drop, MessageKey{Role: "branchSummary", FromID: h.FromID, SummarySHA256: h.SummarySHA})
+	}
+	if out.Mode != contextd.ModeLocal || out.Window == nil {
+		return nil
+	}
+	if len(out.OrphanedToolResults) == 0 || out.SliceFromEntryID == out.BoundaryEntryID {
+		out.Projection.StartAt = &MessageKey{Role: "custom", CustomType: session.CustomTypeWindow, WindowID: out.Window.CurrentWindowID}
+		return nil
+	}
+	seq, ok := b.V.Tree.Lookup(out.OrphanedToolResults[0])
+	if !ok {
+		return fmt.Errorf("orphaned tool result %q is not in the tree", out.OrphanedToolResults[0])
+	}
+	_, d, err := b.V.Decode(seq)
+	if err != nil {
+		return err
+	}
+	if d.Message == nil || d.Message.ToolCallID == "" {
+		return fmt.Errorf("orphaned tool result %q has no toolCallId", out.OrphanedToolResults[0])
+	}
+	out.Projection.StartAt = &MessageKey{Role: "assistant", ToolCallID: d.Message.ToolCallID}
+	return nil
+}
+
+// awaitingFile reports whether t is a registered session whose file does
+// not exist and was never indexed: Pi has not written it yet (a file that
+// was indexed and then deleted keeps its tree and stays "gone").
+func awaitingFile(t *Target) bool {
+	if !t.Registered || t.Session == nil {
+		return false
+	}
+	var ok bool
+	_ = t.Session.Read(func(v *store.View) error {
+		ok = v.State == store.StateMissing && v.Tree == nil
+		return nil
+	})
+	return ok
 }

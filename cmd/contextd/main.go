@@ -32,6 +32,7 @@ import (
 	"contextd/api"
 	"contextd/archive"
 	"contextd/coordinator"
+	"contextd/discovery"
 	"contextd/remote"
 	"contextd/store"
 )
@@ -229,6 +230,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(api.LimitListener(ln, c.MaxConns)) }()
 	log.Info("contextd listening", "addr", ln.Addr().String(), "sessions_dir", index.Root(), "state_dir", c.StateDir, "default_mode", c.DefaultMode)
+	if err := discovery.Write(c.StateDir, discovery.Info{URL: "http://" + ln.Addr().String(), PID: os.Getpid(), Version: buildVersion()}); err != nil {
+		hs.Close()
+		return err
+	}
+	defer discovery.Remove(c.StateDir, os.Getpid())
 	select {
 	case err := <-errc:
 		return err
@@ -238,6 +244,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return hs.Shutdown(sctx)
+}
+
+// buildVersion is the main module's version from the build info ("devel"
+// for a build from a work tree).
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
 }
 
 // listen refuses a non-loopback address unless allowed explicitly.

@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -64,6 +67,11 @@ func TestServe(t *testing.T) {
 		t.Fatalf("server did not start: %v\n%s", err, stderr.String())
 	}
 	resp.Body.Close()
+	// The discovery file names the listener, this process and the version.
+	disc, err := os.ReadFile(filepath.Join(dir, "state", "contextd.json"))
+	if want := fmt.Sprintf(`{"url":"http://%s","pid":%d,"version":"devel"}`+"\n", addr, os.Getpid()); err != nil || string(disc) != want {
+		t.Errorf("discovery file = %q (%v), want %q", disc, err, want)
+	}
 	fi, err := os.Stat(filepath.Join(dir, "state", "token"))
 	if err != nil {
 		t.Fatal(err)
@@ -128,6 +136,9 @@ func TestServe(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no shutdown within 10 s")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "state", "contextd.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("discovery file after shutdown: %v, want removed", err)
 	}
 }
 
