@@ -1,0 +1,64 @@
+// Test-only Pi extension for the contextd end-to-end suite: registers pi-ai's
+// scripted faux provider as model faux/faux-1 and records every request the
+// provider is sent. Loaded with a second `-e` beside ../../extension.
+//
+// CONTEXTD_E2E_SCRIPT names a JSON array of steps, one per agent model call:
+//   {"text": "..."}                                   an assistant text reply
+//   {"calls": [{"name": "...", "arguments": {...}}]}  an assistant message with tool calls
+// A string argument "{{re:REGEX}}" becomes the first capture group of REGEX
+// matched against the newest tool result text that matches it. Branch
+// summarization requests (Pi's summarization system prompt) are answered
+// with "Summary N: ..." without consuming a step. Every request is appended
+// to CONTEXTD_E2E_LOG as one JSON line {kind, step, systemPrompt, messages}.
+import { appendFileSync, readFileSync } from "node:fs";
+import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
+
+interface Step {
+	text?: string;
+	calls?: { name: string; arguments: Record<string, unknown>; id?: string }[];
+}
+
+const SUMMARY_PROMPT = "You are a context summarization assistant";
+
+function textOf(content: unknown): string {
+	if (typeof content === "string") return content;
+	if (!Array.isArray(content)) return "";
+	return content.map((c: { type?: string; text?: string }) => (c.type === "text" ? (c.text ?? "") : "")).join("");
+}
+
+export default function (pi: { registerProvider(p: unknown): void }) {
+	const script = JSON.parse(readFileSync(process.env.CONTEXTD_E2E_SCRIPT ?? "", "utf8")) as Step[];
+	const log = process.env.CONTEXTD_E2E_LOG ?? "";
+	let next = 0;
+	let summaries = 0;
+	const faux = fauxProvider({ provider: "faux", api: "faux", models: [{ id: "faux-1", contextWindow: 200_000, maxTokens: 16_000 }] });
+	const factory = (context: { systemPrompt?: string; messages: { role: string; content?: unknown }[] }) => {
+		const system = [context.systemPrompt ?? "", ...context.messages.filter((m) => m.role === "system").map((m) => textOf(m.content))].join("\n");
+		const summary = system.includes(SUMMARY_PROMPT);
+		const step = summary ? -1 : next;
+		appendFileSync(log, `${JSON.stringify({ kind: summary ? "summary" : "turn", step, systemPrompt: context.systemPrompt ?? "", messages: context.messages })}\n`);
+		if (summary) {
+			summaries++;
+			return fauxAssistantMessage(`Summary ${summaries}: the archived window's work.`);
+		}
+		const s = script[next++];
+		if (!s) return fauxAssistantMessage("script exhausted");
+		if (!s.calls) return fauxAssistantMessage(s.text ?? "");
+		const results = context.messages.filter((m) => m.role === "toolResult").map((m) => textOf(m.content)).reverse();
+		const fill = (v: unknown): unknown => {
+			if (typeof v !== "string" || !v.startsWith("{{re:")) return v;
+			const re = new RegExp(v.slice(5, -2));
+			for (const r of results) {
+				const m = re.exec(r);
+				if (m) return m[1];
+			}
+			return `no tool result matched ${re}`;
+		};
+		const blocks = s.calls.map((c) =>
+			fauxToolCall(c.name, Object.fromEntries(Object.entries(c.arguments).map(([k, v]) => [k, fill(v)])), c.id ? { id: c.id } : undefined),
+		);
+		return fauxAssistantMessage(s.text ? [fauxText(s.text), ...blocks] : blocks, { stopReason: "toolUse" });
+	};
+	faux.setResponses(Array.from({ length: 1000 }, () => factory as never));
+	pi.registerProvider(faux.provider);
+}

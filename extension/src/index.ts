@@ -1,0 +1,384 @@
+// Pi extension: Pi uses contextd for Codex-style context windows.
+//
+// Modes (setting "mode"; default local): off registers nothing; local and
+// tree give the model new_context and the flat history/notes router tools
+// over contextd's local index; remote forwards the Codex history/notes
+// operations through contextd to the Codex backend with Pi's ChatGPT/Codex
+// login. contextd never writes the session file: every write it plans is
+// appended here with Pi's own API (pi.appendEntry, pi.sendMessage,
+// navigateTree).
+import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { getAgentDir, VERSION } from "@earendil-works/pi-coding-agent";
+import { connect, type Contextd, ContextdError, healthy } from "./client.ts";
+import { applyProjection, type Projection } from "./projection.ts";
+import { resolveSettings, type Settings } from "./settings.ts";
+import {
+	codexArguments,
+	HISTORY_ACTIONS,
+	HISTORY_DESCRIPTION,
+	historyParameters,
+	NEW_CONTEXT_DESCRIPTION,
+	NOTES_ACTIONS,
+	NOTES_DESCRIPTION,
+	notesParameters,
+} from "./tools.ts";
+
+/** The command the extension sends itself to capture a command context (Tree mode). */
+export const CAPTURE_COMMAND = "contextd-capture";
+export const WINDOW_TYPE = "codex-context-window";
+
+interface PlannedEntry {
+	type: "custom" | "custom_message";
+	customType: string;
+	data?: unknown;
+	content?: string;
+	display?: boolean;
+	details?: unknown;
+}
+
+interface ContextAnswer {
+	mode: string;
+	awaiting_file: boolean;
+	needs_boundary: boolean;
+	projection: Projection;
+}
+
+type Text = { type: "text"; text: string };
+const text = (t: string): Text[] => [{ type: "text", text: t }];
+
+export default function contextdExtension(pi: ExtensionAPI) {
+	let settings: Settings;
+	try {
+		settings = resolveSettings({ agentDir: getAgentDir(), env: process.env, flags: {} });
+	} catch (err) {
+		const msg = `contextd: ${(err as Error).message}; the extension is inactive`;
+		pi.on("session_start", async (_e, ctx) => ctx.ui.notify(msg, "error"));
+		return;
+	}
+	const mode = settings.mode;
+	if (mode === "off") return;
+	const local = mode === "local" || mode === "tree";
+
+	let client: Contextd | undefined;
+	let unavailable = "contextd is not connected yet";
+	let sessionId = "";
+	let commandCtx: ExtensionCommandContext | undefined;
+	let pending: { rolloverId: string; sessionId: string } | undefined;
+	let internalNavigation = false;
+	let contextError = "";
+
+	const sessionPath = () => `/v1/sessions/${encodeURIComponent(sessionId)}`;
+	const need = (): Contextd => {
+		if (!client) throw new ContextdError(unavailable);
+		return client;
+	};
+	const liveLeaf = (ctx: ExtensionContext) => ctx.sessionManager.getLeafId() ?? undefined;
+
+	// ---- session lifecycle -------------------------------------------------
+
+	pi.registerCommand(CAPTURE_COMMAND, {
+		description: "contextd internal: captures the command context Tree rollovers navigate with",
+		handler: async (_args, ctx) => {
+			// Assigned synchronously: the context is valid until the next
+			// session replacement or reload, when session_start captures again.
+			commandCtx = ctx;
+		},
+	});
+
+	/** Appends the boundary of window 0 when the active branch has none. */
+	async function ensureWindow(ctx: ExtensionContext): Promise<void> {
+		const hasBoundary = ctx.sessionManager.getBranch().some((e) => {
+			if (e.type !== "custom_message" || e.customType !== WINDOW_TYPE) return false;
+			const cm = (e.details as { contextManagement?: { kind?: string; currentWindowId?: string } } | undefined)?.contextManagement;
+			return cm?.kind === "window" && !!cm.currentWindowId;
+		});
+		if (hasBoundary) return;
+		const ans = await need().call<{ append: PlannedEntry[] }>("POST", `${sessionPath()}/windows`, leafBody(ctx));
+		for (const b of ans.append) {
+			pi.sendMessage({ customType: b.customType, content: b.content ?? "", display: b.display ?? true, details: b.details });
+		}
+	}
+
+	/** {leaf_id} when Pi's live leaf is on disk, else {} (0.85 holds entries in memory until the first assistant message). */
+	function leafBody(ctx: ExtensionContext): { leaf_id?: string } {
+		const leaf = liveLeaf(ctx);
+		const hasAssistant = ctx.sessionManager.getEntries().some((e) => e.type === "message" && e.message.role === "assistant");
+		return leaf && (hasAssistant || VERSION.split(".")[0] !== "0") ? { leaf_id: leaf } : {};
+	}
+
+	pi.on("session_start", async (_event, ctx) => {
+		commandCtx = undefined;
+		pending = undefined;
+		client = undefined;
+		sessionId = ctx.sessionManager.getSessionId();
+		const file = ctx.sessionManager.getSessionFile();
+		if (!file) {
+			unavailable = "context management needs a saved session; this one is not persisted (--no-session)";
+			ctx.ui.notify(`contextd: ${unavailable}`, "error");
+			return;
+		}
+		try {
+			const c = await connect(settings);
+			await c.call("PUT", sessionPath(), { session_file: file, mode, agent_name: settings.agentName, pi_version: VERSION });
+			client = c;
+			if (mode === "tree") {
+				pi.sendUserMessage(`/${CAPTURE_COMMAND}`, { expandPromptTemplates: true });
+			}
+			if (local) await ensureWindow(ctx);
+		} catch (err) {
+			unavailable = (err as Error).message;
+			ctx.ui.notify(`contextd: ${unavailable}`, "error");
+		}
+	});
+
+	pi.on("session_tree", async (_event, ctx) => {
+		// An internal rollover appends its own boundary after the manifest
+		// and snapshot; user navigation is ordinary and only needs a
+		// boundary when it lands on a branch without one.
+		if (internalNavigation || !local || !client) return;
+		try {
+			await ensureWindow(ctx);
+		} catch (err) {
+			ctx.ui.notify(`contextd: ${(err as Error).message}`, "error");
+		}
+	});
+
+	// ---- provider context --------------------------------------------------
+
+	if (local) {
+		pi.on("context", async (event, ctx) => {
+			if (!client) return;
+			let ans: ContextAnswer;
+			try {
+				ans = await client.call<ContextAnswer>("POST", `${sessionPath()}/context`, leafBody(ctx));
+			} catch (err) {
+				const msg = `contextd: ${(err as Error).message}; this request is sent without context management`;
+				if (msg !== contextError) ctx.ui.notify(msg, "error");
+				contextError = msg;
+				return;
+			}
+			contextError = "";
+			if (ans.awaiting_file) return;
+			try {
+				return { messages: applyProjection(event.messages as never[], ans.projection) };
+			} catch (err) {
+				ctx.ui.notify(`contextd: ${(err as Error).message}; the request was stopped`, "error");
+				ctx.abort();
+				return;
+			}
+		});
+	}
+
+	// ---- tools -------------------------------------------------------------
+
+	pi.registerTool({
+		name: "new_context",
+		label: "New context",
+		description: NEW_CONTEXT_DESCRIPTION,
+		parameters: {type: "object", properties: {}, additionalProperties: false} as never,
+		async execute(_id, _params, _signal, _onUpdate, ctx) {
+			const c = need();
+			if (mode === "local") {
+				const ans = await c.call<{ append: PlannedEntry[]; window: unknown }>("POST", `${sessionPath()}/windows`, leafBody(ctx));
+				for (const b of ans.append) {
+					// Steered: lands after this tool result, before the next model call.
+					pi.sendMessage({ customType: b.customType, content: b.content ?? "", display: b.display ?? true, details: b.details }, { deliverAs: "steer" });
+				}
+				return { content: text("A new context window will start without summarizing conversation history."), details: { window: ans.window } };
+			}
+			if (mode === "tree") {
+				const ans = await c.call<{ rollover_id: string; tool_result: string; merged: boolean }>("POST", `${sessionPath()}/rollovers`, {
+					...leafBody(ctx),
+					command_context_ready: commandCtx !== undefined,
+				});
+				pending = { rolloverId: ans.rollover_id, sessionId };
+				// terminate: the run ends after this batch; agent_settled performs the rollover.
+				return { content: text(ans.tool_result), details: { rollover_id: ans.rollover_id, merged: ans.merged }, terminate: true };
+			}
+			throw new ContextdError("new_context is not available in remote mode through contextd yet; continue in this window");
+		},
+	});
+
+	for (const [ns, actions, description, parameters] of [
+		["history", HISTORY_ACTIONS, HISTORY_DESCRIPTION, historyParameters],
+		["notes", NOTES_ACTIONS, NOTES_DESCRIPTION, notesParameters],
+	] as const) {
+		pi.registerTool({
+			name: ns,
+			label: ns === "history" ? "History" : "Notes",
+			description,
+			parameters,
+			async execute(_id, params, _signal, _onUpdate, ctx) {
+				const action = (params as { action: string }).action;
+				if (!(actions as readonly string[]).includes(action)) {
+					throw new ContextdError(`unknown ${ns} action "${action}"; use one of ${actions.join(", ")}`);
+				}
+				const c = need();
+				const context: Record<string, string> = { session_id: sessionId, current_agent_name: settings.agentName };
+				let headers: Record<string, string> = {};
+				if (local) {
+					const leaf = leafBody(ctx).leaf_id;
+					if (leaf) context.leaf_id = leaf;
+				} else {
+					headers = await codexHeaders(ctx);
+				}
+				const ans = await c.call<Record<string, unknown>>("POST", `/alpha/${ns}/v2/${action}`, { ...codexArguments(params as Record<string, unknown>), context }, headers);
+				const { append, ...result } = ans;
+				if (Array.isArray(append)) {
+					// The note entry lands before the tool result.
+					for (const e of append as PlannedEntry[]) pi.appendEntry(e.customType, e.data);
+				}
+				return { content: text(JSON.stringify(result)), details: {} };
+			},
+		});
+	}
+
+	/** Authorization and ChatGPT-Account-ID from Pi's openai-codex login (Remote mode). */
+	async function codexHeaders(ctx: ExtensionContext): Promise<Record<string, string>> {
+		const token = await ctx.modelRegistry.getApiKeyForProvider("openai-codex");
+		if (!token) {
+			throw new ContextdError(
+				"remote mode needs Pi's ChatGPT/Codex login (provider openai-codex) and there is none; run /login, or switch the contextd mode to local or tree",
+			);
+		}
+		const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
+		const account = chatgptAccountId(token);
+		if (account) headers["ChatGPT-Account-ID"] = account;
+		return headers;
+	}
+
+	// ---- Tree rollover (settled phase) ------------------------------------
+
+	if (mode === "tree") {
+		pi.on("agent_settled", async (_event, ctx) => {
+			const p = pending;
+			if (!p) return;
+			pending = undefined;
+			await rollover(p, ctx);
+		});
+	}
+
+	async function rollover(p: { rolloverId: string; sessionId: string }, ctx: ExtensionContext): Promise<void> {
+		const base = `${sessionPath()}/rollovers/${encodeURIComponent(p.rolloverId)}`;
+		const fail = async (msg: string, abort: boolean) => {
+			if (abort && client) {
+				try {
+					await client.call("POST", `${base}/abort`, { reason: msg.slice(0, 1000) });
+				} catch {
+					// contextd keeps the rollover inspectable; the UI error below says what happened
+				}
+			}
+			ctx.ui.notify(`contextd: new context failed: ${msg}`, "error");
+		};
+		if (p.sessionId !== sessionId) return fail("the session changed before the rollover could run; the old branch is kept", true);
+		if (!commandCtx) return fail("no command context was captured for Tree navigation; run /reload and retry; the old branch is kept", true);
+		let c: Contextd;
+		let settle: { navigate_to: string | null; summarize: boolean };
+		try {
+			c = need();
+			settle = await c.call("POST", `${base}/settle`, leafBody(ctx));
+		} catch (err) {
+			return fail(`${(err as Error).message}; the old branch is kept`, false);
+		}
+		if (!settle.navigate_to) return fail("contextd planned no navigation for a Tree rollover; the old branch is kept", true);
+		const editorText = ctx.ui.getEditorText();
+		internalNavigation = true;
+		let cancelled = false;
+		try {
+			cancelled = (await commandCtx.navigateTree(settle.navigate_to, { summarize: settle.summarize })).cancelled;
+		} catch (err) {
+			internalNavigation = false;
+			return fail(`navigation failed (${(err as Error).message}); the old branch is kept`, true);
+		}
+		internalNavigation = false;
+		if (cancelled) return fail("navigation was cancelled; the old branch is kept", true);
+		const leaf = ctx.sessionManager.getLeafEntry();
+		if (!leaf || leaf.type !== "branch_summary") {
+			return fail("navigation did not append a branch summary; run /contextd to inspect the session", true);
+		}
+		let commit: { append: PlannedEntry[] };
+		try {
+			commit = await c.call("POST", `${base}/commit`, { summary_entry_id: leaf.id });
+		} catch (err) {
+			// Navigation completed: no turn starts until the branch holds the
+			// recovery state; contextd reports the rollover as incomplete.
+			return fail(`${(err as Error).message}; the window was archived but not opened; no turn was started, run /contextd`, false);
+		}
+		for (const e of commit.append) {
+			if (e.type === "custom") pi.appendEntry(e.customType, e.data);
+		}
+		for (const e of commit.append) {
+			// Only the boundary triggers the next turn, after every other entry landed.
+			if (e.type === "custom_message") {
+				pi.sendMessage({ customType: e.customType, content: e.content ?? "", display: e.display ?? true, details: e.details }, { triggerTurn: true });
+			}
+		}
+		try {
+			await c.call("POST", `${base}/complete`);
+		} catch {
+			// contextd also completes the rollover when it sees the entries
+		}
+		if (editorText) ctx.ui.setEditorText(editorText);
+	}
+
+	// ---- leaving Tree mode: manual /compact -----------------------------
+
+	if (mode === "tree") {
+		pi.on("session_before_compact", async (event, ctx) => {
+			if (!client) return;
+			try {
+				const a = await client.call<{ summary: string; first_kept_entry_id: string; details: unknown }>("POST", `${sessionPath()}/compaction`, leafBody(ctx));
+				return {
+					compaction: { summary: a.summary, firstKeptEntryId: a.first_kept_entry_id, tokensBefore: event.preparation.tokensBefore, details: a.details },
+				};
+			} catch (err) {
+				ctx.ui.notify(`contextd: ${(err as Error).message}; compaction cancelled so archived windows are not lost`, "error");
+				return { cancel: true };
+			}
+		});
+	}
+
+	// ---- status -------------------------------------------------------------
+
+	pi.registerCommand("contextd", {
+		description: "Show contextd's mode, window, archives, rollovers and health",
+		handler: async (_args, ctx) => {
+			ctx.ui.notify(await status(), "info");
+		},
+	});
+
+	async function status(): Promise<string> {
+		const lines = [`contextd mode: ${mode}`];
+		if (!client) return [...lines, `contextd: ${unavailable}`].join("\n");
+		lines.push(`contextd: ${client.url} (${(await healthy(client.url)) ? "healthy" : "not answering /healthz"})`);
+		try {
+			const st = await client.call<{
+				window: { windowNumber: number; currentWindowId: string } | null;
+				archives?: number;
+				rollover: { state?: string; rollover_id?: string } | null;
+				incomplete_rollover: { rollover_id?: string } | null;
+				state?: string;
+			}>("GET", sessionPath());
+			lines.push(st.window ? `window ${st.window.windowNumber} (${st.window.currentWindowId})` : "no window on this branch yet");
+			if (st.archives !== undefined) lines.push(`archives: ${st.archives}`);
+			lines.push(st.rollover ? `rollover ${st.rollover.rollover_id}: ${st.rollover.state}` : "no pending rollover");
+			if (st.incomplete_rollover) lines.push(`incomplete rollover ${st.incomplete_rollover.rollover_id}: retry its commit (see contextd README)`);
+		} catch (err) {
+			lines.push((err as Error).message);
+		}
+		return lines.join("\n");
+	}
+}
+
+/** The chatgpt_account_id claim of a ChatGPT access token (a JWT), if any. */
+export function chatgptAccountId(token: string): string | undefined {
+	const part = token.split(".")[1];
+	if (!part) return undefined;
+	try {
+		const claims = JSON.parse(Buffer.from(part, "base64url").toString("utf8")) as Record<string, unknown>;
+		const auth = claims["https://api.openai.com/auth"] as { chatgpt_account_id?: string } | undefined;
+		return auth?.chatgpt_account_id;
+	} catch {
+		return undefined;
+	}
+}

@@ -1,0 +1,80 @@
+// Settings of the contextd extension and where they come from.
+//
+// Precedence, highest first: Pi CLI flags (--contextd-mode, --contextd-url),
+// environment (CONTEXTD_MODE, CONTEXTD_URL, CONTEXTD_TOKEN_FILE,
+// CONTEXTD_STATE_DIR, CONTEXTD_BIN, CONTEXTD_AUTOSTART, CONTEXTD_AGENT_NAME),
+// the "contextd" object of Pi's settings.json in the agent directory, then
+// the defaults, which match contextd's own: state directory
+// $PI_CODING_AGENT_DIR/contextd (else ~/.pi/agent/contextd), token file
+// <state-dir>/token, URL from <state-dir>/contextd.json, else
+// http://127.0.0.1:7467.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+export type Mode = "off" | "local" | "tree" | "remote";
+export const MODES: readonly Mode[] = ["off", "local", "tree", "remote"];
+
+export interface Settings {
+	mode: Mode;
+	/** Explicit URL (flag, env or settings.json); undefined: discovery file, then DEFAULT_URL. */
+	url?: string;
+	stateDir: string;
+	tokenFile: string;
+	/** contextd binary to auto-start; default "contextd" (looked up on PATH). */
+	binary: string;
+	/** Start contextd when it is not reachable at session start. Default false. */
+	autoStart: boolean;
+	/** Codex agent path of this agent; "/root" for the main agent. */
+	agentName: string;
+}
+
+export const DEFAULT_URL = "http://127.0.0.1:7467";
+
+export interface SettingsSources {
+	agentDir: string;
+	env: Record<string, string | undefined>;
+	flags: { mode?: string; url?: string };
+}
+
+interface FileSettings {
+	mode?: string;
+	url?: string;
+	stateDir?: string;
+	tokenFile?: string;
+	binary?: string;
+	autoStart?: boolean;
+	agentName?: string;
+}
+
+function readFileSettings(agentDir: string): FileSettings {
+	try {
+		const raw = JSON.parse(readFileSync(join(agentDir, "settings.json"), "utf8")) as { contextd?: FileSettings };
+		return raw && typeof raw.contextd === "object" && raw.contextd !== null ? raw.contextd : {};
+	} catch {
+		return {};
+	}
+}
+
+/**
+ * Resolves the settings. An unknown mode is an error (the extension then
+ * says so and does nothing); it never falls back to another mode.
+ */
+export function resolveSettings(src: SettingsSources): Settings {
+	const file = readFileSettings(src.agentDir);
+	const pick = (...vals: (string | undefined)[]) => vals.find((v) => v !== undefined && v !== "");
+	const modeRaw = (pick(src.flags.mode, src.env.CONTEXTD_MODE, file.mode) ?? "local").toLowerCase();
+	if (!MODES.includes(modeRaw as Mode)) {
+		throw new Error(`unknown contextd mode "${modeRaw}"; use off, local, tree or remote`);
+	}
+	const stateDir = pick(src.env.CONTEXTD_STATE_DIR, file.stateDir) ?? join(src.agentDir, "contextd");
+	const autoRaw = pick(src.env.CONTEXTD_AUTOSTART);
+	return {
+		mode: modeRaw as Mode,
+		url: pick(src.flags.url, src.env.CONTEXTD_URL, file.url),
+		stateDir,
+		tokenFile: pick(src.env.CONTEXTD_TOKEN_FILE, file.tokenFile) ?? join(stateDir, "token"),
+		binary: pick(src.env.CONTEXTD_BIN, file.binary) ?? "contextd",
+		autoStart: autoRaw !== undefined ? autoRaw === "1" || autoRaw === "true" : file.autoStart === true,
+		agentName: pick(src.env.CONTEXTD_AGENT_NAME, file.agentName) ?? "/root",
+	};
+}
