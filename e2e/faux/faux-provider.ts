@@ -6,11 +6,17 @@
 //   {"text": "..."}                                   an assistant text reply
 //   {"calls": [{"name": "...", "arguments": {...}}]}  an assistant message with tool calls
 // A string argument "{{re:REGEX}}" becomes the first capture group of REGEX
-// matched against the newest tool result text that matches it. Branch
+// matched against the newest tool result text that matches it, else the
+// newest other message text that does. Branch
 // summarization requests (Pi's summarization system prompt) are answered
 // with "Summary N: ..." without consuming a step. Every request is appended
 // to CONTEXTD_E2E_LOG as one JSON line {kind, step, systemPrompt, messages}.
-import { appendFileSync, readFileSync } from "node:fs";
+// With CONTEXTD_E2E_HOLD_SUMMARY=DIR, a summarization request writes
+// DIR/summary-started and waits for DIR/summary-continue (the failure tests
+// stop contextd in between). The command /e2e-navigate ID navigates the
+// session tree as a user's /tree selection does (ctx.navigateTree, no
+// summary).
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
 
 interface Step {
@@ -26,25 +32,42 @@ function textOf(content: unknown): string {
 	return content.map((c: { type?: string; text?: string }) => (c.type === "text" ? (c.text ?? "") : "")).join("");
 }
 
-export default function (pi: { registerProvider(p: unknown): void }) {
+interface Api {
+	registerProvider(p: unknown): void;
+	registerCommand(name: string, o: { description: string; handler: (args: string, ctx: { navigateTree(id: string, o?: { summarize?: boolean }): Promise<unknown> }) => Promise<void> }): void;
+}
+
+export default function (pi: Api) {
+	pi.registerCommand("e2e-navigate", {
+		description: "test only: navigate the session tree like /tree",
+		handler: async (args, ctx) => {
+			await ctx.navigateTree(args.trim(), { summarize: false });
+		},
+	});
+	const hold = process.env.CONTEXTD_E2E_HOLD_SUMMARY ?? "";
 	const script = JSON.parse(readFileSync(process.env.CONTEXTD_E2E_SCRIPT ?? "", "utf8")) as Step[];
 	const log = process.env.CONTEXTD_E2E_LOG ?? "";
 	let next = 0;
 	let summaries = 0;
 	const faux = fauxProvider({ provider: "faux", api: "faux", models: [{ id: "faux-1", contextWindow: 200_000, maxTokens: 16_000 }] });
-	const factory = (context: { systemPrompt?: string; messages: { role: string; content?: unknown }[] }) => {
+	const factory = async (context: { systemPrompt?: string; messages: { role: string; content?: unknown }[] }) => {
 		const system = [context.systemPrompt ?? "", ...context.messages.filter((m) => m.role === "system").map((m) => textOf(m.content))].join("\n");
 		const summary = system.includes(SUMMARY_PROMPT);
 		const step = summary ? -1 : next;
 		appendFileSync(log, `${JSON.stringify({ kind: summary ? "summary" : "turn", step, systemPrompt: context.systemPrompt ?? "", messages: context.messages })}\n`);
 		if (summary) {
 			summaries++;
+			if (hold) {
+				writeFileSync(`${hold}/summary-started`, "");
+				while (!existsSync(`${hold}/summary-continue`)) await new Promise((r) => setTimeout(r, 50));
+			}
 			return fauxAssistantMessage(`Summary ${summaries}: the archived window's work.`);
 		}
 		const s = script[next++];
 		if (!s) return fauxAssistantMessage("script exhausted");
 		if (!s.calls) return fauxAssistantMessage(s.text ?? "");
-		const results = context.messages.filter((m) => m.role === "toolResult").map((m) => textOf(m.content)).reverse();
+		const texts = context.messages.map((m) => textOf(m.content)).reverse();
+		const results = [...context.messages.filter((m) => m.role === "toolResult").map((m) => textOf(m.content)).reverse(), ...texts];
 		const fill = (v: unknown): unknown => {
 			if (typeof v !== "string" || !v.startsWith("{{re:")) return v;
 			const re = new RegExp(v.slice(5, -2));

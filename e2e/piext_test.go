@@ -1,0 +1,338 @@
+package e2e
+
+// The Pi extension end to end (issue 9): real Pi 0.85.1 and 1.6.0 in RPC
+// mode with ../extension and the faux provider, against the contextd binary
+// built from this tree. Each scenario asserts what lands in the session file
+// and what the provider was sent; every scenario checks the tool call/result
+// pairing of every provider request (scenario 4).
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The fact only a tool output of an earlier window holds: the command
+// prints it from two pieces, so the call's arguments do not contain it.
+const (
+	fact        = "secret-fact-4711"
+	factCommand = "printf 'secret-%s\\n' fact-4711"
+)
+
+var (
+	searchPrevious = map[string]any{"action": "search_contents", "query": fact, "window_id": "{{re:Previous context window id: ([0-9a-f-]+)}}"}
+	readFirstHit   = map[string]any{"action": "read_item", "window_id": `{{re:"window_id":"([^"]+)"}}`, "item_id": `{{re:"item_id":"([^"]+)"}}`}
+)
+
+type sessionState struct {
+	Window *struct {
+		FirstWindowID   string `json:"firstWindowId"`
+		CurrentWindowID string `json:"currentWindowId"`
+		WindowNumber    int    `json:"windowNumber"`
+	} `json:"window"`
+	Registration *struct {
+		Mode      string `json:"mode"`
+		PiVersion string `json:"pi_version"`
+		AgentName string `json:"agent_name"`
+	} `json:"registration"`
+	Rollover   json.RawMessage `json:"rollover"`
+	Incomplete json.RawMessage `json:"incomplete_rollover"`
+}
+
+// TestPiExtensionNewSession (scenario 1): before the first model call the
+// session holds window 0 and the extension registered the session with its
+// mode and Pi's version; the first request starts with the boundary.
+func TestPiExtensionNewSession(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		for _, mode := range []string{"local", "tree"} {
+			t.Run(mode, func(t *testing.T) {
+				r := newRig(t, v, mode, []step{{Text: "hello back"}})
+				r.startContextd()
+				p := r.startPi()
+				p.prompt("hello", 1)
+				_, sid, es := r.session()
+				bs := boundaries(es)
+				if len(bs) != 1 {
+					t.Fatalf("boundaries = %d, want 1 (window 0)", len(bs))
+				}
+				w := windowOf(t, bs[0])
+				if w.WindowNumber != 0 || w.FirstWindowID != w.CurrentWindowID || w.PreviousWindowID != "" {
+					t.Errorf("window 0 identity = %+v", w)
+				}
+				// The boundary precedes the first user message, on its branch.
+				var user entry
+				for _, e := range es {
+					if e.Message != nil && e.Message.Role == "user" {
+						user = e
+						break
+					}
+				}
+				// Pi 1.6 writes its system message between them.
+				m := byID(es)
+				up := m[user.parent()]
+				for up.Message != nil && up.Message.Role == "system" {
+					up = m[up.parent()]
+				}
+				if up.ID != bs[0].ID {
+					t.Errorf("first user message's parent = %q, want the boundary %s", up.ID, bs[0].ID)
+				}
+				reqs := r.requests()
+				first := turn(t, reqs, 0).conversation()
+				if len(first) != 2 || first[0].Role != "user" || !strings.Contains(first[0].text(), "Current context window id: "+w.CurrentWindowID) ||
+					first[1].text() != "hello" {
+					t.Errorf("first request = %d messages, first %q", len(first), first[0].text())
+				}
+				var st sessionState
+				r.api("GET", "/v1/sessions/"+sid, nil, &st)
+				if st.Registration == nil || st.Registration.Mode != mode || st.Registration.PiVersion != v.Semver || st.Registration.AgentName != "/root" {
+					t.Errorf("registration = %+v, want mode %s pi_version %s", st.Registration, mode, v.Semver)
+				}
+				if st.Window == nil || st.Window.CurrentWindowID != w.CurrentWindowID {
+					t.Errorf("contextd window = %+v, want %s", st.Window, w.CurrentWindowID)
+				}
+				if n := p.notices("error"); len(n) != 0 {
+					t.Errorf("UI errors: %q", n)
+				}
+				checkPairing(t, reqs)
+			})
+		}
+	})
+}
+
+// TestPiExtensionLocal (scenario 2): notes in window 0, new_context, the
+// next request starts at the new boundary with the thread hint; history
+// search_contents then read_item recover a fact only window 0's tool output
+// held.
+func TestPiExtensionLocal(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r := newRig(t, v, "local", []step{
+			tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "- find the fact\n"}), // 0
+			tool("bash", map[string]any{"command": factCommand}),                                                  // 1
+			tool("new_context", nil),                                                                              // 2
+			tool("history", searchPrevious),                                                                       // 3
+			tool("history", readFirstHit),                                                                         // 4
+			{Text: "done"},                                                                                        // 5
+		})
+		r.startContextd()
+		p := r.startPi()
+		p.prompt("find the fact", 1)
+		_, _, es := r.session()
+		m := byID(es)
+		bs := boundaries(es)
+		if len(bs) != 2 {
+			t.Fatalf("boundaries = %d, want 2", len(bs))
+		}
+		w0, w1 := windowOf(t, bs[0]), windowOf(t, bs[1])
+		if w1.WindowNumber != 1 || w1.FirstWindowID != w0.CurrentWindowID || w1.PreviousWindowID != w0.CurrentWindowID {
+			t.Errorf("window 1 identity = %+v after %+v", w1, w0)
+		}
+		// The note entry lands before the notes tool result; the new
+		// boundary right after new_context's result.
+		var noteEntry entry
+		for _, e := range es {
+			if e.CustomType == "codex-context-note" {
+				noteEntry = e
+			}
+		}
+		if noteEntry.ID == "" {
+			t.Fatal("no codex-context-note entry")
+		}
+		var afterNote entry
+		for _, e := range es {
+			if e.parent() == noteEntry.ID {
+				afterNote = e
+			}
+		}
+		if afterNote.Message == nil || afterNote.Message.Role != "toolResult" {
+			t.Errorf("entry after the note = %+v, want the notes tool result", afterNote)
+		}
+		if pe := m[bs[1].parent()]; pe.Message == nil || pe.Message.Role != "toolResult" || !strings.Contains(pe.Message.text(), "A new context window will start") {
+			t.Errorf("boundary 1's parent = %+v, want new_context's result", pe)
+		}
+		reqs := r.requests()
+		next := turn(t, reqs, 3).conversation()
+		if len(next) != 1 || !strings.Contains(next[0].text(), "Current context window id: "+w1.CurrentWindowID) ||
+			!strings.Contains(next[0].text(), "Previous context window id: "+w0.CurrentWindowID) || !strings.Contains(next[0].text(), "/root/notes/plan.md") {
+			t.Errorf("request after new_context: %d messages, first %q; want only the window-1 boundary with the plan.md hint", len(next), next[0].text())
+		}
+		if anyContains(turn(t, reqs, 3), fact) {
+			t.Errorf("request after new_context still holds the fact")
+		}
+		search := lastToolResult(t, turn(t, reqs, 4))
+		if search.IsError || !strings.Contains(search.text(), fact) || !strings.Contains(search.text(), `"window_id":"`+w0.CurrentWindowID+`"`) {
+			t.Errorf("search_contents result: %s", search.text())
+		}
+		read := lastToolResult(t, turn(t, reqs, 5))
+		if read.IsError || !strings.Contains(read.text(), fact) {
+			t.Errorf("read_item result: %s", read.text())
+		}
+		if n := p.notices("error"); len(n) != 0 {
+			t.Errorf("UI errors: %q", n)
+		}
+		checkPairing(t, reqs)
+	})
+}
+
+// treeRollover checks one Tree rollover in es: the summary after the old
+// window's boundary bOld archives exactly the old window (fromId = the
+// archived leaf, parentId = the boundary's parent), then manifest, note
+// snapshot and the new boundary land in that order (1.6 may put its system
+// message before the boundary). It returns the summary and new boundary.
+func treeRollover(t *testing.T, es []entry, bOld entry, archivedLeaf string) (summary, bNew entry) {
+	t.Helper()
+	m := byID(es)
+	var idx int
+	for i, e := range es {
+		if e.Type == "branch_summary" && e.FromID == archivedLeaf {
+			summary, idx = e, i
+		}
+	}
+	if summary.ID == "" {
+		t.Fatalf("no branch_summary from %s", archivedLeaf)
+	}
+	if summary.parent() != bOld.parent() {
+		t.Errorf("summary parent = %s, want the old boundary's parent %s", summary.parent(), bOld.parent())
+	}
+	var order []string
+	for _, e := range es[idx+1:] {
+		if e.Message != nil && e.Message.Role == "system" {
+			continue
+		}
+		order = append(order, e.CustomType)
+		if _, ok := e.window(); ok {
+			bNew = e
+			break
+		}
+	}
+	if want := []string{"codex-context-tree-archive", "codex-context-note-snapshot", "codex-context-window"}; !slices.Equal(order, want) {
+		t.Errorf("entries after the summary = %v, want %v", order, want)
+	}
+	var man struct {
+		WindowID, BoundaryEntryID, SummaryEntryID, ArchivedLeafID, BranchBaseID string
+	}
+	for _, e := range es[idx+1:] {
+		if e.CustomType == "codex-context-tree-archive" {
+			_ = json.Unmarshal(e.Data, &man)
+			break
+		}
+	}
+	if man.SummaryEntryID != summary.ID || man.ArchivedLeafID != archivedLeaf || man.BoundaryEntryID != bOld.ID || man.BranchBaseID != summary.parent() ||
+		man.WindowID != windowOf(t, bOld).CurrentWindowID {
+		t.Errorf("manifest = %+v", man)
+	}
+	// The archived interval is exactly the old window: the chain from the
+	// old boundary to the archived leaf.
+	c := chain(es, archivedLeaf)
+	if i := slices.IndexFunc(c, func(e entry) bool { return e.ID == bOld.ID }); i < 0 {
+		t.Errorf("the archived leaf %s does not descend from the old boundary", archivedLeaf)
+	}
+	_ = m
+	return summary, bNew
+}
+
+// TestPiExtensionTree (scenario 3): new_context ends the run; exactly one
+// settled rollover follows; the archived interval, the order of manifest,
+// snapshot and boundary; only the boundary starts a turn; the next request
+// holds the boundary and current work only; the model searches and reads
+// the archived fact.
+func TestPiExtensionTree(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r := newRig(t, v, "tree", []step{
+			tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "- find the fact\n"}), // 0
+			tool("bash", map[string]any{"command": factCommand}),                                                  // 1
+			tool("new_context", nil),                                                                              // 2: ends the run
+			tool("history", searchPrevious),                                                                       // 3: the boundary's turn
+			tool("history", readFirstHit),                                                                         // 4
+			{Text: "done"},                                                                                        // 5
+		})
+		r.startContextd()
+		p := r.startPi()
+		p.prompt("find the fact", 2)
+		evs := p.snapshot()
+		if n := count(evs, "agent_start"); n != 2 {
+			t.Errorf("agent runs = %d, want 2 (the prompt, then the boundary's turn)", n)
+		}
+		file, sid, es := r.session()
+		bs := boundaries(es)
+		if len(bs) != 2 {
+			t.Fatalf("boundaries = %d, want 2", len(bs))
+		}
+		// The run ended at new_context's result: it is the archived leaf.
+		var ncResult entry
+		for _, e := range es {
+			if e.Message != nil && e.Message.Role == "toolResult" && strings.Contains(e.Message.text(), "new context") {
+				ncResult = e
+			}
+		}
+		for _, e := range es {
+			if e.parent() == ncResult.ID && e.Type == "message" {
+				t.Errorf("entry %s (%s) follows new_context's result on the old branch", e.ID, e.Message.Role)
+			}
+		}
+		summary, b1 := treeRollover(t, es, bs[0], ncResult.ID)
+		if b1.ID != bs[1].ID {
+			t.Errorf("new boundary = %s, want %s", b1.ID, bs[1].ID)
+		}
+		reqs := r.requests()
+		summaries := 0
+		for _, q := range reqs {
+			if q.Kind == "summary" {
+				summaries++
+			}
+		}
+		if summaries != 1 {
+			t.Errorf("summarization requests = %d, want exactly 1 rollover", summaries)
+		}
+		// Only the boundary starts a turn: the second run's first request
+		// ends with it, and its answer's parent is the boundary.
+		next := turn(t, reqs, 3).conversation()
+		w0, w1 := windowOf(t, bs[0]), windowOf(t, bs[1])
+		if len(next) != 1 || !strings.Contains(next[0].text(), "Current context window id: "+w1.CurrentWindowID) ||
+			!strings.Contains(next[0].text(), "Previous context window id: "+w0.CurrentWindowID) || !strings.Contains(next[0].text(), "/root/notes/plan.md") {
+			t.Errorf("request after the rollover: %d messages, first %q", len(next), next[0].text())
+		}
+		if anyContains(turn(t, reqs, 3), fact) || anyContains(turn(t, reqs, 3), summary.Summary) {
+			t.Errorf("request after the rollover holds an archived entry or the hidden summary")
+		}
+		for _, e := range es {
+			if e.Message != nil && e.Message.Role == "assistant" && strings.Contains(string(e.Message.Content), "search_contents") && e.parent() != b1.ID {
+				t.Errorf("the boundary's turn answers entry %s, want the boundary %s", e.parent(), b1.ID)
+			}
+		}
+		search := lastToolResult(t, turn(t, reqs, 4))
+		if search.IsError || !strings.Contains(search.text(), fact) || !strings.Contains(search.text(), `"window_id":"`+w0.CurrentWindowID+`"`) {
+			t.Errorf("search_contents result: %s", search.text())
+		}
+		read := lastToolResult(t, turn(t, reqs, 5))
+		if read.IsError || !strings.Contains(read.text(), fact) {
+			t.Errorf("read_item result: %s", read.text())
+		}
+		// The rollover completed in contextd.
+		var st sessionState
+		r.api("GET", "/v1/sessions/"+sid, nil, &st)
+		if st.Window == nil || st.Window.CurrentWindowID != w1.CurrentWindowID || string(st.Rollover) != "null" || string(st.Incomplete) != "null" {
+			t.Errorf("state after the rollover: window %+v rollover %s incomplete %s", st.Window, st.Rollover, st.Incomplete)
+		}
+		if n := p.notices("error"); len(n) != 0 {
+			t.Errorf("UI errors: %q", n)
+		}
+		checkPairing(t, reqs)
+		_ = file
+	})
+}
+
+var _ = fmt.Sprint
+var _ = http.StatusOK
+var _ = httptest.NewServer
+var _ = os.Getpid
+var _ = filepath.Join
+var _ sync.Mutex
+var _ = time.Now
