@@ -1,0 +1,55 @@
+// Unit tests of the projection and the settings (node --test, type stripping).
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { applyProjection, sha256Hex } from "../src/projection.ts";
+import { resolveSettings } from "../src/settings.ts";
+
+const boundary = (w: string) => ({ role: "custom", customType: "codex-context-window", details: { contextManagement: { kind: "window", currentWindowId: w } } });
+const user = (t: string) => ({ role: "user", content: t });
+const call = (id: string) => ({ role: "assistant", content: [{ type: "toolCall", id, name: "bash" }] });
+const summary = (from: string, text: string) => ({ role: "branchSummary", fromId: from, summary: text });
+
+test("Local: keeps the messages from the boundary of the named window", () => {
+	const ms = [boundary("w0"), user("a"), boundary("w1"), user("b")];
+	const out = applyProjection(ms, { start_at: { role: "custom", custom_type: "codex-context-window", window_id: "w1" }, drop: [] });
+	assert.deepEqual(out, [boundary("w1"), user("b")]);
+});
+
+test("Local: starts at the assistant message whose call the first orphaned result answers", () => {
+	const ms = [boundary("w0"), user("a"), call("c1"), boundary("w1"), { role: "toolResult", toolCallId: "c1" }];
+	const out = applyProjection(ms, { start_at: { role: "assistant", tool_call_id: "c1" }, drop: [] });
+	assert.equal(out.length, 3);
+	assert.equal(out[0].role, "assistant");
+});
+
+test("Tree: hides exactly the named summaries, keeps a manual one", () => {
+	const ms = [summary("a1", "Summary 1"), summary("m1", "manual"), boundary("w1"), user("b")];
+	const out = applyProjection(ms, { start_at: null, drop: [{ role: "branchSummary", from_id: "a1", summary_sha256: sha256Hex("Summary 1") }] });
+	assert.deepEqual(out, [summary("m1", "manual"), boundary("w1"), user("b")]);
+});
+
+test("a key that matches nothing is an error, never a guess", () => {
+	assert.throws(() => applyProjection([user("a")], { start_at: { role: "custom", custom_type: "codex-context-window", window_id: "w9" }, drop: [] }), /no such message/);
+	assert.throws(
+		() => applyProjection([summary("a1", "other text")], { start_at: null, drop: [{ role: "branchSummary", from_id: "a1", summary_sha256: sha256Hex("Summary 1") }] }),
+		/holds 0 such messages/,
+	);
+});
+
+test("settings: defaults match contextd's; env and settings.json; unknown mode refused", () => {
+	const agentDir = mkdtempSync(join(tmpdir(), "ctxd-ext-"));
+	const s = resolveSettings({ agentDir, env: {}, flags: {} });
+	assert.equal(s.mode, "local");
+	assert.equal(s.stateDir, join(agentDir, "contextd"));
+	assert.equal(s.tokenFile, join(agentDir, "contextd", "token"));
+	assert.equal(s.url, undefined);
+	assert.equal(s.autoStart, false);
+	writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ contextd: { mode: "tree", url: "http://127.0.0.1:9999", autoStart: true } }));
+	const f = resolveSettings({ agentDir, env: {}, flags: {} });
+	assert.deepEqual([f.mode, f.url, f.autoStart], ["tree", "http://127.0.0.1:9999", true]);
+	assert.equal(resolveSettings({ agentDir, env: { CONTEXTD_MODE: "remote" }, flags: {} }).mode, "remote");
+	assert.throws(() => resolveSettings({ agentDir, env: { CONTEXTD_MODE: "cloud" }, flags: {} }), /unknown contextd mode "cloud"/);
+});
