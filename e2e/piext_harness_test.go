@@ -348,7 +348,7 @@ func (p *piProc) prompt(msg string, runs int) {
 // waitSettled waits for the runs-th agent_settled event and a quiet period.
 func (p *piProc) waitSettled(runs int) {
 	p.t.Helper()
-	p.waitFor(fmt.Sprintf("%d agent_settled", runs), 90*time.Second, func(evs []map[string]any) bool {
+	p.waitFor(fmt.Sprintf("%d agent_settled", runs), 60*time.Second, func(evs []map[string]any) bool {
 		return count(evs, "agent_settled") >= runs
 	})
 	time.Sleep(400 * time.Millisecond)

@@ -329,6 +329,105 @@ func TestPiExtensionTree(t *testing.T) {
 	})
 }
 
+// TestPiExtensionFiveRollovers (scenario 5): five Tree rollovers in a row,
+// then the session resumed in a new Pi process: the window identity
+// continues and the history tools find items of the first window.
+func TestPiExtensionFiveRollovers(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		var steps []step
+		for i := range 5 {
+			steps = append(steps, tool("bash", map[string]any{"command": fmt.Sprintf("printf 'wfact-%%s\\n' %d", i)}), tool("new_context", nil))
+		}
+		steps = append(steps, step{Text: "window 5 ready"})
+		r := newRig(t, v, "tree", steps)
+		r.startContextd()
+		p := r.startPi()
+		p.prompt("roll five times", 6)
+		_, sid, es := r.session()
+		bs := boundaries(es)
+		if len(bs) != 6 {
+			t.Fatalf("boundaries = %d, want 6; UI errors %q", len(bs), p.notices("error"))
+		}
+		w0 := windowOf(t, bs[0])
+		for i, b := range bs {
+			w := windowOf(t, b)
+			if w.WindowNumber != i || w.FirstWindowID != w0.CurrentWindowID || (i > 0 && w.PreviousWindowID != windowOf(t, bs[i-1]).CurrentWindowID) {
+				t.Errorf("window %d identity = %+v", i, w)
+			}
+		}
+		// Each rollover archived its window: the new_context result of
+		// window i is the archived leaf of the i-th summary.
+		var results []entry
+		for _, e := range es {
+			if e.Message != nil && e.Message.Role == "toolResult" && strings.Contains(e.Message.text(), "new context") {
+				results = append(results, e)
+			}
+		}
+		if len(results) != 5 {
+			t.Fatalf("new_context results = %d, want 5", len(results))
+		}
+		for i := range 5 {
+			_, bNew := treeRollover(t, es, bs[i], results[i].ID)
+			if bNew.ID != bs[i+1].ID {
+				t.Errorf("rollover %d opened %s, want %s", i, bNew.ID, bs[i+1].ID)
+			}
+		}
+		checkPairing(t, r.requests())
+		p.stop()
+
+		// A new Pi process continues the session.
+		os.Remove(r.logPath)
+		b, _ := json.Marshal([]step{
+			tool("history", map[string]any{"action": "search_contents", "query": "wfact-0", "window_id": "{{re:First context window id: ([0-9a-f-]+)}}"}),
+			tool("history", readFirstHit),
+			{Text: "found it"},
+		})
+		if err := os.WriteFile(r.script, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p = r.startPi("--continue")
+		p.prompt("what did window 0 print?", 1)
+		_, sid2, es := r.session()
+		if sid2 != sid {
+			t.Fatalf("resumed session %s, want %s", sid2, sid)
+		}
+		if n := len(boundaries(es)); n != 6 {
+			t.Errorf("boundaries after resume = %d, want still 6", n)
+		}
+		reqs := r.requests()
+		first := turn(t, reqs, 0).conversation()
+		if len(first) != 3 || !strings.Contains(first[0].text(), "Current context window id: "+windowOf(t, bs[5]).CurrentWindowID) ||
+			first[1].text() != "window 5 ready" || first[2].text() != "what did window 0 print?" {
+			t.Errorf("first request after resume: %d messages, first %.200q", len(first), first[0].text())
+		}
+		for i := range 5 {
+			if anyContains(turn(t, reqs, 0), fmt.Sprintf("wfact-%d", i)) {
+				t.Errorf("request after resume holds window %d's output", i)
+			}
+		}
+		search := lastToolResult(t, turn(t, reqs, 1))
+		if search.IsError || !strings.Contains(search.text(), "wfact-0") || !strings.Contains(search.text(), `"window_id":"`+w0.CurrentWindowID+`"`) {
+			t.Errorf("search after resume: %s", search.text())
+		}
+		if read := lastToolResult(t, turn(t, reqs, 2)); read.IsError || !strings.Contains(read.text(), "wfact-0") {
+			t.Errorf("read_item after resume: %s", read.text())
+		}
+		var wins struct {
+			Windows []struct {
+				WindowID string `json:"window_id"`
+			} `json:"windows"`
+		}
+		r.api("POST", "/alpha/history/v2/list_windows", map[string]any{"context": map[string]any{"session_id": sid}}, &wins)
+		if len(wins.Windows) != 6 || wins.Windows[0].WindowID != w0.CurrentWindowID {
+			t.Errorf("list_windows = %+v, want 6 windows from %s", wins.Windows, w0.CurrentWindowID)
+		}
+		if n := p.notices("error"); len(n) != 0 {
+			t.Errorf("UI errors: %q", n)
+		}
+		checkPairing(t, reqs)
+	})
+}
+
 var _ = fmt.Sprint
 var _ = http.StatusOK
 var _ = httptest.NewServer
