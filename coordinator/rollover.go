@@ -221,6 +221,13 @@ func (s *Service) CreateRollover(ctx context.Context, sessionID string, req Roll
 		if gerr != nil || !ok {
 			return out, false, contextd.Errorf(contextd.EConflict, "a rollover is already pending for session %q; retry", sessionID)
 		}
+		// Parallel new_context calls of one assistant message (Pi 1.6
+		// runs tool calls concurrently) race here: the loser joins the
+		// winner's rollover as a repeated call would.
+		if other.State == store.RolloverPending && other.LeafAtRequest == r.LeafAtRequest {
+			out, err = createdAnswer(other, true)
+			return out, false, err
+		}
 		return out, false, alreadyPending(other)
 	} else if err != nil {
 		return out, false, err

@@ -882,6 +882,40 @@ func TestRolloverConcurrentSteps(t *testing.T) {
 	}
 }
 
+// TestRolloverParallelCreates: new_context calls of one assistant message
+// run concurrently (Pi 1.6 executes tool calls in parallel); they make one
+// rollover: every call succeeds, exactly one creates it, the others join.
+func TestRolloverParallelCreates(t *testing.T) {
+	e := newEnv(t, contextd.ModeTree, lineCall)
+	ctx := context.Background()
+	const n = 8
+	var wg sync.WaitGroup
+	answers := make([]coordinator.RolloverCreated, n)
+	created := make([]bool, n)
+	for i := range n {
+		wg.Go(func() {
+			a, isNew, err := e.svc.CreateRollover(ctx, basicID, coordinator.RolloverRequest{LeafID: basicCall, CommandContextReady: true})
+			if err != nil {
+				t.Error(err)
+			}
+			answers[i], created[i] = a, isNew
+		})
+	}
+	wg.Wait()
+	newOnes := 0
+	for i, a := range answers {
+		if created[i] {
+			newOnes++
+		}
+		if a.RolloverID != answers[0].RolloverID || a.Merged == created[i] || a.State != "pending" {
+			t.Errorf("call %d: %+v created=%v", i, a, created[i])
+		}
+	}
+	if newOnes != 1 {
+		t.Errorf("%d calls created a rollover, want 1", newOnes)
+	}
+}
+
 // TestRolloverSnapshotMatchesNotes: the snapshot planned at commit is the
 // note state at the leaf of settle, not at the leaf of the commit.
 func TestRolloverSnapshotMatchesNotes(t *testing.T) {

@@ -428,6 +428,134 @@ func TestPiExtensionFiveRollovers(t *testing.T) {
 	})
 }
 
+// TestPiExtensionContextdStopped (scenario 7a): contextd stops after the
+// session registered; the model's history call gets a tool error that says
+// what is wrong and what to do, and the session goes on.
+func TestPiExtensionContextdStopped(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r := newRig(t, v, "local", []step{tool("history", map[string]any{"action": "list_windows"}), {Text: "carrying on"}})
+		r.startContextd()
+		p := r.startPi()
+		r.stopContextd(false)
+		p.prompt("list windows", 1)
+		reqs := r.requests()
+		res := lastToolResult(t, turn(t, reqs, 1))
+		if !res.IsError || !strings.Contains(res.text(), "contextd is not reachable at http://"+r.addr) || !strings.Contains(res.text(), "contextd serve") {
+			t.Errorf("tool result = error %v %q, want an error naming contextd's URL and how to start it", res.IsError, res.text())
+		}
+		if n := p.notices("error"); len(n) != 1 || !strings.Contains(n[0], "not reachable") {
+			t.Errorf("UI errors = %q, want one line saying contextd is not reachable", n)
+		}
+		checkPairing(t, reqs)
+	})
+}
+
+// TestPiExtensionKilledMidRollover (scenario 7b): contextd is killed after
+// the settle, while Pi summarizes. Restarted before the commit, the
+// rollover completes; not restarted, the extension reports one error, no
+// turn starts, and the restarted contextd reports the incomplete rollover.
+func TestPiExtensionKilledMidRollover(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		for _, restart := range []bool{true, false} {
+			t.Run(map[bool]string{true: "restarted", false: "left-down"}[restart], func(t *testing.T) {
+				r := newRig(t, v, "tree", []step{tool("bash", map[string]any{"command": factCommand}), tool("new_context", nil), {Text: "new window"}})
+				hold := filepath.Join(r.dir, "hold")
+				os.MkdirAll(hold, 0o700)
+				r.env = append(r.env, "CONTEXTD_E2E_HOLD_SUMMARY="+hold)
+				r.startContextd()
+				p := r.startPi()
+				p.send(map[string]any{"type": "prompt", "message": "roll over"})
+				deadline := time.Now().Add(60 * time.Second)
+				for _, err := os.Stat(filepath.Join(hold, "summary-started")); err != nil; _, err = os.Stat(filepath.Join(hold, "summary-started")) {
+					if time.Now().After(deadline) {
+						t.Fatalf("no summarization started; events %s", summarizeEvents(p.snapshot()))
+					}
+					time.Sleep(30 * time.Millisecond)
+				}
+				r.stopContextd(true)
+				if restart {
+					r.startContextd()
+				}
+				os.WriteFile(filepath.Join(hold, "summary-continue"), nil, 0o600)
+				_, sid, es := func() (string, string, []entry) {
+					if restart {
+						p.waitSettled(2)
+					} else {
+						p.waitFor("the rollover error", 60*time.Second, func([]map[string]any) bool { return len(p.notices("error")) > 0 })
+						time.Sleep(500 * time.Millisecond)
+						r.startContextd()
+					}
+					return r.session()
+				}()
+				bs := boundaries(es)
+				var st sessionState
+				r.api("GET", "/v1/sessions/"+sid, nil, &st)
+				if restart {
+					if len(bs) != 2 {
+						t.Fatalf("boundaries = %d, want 2; UI errors %q", len(bs), p.notices("error"))
+					}
+					if string(st.Rollover) != "null" || string(st.Incomplete) != "null" {
+						t.Errorf("after restart: rollover %s incomplete %s, want both null", st.Rollover, st.Incomplete)
+					}
+					if n := p.notices("error"); len(n) != 0 {
+						t.Errorf("UI errors: %q", n)
+					}
+					return
+				}
+				if n := p.notices("error"); len(n) != 1 || !strings.Contains(n[0], "no turn was started") {
+					t.Errorf("UI errors = %q, want one saying the window was archived and no turn started", n)
+				}
+				if len(bs) != 1 || count(p.snapshot(), "agent_start") != 1 {
+					t.Errorf("boundaries %d, runs %d: want 1 and 1 (no turn without the recovery state)", len(bs), count(p.snapshot(), "agent_start"))
+				}
+				if string(st.Incomplete) == "null" || !strings.Contains(string(st.Incomplete), "summary_entry_id") {
+					t.Errorf("incomplete_rollover = %s, want the rollover whose summary landed", st.Incomplete)
+				}
+			})
+		}
+	})
+}
+
+// TestPiExtensionSecondNewContext (scenario 7c): two new_context calls in
+// one message while the first is pending make one rollover.
+func TestPiExtensionSecondNewContext(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r := newRig(t, v, "tree", []step{
+			{Calls: []call{{Name: "new_context", Arguments: map[string]any{}}, {Name: "new_context", Arguments: map[string]any{}}}},
+			{Text: "one new window"},
+		})
+		r.startContextd()
+		p := r.startPi()
+		p.prompt("roll over twice", 2)
+		_, _, es := r.session()
+		if n := len(boundaries(es)); n != 2 {
+			t.Errorf("boundaries = %d, want 2 (one rollover)", n)
+		}
+		summaries := 0
+		for _, e := range es {
+			if e.Type == "branch_summary" {
+				summaries++
+			}
+		}
+		if summaries != 1 {
+			t.Errorf("branch summaries = %d, want 1", summaries)
+		}
+		var results []pmsg
+		for _, e := range es {
+			if e.Message != nil && e.Message.Role == "toolResult" {
+				results = append(results, *e.Message)
+			}
+		}
+		if len(results) != 2 || results[0].IsError || results[1].IsError {
+			t.Errorf("new_context results = %+v, want two successes", results)
+		}
+		if n := p.notices("error"); len(n) != 0 {
+			t.Errorf("UI errors: %q", n)
+		}
+		checkPairing(t, r.requests())
+	})
+}
+
 var _ = fmt.Sprint
 var _ = http.StatusOK
 var _ = httptest.NewServer
