@@ -7,6 +7,7 @@ package e2e
 // pairing of every provider request (scenario 4).
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -556,6 +557,128 @@ func TestPiExtensionSecondNewContext(t *testing.T) {
 	})
 }
 
+// fakeCodex is a local stand-in for the Codex history/notes backend.
+type fakeCodex struct {
+	mu   sync.Mutex
+	reqs []codexCall
+	srv  *httptest.Server
+}
+
+type codexCall struct {
+	Path   string
+	Header http.Header
+	Body   map[string]any
+}
+
+func newFakeCodex(t *testing.T) *fakeCodex {
+	f := &fakeCodex{}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		f.mu.Lock()
+		f.reqs = append(f.reqs, codexCall{Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/alpha/history/v2/list_windows":
+			w.Write([]byte(`{"windows":[{"window_id":"remote-window-1","item_count":3}]}`))
+		default:
+			w.Write([]byte(`{"encrypted_output":"opaque-remote-result"}`))
+		}
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// codexToken is a ChatGPT-style access token (a JWT) whose account claim
+// is acct-e2e.
+func codexToken() string {
+	enc := func(v any) string {
+		b, _ := json.Marshal(v)
+		return strings.TrimRight(base64URL(b), "=")
+	}
+	return enc(map[string]any{"alg": "none"}) + "." + enc(map[string]any{"https://api.openai.com/auth": map[string]any{"chatgpt_account_id": "acct-e2e"}}) + ".sig"
+}
+
+// TestPiExtensionRemote (scenario 8): Remote mode forwards the history and
+// notes calls through contextd to a local fake Codex backend with Pi's
+// openai-codex login; with the backend down the tool reports the error and
+// no local data reaches the model; without a login the tools refuse.
+func TestPiExtensionRemote(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		t.Run("forwarded", func(t *testing.T) {
+			codex := newFakeCodex(t)
+			r := newRig(t, v, "remote", []step{
+				tool("history", map[string]any{"action": "list_windows"}),                                  // 0
+				tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "remote\n"}), // 1
+				{Text: "forwarded"},                                                                      // 2
+				tool("history", map[string]any{"action": "list_windows"}),                                // 3: backend down
+				{Text: "backend down"},                                                                   // 4
+			})
+			auth := map[string]any{"openai-codex": map[string]any{"type": "oauth", "access": codexToken(), "refresh": "refresh-e2e",
+				"expires": time.Now().Add(24 * time.Hour).UnixMilli(), "accountId": "acct-e2e"}}
+			b, _ := json.Marshal(auth)
+			if err := os.WriteFile(filepath.Join(r.agent, "auth.json"), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r.startContextd("--codex-base-url", codex.srv.URL)
+			p := r.startPi()
+			p.prompt("use remote history", 1)
+			_, sid, es := r.session()
+			if n := len(boundaries(es)); n != 0 {
+				t.Errorf("remote mode appended %d local boundaries", n)
+			}
+			codex.mu.Lock()
+			calls := append([]codexCall(nil), codex.reqs...)
+			codex.mu.Unlock()
+			if len(calls) != 2 || calls[0].Path != "/alpha/history/v2/list_windows" || calls[1].Path != "/alpha/notes/v2/write_file" {
+				t.Fatalf("backend calls = %+v", calls)
+			}
+			for _, c := range calls {
+				ctx, _ := c.Body["context"].(map[string]any)
+				if c.Header.Get("Authorization") != "Bearer "+codexToken() || c.Header.Get("ChatGPT-Account-ID") != "acct-e2e" ||
+					ctx["session_id"] != sid || ctx["current_agent_name"] != "/root" || ctx["leaf_id"] != nil {
+					t.Errorf("%s: authorization %q account %q context %v", c.Path, c.Header.Get("Authorization"), c.Header.Get("ChatGPT-Account-ID"), ctx)
+				}
+			}
+			if calls[1].Header.Get("X-Openai-Encrypted-Tool-Arguments") != "true" || calls[1].Body["text"] != "remote\n" || calls[1].Body["path"] != "plan.md" {
+				t.Errorf("write_file forwarded as %v %v", calls[1].Header, calls[1].Body)
+			}
+			reqs := r.requests()
+			if got := lastToolResult(t, turn(t, reqs, 1)).text(); got != `{"windows":[{"window_id":"remote-window-1","item_count":3}]}` {
+				t.Errorf("list_windows result = %s, want the backend's answer", got)
+			}
+			if got := lastToolResult(t, turn(t, reqs, 2)).text(); got != `{"encrypted_output":"opaque-remote-result"}` {
+				t.Errorf("write_file result = %s, want the backend's answer", got)
+			}
+
+			codex.srv.Close()
+			p.prompt("again", 2)
+			reqs = r.requests()
+			res := lastToolResult(t, turn(t, reqs, 4))
+			if !res.IsError || !strings.Contains(res.text(), "Unable to perform operation") || strings.Contains(res.text(), "pi-session") {
+				t.Errorf("backend down: error %v %s", res.IsError, res.text())
+			}
+			for _, q := range reqs {
+				if anyContains(q, `"source":"pi-session"`) {
+					t.Errorf("local data reached the model in request %d", q.Step)
+				}
+			}
+			checkPairing(t, reqs)
+		})
+		t.Run("no-login", func(t *testing.T) {
+			r := newRig(t, v, "remote", []step{tool("history", map[string]any{"action": "list_windows"}), {Text: "no login"}})
+			r.startContextd()
+			p := r.startPi()
+			p.prompt("use remote history", 1)
+			res := lastToolResult(t, turn(t, r.requests(), 1))
+			if !res.IsError || !strings.Contains(res.text(), "remote mode needs Pi's ChatGPT/Codex login") {
+				t.Errorf("without a login: error %v %s", res.IsError, res.text())
+			}
+		})
+	})
+}
+
 var _ = fmt.Sprint
 var _ = http.StatusOK
 var _ = httptest.NewServer
@@ -563,3 +686,5 @@ var _ = os.Getpid
 var _ = filepath.Join
 var _ sync.Mutex
 var _ = time.Now
+
+func base64URL(b []byte) string { return base64.URLEncoding.EncodeToString(b) }
