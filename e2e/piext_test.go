@@ -679,6 +679,119 @@ func TestPiExtensionRemote(t *testing.T) {
 	})
 }
 
+// command sends an RPC command and waits for its response.
+func (p *piProc) command(cmd map[string]any) map[string]any {
+	p.t.Helper()
+	id := fmt.Sprintf("cmd-%d", time.Now().UnixNano())
+	cmd["id"] = id
+	p.send(cmd)
+	var resp map[string]any
+	p.waitFor("response to "+fmt.Sprint(cmd["type"]), 60*time.Second, func(evs []map[string]any) bool {
+		for _, e := range evs {
+			if e["type"] == "response" && e["id"] == id {
+				resp = e
+				return true
+			}
+		}
+		return false
+	})
+	return resp
+}
+
+// TestPiExtensionTreeNavigationAndCompact (scenario 6): a user's /tree
+// navigation into an archived branch is ordinary navigation (the branch's
+// own work is the context, no new boundary, no error); a manual /compact in
+// Tree mode stores contextd's cumulative summary.
+func TestPiExtensionTreeNavigationAndCompact(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r := newRig(t, v, "tree", []step{
+			tool("bash", map[string]any{"command": factCommand}), // 0
+			tool("new_context", nil),                             // 1
+			{Text: "window 1"},                                   // 2: the boundary's turn
+			{Text: "back in window 0"},                           // 3: after /tree into the archive
+		})
+		// Pi refuses /compact when the branch fits in keepRecentTokens
+		// (default 20k); the faux session is tiny.
+		if err := os.WriteFile(filepath.Join(r.agent, "settings.json"), []byte(`{"compaction":{"keepRecentTokens":1}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r.startContextd()
+		p := r.startPi()
+		p.prompt("find the fact", 2)
+		_, sid, es := r.session()
+		bs := boundaries(es)
+		if len(bs) != 2 {
+			t.Fatalf("boundaries = %d, want 2", len(bs))
+		}
+		var factResult, w1Reply entry
+		for _, e := range es {
+			if e.Message != nil && e.Message.Role == "toolResult" && strings.Contains(e.Message.text(), fact) {
+				factResult = e
+			}
+			if e.Message != nil && e.Message.Role == "assistant" && e.Message.text() == "window 1" {
+				w1Reply = e
+			}
+		}
+		// /tree into the archived window, at the fact's tool result.
+		if resp := p.command(map[string]any{"type": "prompt", "message": "/e2e-navigate " + factResult.ID}); resp["success"] != true {
+			t.Fatalf("navigate: %v", resp)
+		}
+		p.prompt("continue here", 3)
+		reqs := r.requests()
+		got := turn(t, reqs, 3).conversation()
+		var roles []string
+		for _, m := range got {
+			roles = append(roles, m.Role)
+		}
+		if !slices.Equal(roles, []string{"user", "user", "assistant", "toolResult", "user"}) || !strings.Contains(got[0].text(), windowOf(t, bs[0]).CurrentWindowID) ||
+			!strings.Contains(got[3].text(), fact) || got[4].text() != "continue here" {
+			t.Errorf("request in the archived branch: roles %v, first %.120q", roles, got[0].text())
+		}
+		if anyContains(turn(t, reqs, 3), "Summary 1") {
+			t.Errorf("the archive's own summary reached the model")
+		}
+		_, _, es = r.session()
+		if n := len(boundaries(es)); n != 2 {
+			t.Errorf("boundaries after /tree = %d, want 2 (the archived branch has its own)", n)
+		}
+
+		// Back to window 1, then /compact.
+		if resp := p.command(map[string]any{"type": "prompt", "message": "/e2e-navigate " + w1Reply.ID}); resp["success"] != true {
+			t.Fatalf("navigate back: %v", resp)
+		}
+		var want struct {
+			Summary          string `json:"summary"`
+			FirstKeptEntryID string `json:"first_kept_entry_id"`
+		}
+		r.api("POST", "/v1/sessions/"+sid+"/compaction", map[string]any{"leaf_id": w1Reply.ID}, &want)
+		if !strings.Contains(want.Summary, "Summary 1") {
+			t.Errorf("contextd's cumulative summary lacks the archived window's summary: %.300q", want.Summary)
+		}
+		resp := p.command(map[string]any{"type": "compact"})
+		if resp["success"] != true {
+			t.Fatalf("compact: %v", resp)
+		}
+		_, _, es = r.session()
+		var comp entry
+		for _, e := range es {
+			if e.Type == "compaction" {
+				comp = e
+			}
+		}
+		var details struct {
+			Strategy string `json:"strategy"`
+		}
+		_ = json.Unmarshal(comp.Details, &details)
+		if comp.Summary != want.Summary || comp.FirstKept != bs[1].ID || want.FirstKeptEntryID != bs[1].ID || details.Strategy != "codex-context-tree" {
+			t.Errorf("compaction entry: kept %s (want %s), strategy %q, summary equal %v", comp.FirstKept, bs[1].ID, details.Strategy, comp.Summary == want.Summary)
+		}
+		if n := p.notices("error"); len(n) != 0 {
+			t.Errorf("UI errors: %q", n)
+		}
+		checkPairing(t, reqs)
+	})
+}
+
 var _ = fmt.Sprint
 var _ = http.StatusOK
 var _ = httptest.NewServer
