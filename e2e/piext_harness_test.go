@@ -103,6 +103,9 @@ type rig struct {
 	logPath  string
 	script   string
 	env      []string // extra Pi env
+	// installed: the extension was installed with `pi install`, so Pi
+	// loads it from settings.json instead of -e.
+	installed bool
 
 	cd  *exec.Cmd
 	cdN int
@@ -238,8 +241,11 @@ func (r *rig) startPi(args ...string) *piProc {
 	r.t.Helper()
 	node := NodeBinary(r.t)
 	cli := filepath.Join(Dir(), "node_modules", r.v.CLI)
-	argv := append([]string{cli, "--mode", "rpc", "-e", filepath.Join(Dir(), "..", "extension"), "-e", filepath.Join(Dir(), "faux", "faux-provider.ts"),
-		"--model", "faux/faux-1"}, args...)
+	argv := []string{cli, "--mode", "rpc"}
+	if !r.installed {
+		argv = append(argv, "-e", filepath.Join(Dir(), "..", "extension"))
+	}
+	argv = append(append(argv, "-e", filepath.Join(Dir(), "faux", "faux-provider.ts"), "--model", "faux/faux-1"), args...)
 	cmd := exec.Command(node, argv...)
 	cmd.Dir = r.work
 	cmd.Env = append(os.Environ(), "HOME="+filepath.Join(r.dir, "home"), "PI_CODING_AGENT_DIR="+r.agent, "PI_OFFLINE=1",

@@ -13,10 +13,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -789,6 +791,56 @@ func TestPiExtensionTreeNavigationAndCompact(t *testing.T) {
 			t.Errorf("UI errors: %q", n)
 		}
 		checkPairing(t, reqs)
+	})
+}
+
+// TestPiExtensionInstallAndAutoStart: `pi install ./extension` records the
+// package in the agent's settings.json and Pi loads it from there (no -e);
+// with auto-start on and no contextd running, the extension starts the
+// configured binary, waits for /healthz and registers the session.
+func TestPiExtensionInstallAndAutoStart(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r := newRig(t, v, "local", []step{{Text: "hello back"}})
+		install := exec.Command(NodeBinary(t), filepath.Join(Dir(), "node_modules", v.CLI), "install", filepath.Join(Dir(), "..", "extension"))
+		install.Dir = r.work
+		install.Env = append(os.Environ(), "HOME="+filepath.Join(r.dir, "home"), "PI_CODING_AGENT_DIR="+r.agent, "PI_OFFLINE=1")
+		if out, err := install.CombinedOutput(); err != nil {
+			t.Fatalf("pi install: %v\n%s", err, out)
+		}
+		var settings struct {
+			Packages []string `json:"packages"`
+		}
+		b, _ := os.ReadFile(filepath.Join(r.agent, "settings.json"))
+		if err := json.Unmarshal(b, &settings); err != nil || len(settings.Packages) != 1 || !strings.HasSuffix(settings.Packages[0], "extension") {
+			t.Fatalf("settings.json after pi install: %s", b)
+		}
+		r.installed = true
+		r.env = append(r.env, "CONTEXTD_AUTOSTART=1", "CONTEXTD_BIN="+contextdBinary(t), "CONTEXTD_URL=http://"+r.addr)
+		t.Cleanup(func() {
+			// The contextd the extension started.
+			var d struct {
+				PID int `json:"pid"`
+			}
+			if b, err := os.ReadFile(filepath.Join(r.state, "contextd.json")); err == nil && json.Unmarshal(b, &d) == nil && d.PID > 0 {
+				if proc, err := os.FindProcess(d.PID); err == nil {
+					_ = proc.Signal(syscall.SIGTERM)
+				}
+			}
+		})
+		p := r.startPi()
+		p.prompt("hello", 1)
+		_, sid, es := r.session()
+		if n := len(boundaries(es)); n != 1 {
+			t.Errorf("boundaries = %d, want window 0", n)
+		}
+		var st sessionState
+		r.api("GET", "/v1/sessions/"+sid, nil, &st)
+		if st.Registration == nil || st.Registration.Mode != "local" || st.Registration.PiVersion != v.Semver {
+			t.Errorf("registration = %+v", st.Registration)
+		}
+		if n := p.notices("error"); len(n) != 0 {
+			t.Errorf("UI errors: %q", n)
+		}
 	})
 }
 
