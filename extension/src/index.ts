@@ -11,7 +11,9 @@ import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@e
 import { getAgentDir, VERSION } from "@earendil-works/pi-coding-agent";
 import { connect, type Contextd, ContextdError, healthy } from "./client.ts";
 import { applyProjection, type Projection } from "./projection.ts";
+import { type PlannedEntry, settleRollover } from "./rollover.ts";
 import { resolveSettings, type Settings } from "./settings.ts";
+import { Type } from "typebox";
 import {
 	codexArguments,
 	HISTORY_ACTIONS,
@@ -26,15 +28,6 @@ import {
 /** The command the extension sends itself to capture a command context (Tree mode). */
 export const CAPTURE_COMMAND = "contextd-capture";
 export const WINDOW_TYPE = "codex-context-window";
-
-interface PlannedEntry {
-	type: "custom" | "custom_message";
-	customType: string;
-	data?: unknown;
-	content?: string;
-	display?: boolean;
-	details?: unknown;
-}
 
 interface ContextAnswer {
 	mode: string;
@@ -175,7 +168,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 		name: "new_context",
 		label: "New context",
 		description: NEW_CONTEXT_DESCRIPTION,
-		parameters: {type: "object", properties: {}, additionalProperties: false} as never,
+		parameters: Type.Object({}, { additionalProperties: false }),
 		async execute(_id, _params, _signal, _onUpdate, ctx) {
 			const c = need();
 			if (mode === "local") {
@@ -259,66 +252,24 @@ export default function contextdExtension(pi: ExtensionAPI) {
 	}
 
 	async function rollover(p: { rolloverId: string; sessionId: string }, ctx: ExtensionContext): Promise<void> {
-		const base = `${sessionPath()}/rollovers/${encodeURIComponent(p.rolloverId)}`;
-		const fail = async (msg: string, abort: boolean) => {
-			if (abort && client) {
-				try {
-					await client.call("POST", `${base}/abort`, { reason: msg.slice(0, 1000) });
-				} catch {
-					// contextd keeps the rollover inspectable; the UI error below says what happened
-				}
-			}
-			ctx.ui.notify(`contextd: new context failed: ${msg}`, "error");
-		};
-		if (p.sessionId !== sessionId) return fail("the session changed before the rollover could run; the old branch is kept", true);
-		if (!commandCtx) return fail("no command context was captured for Tree navigation; run /reload and retry; the old branch is kept", true);
-		let c: Contextd;
-		let settle: { navigate_to: string | null; summarize: boolean };
-		try {
-			c = need();
-			settle = await c.call("POST", `${base}/settle`, leafBody(ctx));
-		} catch (err) {
-			return fail(`${(err as Error).message}; the old branch is kept`, false);
-		}
-		if (!settle.navigate_to) return fail("contextd planned no navigation for a Tree rollover; the old branch is kept", true);
-		const editorText = ctx.ui.getEditorText();
-		internalNavigation = true;
-		let cancelled = false;
-		try {
-			cancelled = (await commandCtx.navigateTree(settle.navigate_to, { summarize: settle.summarize })).cancelled;
-		} catch (err) {
-			internalNavigation = false;
-			return fail(`navigation failed (${(err as Error).message}); the old branch is kept`, true);
-		}
-		internalNavigation = false;
-		if (cancelled) return fail("navigation was cancelled; the old branch is kept", true);
-		const leaf = ctx.sessionManager.getLeafEntry();
-		if (!leaf || leaf.type !== "branch_summary") {
-			return fail("navigation did not append a branch summary; run /contextd to inspect the session", true);
-		}
-		let commit: { append: PlannedEntry[] };
-		try {
-			commit = await c.call("POST", `${base}/commit`, { summary_entry_id: leaf.id });
-		} catch (err) {
-			// Navigation completed: no turn starts until the branch holds the
-			// recovery state; contextd reports the rollover as incomplete.
-			return fail(`${(err as Error).message}; the window was archived but not opened; no turn was started, run /contextd`, false);
-		}
-		for (const e of commit.append) {
-			if (e.type === "custom") pi.appendEntry(e.customType, e.data);
-		}
-		for (const e of commit.append) {
-			// Only the boundary triggers the next turn, after every other entry landed.
-			if (e.type === "custom_message") {
-				pi.sendMessage({ customType: e.customType, content: e.content ?? "", display: e.display ?? true, details: e.details }, { triggerTurn: true });
-			}
-		}
-		try {
-			await c.call("POST", `${base}/complete`);
-		} catch {
-			// contextd also completes the rollover when it sees the entries
-		}
-		if (editorText) ctx.ui.setEditorText(editorText);
+		const c = client;
+		const cmd = commandCtx;
+		await settleRollover({
+			post: (path, body) => (c ? c.call("POST", path, body) : Promise.reject(new ContextdError(unavailable))),
+			base: `${sessionPath()}/rollovers/${encodeURIComponent(p.rolloverId)}`,
+			leafBody: () => leafBody(ctx),
+			navigateTree: cmd ? (id, o) => cmd.navigateTree(id, o) : undefined,
+			leafEntry: () => ctx.sessionManager.getLeafEntry(),
+			getEditorText: () => ctx.ui.getEditorText(),
+			setEditorText: (t) => ctx.ui.setEditorText(t),
+			appendEntry: (t, data) => pi.appendEntry(t, data),
+			sendMessage: (m, o) => pi.sendMessage(m, o),
+			notifyError: (m) => ctx.ui.notify(m, "error"),
+			setInternalNavigation: (on) => {
+				internalNavigation = on;
+			},
+			sameSession: p.sessionId === sessionId,
+		});
 	}
 
 	// ---- leaving Tree mode: manual /compact -----------------------------

@@ -1,0 +1,100 @@
+// The settled phase of a Tree rollover (SEED "Settled phase"; DESIGN.md
+// §5.3): settle, save the editor text, navigateTree(boundary, {summarize})
+// with the captured command context, commit, append manifest and note
+// snapshot, then the boundary (the only entry that triggers a turn),
+// complete, restore the editor text. Every failure ends in one concise UI
+// error; before navigation completes the old branch is kept (the rollover
+// is aborted), after it no turn starts and contextd reports the rollover
+// as incomplete. Pi's objects are passed in, so this runs in unit tests.
+
+export interface PlannedEntry {
+	type: "custom" | "custom_message";
+	customType: string;
+	data?: unknown;
+	content?: string;
+	display?: boolean;
+	details?: unknown;
+}
+
+export interface RolloverDeps {
+	/** POSTs to contextd; rejects with an Error whose message says what failed. */
+	post<T>(path: string, body?: unknown): Promise<T>;
+	/** Base path of the rollover: /v1/sessions/{id}/rollovers/{rid}. */
+	base: string;
+	/** Pi's live leaf when it is on disk ({} otherwise). */
+	leafBody(): { leaf_id?: string };
+	/** The captured command context's navigateTree, or undefined when none was captured. */
+	navigateTree: ((targetId: string, options: { summarize: boolean }) => Promise<{ cancelled: boolean }>) | undefined;
+	/** The current leaf entry after navigation. */
+	leafEntry(): { id: string; type: string } | undefined;
+	getEditorText(): string;
+	setEditorText(text: string): void;
+	appendEntry(customType: string, data: unknown): void;
+	sendMessage(m: { customType: string; content: string; display: boolean; details: unknown }, options: { triggerTurn: boolean }): void;
+	notifyError(message: string): void;
+	/** Set while navigateTree runs, so session_tree tells this internal navigation from a user's /tree. */
+	setInternalNavigation(on: boolean): void;
+	/** False when the session changed between the tool phase and now. */
+	sameSession: boolean;
+}
+
+export async function settleRollover(d: RolloverDeps): Promise<"completed" | "failed"> {
+	const fail = async (msg: string, abort: boolean) => {
+		if (abort) {
+			try {
+				await d.post(`${d.base}/abort`, { reason: msg.slice(0, 1000) });
+			} catch {
+				// contextd keeps the rollover inspectable; the UI error says what happened
+			}
+		}
+		d.notifyError(`contextd: new context failed: ${msg}`);
+		return "failed" as const;
+	};
+	if (!d.sameSession) return fail("the session changed before the rollover could run; the old branch is kept", true);
+	if (!d.navigateTree) return fail("no command context was captured for Tree navigation; run /reload and retry; the old branch is kept", true);
+	let settle: { navigate_to: string | null; summarize: boolean };
+	try {
+		settle = await d.post(`${d.base}/settle`, d.leafBody());
+	} catch (err) {
+		return fail(`${(err as Error).message}; the old branch is kept`, false);
+	}
+	if (!settle.navigate_to) return fail("contextd planned no navigation for a Tree rollover; the old branch is kept", true);
+	const editorText = d.getEditorText();
+	d.setInternalNavigation(true);
+	let cancelled: boolean;
+	try {
+		cancelled = (await d.navigateTree(settle.navigate_to, { summarize: settle.summarize })).cancelled;
+	} catch (err) {
+		return fail(`navigation failed (${(err as Error).message}); the old branch is kept`, true);
+	} finally {
+		d.setInternalNavigation(false);
+	}
+	if (cancelled) return fail("navigation was cancelled; the old branch is kept", true);
+	const leaf = d.leafEntry();
+	if (!leaf || leaf.type !== "branch_summary") {
+		return fail("navigation did not append a branch summary; run /contextd to inspect the session", true);
+	}
+	let commit: { append: PlannedEntry[] };
+	try {
+		commit = await d.post(`${d.base}/commit`, { summary_entry_id: leaf.id });
+	} catch (err) {
+		// Navigation completed: no turn starts until the branch holds the
+		// recovery state; contextd reports the rollover as incomplete.
+		return fail(`${(err as Error).message}; the window was archived but not opened; no turn was started, run /contextd`, false);
+	}
+	for (const e of commit.append) {
+		if (e.type === "custom") d.appendEntry(e.customType, e.data);
+	}
+	for (const e of commit.append) {
+		if (e.type === "custom_message") {
+			d.sendMessage({ customType: e.customType, content: e.content ?? "", display: e.display ?? true, details: e.details }, { triggerTurn: true });
+		}
+	}
+	try {
+		await d.post(`${d.base}/complete`);
+	} catch {
+		// contextd also completes the rollover when it sees the entries
+	}
+	if (editorText) d.setEditorText(editorText);
+	return "completed";
+}

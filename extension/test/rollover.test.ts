@@ -1,0 +1,99 @@
+// Unit tests of the Tree rollover's settled phase with fakes of Pi's API:
+// the headless stand-in for what only interactive Pi shows (editor text
+// saved and restored around navigation) and for the failure policy.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { type RolloverDeps, settleRollover } from "../src/rollover.ts";
+
+const plan = [
+	{ type: "custom", customType: "codex-context-tree-archive", data: { protocol: 1 } },
+	{ type: "custom", customType: "codex-context-note-snapshot", data: { files: [] } },
+	{ type: "custom_message", customType: "codex-context-window", content: "<context_window>", display: true, details: { id: "m1" } },
+];
+
+function fake(over: Partial<RolloverDeps> = {}, posts: Record<string, unknown> = {}) {
+	const log: string[] = [];
+	let editor = "half-typed request";
+	let internal = false;
+	const d: RolloverDeps = {
+		base: "/v1/sessions/s/rollovers/r",
+		post: async <T>(path: string) => {
+			log.push(`post ${path.split("/").pop()}`);
+			const v = posts[path.split("/").pop() ?? ""];
+			if (v instanceof Error) throw v;
+			return v as T;
+		},
+		leafBody: () => ({ leaf_id: "leaf" }),
+		navigateTree: async (id, o) => {
+			log.push(`navigate ${id} summarize=${o.summarize} internal=${internal}`);
+			editor = "";
+			return { cancelled: false };
+		},
+		leafEntry: () => ({ id: "sum1", type: "branch_summary" }),
+		getEditorText: () => editor,
+		setEditorText: (t) => {
+			log.push(`setEditorText ${t}`);
+			editor = t;
+		},
+		appendEntry: (t) => log.push(`appendEntry ${t}`),
+		sendMessage: (m, o) => log.push(`sendMessage ${m.customType} triggerTurn=${o.triggerTurn}`),
+		notifyError: (m) => log.push(`error ${m}`),
+		setInternalNavigation: (on) => {
+			internal = on;
+		},
+		sameSession: true,
+		...over,
+	};
+	return { d, log, editor: () => editor };
+}
+
+const okPosts = { settle: { navigate_to: "b0", summarize: true }, commit: { append: plan }, complete: {} };
+
+test("settle, navigate (internal), commit, manifest and snapshot, then only the boundary triggers; editor text restored", async () => {
+	const f = fake({}, okPosts);
+	assert.equal(await settleRollover(f.d), "completed");
+	assert.deepEqual(f.log, [
+		"post settle",
+		"navigate b0 summarize=true internal=true",
+		"post commit",
+		"appendEntry codex-context-tree-archive",
+		"appendEntry codex-context-note-snapshot",
+		"sendMessage codex-context-window triggerTurn=true",
+		"post complete",
+		"setEditorText half-typed request",
+	]);
+	assert.equal(f.editor(), "half-typed request");
+});
+
+test("cancelled navigation: the rollover is aborted, one UI error, nothing appended", async () => {
+	const f = fake({ navigateTree: async () => ({ cancelled: true }) }, okPosts);
+	assert.equal(await settleRollover(f.d), "failed");
+	assert.deepEqual(f.log, ["post settle", "post abort", "error contextd: new context failed: navigation was cancelled; the old branch is kept"]);
+});
+
+test("no captured command context: aborted before anything moves", async () => {
+	const f = fake({ navigateTree: undefined }, okPosts);
+	await settleRollover(f.d);
+	assert.deepEqual(f.log.slice(0, 1), ["post abort"]);
+	assert.equal(f.log.filter((l) => l.startsWith("error ")).length, 1);
+});
+
+test("navigateTree rejects (a response is running): aborted, old branch kept", async () => {
+	const f = fake({ navigateTree: async () => Promise.reject(new Error("busy")) }, okPosts);
+	await settleRollover(f.d);
+	assert.deepEqual(f.log, ["post settle", "post abort", "error contextd: new context failed: navigation failed (busy); the old branch is kept"]);
+});
+
+test("commit fails after navigation: one error, no turn, no abort (contextd reports the incomplete rollover)", async () => {
+	const f = fake({}, { ...okPosts, commit: new Error("contextd is not reachable") });
+	await settleRollover(f.d);
+	assert.deepEqual(f.log.slice(0, 3), ["post settle", "navigate b0 summarize=true internal=true", "post commit"]);
+	assert.equal(f.log.length, 4);
+	assert.match(f.log[3], /^error .*archived but not opened; no turn was started/);
+});
+
+test("session changed between the tool and settled phases: aborted", async () => {
+	const f = fake({ sameSession: false }, okPosts);
+	await settleRollover(f.d);
+	assert.deepEqual(f.log.slice(0, 1), ["post abort"]);
+});
