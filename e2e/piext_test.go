@@ -119,10 +119,10 @@ func TestPiExtensionLocal(t *testing.T) {
 		r := newRig(t, v, "local", []step{
 			tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "- find the fact\n"}), // 0
 			tool("bash", map[string]any{"command": factCommand}),                                                  // 1
-			tool("new_context", nil),                                                                              // 2
-			tool("history", searchPrevious),                                                                       // 3
-			tool("history", readFirstHit),                                                                         // 4
-			{Text: "done"},                                                                                        // 5
+			tool("new_context", nil),        // 2
+			tool("history", searchPrevious), // 3
+			tool("history", readFirstHit),   // 4
+			{Text: "done"},                  // 5
 		})
 		r.startContextd()
 		p := r.startPi()
@@ -251,10 +251,10 @@ func TestPiExtensionTree(t *testing.T) {
 		r := newRig(t, v, "tree", []step{
 			tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "- find the fact\n"}), // 0
 			tool("bash", map[string]any{"command": factCommand}),                                                  // 1
-			tool("new_context", nil),                                                                              // 2: ends the run
-			tool("history", searchPrevious),                                                                       // 3: the boundary's turn
-			tool("history", readFirstHit),                                                                         // 4
-			{Text: "done"},                                                                                        // 5
+			tool("new_context", nil),        // 2: ends the run
+			tool("history", searchPrevious), // 3: the boundary's turn
+			tool("history", readFirstHit),   // 4
+			{Text: "done"},                  // 5
 		})
 		r.startContextd()
 		p := r.startPi()
@@ -620,11 +620,11 @@ func TestPiExtensionRemote(t *testing.T) {
 		t.Run("forwarded", func(t *testing.T) {
 			codex := newFakeCodex(t)
 			r := newRig(t, v, "remote", []step{
-				tool("history", map[string]any{"action": "list_windows"}),                                  // 0
+				tool("history", map[string]any{"action": "list_windows"}),                                    // 0
 				tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "remote\n"}), // 1
-				{Text: "forwarded"},                                                                      // 2
-				tool("history", map[string]any{"action": "list_windows"}),                                // 3: backend down
-				{Text: "backend down"},                                                                   // 4
+				{Text: "forwarded"}, // 2
+				tool("history", map[string]any{"action": "list_windows"}), // 3: backend down
+				{Text: "backend down"}, // 4
 			})
 			auth := map[string]any{"openai-codex": map[string]any{"type": "oauth", "access": codexToken(), "refresh": "refresh-e2e",
 				"expires": time.Now().Add(24 * time.Hour).UnixMilli(), "accountId": "acct-e2e"}}
