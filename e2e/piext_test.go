@@ -593,6 +593,8 @@ func newFakeCodex(t *testing.T) *fakeCodex {
 		switch r.URL.Path {
 		case "/alpha/history/v2/list_windows":
 			w.Write([]byte(`{"windows":[{"window_id":"remote-window-1","item_count":3}]}`))
+		case "/alpha/notes/v2/thread_hint":
+			w.Write([]byte(`{"text":"Recent notes (up to 5, most-recent first):\n- /root/notes/remote.md (1 lines, 7 UTF-8 bytes)"}`))
 		default:
 			w.Write([]byte(`{"encrypted_output":"opaque-remote-result"}`))
 		}
@@ -622,9 +624,10 @@ func TestPiExtensionRemote(t *testing.T) {
 			r := newRig(t, v, "remote", []step{
 				tool("history", map[string]any{"action": "list_windows"}),                                    // 0
 				tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "remote\n"}), // 1
-				{Text: "forwarded"}, // 2
-				tool("history", map[string]any{"action": "list_windows"}), // 3: backend down
-				{Text: "backend down"}, // 4
+				tool("new_context", nil), // 2
+				{Text: "forwarded"},      // 3
+				tool("history", map[string]any{"action": "list_windows"}), // 4: backend down
+				{Text: "backend down"}, // 5
 			})
 			auth := map[string]any{"openai-codex": map[string]any{"type": "oauth", "access": codexToken(), "refresh": "refresh-e2e",
 				"expires": time.Now().Add(24 * time.Hour).UnixMilli(), "accountId": "acct-e2e"}}
@@ -636,12 +639,30 @@ func TestPiExtensionRemote(t *testing.T) {
 			p := r.startPi()
 			p.prompt("use remote history", 1)
 			_, sid, es := r.session()
-			if n := len(boundaries(es)); n != 0 {
-				t.Errorf("remote mode appended %d local boundaries", n)
+			// Window 0 at session start, window 1 after new_context, each
+			// with the backend's thread hint.
+			bs := boundaries(es)
+			if len(bs) != 2 {
+				t.Fatalf("boundaries = %d, want 2", len(bs))
+			}
+			w0, w1 := windowOf(t, bs[0]), windowOf(t, bs[1])
+			if w0.WindowNumber != 0 || w1.WindowNumber != 1 || w1.FirstWindowID != w0.CurrentWindowID || w1.PreviousWindowID != w0.CurrentWindowID {
+				t.Errorf("remote windows %+v %+v", w0, w1)
 			}
 			codex.mu.Lock()
-			calls := append([]codexCall(nil), codex.reqs...)
+			var calls []codexCall
+			hints := 0
+			for _, c := range codex.reqs {
+				if c.Path == "/alpha/notes/v2/thread_hint" {
+					hints++
+				} else {
+					calls = append(calls, c)
+				}
+			}
 			codex.mu.Unlock()
+			if hints != 2 {
+				t.Errorf("thread_hint calls = %d, want 2 (window 0 and window 1)", hints)
+			}
 			if len(calls) != 2 || calls[0].Path != "/alpha/history/v2/list_windows" || calls[1].Path != "/alpha/notes/v2/write_file" {
 				t.Fatalf("backend calls = %+v", calls)
 			}
@@ -662,11 +683,18 @@ func TestPiExtensionRemote(t *testing.T) {
 			if got := lastToolResult(t, turn(t, reqs, 2)).text(); got != `{"encrypted_output":"opaque-remote-result"}` {
 				t.Errorf("write_file result = %s, want the backend's answer", got)
 			}
+			// After new_context the request starts at window 1's boundary,
+			// which holds the backend's hint.
+			next := turn(t, reqs, 3).conversation()
+			if len(next) != 1 || !strings.Contains(next[0].text(), "Current context window id: "+w1.CurrentWindowID) ||
+				!strings.Contains(next[0].text(), "- /root/notes/remote.md (1 lines, 7 UTF-8 bytes)") {
+				t.Errorf("request after new_context: %d messages, first %.300q", len(next), next[0].text())
+			}
 
 			codex.srv.Close()
 			p.prompt("again", 2)
 			reqs = r.requests()
-			res := lastToolResult(t, turn(t, reqs, 4))
+			res := lastToolResult(t, turn(t, reqs, 5))
 			if !res.IsError || !strings.Contains(res.text(), "Unable to perform operation") || strings.Contains(res.text(), "pi-session") {
 				t.Errorf("backend down: error %v %s", res.IsError, res.text())
 			}

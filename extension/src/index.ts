@@ -12,6 +12,7 @@ import { getAgentDir, VERSION } from "@earendil-works/pi-coding-agent";
 import { connect, type Contextd, ContextdError, healthy } from "./client.ts";
 import { applyProjection, type Projection } from "./projection.ts";
 import { type PlannedEntry, settleRollover } from "./rollover.ts";
+import { boundaryMessage, identityOf, nextIdentity, sliceAtLatestBoundary, usableHint, type WindowIdentity } from "./windows.ts";
 import { resolveSettings, type Settings } from "./settings.ts";
 import { Type } from "typebox";
 import {
@@ -27,7 +28,6 @@ import {
 
 /** The command the extension sends itself to capture a command context (Tree mode). */
 export const CAPTURE_COMMAND = "contextd-capture";
-export const WINDOW_TYPE = "codex-context-window";
 
 interface ContextAnswer {
 	mode: string;
@@ -80,16 +80,37 @@ export default function contextdExtension(pi: ExtensionAPI) {
 
 	/** Appends the boundary of window 0 when the active branch has none. */
 	async function ensureWindow(ctx: ExtensionContext): Promise<void> {
-		const hasBoundary = ctx.sessionManager.getBranch().some((e) => {
-			if (e.type !== "custom_message" || e.customType !== WINDOW_TYPE) return false;
-			const cm = (e.details as { contextManagement?: { kind?: string; currentWindowId?: string } } | undefined)?.contextManagement;
-			return cm?.kind === "window" && !!cm.currentWindowId;
-		});
-		if (hasBoundary) return;
+		if (branchIdentity(ctx)) return;
 		const ans = await need().call<{ append: PlannedEntry[] }>("POST", `${sessionPath()}/windows`, leafBody(ctx));
 		for (const b of ans.append) {
 			pi.sendMessage({ customType: b.customType, content: b.content ?? "", display: b.display ?? true, details: b.details });
 		}
+	}
+
+	/** The window identity of the latest boundary on Pi's active branch. */
+	function branchIdentity(ctx: ExtensionContext): WindowIdentity | undefined {
+		let id: WindowIdentity | undefined;
+		for (const e of ctx.sessionManager.getBranch()) {
+			if (e.type === "custom_message") id = identityOf(e) ?? id;
+		}
+		return id;
+	}
+
+	/** The backend's thread hint through contextd; "" when there is none or the call fails (Codex omits it then). */
+	async function remoteHint(ctx: ExtensionContext): Promise<string> {
+		try {
+			const headers = await codexHeaders(ctx);
+			const a = await need().call<{ text?: unknown }>("POST", "/alpha/notes/v2/thread_hint", { context: { session_id: sessionId, current_agent_name: settings.agentName } }, headers);
+			return usableHint(a.text);
+		} catch {
+			return "";
+		}
+	}
+
+	/** Remote: window 0 when the branch has no boundary. */
+	async function ensureRemoteWindow(ctx: ExtensionContext): Promise<void> {
+		if (branchIdentity(ctx)) return;
+		pi.sendMessage(boundaryMessage(settings.agentName, nextIdentity(undefined), await remoteHint(ctx)));
 	}
 
 	/** {leaf_id} when Pi's live leaf is on disk, else {} (0.85 holds entries in memory until the first assistant message). */
@@ -118,6 +139,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 				pi.sendUserMessage(`/${CAPTURE_COMMAND}`, { expandPromptTemplates: true });
 			}
 			if (local) await ensureWindow(ctx);
+			if (mode === "remote") await ensureRemoteWindow(ctx);
 		} catch (err) {
 			unavailable = (err as Error).message;
 			ctx.ui.notify(`contextd: ${unavailable}`, "error");
@@ -162,6 +184,12 @@ export default function contextdExtension(pi: ExtensionAPI) {
 		});
 	}
 
+	if (mode === "remote") {
+		// Only the current window reaches the model; earlier windows are
+		// recovered through the Codex backend, never from local data.
+		pi.on("context", async (event) => ({ messages: sliceAtLatestBoundary(event.messages as never[]) }));
+	}
+
 	// ---- tools -------------------------------------------------------------
 
 	pi.registerTool({
@@ -188,7 +216,11 @@ export default function contextdExtension(pi: ExtensionAPI) {
 				// terminate: the run ends after this batch; agent_settled performs the rollover.
 				return { content: text(ans.tool_result), details: { rollover_id: ans.rollover_id, merged: ans.merged }, terminate: true };
 			}
-			throw new ContextdError("new_context is not available in remote mode through contextd yet; continue in this window");
+			// Remote: the extension keeps the window identity on the branch;
+			// the hint comes from the Codex backend through contextd.
+			const next = nextIdentity(branchIdentity(ctx));
+			pi.sendMessage(boundaryMessage(settings.agentName, next, await remoteHint(ctx)), { deliverAs: "steer" });
+			return { content: text("A new context window will start without summarizing conversation history."), details: { window: next } };
 		},
 	});
 
