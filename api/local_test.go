@@ -1747,11 +1747,11 @@ func TestSessionsRefusals(t *testing.T) {
 		{"missing content type", "POST", "/v1/sessions/" + localBasicSessionID + "/windows", `{}`, http.Header{"Content-Type": {""}}, 415,
 			`Content-Type "" is not supported; send the body as application/json.`},
 		{"register outside (absolute)", "PUT", "/v1/sessions/outside-session", regBody(outside), nil, 403,
-			fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a file under it", outside, s.Index.Root())},
+			fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", outside, s.Index.Root())},
 		{"register outside (relative)", "PUT", "/v1/sessions/outside-session", regBody("../outside.jsonl"), nil, 403,
-			fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a file under it", "../outside.jsonl", s.Index.Root())},
+			fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", "../outside.jsonl", s.Index.Root())},
 		{"register /etc/passwd", "PUT", "/v1/sessions/outside-session", regBody("/etc/passwd"), nil, 403,
-			fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a file under it", "/etc/passwd", s.Index.Root())},
+			fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", "/etc/passwd", s.Index.Root())},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := s.request(tc.method, tc.path, tc.body, tc.hdr)
@@ -1767,7 +1767,7 @@ func TestSessionsRefusals(t *testing.T) {
 	}
 	r := s.register("outside-session", "link.jsonl", contextd.ModeLocal)
 	if p := r.problem(t); r.Status != http.StatusForbidden ||
-		p.Detail != fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a file under it", "link.jsonl", s.Index.Root()) {
+		p.Detail != fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", "link.jsonl", s.Index.Root()) {
 		t.Errorf("symlink out: %d %s", r.Status, r.Body)
 	}
 	if err := os.Remove(s.path("link.jsonl")); err != nil {
@@ -1838,5 +1838,23 @@ func TestRegisterPiVersion(t *testing.T) {
 	}
 	if reg, _, _ := s.State.Registration(t.Context(), localBasicSessionID); reg.PiVersion != "1.6.0" {
 		t.Fatalf("refused registration changed pi_version to %q", reg.PiVersion)
+	}
+}
+
+// TestRegisterRelativeToSessionsDir: the README's registration example
+// names the file relative to the sessions directory (here "pi-tree/…",
+// as with --sessions-dir ./testdata); it registers, and a mistyped
+// relative path answers 422 naming where contextd looked and which paths
+// are accepted (issue 14).
+func TestRegisterRelativeToSessionsDir(t *testing.T) {
+	s := newTestServer(t, serverOptions{}, fixture{Src: filepath.Join(fixturePiTree, "local-basic.jsonl"), Name: "pi-tree/local-basic.jsonl"})
+	if r := s.register(localBasicSessionID, "pi-tree/local-basic.jsonl", contextd.ModeLocal); r.Status != http.StatusCreated && r.Status != http.StatusOK {
+		t.Fatalf("register pi-tree/local-basic.jsonl: %d %s", r.Status, r.Body)
+	}
+	r := s.register(localBasicSessionID, "local-basic.jsonl", contextd.ModeLocal)
+	want := fmt.Sprintf("session_file %q does not exist (looked for %s): pass a path absolute or relative to the sessions directory %s; if the path is right, Pi has not written the file yet (it does after the first assistant message): register after that",
+		"local-basic.jsonl", filepath.Join(s.Index.Root(), "local-basic.jsonl"), s.Index.Root())
+	if p := r.problem(t); r.Status != http.StatusUnprocessableEntity || p.Detail != want {
+		t.Errorf("%d %q\nwant 422 %q", r.Status, p.Detail, want)
 	}
 }

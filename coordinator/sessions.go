@@ -224,10 +224,11 @@ func (s *Service) Register(ctx context.Context, sessionID string, req RegisterRe
 	path, err := s.Index.Resolve(req.SessionFile)
 	switch {
 	case errors.Is(err, store.ErrOutside):
-		return contextd.Registration{}, false, contextd.Errorf(contextd.EForbidden, "session_file %q is outside the sessions directory %s; pass a file under it", req.SessionFile, s.Index.Root())
+		return contextd.Registration{}, false, contextd.Errorf(contextd.EForbidden, "session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", req.SessionFile, s.Index.Root())
 	case errors.Is(err, fs.ErrNotExist):
 		if mode != contextd.ModeRemote {
-			return contextd.Registration{}, false, contextd.Errorf(contextd.EInvalid, "session_file %q does not exist; Pi writes the file after the first assistant message, register after that", req.SessionFile)
+			abs, _ := s.Index.Lexical(req.SessionFile)
+			return contextd.Registration{}, false, contextd.Errorf(contextd.EInvalid, "session_file %q does not exist (looked for %s): pass a path absolute or relative to the sessions directory %s; if the path is right, Pi has not written the file yet (it does after the first assistant message): register after that", req.SessionFile, abs, s.Index.Root())
 		}
 	case errors.Is(err, store.ErrNotRegular):
 		return contextd.Registration{}, false, contextd.Errorf(contextd.EInvalid, "session_file %q is not a regular file; pass the path of a session .jsonl file", req.SessionFile)

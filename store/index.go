@@ -70,6 +70,10 @@ type Options struct {
 	BatchBytes int64
 	Logger     *slog.Logger
 	Metrics    *Metrics
+	// PathMap rewrites absolute session file paths before they are
+	// resolved (Resolve, Lexical): a host path registered by a Pi outside
+	// a container becomes the path the container reads (ParsePathMap).
+	PathMap []PathMapping
 }
 
 // Index is the derived session index: an SQLite database (index.db) plus one
@@ -166,8 +170,8 @@ func (x *Index) Close() error {
 	return err
 }
 
-// Resolve turns a path (absolute, or relative to the sessions directory)
-// into the absolute path of a regular file under the sessions directory,
+// Resolve turns a path (absolute, or relative to the sessions directory;
+// absolute paths are first rewritten by Options.PathMap) into the absolute path of a regular file under the sessions directory,
 // after resolving symlinks. Errors: ErrOutside, or the os error
 // (fs.ErrNotExist for a missing file).
 func (x *Index) Resolve(path string) (string, error) {
@@ -225,13 +229,14 @@ func (x *Index) Forget(ctx context.Context, path string) error {
 	return nil
 }
 
-// Lexical returns path made absolute (relative paths are under the
-// sessions directory) and cleaned, and whether it lies under the sessions
+// Lexical returns path mapped (Options.PathMap), made absolute (relative
+// paths are under the sessions directory) and cleaned, and whether it lies under the sessions
 // directory without following symlinks. It touches no file.
 func (x *Index) Lexical(path string) (string, bool) {
 	if path == "" {
 		return "", false
 	}
+	path = mapPath(x.opts.PathMap, path)
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(x.root, path)
 	}
