@@ -72,7 +72,11 @@ func Summary(w io.Writer, f *File) error {
 		}
 	}
 	if n := len(f.Archives.Manifests); n > 0 {
-		fmt.Fprintf(w, "archives:  %d valid, %d invalid (unavailable to history; their summaries stay visible)\n", n-invalid, invalid)
+		fmt.Fprintf(w, "archives:  %d valid, %d invalid", n-invalid, invalid)
+		if invalid > 0 {
+			fmt.Fprint(w, " (an invalid archive is unavailable to history; its summary stays visible)")
+		}
+		fmt.Fprintln(w)
 	}
 	if len(f.Stats.Skipped) == 0 {
 		fmt.Fprintln(w, "skipped:   none")
