@@ -269,6 +269,10 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var mreg prometheus.Registerer = reg
+	if wrapRegisterer != nil {
+		mreg = wrapRegisterer(reg)
+	}
 	if fi, err := os.Stat(c.SessionsDir); err == nil && !fi.IsDir() {
 		return fmt.Errorf("--sessions-dir %s is not a directory; pass the folder Pi writes sessions to", c.SessionsDir)
 	} else if errors.Is(err, fs.ErrNotExist) {
@@ -282,7 +286,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer unlock()
-	index, err := store.OpenIndex(ctx, c.SessionsDir, filepath.Join(c.StateDir, "index"), store.Options{MaxLineBytes: c.MaxLineBytes, Logger: log, Metrics: store.NewMetrics(reg), PathMap: c.PathMap})
+	index, err := store.OpenIndex(ctx, c.SessionsDir, filepath.Join(c.StateDir, "index"), store.Options{MaxLineBytes: c.MaxLineBytes, Logger: log, Metrics: store.NewMetrics(mreg), PathMap: c.PathMap})
 	if err != nil {
 		return fmt.Errorf("open index: %w", err)
 	}
@@ -303,14 +307,14 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	cm := coordinator.NewMetrics(reg)
+	cm := coordinator.NewMetrics(mreg)
 	svc := coordinator.New(index, state, contextd.Mode(c.DefaultMode), log, cm)
 	archive.Install(svc)
-	rc := remote.New(c.CodexBaseURL, reg, log)
+	rc := remote.New(c.CodexBaseURL, mreg, log)
 	srv := api.New(api.Config{Token: token, AllowedHosts: splitList(c.AllowedHosts), AllowedOrigins: splitList(c.AllowedOrigins),
 		MaxBodyBytes: c.MaxBodyBytes, Logger: log, Registry: reg}, svc, rc)
 	api.InstallRollovers(srv)
-	registerIndexGauges(reg, index)
+	registerIndexGauges(mreg, index)
 
 	ln, err := listen(c.Addr, c.AllowNonLocal)
 	if err != nil {
@@ -331,6 +335,11 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	defer cancel()
 	return hs.Shutdown(sctx)
 }
+
+// wrapRegisterer, when set (tests), wraps the registry the collectors of
+// store, coordinator, remote and the index gauges register on, so that a
+// test can list every metric serve exports, also those not yet observed.
+var wrapRegisterer func(prometheus.Registerer) prometheus.Registerer
 
 // listen refuses a non-loopback address unless allowed explicitly.
 func listen(addr string, allowNonLoopback bool) (net.Listener, error) {
