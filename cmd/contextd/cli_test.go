@@ -339,3 +339,19 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestREADMETreeDrawing: the drawing README "Inspecting a session" shows is
+// the current output of the command it names.
+func TestREADMETreeDrawing(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCLI(t, nil, "inspect", "--tree", filepath.Join("..", "..", "testdata", "pi-tree", "tree-basic.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "contextd inspect --tree testdata/pi-tree/tree-basic.jsonl\n```\n\n```text\n"+out+"```\n") {
+		t.Errorf("README does not show the current drawing of tree-basic.jsonl:\n%s", out)
+	}
+}
