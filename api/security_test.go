@@ -217,9 +217,10 @@ func newSlowBackend(t *testing.T, delay time.Duration) string {
 
 // TestSecurityConfinementRace: a directory of the sessions dir swapped
 // back and forth with a symlink to a directory outside it, while searches
-// run, never lets content of the outside file into an answer, and never
-// gives a 500 (issue 12 item 3: 102–534 of 3,000 searches carried outside
-// content).
+// run over HTTP, never lets content of the outside file into an answer, and
+// never gives a 500 (issue 12 item 3: 102–534 of 3,000 searches carried
+// outside content, plus 500s). store.TestConfinementSwapRace drives the
+// same race at the sync itself, where it reproduces reliably.
 func TestSecurityConfinementRace(t *testing.T) {
 	s := newHXStack(t, hxOptions{Serve: true})
 	root := filepath.Dir(s.Sessions)
@@ -293,7 +294,7 @@ func TestSecurityConfinementRace(t *testing.T) {
 		}
 	}()
 	var leaks, fives, total atomic.Int64
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(2 * time.Second)
 	body := []byte(`{"query":"` + secret + `","context":{"session_id":"` + hxSessionID + `"}}`)
 	for range 4 {
 		wg.Add(1)
@@ -324,10 +325,10 @@ func TestSecurityConfinementRace(t *testing.T) {
 	if leaks.Load() > 0 || fives.Load() > 0 {
 		t.Errorf("%d answers carried content from outside the sessions dir and %d were 5xx; want none", leaks.Load(), fives.Load())
 	}
-	// Settled on the real directory, the session answers again.
-	r := s.post("/alpha/history/v2/list_windows", []byte(`{"context":{"session_id":"`+hxSessionID+`"}}`), nil)
-	if r.Status != http.StatusOK {
-		t.Errorf("after the race: list_windows %d %s", r.Status, r.Body)
+	// Settled on the real directory, nothing from outside is left.
+	r := s.post("/alpha/history/v2/search_contents", body, nil)
+	if r.Status >= 500 || strings.Contains(string(r.Body), secret) {
+		t.Errorf("after the race: search %d %s", r.Status, r.Body)
 	}
 }
 
@@ -548,5 +549,30 @@ func TestSecurityRemoteListNotIndexed(t *testing.T) {
 	}
 	if _, entries := s.entries(); entries != 0 {
 		t.Errorf("listing indexed %d entries of a Remote session's file, want 0", entries)
+	}
+}
+
+// TestSecurityRunawayLineReported: an unterminated last line already over
+// --max-line-bytes is listed as a too_long problem (issue 12 item 5: a
+// 20 GiB runaway line showed state ok). store.TestRunawayLastLine checks
+// that it is not read again.
+func TestSecurityRunawayLineReported(t *testing.T) {
+	s := newHXStack(t, hxOptions{})
+	f, err := os.OpenFile(s.File, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"type":"message","x":"`)
+	fi, _ := f.Stat()
+	f.Close()
+	if err := os.Truncate(s.File, fi.Size()+65<<20); err != nil { // sparse, over the 64 MiB default
+		t.Fatal(err)
+	}
+	r := s.do(s.newReq(http.MethodGet, "/v1/sessions", nil, nil))
+	if r.Status != http.StatusOK {
+		t.Fatalf("GET /v1/sessions: %d %s", r.Status, r.Body)
+	}
+	if !strings.Contains(string(r.Body), `"reason":"too_long","detail":"the last line has no newline yet`) {
+		t.Errorf("the runaway last line is not reported: %.2000s", r.Body)
 	}
 }

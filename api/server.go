@@ -179,15 +179,20 @@ func (s *Server) Handler() http.Handler { return s.router }
 // API is the huma API (for the OpenAPI document).
 func (s *Server) API() huma.API { return s.api }
 
-// HTTPServer wraps h with timeouts suited to a local service.
+// HTTPServer wraps h with timeouts suited to a local service. A kept-alive
+// connection is closed after 15 s idle (Node's keep-alive agents reconnect
+// transparently), and when the LimitListener's cap is reached the
+// longest-idle one is closed first (ConnState: TrackConnState), so idle
+// sockets never starve new clients (issue 12 item 4).
 func HTTPServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      90 * time.Second, // Remote calls take up to 35 s
-		IdleTimeout:       120 * time.Second,
+		IdleTimeout:       15 * time.Second,
 		MaxHeaderBytes:    64 << 10,
+		ConnState:         TrackConnState,
 	}
 }
 

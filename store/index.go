@@ -315,6 +315,13 @@ func (x *Index) Sessions() []*Session {
 // SyncAll discovers every session file and brings each one's index up to
 // date. Per-file problems are recorded on the session, not returned.
 func (x *Index) SyncAll(ctx context.Context) ([]*Session, error) {
+	return x.SyncAllExcept(ctx, nil)
+}
+
+// SyncAllExcept is SyncAll without touching the files for which skip (nil:
+// none) reports true, given the resolved path: they are neither opened nor
+// read (Remote sessions, issue 12 item 10).
+func (x *Index) SyncAllExcept(ctx context.Context, skip func(path string) bool) ([]*Session, error) {
 	paths, err := x.Discover()
 	if err != nil {
 		return nil, err
@@ -327,6 +334,9 @@ func (x *Index) SyncAll(ctx context.Context) ([]*Session, error) {
 			}
 		}
 		seen[p] = true
+		if skip != nil && skip(p) {
+			continue
+		}
 		s := x.Session(p)
 		if err := s.Sync(ctx); err != nil {
 			return nil, err
@@ -336,7 +346,7 @@ func (x *Index) SyncAll(ctx context.Context) ([]*Session, error) {
 	// (deleted, or registered elsewhere under the root): their sync records
 	// the state (missing, outside) instead of leaving the last one.
 	for _, s := range x.Sessions() {
-		if !seen[s.path] {
+		if !seen[s.path] && (skip == nil || !skip(s.path)) {
 			if err := s.Sync(ctx); err != nil {
 				return nil, err
 			}
