@@ -50,6 +50,10 @@ func (s *Server) problem(op string, err error) error {
 	case errors.Is(err, context.DeadlineExceeded):
 		s.log.Warn("request stopped at its deadline", "operation", op, "deadline", s.cfg.RequestTimeout)
 		return huma.NewError(http.StatusServiceUnavailable, "The request took longer than contextd's limit of "+s.cfg.RequestTimeout.String()+" and was stopped; retry it (indexing goes on from where it stopped).")
+	case errors.Is(err, store.ErrFileChanged):
+		// The file changed (or was swapped away) between the sync and a
+		// read of one of its lines: the read failed cleanly.
+		return huma.NewError(http.StatusPreconditionFailed, store.ErrFileChanged.Error())
 	case store.IsDiskFull(err):
 		s.log.Error("disk full", "operation", op, "error", err)
 		return huma.NewError(http.StatusInsufficientStorage, "The disk holding contextd's state directory is full, so nothing was changed; free space on that disk and retry.")

@@ -7,6 +7,7 @@ package api
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -461,29 +462,7 @@ func TestSecurityProblemMapping(t *testing.T) {
 // sentence saying the disk is full, and leaves the state as it was.
 func TestSecurityDiskFull(t *testing.T) {
 	s := newHXStack(t, hxOptions{})
-	w := s.State.DB.Writer
-	var pages int
-	if err := w.QueryRow("PRAGMA page_count").Scan(&pages); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Exec(fmt.Sprintf("PRAGMA max_page_count=%d", pages)); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Exec("PRAGMA max_page_count=1073741823") })
-	// Fill the last page.
-	for i := 0; ; i++ {
-		_, err := w.Exec(`INSERT INTO registrations(session_id, session_file, mode, agent_name, pi_version, registered_at, updated_at) VALUES (?,?,?,?,?,?,?)`,
-			fmt.Sprintf("filler-%d", i), strings.Repeat("x", 200), "local", "/root", "", "t", "t")
-		if err != nil {
-			if !strings.Contains(err.Error(), "full") {
-				t.Fatalf("filling the database: %v", err)
-			}
-			break
-		}
-		if i > 10000 {
-			t.Fatal("max_page_count did not stop the database from growing")
-		}
-	}
+	free := fillStateDB(t, s.State.DB.Writer)
 	r := s.do(s.newReq(http.MethodPut, "/v1/sessions/"+hxSessionID, []byte(`{"session_file":"`+hxFileName+`","mode":"tree"}`), nil))
 	if r.Status != http.StatusInsufficientStorage {
 		t.Fatalf("register on a full disk: %d %s, want 507", r.Status, r.Body)
@@ -495,7 +474,7 @@ func TestSecurityDiskFull(t *testing.T) {
 		t.Errorf("after the failed register: found=%v err=%v, want no registration", found, err)
 	}
 	// Space again: the same request succeeds.
-	w.Exec("PRAGMA max_page_count=1073741823")
+	free()
 	r = s.do(s.newReq(http.MethodPut, "/v1/sessions/"+hxSessionID, []byte(`{"session_file":"`+hxFileName+`","mode":"tree"}`), nil))
 	if r.Status != http.StatusCreated {
 		t.Errorf("register after space came back: %d %s", r.Status, r.Body)
@@ -574,5 +553,76 @@ func TestSecurityRunawayLineReported(t *testing.T) {
 	}
 	if !strings.Contains(string(r.Body), `"reason":"too_long","detail":"the last line has no newline yet`) {
 		t.Errorf("the runaway last line is not reported: %.2000s", r.Body)
+	}
+}
+
+// fillStateDB makes the state database unable to grow (SQLite's
+// SQLITE_FULL, what a full disk gives) and returns a func that gives the
+// space back.
+func fillStateDB(t *testing.T, w *sql.DB) func() {
+	t.Helper()
+	var pages int
+	if err := w.QueryRow("PRAGMA page_count").Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Exec(fmt.Sprintf("PRAGMA max_page_count=%d", pages)); err != nil {
+		t.Fatal(err)
+	}
+	free := func() { w.Exec("PRAGMA max_page_count=1073741823") }
+	t.Cleanup(free)
+	// Fill every page of both tables and their indexes: rows with random
+	// keys (so they land on every page) of shrinking sizes, each size until
+	// 40 inserts in a row found no room.
+	rnd := rand.New(rand.NewPCG(9, 9))
+	full := 0
+	for _, size := range []int{400, 100, 30, 8, 1} {
+		for _, table := range []string{"registrations", "rollovers"} {
+			for fails, n := 0, 0; fails < 40; n++ {
+				if n > 100000 {
+					t.Fatal("max_page_count did not stop the database from growing")
+				}
+				key := fmt.Sprintf("%016x", rnd.Uint64())
+				pad := strings.Repeat("x", size)
+				var err error
+				if table == "registrations" {
+					_, err = w.Exec(`INSERT INTO registrations(session_id, session_file, mode, agent_name, registered_at, updated_at) VALUES (?,?,'local','/root','t','t')`, key, pad)
+				} else {
+					_, err = w.Exec(`INSERT INTO rollovers(rollover_id, session_id, session_file, mode, state, boundary_entry_id, boundary_parent_id, window_identity, leaf_at_request, requested_at) VALUES (?,?,?,'tree','pending','b','p','{}','l','t')`, key, key, pad)
+				}
+				switch {
+				case err == nil:
+					fails = 0
+				case strings.Contains(err.Error(), "full"):
+					fails++
+					full++
+				default:
+					t.Fatalf("filling the database: %v", err)
+				}
+			}
+		}
+	}
+	if full == 0 {
+		t.Fatal("the database never filled up")
+	}
+	return free
+}
+
+// TestSecurityDiskFullRollover: the rollover tool phase on a full disk
+// answers 507 saying so, records no rollover, and succeeds once there is
+// space again.
+func TestSecurityDiskFullRollover(t *testing.T) {
+	s, _ := rolloverServer(t, contextd.ModeTree)
+	free := fillStateDB(t, s.State.DB.Writer)
+	base := "/v1/sessions/" + rollTreeID + "/rollovers"
+	r := s.post(base, map[string]any{"leaf_id": "42a59a75", "command_context_ready": true})
+	if r.Status != http.StatusInsufficientStorage || !strings.Contains(r.problem(t).Detail, "disk") {
+		t.Fatalf("rollover on a full disk: %d %s, want 507 saying the disk is full", r.Status, r.Body)
+	}
+	if st := s.get("/v1/sessions/" + rollTreeID); !strings.Contains(string(st.Body), `"rollover":null`) {
+		t.Errorf("a rollover was recorded by the failed request: %s", st.Body)
+	}
+	free()
+	if r := s.post(base, map[string]any{"leaf_id": "42a59a75", "command_context_ready": true}); r.Status != http.StatusCreated {
+		t.Errorf("rollover after space came back: %d %s", r.Status, r.Body)
 	}
 }
