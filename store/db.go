@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -46,8 +45,8 @@ const DefaultBusyTimeout = 5000
 // mode, and applies the migrations in fsys (files NNNN_name.sql under one
 // directory). Errors: ErrNewerSchema, ErrCorrupt, or an I/O error.
 func OpenDB(ctx context.Context, path string, fsys fs.FS, dir string) (*DB, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("create state directory: %w", err)
+	if err := privateDir(filepath.Dir(path)); err != nil {
+		return nil, err
 	}
 	// The databases hold note snapshots and registrations: user-only
 	// (0600), including the -wal and -shm files (issue 12 item 6).

@@ -851,6 +851,9 @@ func (s *Session) ingest(ctx context.Context, db *DB, f *os.File, size int64) er
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if s.flightScanned > size {
+			s.flightScanned = s.next // cut and written again: look again
+		}
 		if s.flightFrom == s.next && s.flightScanned > s.next {
 			// An unterminated line seen before: look for its end in the
 			// new bytes only (issue 12 item 5).

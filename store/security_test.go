@@ -269,6 +269,9 @@ func TestStateFileModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	if err := os.MkdirAll(filepath.Join(dir, "index"), 0o755); err != nil { // an existing, wider one
+		t.Fatal(err)
+	}
 	x, err := OpenIndex(context.Background(), t.TempDir(), filepath.Join(dir, "index"), Options{})
 	if err != nil {
 		t.Fatal(err)
