@@ -63,7 +63,12 @@ func privateDir(dir string) error {
 		return fmt.Errorf("state directory %s is not a directory", dir)
 	}
 	if fi.Mode().Perm() != 0o700 {
-		return os.Chmod(dir, 0o700)
+		// A directory owned by someone else (a volume mounted into a
+		// container) cannot be narrowed; every file contextd keeps in it
+		// is 0600 on its own, so that is not fatal.
+		if err := os.Chmod(dir, 0o700); err != nil && !errors.Is(err, fs.ErrPermission) {
+			return err
+		}
 	}
 	return nil
 }
