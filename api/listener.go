@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // DefaultMaxConns is the default cap on connections served at once
@@ -17,7 +18,8 @@ const DefaultMaxConns = 512
 // closes the connection that has been idle longest (a kept-alive
 // connection between requests, as reported to TrackConnState by
 // HTTPServer's ConnState hook), so idle sockets never starve new clients
-// (issue 12 item 4); when none is idle it waits: new connections queue in
+// (issue 12 item 4); when none is idle it waits, closing the next one to go
+// idle: new connections queue in
 // the kernel's accept queue (the listen backlog, net.core.somaxconn) and,
 // when that is full, the kernel refuses or drops them; nothing in the
 // middle of a request is disturbed. A slot is freed when the accepted
@@ -51,12 +53,20 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		return l.Listener.Accept()
 	default:
 		// At the cap: make room by closing the longest-idle connection,
-		// then wait for a slot.
-		l.closeOldestIdle()
-		select {
-		case l.sem <- struct{}{}:
-		case <-l.done:
-			return l.Listener.Accept()
+		// then wait for a slot, closing the next connection to go idle
+		// meanwhile (checked every 50 ms).
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+	wait:
+		for {
+			l.closeOldestIdle()
+			select {
+			case l.sem <- struct{}{}:
+				break wait
+			case <-l.done:
+				return l.Listener.Accept()
+			case <-tick.C:
+			}
 		}
 	}
 	c, err := l.Listener.Accept()
