@@ -24,6 +24,11 @@ const (
 	TypeCustomMessage       = "custom_message"
 	TypeLabel               = "label"
 	TypeSessionInfo         = "session_info"
+	// Pi 1.x (docs/session-format.md of 1.6.0): usage records and
+	// context edits. Pi 0.85 reads both as unknown types (tree nodes, no
+	// context message).
+	TypeUsage       = "usage"        // {kind, provider, model, usage, note?}: a tree node, no context message
+	TypeContextEdit = "context_edit" // {targetId, replacement: {content} | null} (Pi 0.87.0)
 )
 
 // Message roles stored in `message` entries (pi-ai types.ts, Pi messages.ts).
@@ -35,6 +40,10 @@ const (
 	RoleToolResult    = "toolResult"
 	RoleBashExecution = "bashExecution"
 	RoleCustom        = "custom"
+	// RoleSystem: Pi 1.x system prompt messages ({sections, toolsAdded,
+	// toolsRemoved}), written at a session's first request and whenever
+	// the prompt or tools change.
+	RoleSystem = "system"
 )
 
 // Custom types of the context-management protocol (reference
