@@ -75,6 +75,16 @@ type Target struct {
 	Session    *store.Session
 }
 
+// Rules is the Pi projection rule set of the target: the one of its
+// registered pi_version (session.RulesFor), the newest for an
+// unregistered session or a registration without pi_version.
+func (t *Target) Rules() session.Rules {
+	if !t.Registered {
+		return session.NewestRules
+	}
+	return session.RulesFor(t.Reg.PiVersion)
+}
+
 // ModeOf returns the registration and mode of sessionID without touching
 // the index (Remote mode must never read it).
 func (s *Service) ModeOf(ctx context.Context, sessionID string) (contextd.Registration, bool, contextd.Mode, error) {

@@ -89,7 +89,15 @@ type Entry struct {
 	EmptySummary     bool   `json:"emptySummary,omitempty"`     // branch_summary with "" summary: no context message
 	FirstKeptEntryID string `json:"firstKeptEntryId,omitempty"` // compaction (v1 firstKeptEntryIndex mapped)
 
-	TargetID string `json:"targetId,omitempty"` // label
+	TargetID string `json:"targetId,omitempty"` // label, context_edit
+	// Edit is a context_edit's kind: EditOmit (replacement null),
+	// EditReplace (replacement.content is a string or an array), or ""
+	// for an edit Pi's appendContextEdit would refuse to write (no
+	// replacement, or content of another type); contextd ignores those.
+	Edit string `json:"edit,omitempty"`
+	// SystemMessage: a compaction with a systemMessage (Pi 1.x); under
+	// the 1.x rules it yields the system message before its summary.
+	SystemMessage bool `json:"systemMessage,omitempty"`
 	Label    string `json:"label,omitempty"`    // label ("" = clear)
 	Name     string `json:"name,omitempty"`     // session_info
 
@@ -97,6 +105,12 @@ type Entry struct {
 	// codex-context-window whose details.contextManagement is present.
 	Window *WindowMarker `json:"window,omitempty"`
 }
+
+// Kinds of context edits (Entry.Edit).
+const (
+	EditOmit    = "omit"
+	EditReplace = "replace"
+)
 
 // WindowMarker is details.contextManagement of a codex-context-window custom
 // message (reference codex-history-notes.md §3.2). Only Kind == "window"
@@ -129,6 +143,10 @@ type Decoded struct {
 	Data    json.RawMessage // custom entries: data (nil when absent)
 	Details json.RawMessage // custom_message, compaction, branch_summary: details
 	Display bool            // custom_message: display
+	// Replacement is a context_edit's replacement content (Edit ==
+	// EditReplace), as written: a string for an assistant or toolResult
+	// target stands for one text block.
+	Replacement *Content
 }
 
 // Message is a stored AgentMessage (pi-ai types.ts; Pi messages.ts).
