@@ -97,9 +97,9 @@ type Entry struct {
 	Edit string `json:"edit,omitempty"`
 	// SystemMessage: a compaction with a systemMessage (Pi 1.x); under
 	// the 1.x rules it yields the system message before its summary.
-	SystemMessage bool `json:"systemMessage,omitempty"`
-	Label    string `json:"label,omitempty"`    // label ("" = clear)
-	Name     string `json:"name,omitempty"`     // session_info
+	SystemMessage bool   `json:"systemMessage,omitempty"`
+	Label         string `json:"label,omitempty"` // label ("" = clear)
+	Name          string `json:"name,omitempty"`  // session_info
 
 	// Window is set for a `custom_message` with customType
 	// codex-context-window whose details.contextManagement is present.
