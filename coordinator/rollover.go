@@ -300,7 +300,7 @@ func (s *Service) SettleRollover(ctx context.Context, sessionID, rolloverID stri
 			return fmt.Errorf("rollover %s: window identity: %w", r.ID, err)
 		}
 		recovery := notes.Recovery{WindowID: win.CurrentWindowID}
-		if wins := history.LocalWindows(b.V.Tree, b.Seqs, b.V.Ref); len(wins) > 0 {
+		if wins := history.LocalWindows(b.V.Tree, b.Seqs, b.Refs()); len(wins) > 0 {
 			recovery.UserItemIDs = history.UserItemIDs(wins[len(wins)-1], notes.HintUserItemIDs)
 		}
 		rec, err = marshalJS(recovery)

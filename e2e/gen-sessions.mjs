@@ -502,11 +502,19 @@ if (piLine !== "0.85") {
 		["system message", "context_edit replace user/assistant/toolResult/custom_message", "context_edit null", "last edit wins", "string and array replacements", "usage"],
 		"A leading system message, then every editable target replaced (string and block content) and omitted, " +
 			"two edits on one target (the later wins), an edit of a custom message, usage entries as tree nodes, and a " +
-			"system patch mid-session.",
+			"system patch mid-session. A Local-mode window boundary opens window 0 (windowIds), so that contextd's " +
+			"history can be checked against Pi's projection.",
 		(sm) => {
 			const ids = {};
 			sm.appendModelChange(MODEL.provider, MODEL.model);
 			ids.system = sm.appendMessage(system("You are Pi.", { sections: { base: "You are Pi." }, toolsAdded: [{ name: "read", description: "Read a file", parameters: { type: "object" } }] }));
+			const windowId = uuid();
+			ids.boundary0 = sm.appendCustomMessageEntry("codex-context-window", windowText(windowId, windowId), true, {
+				protocol: 1,
+				id: uuid(),
+				contextManagement: { protocol: 1, kind: "window", firstWindowId: windowId, currentWindowId: windowId, windowNumber: 0 },
+			});
+			ids.windowIds = [windowId];
 			ids.u1 = sm.appendMessage(user("Read the config. My token is sk-SECRET-123."));
 			const read = toolCall("read", { path: "config.toml" });
 			ids.a1 = sm.appendMessage(assistant([text("Reading config.toml."), read], { stopReason: "toolUse" }));
