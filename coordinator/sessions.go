@@ -276,7 +276,7 @@ func (s *Service) Register(ctx context.Context, sessionID string, req RegisterRe
 type BranchEntry struct {
 	EntryID    string `json:"entry_id"`
 	Type       string `json:"type"`
-	Role       string `json:"role" enum:"user,assistant,toolResult,bashExecution,custom,system,branchSummary,compactionSummary,unknown" doc:"Effective role of the context message: user, assistant, toolResult, bashExecution, custom, system (Pi 1.x system prompt messages, and the systemMessage of a 1.x compaction), branchSummary, compactionSummary; unknown for a message entry without a role."`
+	Role       string `json:"role" doc:"Effective role of the context message: user, assistant, toolResult, bashExecution, custom, system (Pi 1.x system prompt messages, and the systemMessage of a 1.x compaction), branchSummary, compactionSummary; for a message entry the stored role as Pi sends it (unknown when it has none)."`
 	CustomType string `json:"custom_type,omitempty"`
 	StopReason string `json:"stop_reason,omitempty"`
 	EditID     string `json:"edit_id,omitempty" doc:"The context_edit entry whose replacement content the model is sent instead of the entry's own (Pi 1.x rules). Entries a context_edit omits are not listed."`
