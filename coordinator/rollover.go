@@ -633,7 +633,7 @@ func missingEntries(v *store.View, r store.Rollover) ([]string, error) {
 // Tree: the planned entries must descend from the branch summary summaryID
 // in plan order (manifest, note snapshot, boundary matched by its window
 // id), each one on the parent chain of the next. Between them, Pi may have
-// written entries of its own (Interleaved): a 1.6 system message (written
+// written entries of its own (betweenPlanned): a 1.6 system message (written
 // after navigateTree and whenever the prompt or tools change), usage,
 // context_edit, model and thinking-level changes, labels, session info, or
 // another extension's custom entry. Any entry that would add a
@@ -683,7 +683,7 @@ func missingPlanned(v *store.View, mode contextd.Mode, summaryID string, p rollo
 			best = max(best, k+1)
 			continue
 		}
-		if Interleaved(e) {
+		if betweenPlanned(e) {
 			reached[e.ID] = k
 		}
 	}
@@ -718,7 +718,7 @@ func matchesPlanned(v *store.View, seq int, pe PlannedEntry, windowID string) (b
 	return true, nil
 }
 
-// Interleaved reports whether Pi (or another extension) may have written e
+// betweenPlanned reports whether Pi (or another extension) may have written e
 // between two planned entries of one rollover commit without breaking it:
 // e adds no conversation message to the model's context. That is a
 // `message` with role "system" (Pi 1.x system prompt patches), and every
@@ -727,7 +727,7 @@ func matchesPlanned(v *store.View, seq int, pe PlannedEntry, windowID string) (b
 // session_info, custom, and types unknown to this version). A
 // context_edit changes how earlier entries render, not which entries were
 // appended, so it does not break the chain either.
-func Interleaved(e *session.Entry) bool {
+func betweenPlanned(e *session.Entry) bool {
 	if e.Type == session.TypeMessage {
 		return e.Role == session.RoleSystem
 	}

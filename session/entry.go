@@ -84,32 +84,37 @@ type Entry struct {
 	Role       string `json:"role,omitempty"`       // message: message.role (hookMessage → custom)
 	StopReason string `json:"stopReason,omitempty"` // message (assistant): stopReason
 
-	FromID           string `json:"fromId,omitempty"`           // branch_summary
-	FromHook         bool   `json:"fromHook,omitempty"`         // branch_summary, compaction
-	EmptySummary     bool   `json:"emptySummary,omitempty"`     // branch_summary with "" summary: no context message
-	FirstKeptEntryID string `json:"firstKeptEntryId,omitempty"` // compaction (v1 firstKeptEntryIndex mapped)
-
-	TargetID string `json:"targetId,omitempty"` // label, context_edit
-	// Edit is a context_edit's kind: EditOmit (replacement null),
-	// EditReplace (replacement.content is a string or an array), or ""
-	// for an edit Pi's appendContextEdit would refuse to write (no
-	// replacement, or content of another type); contextd ignores those.
-	Edit string `json:"edit,omitempty"`
+	FromID       string `json:"fromId,omitempty"`       // branch_summary
+	FromHook     bool   `json:"fromHook,omitempty"`     // branch_summary, compaction
+	EmptySummary bool   `json:"emptySummary,omitempty"` // branch_summary with "" summary: no context message
 	// SystemMessage: a compaction with a systemMessage (Pi 1.x); under
 	// the 1.x rules it yields the system message before its summary.
-	SystemMessage bool   `json:"systemMessage,omitempty"`
-	Label         string `json:"label,omitempty"` // label ("" = clear)
-	Name          string `json:"name,omitempty"`  // session_info
+	SystemMessage bool `json:"systemMessage,omitempty"`
+	// Edit is a context_edit's kind: EditOmit (replacement null),
+	// EditReplace (replacement.content is a string or an array), or
+	// EditNone for an edit Pi's appendContextEdit would refuse to write
+	// (no replacement, or content of another type); contextd ignores
+	// those.
+	Edit             EditKind `json:"edit,omitempty"`
+	FirstKeptEntryID string   `json:"firstKeptEntryId,omitempty"` // compaction (v1 firstKeptEntryIndex mapped)
+
+	TargetID string `json:"targetId,omitempty"` // label, context_edit
+	Label    string `json:"label,omitempty"`    // label ("" = clear)
+	Name     string `json:"name,omitempty"`     // session_info
 
 	// Window is set for a `custom_message` with customType
 	// codex-context-window whose details.contextManagement is present.
 	Window *WindowMarker `json:"window,omitempty"`
 }
 
-// Kinds of context edits (Entry.Edit).
+// EditKind is the kind of a context_edit entry (Entry.Edit).
+type EditKind uint8
+
+// Kinds of context edits.
 const (
-	EditOmit    = "omit"
-	EditReplace = "replace"
+	EditNone    EditKind = iota // not a context_edit, or one contextd ignores
+	EditOmit                    // replacement null: the target leaves the context
+	EditReplace                 // replacement {content}: the target's content is swapped
 )
 
 // WindowMarker is details.contextManagement of a codex-context-window custom

@@ -374,7 +374,7 @@ func TestProjectRules(t *testing.T) {
 	if got, want := show("", RulesPi16), "u1:user<e1 u2:user"; got != want {
 		t.Errorf("compaction omitted: %s, want %s", got, want)
 	}
-	if e := tree.Get("e3"); e.Edit != "" || tree.Get("e5").Edit != EditOmit || tree.Get("e1").Edit != EditReplace || !tree.Get("c1").SystemMessage {
-		t.Errorf("parsed edits: e1 %q e3 %q e5 %q, c1 systemMessage %v", tree.Get("e1").Edit, e.Edit, tree.Get("e5").Edit, tree.Get("c1").SystemMessage)
+	if e := tree.Get("e3"); e.Edit != EditNone || tree.Get("e5").Edit != EditOmit || tree.Get("e1").Edit != EditReplace || !tree.Get("c1").SystemMessage {
+		t.Errorf("parsed edits: e1 %d e3 %d e5 %d, c1 systemMessage %v", tree.Get("e1").Edit, e.Edit, tree.Get("e5").Edit, tree.Get("c1").SystemMessage)
 	}
 }

@@ -231,7 +231,7 @@ func (t *Tree) Project(branch []int, r Rules) []ContextMessage {
 	var edits map[string]int // target id → seq of the edit that applies
 	if v16 {
 		for _, s := range sel {
-			if e := &t.Entries[s]; e.Type == TypeContextEdit && e.Edit != "" {
+			if e := &t.Entries[s]; e.Type == TypeContextEdit && e.Edit != EditNone {
 				if edits == nil {
 					edits = make(map[string]int)
 				}

@@ -52,18 +52,18 @@ type ItemMeta struct {
 	TextOff       int64  `json:"-"`
 	IsItem        bool   `json:"-"`
 	Summary       bool   `json:"summary,omitempty"`
+	// Edit is set on a context_edit entry (which is never an item itself):
+	// session.EditOmit, or session.EditReplace with the rendered
+	// replacement at TextOff (history.RenderReplacement; ToolName and
+	// ToolNamespace are those of its first toolCall part, for an assistant
+	// target). View.Refs applies it to the target's item.
+	Edit session.EditKind `json:"edit,omitempty"`
 	// Chars and TextLen are int32 to keep the per-entry table small (one
 	// ItemMeta per entry stays in memory): one item's text comes from one
 	// JSONL line, which is capped far below 2 GiB. The JSON field order
 	// (the entries.item column) is unchanged.
 	Chars   int32 `json:"chars"`
 	TextLen int32 `json:"-"`
-	// Edit is set on a context_edit entry (which is never an item itself):
-	// session.EditOmit, or session.EditReplace with the rendered
-	// replacement at TextOff (history.RenderReplacement; ToolName and
-	// ToolNamespace are those of its first toolCall part, for an assistant
-	// target). View.Refs applies it to the target's item.
-	Edit string `json:"edit,omitempty"`
 }
 
 // Options configure an Index.
@@ -712,7 +712,7 @@ func (s *Session) load(ctx context.Context, db *DB) error {
 					rows.Close()
 					return err
 				}
-				im.IsItem, im.TextOff, im.TextLen = im.Edit == "", toff, int32(tlen)
+				im.IsItem, im.TextOff, im.TextLen = im.Edit == session.EditNone, toff, int32(tlen)
 				im.Role, im.ToolName, im.ToolNamespace = session.Intern(im.Role), session.Intern(im.ToolName), session.Intern(im.ToolNamespace)
 			}
 			tree.Add(e)
@@ -785,7 +785,7 @@ type entryMeta struct {
 	Label            string                `json:"label,omitempty"`
 	Name             string                `json:"name,omitempty"`
 	Window           *session.WindowMarker `json:"window,omitempty"`
-	Edit             string                `json:"edit,omitempty"`
+	Edit             session.EditKind      `json:"edit,omitempty"`
 	SystemMessage    bool                  `json:"systemMessage,omitempty"`
 }
 
@@ -802,7 +802,7 @@ func decodeMeta(s string, e *session.Entry) error {
 	}
 	e.Role, e.StopReason, e.FromID, e.FromHook, e.EmptySummary = m.Role, m.StopReason, m.FromID, m.FromHook, m.EmptySummary
 	e.FirstKeptEntryID, e.TargetID, e.Label, e.Name, e.Window = m.FirstKeptEntryID, m.TargetID, m.Label, m.Name, m.Window
-	e.Edit, e.SystemMessage = session.Intern(m.Edit), m.SystemMessage
+	e.Edit, e.SystemMessage = m.Edit, m.SystemMessage
 	return nil
 }
 
@@ -924,7 +924,7 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 			return nil
 		}
 		var im ItemMeta
-		if e.Type == session.TypeContextEdit && e.Edit != "" {
+		if e.Type == session.TypeContextEdit && e.Edit != session.EditNone {
 			// The replacement is rendered with the edit's own line, so that an
 			// edit appended later never rewrites an earlier row (incremental =
 			// cold); readers apply it (View.Refs).
@@ -990,7 +990,7 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		for i := range pend {
 			e, im := &pend[i].e, &pend[i].item
 			var item any
-			if im.IsItem || im.Edit != "" {
+			if im.IsItem || im.Edit != session.EditNone {
 				b, _ := json.Marshal(im)
 				item = string(b)
 			}

@@ -82,7 +82,7 @@ func (v *View) Refs(scope []int, rules session.Rules) history.RefFunc {
 	}
 	var edits map[string]int
 	for _, s := range scope {
-		if v.Tree.Entries[s].Type == session.TypeContextEdit && v.Items[s].Edit != "" {
+		if v.Tree.Entries[s].Type == session.TypeContextEdit && v.Items[s].Edit != session.EditNone {
 			if edits == nil {
 				edits = make(map[string]int)
 			}
