@@ -419,3 +419,50 @@ func TestLocalHistoryContextEdits(t *testing.T) {
 	}
 	want(items(), `h0000002=my token is sk-SECRET`, `h0000003=noted sk-SECRET`, `h0000006=next`, `u9=more`)
 }
+
+// TestBranchRules: GET …/branch applies and names the rules of the
+// registered pi_version: the newest (pi-1.6) for an unregistered session
+// and a registration without pi_version, pi-0.85 for 0.85.1. Under pi-1.6
+// the replaced user message carries its edit's id and the omitted reply
+// and the system message in the kept range are gone; under pi-0.85 the
+// context_edit entries are unknown types and everything is listed.
+func TestBranchRules(t *testing.T) {
+	const sid = "rules-session"
+	data := handLines(sid,
+		hUser("a"), // h0000001
+		`"type":"message","message":{"role":"assistant","content":[],"stopReason":"stop","timestamp":1785578400000}`,                         // h0000002
+		`"type":"message","message":{"role":"system","content":"sys","timestamp":1785578400000}`,                                             // h0000003
+		`"type":"context_edit","targetId":"h0000001","replacement":{"content":"b"}`,                                                          // h0000004
+		`"type":"context_edit","targetId":"h0000002","replacement":null`,                                                                     // h0000005
+		`"type":"compaction","summary":"s","firstKeptEntryId":"h0000001","tokensBefore":1,"systemMessage":{"role":"system","content":"sys"}`, // h0000006
+	)
+	svc, _ := localService(t, map[string][]byte{"s.jsonl": data})
+	ctx := context.Background()
+	show := func() string {
+		t.Helper()
+		br, err := svc.BranchOf(ctx, sid, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := br.Rules + ":"
+		for _, e := range br.Context {
+			out += " " + e.EntryID + "/" + e.Role
+			if e.EditID != "" {
+				out += "<" + e.EditID
+			}
+		}
+		return out
+	}
+	const v16 = "pi-1.6: h0000006/system h0000006/compactionSummary h0000001/user<h0000004"
+	const v085 = "pi-0.85: h0000006/compactionSummary h0000001/user h0000002/assistant h0000003/system"
+	for _, c := range []struct{ version, want string }{{"-", v16}, {"", v16}, {"0.85.1", v085}, {"1.6.0", v16}} {
+		if c.version != "-" {
+			if _, _, err := svc.Register(ctx, sid, RegisterRequest{SessionFile: "s.jsonl", Mode: "local", PiVersion: c.version}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := show(); got != c.want {
+			t.Errorf("pi_version %q: %s\nwant %s", c.version, got, c.want)
+		}
+	}
+}
