@@ -77,7 +77,7 @@ func TestPiTreeFixtures(t *testing.T) {
 				t.Errorf("active branch (-want +got):\n%s", d)
 			}
 			var gotCtx, wantCtx []string
-			for _, s := range tree.ContextEntries(branch, RulesPi085) {
+			for _, s := range tree.ContextEntriesUnder(branch, RulesPi085) {
 				gotCtx = append(gotCtx, tree.Entries[s].ID+":"+ContextRole(&tree.Entries[s]))
 			}
 			for _, m := range want.ContextMessages {
@@ -195,7 +195,7 @@ func TestV1Mapping(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 	branch, _, _ := tree.Branch("")
-	ctx := tree.ContextEntries(branch, RulesPi085)
+	ctx := tree.ContextEntriesUnder(branch, RulesPi085)
 	var roles []string
 	for _, s := range ctx {
 		roles = append(roles, ContextRole(&tree.Entries[s]))
@@ -277,7 +277,7 @@ func TestMistypedFieldsKept(t *testing.T) {
 		t.Fatalf("branch %v %v", branch, err)
 	}
 	var got []string
-	for _, s := range tree.ContextEntries(branch, RulesPi085) {
+	for _, s := range tree.ContextEntriesUnder(branch, RulesPi085) {
 		got = append(got, tree.Entries[s].ID+":"+ContextRole(&tree.Entries[s]))
 	}
 	want := []string{"a6:compactionSummary", "a4:toolResult", "a5:user", "a7:assistant"}

@@ -148,8 +148,15 @@ func (t *Tree) Branch(leafID string) (seqs []int, cycle bool, err error) {
 }
 
 // ContextEntries lists the entries that produce at least one context
+// message under NewestRules, in context order (see Project;
+// ContextEntriesUnder for another rule set).
+func (t *Tree) ContextEntries(branch []int) []int {
+	return t.ContextEntriesUnder(branch, NewestRules)
+}
+
+// ContextEntriesUnder lists the entries that produce at least one context
 // message under rules r, in context order (see Project).
-func (t *Tree) ContextEntries(branch []int, r Rules) []int {
+func (t *Tree) ContextEntriesUnder(branch []int, r Rules) []int {
 	msgs := t.Project(branch, r)
 	out := make([]int, 0, len(msgs))
 	for i, m := range msgs {

@@ -72,7 +72,7 @@ func inspect(w io.Writer, path string, maxLine int) error {
 		fmt.Fprintf(w, "  %-48s %d\n", k, counts[k])
 	}
 	branch, cycle, _ := tree.Branch("")
-	fmt.Fprintf(w, "leaf:      %s\nbranch:    %d entries (%d in context)", tree.Leaf(), len(branch), len(tree.ContextEntries(branch, session.NewestRules)))
+	fmt.Fprintf(w, "leaf:      %s\nbranch:    %d entries (%d in context)", tree.Leaf(), len(branch), len(tree.ContextEntries(branch)))
 	if cycle {
 		fmt.Fprint(w, " [parent cycle]")
 	}
