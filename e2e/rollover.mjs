@@ -173,11 +173,12 @@ async function writeNote(sm, path, text) {
 
 // work appends one window's conversation: a user request, a note write, an answer.
 async function work(sm, w) {
-	sm.appendMessage(user(`Window ${w}: continue with step ${w}.`));
+	const request = sm.appendMessage(user(`Window ${w}: continue with step ${w}.`));
 	await writeNote(sm, `window-${w}.md`, `# Window ${w}\n\nDone: step ${w}.\n`);
 	await writeNote(sm, "checkpoint.md", `# Checkpoint\n\nLatest window: ${w}\n`);
-	sm.appendMessage(assistant(`Step ${w} is done; notes are up to date.`));
+	const done = sm.appendMessage(assistant(`Step ${w} is done; notes are up to date.`));
 	sm.appendMessage(user(`Window ${w}: now roll over.`));
+	return { request, done };
 }
 
 // rollover runs one whole rollover; crash stops after the branch summary and retries the
@@ -267,9 +268,17 @@ const counts = { fixture: 1, one: 1, five: 5, crash: 2, restart: 3, interleave: 
 if (!(scenario in counts)) fail(`unknown scenario ${scenario}`);
 if (scenario === "interleave" && !pi1) fail("the interleave scenario needs Pi 1.x (PI_VERSION=1.6)");
 for (let w = 0; w < counts[scenario]; w++) {
-	if (scenario !== "fixture") await work(sm, w);
+	const ids = scenario !== "fixture" ? await work(sm, w) : null;
+	let edited = null;
+	if (scenario === "interleave" && w === 3) {
+		// Context edits inside the window that this rollover archives: its request replaced,
+		// its answer omitted. History must show the archived window as the model last saw it.
+		edited = { replaced: ids.request, omitted: ids.done, replacement: `Window ${w}: (request edited by Pi).` };
+		sm.appendContextEdit(ids.request, { content: edited.replacement });
+		sm.appendContextEdit(ids.done, null);
+	}
 	const interleave = scenario === "interleave" && w < 3 ? w : null;
-	out.rollovers.push(await rollover(sm, { crash: scenario === "crash" && w === 1, interleave }));
+	out.rollovers.push({ ...(await rollover(sm, { crash: scenario === "crash" && w === 1, interleave })), edited });
 }
 // The continuation turn of the last window.
 sm.appendMessage(assistant("Read the hinted notes; continuing."));

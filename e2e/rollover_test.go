@@ -163,6 +163,11 @@ type rolloverRun struct {
 		Incomplete      *coordinator.IncompleteRollover `json:"incomplete"`
 		Interleaved     []string                        `json:"interleaved"`   // Pi's own entries between the snapshot and the boundary
 		AutoCompleted   bool                            `json:"autoCompleted"` // completed without POST …/complete
+		Edited          *struct {
+			Replaced    string `json:"replaced"`
+			Omitted     string `json:"omitted"`
+			Replacement string `json:"replacement"`
+		} `json:"edited"` // context edits inside the window this rollover archived
 	} `json:"rollovers"`
 }
 
@@ -402,6 +407,34 @@ func TestRolloverE2EInterleave(t *testing.T) {
 			}
 		}
 	}
+	// The last archived window holds a replaced request and an omitted answer: its items
+	// show the replacement and leave the answer out (history follows the archived path's
+	// context edits).
+	last := run.Rollovers[3]
+	if last.Edited == nil {
+		t.Fatal("the fourth rollover reports no context edits")
+	}
+	var li struct {
+		Items []struct {
+			ItemID           string `json:"item_id"`
+			Summary          bool   `json:"summary"`
+			TruncatedContent string `json:"truncated_content"`
+		} `json:"items"`
+	}
+	c.do(http.MethodPost, "/alpha/history/v2/list_items", map[string]any{"window_id": last.WindowID, "limit": 25, "context": map[string]any{"session_id": run.SessionID}}, &li)
+	replaced := false
+	for _, it := range li.Items {
+		if it.ItemID == last.Edited.Omitted {
+			t.Errorf("the omitted answer %s is an item of the archived window", it.ItemID)
+		}
+		if it.ItemID == last.Edited.Replaced {
+			replaced = it.TruncatedContent == last.Edited.Replacement
+		}
+	}
+	if !replaced || len(li.Items) < 2 || !li.Items[0].Summary {
+		t.Errorf("archived window %s items %+v: want the summary first and %s reading %q", last.WindowID, li.Items, last.Edited.Replaced, last.Edited.Replacement)
+	}
+
 	want := []string{"message:system", "usage", "context_edit"}
 	for i, r := range run.Rollovers {
 		var got []string
