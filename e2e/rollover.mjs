@@ -33,7 +33,9 @@
 //            1.x does when the prompt or tools change, e.g. right after navigateTree), a usage
 //            entry, a context_edit of the session's first user message. The extension does not
 //            call /complete for those: GET …/rollovers/{rid} must report them completed on its
-//            own, and the next rollover must be accepted. The fourth completes as usual.
+//            own, and the next rollover must be accepted. Before the fourth, Pi replaces the
+//            window's request and omits its answer with context edits; that rollover completes
+//            as usual, and the Go test reads the archived window through history.
 //
 // PI_VERSION (pi-version.mjs) selects the Pi whose SessionManager writes: 0.85 (default) or
 // 1.6. With 1.6 every new session starts with a system message, as Pi 1.x writes at the first
