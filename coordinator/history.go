@@ -52,12 +52,12 @@ func (s *Service) treeView(b *Branch) bool {
 // extended only when the new part of the branch holds no context_edit,
 // else built again from scratch.
 func (s *Service) localWindows(b *Branch) []history.Window {
-	ref := b.Refs()
 	k, ok := keyOf(b.Target, b.V, b.Leaf)
 	if !ok || s.cache == nil {
-		return history.LocalWindows(b.V.Tree, b.Seqs, ref)
+		return history.LocalWindows(b.V.Tree, b.Seqs, b.Refs())
 	}
 	return s.cache.windows(k, b.Seqs, b.Cycle, func(base []history.Window, from int) []history.Window {
+		ref := b.Refs()
 		for _, sq := range b.Seqs[from:] {
 			if b.V.Tree.Entries[sq].Type == session.TypeContextEdit {
 				return history.LocalWindows(b.V.Tree, b.Seqs, ref)
