@@ -123,6 +123,9 @@ func FuzzDecoderAgrees(f *testing.F) {
 		`{"type":"custom","customType":"codex-context-note","data":{"path":"/root/notes/a","text":"x\ny"},"id":"b","parentId":"a"}`,
 		`{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"history","arguments":{"action":"list_items"}}]}}`,
 		`{"a":"\u00e9\ud83d"}`, `[]`, `{}{}`, `{"type":"label","id":"x","label":null}`,
+		`{"type":"context_edit","id":"e","targetId":"a","replacement":{"content":[{"type":"text","text":"t"}]}}`,
+		`{"type":"context_edit","id":"e","targetId":"a","replacement":null}`,
+		`{"type":"compaction","id":"c","summary":"s","firstKeptEntryId":"c","systemMessage":{"role":"system","content":"p"}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -157,7 +160,7 @@ func foldsKey(line []byte) bool {
 		return true
 	}
 	low := bytes.ToLower(line)
-	for _, k := range []string{"type", "id", "parentid", "timestamp", "version", "cwd", "parentsession", "customtype", "message", "content", "display", "details", "data", "summary", "fromid", "fromhook", "firstkeptentryid", "firstkeptentryindex", "targetid", "label", "name", "role", "stopreason", "toolname", "toolcallid", "iserror", "command", "output", "excludefromcontext", "text", "thinking", "mimetype", "arguments", "namespace"} {
+	for _, k := range []string{"type", "id", "parentid", "timestamp", "version", "cwd", "parentsession", "customtype", "message", "content", "display", "details", "data", "summary", "fromid", "fromhook", "firstkeptentryid", "firstkeptentryindex", "targetid", "label", "name", "role", "stopreason", "toolname", "toolcallid", "iserror", "command", "output", "excludefromcontext", "text", "thinking", "mimetype", "arguments", "namespace", "replacement", "systemmessage"} {
 		q := []byte(`"` + k + `"`)
 		if n := bytes.Count(low, q); n > 0 && n != bytes.Count(line, q) {
 			return true
