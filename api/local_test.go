@@ -1756,11 +1756,11 @@ func TestSessionsRefusals(t *testing.T) {
 		{"missing content type", "POST", "/v1/sessions/" + localBasicSessionID + "/windows", `{}`, http.Header{"Content-Type": {""}}, 415,
 			`Content-Type "" is not supported; send the body as application/json.`},
 		{"register outside (absolute)", "PUT", "/v1/sessions/outside-session", regBody(outside), nil, 403,
-			fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a file under it", outside, s.Index.Root())},
+			fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", outside, s.Index.Root())},
 		{"register outside (relative)", "PUT", "/v1/sessions/outside-session", regBody("../outside.jsonl"), nil, 403,
-			fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a file under it", "../outside.jsonl", s.Index.Root())},
+			fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", "../outside.jsonl", s.Index.Root())},
 		{"register /etc/passwd", "PUT", "/v1/sessions/outside-session", regBody("/etc/passwd"), nil, 403,
-			fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a file under it", "/etc/passwd", s.Index.Root())},
+			fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", "/etc/passwd", s.Index.Root())},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := s.request(tc.method, tc.path, tc.body, tc.hdr)
@@ -1776,7 +1776,7 @@ func TestSessionsRefusals(t *testing.T) {
 	}
 	r := s.register("outside-session", "link.jsonl", contextd.ModeLocal)
 	if p := r.problem(t); r.Status != http.StatusForbidden ||
-		p.Detail != fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a file under it", "link.jsonl", s.Index.Root()) {
+		p.Detail != fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", "link.jsonl", s.Index.Root()) {
 		t.Errorf("symlink out: %d %s", r.Status, r.Body)
 	}
 	if err := os.Remove(s.path("link.jsonl")); err != nil {
@@ -1901,5 +1901,29 @@ func TestRegisterBeforeFileExists(t *testing.T) {
 	// Outside the sessions directory is still refused.
 	if r := s.put("/v1/sessions/other", map[string]any{"session_file": "/tmp/nowhere/x.jsonl", "mode": "local"}); r.Status != http.StatusForbidden {
 		t.Fatalf("missing file outside: %d %s, want 403", r.Status, r.Body)
+	}
+}
+
+// TestRegisterRelativeToSessionsDir: the README's registration example
+// names the file relative to the sessions directory (here "pi-tree/…",
+// as with --sessions-dir ./testdata); it registers. A relative path that
+// names no file is registered where contextd looked (the extension
+// registers before Pi writes the file, issue 9): the registration names
+// that absolute path and /context answers awaiting_file.
+func TestRegisterRelativeToSessionsDir(t *testing.T) {
+	s := newTestServer(t, serverOptions{}, fixture{Src: filepath.Join(fixturePiTree, "local-basic.jsonl"), Name: "pi-tree/local-basic.jsonl"})
+	if r := s.register(localBasicSessionID, "pi-tree/local-basic.jsonl", contextd.ModeLocal); r.Status != http.StatusCreated && r.Status != http.StatusOK {
+		t.Fatalf("register pi-tree/local-basic.jsonl: %d %s", r.Status, r.Body)
+	}
+	r := s.register(localBasicSessionID, "local-basic.jsonl", contextd.ModeLocal)
+	var reg contextd.Registration
+	r.decode(t, &reg)
+	if r.Status != http.StatusOK || reg.SessionFile != filepath.Join(s.Index.Root(), "local-basic.jsonl") {
+		t.Errorf("%d %s\nwant 200 naming %s", r.Status, r.Body, filepath.Join(s.Index.Root(), "local-basic.jsonl"))
+	}
+	var ctx coordinator.ContextAnswer
+	s.mustOK("/v1/sessions/"+localBasicSessionID+"/context", map[string]any{}, &ctx)
+	if !ctx.AwaitingFile {
+		t.Errorf("context of a registration without its file: %+v, want awaiting_file", ctx)
 	}
 }

@@ -52,6 +52,12 @@ type ItemMeta struct {
 	TextOff       int64  `json:"-"`
 	IsItem        bool   `json:"-"`
 	Summary       bool   `json:"summary,omitempty"`
+	// Edit is set on a context_edit entry (which is never an item itself):
+	// session.EditOmit, or session.EditReplace with the rendered
+	// replacement at TextOff (history.RenderReplacement; ToolName and
+	// ToolNamespace are those of its first toolCall part, for an assistant
+	// target). View.Refs applies it to the target's item.
+	Edit session.EditKind `json:"edit,omitempty"`
 	// Chars and TextLen are int32 to keep the per-entry table small (one
 	// ItemMeta per entry stays in memory): one item's text comes from one
 	// JSONL line, which is capped far below 2 GiB. The JSON field order
@@ -70,6 +76,10 @@ type Options struct {
 	BatchBytes int64
 	Logger     *slog.Logger
 	Metrics    *Metrics
+	// PathMap rewrites absolute session file paths before they are
+	// resolved (Resolve, Lexical): a host path registered by a Pi outside
+	// a container becomes the path the container reads (ParsePathMap).
+	PathMap []PathMapping
 }
 
 // Index is the derived session index: an SQLite database (index.db) plus one
@@ -166,10 +176,13 @@ func (x *Index) Close() error {
 	return err
 }
 
-// Resolve turns a path (absolute, or relative to the sessions directory)
-// into the absolute path of a regular file under the sessions directory,
-// after resolving symlinks. Errors: ErrOutside, or the os error
-// (fs.ErrNotExist for a missing file).
+// Resolve turns a path (absolute, or relative to the sessions directory;
+// absolute paths are first rewritten by Options.PathMap)
+// into the resolved absolute path (every symlink and alias such as
+// /proc/self/root followed) of a regular file under the sessions
+// directory: one file has one path, so it is one session (issue 12 item 7).
+// Errors: ErrOutside, ErrNotRegular, or the os error (fs.ErrNotExist for a
+// missing file).
 func (x *Index) Resolve(path string) (string, error) {
 	if path == "" {
 		return "", fmt.Errorf("%w: empty path", ErrOutside)
@@ -192,7 +205,7 @@ func (x *Index) Resolve(path string) (string, error) {
 	if !fi.Mode().IsRegular() {
 		return "", ErrNotRegular
 	}
-	return path, nil
+	return real, nil
 }
 
 // ErrNotRegular is returned by Resolve for a path that is not a regular
@@ -225,13 +238,14 @@ func (x *Index) Forget(ctx context.Context, path string) error {
 	return nil
 }
 
-// Lexical returns path made absolute (relative paths are under the
-// sessions directory) and cleaned, and whether it lies under the sessions
+// Lexical returns path mapped (Options.PathMap), made absolute (relative
+// paths are under the sessions directory) and cleaned, and whether it lies under the sessions
 // directory without following symlinks. It touches no file.
 func (x *Index) Lexical(path string) (string, bool) {
 	if path == "" {
 		return "", false
 	}
+	path = mapPath(x.opts.PathMap, path)
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(x.root, path)
 	}
@@ -313,6 +327,13 @@ func (x *Index) Sessions() []*Session {
 // SyncAll discovers every session file and brings each one's index up to
 // date. Per-file problems are recorded on the session, not returned.
 func (x *Index) SyncAll(ctx context.Context) ([]*Session, error) {
+	return x.SyncAllExcept(ctx, nil)
+}
+
+// SyncAllExcept is SyncAll without touching the files for which skip (nil:
+// none) reports true, given the resolved path: they are neither opened nor
+// read (Remote sessions, issue 12 item 10).
+func (x *Index) SyncAllExcept(ctx context.Context, skip func(path string) bool) ([]*Session, error) {
 	paths, err := x.Discover()
 	if err != nil {
 		return nil, err
@@ -325,6 +346,9 @@ func (x *Index) SyncAll(ctx context.Context) ([]*Session, error) {
 			}
 		}
 		seen[p] = true
+		if skip != nil && skip(p) {
+			continue
+		}
 		s := x.Session(p)
 		if err := s.Sync(ctx); err != nil {
 			return nil, err
@@ -334,7 +358,7 @@ func (x *Index) SyncAll(ctx context.Context) ([]*Session, error) {
 	// (deleted, or registered elsewhere under the root): their sync records
 	// the state (missing, outside) instead of leaving the last one.
 	for _, s := range x.Sessions() {
-		if !seen[s.path] {
+		if !seen[s.path] && (skip == nil || !skip(s.path)) {
 			if err := s.Sync(ctx); err != nil {
 				return nil, err
 			}
@@ -450,6 +474,13 @@ type Session struct {
 	stateMsg  string
 	fileSize  int64
 	syncedAt  time.Time
+
+	// The unterminated last line (memory only): it starts at flightFrom
+	// (== next) and holds no "\n" before flightScanned, so the next sync
+	// looks for its end from flightScanned, not from its start.
+	// flightTooLong is its length so far once it is over MaxLineBytes
+	// (reported; 0 otherwise).
+	flightFrom, flightScanned, flightTooLong int64
 }
 
 func (s *Session) reset() {
@@ -464,6 +495,7 @@ func (s *Session) reset() {
 	s.firstLine = [32]byte{}
 	s.dev, s.ino = 0, 0
 	s.stats = session.Stats{}
+	s.flightFrom, s.flightScanned, s.flightTooLong = 0, 0, 0
 }
 
 // Path is the session file's path.
@@ -519,21 +551,23 @@ func (s *Session) Sync(ctx context.Context) error {
 		s.setState(StateOutside, "the session file resolves outside the sessions directory")
 		return nil
 	}
-	f, err := os.Open(real)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			s.setState(StateMissing, "the session file no longer exists")
-		} else {
-			s.setState(StateUnusable, "the session file cannot be read")
-		}
+	f, fi, err := s.x.openSessionFile(real)
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist):
+		s.setState(StateMissing, "the session file no longer exists")
+		return nil
+	case errors.Is(err, ErrOutside):
+		s.setState(StateOutside, "the session file resolves outside the sessions directory")
+		return nil
+	case errors.Is(err, ErrNotRegular):
+		s.setState(StateUnusable, "the session path is not a regular file (a FIFO, device or directory); contextd reads only regular files")
+		return nil
+	default:
+		s.setState(StateUnusable, "the session file cannot be read")
 		return nil
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		s.setState(StateUnusable, "the session path is not a regular file")
-		return nil
-	}
 	size := fi.Size()
 	var dev, ino uint64
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
@@ -706,7 +740,7 @@ func (s *Session) load(ctx context.Context, db *DB) error {
 					rows.Close()
 					return err
 				}
-				im.IsItem, im.TextOff, im.TextLen = true, toff, int32(tlen)
+				im.IsItem, im.TextOff, im.TextLen = im.Edit == session.EditNone, toff, int32(tlen)
 				im.Role, im.ToolName, im.ToolNamespace = session.Intern(im.Role), session.Intern(im.ToolName), session.Intern(im.ToolNamespace)
 			}
 			tree.Add(e)
@@ -779,10 +813,12 @@ type entryMeta struct {
 	Label            string                `json:"label,omitempty"`
 	Name             string                `json:"name,omitempty"`
 	Window           *session.WindowMarker `json:"window,omitempty"`
+	Edit             session.EditKind      `json:"edit,omitempty"`
+	SystemMessage    bool                  `json:"systemMessage,omitempty"`
 }
 
 func encodeMeta(e *session.Entry) string {
-	m := entryMeta{e.Role, e.StopReason, e.FromID, e.FromHook, e.EmptySummary, e.FirstKeptEntryID, e.TargetID, e.Label, e.Name, e.Window}
+	m := entryMeta{e.Role, e.StopReason, e.FromID, e.FromHook, e.EmptySummary, e.FirstKeptEntryID, e.TargetID, e.Label, e.Name, e.Window, e.Edit, e.SystemMessage}
 	b, _ := json.Marshal(m)
 	return string(b)
 }
@@ -794,6 +830,7 @@ func decodeMeta(s string, e *session.Entry) error {
 	}
 	e.Role, e.StopReason, e.FromID, e.FromHook, e.EmptySummary = m.Role, m.StopReason, m.FromID, m.FromHook, m.EmptySummary
 	e.FirstKeptEntryID, e.TargetID, e.Label, e.Name, e.Window = m.FirstKeptEntryID, m.TargetID, m.Label, m.Name, m.Window
+	e.Edit, e.SystemMessage = m.Edit, m.SystemMessage
 	return nil
 }
 
@@ -829,6 +866,25 @@ func (s *Session) ingest(ctx context.Context, db *DB, f *os.File, size int64) er
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if s.flightScanned > size {
+			s.flightScanned = s.next // cut and written again: look again
+		}
+		if s.flightFrom == s.next && s.flightScanned > s.next {
+			// An unterminated line seen before: look for its end in the
+			// new bytes only (issue 12 item 5).
+			nl, found, err := s.lineEnd(ctx, f, size)
+			if err != nil || !found {
+				return err
+			}
+			// It ends: one batch through its end indexes it (a line over
+			// the limit is skipped as too_long without being held).
+			s.flightFrom, s.flightScanned = 0, 0
+			if _, err := s.batch(ctx, db, f, tf, nl+1, size); err != nil {
+				return err
+			}
+			s.setFlightTooLong(0)
+			continue
+		}
 		end := s.next + s.x.opts.BatchBytes
 		if end > size {
 			end = size
@@ -838,17 +894,54 @@ func (s *Session) ingest(ctx context.Context, db *DB, f *os.File, size int64) er
 			return err
 		}
 		if !progressed {
+			// No "\n" in [next, end): the line at next is longer than the
+			// batch, or in flight. Remember how far it was scanned.
+			s.flightFrom, s.flightScanned = s.next, end
 			if end == size {
-				return nil // only an in-flight line remains
+				s.noteFlight()
+				return nil
 			}
-			// A line longer than the batch: take the rest of the file at once.
-			if _, err := s.batch(ctx, db, f, tf, size, size); err != nil {
-				return err
-			}
-			return nil
 		}
 	}
 	return nil
+}
+
+// lineEnd looks for the "\n" ending the line at s.next from s.flightScanned
+// to size, 64 MiB at a time (ctx is checked between steps, so a request
+// deadline cuts a huge scan and the next sync goes on from where it
+// stopped). found is false when the line is still in flight.
+func (s *Session) lineEnd(ctx context.Context, f *os.File, size int64) (nl int64, found bool, err error) {
+	const step = 64 << 20
+	for s.flightScanned < size {
+		if err := ctx.Err(); err != nil {
+			s.noteFlight()
+			return 0, false, err
+		}
+		to := min(s.flightScanned+step, size)
+		nl, found, err := session.FindNewline(f, s.flightScanned, to)
+		if err != nil || found {
+			return nl, found, err
+		}
+		s.flightScanned = to
+	}
+	s.noteFlight()
+	return 0, false, nil
+}
+
+// noteFlight publishes the length of the in-flight line when it is over the
+// line limit (it will be skipped as too_long when it ends).
+func (s *Session) noteFlight() {
+	n := s.flightScanned - s.flightFrom
+	if n <= int64(s.x.opts.MaxLineBytes) {
+		n = 0
+	}
+	s.setFlightTooLong(n)
+}
+
+func (s *Session) setFlightTooLong(n int64) {
+	s.mu.Lock()
+	s.flightTooLong = n
+	s.mu.Unlock()
 }
 
 func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, end, size int64) (bool, error) {
@@ -915,7 +1008,19 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 			return nil
 		}
 		var im ItemMeta
-		if it, ok := history.Render(e, d, lookup); ok {
+		if e.Type == session.TypeContextEdit && e.Edit != session.EditNone {
+			// The replacement is rendered with the edit's own line, so that an
+			// edit appended later never rewrites an earlier row (incremental =
+			// cold); readers apply it (View.Refs).
+			im = ItemMeta{Edit: e.Edit, TextOff: textOff + texts.n}
+			if e.Edit == session.EditReplace {
+				it := history.RenderReplacement(d.Replacement)
+				im.ToolName, im.ToolNamespace, im.Chars, im.TextLen = session.Intern(it.ToolName), session.Intern(it.ToolNamespace), int32(it.Chars), int32(len(it.Text))
+				if err := texts.write(it.Text); err != nil {
+					return fmt.Errorf("write item texts: %w", err)
+				}
+			}
+		} else if it, ok := history.Render(e, d, lookup); ok {
 			im = ItemMeta{IsItem: true, Role: session.Intern(it.Role), ToolName: session.Intern(it.ToolName), ToolNamespace: session.Intern(it.ToolNamespace), Summary: it.Summary, Chars: int32(it.Chars),
 				TextOff: textOff + texts.n, TextLen: int32(len(it.Text))}
 			if err := texts.write(it.Text); err != nil {
@@ -969,7 +1074,7 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		for i := range pend {
 			e, im := &pend[i].e, &pend[i].item
 			var item any
-			if im.IsItem {
+			if im.IsItem || im.Edit != session.EditNone {
 				b, _ := json.Marshal(im)
 				item = string(b)
 			}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -32,6 +33,9 @@ type View struct {
 	Bytes    int64 // bytes indexed (offset after the last complete line)
 	FileSize int64 // file size at the last sync
 	SyncedAt time.Time
+	// InFlightTooLong is the length so far of an unterminated last line
+	// already over the line limit (0 when there is none).
+	InFlightTooLong int64
 }
 
 // Read calls fn with a view of the session. Syncs wait until fn returns, so
@@ -40,7 +44,7 @@ func (s *Session) Read(fn func(v *View) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	v := &View{s: s, Path: s.path, Tree: s.tree, Items: s.items, Stats: s.stats, State: s.state, StateMsg: s.stateMsg,
-		Bytes: s.next, FileSize: s.fileSize, SyncedAt: s.syncedAt}
+		Bytes: s.next, FileSize: s.fileSize, SyncedAt: s.syncedAt, InFlightTooLong: s.flightTooLong}
 	if v.State == "" {
 		v.State = StateOK
 	}
@@ -60,6 +64,65 @@ func (v *View) Ref(seq int, windowID string) (history.ItemRef, bool) {
 		BashExecution: e.Type == session.TypeMessage && e.Role == session.RoleBashExecution}, true
 }
 
+// hasText reports whether the item-text file holds a text for im: an
+// item's, or a context_edit's replacement.
+func (im *ItemMeta) hasText() bool { return im.IsItem || im.Edit == session.EditReplace }
+
+// Refs returns the RefFunc of the history items as Pi's context edits
+// among the entries scope (a branch, or an archived path) leave them, for
+// rules (session.RulesPi085 knows no edits: Ref itself). For each target
+// id the last edit in scope order wins (Pi: "the latest edit on the active
+// branch wins"; an edit that a later compaction summarized away still
+// names what the model was last sent). An omitted target is not an item;
+// a replaced user, assistant, tool result or custom (developer) item
+// reads and searches as the replacement text (its Key is the edit's Seq,
+// its ItemID stays the target's), and an assistant item takes the tool
+// fields of the replacement's first toolCall. Other items (a bash
+// execution, a branch summary) keep their own content, as Pi's
+// projectContextEntry does.
+func (v *View) Refs(scope []int, rules session.Rules) history.RefFunc {
+	if rules < session.RulesPi16 {
+		return v.Ref
+	}
+	var edits map[string]int
+	for _, s := range scope {
+		if v.Tree.Entries[s].Type == session.TypeContextEdit && v.Items[s].Edit != session.EditNone {
+			if edits == nil {
+				edits = make(map[string]int)
+			}
+			edits[v.Tree.Entries[s].TargetID] = s
+		}
+	}
+	if edits == nil {
+		return v.Ref
+	}
+	return func(seq int, windowID string) (history.ItemRef, bool) {
+		r, ok := v.Ref(seq, windowID)
+		if !ok {
+			return r, false
+		}
+		e := &v.Tree.Entries[seq]
+		es, edited := edits[e.ID]
+		if !edited {
+			return r, true
+		}
+		em := &v.Items[es]
+		if em.Edit == session.EditOmit {
+			return history.ItemRef{}, false
+		}
+		switch {
+		case e.Type == session.TypeCustomMessage:
+		case e.Type == session.TypeMessage && (e.Role == session.RoleUser || e.Role == session.RoleToolResult || e.Role == session.RoleCustom):
+		case e.Type == session.TypeMessage && e.Role == session.RoleAssistant:
+			r.ToolName, r.ToolNamespace = em.ToolName, em.ToolNamespace
+		default:
+			return r, true
+		}
+		r.Key, r.Chars = int64(es), int(em.Chars)
+		return r, true
+	}
+}
+
 // ErrFileChanged is returned when an entry's line is no longer where the
 // index says it is (the file was rewritten after the last sync).
 var ErrFileChanged = errors.New("the session file changed since it was indexed; retry the request")
@@ -67,14 +130,21 @@ var ErrFileChanged = errors.New("the session file changed since it was indexed; 
 // Decode reads the entry at seq from the JSONL file and decodes it.
 func (v *View) Decode(seq int) (*session.Entry, *session.Decoded, error) {
 	e := &v.Tree.Entries[seq]
-	f, err := os.Open(v.Path)
+	// The file is opened confined to the sessions directory: a file
+	// deleted, or swapped for a symlink leading out, since the last sync
+	// fails cleanly as a changed file.
+	real, err := filepath.EvalSymlinks(v.Path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, ErrFileChanged
+	}
+	f, _, err := v.s.x.openSessionFile(real)
+	if err != nil {
+		return nil, nil, ErrFileChanged
 	}
 	defer f.Close()
 	buf := make([]byte, e.Length)
 	if _, err := f.ReadAt(buf, e.Offset); err != nil {
-		return nil, nil, err
+		return nil, nil, ErrFileChanged
 	}
 	h := v.Tree.Header
 	p := session.Parser{Header: &h, NextLine: e.Line, NextSeq: e.Seq, LastV1ID: e.ParentID}
@@ -97,7 +167,7 @@ type viewTexts struct {
 }
 
 func (t viewTexts) meta(ref history.ItemRef) (ItemMeta, error) {
-	if ref.Key < 0 || int(ref.Key) >= len(t.v.Items) || !t.v.Items[ref.Key].IsItem {
+	if ref.Key < 0 || int(ref.Key) >= len(t.v.Items) || !t.v.Items[ref.Key].hasText() {
 		return ItemMeta{}, fmt.Errorf("item %q has no text", ref.ItemID)
 	}
 	return t.v.Items[ref.Key], nil
@@ -326,7 +396,7 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 	inOrder := true // spans strictly ascending in refs order
 	var total int64
 	for i, r := range refs {
-		if r.Key < 0 || int(r.Key) >= len(items) || !items[r.Key].IsItem {
+		if r.Key < 0 || int(r.Key) >= len(items) || !items[r.Key].hasText() {
 			continue
 		}
 		im := &items[r.Key]

@@ -2,13 +2,12 @@
 // This file only wires: flags and environment, the databases, the
 // coordinator, the HTTP server and signals.
 //
-// Subcommands: serve (default), reindex, openapi, inspect FILE.jsonl.
+// Subcommands (cli.go): serve (default), reindex, sessions, inspect
+// FILE.jsonl, healthcheck, openapi, version, help.
 package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,6 +30,7 @@ import (
 	"contextd"
 	"contextd/api"
 	"contextd/archive"
+	"contextd/buildinfo"
 	"contextd/coordinator"
 	"contextd/discovery"
 	"contextd/remote"
@@ -62,6 +62,28 @@ type config struct {
 	LogFormat      string
 	LogLevel       string
 	MemoryLimit    int64
+	PathMap        []store.PathMapping
+	// sessionsFrom says where SessionsDir came from (--sessions-dir, an
+	// environment variable, or Pi's default), for the start-up log.
+	sessionsFrom string
+}
+
+// defaultStateDir is $CONTEXTD_STATE_DIR, else $PI_CODING_AGENT_DIR/contextd,
+// else ~/.pi/agent/contextd.
+func defaultStateDir(getenv func(string) string) string {
+	if v := getenv("CONTEXTD_STATE_DIR"); v != "" {
+		return v
+	}
+	return filepath.Join(agentDir(getenv), "contextd")
+}
+
+// pathMapFlag is the repeatable --path-map HOST=CONTAINER.
+type pathMapFlag []string
+
+func (p *pathMapFlag) String() string { return strings.Join(*p, ",") }
+func (p *pathMapFlag) Set(v string) error {
+	*p = append(*p, v)
+	return nil
 }
 
 // agentDir is Pi's agent directory: $PI_CODING_AGENT_DIR (leading ~
@@ -80,16 +102,26 @@ func agentDir(getenv func(string) string) string {
 	return filepath.Join(home, ".pi", "agent")
 }
 
-func parseFlags(name string, args []string, getenv func(string) string, stderr io.Writer) (*config, *flag.FlagSet, error) {
+// parseFlags parses the flags of serve (all of them) or reindex (the
+// index's: paths, line cap, memory, logs), each with its environment
+// variable, and refuses nonsense values with a sentence saying what to pass.
+func parseFlags(cmd command, args []string, getenv func(string) string, stdout, stderr io.Writer) (*config, *flag.FlagSet, error) {
+	serve := cmd.name == "serve"
 	env := func(k, def string) string {
 		if v := getenv(k); v != "" {
 			return v
 		}
 		return def
 	}
-	sessions := filepath.Join(agentDir(getenv), "sessions")
+	sessions, sessionsFrom := filepath.Join(agentDir(getenv), "sessions"), "default"
+	if getenv("PI_CODING_AGENT_DIR") != "" {
+		sessionsFrom = "PI_CODING_AGENT_DIR"
+	}
 	if d := getenv("PI_CODING_AGENT_SESSION_DIR"); d != "" {
-		sessions = d
+		sessions, sessionsFrom = d, "PI_CODING_AGENT_SESSION_DIR"
+	}
+	if getenv("CONTEXTD_SESSIONS_DIR") != "" {
+		sessionsFrom = "CONTEXTD_SESSIONS_DIR"
 	}
 	maxConns := api.DefaultMaxConns
 	if v := getenv("CONTEXTD_MAX_CONNS"); v != "" {
@@ -99,79 +131,139 @@ func parseFlags(name string, args []string, getenv func(string) string, stderr i
 		}
 		maxConns = n
 	}
-	c := &config{}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&c.Addr, "addr", env("CONTEXTD_ADDR", "127.0.0.1:7467"), "listen address (env CONTEXTD_ADDR); loopback only unless --allow-non-loopback")
+	memLimit := int64(128 << 20)
+	if v := getenv("CONTEXTD_MEMORY_LIMIT"); v != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return nil, nil, fmt.Errorf("CONTEXTD_MEMORY_LIMIT=%q is not an integer; set a number of bytes such as %d (0 = no limit)", v, 128<<20)
+		}
+		memLimit = n
+	}
+	allowNonLocal := false
+	if v := getenv("CONTEXTD_ALLOW_NON_LOOPBACK"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, nil, fmt.Errorf("CONTEXTD_ALLOW_NON_LOOPBACK=%q: set 1 or 0", v)
+		}
+		allowNonLocal = b
+	}
+	var pathMap pathMapFlag
+	if v := getenv("CONTEXTD_PATH_MAP"); v != "" {
+		pathMap = splitList(v)
+	}
+	c := &config{sessionsFrom: sessionsFrom}
+	fs := newFlagSet(cmd, stderr)
 	fs.StringVar(&c.SessionsDir, "sessions-dir", env("CONTEXTD_SESSIONS_DIR", sessions), "Pi sessions directory (env CONTEXTD_SESSIONS_DIR; default $PI_CODING_AGENT_SESSION_DIR or $PI_CODING_AGENT_DIR/sessions or ~/.pi/agent/sessions)")
-	fs.StringVar(&c.StateDir, "state-dir", env("CONTEXTD_STATE_DIR", filepath.Join(agentDir(getenv), "contextd")), "state directory: index, state database, token (env CONTEXTD_STATE_DIR)")
+	fs.StringVar(&c.StateDir, "state-dir", defaultStateDir(getenv), "state directory: index, state database, token (env CONTEXTD_STATE_DIR; default $PI_CODING_AGENT_DIR/contextd or ~/.pi/agent/contextd)")
+	fs.IntVar(&c.MaxLineBytes, "max-line-bytes", 64<<20, "longest JSONL line indexed, in bytes; longer lines are skipped and reported")
+	fs.Int64Var(&c.MemoryLimit, "memory-limit", memLimit, "soft limit of the Go heap in bytes (runtime/debug.SetMemoryLimit); the GC works harder near it, which keeps indexing a 1 GB session under ~200 MB RSS; 0 = none (env CONTEXTD_MEMORY_LIMIT)")
+	fs.StringVar(&c.LogFormat, "log-format", env("CONTEXTD_LOG_FORMAT", "text"), "text or json (env CONTEXTD_LOG_FORMAT)")
+	fs.StringVar(&c.LogLevel, "log-level", env("CONTEXTD_LOG_LEVEL", "info"), "debug, info, warn, error (env CONTEXTD_LOG_LEVEL)")
+	c.Addr, c.DefaultMode, c.MaxBodyBytes, c.MaxConns = "127.0.0.1:7467", "local", api.DefaultMaxBodyBytes, maxConns
+	if !serve {
+		if err := parseArgs(fs, args, stdout); err != nil {
+			return nil, nil, err
+		}
+		if err := noArgs(fs); err != nil {
+			return nil, nil, err
+		}
+		c.visited(fs)
+		return c, fs, c.check()
+	}
+	fs.StringVar(&c.Addr, "addr", env("CONTEXTD_ADDR", "127.0.0.1:7467"), "listen address (env CONTEXTD_ADDR); loopback only unless --allow-non-loopback")
 	fs.StringVar(&c.DefaultMode, "default-mode", env("CONTEXTD_DEFAULT_MODE", "local"), "mode of unregistered sessions: off, local, tree, remote (env CONTEXTD_DEFAULT_MODE)")
-	fs.BoolVar(&c.AllowNonLocal, "allow-non-loopback", getenv("CONTEXTD_ALLOW_NON_LOOPBACK") == "1", "allow --addr on a non-loopback address, e.g. 0.0.0.0 in a container (env CONTEXTD_ALLOW_NON_LOOPBACK=1); the token stays required")
+	fs.BoolVar(&c.AllowNonLocal, "allow-non-loopback", allowNonLocal, "allow --addr on a non-loopback address, e.g. 0.0.0.0 in a container (env CONTEXTD_ALLOW_NON_LOOPBACK=1); the token stays required")
 	fs.StringVar(&c.AllowedHosts, "allowed-hosts", env("CONTEXTD_ALLOWED_HOSTS", ""), "comma-separated Host names accepted besides loopback (env CONTEXTD_ALLOWED_HOSTS)")
 	fs.StringVar(&c.AllowedOrigins, "allowed-origins", env("CONTEXTD_ALLOWED_ORIGINS", ""), "comma-separated Origin values accepted (env CONTEXTD_ALLOWED_ORIGINS); other Origins get 403")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", api.DefaultMaxBodyBytes, "largest POST/PUT body in bytes")
-	fs.IntVar(&c.MaxLineBytes, "max-line-bytes", 64<<20, "longest JSONL line indexed, in bytes; longer lines are skipped and reported")
 	fs.IntVar(&c.MaxConns, "max-conns", maxConns, "most connections served at once (env CONTEXTD_MAX_CONNS); more wait in the kernel's accept queue; 0 = no limit")
 	fs.StringVar(&c.CodexBaseURL, "codex-base-url", env("CONTEXTD_CODEX_BASE_URL", remote.DefaultBaseURL), "Codex backend base URL for Remote mode (env CONTEXTD_CODEX_BASE_URL)")
-	fs.Int64Var(&c.MemoryLimit, "memory-limit", envInt64(getenv, "CONTEXTD_MEMORY_LIMIT", 128<<20), "soft limit of the Go heap in bytes (runtime/debug.SetMemoryLimit); the GC works harder near it, which keeps indexing a 1 GB session under ~200 MB RSS; 0 = none (env CONTEXTD_MEMORY_LIMIT)")
-	fs.StringVar(&c.LogFormat, "log-format", env("CONTEXTD_LOG_FORMAT", "text"), "text or json")
-	fs.StringVar(&c.LogLevel, "log-level", env("CONTEXTD_LOG_LEVEL", "info"), "debug, info, warn, error")
-	if err := fs.Parse(args); err != nil {
+	fs.Var(&pathMap, "path-map", "HOST=CONTAINER: a session_file registered under HOST (a Pi outside the container) is read under CONTAINER; repeatable (env CONTEXTD_PATH_MAP, comma-separated)")
+	if err := parseArgs(fs, args, stdout); err != nil {
 		return nil, nil, err
 	}
+	if err := noArgs(fs); err != nil {
+		return nil, nil, err
+	}
+	c.visited(fs)
+	var err error
+	if c.PathMap, err = store.ParsePathMap(pathMap); err != nil {
+		return nil, nil, err
+	}
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		return nil, nil, fmt.Errorf("--addr %q is not host:port; pass e.g. 127.0.0.1:7467", c.Addr)
+	}
 	if _, err := contextd.ParseMode(c.DefaultMode); err != nil {
+		return nil, nil, err
+	}
+	if err := remote.CheckBaseURL(c.CodexBaseURL); err != nil {
 		return nil, nil, err
 	}
 	if c.MaxConns < 0 {
 		return nil, nil, fmt.Errorf("--max-conns %d is negative; pass a connection count such as %d, or 0 for no limit", c.MaxConns, api.DefaultMaxConns)
 	}
-	if c.LogFormat != "text" && c.LogFormat != "json" {
-		return nil, nil, fmt.Errorf("--log-format %q: use text or json", c.LogFormat)
-	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
-		return nil, nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", c.LogLevel)
-	}
 	if c.MaxBodyBytes < 1024 {
 		return nil, nil, fmt.Errorf("--max-body-bytes %d: use at least 1024 (default %d)", c.MaxBodyBytes, api.DefaultMaxBodyBytes)
 	}
-	if c.MaxLineBytes < 1024 {
-		return nil, nil, fmt.Errorf("--max-line-bytes %d: use at least 1024 (default %d)", c.MaxLineBytes, 64<<20)
+	return c, fs, c.check()
+}
+
+// check refuses nonsense values of the flags serve and reindex share.
+func (c *config) check() error {
+	if c.SessionsDir == "" || c.StateDir == "" {
+		return errors.New("--sessions-dir and --state-dir must not be empty")
 	}
-	return c, fs, nil
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("--log-format %q: use text or json", c.LogFormat)
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return fmt.Errorf("--log-level %q: use debug, info, warn or error", c.LogLevel)
+	}
+	if c.MaxLineBytes < 1024 {
+		return fmt.Errorf("--max-line-bytes %d: use at least 1024 (default %d)", c.MaxLineBytes, 64<<20)
+	}
+	if c.MemoryLimit < 0 {
+		return fmt.Errorf("--memory-limit %d is negative; pass a number of bytes such as %d, or 0 for no limit", c.MemoryLimit, 128<<20)
+	}
+	if c.MemoryLimit > 0 && c.MemoryLimit < 16<<20 {
+		return fmt.Errorf("--memory-limit %d is under 16 MiB, too little to index a session; pass at least %d bytes, or 0 for no limit", c.MemoryLimit, 16<<20)
+	}
+	return nil
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
-	}
-	switch cmd {
-	case "serve", "reindex", "openapi", "inspect":
-	case "help":
-		fmt.Fprintln(stdout, "usage: contextd [serve|reindex|openapi|inspect FILE.jsonl] [flags]; contextd serve -h lists the flags")
-		return nil
-	default:
-		return fmt.Errorf("unknown subcommand %q; use serve, reindex, openapi or inspect", cmd)
-	}
-	c, fset, err := parseFlags("contextd "+cmd, args, getenv, stderr)
+	err := dispatch(ctx, args, getenv, stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		return nil
+		return nil // -h: the flag set printed the command's usage
 	}
-	if err != nil {
+	return err
+}
+
+// dispatch runs one command (cli.go commands).
+func dispatch(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	command, args, done, err := split(args, stdout)
+	if done || err != nil {
 		return err
 	}
-	if cmd != "inspect" && cmd != "openapi" && fset.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q; %s takes only flags", fset.Args(), cmd)
-	}
+	cmd := command.name
 	switch cmd {
+	case "help":
+		return runHelp(args, getenv, stdout)
+	case "version":
+		return runVersion(command, args, stdout, stderr)
 	case "openapi":
-		return printOpenAPI(stdout, fset.Args())
+		return runOpenAPI(command, args, stdout, stderr)
 	case "inspect":
-		if fset.NArg() != 1 {
-			return errors.New("usage: contextd inspect FILE.jsonl")
-		}
-		return inspect(stdout, fset.Arg(0), c.MaxLineBytes)
+		return runInspect(command, args, stdout, stderr)
+	case "healthcheck":
+		return runHealthcheck(ctx, command, args, getenv, stdout, stderr)
+	case "sessions":
+		return runSessions(ctx, command, args, getenv, stdout, stderr)
+	}
+	c, _, err := parseFlags(command, args, getenv, stdout, stderr)
+	if err != nil {
+		return err
 	}
 	log := newLogger(c, stderr)
 	if c.MemoryLimit > 0 && getenv("GOMEMLIMIT") == "" {
@@ -179,20 +271,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var mreg prometheus.Registerer = reg
+	if wrapRegisterer != nil {
+		mreg = wrapRegisterer(reg)
+	}
 	if fi, err := os.Stat(c.SessionsDir); err == nil && !fi.IsDir() {
 		return fmt.Errorf("--sessions-dir %s is not a directory; pass the folder Pi writes sessions to", c.SessionsDir)
 	} else if errors.Is(err, fs.ErrNotExist) {
-		log.Warn("sessions directory does not exist yet; it is indexed once Pi creates it (or pass --sessions-dir)", "sessions_dir", c.SessionsDir)
+		log.Warn(fmt.Sprintf("sessions directory %s (from %s) does not exist; it is indexed once Pi creates it. If that path is mistyped, pass the folder Pi writes sessions to with --sessions-dir", c.SessionsDir, c.sessionsFromFlag()), "sessions_dir", c.SessionsDir)
 	}
-	if err := os.MkdirAll(c.StateDir, 0o700); err != nil {
-		return fmt.Errorf("create state directory: %w", err)
-	}
-	unlock, err := lockStateDir(c.StateDir)
+	unlock, err := store.LockStateDir(c.StateDir)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	index, err := store.OpenIndex(ctx, c.SessionsDir, filepath.Join(c.StateDir, "index"), store.Options{MaxLineBytes: c.MaxLineBytes, Logger: log, Metrics: store.NewMetrics(reg)})
+	index, err := store.OpenIndex(ctx, c.SessionsDir, filepath.Join(c.StateDir, "index"), store.Options{MaxLineBytes: c.MaxLineBytes, Logger: log, Metrics: store.NewMetrics(mreg), PathMap: c.PathMap})
 	if err != nil {
 		return fmt.Errorf("open index: %w", err)
 	}
@@ -209,18 +302,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("open state database: %w", err)
 	}
 	defer state.Close()
-	token, err := loadToken(filepath.Join(c.StateDir, "token"))
+	token, err := api.LoadToken(filepath.Join(c.StateDir, "token"))
 	if err != nil {
 		return err
 	}
-	cm := coordinator.NewMetrics(reg)
+	cm := coordinator.NewMetrics(mreg)
 	svc := coordinator.New(index, state, contextd.Mode(c.DefaultMode), log, cm)
 	archive.Install(svc)
-	rc := remote.New(c.CodexBaseURL, reg, log)
+	rc := remote.New(c.CodexBaseURL, mreg, log)
 	srv := api.New(api.Config{Token: token, AllowedHosts: splitList(c.AllowedHosts), AllowedOrigins: splitList(c.AllowedOrigins),
 		MaxBodyBytes: c.MaxBodyBytes, Logger: log, Registry: reg}, svc, rc)
 	api.InstallRollovers(srv)
-	registerIndexGauges(reg, index)
+	registerIndexGauges(mreg, index)
 
 	ln, err := listen(c.Addr, c.AllowNonLocal)
 	if err != nil {
@@ -229,8 +322,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	hs := api.HTTPServer(srv.Handler())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(api.LimitListener(ln, c.MaxConns)) }()
-	log.Info("contextd listening", "addr", ln.Addr().String(), "sessions_dir", index.Root(), "state_dir", c.StateDir, "default_mode", c.DefaultMode)
-	if err := discovery.Write(c.StateDir, discovery.Info{URL: "http://" + ln.Addr().String(), PID: os.Getpid(), Version: buildVersion()}); err != nil {
+	log.Info("contextd listening", "addr", ln.Addr().String(), "sessions_dir", index.Root(), "sessions_dir_from", c.sessionsFromFlag(),
+		"token_file", filepath.Join(c.StateDir, "token"), "state_dir", c.StateDir, "default_mode", c.DefaultMode, "version", buildinfo.Read().Version)
+	if err := discovery.Write(c.StateDir, discovery.Info{URL: "http://" + ln.Addr().String(), PID: os.Getpid(), Version: buildinfo.Read().Version}); err != nil {
 		hs.Close()
 		return err
 	}
@@ -246,14 +340,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return hs.Shutdown(sctx)
 }
 
-// buildVersion is the main module's version from the build info ("devel"
-// for a build from a work tree).
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
-}
+// wrapRegisterer, when set (tests), wraps the registry the collectors of
+// store, coordinator, remote and the index gauges register on, so that a
+// test can list every metric serve exports, also those not yet observed.
+var wrapRegisterer func(prometheus.Registerer) prometheus.Registerer
 
 // listen refuses a non-loopback address unless allowed explicitly.
 func listen(addr string, allowNonLoopback bool) (net.Listener, error) {
@@ -267,57 +357,24 @@ func listen(addr string, allowNonLoopback bool) (net.Listener, error) {
 	return net.Listen("tcp", addr)
 }
 
-// lockStateDir takes an exclusive lock on <state-dir>/lock so that two
-// contextd processes never share one index and state database.
-func lockStateDir(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("another contextd is using the state directory %s; stop it or pass another --state-dir", dir)
-	}
-	return func() { f.Close() }, nil
+// visited records that --sessions-dir was given on the command line.
+func (c *config) visited(fs *flag.FlagSet) {
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "sessions-dir" {
+			c.sessionsFrom = "flag"
+		}
+	})
 }
 
-// loadToken reads the token file, creating it (256 random bits, hex, mode
-// 0600) on first start.
-func loadToken(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err == nil {
-		t := strings.TrimSpace(string(b))
-		if len(t) >= 32 {
-			return t, nil
-		}
-		return "", fmt.Errorf("token file %s is too short; delete it to make a new one", path)
+// sessionsFromFlag names where the sessions directory came from.
+func (c *config) sessionsFromFlag() string {
+	if c.sessionsFrom == "flag" {
+		return "--sessions-dir"
 	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return "", err
+	if c.sessionsFrom == "default" {
+		return "the default ~/.pi/agent/sessions"
 	}
-	buf := make([]byte, 32)
-	if _, err := rand.Read(buf); err != nil {
-		return "", err
-	}
-	t := hex.EncodeToString(buf)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", err
-	}
-	if _, err := f.WriteString(t + "\n"); err != nil {
-		f.Close()
-		return "", err
-	}
-	return t, f.Close()
-}
-
-func envInt64(getenv func(string) string, key string, def int64) int64 {
-	if v := getenv(key); v != "" {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			return n
-		}
-	}
-	return def
+	return "$" + c.sessionsFrom
 }
 
 func splitList(s string) []string {
@@ -355,12 +412,12 @@ func registerIndexGauges(reg prometheus.Registerer, x *store.Index) {
 		}))
 }
 
-func printOpenAPI(w io.Writer, args []string) error {
+func printOpenAPI(w io.Writer, format string) error {
 	b, err := api.SpecYAML()
 	if err != nil {
 		return err
 	}
-	if len(args) > 0 && args[0] == "json" {
+	if format == "json" {
 		b, err = api.SpecJSON()
 		if err != nil {
 			return err

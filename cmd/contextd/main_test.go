@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"contextd/buildinfo"
 )
 
 func env(m map[string]string) func(string) string {
@@ -69,7 +71,7 @@ func TestServe(t *testing.T) {
 	resp.Body.Close()
 	// The discovery file names the listener, this process and the version.
 	disc, err := os.ReadFile(filepath.Join(dir, "state", "contextd.json"))
-	if want := fmt.Sprintf(`{"url":"http://%s","pid":%d,"version":"devel"}`+"\n", addr, os.Getpid()); err != nil || string(disc) != want {
+	if want := fmt.Sprintf(`{"url":"http://%s","pid":%d,"version":%q}`+"\n", addr, os.Getpid(), buildinfo.Read().Version); err != nil || string(disc) != want {
 		t.Errorf("discovery file = %q (%v), want %q", disc, err, want)
 	}
 	fi, err := os.Stat(filepath.Join(dir, "state", "token"))
@@ -151,18 +153,18 @@ func TestRefusesNonLoopback(t *testing.T) {
 }
 
 func TestDefaultsFollowPi(t *testing.T) {
-	c, _, err := parseFlags("x", nil, env(map[string]string{"PI_CODING_AGENT_DIR": "/a/agent"}), io.Discard)
+	c, _, err := parseFlags(serveCmd, nil, env(map[string]string{"PI_CODING_AGENT_DIR": "/a/agent"}), io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.SessionsDir != "/a/agent/sessions" || c.StateDir != "/a/agent/contextd" || c.Addr != "127.0.0.1:7467" {
 		t.Errorf("got %+v", c)
 	}
-	c, _, _ = parseFlags("x", nil, env(map[string]string{"PI_CODING_AGENT_SESSION_DIR": "/s", "CONTEXTD_ADDR": "127.0.0.1:9"}), io.Discard)
+	c, _, _ = parseFlags(serveCmd, nil, env(map[string]string{"PI_CODING_AGENT_SESSION_DIR": "/s", "CONTEXTD_ADDR": "127.0.0.1:9"}), io.Discard, io.Discard)
 	if c.SessionsDir != "/s" || c.Addr != "127.0.0.1:9" {
 		t.Errorf("got %+v", c)
 	}
-	c, _, _ = parseFlags("x", []string{"--sessions-dir", "/f"}, env(map[string]string{"CONTEXTD_SESSIONS_DIR": "/e"}), io.Discard)
+	c, _, _ = parseFlags(serveCmd, []string{"--sessions-dir", "/f"}, env(map[string]string{"CONTEXTD_SESSIONS_DIR": "/e"}), io.Discard, io.Discard)
 	if c.SessionsDir != "/f" {
 		t.Errorf("flag must win over env: %+v", c)
 	}

@@ -1,0 +1,179 @@
+// Package client is the small HTTP client the contextd command uses to
+// talk to a running contextd: `contextd healthcheck` (GET /healthz, for
+// container HEALTHCHECKs and service managers, where no curl is at hand)
+// and `contextd sessions` (GET /v1/sessions, printed as a table).
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"contextd/coordinator"
+)
+
+// TokenHeader is the header carrying the token (api.TokenHeader).
+const TokenHeader = "X-Contextd-Token"
+
+// BaseURL turns a listen address (--addr, host:port) into the URL a local
+// client calls: an unspecified host (0.0.0.0, ::, "") becomes 127.0.0.1,
+// so `contextd healthcheck` inside a container reaches a server bound to
+// 0.0.0.0.
+func BaseURL(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("--addr %q: %w; write host:port such as 127.0.0.1:7467", addr, err)
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port), nil
+}
+
+// Health calls GET base/healthz and returns nil when it answers 200 with
+// {"status":"ok"}; otherwise an error saying what answered.
+func Health(ctx context.Context, hc *http.Client, base string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/healthz", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("contextd at %s is not answering: %w", base, err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &body) != nil || body.Status != "ok" {
+		return fmt.Errorf("contextd at %s answered /healthz with %s: %.200s", base, resp.Status, b)
+	}
+	return nil
+}
+
+// ReadToken reads the token file (<state-dir>/token).
+func ReadToken(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read the token: %w; pass the --state-dir of the running contextd", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// Sessions calls GET base/v1/sessions with the token and returns the rows.
+func Sessions(ctx context.Context, hc *http.Client, base, token string) ([]coordinator.SessionSummary, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/sessions", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set(TokenHeader, token)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("contextd at %s is not answering: %w", base, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var p struct {
+			Detail string `json:"detail"`
+		}
+		_ = json.Unmarshal(b, &p)
+		return nil, fmt.Errorf("GET /v1/sessions: %s: %s", resp.Status, p.Detail)
+	}
+	var out struct {
+		Sessions []coordinator.SessionSummary `json:"sessions"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("GET /v1/sessions: %w", err)
+	}
+	return out.Sessions, nil
+}
+
+// WriteSessionsTable prints one line per session: the file relative to
+// the directory all files share, the header version, the mode ("local*":
+// registered; otherwise the server's default), the entry count, then what
+// is worth a look: valid archives, skipped lines by reason and their line
+// numbers, invalid archives (with the first reason) and the file's state
+// when it is not ok.
+func WriteSessionsTable(w io.Writer, rows []coordinator.SessionSummary) error {
+	files := make([]string, len(rows))
+	for i, r := range rows {
+		files[i] = r.File
+	}
+	root := commonDir(files)
+	width := 0
+	for i := range files {
+		if rel, err := filepath.Rel(root, files[i]); err == nil && root != "" {
+			files[i] = rel
+		}
+		width = max(width, len(files[i]))
+	}
+	for i, r := range rows {
+		mode := string(r.Mode)
+		if r.Registered {
+			mode += "*"
+		}
+		line := fmt.Sprintf("%-*s  v%d  %-7s %5d entries", width, files[i], r.Version, mode, r.Entries)
+		var notes []string
+		if r.Archives == 1 {
+			notes = append(notes, "1 archive")
+		} else if r.Archives > 1 {
+			notes = append(notes, fmt.Sprintf("%d archives", r.Archives))
+		}
+		if len(r.Skipped) > 0 {
+			b, _ := json.Marshal(r.Skipped) // keys sorted
+			notes = append(notes, "skipped "+string(b))
+		}
+		var lines []string
+		var invalid []coordinator.SessionProblem
+		for _, p := range r.Problems {
+			switch {
+			case p.Line > 0:
+				lines = append(lines, fmt.Sprint(p.Line))
+			case p.Reason == "invalid_archive":
+				invalid = append(invalid, p)
+			default:
+				notes = append(notes, strings.TrimSpace(p.Reason+" "+p.Detail))
+			}
+		}
+		if len(lines) == 1 {
+			notes = append(notes, "problem line "+lines[0])
+		} else if len(lines) > 1 {
+			notes = append(notes, "problem lines "+strings.Join(lines, ", "))
+		}
+		if len(invalid) > 0 {
+			notes = append(notes, fmt.Sprintf("%d invalid_archive problems (e.g. %q)", len(invalid), invalid[0].Detail))
+		}
+		if len(notes) > 0 {
+			line += "  " + strings.Join(notes, ", ")
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commonDir is the deepest directory holding every path ("" for none).
+func commonDir(paths []string) string {
+	if len(paths) == 0 {
+		return ""
+	}
+	dir := filepath.Dir(paths[0])
+	for _, p := range paths[1:] {
+		for dir != "/" && dir != "." && !strings.HasPrefix(p, dir+string(filepath.Separator)) {
+			dir = filepath.Dir(dir)
+		}
+	}
+	return dir
+}

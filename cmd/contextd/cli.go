@@ -1,0 +1,287 @@
+package main
+
+// The command line: the subcommand table, top-level and per-command help,
+// --version, and the commands that talk to a running contextd or read one
+// file (healthcheck, sessions, inspect, openapi, version). The logic lives
+// in packages: buildinfo, client, inspect, api.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"contextd/buildinfo"
+	"contextd/client"
+	"contextd/inspect"
+	"contextd/session"
+)
+
+// command is one subcommand: its usage line, a one-line summary, and
+// whether it takes positional arguments (args: the word shown in usage;
+// "" = none, and any positional argument is refused).
+type command struct {
+	name, args, summary string
+}
+
+var commands = []command{
+	{"serve", "", "run the HTTP service (the default when no command is given)"},
+	{"reindex", "", "drop and rebuild the derived index from the session files, then exit"},
+	{"sessions", "", "list the sessions a running contextd knows, as a table"},
+	{"inspect", "FILE.jsonl", "describe one session file; --tree draws its entry tree"},
+	{"healthcheck", "", "exit 0 when a running contextd answers /healthz (container HEALTHCHECK, service managers)"},
+	{"openapi", "", "print the OpenAPI 3.1 spec (YAML, or --format json)"},
+	{"version", "", "print the version, commit, Go and SQLite versions (also --version)"},
+	{"help", "[COMMAND]", "print this help, or the flags of COMMAND"},
+}
+
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// usage is the top-level help (contextd --help).
+func usage(w io.Writer) {
+	fmt.Fprint(w, "contextd serves Codex-style context management (history, notes, context windows) for Pi sessions.\n\n")
+	fmt.Fprint(w, "Usage:\n  contextd [COMMAND] [flags] [args]\n\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, "\nFlags:\n  -h, --help     this help\n  --version      print the version\n\nRun `contextd COMMAND --help` for the flags of one command.\n")
+}
+
+// newFlagSet returns the flag set of cmd, whose -h prints only its flags.
+func newFlagSet(cmd command, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("contextd "+cmd.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		w := fs.Output()
+		u := "contextd " + cmd.name + " [flags]"
+		if cmd.args != "" {
+			u += " " + cmd.args
+		}
+		fmt.Fprintf(w, "Usage: %s\n\n%s.\n", u, upperFirst(cmd.summary))
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprint(w, "\nFlags:\n")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// parseArgs parses args into fs. A -h/--help before any "--" prints the
+// command's usage and flags to stdout (so it can be piped) and returns
+// flag.ErrHelp, which run turns into exit 0.
+func parseArgs(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return flag.ErrHelp
+		}
+	}
+	return fs.Parse(args)
+}
+
+// noArgs refuses positional arguments left after the flags.
+func noArgs(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%s takes no arguments, got %q; see `%s --help`", fs.Name(), fs.Args(), fs.Name())
+	}
+	return nil
+}
+
+// split separates the subcommand from its arguments: no command, or a
+// first argument that is a flag, means serve (as before subcommands). It
+// answers --help and --version itself (done = true).
+func split(args []string, stdout io.Writer) (cmd command, rest []string, done bool, err error) {
+	if len(args) > 0 {
+		switch args[0] {
+		case "-h", "-help", "--help":
+			usage(stdout)
+			return command{}, nil, true, nil
+		case "-version", "--version":
+			if len(args) > 1 {
+				return command{}, nil, true, fmt.Errorf("--version takes no arguments, got %q", args[1:])
+			}
+			fmt.Fprintln(stdout, buildinfo.Read())
+			return command{}, nil, true, nil
+		}
+	}
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		c, _ := lookup("serve")
+		return c, args, false, nil
+	}
+	c, ok := lookup(args[0])
+	if !ok {
+		names := make([]string, len(commands))
+		for i, c := range commands {
+			names[i] = c.name
+		}
+		return command{}, nil, true, fmt.Errorf("unknown command %q; use one of %s (contextd --help)", args[0], strings.Join(names, ", "))
+	}
+	return c, args[1:], false, nil
+}
+
+// runHelp is `contextd help [COMMAND]`.
+func runHelp(args []string, getenv func(string) string, stdout io.Writer) error {
+	switch len(args) {
+	case 0:
+		usage(stdout)
+		return nil
+	case 1:
+		if _, ok := lookup(args[0]); !ok || args[0] == "help" {
+			return fmt.Errorf("no help for %q; contextd --help lists the commands", args[0])
+		}
+		// The command's own -h prints its usage and flags.
+		return dispatch(context.Background(), []string{args[0], "-h"}, getenv, stdout, stdout)
+	}
+	return fmt.Errorf("help takes at most one command, got %q", args)
+}
+
+// runVersion is `contextd version`.
+func runVersion(cmd command, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet(cmd, stderr)
+	if err := parseArgs(fs, args, stdout); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(stdout, buildinfo.Read())
+	return err
+}
+
+// runOpenAPI is `contextd openapi [--format yaml|json]`.
+func runOpenAPI(cmd command, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet(cmd, stderr)
+	format := fs.String("format", "yaml", "yaml or json")
+	if err := parseArgs(fs, args, stdout); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if *format != "yaml" && *format != "json" {
+		return fmt.Errorf("--format %q: use yaml or json", *format)
+	}
+	return printOpenAPI(stdout, *format)
+}
+
+// runInspect is `contextd inspect [--tree [--expand]] FILE.jsonl`: it exits
+// non-zero (returns an error) for a file that is not a Pi session.
+func runInspect(cmd command, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet(cmd, stderr)
+	tree := fs.Bool("tree", false, "draw the entry tree: active path (*), branches, windows and boundaries, archives with their summaries, invalid manifests with reasons, labels")
+	expand := fs.Bool("expand", false, "with --tree: draw every entry instead of collapsing runs of ordinary entries")
+	maxLine := fs.Int("max-line-bytes", session.DefaultMaxLineBytes, "longest JSONL line read, in bytes; longer lines are skipped and reported")
+	if err := parseArgs(fs, args, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("inspect takes exactly one session file, got %d arguments; usage: contextd inspect [--tree] FILE.jsonl", fs.NArg())
+	}
+	if *expand && !*tree {
+		return errors.New("--expand only applies to --tree")
+	}
+	if *maxLine < 1024 {
+		return fmt.Errorf("--max-line-bytes %d: use at least 1024 (default %d)", *maxLine, session.DefaultMaxLineBytes)
+	}
+	f, err := inspect.Load(fs.Arg(0), *maxLine)
+	if err != nil {
+		return err
+	}
+	if *tree {
+		return inspect.Tree(stdout, f, inspect.TreeOptions{Expand: *expand})
+	}
+	return inspect.Summary(stdout, f)
+}
+
+// addrFlag registers --addr (env CONTEXTD_ADDR) for the client commands.
+func addrFlag(fs *flag.FlagSet, getenv func(string) string) *string {
+	def := "127.0.0.1:7467"
+	if v := getenv("CONTEXTD_ADDR"); v != "" {
+		def = v
+	}
+	return fs.String("addr", def, "address of the running contextd (env CONTEXTD_ADDR); 0.0.0.0 is called as 127.0.0.1")
+}
+
+// runHealthcheck is `contextd healthcheck`: GET /healthz, exit 0 on 200 ok.
+func runHealthcheck(ctx context.Context, cmd command, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlagSet(cmd, stderr)
+	addr := addrFlag(fs, getenv)
+	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the answer")
+	quiet := fs.Bool("quiet", false, "print nothing on success")
+	if err := parseArgs(fs, args, stdout); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if *timeout <= 0 {
+		return fmt.Errorf("--timeout %s: use a positive duration such as 3s", *timeout)
+	}
+	base, err := client.BaseURL(*addr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	if err := client.Health(ctx, http.DefaultClient, base); err != nil {
+		return err
+	}
+	if !*quiet {
+		fmt.Fprintf(stdout, "ok: contextd at %s is healthy\n", base)
+	}
+	return nil
+}
+
+// runSessions is `contextd sessions`: GET /v1/sessions as a table.
+func runSessions(ctx context.Context, cmd command, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlagSet(cmd, stderr)
+	addr := addrFlag(fs, getenv)
+	state := fs.String("state-dir", defaultStateDir(getenv), "state directory of the running contextd, which holds the token (env CONTEXTD_STATE_DIR)")
+	if err := parseArgs(fs, args, stdout); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	base, err := client.BaseURL(*addr)
+	if err != nil {
+		return err
+	}
+	token, err := client.ReadToken(filepath.Join(*state, "token"))
+	if err != nil {
+		return err
+	}
+	rows, err := client.Sessions(ctx, http.DefaultClient, base, token)
+	if err != nil {
+		return err
+	}
+	return client.WriteSessionsTable(stdout, rows)
+}
+
+// serveCmd is the serve entry of commands.
+var serveCmd, _ = lookup("serve")

@@ -1,0 +1,357 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// runCLI runs the command line with a fixed environment and returns
+// stdout, stderr and the error main would exit 1 on.
+func runCLI(t *testing.T, envm map[string]string, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, env(envm), &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+// TestHelpListsCommands: contextd --help (and -h, help) lists every
+// subcommand on stdout and exits 0.
+func TestHelpListsCommands(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		out, _, err := runCLI(t, nil, args...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		for _, c := range []string{"serve", "reindex", "sessions", "inspect", "healthcheck", "openapi", "version", "help"} {
+			if !regexp.MustCompile(`(?m)^  ` + c + ` +\S`).MatchString(out) {
+				t.Errorf("%v does not list %q:\n%s", args, c, out)
+			}
+		}
+	}
+}
+
+// TestCommandHelpListsOnlyItsFlags: `contextd CMD --help` and `contextd
+// help CMD` print the command's usage with exactly its own flags, on
+// stdout, and exit 0.
+func TestCommandHelpListsOnlyItsFlags(t *testing.T) {
+	want := map[string][]string{
+		"serve": {"addr", "allow-non-loopback", "allowed-hosts", "allowed-origins", "codex-base-url", "default-mode", "log-format", "log-level",
+			"max-body-bytes", "max-conns", "max-line-bytes", "memory-limit", "path-map", "sessions-dir", "state-dir"},
+		"reindex":     {"log-format", "log-level", "max-line-bytes", "memory-limit", "sessions-dir", "state-dir"},
+		"sessions":    {"addr", "state-dir"},
+		"inspect":     {"expand", "max-line-bytes", "tree"},
+		"healthcheck": {"addr", "quiet", "timeout"},
+		"openapi":     {"format"},
+		"version":     nil,
+	}
+	flagLine := regexp.MustCompile(`(?m)^  -([a-z-]+)`)
+	for cmd, flags := range want {
+		for _, args := range [][]string{{cmd, "--help"}, {"help", cmd}} {
+			out, _, err := runCLI(t, nil, args...)
+			if err != nil {
+				t.Fatalf("%v: %v", args, err)
+			}
+			if !strings.HasPrefix(out, "Usage: contextd "+cmd+" [flags]") {
+				t.Errorf("%v: usage line: %q", args, strings.SplitN(out, "\n", 2)[0])
+			}
+			var got []string
+			for _, m := range flagLine.FindAllStringSubmatch(out, -1) {
+				got = append(got, m[1])
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, flags) {
+				t.Errorf("%v lists flags %v, want %v", args, got, flags)
+			}
+		}
+	}
+}
+
+// TestExtraArgumentsRefused: no command accepts positional arguments it
+// does not use; inspect takes exactly one file.
+func TestExtraArgumentsRefused(t *testing.T) {
+	dir := t.TempDir()
+	fixture := filepath.Join("..", "..", "testdata", "pi-tree", "tree-basic.jsonl")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--sessions-dir", dir, "extra"}, `contextd serve takes no arguments, got ["extra"]`},
+		{[]string{"--sessions-dir", dir, "extra"}, `contextd serve takes no arguments, got ["extra"]`},
+		{[]string{"reindex", "--sessions-dir", dir, "--state-dir", dir, "x", "y"}, `contextd reindex takes no arguments, got ["x" "y"]`},
+		{[]string{"sessions", "x"}, `contextd sessions takes no arguments`},
+		{[]string{"healthcheck", "x"}, `contextd healthcheck takes no arguments`},
+		{[]string{"openapi", "json"}, `contextd openapi takes no arguments`},
+		{[]string{"version", "x"}, `contextd version takes no arguments`},
+		{[]string{"--version", "x"}, `--version takes no arguments`},
+		{[]string{"inspect"}, "inspect takes exactly one session file, got 0 arguments"},
+		{[]string{"inspect", fixture, fixture}, "inspect takes exactly one session file, got 2 arguments"},
+		{[]string{"help", "serve", "inspect"}, "help takes at most one command"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+	} {
+		_, _, err := runCLI(t, nil, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err = %v, want one containing %q", tc.args, err, tc.want)
+		}
+	}
+	// Nothing was created by the refused commands.
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("refused commands wrote %d files into %s", len(ents), dir)
+	}
+}
+
+// TestNonsenseValuesRefused: values that cannot work are refused before
+// anything starts, with the flag named.
+func TestNonsenseValuesRefused(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"--sessions-dir", dir, "--state-dir", filepath.Join(dir, "state")}
+	fixture := filepath.Join("..", "..", "testdata", "pi-tree", "tree-basic.jsonl")
+	for _, tc := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{nil, append([]string{"serve", "--memory-limit", "-1"}, base...), "--memory-limit -1 is negative"},
+		{nil, append([]string{"reindex", "--memory-limit", "-1"}, base...), "--memory-limit -1 is negative"},
+		{nil, append([]string{"serve", "--memory-limit", "1000"}, base...), "--memory-limit 1000 is under 16 MiB"},
+		{map[string]string{"CONTEXTD_MEMORY_LIMIT": "lots"}, append([]string{"serve"}, base...), `CONTEXTD_MEMORY_LIMIT="lots" is not an integer`},
+		{map[string]string{"CONTEXTD_MAX_CONNS": "many"}, append([]string{"serve"}, base...), `CONTEXTD_MAX_CONNS="many" is not an integer`},
+		{map[string]string{"CONTEXTD_ALLOW_NON_LOOPBACK": "yes please"}, append([]string{"serve"}, base...), `CONTEXTD_ALLOW_NON_LOOPBACK="yes please": set 1 or 0`},
+		{nil, append([]string{"serve", "--max-conns", "-1"}, base...), "--max-conns -1 is negative"},
+		{nil, append([]string{"serve", "--max-body-bytes", "0"}, base...), "--max-body-bytes 0: use at least 1024"},
+		{nil, append([]string{"serve", "--max-line-bytes", "10"}, base...), "--max-line-bytes 10: use at least 1024"},
+		{nil, append([]string{"serve", "--addr", "7467"}, base...), `--addr "7467" is not host:port`},
+		{nil, append([]string{"serve", "--default-mode", "fast"}, base...), "fast"},
+		{nil, append([]string{"serve", "--log-format", "xml"}, base...), `--log-format "xml": use text or json`},
+		{nil, append([]string{"serve", "--log-level", "loud"}, base...), `--log-level "loud"`},
+		{nil, append([]string{"serve", "--path-map", "/home/me/sessions"}, base...), `--path-map "/home/me/sessions": write HOST=CONTAINER`},
+		{nil, append([]string{"serve", "--sessions-dir", ""}, "--state-dir", dir), "--sessions-dir and --state-dir must not be empty"},
+		{nil, []string{"healthcheck", "--timeout", "0s"}, "--timeout 0s: use a positive duration"},
+		{nil, []string{"healthcheck", "--addr", "localhost"}, `--addr "localhost"`},
+		{nil, []string{"openapi", "--format", "xml"}, `--format "xml": use yaml or json`},
+		{nil, []string{"inspect", "--max-line-bytes", "5", fixture}, "--max-line-bytes 5: use at least 1024"},
+		{nil, []string{"inspect", "--expand", fixture}, "--expand only applies to --tree"},
+		{nil, []string{"serve", "--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
+	} {
+		_, _, err := runCLI(t, tc.env, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v %v: err = %v, want one containing %q", tc.env, tc.args, err, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "state")); err == nil {
+		t.Error("a refused serve created the state directory")
+	}
+}
+
+// TestVersion: --version and `version` print one line with the Go
+// toolchain of this build and the linked SQLite 3.x.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		out, _, err := runCLI(t, nil, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(out, "contextd ") || !strings.Contains(out, " "+runtime.Version()+" sqlite 3.") || strings.Count(out, "\n") != 1 {
+			t.Errorf("%v printed %q", args, out)
+		}
+	}
+}
+
+// TestInspectRefusesNonSession: inspect exits non-zero (run returns an
+// error) on files that are not Pi sessions, naming the file.
+func TestInspectRefusesNonSession(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"a.jsonl": `{"type":"message"}` + "\n", "b.jsonl": ""} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o600)
+		for _, args := range [][]string{{"inspect", p}, {"inspect", "--tree", p}} {
+			out, _, err := runCLI(t, nil, args...)
+			if err == nil || !strings.Contains(err.Error(), p+": not a Pi session file") {
+				t.Errorf("%v: err = %v, out %q", args, err, out)
+			}
+		}
+	}
+	if _, _, err := runCLI(t, nil, "inspect", dir); err == nil || !strings.Contains(err.Error(), "is not a regular file") {
+		t.Errorf("inspect DIR: err = %v", err)
+	}
+}
+
+// TestInspectTreeCLI: `contextd inspect --tree` prints the golden drawing
+// of the inspect package (inspect/testdata), byte for byte.
+func TestInspectTreeCLI(t *testing.T) {
+	out, _, err := runCLI(t, nil, "inspect", "--tree", filepath.Join("..", "..", "testdata", "pi-tree", "tree-bad-manifests-small.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join("..", "..", "inspect", "testdata", "tree-bad-manifests-small.tree.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(want) {
+		t.Errorf("inspect --tree differs from the golden drawing:\n%s", out)
+	}
+}
+
+// startServe runs serve in the background and waits for /healthz. It
+// returns the stderr buffer (the log) and a stop function that waits for
+// the graceful shutdown.
+func startServe(t *testing.T, envm map[string]string, args ...string) (*syncBuffer, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, append([]string{"serve"}, args...), env(envm), io.Discard, logs) }()
+	addr := ""
+	for i, a := range args {
+		if a == "--addr" {
+			addr = args[i+1]
+		}
+	}
+	for i := 0; ; i++ {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if i == 200 {
+			cancel()
+			t.Fatalf("serve did not start: %v\n%s", err, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return logs, func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no shutdown within 10 s")
+		}
+	}
+}
+
+// TestStartupLogAndMistypedSessionsDir: the start-up log names the token
+// file and the sessions directory with where it came from; a sessions
+// directory that does not exist is named in the warning, with the flag
+// that set it.
+func TestStartupLogAndMistypedSessionsDir(t *testing.T) {
+	dir := t.TempDir()
+	typo := filepath.Join(dir, "sesions")
+	state := filepath.Join(dir, "state")
+	addr := freeAddr(t)
+	logs, stop := startServe(t, nil, "--addr", addr, "--sessions-dir", typo, "--state-dir", state)
+	stop()
+	log := logs.String()
+	for _, want := range []string{
+		"level=WARN msg=\"sessions directory " + typo + " (from --sessions-dir) does not exist; it is indexed once Pi creates it. If that path is mistyped, pass the folder Pi writes sessions to with --sessions-dir\"",
+		"token_file=" + filepath.Join(state, "token"),
+		"sessions_dir=" + typo,
+		"sessions_dir_from=--sessions-dir",
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+	// From the environment, the warning names the variable.
+	addr = freeAddr(t)
+	logs, stop = startServe(t, map[string]string{"PI_CODING_AGENT_SESSION_DIR": typo}, "--addr", addr, "--state-dir", state)
+	stop()
+	if want := "sessions directory " + typo + " (from $PI_CODING_AGENT_SESSION_DIR) does not exist"; !strings.Contains(logs.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, logs.String())
+	}
+}
+
+// TestHealthcheckAndSessions: healthcheck exits 0 against a running
+// contextd (an address of 0.0.0.0 is called on 127.0.0.1) and 1 when
+// nothing answers; sessions prints the README's table for the Tree
+// fixtures (entry counts and archives from testdata/pi-tree/README.md).
+func TestHealthcheckAndSessions(t *testing.T) {
+	dir := t.TempDir()
+	sessions := filepath.Join(dir, "sessions")
+	os.MkdirAll(filepath.Join(sessions, "pi-tree"), 0o755)
+	for _, f := range []string{"tree-basic.jsonl", "tree-bad-manifests-small.jsonl"} {
+		b, _ := os.ReadFile(filepath.Join("..", "..", "testdata", "pi-tree", f))
+		os.WriteFile(filepath.Join(sessions, "pi-tree", f), b, 0o600)
+	}
+	b, _ := os.ReadFile(filepath.Join("..", "..", "testdata", "pi-sessions", "compact.jsonl"))
+	os.MkdirAll(filepath.Join(sessions, "pi-sessions"), 0o755)
+	os.WriteFile(filepath.Join(sessions, "pi-sessions", "compact.jsonl"), b, 0o600)
+	state := filepath.Join(dir, "state")
+	addr := freeAddr(t)
+	_, stop := startServe(t, nil, "--addr", addr, "--sessions-dir", sessions, "--state-dir", state)
+	defer stop()
+
+	out, _, err := runCLI(t, nil, "healthcheck", "--addr", addr)
+	if err != nil || out != "ok: contextd at http://"+addr+" is healthy\n" {
+		t.Errorf("healthcheck: %q, %v", out, err)
+	}
+	port := addr[strings.LastIndex(addr, ":"):]
+	if out, _, err := runCLI(t, map[string]string{"CONTEXTD_ADDR": "0.0.0.0" + port}, "healthcheck", "--quiet"); err != nil || out != "" {
+		t.Errorf("healthcheck via CONTEXTD_ADDR=0.0.0.0%s: %q, %v", port, out, err)
+	}
+	if _, _, err := runCLI(t, nil, "healthcheck", "--addr", freeAddr(t)); err == nil || !strings.Contains(err.Error(), "is not answering") {
+		t.Errorf("healthcheck on a closed port: %v", err)
+	}
+
+	out, _, err = runCLI(t, map[string]string{"CONTEXTD_STATE_DIR": state}, "sessions", "--addr", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `pi-sessions/compact.jsonl               v1  local    1011 entries  skipped {"invalid_json":1}, problem line 1013
+pi-tree/tree-bad-manifests-small.jsonl  v3  local     118 entries  1 archive, 4 invalid_archive problems (e.g. "35464eaa: from_id_mismatch")
+pi-tree/tree-basic.jsonl                v3  local      62 entries  1 archive
+`
+	if out != want {
+		t.Errorf("sessions printed\n%s\nwant\n%s", out, want)
+	}
+	if _, _, err := runCLI(t, nil, "sessions", "--addr", addr, "--state-dir", dir); err == nil || !strings.Contains(err.Error(), "read the token") {
+		t.Errorf("sessions without a token file: %v", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the server goroutine's writes and
+// the test's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestREADMETreeDrawing: the drawing README "Inspecting a session" shows is
+// the current output of the command it names.
+func TestREADMETreeDrawing(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCLI(t, nil, "inspect", "--tree", filepath.Join("..", "..", "testdata", "pi-tree", "tree-basic.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "contextd inspect --tree testdata/pi-tree/tree-basic.jsonl\n```\n\n```text\n"+out+"```\n") {
+		t.Errorf("README does not show the current drawing of tree-basic.jsonl:\n%s", out)
+	}
+}
