@@ -68,7 +68,7 @@ func OpenDB(ctx context.Context, path string, fsys fs.FS, dir string) (*DB, erro
 	var mode string
 	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		if isCorrupt(err) {
-			return fail(fmt.Errorf("%w: %v", ErrCorrupt, err))
+			return fail(fmt.Errorf("%w: %w", ErrCorrupt, err))
 		}
 		return fail(fmt.Errorf("read journal mode: %w", err))
 	}
@@ -76,8 +76,10 @@ func OpenDB(ctx context.Context, path string, fsys fs.FS, dir string) (*DB, erro
 		return fail(fmt.Errorf("journal mode is %q, want wal", mode))
 	}
 	var check string
-	if err := w.QueryRowContext(ctx, "PRAGMA quick_check").Scan(&check); err != nil || check != "ok" {
-		return fail(fmt.Errorf("%w: quick_check: %v %s", ErrCorrupt, err, check))
+	if err := w.QueryRowContext(ctx, "PRAGMA quick_check").Scan(&check); err != nil {
+		return fail(fmt.Errorf("%w: quick_check: %w", ErrCorrupt, err))
+	} else if check != "ok" {
+		return fail(fmt.Errorf("%w: quick_check: %s", ErrCorrupt, check))
 	}
 	if err := migrate(ctx, w, fsys, dir); err != nil {
 		return fail(err)
@@ -137,7 +139,7 @@ func migrate(ctx context.Context, db *sql.DB, fsys fs.FS, dir string) error {
 	var current int
 	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
 		if isCorrupt(err) {
-			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+			return fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}
 		return err
 	}

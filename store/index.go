@@ -687,53 +687,10 @@ func (s *Session) load(ctx context.Context, db *DB) error {
 		tree = session.NewTree(h)
 	}
 	if tree != nil {
-		rows, err := db.Writer.QueryContext(ctx, `SELECT seq, line, off, len, id, parent_id, type, ts, custom_type, meta, item, text_off, text_len FROM entries WHERE file_id=? ORDER BY seq`, fileID)
-		if err != nil {
+		if items, err = loadEntries(ctx, db, fileID, tree); err != nil {
 			return err
 		}
-		for rows.Next() {
-			var e session.Entry
-			var meta string
-			var item sql.NullString
-			var toff, tlen int64
-			if err := rows.Scan(&e.Seq, &e.Line, &e.Offset, &e.Length, &e.ID, &e.ParentID, &e.Type, &e.Timestamp, &e.CustomType, &meta, &item, &toff, &tlen); err != nil {
-				rows.Close()
-				return err
-			}
-			if err := decodeMeta(meta, &e); err != nil {
-				rows.Close()
-				return err
-			}
-			e.Type, e.CustomType, e.Role, e.StopReason = session.Intern(e.Type), session.Intern(e.CustomType), session.Intern(e.Role), session.Intern(e.StopReason)
-			var im ItemMeta
-			if item.Valid {
-				if err := json.Unmarshal([]byte(item.String), &im); err != nil {
-					rows.Close()
-					return err
-				}
-				im.IsItem, im.TextOff, im.TextLen = true, toff, int32(tlen)
-				im.Role, im.ToolName, im.ToolNamespace = session.Intern(im.Role), session.Intern(im.ToolName), session.Intern(im.ToolNamespace)
-			}
-			tree.Add(e)
-			items = append(items, im)
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		crows, err := db.Writer.QueryContext(ctx, `SELECT call_id, name, namespace, action FROM tool_calls WHERE file_id=?`, fileID)
-		if err != nil {
-			return err
-		}
-		for crows.Next() {
-			var id string
-			var c history.Call
-			if err := crows.Scan(&id, &c.Name, &c.Namespace, &c.Action); err != nil {
-				crows.Close()
-				return err
-			}
-			calls[id] = c
-		}
-		if err := crows.Close(); err != nil {
+		if err := loadCalls(ctx, db, fileID, calls); err != nil {
 			return err
 		}
 	}
@@ -784,6 +741,68 @@ type entryMeta struct {
 	Label            string                `json:"label,omitempty"`
 	Name             string                `json:"name,omitempty"`
 	Window           *session.WindowMarker `json:"window,omitempty"`
+}
+
+// loadEntries adds the stored entries of fileID to tree, in Seq order,
+// and returns their item metadata. An error of the row iteration
+// (rows.Err: a cancelled context, an I/O error) fails the load, so that a
+// session is never left half loaded.
+func loadEntries(ctx context.Context, db *DB, fileID int64, tree *session.Tree) ([]ItemMeta, error) {
+	rows, err := db.Writer.QueryContext(ctx, `SELECT seq, line, off, len, id, parent_id, type, ts, custom_type, meta, item, text_off, text_len FROM entries WHERE file_id=? ORDER BY seq`, fileID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ItemMeta
+	for rows.Next() {
+		var e session.Entry
+		var meta string
+		var item sql.NullString
+		var toff, tlen int64
+		if err := rows.Scan(&e.Seq, &e.Line, &e.Offset, &e.Length, &e.ID, &e.ParentID, &e.Type, &e.Timestamp, &e.CustomType, &meta, &item, &toff, &tlen); err != nil {
+			return nil, err
+		}
+		if err := decodeMeta(meta, &e); err != nil {
+			return nil, err
+		}
+		e.Type, e.CustomType, e.Role, e.StopReason = session.Intern(e.Type), session.Intern(e.CustomType), session.Intern(e.Role), session.Intern(e.StopReason)
+		var im ItemMeta
+		if item.Valid {
+			if err := json.Unmarshal([]byte(item.String), &im); err != nil {
+				return nil, err
+			}
+			im.IsItem, im.TextOff, im.TextLen = true, toff, int32(tlen)
+			im.Role, im.ToolName, im.ToolNamespace = session.Intern(im.Role), session.Intern(im.ToolName), session.Intern(im.ToolNamespace)
+		}
+		tree.Add(e)
+		items = append(items, im)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, rows.Close()
+}
+
+// loadCalls fills calls with the stored tool calls of fileID; like
+// loadEntries it fails on an error of the row iteration.
+func loadCalls(ctx context.Context, db *DB, fileID int64, calls map[string]history.Call) error {
+	rows, err := db.Writer.QueryContext(ctx, `SELECT call_id, name, namespace, action FROM tool_calls WHERE file_id=?`, fileID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var c history.Call
+		if err := rows.Scan(&id, &c.Name, &c.Namespace, &c.Action); err != nil {
+			return err
+		}
+		calls[id] = c
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return rows.Close()
 }
 
 func encodeMeta(e *session.Entry) string {
@@ -967,23 +986,9 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 	}
 	defer tx.Rollback()
 	if len(pend) > 0 {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO entries(file_id, seq, line, off, len, id, parent_id, type, ts, custom_type, meta, item, text_off, text_len) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
-		if err != nil {
+		if err := insertEntries(ctx, tx, s.fileID, pend); err != nil {
 			return false, err
 		}
-		for i := range pend {
-			e, im := &pend[i].e, &pend[i].item
-			var item any
-			if im.IsItem {
-				b, _ := json.Marshal(im)
-				item = string(b)
-			}
-			if _, err := st.ExecContext(ctx, s.fileID, e.Seq, e.Line, e.Offset, e.Length, e.ID, e.ParentID, e.Type, e.Timestamp, e.CustomType, encodeMeta(e), item, im.TextOff, im.TextLen); err != nil {
-				st.Close()
-				return false, err
-			}
-		}
-		st.Close()
 	}
 	for _, c := range calls {
 		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO tool_calls(file_id, call_id, name, namespace, action) VALUES (?,?,?,?,?)`, s.fileID, c.ID, c.Name, c.Namespace, c.Action); err != nil {
@@ -1043,6 +1048,27 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		m.SkippedLines.WithLabelValues(string(r)).Add(float64(n))
 	}
 	return true, nil
+}
+
+// insertEntries inserts the entry rows of one batch in tx.
+func insertEntries(ctx context.Context, tx *sql.Tx, fileID int64, pend []pendingEntry) error {
+	st, err := tx.PrepareContext(ctx, `INSERT INTO entries(file_id, seq, line, off, len, id, parent_id, type, ts, custom_type, meta, item, text_off, text_len) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for i := range pend {
+		e, im := &pend[i].e, &pend[i].item
+		var item any
+		if im.IsItem {
+			b, _ := json.Marshal(im)
+			item = string(b)
+		}
+		if _, err := st.ExecContext(ctx, fileID, e.Seq, e.Line, e.Offset, e.Length, e.ID, e.ParentID, e.Type, e.Timestamp, e.CustomType, encodeMeta(e), item, im.TextOff, im.TextLen); err != nil {
+			return err
+		}
+	}
+	return st.Close()
 }
 
 func mergeStats(a, b session.Stats) session.Stats {
