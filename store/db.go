@@ -45,6 +45,13 @@ const DefaultBusyTimeout = 5000
 // mode, and applies the migrations in fsys (files NNNN_name.sql under one
 // directory). Errors: ErrNewerSchema, ErrCorrupt, or an I/O error.
 func OpenDB(ctx context.Context, path string, fsys fs.FS, dir string) (*DB, error) {
+	return openDB(ctx, path, fsys, dir, "NORMAL")
+}
+
+// openDB is OpenDB with the writer's PRAGMA synchronous: NORMAL for the
+// derived index (a commit lost to a power cut is re-indexed from the
+// JSONL), FULL for the state database (OpenState).
+func openDB(ctx context.Context, path string, fsys fs.FS, dir, synchronous string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create state directory: %w", err)
 	}
@@ -52,7 +59,7 @@ func OpenDB(ctx context.Context, path string, fsys fs.FS, dir string) (*DB, erro
 	q.Set("_journal_mode", "WAL")
 	q.Set("_busy_timeout", strconv.Itoa(DefaultBusyTimeout))
 	q.Set("_foreign_keys", "on")
-	q.Set("_synchronous", "NORMAL")
+	q.Set("_synchronous", synchronous)
 	q.Set("_txlock", "immediate")
 	w, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
 	if err != nil {
