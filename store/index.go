@@ -251,7 +251,9 @@ func (x *Index) under(p string) bool {
 
 // Discover lists the *.jsonl files in the sessions directory and in its
 // direct subdirectories (Pi's per-cwd "--<cwd>--" folders and flat custom
-// session dirs, reference pi-session-format.md §1), sorted.
+// session dirs, reference pi-session-format.md §1), sorted. A missing
+// sessions directory lists nothing; one that exists but cannot be listed
+// is a *SessionsDirError. Unreadable subdirectories are skipped.
 func (x *Index) Discover() ([]string, error) {
 	var out []string
 	err := filepath.WalkDir(x.root, func(p string, d fs.DirEntry, err error) error {
@@ -260,7 +262,7 @@ func (x *Index) Discover() ([]string, error) {
 				return fs.SkipAll // no sessions yet: Pi creates the directory on its first write
 			}
 			if p == x.root {
-				return err
+				return &SessionsDirError{Path: x.root, Err: err}
 			}
 			return nil
 		}
@@ -279,6 +281,21 @@ func (x *Index) Discover() ([]string, error) {
 	sort.Strings(out)
 	return out, err
 }
+
+// SessionsDirError is Discover's error when the sessions directory itself
+// exists but cannot be listed (typically permission denied: the directory
+// lacks read or execute permission for contextd's user). Err is the
+// underlying error.
+type SessionsDirError struct {
+	Path string
+	Err  error
+}
+
+func (e *SessionsDirError) Error() string {
+	return "sessions directory " + e.Path + " cannot be listed: " + e.Err.Error()
+}
+
+func (e *SessionsDirError) Unwrap() error { return e.Err }
 
 // Discoverable reports whether Discover would list path: a *.jsonl file in
 // the sessions directory or one of its direct subdirectories.
