@@ -91,7 +91,7 @@ func (s *Service) summarize(sess *store.Session, reg *contextd.Registration) Ses
 // registered file, and summarizes each, sorted by file path.
 func (s *Service) ListSessions(ctx context.Context) ([]SessionSummary, error) {
 	if _, err := s.Index.SyncAll(ctx); err != nil {
-		return nil, err
+		return nil, sessionsDirError(err)
 	}
 	regs, err := s.State.Registrations(ctx)
 	if err != nil {
@@ -164,10 +164,24 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 		}
 		return nil
 	})
+	var resumed *Resume
 	if out.State == string(store.StateOK) {
 		err = s.withBranch(t, "", func(b *Branch) error {
 			out.BranchLength = len(b.Seqs)
-			if i := currentBoundary(b); i >= 0 {
+			r := s.resumeOf(b)
+			if r != nil && r.Broken != nil {
+				out.Problems = append(out.Problems, *r.Broken)
+			}
+			if r != nil && r.BoundaryEntryID != "" {
+				id := r.Window
+				out.Window = &id
+				if r.Broken == nil {
+					resumed = r
+					out.NeedsBoundary = true
+					return nil
+				}
+				out.BoundaryEntryID = r.BoundaryEntryID
+			} else if i := currentBoundary(b); i >= 0 {
 				id := identityOf(&b.V.Tree.Entries[b.Seqs[i]])
 				out.Window = &id
 				out.BoundaryEntryID = b.V.Tree.Entries[b.Seqs[i]].ID
@@ -194,6 +208,11 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 		if err != nil {
 			return out, err
 		}
+	}
+	if resumed != nil && out.Rollover == nil {
+		// A rollover cut short that contextd's state does not hold (state
+		// lost, or run by another process): report it from the file.
+		out.Incomplete = &IncompleteRollover{State: IncompleteFromFile, SummaryEntryID: resumed.SummaryEntryID, Missing: resumed.Missing}
 	}
 	return out, nil
 }
@@ -324,6 +343,9 @@ func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string) (Branc
 // are kept.
 func (s *Service) Rebuild(ctx context.Context) (int, error) {
 	if err := s.Index.Rebuild(ctx); err != nil {
+		if se := sessionsDirError(err); se != err {
+			return 0, se
+		}
 		return 0, fmt.Errorf("rebuild: %w", err)
 	}
 	return len(s.Index.Sessions()), nil

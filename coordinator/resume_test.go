@@ -1,0 +1,182 @@
+package coordinator_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"contextd/coordinator"
+)
+
+// rolloverBoundary is one completed Tree rollover of a fixture: the lines
+// (0-based, header = 0) of its branch summary, manifest, note snapshot and
+// the boundary Pi appended last, and that boundary's content and identity.
+type rolloverBoundary struct {
+	summary, manifest, snapshot, boundary int
+	content                               string
+	window                                coordinator.WindowIdentity
+}
+
+// rolloversOf finds the rollovers of a Pi-written Tree file: a boundary
+// whose parent is a note snapshot whose parent is a manifest whose parent
+// is a branch summary, on consecutive lines.
+func rolloversOf(t *testing.T, lines [][]byte) []rolloverBoundary {
+	t.Helper()
+	type ent struct {
+		Type, ID, CustomType string
+		ParentID             *string
+		Content              json.RawMessage
+		Details              struct {
+			ContextManagement coordinator.WindowIdentity `json:"contextManagement"`
+		}
+	}
+	es := make([]ent, len(lines))
+	for i, l := range lines {
+		if err := json.Unmarshal(l, &es[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parentIs := func(i, p int) bool { return es[i].ParentID != nil && *es[i].ParentID == es[p].ID }
+	var out []rolloverBoundary
+	for i := 4; i < len(es); i++ {
+		if es[i].CustomType != "codex-context-window" || es[i].Details.ContextManagement.Kind != "window" {
+			continue
+		}
+		if es[i-1].CustomType != "codex-context-note-snapshot" || es[i-2].CustomType != "codex-context-tree-archive" || es[i-3].Type != "branch_summary" ||
+			!parentIs(i, i-1) || !parentIs(i-1, i-2) || !parentIs(i-2, i-3) {
+			continue
+		}
+		r := rolloverBoundary{summary: i - 3, manifest: i - 2, snapshot: i - 1, boundary: i, window: es[i].Details.ContextManagement}
+		if err := json.Unmarshal(es[i].Content, &r.content); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestResumeMidRollover: a Tree session that crashed at any point of a
+// rollover after navigation (right after the branch summary, after the
+// manifest, after the note snapshot; no new boundary), opened with an
+// empty state database (no rollover known), continues the window chain
+// from the file. For every rollover of the Pi-written Tree fixtures, the
+// file is cut after each of the three entries; the right answers are the
+// boundary Pi itself appended next in the uncut file:
+//   - /context: window = the archived window (the identity the boundary
+//     Pi appended continues: its previousWindowId, windowNumber - 1, same
+//     firstWindowId), needs_boundary true;
+//   - /windows: first false, window = Pi's boundary identity except the
+//     fresh current id, and the boundary content equal to Pi's (guidance,
+//     ids, and the thread hint naming the newest archive: its window id,
+//     summary item and user items, plus the snapshot's notes);
+//   - thread_hint: the same hint text;
+//   - GET state: window as /context, incomplete_rollover found_in_file
+//     naming the summary and the entries still missing.
+func TestResumeMidRollover(t *testing.T) {
+	ctx := context.Background()
+	n := 0
+	for _, name := range []string{"tree-basic", "tree-multi", "tree-manual-summary"} {
+		full, err := os.ReadFile(filepath.Join("..", "testdata", "pi-tree", name+".jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := bytes.Split(bytes.TrimSpace(full), []byte("\n"))
+		rs := rolloversOf(t, lines)
+		if len(rs) == 0 {
+			t.Fatalf("%s: no rollover found", name)
+		}
+		for k, r := range rs {
+			for _, cut := range []struct {
+				name    string
+				last    int
+				missing []string
+			}{
+				{"after-summary", r.summary, []string{"codex-context-tree-archive", "codex-context-note-snapshot", "codex-context-window"}},
+				{"after-manifest", r.manifest, []string{"codex-context-note-snapshot", "codex-context-window"}},
+				{"after-snapshot", r.snapshot, []string{"codex-context-window"}},
+			} {
+				t.Run(fmt.Sprintf("%s/rollover%d/%s", name, k+1, cut.name), func(t *testing.T) {
+					n++
+					content := append(bytes.Join(lines[:cut.last+1], []byte("\n")), '\n')
+					s := openSession(t, content, "tree")
+					pi := r.window
+					archived := coordinator.WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: pi.FirstWindowID, CurrentWindowID: pi.PreviousWindowID, WindowNumber: pi.WindowNumber - 1}
+					a := s.context(t, "")
+					if a.Window == nil || a.Window.FirstWindowID != archived.FirstWindowID || a.Window.CurrentWindowID != archived.CurrentWindowID || a.Window.WindowNumber != archived.WindowNumber || !a.NeedsBoundary {
+						t.Errorf("/context window %+v needs_boundary %v; want the archived window %+v and needs_boundary true", a.Window, a.NeedsBoundary, archived)
+					}
+					w, err := s.svc.Windows(ctx, s.id, coordinator.WindowsRequest{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := w.Window
+					if w.First || got.FirstWindowID != pi.FirstWindowID || got.PreviousWindowID != pi.PreviousWindowID || got.WindowNumber != pi.WindowNumber || got.CurrentWindowID == "" || got.CurrentWindowID == pi.PreviousWindowID {
+						t.Errorf("/windows first %v window %+v; want first false and %+v with a fresh current id", w.First, got, pi)
+					}
+					if len(w.Append) != 1 {
+						t.Fatalf("/windows append %d entries, want 1", len(w.Append))
+					}
+					want := strings.ReplaceAll(r.content, pi.CurrentWindowID, got.CurrentWindowID)
+					if name == "tree-manual-summary" && k == 1 {
+						// The seed counted user item 2b1d8e07, which a
+						// manual /tree navigation left off the archived
+						// leaf's branch; contextd's own rollover gives the
+						// branch's ids (pinned by TestTreeThreadHint).
+						want = strings.Replace(want, `"580417d9","2b1d8e07","57d64b40"`, `"580417d9","57d64b40"`, 1)
+						r.content = strings.Replace(r.content, `"580417d9","2b1d8e07","57d64b40"`, `"580417d9","57d64b40"`, 1)
+					}
+					if w.Append[0].Content != want {
+						t.Errorf("/windows boundary content:\n%s\nwant (Pi's boundary, current id replaced):\n%s", w.Append[0].Content, want)
+					}
+					hint, err := s.svc.ThreadHint(ctx, s.cc(""))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if hint.Text == "" || !strings.Contains(r.content, hint.Text+"\n</context_window>") {
+						t.Errorf("thread_hint %q is not the hint of Pi's boundary:\n%s", hint.Text, r.content)
+					}
+					if !strings.Contains(hint.Text, `"window_id":"`+archived.CurrentWindowID+`"`) || !strings.Contains(hint.Text, `"summary_item_id":"`+s.order[r.summary-1]+`"`) {
+						t.Errorf("thread_hint %q does not name the newest archive %s with summary %s", hint.Text, archived.CurrentWindowID, s.order[r.summary-1])
+					}
+					st, err := s.svc.SessionStateOf(ctx, s.id)
+					if err != nil {
+						t.Fatal(err)
+					}
+					inc, _ := st.Incomplete.(*coordinator.IncompleteRollover)
+					if st.Window == nil || st.Window.CurrentWindowID != archived.CurrentWindowID || !st.NeedsBoundary || inc == nil ||
+						inc.State != coordinator.IncompleteFromFile || inc.SummaryEntryID != s.order[r.summary-1] || strings.Join(inc.Missing, ",") != strings.Join(cut.missing, ",") {
+						t.Errorf("GET state window %+v needs_boundary %v incomplete %+v; want %s, true, found_in_file summary %s missing %v",
+							st.Window, st.NeedsBoundary, st.Incomplete, archived.CurrentWindowID, s.order[r.summary-1], cut.missing)
+					}
+				})
+			}
+		}
+	}
+	if n < 9 {
+		t.Errorf("%d crash points checked, want at least 9", n)
+	}
+}
+
+// TestResumeCompletedRolloverUnchanged: with the rollover complete (the
+// boundary appended), /context answers the new window as before and
+// nothing is reported incomplete.
+func TestResumeCompletedRolloverUnchanged(t *testing.T) {
+	s := openFixture(t, "tree-multi", "tree")
+	a := s.context(t, "")
+	if a.Window == nil || a.Window.CurrentWindowID != s.exp.ActiveWindow.WindowID || a.NeedsBoundary || len(a.Problems) != 0 {
+		t.Errorf("/context %+v; want window %s, no boundary needed, no problems", a, s.exp.ActiveWindow.WindowID)
+	}
+	st, err := s.svc.SessionStateOf(context.Background(), s.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Incomplete != nil {
+		t.Errorf("incomplete_rollover %+v, want none", st.Incomplete)
+	}
+}
+
