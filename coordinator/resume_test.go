@@ -180,3 +180,100 @@ func TestResumeCompletedRolloverUnchanged(t *testing.T) {
 	}
 }
 
+
+// TestTornAppend (case-07, the kind): a write that failed part-way leaves a
+// prefix of entry X without its newline; the same Pi process appends Y,
+// which fuses onto the torn line (one invalid_json line), then Z (parent
+// Y) and W. Pi's live leaf is W. For every such tear point in the last
+// window of a Pi-written Local and Tree file: /context for W reports a
+// missing_parent problem naming Z, its physical line and Y, and keeps the
+// window of the last boundary before the tear (not null, not a new chain);
+// /windows continues that chain (first false, previous = that window,
+// number + 1); GET state lists the problem for the default leaf W too.
+func TestTornAppend(t *testing.T) {
+	ctx := context.Background()
+	for _, fx := range []struct{ name, mode string }{{"local-basic", "local"}, {"tree-multi", "tree"}} {
+		full, err := os.ReadFile(filepath.Join("..", "testdata", "pi-tree", fx.name+".jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := bytes.Split(bytes.TrimSpace(full), []byte("\n"))
+		type ent struct {
+			ID, Type, CustomType string
+			ParentID             *string
+			Details              struct {
+				ContextManagement coordinator.WindowIdentity `json:"contextManagement"`
+			}
+		}
+		es := make([]ent, len(lines))
+		for i, l := range lines {
+			json.Unmarshal(l, &es[i])
+		}
+		isBoundary := func(i int) bool {
+			return es[i].CustomType == "codex-context-window" && es[i].Details.ContextManagement.Kind == "window"
+		}
+		checked := 0
+		for k := len(lines) - 4; k > 1 && checked < 6; k-- {
+			x, y, z := k, k+1, k+2
+			if es[z].ParentID == nil || *es[z].ParentID != es[y].ID || isBoundary(z) {
+				continue
+			}
+			last := -1 // the last boundary before the torn line
+			for i := x - 1; i > 0; i-- {
+				if isBoundary(i) {
+					last = i
+					break
+				}
+			}
+			if last < 0 {
+				continue
+			}
+			checked++
+			t.Run(fmt.Sprintf("%s/torn-line-%d", fx.name, x+1), func(t *testing.T) {
+				var b bytes.Buffer
+				for _, l := range lines[:x] {
+					b.Write(l)
+					b.WriteByte('\n')
+				}
+				b.Write(lines[x][:60]) // torn: no newline
+				for _, l := range lines[y:] {
+					b.Write(l)
+					b.WriteByte('\n')
+				}
+				s := openSession(t, b.Bytes(), fx.mode)
+				wantLine := x + 2 // header is line 1; torn+Y is line x+1; Z follows
+				leaf := es[len(es)-1].ID
+				a := s.context(t, leaf)
+				want := es[last].Details.ContextManagement
+				if a.Window == nil || a.Window.CurrentWindowID != want.CurrentWindowID || a.Window.WindowNumber != want.WindowNumber {
+					t.Errorf("/context window %+v, want the window before the tear %+v", a.Window, want)
+				}
+				if len(a.Problems) != 1 || a.Problems[0].Reason != "missing_parent" || a.Problems[0].Line != wantLine ||
+					!strings.Contains(a.Problems[0].Detail, es[z].ID) || !strings.Contains(a.Problems[0].Detail, es[y].ID) {
+					t.Errorf("/context problems %+v; want one missing_parent at line %d naming %s and its parent %s", a.Problems, wantLine, es[z].ID, es[y].ID)
+				}
+				w, err := s.svc.Windows(ctx, s.id, coordinator.WindowsRequest{LeafID: leaf})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if w.First || w.Window.FirstWindowID != want.FirstWindowID || w.Window.PreviousWindowID != want.CurrentWindowID || w.Window.WindowNumber != want.WindowNumber+1 {
+					t.Errorf("/windows first %v window %+v; want the chain continued from %+v", w.First, w.Window, want)
+				}
+				st, err := s.svc.SessionStateOf(ctx, s.id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var reasons []string
+				for _, p := range st.Problems {
+					reasons = append(reasons, fmt.Sprintf("%s@%d", p.Reason, p.Line))
+				}
+				if got, want := strings.Join(reasons, ","), fmt.Sprintf("invalid_json@%d,missing_parent@%d", x+1, wantLine); got != want {
+					t.Errorf("GET state problems %s, want %s", got, want)
+				}
+			})
+		}
+		if checked == 0 {
+			t.Fatalf("%s: no tear point checked", fx.name)
+		}
+	}
+}
