@@ -180,7 +180,6 @@ func TestResumeCompletedRolloverUnchanged(t *testing.T) {
 	}
 }
 
-
 // TestTornAppend (case-07, the kind): a write that failed part-way leaves a
 // prefix of entry X without its newline; the same Pi process appends Y,
 // which fuses onto the torn line (one invalid_json line), then Z (parent
