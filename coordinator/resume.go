@@ -3,9 +3,11 @@ package coordinator
 import (
 	"fmt"
 
+	"contextd"
 	"contextd/history"
 	"contextd/notes"
 	"contextd/session"
+	"contextd/store"
 )
 
 // The window chain of a branch without a current boundary, recovered from
@@ -154,4 +156,29 @@ func resumeHint(b *Branch, r *Resume) (string, error) {
 		return "", err
 	}
 	return notes.ThreadHint(st, r.Recovery), nil
+}
+
+// modeHint is the mode an unregistered session is served in, recovered
+// from its file (the registration may have been lost with the state
+// database): ModeTree when the file holds a Tree archive manifest or a
+// note snapshot (only Tree rollovers append them); ModeLocal when the
+// default is off but the file holds a window boundary (the session was
+// managed); otherwise def. A Tree session before its first rollover holds
+// only boundaries and so keeps def.
+func modeHint(v *store.View, def contextd.Mode) contextd.Mode {
+	if v.Tree == nil || def == contextd.ModeRemote {
+		return def
+	}
+	boundary := false
+	for i := range v.Tree.Entries {
+		e := &v.Tree.Entries[i]
+		if e.Type == session.TypeCustom && (e.CustomType == session.CustomTypeTreeArchive || e.CustomType == session.CustomTypeNoteSnapshot) {
+			return contextd.ModeTree
+		}
+		boundary = boundary || e.IsBoundary()
+	}
+	if boundary && def == contextd.ModeOff {
+		return contextd.ModeLocal
+	}
+	return def
 }

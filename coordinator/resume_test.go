@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"contextd"
 	"contextd/coordinator"
 )
 
@@ -274,5 +275,55 @@ func TestTornAppend(t *testing.T) {
 		if checked == 0 {
 			t.Fatalf("%s: no tear point checked", fx.name)
 		}
+	}
+}
+
+// TestModeHintAfterStateLoss: with no registration (the state database
+// lost), a session whose file holds Tree archives is served in Tree mode
+// (its archived windows listed, its summaries hidden), as its file shows;
+// a Local file keeps the default mode, and with default off a file with
+// boundaries is served in Local mode.
+func TestModeHintAfterStateLoss(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		fixture string
+		def     contextd.Mode
+		want    contextd.Mode
+	}{
+		{"tree-multi", contextd.ModeLocal, contextd.ModeTree},
+		{"tree-basic", contextd.ModeOff, contextd.ModeTree},
+		{"local-basic", contextd.ModeLocal, contextd.ModeLocal},
+		{"local-basic", contextd.ModeOff, contextd.ModeLocal},
+		{"local-basic", contextd.ModeRemote, contextd.ModeRemote},
+	} {
+		t.Run(tc.fixture+"/default-"+string(tc.def), func(t *testing.T) {
+			content, err := os.ReadFile(filepath.Join("..", "testdata", "pi-tree", tc.fixture+".jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := openSession(t, content, "local")
+			// Forget the registration, as a lost state.db does.
+			if _, err := s.svc.State.DB.Writer.ExecContext(ctx, `DELETE FROM registrations`); err != nil {
+				t.Fatal(err)
+			}
+			s.svc.DefaultMode = tc.def
+			st, err := s.svc.SessionStateOf(ctx, s.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Registered || st.Mode != tc.want {
+				t.Errorf("mode %s (registered %v), want %s", st.Mode, st.Registered, tc.want)
+			}
+			list, err := s.svc.ListSessions(ctx)
+			if err != nil || len(list) != 1 || list[0].Mode != tc.want {
+				t.Errorf("GET /v1/sessions: %+v %v; want mode %s", list, err, tc.want)
+			}
+			if tc.want == contextd.ModeTree {
+				a := s.context(t, "")
+				if len(a.HiddenSummaries) == 0 {
+					t.Errorf("tree mode from the file: no hidden summaries in %+v", a)
+				}
+			}
+		})
 	}
 }

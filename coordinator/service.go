@@ -89,7 +89,8 @@ func (s *Service) ModeOf(ctx context.Context, sessionID string) (contextd.Regist
 }
 
 // Resolve finds sessionID: through its registration's session_file when
-// registered, else by header id among the files of the sessions directory.
+// registered, else by header id among the files of the sessions directory;
+// an unregistered session's mode is the one its file shows (modeHint).
 // The session is synced before it is returned. Errors: ENotFound for an
 // unknown id; EForbidden for a registered file outside the sessions
 // directory.
@@ -141,6 +142,10 @@ func (s *Service) Resolve(ctx context.Context, sessionID string) (*Target, error
 		return nil, contextd.Errorf(contextd.ENotFound, "no session with id %q in the sessions directory %s; check the id or register its file with PUT /v1/sessions/%s", sessionID, s.Index.Root(), sessionID)
 	}
 	t.Session = sess
+	_ = sess.Read(func(v *store.View) error {
+		t.Mode = modeHint(v, t.Mode)
+		return nil
+	})
 	return t, nil
 }
 

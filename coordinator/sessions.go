@@ -50,6 +50,9 @@ func (s *Service) summarize(sess *store.Session, reg *contextd.Registration) Ses
 		out.Mode, out.Registered = reg.Mode, true
 	}
 	_ = sess.Read(func(v *store.View) error {
+		if reg == nil {
+			out.Mode = modeHint(v, out.Mode)
+		}
 		out.State = string(v.State)
 		out.Bytes = v.Bytes
 		for r, n := range v.Stats.Skipped {
