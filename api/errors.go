@@ -1,16 +1,19 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"contextd"
+	"contextd/store"
 )
 
 // statusOf maps an application error code to its HTTP status (the one
@@ -34,7 +37,28 @@ var statusOf = map[string]int{
 // problem turns any error into a huma status error. Application errors keep
 // their sentence; anything else is logged and answered as a bare 500 that
 // never echoes Go error text.
+//
+// Three kinds are not the service's fault and say so (issue 12 item 9): a
+// request whose client went away (context canceled) answers 499, logged
+// at debug level; a request past its deadline answers 503; a full disk
+// answers 507 with a sentence saying so (the failed change was rolled
+// back).
 func (s *Server) problem(op string, err error) error {
+	switch {
+	case errors.Is(err, context.Canceled):
+		s.log.Debug("client closed the request before the answer", "operation", op)
+		return huma.NewError(StatusClientClosedRequest, "The client closed the request before the answer was ready.")
+	case errors.Is(err, context.DeadlineExceeded):
+		s.log.Warn("request stopped at its deadline", "operation", op, "deadline", s.cfg.RequestTimeout)
+		return huma.NewError(http.StatusServiceUnavailable, "The request took longer than contextd's limit of "+s.cfg.RequestTimeout.String()+" and was stopped; retry it (indexing goes on from where it stopped).")
+	case errors.Is(err, store.ErrFileChanged):
+		// The file changed (or was swapped away) between the sync and a
+		// read of one of its lines: the read failed cleanly.
+		return huma.NewError(http.StatusPreconditionFailed, store.ErrFileChanged.Error())
+	case store.IsDiskFull(err):
+		s.log.Error("disk full", "operation", op, "error", err)
+		return huma.NewError(http.StatusInsufficientStorage, "The disk holding contextd's state directory is full, so nothing was changed; free space on that disk and retry.")
+	}
 	code := contextd.ErrorCode(err)
 	status, ok := statusOf[code]
 	if !ok {
@@ -46,6 +70,10 @@ func (s *Server) problem(op string, err error) error {
 	}
 	return huma.NewError(status, contextd.ErrorMessage(err))
 }
+
+// StatusClientClosedRequest is the status recorded for a request whose
+// client went away before the answer (nginx's 499; no client sees it).
+const StatusClientClosedRequest = 499
 
 // writeProblem writes an RFC 9457 problem document outside huma (middleware).
 func writeProblem(w http.ResponseWriter, status int, detail string) {
@@ -60,6 +88,19 @@ func quote(s string) string {
 		s = s[:200] + "…"
 	}
 	return strconv.Quote(s)
+}
+
+// clip cuts s to 200 bytes (on a rune boundary), for text from the request
+// that a detail names.
+func clip(s string) string {
+	if len(s) <= 200 {
+		return s
+	}
+	i := 200
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -118,7 +159,14 @@ func decodeErrorDetail(d *huma.ErrorDetail) *huma.ErrorDetail {
 	}
 	value, rest, ok := strings.Cut(strings.TrimPrefix(d.Message, pre), mid)
 	if !ok {
-		return d
+		// "json: cannot unmarshal number 1e309 into Go value of type
+		// float64": a number out of float64 range, found before the
+		// schema check. Never echo the value (issue 12 item 9).
+		msg := "a JSON value has the wrong type"
+		if strings.HasPrefix(value, "number") {
+			msg = "a number is outside the range of a 64-bit float (about ±1.8e308); send a finite number"
+		}
+		return &huma.ErrorDetail{Location: "body", Message: msg}
 	}
 	field, goType, ok := strings.Cut(rest, typ)
 	if !ok {

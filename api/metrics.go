@@ -13,9 +13,39 @@ import (
 // httpMetrics count requests and their latency by operation: the chi route
 // pattern (e.g. /alpha/history/v2/list_items, /v1/sessions/{session_id}),
 // never a raw path or session id.
+//
+// Every label value comes from a closed set (issue 12 item 1): the method
+// is one of metricMethods (anything else is "other"), the operation is a
+// pattern the router registered or "unmatched", the code is a status
+// contextd writes. A refused or made-up request adds no series, so it costs
+// O(1) memory whatever its method, path or headers.
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+
+	patterns func() map[string]bool // the router's registered patterns
+}
+
+// metricMethods are the method label values: the RFC 9110 methods, plus
+// "other" for any other token.
+var metricMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE", "other"}
+
+// methodLabel maps a request method to its label value.
+func methodLabel(m string) string {
+	switch m {
+	case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE":
+		return m
+	}
+	return "other"
+}
+
+// codeLabel is the status code label: 100–599 as written, anything else
+// "other".
+func codeLabel(code int) string {
+	if code < 100 || code > 599 {
+		return "other"
+	}
+	return strconv.Itoa(code)
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
@@ -60,13 +90,13 @@ func (m *httpMetrics) middleware(next http.Handler) http.Handler {
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
 		op := "unmatched"
-		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" && m.patterns != nil && m.patterns()[rc.RoutePattern()] {
 			op = rc.RoutePattern()
 		}
 		if sw.code == 0 {
 			sw.code = http.StatusOK
 		}
-		m.requests.WithLabelValues(op, r.Method, strconv.Itoa(sw.code)).Inc()
+		m.requests.WithLabelValues(op, methodLabel(r.Method), codeLabel(sw.code)).Inc()
 		m.latency.WithLabelValues(op).Observe(time.Since(start).Seconds())
 	})
 }

@@ -6,6 +6,7 @@
 package api
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"path"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -50,6 +52,7 @@ type Config struct {
 	MaxBodyBytes   int64
 	Logger         *slog.Logger
 	Registry       *prometheus.Registry // dedicated registry served on /metrics
+	RequestTimeout time.Duration        // deadline of every request (0 = DefaultRequestTimeout)
 }
 
 // Server holds the router and its dependencies.
@@ -76,24 +79,37 @@ func New(cfg Config, svc *coordinator.Service, rc *remote.Client) *Server {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
 	s := &Server{cfg: cfg, svc: svc, remote: rc, log: cfg.Logger}
 	s.metrics = newHTTPMetrics(cfg.Registry)
 	r := chi.NewRouter()
-	r.Use(s.recoverer, s.metrics.middleware, s.checkHost, s.checkOrigin, s.checkToken, s.checkBody)
+	r.Use(s.recoverer, s.metrics.middleware, s.deadline, s.checkHost, s.checkOrigin, s.checkToken, s.checkBody)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"status":"ok"}`))
 	})
 	r.Handle("/metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{Registry: cfg.Registry}))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, http.StatusNotFound, "No route "+r.Method+" "+r.URL.Path+"; see /openapi.json for the routes.")
+		writeProblem(w, http.StatusNotFound, "No route "+clip(r.Method)+" "+clip(r.URL.Path)+"; see /openapi.json for the routes.")
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed on "+r.URL.Path+"; see /openapi.json.")
+		writeProblem(w, http.StatusMethodNotAllowed, "Method "+clip(r.Method)+" is not allowed on "+clip(r.URL.Path)+"; see /openapi.json.")
 	})
 	s.router = r
 	s.api = humachi.New(r, HumaConfig())
 	s.register(s.api)
+	s.metrics.patterns = sync.OnceValue(func() map[string]bool {
+		// Walked on first use, after every route (InstallRollovers
+		// included) is registered.
+		out := map[string]bool{}
+		chi.Walk(r, func(_ string, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+			out[route] = true
+			return nil
+		})
+		return out
+	})
 	return s
 }
 
@@ -164,16 +180,37 @@ func (s *Server) Handler() http.Handler { return s.router }
 // API is the huma API (for the OpenAPI document).
 func (s *Server) API() huma.API { return s.api }
 
-// HTTPServer wraps h with timeouts suited to a local service.
+// HTTPServer wraps h with timeouts suited to a local service. A kept-alive
+// connection is closed after 15 s idle (Node's keep-alive agents reconnect
+// transparently), and when the LimitListener's cap is reached the
+// longest-idle one is closed first (ConnState: TrackConnState), so idle
+// sockets never starve new clients (issue 12 item 4).
 func HTTPServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      90 * time.Second, // Remote calls take up to 35 s
-		IdleTimeout:       120 * time.Second,
+		IdleTimeout:       15 * time.Second,
 		MaxHeaderBytes:    64 << 10,
+		ConnState:         TrackConnState,
 	}
+}
+
+// DefaultRequestTimeout bounds every request (issue 12 item 2): below the
+// server's WriteTimeout (90 s), so the answer still reaches the client, and
+// above the Remote timeout (35 s).
+const DefaultRequestTimeout = 80 * time.Second
+
+// deadline gives every request a context deadline (Config.RequestTimeout):
+// indexing, SQLite queries and Remote calls stop there, and the request
+// answers 503 instead of holding its connection.
+func (s *Server) deadline(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 func (s *Server) recoverer(next http.Handler) http.Handler {

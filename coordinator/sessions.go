@@ -64,6 +64,10 @@ func (s *Service) summarize(sess *store.Session, reg *contextd.Registration) Ses
 		if v.State != store.StateOK {
 			out.Problems = append(out.Problems, SessionProblem{Reason: string(v.State), Detail: v.StateMsg})
 		}
+		if v.InFlightTooLong > 0 {
+			out.Problems = append(out.Problems, SessionProblem{Reason: string(session.SkipTooLong),
+				Detail: fmt.Sprintf("the last line has no newline yet and is already %d bytes, over --max-line-bytes; it is skipped when it ends", v.InFlightTooLong)})
+		}
 		if v.Tree == nil {
 			return nil
 		}
@@ -93,16 +97,33 @@ func (s *Service) summarize(sess *store.Session, reg *contextd.Registration) Ses
 // ListSessions syncs every session file of the sessions directory and every
 // registered file, and summarizes each, sorted by file path.
 func (s *Service) ListSessions(ctx context.Context) ([]SessionSummary, error) {
-	if _, err := s.Index.SyncAll(ctx); err != nil {
-		return nil, sessionsDirError(err)
-	}
 	regs, err := s.State.Registrations(ctx)
 	if err != nil {
 		return nil, err
 	}
+	// Remote sessions are listed from their registration only: their
+	// files are never opened or indexed (issue 12 item 10).
+	remote := map[string]bool{}
+	var remotes []SessionSummary
+	for _, r := range regs {
+		if r.Mode != contextd.ModeRemote {
+			continue
+		}
+		remote[r.SessionFile] = true
+		if p, err := s.Index.Resolve(r.SessionFile); err == nil { // a stat, no read
+			remote[p] = true
+		}
+		remotes = append(remotes, SessionSummary{SessionID: r.SessionID, File: r.SessionFile, Mode: r.Mode, Registered: true, State: "remote", Skipped: map[string]int{}, Problems: []SessionProblem{}})
+	}
+	if _, err := s.Index.SyncAllExcept(ctx, func(p string) bool { return remote[p] }); err != nil {
+		return nil, sessionsDirError(err)
+	}
 	byID := map[string]*contextd.Registration{}
 	for i := range regs {
 		r := &regs[i]
+		if r.Mode == contextd.ModeRemote {
+			continue
+		}
 		byID[r.SessionID] = r
 		if p, err := s.Index.Resolve(r.SessionFile); err == nil {
 			if err := s.Index.Session(p).Sync(ctx); err != nil {
@@ -110,8 +131,11 @@ func (s *Service) ListSessions(ctx context.Context) ([]SessionSummary, error) {
 			}
 		}
 	}
-	var out []SessionSummary
+	out := remotes
 	for _, sess := range s.Index.Sessions() {
+		if remote[sess.Path()] {
+			continue
+		}
 		reg := byID[sess.SessionID()]
 		if reg != nil && reg.SessionFile != sess.Path() {
 			reg = nil // another file with the same header id (a copy): not the registered one

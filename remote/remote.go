@@ -22,8 +22,10 @@ package remote
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -31,6 +33,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -287,13 +290,16 @@ func (cl *Client) transportError(c Call, cctx, parent context.Context, err error
 	if code != 0 {
 		where = statusText(code) + " (" + rid + "), then the body read failed"
 	}
+	if perr := parent.Err(); perr != nil {
+		// The caller went away or its own deadline passed: not the
+		// backend's fault. The error wraps the context error so the HTTP
+		// layer answers it as such (499, 503).
+		cl.done(c, OutcomeNetworkError, code, rid, elapsed, "caller canceled")
+		return fmt.Errorf("%w: %w", contextd.Errorf(contextd.EUpstream, "%s The caller canceled the request before the Codex backend answered (%s).", msgFailed, where), perr)
+	}
 	if errors.Is(cctx.Err(), context.DeadlineExceeded) {
 		cl.done(c, OutcomeTimeout, code, rid, elapsed, "timeout")
 		return contextd.Errorf(contextd.EUpstreamSlow, "%s The Codex backend did not answer within %s (%s; one attempt, Remote mode never falls back to local data); retry later.", msgFailed, timeout, where)
-	}
-	if parent.Err() != nil {
-		cl.done(c, OutcomeNetworkError, code, rid, elapsed, "caller canceled")
-		return contextd.Errorf(contextd.EUpstream, "%s The caller canceled the request before the Codex backend answered (%s).", msgFailed, where)
 	}
 	cause := causeOf(err)
 	cl.done(c, OutcomeNetworkError, code, rid, elapsed, cause)
@@ -401,30 +407,57 @@ func notObject(body []byte) string {
 	return "a JSON number"
 }
 
-// causeOf is a short transport error text without the request URL, e.g.
-// "EOF" or "dial tcp 127.0.0.1:1: connect: connection refused". It never
-// holds header values or bodies (Go's transport errors name header keys
-// only).
+// causeOf names a transport failure from a closed set of sentences. It
+// never returns the Go error text: that text can carry whatever the
+// backend sent (a malformed header line, a bad status line) and the URL
+// with its user info (issue 12 item 9).
 func causeOf(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
 	var ne *net.OpError
-	s := err.Error()
-	if errors.As(err, &ne) && ne.Op == "dial" {
-		s = "could not connect: " + s
+	var dnsErr *net.DNSError
+	var tlsErr tls.RecordHeaderError
+	var certErr *tls.CertificateVerificationError
+	switch {
+	case errors.As(err, &dnsErr):
+		return "could not resolve the backend host name"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "could not connect: connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "the connection was reset"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "could not connect: host or network unreachable"
+	case errors.As(err, &certErr):
+		return "the backend's TLS certificate was not accepted"
+	case errors.As(err, &tlsErr):
+		return "the backend does not speak TLS at that address"
+	case errors.As(err, &ne) && ne.Op == "dial":
+		return "could not connect"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the connection closed before a complete answer"
+	case strings.Contains(err.Error(), "malformed"):
+		return "the backend sent a malformed HTTP response"
 	}
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
+	return "transport error"
 }
 
-// redact hides a password in a URL's user info.
+// redact hides a password in a URL's user info; a URL that does not parse
+// is not shown at all (it could hold a password in any form).
 func redact(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	if u.User != nil {
 		return u.Redacted()
 	}
 	return raw
+}
+
+// CheckBaseURL validates a --codex-base-url at start: an absolute http or
+// https URL with a host. The error never repeats the URL's user info.
+func CheckBaseURL(raw string) error {
+	u, err := url.Parse(strings.TrimRight(raw, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--codex-base-url %s is not an absolute http(s) URL with a host; pass one such as %s", strconv.Quote(redact(raw)), DefaultBaseURL)
+	}
+	return nil
 }

@@ -416,14 +416,14 @@ func TestForwardFailures(t *testing.T) {
 			[]string{"larger than 64 bytes"}},
 		{"connection closed", hijackClose,
 			contextd.EUpstream, "Unable to perform operation: The backend request failed.", OutcomeNetworkError,
-			[]string{"Could not reach the Codex backend", "no HTTP status", "EOF"}},
+			[]string{"Could not reach the Codex backend", "no HTTP status", "the connection closed before a complete answer"}},
 		{"body cut short", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Length", "100")
 			w.Header().Set("x-request-id", "rcut")
 			w.WriteHeader(200)
 			io.WriteString(w, `{"a":`)
 		}, contextd.EUpstream, "Unable to perform operation: The backend request failed.", OutcomeNetworkError,
-			[]string{"HTTP 200 OK (x-request-id: rcut), then the body read failed", "unexpected EOF"}},
+			[]string{"HTTP 200 OK (x-request-id: rcut), then the body read failed", "the connection closed before a complete answer"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -105,6 +105,13 @@ func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, fn LineF
 	return lineStart, nil
 }
 
+// FindNewline returns the offset of the first "\n" in r at or after from
+// and before end (end < 0: to EOF), and whether there is one. It reads in
+// chunks of 1 MiB and holds nothing else.
+func FindNewline(r io.ReaderAt, from, end int64) (int64, bool, error) {
+	return findNewline(r, from, end, make([]byte, readChunk))
+}
+
 // findNewline returns the offset of the first "\n" at or after from (and
 // before end, when end >= 0), reading with buf.
 func findNewline(r io.ReaderAt, from, end int64, buf []byte) (int64, bool, error) {

@@ -13,13 +13,13 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
-	_ "github.com/mattn/go-sqlite3" // SQLite driver (cgo); FTS5 needs -tags sqlite_fts5
+	"github.com/mattn/go-sqlite3" // SQLite driver (cgo); FTS5 needs -tags sqlite_fts5
 )
 
 // ErrNewerSchema is returned by OpenDB when the database was written by a
@@ -52,8 +52,18 @@ func OpenDB(ctx context.Context, path string, fsys fs.FS, dir string) (*DB, erro
 // derived index (a commit lost to a power cut is re-indexed from the
 // JSONL), FULL for the state database (OpenState).
 func openDB(ctx context.Context, path string, fsys fs.FS, dir, synchronous string) (*DB, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("create state directory: %w", err)
+	if err := privateDir(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	// The databases hold note snapshots and registrations: user-only
+	// (0600), including the -wal and -shm files (issue 12 item 6).
+	if err := privateFile(path); err != nil {
+		return nil, fmt.Errorf("create database file: %w", err)
+	}
+	for _, p := range []string{path + "-wal", path + "-shm"} {
+		if err := narrowIfExists(p); err != nil {
+			return nil, err
+		}
 	}
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
@@ -178,4 +188,17 @@ func migrate(ctx context.Context, db *sql.DB, fsys fs.FS, dir string) error {
 		}
 	}
 	return nil
+}
+
+// IsDiskFull reports whether err says the disk (or the user's quota) is
+// full: ENOSPC or EDQUOT from a file write, or SQLite's SQLITE_FULL
+// ("database or disk is full"). A failed write leaves the state as it was:
+// every database change is one transaction, rolled back on error, and an
+// item-text file is cut back to its committed size on the next load.
+func IsDiskFull(err error) bool {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return true
+	}
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.Code == sqlite3.ErrFull
 }

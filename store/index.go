@@ -171,9 +171,12 @@ func (x *Index) Close() error {
 }
 
 // Resolve turns a path (absolute, or relative to the sessions directory;
-// absolute paths are first rewritten by Options.PathMap) into the absolute path of a regular file under the sessions directory,
-// after resolving symlinks. Errors: ErrOutside, or the os error
-// (fs.ErrNotExist for a missing file).
+// absolute paths are first rewritten by Options.PathMap)
+// into the resolved absolute path (every symlink and alias such as
+// /proc/self/root followed) of a regular file under the sessions
+// directory: one file has one path, so it is one session (issue 12 item 7).
+// Errors: ErrOutside, ErrNotRegular, or the os error (fs.ErrNotExist for a
+// missing file).
 func (x *Index) Resolve(path string) (string, error) {
 	if path == "" {
 		return "", fmt.Errorf("%w: empty path", ErrOutside)
@@ -196,7 +199,7 @@ func (x *Index) Resolve(path string) (string, error) {
 	if !fi.Mode().IsRegular() {
 		return "", ErrNotRegular
 	}
-	return path, nil
+	return real, nil
 }
 
 // ErrNotRegular is returned by Resolve for a path that is not a regular
@@ -335,6 +338,13 @@ func (x *Index) Sessions() []*Session {
 // SyncAll discovers every session file and brings each one's index up to
 // date. Per-file problems are recorded on the session, not returned.
 func (x *Index) SyncAll(ctx context.Context) ([]*Session, error) {
+	return x.SyncAllExcept(ctx, nil)
+}
+
+// SyncAllExcept is SyncAll without touching the files for which skip (nil:
+// none) reports true, given the resolved path: they are neither opened nor
+// read (Remote sessions, issue 12 item 10).
+func (x *Index) SyncAllExcept(ctx context.Context, skip func(path string) bool) ([]*Session, error) {
 	paths, err := x.Discover()
 	if err != nil {
 		return nil, err
@@ -347,6 +357,9 @@ func (x *Index) SyncAll(ctx context.Context) ([]*Session, error) {
 			}
 		}
 		seen[p] = true
+		if skip != nil && skip(p) {
+			continue
+		}
 		s := x.Session(p)
 		if err := s.Sync(ctx); err != nil {
 			return nil, err
@@ -356,7 +369,7 @@ func (x *Index) SyncAll(ctx context.Context) ([]*Session, error) {
 	// (deleted, or registered elsewhere under the root): their sync records
 	// the state (missing, outside) instead of leaving the last one.
 	for _, s := range x.Sessions() {
-		if !seen[s.path] {
+		if !seen[s.path] && (skip == nil || !skip(s.path)) {
 			if err := s.Sync(ctx); err != nil {
 				return nil, err
 			}
@@ -472,6 +485,13 @@ type Session struct {
 	stateMsg  string
 	fileSize  int64
 	syncedAt  time.Time
+
+	// The unterminated last line (memory only): it starts at flightFrom
+	// (== next) and holds no "\n" before flightScanned, so the next sync
+	// looks for its end from flightScanned, not from its start.
+	// flightTooLong is its length so far once it is over MaxLineBytes
+	// (reported; 0 otherwise).
+	flightFrom, flightScanned, flightTooLong int64
 }
 
 func (s *Session) reset() {
@@ -486,6 +506,7 @@ func (s *Session) reset() {
 	s.firstLine = [32]byte{}
 	s.dev, s.ino = 0, 0
 	s.stats = session.Stats{}
+	s.flightFrom, s.flightScanned, s.flightTooLong = 0, 0, 0
 }
 
 // Path is the session file's path.
@@ -541,21 +562,23 @@ func (s *Session) Sync(ctx context.Context) error {
 		s.setState(StateOutside, "the session file resolves outside the sessions directory")
 		return nil
 	}
-	f, err := os.Open(real)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			s.setState(StateMissing, "the session file no longer exists")
-		} else {
-			s.setState(StateUnusable, "the session file cannot be read")
-		}
+	f, fi, err := s.x.openSessionFile(real)
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist):
+		s.setState(StateMissing, "the session file no longer exists")
+		return nil
+	case errors.Is(err, ErrOutside):
+		s.setState(StateOutside, "the session file resolves outside the sessions directory")
+		return nil
+	case errors.Is(err, ErrNotRegular):
+		s.setState(StateUnusable, "the session path is not a regular file (a FIFO, device or directory); contextd reads only regular files")
+		return nil
+	default:
+		s.setState(StateUnusable, "the session file cannot be read")
 		return nil
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		s.setState(StateUnusable, "the session path is not a regular file")
-		return nil
-	}
 	size := fi.Size()
 	var dev, ino uint64
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
@@ -870,6 +893,25 @@ func (s *Session) ingest(ctx context.Context, db *DB, f *os.File, size int64) er
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if s.flightScanned > size {
+			s.flightScanned = s.next // cut and written again: look again
+		}
+		if s.flightFrom == s.next && s.flightScanned > s.next {
+			// An unterminated line seen before: look for its end in the
+			// new bytes only (issue 12 item 5).
+			nl, found, err := s.lineEnd(ctx, f, size)
+			if err != nil || !found {
+				return err
+			}
+			// It ends: one batch through its end indexes it (a line over
+			// the limit is skipped as too_long without being held).
+			s.flightFrom, s.flightScanned = 0, 0
+			if _, err := s.batch(ctx, db, f, tf, nl+1, size); err != nil {
+				return err
+			}
+			s.setFlightTooLong(0)
+			continue
+		}
 		end := s.next + s.x.opts.BatchBytes
 		if end > size {
 			end = size
@@ -879,17 +921,54 @@ func (s *Session) ingest(ctx context.Context, db *DB, f *os.File, size int64) er
 			return err
 		}
 		if !progressed {
+			// No "\n" in [next, end): the line at next is longer than the
+			// batch, or in flight. Remember how far it was scanned.
+			s.flightFrom, s.flightScanned = s.next, end
 			if end == size {
-				return nil // only an in-flight line remains
+				s.noteFlight()
+				return nil
 			}
-			// A line longer than the batch: take the rest of the file at once.
-			if _, err := s.batch(ctx, db, f, tf, size, size); err != nil {
-				return err
-			}
-			return nil
 		}
 	}
 	return nil
+}
+
+// lineEnd looks for the "\n" ending the line at s.next from s.flightScanned
+// to size, 64 MiB at a time (ctx is checked between steps, so a request
+// deadline cuts a huge scan and the next sync goes on from where it
+// stopped). found is false when the line is still in flight.
+func (s *Session) lineEnd(ctx context.Context, f *os.File, size int64) (nl int64, found bool, err error) {
+	const step = 64 << 20
+	for s.flightScanned < size {
+		if err := ctx.Err(); err != nil {
+			s.noteFlight()
+			return 0, false, err
+		}
+		to := min(s.flightScanned+step, size)
+		nl, found, err := session.FindNewline(f, s.flightScanned, to)
+		if err != nil || found {
+			return nl, found, err
+		}
+		s.flightScanned = to
+	}
+	s.noteFlight()
+	return 0, false, nil
+}
+
+// noteFlight publishes the length of the in-flight line when it is over the
+// line limit (it will be skipped as too_long when it ends).
+func (s *Session) noteFlight() {
+	n := s.flightScanned - s.flightFrom
+	if n <= int64(s.x.opts.MaxLineBytes) {
+		n = 0
+	}
+	s.setFlightTooLong(n)
+}
+
+func (s *Session) setFlightTooLong(n int64) {
+	s.mu.Lock()
+	s.flightTooLong = n
+	s.mu.Unlock()
 }
 
 func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, end, size int64) (bool, error) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -32,6 +33,9 @@ type View struct {
 	Bytes    int64 // bytes indexed (offset after the last complete line)
 	FileSize int64 // file size at the last sync
 	SyncedAt time.Time
+	// InFlightTooLong is the length so far of an unterminated last line
+	// already over the line limit (0 when there is none).
+	InFlightTooLong int64
 }
 
 // Read calls fn with a view of the session. Syncs wait until fn returns, so
@@ -40,7 +44,7 @@ func (s *Session) Read(fn func(v *View) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	v := &View{s: s, Path: s.path, Tree: s.tree, Items: s.items, Stats: s.stats, State: s.state, StateMsg: s.stateMsg,
-		Bytes: s.next, FileSize: s.fileSize, SyncedAt: s.syncedAt}
+		Bytes: s.next, FileSize: s.fileSize, SyncedAt: s.syncedAt, InFlightTooLong: s.flightTooLong}
 	if v.State == "" {
 		v.State = StateOK
 	}
@@ -67,14 +71,21 @@ var ErrFileChanged = errors.New("the session file changed since it was indexed; 
 // Decode reads the entry at seq from the JSONL file and decodes it.
 func (v *View) Decode(seq int) (*session.Entry, *session.Decoded, error) {
 	e := &v.Tree.Entries[seq]
-	f, err := os.Open(v.Path)
+	// The file is opened confined to the sessions directory: a file
+	// deleted, or swapped for a symlink leading out, since the last sync
+	// fails cleanly as a changed file.
+	real, err := filepath.EvalSymlinks(v.Path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, ErrFileChanged
+	}
+	f, _, err := v.s.x.openSessionFile(real)
+	if err != nil {
+		return nil, nil, ErrFileChanged
 	}
 	defer f.Close()
 	buf := make([]byte, e.Length)
 	if _, err := f.ReadAt(buf, e.Offset); err != nil {
-		return nil, nil, err
+		return nil, nil, ErrFileChanged
 	}
 	h := v.Tree.Header
 	p := session.Parser{Header: &h, NextLine: e.Line, NextSeq: e.Seq, LastV1ID: e.ParentID}

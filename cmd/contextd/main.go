@@ -8,8 +8,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -197,6 +195,9 @@ func parseFlags(cmd command, args []string, getenv func(string) string, stdout, 
 	if _, err := contextd.ParseMode(c.DefaultMode); err != nil {
 		return nil, nil, err
 	}
+	if err := remote.CheckBaseURL(c.CodexBaseURL); err != nil {
+		return nil, nil, err
+	}
 	if c.MaxConns < 0 {
 		return nil, nil, fmt.Errorf("--max-conns %d is negative; pass a connection count such as %d, or 0 for no limit", c.MaxConns, api.DefaultMaxConns)
 	}
@@ -280,10 +281,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	} else if err := readableDir(c.SessionsDir); err != nil {
 		log.Warn(fmt.Sprintf("sessions directory %s (from %s) cannot be listed (%v); routes that need it answer 503 until the user contextd runs as has read and execute permission on it (chmod u+rx %s)", c.SessionsDir, c.sessionsFromFlag(), err, c.SessionsDir), "sessions_dir", c.SessionsDir)
 	}
-	if err := os.MkdirAll(c.StateDir, 0o700); err != nil {
-		return fmt.Errorf("create state directory: %w", err)
-	}
-	unlock, err := lockStateDir(c.StateDir)
+	unlock, err := store.LockStateDir(c.StateDir)
 	if err != nil {
 		return err
 	}
@@ -309,7 +307,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	if tokenErr == nil {
 		warnEmptyState(ctx, log, state, c.StateDir)
 	}
-	token, err := loadToken(filepath.Join(c.StateDir, "token"))
+	token, err := api.LoadToken(filepath.Join(c.StateDir, "token"))
 	if err != nil {
 		return err
 	}
@@ -357,50 +355,6 @@ func listen(addr string, allowNonLoopback bool) (net.Listener, error) {
 		return nil, fmt.Errorf("--addr %q is not a loopback address; contextd serves local tools only. Pass --allow-non-loopback to bind it anyway (e.g. in a container); the token stays required", addr)
 	}
 	return net.Listen("tcp", addr)
-}
-
-// lockStateDir takes an exclusive lock on <state-dir>/lock so that two
-// contextd processes never share one index and state database.
-func lockStateDir(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("another contextd is using the state directory %s; stop it or pass another --state-dir", dir)
-	}
-	return func() { f.Close() }, nil
-}
-
-// loadToken reads the token file, creating it (256 random bits, hex, mode
-// 0600) on first start.
-func loadToken(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err == nil {
-		t := strings.TrimSpace(string(b))
-		if len(t) >= 32 {
-			return t, nil
-		}
-		return "", fmt.Errorf("token file %s is too short; delete it to make a new one", path)
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return "", err
-	}
-	buf := make([]byte, 32)
-	if _, err := rand.Read(buf); err != nil {
-		return "", err
-	}
-	t := hex.EncodeToString(buf)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", err
-	}
-	if _, err := f.WriteString(t + "\n"); err != nil {
-		f.Close()
-		return "", err
-	}
-	return t, f.Close()
 }
 
 // warnEmptyState logs at error level when the state database of a state

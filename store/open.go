@@ -1,0 +1,68 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// openSessionFile opens the session file at path (absolute, symlinks
+// already resolved, under the sessions directory) for reading, such that
+// what is opened is what was checked (issue 12 items 2 and 3):
+//
+//   - The open walks the path inside the sessions directory with os.Root
+//     (each component opened with openat and O_NOFOLLOW; symlinks are
+//     followed only while they stay inside), so a directory swapped for a
+//     symlink between the caller's check and the open cannot lead outside:
+//     the open fails with ErrOutside instead.
+//   - A FIFO, device, socket or directory is never read: Lstat refuses it
+//     before the open, the open uses O_NONBLOCK (a FIFO swapped in after the
+//     Lstat does not block), and fstat on the descriptor refuses it again.
+//
+// Errors: ErrOutside, ErrNotRegular, or the os error (fs.ErrNotExist for a
+// missing file). The caller closes the file.
+func (x *Index) openSessionFile(path string) (*os.File, fs.FileInfo, error) {
+	if !x.under(path) {
+		return nil, nil, ErrOutside
+	}
+	rel, err := filepath.Rel(x.root, path)
+	if err != nil {
+		return nil, nil, ErrOutside
+	}
+	if lfi, err := os.Lstat(path); err != nil {
+		return nil, nil, err
+	} else if t := lfi.Mode().Type(); t != 0 && t != fs.ModeSymlink {
+		return nil, nil, ErrNotRegular
+	}
+	root, err := os.OpenRoot(x.root)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer root.Close()
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil, nil, err
+		}
+		// os.Root refuses a path that leaves the root ("path escapes
+		// from parent"); a swapped symlink is the usual cause.
+		if strings.Contains(err.Error(), "escapes") {
+			return nil, nil, fmt.Errorf("%w: %v", ErrOutside, err)
+		}
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, ErrNotRegular
+	}
+	return f, fi, nil
+}
