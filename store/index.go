@@ -480,6 +480,7 @@ type Session struct {
 	firstLine [32]byte
 	dev, ino  uint64
 	mtime     time.Time // file mtime at the last sync (memory only)
+	check     contentCheck // change detection of the indexed bytes (verify.go)
 	stats     session.Stats
 	state     FileState
 	stateMsg  string
@@ -601,6 +602,15 @@ func (s *Session) Sync(ctx context.Context) error {
 			cause = "rewritten"
 		}
 	}
+	if cause == "" && s.next > 0 && size >= s.next {
+		changed, err := s.changedInPlace(ctx, db, f, fi, size > s.next)
+		if err != nil {
+			return err
+		}
+		if changed {
+			cause = "changed_in_place"
+		}
+	}
 	if cause != "" {
 		s.x.metrics.Reindexes.WithLabelValues(cause).Inc()
 		s.x.log.Info("session file changed in place, re-indexing it whole", "path", s.path, "cause", cause)
@@ -611,6 +621,7 @@ func (s *Session) Sync(ctx context.Context) error {
 	s.dev, s.ino = dev, ino
 	s.mtime = fi.ModTime()
 	if size > s.next {
+		s.check.mtime, s.check.ctime = times(fi)
 		if err := s.ingest(ctx, db, f, size); err != nil {
 			return err
 		}
@@ -679,7 +690,7 @@ func (s *Session) clear(ctx context.Context, db *DB) error {
 // forgetRows deletes a session's entries and tool calls and resets its
 // resume state, in one transaction.
 func forgetRows(ctx context.Context, db *DB, fileID int64) error {
-	_, err := db.Writer.ExecContext(ctx, `UPDATE sessions SET session_id='', header='{}', not_pi=0, bytes_indexed=0, first_line=x'', next_line=1, next_seq=0, last_v1_id='', text_bytes=0, stats='{}' WHERE file_id=?;
+	_, err := db.Writer.ExecContext(ctx, `UPDATE sessions SET session_id='', header='{}', not_pi=0, bytes_indexed=0, first_line=x'', next_line=1, next_seq=0, last_v1_id='', text_bytes=0, stats='{}', indexed_crc=0, tail_crc=0, mtime_ns=0, ctime_ns=0 WHERE file_id=?;
 DELETE FROM entries WHERE file_id=?; DELETE FROM tool_calls WHERE file_id=?`, fileID, fileID, fileID)
 	return err
 }
@@ -690,6 +701,7 @@ func (s *Session) fresh(fileID int64) {
 	s.fileID = fileID
 	s.loaded = true
 	s.calls = map[string]history.Call{}
+	s.check = contentCheck{known: true} // nothing indexed: CRC-32C 0
 }
 
 // load reads this session's rows from SQLite into memory (or creates the
@@ -747,6 +759,9 @@ func (s *Session) load(ctx context.Context, db *DB) error {
 	copy(s.firstLine[:], first)
 	s.dev, s.ino = uint64(dev), uint64(ino)
 	_ = json.Unmarshal([]byte(stats), &s.stats)
+	if err := s.loadCheck(ctx, db); err != nil {
+		return err
+	}
 	// The text file may hold bytes of a batch that never committed; drop
 	// them. If it lost committed bytes, the index of this file is unusable.
 	fi, err := os.Stat(s.textPath())
@@ -1074,6 +1089,12 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		return false, fmt.Errorf("write item texts: %w", err)
 	}
 	newTextSize := textOff + texts.n
+	// The change check of the indexed bytes, extended over this batch
+	// (verify.go); stored with the resume state.
+	check, err := s.check.extended(f, start, next)
+	if err != nil {
+		return false, err
+	}
 	// 2. rows and resume state in one transaction.
 	merged := mergeStats(s.stats, stats)
 	tx, err := db.Writer.BeginTx(ctx, nil)
@@ -1102,9 +1123,13 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		sid, string(hb), p.NotPi, next, s.firstLine[:], int64(s.dev), int64(s.ino), p.NextLine, p.NextSeq, p.LastV1ID, newTextSize, string(sb), s.fileID); err != nil {
 		return false, err
 	}
+	if err := s.saveCheck(ctx, tx, check); err != nil {
+		return false, err
+	}
 	if err := tx.Commit(); err != nil {
 		return false, err
 	}
+	s.check = check
 	// 3. publish.
 	s.mu.Lock()
 	if hdr != nil && s.tree == nil {
