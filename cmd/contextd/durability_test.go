@@ -28,79 +28,162 @@ func (c *child) kill9() {
 	}
 }
 
-// TestStateSurvivesKill9: a registration and a rollover taken to settled
-// are answered, contextd is killed with SIGKILL right after the last
-// answer, and state.db-wal is then kept, removed or overwritten with
-// garbage. The next start serves all of it: the registration (mode,
-// agent) and the settled rollover. With state.db itself gone next to the
-// token file, the start logs an error saying the state was lost.
+// TestStateSurvivesKill9: a Local rollover is taken step by step
+// (create, settle, commit, then the planned boundary appended as Pi would
+// and complete), and contextd is killed with SIGKILL right after the
+// answer of each step in turn. Then state.db-wal is kept, removed or
+// overwritten with garbage, or the whole state database is removed. The
+// next start serves every acknowledged write: the registration (mode,
+// agent) and the rollover in the state its last answer gave. With the
+// state database gone next to the token file, the start logs an error
+// saying the state was lost, and the window chain still continues from
+// the file (POST …/windows: first false, previous = the file's current
+// window).
 func TestStateSurvivesKill9(t *testing.T) {
 	local, err := os.ReadFile(filepath.Join("..", "..", "testdata", "pi-tree", "local-basic.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, wal := range []string{"kept", "removed", "damaged"} {
-		t.Run("wal-"+wal, func(t *testing.T) {
-			dir := t.TempDir()
-			sessions, state := filepath.Join(dir, "sessions"), filepath.Join(dir, "state")
-			os.MkdirAll(sessions, 0o700)
-			if err := os.WriteFile(filepath.Join(sessions, "local-basic.jsonl"), local, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			c := startChild(t, sessions, state)
-			c.must("PUT", "/v1/sessions/"+localBasicID, map[string]any{"session_file": "local-basic.jsonl", "mode": "local", "agent_name": "/root/worker"})
-			var created struct {
-				RolloverID string `json:"rollover_id"`
-			}
-			if err := json.Unmarshal(c.must("POST", "/v1/sessions/"+localBasicID+"/rollovers", map[string]any{}), &created); err != nil || created.RolloverID == "" {
-				t.Fatalf("create rollover: %v %+v", err, created)
-			}
-			c.must("POST", "/v1/sessions/"+localBasicID+"/rollovers/"+created.RolloverID+"/settle", map[string]any{})
-			c.kill9()
-			walPath := filepath.Join(state, "state.db-wal")
-			switch wal {
-			case "removed":
-				os.Remove(walPath)
-				os.Remove(filepath.Join(state, "state.db-shm"))
-			case "damaged":
-				if err := os.WriteFile(walPath, []byte(strings.Repeat("garbage!", 1024)), 0o600); err != nil {
+	type window struct {
+		FirstWindowID    string `json:"firstWindowId"`
+		CurrentWindowID  string `json:"currentWindowId"`
+		PreviousWindowID string `json:"previousWindowId"`
+		WindowNumber     int    `json:"windowNumber"`
+	}
+	type stateAnswer struct {
+		Mode         string `json:"mode"`
+		Registered   bool   `json:"registered"`
+		Leaf         string `json:"leaf"`
+		Window       window `json:"window"`
+		Registration struct {
+			AgentName string `json:"agent_name"`
+		} `json:"registration"`
+		Rollover *struct {
+			RolloverID string `json:"rollover_id"`
+			State      string `json:"state"`
+		} `json:"rollover"`
+	}
+	base := "/v1/sessions/" + localBasicID
+	steps := []string{"create", "settle", "commit", "complete"}
+	for last, step := range steps {
+		for _, loss := range []string{"wal-kept", "wal-removed", "wal-damaged", "state-removed"} {
+			t.Run(step+"/"+loss, func(t *testing.T) {
+				dir := t.TempDir()
+				sessions, state := filepath.Join(dir, "sessions"), filepath.Join(dir, "state")
+				file := filepath.Join(sessions, "local-basic.jsonl")
+				os.MkdirAll(sessions, 0o700)
+				if err := os.WriteFile(file, local, 0o600); err != nil {
 					t.Fatal(err)
 				}
-			}
-			c = startChild(t, sessions, state)
-			var st struct {
-				Mode         string `json:"mode"`
-				Registered   bool   `json:"registered"`
-				Registration struct {
-					AgentName string `json:"agent_name"`
-				} `json:"registration"`
-				Rollover *struct {
-					RolloverID string `json:"rollover_id"`
-					State      string `json:"state"`
-				} `json:"rollover"`
-			}
-			if err := json.Unmarshal(c.must("GET", "/v1/sessions/"+localBasicID, nil), &st); err != nil {
-				t.Fatal(err)
-			}
-			if !st.Registered || st.Mode != "local" || st.Registration.AgentName != "/root/worker" || st.Rollover == nil ||
-				st.Rollover.RolloverID != created.RolloverID || st.Rollover.State != "settled" {
-				t.Errorf("after kill -9 (WAL %s): %+v; want registered, local, agent /root/worker, rollover %s settled\n%s", wal, st, created.RolloverID, c.log())
-			}
-			if strings.Contains(c.log(), "is empty although") {
-				t.Errorf("state reported lost although it survived:\n%s", c.log())
-			}
-			c.stop()
-			// state.db gone, the token file still there: said loudly.
-			for _, n := range []string{"state.db", "state.db-wal", "state.db-shm"} {
-				os.Remove(filepath.Join(state, n))
-			}
-			c = startChild(t, sessions, state)
-			want := "level=ERROR msg=\"state database " + filepath.Join(state, "state.db") + " is empty although " + filepath.Join(state, "token") + " exists"
-			if !strings.Contains(c.log(), want) {
-				t.Errorf("log lacks %q:\n%s", want, c.log())
-			}
-			c.stop()
-		})
+				c := startChild(t, sessions, state)
+				c.must("PUT", base, map[string]any{"session_file": "local-basic.jsonl", "mode": "local", "agent_name": "/root/worker"})
+				var before stateAnswer
+				json.Unmarshal(c.must("GET", base, nil), &before)
+				var rid string
+				var next window // the window the commit opens
+				for _, s := range steps[:last+1] {
+					switch s {
+					case "create":
+						var a struct {
+							RolloverID string `json:"rollover_id"`
+						}
+						json.Unmarshal(c.must("POST", base+"/rollovers", map[string]any{}), &a)
+						rid = a.RolloverID
+					case "settle":
+						c.must("POST", base+"/rollovers/"+rid+"/settle", map[string]any{})
+					case "commit":
+						var a struct {
+							Window window            `json:"window"`
+							Append []json.RawMessage `json:"append"`
+						}
+						json.Unmarshal(c.must("POST", base+"/rollovers/"+rid+"/commit", map[string]any{}), &a)
+						next = a.Window
+						if len(a.Append) != 1 {
+							t.Fatalf("local commit appends %d entries, want 1", len(a.Append))
+						}
+						if step == "complete" {
+							// Pi appends the boundary (pi.sendMessage).
+							var e map[string]any
+							json.Unmarshal(a.Append[0], &e)
+							e["id"], e["parentId"], e["timestamp"] = "k9000001", before.Leaf, "2026-11-30T23:59:00.000Z"
+							line, _ := json.Marshal(e)
+							f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+							if err != nil {
+								t.Fatal(err)
+							}
+							f.Write(append(line, '\n'))
+							f.Close()
+						}
+					case "complete":
+						c.must("POST", base+"/rollovers/"+rid+"/complete", nil)
+					}
+				}
+				c.kill9()
+				walPath := filepath.Join(state, "state.db-wal")
+				switch loss {
+				case "wal-removed":
+					os.Remove(walPath)
+					os.Remove(filepath.Join(state, "state.db-shm"))
+				case "wal-damaged":
+					if err := os.WriteFile(walPath, []byte(strings.Repeat("garbage!", 1024)), 0o600); err != nil {
+						t.Fatal(err)
+					}
+				case "state-removed":
+					for _, n := range []string{"state.db", "state.db-wal", "state.db-shm"} {
+						os.Remove(filepath.Join(state, n))
+					}
+				}
+				c = startChild(t, sessions, state)
+				defer c.stop()
+				var st stateAnswer
+				if err := json.Unmarshal(c.must("GET", base, nil), &st); err != nil {
+					t.Fatal(err)
+				}
+				lostLog := "level=ERROR msg=\"state database " + filepath.Join(state, "state.db") + " is empty although " + filepath.Join(state, "token") + " exists"
+				if loss == "state-removed" {
+					if !strings.Contains(c.log(), lostLog) {
+						t.Errorf("log lacks %q:\n%s", lostLog, c.log())
+					}
+					// The chain continues from the file.
+					want := before.Window
+					if step == "complete" {
+						want = next
+					}
+					var w struct {
+						First  bool   `json:"first"`
+						Window window `json:"window"`
+					}
+					json.Unmarshal(c.must("POST", base+"/windows", map[string]any{}), &w)
+					if w.First || w.Window.FirstWindowID != want.FirstWindowID || w.Window.PreviousWindowID != want.CurrentWindowID || w.Window.WindowNumber != want.WindowNumber+1 {
+						t.Errorf("/windows after the state was lost: %+v; want the chain continued from %+v", w, want)
+					}
+					return
+				}
+				if strings.Contains(c.log(), "is empty although") {
+					t.Errorf("state reported lost although it survived:\n%s", c.log())
+				}
+				wantState := map[string]string{"create": "pending", "settle": "settled", "commit": "committed", "complete": ""}[step]
+				gotState := ""
+				if st.Rollover != nil {
+					gotState = st.Rollover.State
+					if st.Rollover.RolloverID != rid {
+						t.Errorf("open rollover %s, want %s", st.Rollover.RolloverID, rid)
+					}
+				}
+				if !st.Registered || st.Mode != "local" || st.Registration.AgentName != "/root/worker" || gotState != wantState {
+					t.Errorf("after kill -9 (%s): %+v rollover state %q; want registered, local, agent /root/worker, rollover %q\n%s", loss, st, gotState, wantState, c.log())
+				}
+				if step == "complete" {
+					var info struct {
+						State string `json:"state"`
+					}
+					json.Unmarshal(c.must("GET", base+"/rollovers/"+rid, nil), &info)
+					if info.State != "completed" {
+						t.Errorf("rollover %s is %q after kill -9, want completed", rid, info.State)
+					}
+				}
+			})
+		}
 	}
 }
 
