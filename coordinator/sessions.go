@@ -370,8 +370,9 @@ func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string) (Branc
 // are kept.
 func (s *Service) Rebuild(ctx context.Context) (int, error) {
 	if err := s.Index.Rebuild(ctx); err != nil {
-		if se := sessionsDirError(err); se != err {
-			return 0, se
+		var de *store.SessionsDirError
+		if errors.As(err, &de) {
+			return 0, sessionsDirError(err)
 		}
 		return 0, fmt.Errorf("rebuild: %w", err)
 	}

@@ -479,7 +479,7 @@ type Session struct {
 	textSize  int64
 	firstLine [32]byte
 	dev, ino  uint64
-	mtime     time.Time // file mtime at the last sync (memory only)
+	mtime     time.Time    // file mtime at the last sync (memory only)
 	check     contentCheck // change detection of the indexed bytes (verify.go)
 	stats     session.Stats
 	state     FileState
