@@ -32,7 +32,9 @@ type Resume struct {
 	SummaryEntryID string
 	// Missing lists the customTypes of the rollover entries that are not
 	// on the branch after the summary, in append order (manifest, note
-	// snapshot, boundary); nil for a broken parent chain.
+	// snapshot, boundary); nil for a broken parent chain, and when the
+	// file holds a boundary continuing Window elsewhere (the rollover
+	// completed and the user navigated back to its summary).
 	Missing []string
 	// Recovery is the "Previous window history IDs" of the thread hint of
 	// the next boundary: the archived window, its summary item and its
@@ -137,6 +139,14 @@ func rolloverCut(b *Branch, i int) *Resume {
 		}
 	}
 	r.Missing = append(append([]string(nil), want[k:]...), session.CustomTypeWindow)
+	for j := range tr.Entries {
+		if e := &tr.Entries[j]; e.IsBoundary() && e.Window.PreviousWindowID == be.Window.CurrentWindowID && e.Window.FirstWindowID == be.Window.FirstWindowID {
+			// The rollover completed on another branch: the user navigated
+			// back to its summary. Nothing is incomplete.
+			r.Missing = nil
+			break
+		}
+	}
 	r.Recovery = &notes.Recovery{WindowID: be.Window.CurrentWindowID, SummaryItemID: se.ID}
 	if wins := history.LocalWindows(tr, from, b.V.Ref); len(wins) > 0 {
 		r.Recovery.UserItemIDs = history.UserItemIDs(wins[len(wins)-1], notes.HintUserItemIDs)

@@ -327,3 +327,35 @@ func TestModeHintAfterStateLoss(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeNavigatedBackToSummary: after a completed rollover the user
+// navigates back to its branch summary with /tree and writes there (a user
+// message whose parent is the summary). No rollover is incomplete (the
+// file holds its boundary on the other branch), and the next boundary
+// still continues the chain from the archived window instead of starting
+// a new one.
+func TestResumeNavigatedBackToSummary(t *testing.T) {
+	ctx := context.Background()
+	full, err := os.ReadFile(filepath.Join("..", "testdata", "pi-tree", "tree-multi.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 0bcc4862: the branch summary of tree-multi's second rollover, which
+	// archived window d1c44683-21c8-4917-a80b-8705bb83f024 (number 1).
+	extra := `{"type":"message","id":"nav00001","parentId":"0bcc4862","timestamp":"2026-07-09T13:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"back here"}],"timestamp":1783602000000}}` + "\n"
+	s := openSession(t, append(full, extra...), "tree")
+	st, err := s.svc.SessionStateOf(ctx, s.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Incomplete != nil {
+		t.Errorf("incomplete_rollover %+v, want none (the rollover completed on another branch)", st.Incomplete)
+	}
+	w, err := s.svc.Windows(ctx, s.id, coordinator.WindowsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.First || w.Window.FirstWindowID != "bdeff54f-0701-4681-9db7-9f0d115b43c4" || w.Window.PreviousWindowID != "d1c44683-21c8-4917-a80b-8705bb83f024" || w.Window.WindowNumber != 2 {
+		t.Errorf("/windows %+v; want the chain continued from window 1 d1c44683…", w.Window)
+	}
+}

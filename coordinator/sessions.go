@@ -236,7 +236,7 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 			return out, err
 		}
 	}
-	if resumed != nil && out.Rollover == nil {
+	if resumed != nil && resumed.Missing != nil && out.Rollover == nil {
 		// A rollover cut short that contextd's state does not hold (state
 		// lost, or run by another process): report it from the file.
 		out.Incomplete = &IncompleteRollover{State: IncompleteFromFile, SummaryEntryID: resumed.SummaryEntryID, Missing: resumed.Missing}
