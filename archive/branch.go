@@ -72,6 +72,15 @@ func (b *Branch) NeedsBoundary() bool { return b.Current < 0 || b.Stale }
 // never enters the archive index (SEED "Manual summaries and unrelated
 // branches never enter this index").
 func (x *Index) Branch(t *session.Tree, seqs []int, ref history.RefFunc) *Branch {
+	return x.BranchWith(t, seqs, func([]int) history.RefFunc { return ref })
+}
+
+// BranchWith is Branch with the item references of each part taken from
+// refs(scope): the current window's from refs(seqs), each archived
+// window's from refs(its archived entries), so that the context edits Pi
+// wrote on a path apply to the items of that path (store.View.Refs).
+func (x *Index) BranchWith(t *session.Tree, seqs []int, refs func(scope []int) history.RefFunc) *Branch {
+	ref := refs(seqs)
 	pos := make(map[int]int, len(seqs))
 	for i, s := range seqs {
 		pos[s] = i
@@ -96,7 +105,7 @@ func (x *Index) Branch(t *session.Tree, seqs []int, ref history.RefFunc) *Branch
 		e := &t.Entries[s]
 		if m, ok := at[s]; ok {
 			out.Archives = append(out.Archives, m)
-			out.Windows = append(out.Windows, archivedWindow(t, m, ref))
+			out.Windows = append(out.Windows, archivedWindow(t, m, refs(m.Archived)))
 			open, out.Current = -1, -1
 			continue
 		}

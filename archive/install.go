@@ -48,6 +48,7 @@ type branchAt struct {
 	leaf  string
 	items int
 	bytes int64
+	rules session.Rules // context edits apply under the Pi 1.x rules only
 	br    *Branch
 }
 
@@ -169,9 +170,9 @@ func (a *Archives) Branch(b *coordinator.Branch) (*Branch, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := branchAt{idx: idx, leaf: b.Leaf, items: len(b.V.Items), bytes: b.V.Bytes}
+	key := branchAt{idx: idx, leaf: b.Leaf, items: len(b.V.Items), bytes: b.V.Bytes, rules: b.Target.Rules()}
 	same := func(e branchAt) bool {
-		return e.idx == key.idx && e.leaf == key.leaf && e.items == key.items && e.bytes == key.bytes
+		return e.idx == key.idx && e.leaf == key.leaf && e.items == key.items && e.bytes == key.bytes && e.rules == key.rules
 	}
 	a.mu.Lock()
 	if c := a.byPath[b.V.Path]; c != nil && c.tree == b.V.Tree {
@@ -183,7 +184,7 @@ func (a *Archives) Branch(b *coordinator.Branch) (*Branch, error) {
 		}
 	}
 	a.mu.Unlock()
-	key.br = idx.Branch(b.V.Tree, b.Seqs, b.V.Ref)
+	key.br = idx.BranchWith(b.V.Tree, b.Seqs, func(scope []int) history.RefFunc { return b.V.Refs(scope, key.rules) })
 	a.mu.Lock()
 	if c := a.byPath[b.V.Path]; c != nil && c.tree == b.V.Tree && c.idx == idx {
 		// Answers over an older index are never asked for again.

@@ -18,6 +18,11 @@ func TestBranchAnswerJSON(t *testing.T) {
 			{EntryID: "c", Type: "message", Role: "assistant", StopReason: "toolUse"},
 			{EntryID: "\u2028&", Type: "x\x01", Role: ""},
 		}},
+		{LeafID: "d", Rules: "pi-1.6", EntryIDs: []string{"d"}, Context: []BranchEntry{
+			{EntryID: "k", Type: "compaction", Role: "system"},
+			{EntryID: "k", Type: "compaction", Role: "compactionSummary"},
+			{EntryID: "a", Type: "message", Role: "assistant", StopReason: "stop", EditID: "e<1>"},
+		}},
 	} {
 		got, err := json.Marshal(a)
 		if err != nil {

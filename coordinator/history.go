@@ -47,13 +47,23 @@ func (s *Service) treeView(b *Branch) bool {
 // by extending the cached windows of an earlier branch of the same tree
 // that is a prefix of this one (the usual case after Pi appended entries),
 // else from scratch, and cached.
+//
+// Context edits (Branch.Refs) change how earlier items read: windows are
+// extended only when the new part of the branch holds no context_edit,
+// else built again from scratch.
 func (s *Service) localWindows(b *Branch) []history.Window {
 	k, ok := keyOf(b.Target, b.V, b.Leaf)
 	if !ok || s.cache == nil {
-		return history.LocalWindows(b.V.Tree, b.Seqs, b.V.Ref)
+		return history.LocalWindows(b.V.Tree, b.Seqs, b.Refs())
 	}
 	return s.cache.windows(k, b.Seqs, b.Cycle, func(base []history.Window, from int) []history.Window {
-		return history.ExtendLocalWindows(base, b.V.Tree, b.Seqs[from:], b.V.Ref)
+		ref := b.Refs()
+		for _, sq := range b.Seqs[from:] {
+			if b.V.Tree.Entries[sq].Type == session.TypeContextEdit {
+				return history.LocalWindows(b.V.Tree, b.Seqs, ref)
+			}
+		}
+		return history.ExtendLocalWindows(base, b.V.Tree, b.Seqs[from:], ref)
 	})
 }
 
@@ -121,6 +131,7 @@ type windowKey struct {
 	items int   // len(View.Items)
 	bytes int64 // View.Bytes
 	leaf  string
+	rules session.Rules // the registration's Pi rules: context edits apply under 1.x only
 }
 
 // keyOf is the key of leaf (an entry id, not "") in v.
@@ -128,7 +139,7 @@ func keyOf(t *Target, v *store.View, leaf string) (windowKey, bool) {
 	if t == nil || t.Session == nil || v.Tree == nil || leaf == "" {
 		return windowKey{}, false
 	}
-	return windowKey{sess: t.Session, tree: v.Tree, n: v.Tree.Len(), items: len(v.Items), bytes: v.Bytes, leaf: leaf}, true
+	return windowKey{sess: t.Session, tree: v.Tree, n: v.Tree.Len(), items: len(v.Items), bytes: v.Bytes, leaf: leaf, rules: t.Rules()}, true
 }
 
 type windowEntry struct {
@@ -194,7 +205,7 @@ func (c *windowCache) windows(k windowKey, seqs []int, cycle bool, build func(ba
 	}
 	var bases []*windowEntry
 	for _, e := range c.entries {
-		if e.built && e.key.sess == k.sess && e.key.tree == k.tree && e.key.n <= k.n && e.key.items <= k.items && len(e.seqs) <= len(seqs) {
+		if e.built && e.key.sess == k.sess && e.key.tree == k.tree && e.key.rules == k.rules && e.key.n <= k.n && e.key.items <= k.items && len(e.seqs) <= len(seqs) {
 			bases = append(bases, e)
 		}
 	}

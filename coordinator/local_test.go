@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -325,5 +326,143 @@ func TestLocalThreadHintUserItems(t *testing.T) {
 	}
 	if want := []string{"h0000002", "h0000003", "h0000004", "h0000005", "h0000006", "h0000007", "h0000008", "h0000009"}; !reflect.DeepEqual(ids, want) {
 		t.Errorf("user items %v, want %v", ids, want)
+	}
+}
+
+// TestLocalHistoryContextEdits: a context_edit appended after the items it
+// edits changes how they read on the next request, whether the cached
+// windows of the earlier state are extended or not (store.View.Refs,
+// Service.localWindows): a replaced item reads and searches as the
+// replacement, an omitted one is gone, system and usage entries are never
+// items. Registered as Pi 0.85 (which knows no context_edit), the items
+// read as written.
+func TestLocalHistoryContextEdits(t *testing.T) {
+	const sid = "edits-session"
+	lines := []string{
+		hBoundary(0, "w0", "w0", ""),                           // h0000001
+		hUser("my token is sk-SECRET"),                         // h0000002
+		hAssistant(`{"type":"text","text":"noted sk-SECRET"}`), // h0000003
+		`"type":"message","message":{"role":"system","content":"You are Pi.","timestamp":1785578400000}`,            // h0000004
+		`"type":"usage","kind":"summary","provider":"p","model":"m","usage":{"input":1,"output":1,"totalTokens":2}`, // h0000005
+		hUser("next"), // h0000006
+	}
+	data := handLines(sid, lines...)
+	svc, dir := localService(t, map[string][]byte{"s.jsonl": data})
+	file := filepath.Join(dir, "s.jsonl")
+	appendLine := func(body, id, parent string) {
+		f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(`{` + body + `,"id":"` + id + `","parentId":"` + parent + `","timestamp":"2026-08-01T10:00:09.000Z"}` + "\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	cc := CallContext{SessionID: sid}
+	items := func() []string {
+		t.Helper()
+		out, err := svc.History(ctx, "list_items", cc, &history.ListItemsArgs{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, it := range out.(history.ItemsResult).Items {
+			got = append(got, it.ItemID+"="+it.TruncatedContent)
+		}
+		return got
+	}
+	search := func(q string) []string {
+		t.Helper()
+		out, err := svc.History(ctx, "search_contents", cc, &history.SearchArgs{Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, it := range out.(history.ItemsResult).Items {
+			got = append(got, it.ItemID)
+		}
+		return got
+	}
+	want := func(got []string, want ...string) {
+		t.Helper()
+		if !slices.Equal(got, want) {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+	want(items(), `h0000002=my token is sk-SECRET`, `h0000003=noted sk-SECRET`, `h0000006=next`)
+	want(search("sk-SECRET"), "h0000002", "h0000003")
+
+	// An edit of the first user message, appended later.
+	appendLine(`"type":"context_edit","targetId":"h0000002","replacement":{"content":"my token is [redacted]"}`, "e1", "h0000006")
+	want(items(), `h0000002=my token is [redacted]`, `h0000003=noted sk-SECRET`, `h0000006=next`)
+	want(search("sk-SECRET"), "h0000003")
+	want(search("redacted"), "h0000002")
+
+	// A plain entry after it (the cached windows are extended), then an
+	// omission of the assistant reply (they are built again).
+	appendLine(hUser("more"), "u9", "e1")
+	want(items(), `h0000002=my token is [redacted]`, `h0000003=noted sk-SECRET`, `h0000006=next`, `u9=more`)
+	appendLine(`"type":"context_edit","targetId":"h0000003","replacement":null`, "e2", "u9")
+	want(items(), `h0000002=my token is [redacted]`, `h0000006=next`, `u9=more`)
+	want(search("sk-SECRET"))
+
+	// At a leaf before the edits, the originals.
+	cc.LeafID = "h0000006"
+	want(search("sk-SECRET"), "h0000002", "h0000003")
+	cc.LeafID = ""
+
+	// Pi 0.85 rules: context_edit is an unknown entry type.
+	if _, _, err := svc.Register(ctx, sid, RegisterRequest{SessionFile: "s.jsonl", Mode: "local", PiVersion: "0.85.1"}); err != nil {
+		t.Fatal(err)
+	}
+	want(items(), `h0000002=my token is sk-SECRET`, `h0000003=noted sk-SECRET`, `h0000006=next`, `u9=more`)
+}
+
+// TestBranchRules: GET …/branch applies and names the rules of the
+// registered pi_version: the newest (pi-1.6) for an unregistered session
+// and a registration without pi_version, pi-0.85 for 0.85.1. Under pi-1.6
+// the replaced user message carries its edit's id and the omitted reply
+// and the system message in the kept range are gone; under pi-0.85 the
+// context_edit entries are unknown types and everything is listed.
+func TestBranchRules(t *testing.T) {
+	const sid = "rules-session"
+	data := handLines(sid,
+		hUser("a"), // h0000001
+		`"type":"message","message":{"role":"assistant","content":[],"stopReason":"stop","timestamp":1785578400000}`,                         // h0000002
+		`"type":"message","message":{"role":"system","content":"sys","timestamp":1785578400000}`,                                             // h0000003
+		`"type":"context_edit","targetId":"h0000001","replacement":{"content":"b"}`,                                                          // h0000004
+		`"type":"context_edit","targetId":"h0000002","replacement":null`,                                                                     // h0000005
+		`"type":"compaction","summary":"s","firstKeptEntryId":"h0000001","tokensBefore":1,"systemMessage":{"role":"system","content":"sys"}`, // h0000006
+	)
+	svc, _ := localService(t, map[string][]byte{"s.jsonl": data})
+	ctx := context.Background()
+	show := func() string {
+		t.Helper()
+		br, err := svc.BranchOf(ctx, sid, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := br.Rules + ":"
+		for _, e := range br.Context {
+			out += " " + e.EntryID + "/" + e.Role
+			if e.EditID != "" {
+				out += "<" + e.EditID
+			}
+		}
+		return out
+	}
+	const v16 = "pi-1.6: h0000006/system h0000006/compactionSummary h0000001/user<h0000004"
+	const v085 = "pi-0.85: h0000006/compactionSummary h0000001/user h0000002/assistant h0000003/system"
+	for _, c := range []struct{ version, want string }{{"-", v16}, {"", v16}, {"0.85.1", v085}, {"1.6.0", v16}} {
+		if c.version != "-" {
+			if _, _, err := svc.Register(ctx, sid, RegisterRequest{SessionFile: "s.jsonl", Mode: "local", PiVersion: c.version}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := show(); got != c.want {
+			t.Errorf("pi_version %q: %s\nwant %s", c.version, got, c.want)
+		}
 	}
 }

@@ -308,7 +308,7 @@ func (s *Service) SettleRollover(ctx context.Context, sessionID, rolloverID stri
 			return fmt.Errorf("rollover %s: window identity: %w", r.ID, err)
 		}
 		recovery := notes.Recovery{WindowID: win.CurrentWindowID}
-		if wins := history.LocalWindows(b.V.Tree, b.Seqs, b.V.Ref); len(wins) > 0 {
+		if wins := history.LocalWindows(b.V.Tree, b.Seqs, b.Refs()); len(wins) > 0 {
 			recovery.UserItemIDs = history.UserItemIDs(wins[len(wins)-1], notes.HintUserItemIDs)
 		}
 		rec, err = marshalJS(recovery)
@@ -624,10 +624,7 @@ func (s *Service) autoComplete(ctx context.Context, t *Target, r store.Rollover)
 }
 
 // missingEntries lists the customTypes of r's planned entries that are not
-// in the file. Tree: the manifest must be a child of the summary, the note
-// snapshot a child of the manifest and the boundary (matched by its window
-// id) a child of the snapshot; once one is missing, the rest are. Local:
-// the boundary anywhere in the file.
+// in the file (see missingPlanned).
 func missingEntries(v *store.View, r store.Rollover) ([]string, error) {
 	var p rolloverPlan
 	if err := json.Unmarshal(r.Plan, &p); err != nil {
@@ -636,6 +633,26 @@ func missingEntries(v *store.View, r store.Rollover) ([]string, error) {
 	return missingPlanned(v, r.Mode, r.SummaryEntryID, p)
 }
 
+// missingPlanned lists the customTypes of the planned entries p.Append that
+// are not in the file yet; once one is missing, the rest are.
+//
+// Local: the boundary (matched by its window id) anywhere in the file.
+//
+// Tree: the planned entries must descend from the branch summary summaryID
+// in plan order (manifest, note snapshot, boundary matched by its window
+// id), each one on the parent chain of the next. Between them, Pi may have
+// written entries of its own (betweenPlanned): a 1.6 system message (written
+// after navigateTree and whenever the prompt or tools change), usage,
+// context_edit, model and thinking-level changes, labels, session info, or
+// another extension's custom entry. Any entry that would add a
+// conversation message (user, assistant, tool result, bash execution,
+// custom message, branch summary, compaction) breaks the chain: the
+// entries after it were not appended by the plan's extension call.
+//
+// The check is one forward pass over the entries after the summary in
+// file order (a parent always precedes its children in files Pi writes):
+// each entry whose parent was reached inherits the parent's count of
+// matched planned entries, plus one when it is the next planned entry.
 func missingPlanned(v *store.View, mode contextd.Mode, summaryID string, p rolloverPlan) ([]string, error) {
 	tr := v.Tree
 	if mode == contextd.ModeLocal {
@@ -646,43 +663,83 @@ func missingPlanned(v *store.View, mode contextd.Mode, summaryID string, p rollo
 		}
 		return []string{session.CustomTypeWindow}, nil
 	}
-	parent := summaryID
-	for k, pe := range p.Append {
-		found := ""
-		for i := range tr.Entries {
-			e := &tr.Entries[i]
-			if e.ParentID != parent || e.CustomType != pe.CustomType || e.Type != pe.Type {
-				continue
-			}
-			switch pe.CustomType {
-			case session.CustomTypeWindow:
-				if !e.IsBoundary() || e.Window.CurrentWindowID != p.Window.CurrentWindowID {
-					continue
-				}
-			case session.CustomTypeTreeArchive:
-				_, d, err := v.Decode(i)
-				if err != nil {
-					return nil, err
-				}
-				var got, want plannedManifest
-				if json.Unmarshal(d.Data, &got) != nil || json.Unmarshal(pe.Data, &want) != nil ||
-					got.WindowID != want.WindowID || got.SummaryEntryID != want.SummaryEntryID {
-					continue
-				}
-			}
-			found = e.ID
-			break
+	missing := func(k int) []string {
+		out := make([]string, 0, len(p.Append)-k)
+		for _, rest := range p.Append[k:] {
+			out = append(out, rest.CustomType)
 		}
-		if found == "" {
-			out := make([]string, 0, len(p.Append)-k)
-			for _, rest := range p.Append[k:] {
-				out = append(out, rest.CustomType)
-			}
-			return out, nil
-		}
-		parent = found
+		return out
 	}
-	return nil, nil
+	start, ok := tr.Lookup(summaryID)
+	if !ok || len(p.Append) == 0 {
+		return missing(0), nil
+	}
+	reached := map[string]int{summaryID: 0} // entry id → planned entries matched on the chain up to it
+	best := 0
+	for i := start + 1; i < len(tr.Entries) && best < len(p.Append); i++ {
+		e := &tr.Entries[i]
+		k, ok := reached[e.ParentID]
+		if !ok || e.ParentID == "" {
+			continue
+		}
+		match, err := matchesPlanned(v, i, p.Append[k], p.Window.CurrentWindowID)
+		if err != nil {
+			return nil, err
+		}
+		if match {
+			reached[e.ID] = k + 1
+			best = max(best, k+1)
+			continue
+		}
+		if betweenPlanned(e) {
+			reached[e.ID] = k
+		}
+	}
+	if best == len(p.Append) {
+		return nil, nil
+	}
+	return missing(best), nil
+}
+
+// matchesPlanned reports whether the entry at seq is the planned entry pe:
+// same type and customType; a boundary must carry the plan's window id, a
+// manifest the plan's window id and summary id.
+func matchesPlanned(v *store.View, seq int, pe PlannedEntry, windowID string) (bool, error) {
+	e := &v.Tree.Entries[seq]
+	if e.CustomType != pe.CustomType || e.Type != pe.Type {
+		return false, nil
+	}
+	switch pe.CustomType {
+	case session.CustomTypeWindow:
+		return e.IsBoundary() && e.Window.CurrentWindowID == windowID, nil
+	case session.CustomTypeTreeArchive:
+		_, d, err := v.Decode(seq)
+		if err != nil {
+			return false, err
+		}
+		var got, want plannedManifest
+		if json.Unmarshal(d.Data, &got) != nil || json.Unmarshal(pe.Data, &want) != nil ||
+			got.WindowID != want.WindowID || got.SummaryEntryID != want.SummaryEntryID {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// betweenPlanned reports whether Pi (or another extension) may have written e
+// between two planned entries of one rollover commit without breaking it:
+// e adds no conversation message to the model's context. That is a
+// `message` with role "system" (Pi 1.x system prompt patches), and every
+// entry type that Pi's sessionEntryToContextMessages turns into no message
+// (usage, context_edit, model_change, thinking_level_change, label,
+// session_info, custom, and types unknown to this version). A
+// context_edit changes how earlier entries render, not which entries were
+// appended, so it does not break the chain either.
+func betweenPlanned(e *session.Entry) bool {
+	if e.Type == session.TypeMessage {
+		return e.Role == session.RoleSystem
+	}
+	return session.ContextRole(e) == ""
 }
 
 // AbortRollover aborts an open rollover with req.Reason (default

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -917,4 +918,120 @@ func fixtureData(t *testing.T, line []byte) string {
 		t.Fatal(err)
 	}
 	return string(m.Data)
+}
+
+// piOwnEntries are entries Pi 1.6 (or another extension) can write between
+// the planned entries of a commit, as Pi 1.6.0's SessionManager writes them
+// (appendMessage of a system message, appendUsage, appendContextEdit,
+// appendModelChange, appendThinkingLevelChange, appendLabelChange,
+// appendSessionInfo, appendCustomEntry). Each is a format string for the
+// entry's id and parentId.
+var piOwnEntries = []struct{ name, line string }{
+	{"system message", `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-07-07T16:38:30.000Z","message":{"role":"system","content":"You are Pi.","sections":[{"id":"base","content":"You are Pi."}],"toolsAdded":["read"],"toolsRemoved":[],"timestamp":1783442310000}}`},
+	{"usage", `{"type":"usage","id":%q,"parentId":%q,"timestamp":"2026-07-07T16:38:30.000Z","kind":"summary","provider":"openai-codex","model":"gpt-5.5","usage":{"input":10,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":12,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}`},
+	{"context_edit", `{"type":"context_edit","id":%q,"parentId":%q,"timestamp":"2026-07-07T16:38:30.000Z","targetId":"720d6a83","replacement":null}`},
+	{"model_change", `{"type":"model_change","id":%q,"parentId":%q,"timestamp":"2026-07-07T16:38:30.000Z","provider":"openai-codex","modelId":"gpt-5.5-mini"}`},
+	{"thinking_level_change", `{"type":"thinking_level_change","id":%q,"parentId":%q,"timestamp":"2026-07-07T16:38:30.000Z","thinkingLevel":"low"}`},
+	{"label", `{"type":"label","id":%q,"parentId":%q,"timestamp":"2026-07-07T16:38:30.000Z","targetId":"bae0cbce","label":"cut"}`},
+	{"session_info", `{"type":"session_info","id":%q,"parentId":%q,"timestamp":"2026-07-07T16:38:30.000Z","name":"renamed"}`},
+	{"other extension's custom entry", `{"type":"custom","id":%q,"parentId":%q,"timestamp":"2026-07-07T16:38:30.000Z","customType":"other-extension-state","data":{"n":1}}`},
+}
+
+// TestRolloverInterleavedPiEntries: Pi's own entries between the summary
+// and the manifest, the manifest and the snapshot, or the snapshot and the
+// boundary (one, or two of different kinds) do not stop the rollover from
+// completing on its own (GET …/rollovers/{id} sees the entries), and the
+// next rollover is accepted. A conversation message between them does:
+// the rollover stays committed and names what is missing.
+func TestRolloverInterleavedPiEntries(t *testing.T) {
+	gaps := []string{"summary→manifest", "manifest→snapshot", "snapshot→boundary"}
+	type insert struct {
+		gap   int
+		kinds []int // indexes into piOwnEntries
+	}
+	var cases []insert
+	for g := range gaps {
+		for k := range piOwnEntries {
+			cases = append(cases, insert{g, []int{k}})
+		}
+	}
+	// Several of Pi's entries in a row, and in every gap at once.
+	cases = append(cases, insert{2, []int{0, 1, 2}}, insert{-1, []int{0, 1}})
+	for _, c := range cases {
+		var names []string
+		for _, k := range c.kinds {
+			names = append(names, piOwnEntries[k].name)
+		}
+		gap := "every gap"
+		if c.gap >= 0 {
+			gap = gaps[c.gap]
+		}
+		t.Run(gap+"/"+strings.Join(names, "+"), func(t *testing.T) {
+			e, commit := commitBasic(t)
+			ctx := context.Background()
+			parent, n := basicSummary, 0
+			pi := func() {
+				for _, k := range c.kinds {
+					n++
+					id := "pi-own-" + string(rune('a'+n))
+					e.write(fmt.Appendf(nil, piOwnEntries[k].line, id, parent), false)
+					parent = id
+				}
+			}
+			ids := []string{basicManifest, basicSnapshot, basicNext}
+			for k := range 3 {
+				if c.gap < 0 || c.gap == k {
+					pi()
+				}
+				e.write(piLine(t, commit.Append[k], ids[k], parent, "2026-07-07T16:38:31.000Z"), false)
+				parent = ids[k]
+			}
+			info := must[coordinator.RolloverInfo](t)(e.svc.GetRollover(ctx, basicID, "rollover-1"))
+			if info.State != "completed" || info.NextWindow == nil || info.NextWindow.CurrentWindowID != basicWindow1 {
+				t.Fatalf("rollover after the entries landed: %+v, want completed", info)
+			}
+			e.ids = []string{"rollover-2"}
+			r2, isNew, err := e.svc.CreateRollover(ctx, basicID, coordinator.RolloverRequest{LeafID: basicNext, CommandContextReady: true})
+			if err != nil || !isNew || r2.Rollover.BoundaryEntryID != basicNext || r2.Rollover.Window.WindowNumber != 1 {
+				t.Fatalf("next rollover: %+v new=%v %v", r2, isNew, err)
+			}
+			e.checkUnchanged()
+		})
+	}
+
+	t.Run("a user message breaks the chain", func(t *testing.T) {
+		e, commit := commitBasic(t)
+		ctx := context.Background()
+		e.write(piLine(t, commit.Append[0], basicManifest, basicSummary, "2026-07-07T16:38:31.000Z"), false)
+		e.write(piLine(t, commit.Append[1], basicSnapshot, basicManifest, "2026-07-07T16:38:31.000Z"), false)
+		e.write([]byte(`{"type":"message","id":"typed-1","parentId":"d33fc73c","timestamp":"2026-07-07T16:38:31.000Z","message":{"role":"user","content":"hello","timestamp":1783442311000}}`), false)
+		e.write(piLine(t, commit.Append[2], basicNext, "typed-1", "2026-07-07T16:38:31.000Z"), false)
+		info := must[coordinator.RolloverInfo](t)(e.svc.GetRollover(ctx, basicID, "rollover-1"))
+		if info.State != "committed" {
+			t.Fatalf("rollover with a user message before its boundary: %+v, want committed", info)
+		}
+		_, err := e.svc.CompleteRollover(ctx, basicID, "rollover-1")
+		wantCode(t, err, contextd.EPrecondition, "missing [codex-context-window]")
+	})
+}
+
+// commitBasic runs the tree-basic rollover up to its commit answer (the
+// branch summary is in the file, the planned entries are not).
+func commitBasic(t *testing.T) (*env, coordinator.CommitAnswer) {
+	t.Helper()
+	e := newEnv(t, contextd.ModeTree, lineCall)
+	ctx := context.Background()
+	e.ids = []string{"rollover-1", basicWindow1, basicMarker1}
+	if _, _, err := e.svc.CreateRollover(ctx, basicID, coordinator.RolloverRequest{LeafID: basicCall, CommandContextReady: true}); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	e.appendFixture(lineOldLeaf)
+	must[coordinator.SettleAnswer](t)(e.svc.SettleRollover(ctx, basicID, "rollover-1", coordinator.SettleRequest{LeafID: basicOldLeaf}))
+	e.setNow(e.now.Add(19 * time.Second))
+	e.appendFixture(lineSummary)
+	commit := must[coordinator.CommitAnswer](t)(e.svc.CommitRollover(ctx, basicID, "rollover-1", coordinator.CommitRequest{SummaryEntryID: basicSummary}))
+	if len(commit.Append) != 3 {
+		t.Fatalf("commit: %+v", commit)
+	}
+	return e, commit
 }

@@ -75,6 +75,17 @@ type Target struct {
 	Session    *store.Session
 }
 
+// Rules is the Pi projection rule set of the target: the one of its
+// registered pi_version (session.RulesFor), the newest for an
+// unregistered session (or a nil target) or a registration without
+// pi_version.
+func (t *Target) Rules() session.Rules {
+	if t == nil || !t.Registered {
+		return session.NewestRules
+	}
+	return session.RulesFor(t.Reg.PiVersion)
+}
+
 // ModeOf returns the registration and mode of sessionID without touching
 // the index (Remote mode must never read it).
 func (s *Service) ModeOf(ctx context.Context, sessionID string) (contextd.Registration, bool, contextd.Mode, error) {
@@ -194,6 +205,16 @@ type Branch struct {
 	Seqs   []int
 	Cycle  bool
 	Target *Target
+}
+
+// Refs is the RefFunc of the branch's history items: store.View.Refs over
+// the branch under the target's rules (context edits on the branch apply).
+func (b *Branch) Refs() history.RefFunc {
+	rules := session.NewestRules
+	if b.Target != nil {
+		rules = b.Target.Rules()
+	}
+	return b.V.Refs(b.Seqs, rules)
 }
 
 // withBranch reads the session's view and computes the active branch from

@@ -318,21 +318,24 @@ func (s *Service) Register(ctx context.Context, sessionID string, req RegisterRe
 	return s.State.PutRegistration(ctx, contextd.Registration{SessionID: sessionID, SessionFile: path, Mode: mode, AgentName: agent, PiVersion: req.PiVersion})
 }
 
-// BranchEntry is one model-visible context entry of GET …/branch.
+// BranchEntry is one message of the model-visible context of GET
+// …/branch, with the entry that produced it.
 type BranchEntry struct {
 	EntryID    string `json:"entry_id"`
 	Type       string `json:"type"`
-	Role       string `json:"role" doc:"Role of the context message: user, assistant, toolResult, bashExecution, custom, branchSummary, compactionSummary."`
+	Role       string `json:"role" doc:"Effective role of the context message: user, assistant, toolResult, bashExecution, custom, system (Pi 1.x system prompt messages, and the systemMessage of a 1.x compaction), branchSummary, compactionSummary; for a message entry the stored role as Pi sends it (unknown when it has none)."`
 	CustomType string `json:"custom_type,omitempty"`
 	StopReason string `json:"stop_reason,omitempty"`
+	EditID     string `json:"edit_id,omitempty" doc:"The context_edit entry whose replacement content the model is sent instead of the entry's own (Pi 1.x rules). Entries a context_edit omits are not listed."`
 }
 
 // BranchAnswer is GET /v1/sessions/{session_id}/branch.
 type BranchAnswer struct {
 	LeafID   string        `json:"leaf_id"`
+	Rules    string        `json:"rules" enum:"pi-0.85,pi-1.6" doc:"Pi projection rules applied to context: those of the registered pi_version (pi-0.85 below 0.86.0, else pi-1.6); pi-1.6 for an unregistered session or a registration without pi_version."`
 	EntryIDs []string      `json:"entry_ids" doc:"Active branch, root to leaf (Pi getBranch)."`
 	Cycle    bool          `json:"cycle" doc:"The parent chain loops (never in files Pi writes); the branch stops at the repeat."`
-	Context  []BranchEntry `json:"context" doc:"Model-visible context entries (Pi buildSessionContext)."`
+	Context  []BranchEntry `json:"context" doc:"Model-visible context messages in order (Pi buildSessionContext for the rules): one per message, so a Pi 1.x compaction with a systemMessage is listed twice (system, then compactionSummary)."`
 }
 
 // BranchOf answers GET …/branch for leafID ("" = last entry).
@@ -352,12 +355,21 @@ func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string) (Branc
 		for _, sq := range b.Seqs {
 			out.EntryIDs = append(out.EntryIDs, tr.Entries[sq].ID)
 		}
-		out.Context = []BranchEntry{}
-		for _, sq := range tr.ContextEntries(b.Seqs) {
-			e := &tr.Entries[sq]
-			be := BranchEntry{EntryID: e.ID, Type: e.Type, Role: session.ContextRole(e), StopReason: e.StopReason}
+		rules := t.Rules()
+		out.Rules = rules.String()
+		msgs := tr.Project(b.Seqs, rules)
+		out.Context = make([]BranchEntry, 0, len(msgs))
+		for _, m := range msgs {
+			e := &tr.Entries[m.Seq]
+			be := BranchEntry{EntryID: e.ID, Type: e.Type, Role: m.Role}
+			if m.Role == e.Role {
+				be.StopReason = e.StopReason
+			}
 			if e.Type == session.TypeCustomMessage {
 				be.CustomType = e.CustomType
+			}
+			if m.EditSeq >= 0 {
+				be.EditID = tr.Entries[m.EditSeq].ID
 			}
 			out.Context = append(out.Context, be)
 		}
@@ -388,6 +400,8 @@ func (a BranchAnswer) MarshalJSON() ([]byte, error) {
 	b := make([]byte, 0, 64+len(a.EntryIDs)*12+len(a.Context)*80)
 	b = append(b, `{"leaf_id":`...)
 	b = appendJSONString(b, a.LeafID)
+	b = append(b, `,"rules":`...)
+	b = appendJSONString(b, a.Rules)
 	b = append(b, `,"entry_ids":`...)
 	if a.EntryIDs == nil {
 		b = append(b, "null"...)
@@ -425,6 +439,10 @@ func (a BranchAnswer) MarshalJSON() ([]byte, error) {
 			if e.StopReason != "" {
 				b = append(b, `,"stop_reason":`...)
 				b = appendJSONString(b, e.StopReason)
+			}
+			if e.EditID != "" {
+				b = append(b, `,"edit_id":`...)
+				b = appendJSONString(b, e.EditID)
 			}
 			b = append(b, '}')
 		}

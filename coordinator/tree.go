@@ -237,24 +237,38 @@ func digest(b *strings.Builder, br *Branch, ts history.TextSource, w history.Win
 // lastReply is the text of the last assistant message of w that makes no
 // tool call and has text: its text parts (thinking left out) joined by
 // "\n" and trimmed; "" when there is none. Item keys are entry Seqs
-// (store.View.Ref).
+// (store.View.Refs: the context_edit's for a replaced item).
 func lastReply(br *Branch, w history.Window) (string, error) {
 	for i := len(w.Items) - 1; i >= 0; i-- {
 		r := w.Items[i]
 		if r.Role != history.RoleAssistant || r.Summary || r.ToolName != "" {
 			continue
 		}
-		if br.V.Tree.Entries[r.Key].Type != session.TypeMessage {
+		var c *session.Content
+		switch br.V.Tree.Entries[r.Key].Type {
+		case session.TypeMessage:
+			_, d, err := br.V.Decode(int(r.Key))
+			if err != nil {
+				return "", err
+			}
+			if d.Message == nil {
+				continue
+			}
+			c = &d.Message.Content
+		case session.TypeContextEdit:
+			// A reply replaced by a context_edit (store.View.Refs): its
+			// replacement is what the model was sent.
+			_, d, err := br.V.Decode(int(r.Key))
+			if err != nil {
+				return "", err
+			}
+			if d.Replacement == nil {
+				continue
+			}
+			c = d.Replacement
+		default:
 			continue // a branch summary: a raw assistant item, not a reply
 		}
-		_, d, err := br.V.Decode(int(r.Key))
-		if err != nil {
-			return "", err
-		}
-		if d.Message == nil {
-			continue
-		}
-		c := &d.Message.Content
 		var parts []string
 		if c.IsString {
 			parts = append(parts, c.Text)

@@ -75,10 +75,8 @@ globalThis.Date = class FakeDate extends RealDate {
 const scratch = mkdtempSync(join(outDir, ".gen-"));
 process.env.PI_CODING_AGENT_DIR ??= join(scratch, "agent");
 
-const { SessionManager } = await import("@earendil-works/pi-coding-agent");
-const piVersion = JSON.parse(
-	readFileSync(new URL("./node_modules/@earendil-works/pi-coding-agent/package.json", import.meta.url), "utf8"),
-).version;
+const { piLine, piPackage, piVersion, importPi } = await import("./pi-version.mjs");
+const { SessionManager } = await importPi();
 
 // ---------------------------------------------------------------------------
 // Message builders (shapes as in pi-ai's types.d.ts).
@@ -490,6 +488,127 @@ scenario(
 	},
 );
 
+// ---------------------------------------------------------------------------
+// Pi 1.x scenarios (PI_VERSION=1.6): written with 1.6's own appendContextEdit, appendUsage,
+// system messages and compactions. Pi 0.85 has none of these methods.
+
+const system = (content, extra = {}) => ({ role: "system", content, timestamp: Date.now(), ...extra });
+const usageEntry = (sm, note) => sm.appendUsage("summary", MODEL.provider, MODEL.model, usage(10, 2), note).id;
+
+if (piLine !== "0.85") {
+	scenario(
+		"harness-v16-context-edits",
+		"019fa000-0000-7000-8000-000000000101",
+		["system message", "context_edit replace user/assistant/toolResult/custom_message", "context_edit null", "last edit wins", "string and array replacements", "usage"],
+		"A leading system message, then every editable target replaced (string and block content) and omitted, " +
+			"two edits on one target (the later wins), an edit of a custom message, usage entries as tree nodes, and a " +
+			"system patch mid-session. A Local-mode window boundary opens window 0 (windowIds), so that contextd's " +
+			"history can be checked against Pi's projection.",
+		(sm) => {
+			const ids = {};
+			sm.appendModelChange(MODEL.provider, MODEL.model);
+			ids.system = sm.appendMessage(system("You are Pi.", { sections: { base: "You are Pi." }, toolsAdded: [{ name: "read", description: "Read a file", parameters: { type: "object" } }] }));
+			const windowId = uuid();
+			ids.boundary0 = sm.appendCustomMessageEntry("codex-context-window", windowText(windowId, windowId), true, {
+				protocol: 1,
+				id: uuid(),
+				contextManagement: { protocol: 1, kind: "window", firstWindowId: windowId, currentWindowId: windowId, windowNumber: 0 },
+			});
+			ids.windowIds = [windowId];
+			ids.u1 = sm.appendMessage(user("Read the config. My token is sk-SECRET-123."));
+			const read = toolCall("read", { path: "config.toml" });
+			ids.a1 = sm.appendMessage(assistant([text("Reading config.toml."), read], { stopReason: "toolUse" }));
+			ids.tr1 = sm.appendMessage(toolResult(read, `${"x".repeat(300)}\nsecret = "sk-SECRET-123"\n`));
+			ids.a2 = sm.appendMessage(assistant("The config sets secret = sk-SECRET-123."));
+			ids.usage1 = usageEntry(sm, "title generation");
+			ids.cm1 = sm.appendCustomMessageEntry("reminder", "Remember to run the tests.", true, { n: 1 });
+			ids.u2 = sm.appendMessage(user("Try again."));
+			ids.aRetry = sm.appendMessage(assistant("", { stopReason: "error", errorMessage: "overloaded" }));
+			ids.beforeEdits = ids.aRetry;
+			// Replacements: string on user (stays a string), string on assistant and toolResult (one text
+			// block), block array on a custom message, and the retry attempt omitted (as Pi's recovery does).
+			ids.editU1 = sm.appendContextEdit(ids.u1, { content: "Read the config. My token is [redacted]." });
+			ids.editTr1 = sm.appendContextEdit(ids.tr1, { content: "[config.toml: 2 lines, secret redacted]" });
+			ids.editA2First = sm.appendContextEdit(ids.a2, { content: "The config sets secret = [first redaction]." });
+			ids.editA2 = sm.appendContextEdit(ids.a2, { content: [text("The config sets a secret (redacted).")] });
+			ids.editCm1 = sm.appendContextEdit(ids.cm1, { content: [text("Remember: tests.")] });
+			ids.omitRetry = sm.appendContextEdit(ids.aRetry, null);
+			ids.usage2 = usageEntry(sm);
+			ids.a3 = sm.appendMessage(assistant("Retried: the config is fine."));
+			ids.systemPatch = sm.appendMessage(system("Also: answer briefly.", { sections: { brief: "Answer briefly." } }));
+			ids.u3 = sm.appendMessage(user("Drop the reminder and my first question."));
+			ids.omitCm1 = sm.appendContextEdit(ids.cm1, null);
+			ids.omitU1 = sm.appendContextEdit(ids.u1, null);
+			ids.leaf = sm.appendMessage(assistant("Done."));
+			return ids;
+		},
+	);
+
+	scenario(
+		"harness-v16-compactions",
+		"019fa000-0000-7000-8000-000000000102",
+		["compaction systemMessage", "system messages in and out of the kept range", "nested compaction", "retain-none compaction", "edits before and after a compaction", "usage as parent"],
+		"System messages before and inside a kept range, a compaction that stores the current system message, an " +
+			"edit inside the kept range and one after the compaction, a second compaction whose kept range holds the " +
+			"first (1.6 yields nothing for it, 0.85 its summary), then a retain-none compaction.",
+		(sm) => {
+			const ids = {};
+			ids.system = sm.appendMessage(system("You are Pi.", { sections: { base: "You are Pi." } }));
+			ids.u1 = sm.appendMessage(user("Step one."));
+			ids.a1 = sm.appendMessage(assistant("Did step one."));
+			ids.u2 = sm.appendMessage(user("Step two."));
+			ids.systemKept = sm.appendMessage(system("Tools changed.", { toolsRemoved: [{ name: "bash" }] }));
+			ids.a2 = sm.appendMessage(assistant("Did step two."));
+			ids.editA2 = sm.appendContextEdit(ids.a2, { content: "Did step two (edited before the compaction)." });
+			ids.usage1 = usageEntry(sm);
+			ids.c1 = sm.appendCompaction("Summary one: steps one and two.", ids.u2, 5000);
+			ids.afterC1 = sm.appendMessage(user("Step three."));
+			ids.editU2 = sm.appendContextEdit(ids.u2, { content: "Step two (edited after the compaction)." });
+			ids.a3 = sm.appendMessage(assistant("Did step three."));
+			ids.u4 = sm.appendMessage(user("Step four."));
+			// Nested: the second compaction keeps from u2, so c1 lies inside its kept range.
+			ids.c2 = sm.appendCompaction("Summary two: steps one to four.", ids.u2, 8000);
+			ids.a4 = sm.appendMessage(assistant("Did step four."));
+			ids.usage2 = usageEntry(sm, "compaction");
+			ids.omitA4 = sm.appendContextEdit(ids.a4, null);
+			ids.u5 = sm.appendMessage(user("Step five."));
+			ids.beforeRetainNone = sm.appendMessage(assistant("Did step five."));
+			ids.c3 = sm.appendCompaction("Summary three: everything so far.", null, 9000);
+			ids.leaf = sm.appendMessage(user("Step six."));
+			return ids;
+		},
+	);
+
+	scenario(
+		"harness-v16-roots",
+		"019fa000-0000-7000-8000-000000000103",
+		["multiple roots", "full-UUID ids", "file written at the first user message", "thinkingLevel/durationMs/responseId", "stopReason deferred", "nestedCalls"],
+		"A first root with setup entries only, a user message (Pi 1.6 writes the file here), entries with full-UUID ids " +
+			"written through _appendEntry, new 1.6 message fields, then resetLeaf() and a second root.",
+		(sm) => {
+			const ids = {};
+			sm.appendModelChange(MODEL.provider, MODEL.model);
+			ids.system = sm.appendMessage(system("You are Pi."));
+			ids.u1 = sm.appendMessage(user("First root."));
+			const full = (parentId, message) => {
+				const entry = { type: "message", id: uuid(), parentId, timestamp: new Date().toISOString(), message };
+				sm._appendEntry(entry);
+				return entry.id;
+			};
+			const call = toolCall("read", { path: "a.go" });
+			ids.uuidAssistant = full(ids.u1, assistant([text("Deferring."), call], { stopReason: "deferred", thinkingLevel: "high", durationMs: 1200, responseId: "resp_1" }));
+			ids.uuidTool = full(ids.uuidAssistant, toolResult(call, "package a", { durationMs: 5, nestedCalls: [{ name: "grep", arguments: {} }] }));
+			ids.editUuid = sm.appendContextEdit(ids.uuidTool, { content: "package a (trimmed)" });
+			ids.leafA = sm.appendMessage(assistant("First root done."));
+			sm.resetLeaf();
+			ids.root2 = sm.appendMessage(user("Second root."));
+			ids.usage = usageEntry(sm);
+			ids.leaf = sm.appendMessage(assistant("Second root done."));
+			return ids;
+		},
+	);
+}
+
 // The Local-mode window marker text (codex-history-notes §3.2).
 function windowText(first, current, previous) {
 	return [
@@ -523,7 +642,7 @@ function bigLog() {
 
 const manifest = {
 	generator: "e2e/gen-sessions.mjs",
-	piPackage: "@earendil-works/pi-coding-agent",
+	piPackage,
 	piVersion,
 	deterministic: true,
 	files: [],

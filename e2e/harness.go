@@ -18,6 +18,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"contextd/session"
 )
 
 // Timeouts for one script run. Opening a few MB of session files takes about a second.
@@ -26,7 +28,42 @@ const (
 	GenTimeout    = 3 * time.Minute
 )
 
-// GeneratedFiles are the file names gen-sessions.mjs writes, sorted.
+// PiVersion is one installed Pi the harness runs (e2e/package.json, pi-version.mjs).
+type PiVersion struct {
+	Name  string        // the exact installed version, e.g. "1.6.0"
+	Line  string        // PI_VERSION for the scripts: "0.85" or "1.6"
+	Rules session.Rules // contextd's projection rules for it (session.RulesFor(Name))
+	Extra []string      // files gen-sessions.mjs writes only with this Pi, sorted
+}
+
+// Env is the environment entry that makes a script load this Pi.
+func (v PiVersion) Env() string { return "PI_VERSION=" + v.Line }
+
+// PiVersions are the Pis every parity and rollover test runs on, oldest first. Adding a
+// newer Pi: an npm alias in package.json, a line in pi-version.mjs, an entry here.
+var PiVersions = []PiVersion{
+	{Name: "0.85.1", Line: "0.85", Rules: session.RulesPi085},
+	{Name: "1.6.0", Line: "1.6", Rules: session.RulesPi16, Extra: []string{
+		"harness-v16-compactions.jsonl",
+		"harness-v16-context-edits.jsonl",
+		"harness-v16-roots.jsonl",
+	}},
+}
+
+// Pi085 and Pi16 are PiVersions[0] and PiVersions[1].
+var (
+	Pi085 = PiVersions[0]
+	Pi16  = PiVersions[1]
+)
+
+// Generated returns the file names gen-sessions.mjs writes with this Pi, sorted.
+func (v PiVersion) Generated() []string {
+	out := append(append([]string{}, GeneratedFiles...), v.Extra...)
+	sort.Strings(out)
+	return out
+}
+
+// GeneratedFiles are the file names gen-sessions.mjs writes with every Pi, sorted.
 var GeneratedFiles = []string{
 	"harness-branch-roots.jsonl",
 	"harness-branches.jsonl",
@@ -42,7 +79,8 @@ var GeneratedFiles = []string{
 
 // ParityResult is what Pi reports for one session file (see pi-parity.mjs).
 type ParityResult struct {
-	File string `json:"file"` // the path as passed in
+	File      string `json:"file"`      // the path as passed in
+	PiVersion string `json:"piVersion"` // the Pi that answered, e.g. "1.6.0"
 	// Error is set when Pi refused the file (or --leaf named no entry); other fields are then empty.
 	Error string `json:"error,omitempty"`
 	// SourceVersion is the header version on disk before Pi opened it (missing = 1); 0 if no header.
@@ -93,6 +131,9 @@ type ParityMessage struct {
 	// TextPrefix: a string content, else the first text part; for bashExecution the command.
 	TextPrefix    string `json:"textPrefix,omitempty"`
 	SummaryPrefix string `json:"summaryPrefix,omitempty"` // branchSummary / compactionSummary
+	// EditID (Pi 1.x): the content is a context_edit's replacement, not the entry's own; the id
+	// is the edit's.
+	EditID string `json:"editId,omitempty"`
 }
 
 // GenManifest is OUTDIR/manifest.json written by gen-sessions.mjs.
@@ -144,9 +185,11 @@ func NodeBinary(tb testing.TB) string {
 	if st, err := os.Stat(node); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
 		tb.Fatalf("e2e: pinned node binary %s is missing (%v); run `npm ci --prefix e2e` in the repository root", node, err)
 	}
-	pi := filepath.Join(Dir(), "node_modules", "@earendil-works", "pi-coding-agent", "package.json")
-	if _, err := os.Stat(pi); err != nil {
-		tb.Fatalf("e2e: Pi is not installed (%v); run `npm ci --prefix e2e` in the repository root", err)
+	for _, pkg := range []string{"@earendil-works/pi-coding-agent", "pi-coding-agent-1.6"} {
+		pi := filepath.Join(Dir(), "node_modules", filepath.FromSlash(pkg), "package.json")
+		if _, err := os.Stat(pi); err != nil {
+			tb.Fatalf("e2e: Pi (%s) is not installed (%v); run `npm ci --prefix e2e` in the repository root", pkg, err)
+		}
 	}
 	return node
 }
@@ -186,6 +229,12 @@ func RunScriptEnv(tb testing.TB, timeout time.Duration, env []string, script str
 // every file. A file Pi refuses yields a result with Error set; a script failure fails tb.
 func PiParity(tb testing.TB, leafID string, files ...string) []ParityResult {
 	tb.Helper()
+	return PiParityOn(tb, Pi085, leafID, files...)
+}
+
+// PiParityOn is PiParity with the Pi v.
+func PiParityOn(tb testing.TB, v PiVersion, leafID string, files ...string) []ParityResult {
+	tb.Helper()
 	if len(files) == 0 {
 		tb.Fatalf("e2e: PiParity needs at least one file")
 	}
@@ -194,13 +243,18 @@ func PiParity(tb testing.TB, leafID string, files ...string) []ParityResult {
 		args = append(args, "--leaf", leafID)
 	}
 	args = append(args, files...)
-	out := runScript(tb, ParityTimeout, "pi-parity.mjs", args...)
+	out := RunScriptEnv(tb, ParityTimeout, []string{v.Env()}, "pi-parity.mjs", args...)
 	var results []ParityResult
 	if err := json.Unmarshal(out, &results); err != nil {
 		tb.Fatalf("e2e: decoding pi-parity.mjs output: %v\noutput starts: %.500s", err, out)
 	}
 	if len(results) != len(files) {
 		tb.Fatalf("e2e: pi-parity.mjs returned %d results for %d files", len(results), len(files))
+	}
+	for _, r := range results {
+		if r.Error == "" && r.PiVersion != v.Name {
+			tb.Fatalf("e2e: pi-parity.mjs answered with Pi %s, want %s", r.PiVersion, v.Name)
+		}
 	}
 	return results
 }
@@ -209,11 +263,17 @@ func PiParity(tb testing.TB, leafID string, files ...string) []ParityResult {
 // (created if needed) using Pi's SessionManager. It returns the generated files' paths, sorted.
 func GenSessions(tb testing.TB, outDir string) []string {
 	tb.Helper()
+	return GenSessionsOn(tb, Pi085, outDir)
+}
+
+// GenSessionsOn is GenSessions with the Pi v (which also writes v.Extra).
+func GenSessionsOn(tb testing.TB, v PiVersion, outDir string) []string {
+	tb.Helper()
 	abs, err := filepath.Abs(outDir)
 	if err != nil {
 		tb.Fatalf("e2e: %v", err)
 	}
-	out := runScript(tb, GenTimeout, "gen-sessions.mjs", abs)
+	out := RunScriptEnv(tb, GenTimeout, []string{v.Env()}, "gen-sessions.mjs", abs)
 	var paths []string
 	for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
 		if len(line) > 0 {

@@ -137,7 +137,9 @@ type treeExpected struct {
 	} `json:"fileStats"`
 }
 
-func TestPiParityPiTree(t *testing.T) {
+func TestPiParityPiTree(t *testing.T) { forEachPi(t, testPiParityPiTree) }
+
+func testPiParityPiTree(t *testing.T, pv PiVersion) {
 	var index struct {
 		Files []struct {
 			File     string `json:"file"`
@@ -177,7 +179,7 @@ func TestPiParityPiTree(t *testing.T) {
 		}
 	}
 
-	results := PiParity(t, "", files...)
+	results := PiParityOn(t, pv, "", files...)
 	checkUnchanged(t, before, glob)
 
 	for _, r := range results {
@@ -240,10 +242,12 @@ func TestPiParityPiTree(t *testing.T) {
 }
 
 // TestPiParityLeaf checks --leaf: Pi's branch from an archived leaf is the parentId walk.
-func TestPiParityLeaf(t *testing.T) {
+func TestPiParityLeaf(t *testing.T) { forEachPi(t, testPiParityLeaf) }
+
+func testPiParityLeaf(t *testing.T, pv PiVersion) {
 	path := filepath.Join(piTreeDir, "tree-basic.jsonl")
 	const oldLeaf = "42a59a75" // the leaf archived by the rollover (tree-basic.expected.json)
-	r := PiParity(t, oldLeaf, path)[0]
+	r := PiParityOn(t, pv, oldLeaf, path)[0]
 	if r.Error != "" {
 		t.Fatal(r.Error)
 	}
@@ -272,14 +276,16 @@ func TestPiParityLeaf(t *testing.T) {
 		t.Errorf("context does not end at %s: %v", oldLeaf, r.Messages)
 	}
 
-	if bad := PiParity(t, "no-such-id", path)[0]; bad.Error == "" {
+	if bad := PiParityOn(t, pv, "no-such-id", path)[0]; bad.Error == "" {
 		t.Errorf("--leaf no-such-id: want an error, got %+v", bad)
 	}
 }
 
 // --- real pi-sessions fixtures: facts from testdata/pi-sessions/SOURCES.md ----------------
 
-func TestPiParityPiSessions(t *testing.T) {
+func TestPiParityPiSessions(t *testing.T) { forEachPi(t, testPiParityPiSessions) }
+
+func testPiParityPiSessions(t *testing.T, pv PiVersion) {
 	type fact struct {
 		sha256        string
 		sourceVersion int
@@ -312,7 +318,7 @@ func TestPiParityPiSessions(t *testing.T) {
 		}
 	}
 
-	results := PiParity(t, "", files...)
+	results := PiParityOn(t, pv, "", files...)
 	checkUnchanged(t, before, glob)
 
 	for _, r := range results {

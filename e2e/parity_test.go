@@ -17,26 +17,56 @@ import (
 	"contextd/session"
 )
 
-// TestPiParityInvariant is DESIGN.md §6 invariant 4 (Pi parity): for every fixture in
-// testdata/pi-sessions and testdata/pi-tree and every file gen-sessions.mjs writes, the active
-// branch and the model-visible context computed by package session equal what real Pi 0.85.1
-// reports (getBranch, buildContextEntries + sessionEntryToContextMessages).
+// TestPiParityInvariant is DESIGN.md §6 invariant 4 (Pi parity), on every Pi of PiVersions
+// (0.85.1 and 1.6.0): for every fixture in testdata/pi-sessions and testdata/pi-tree, every
+// file gen-sessions.mjs writes with either Pi, and the hand-written edge files, the active
+// branch and the model-visible context computed by package session under the rules of that Pi
+// equal what the Pi reports (getBranch, buildContextEntries, and buildSessionContext's
+// messages tagged with their entries).
 //
 //   - v2/v3 files: the leaf id, the branch ids (root→leaf) and types, and the context messages
-//     as (entryId, role, customType, stopReason), from Pi's default leaf and, for the generated
-//     files, from every entry the manifest names (pi-parity.mjs --leaf).
+//     as (entryId, role, customType, stopReason, edit id, and for an edited message the first
+//     80 code points of its replacement text), from Pi's default leaf and from every entry the
+//     generators' manifests name; for the Pi 1.x files (harness-v16-*), from every entry.
 //   - v1 files: Pi's migration draws random ids, so entries are matched by their position on
 //     the branch (a v1 file is one chain in file order): the branch length and entry types, and
 //     the context messages as (branch position, role, customType, stopReason), which pins the
 //     roles sequence and where the compaction summaries are.
 //
-// Pi runs once on all files for the default leaves (PiParity), and once more for all the named
-// leaves (piParityLeaves). The fixture files must be byte-identical (sha256) and keep their
-// mtime.
+// Files written by one Pi are read by the other as well: a user's Pi may be downgraded, and
+// 0.85 reads 1.x entries as unknown types. The fixture files must be byte-identical (sha256)
+// and keep their mtime. TestRulesDiffer names the files where the two rule sets disagree.
 func TestPiParityInvariant(t *testing.T) {
-	fixtureGlobs := []string{filepath.Join(piSessionsDir, "*.jsonl"), filepath.Join(piTreeDir, "*.jsonl")}
-	var fixtures []string
-	for _, g := range fixtureGlobs {
+	c := loadParityCorpus(t)
+	for _, pv := range PiVersions {
+		t.Run("pi-"+pv.Name, func(t *testing.T) { parityOn(t, pv, c) })
+	}
+	checkUnchanged(t, c.sumsBefore, c.allGlobs...)
+	if after := mtimes(t, c.sumsBefore); !maps.Equal(c.mtimesBefore, after) {
+		t.Errorf("fixture mtimes changed:\nbefore %v\nafter  %v", c.mtimesBefore, after)
+	}
+	for dir, sums := range c.genSums {
+		checkUnchanged(t, sums, filepath.Join(dir, "*.jsonl"))
+	}
+}
+
+// parityCorpus is every file the parity test compares, with package session's reading of it.
+type parityCorpus struct {
+	fixtures, generated, edges []string
+	files                      []string
+	label                      map[string]string // file → name in test output
+	views                      map[string]*goView
+	runs                       []leafRun // named leaves of the generated files
+	sumsBefore                 map[string]string
+	mtimesBefore               map[string]int64
+	allGlobs                   []string
+	genSums                    map[string]map[string]string
+}
+
+func loadParityCorpus(t *testing.T) *parityCorpus {
+	t.Helper()
+	c := &parityCorpus{label: map[string]string{}, views: map[string]*goView{}, genSums: map[string]map[string]string{}}
+	for _, g := range []string{filepath.Join(piSessionsDir, "*.jsonl"), filepath.Join(piTreeDir, "*.jsonl")} {
 		m, err := filepath.Glob(g)
 		if err != nil {
 			t.Fatal(err)
@@ -44,43 +74,88 @@ func TestPiParityInvariant(t *testing.T) {
 		if len(m) == 0 {
 			t.Fatalf("no fixtures match %s", g)
 		}
-		fixtures = append(fixtures, m...)
+		for _, f := range m {
+			c.label[f] = filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f)
+		}
+		c.fixtures = append(c.fixtures, m...)
 	}
 	// Every file of both fixture directories (not only *.jsonl), hashed and stat'ed first.
-	allGlobs := []string{filepath.Join(piSessionsDir, "*"), filepath.Join(piTreeDir, "*")}
-	sumsBefore := sha256Files(t, allGlobs...)
-	mtimesBefore := mtimes(t, sumsBefore)
+	c.allGlobs = []string{filepath.Join(piSessionsDir, "*"), filepath.Join(piTreeDir, "*")}
+	c.sumsBefore = sha256Files(t, c.allGlobs...)
+	c.mtimesBefore = mtimes(t, c.sumsBefore)
 
-	genDir := t.TempDir()
-	generated := GenSessions(t, genDir)
-	man := ReadGenManifest(t, genDir)
-	if len(generated) != len(GeneratedFiles) || len(man.Files) != len(GeneratedFiles) {
-		t.Fatalf("gen-sessions wrote %d files, manifest lists %d, want %d", len(generated), len(man.Files), len(GeneratedFiles))
+	for _, pv := range PiVersions {
+		dir := t.TempDir()
+		generated := GenSessionsOn(t, pv, dir)
+		man := ReadGenManifest(t, dir)
+		want := pv.Generated()
+		if len(generated) != len(want) || len(man.Files) != len(want) || man.PiVersion != pv.Name {
+			t.Fatalf("gen-sessions with Pi %s wrote %d files, manifest lists %d (Pi %s), want %d", pv.Name, len(generated), len(man.Files), man.PiVersion, len(want))
+		}
+		for _, f := range generated {
+			c.label[f] = "gen-" + pv.Name + "/" + filepath.Base(f)
+			c.views[f] = loadGoView(t, f)
+		}
+		c.generated = append(c.generated, generated...)
+		c.genSums[dir] = sha256Files(t, filepath.Join(dir, "*.jsonl"))
+		// Named leaves (the manifest's "leaf" is the default leaf; "windowIds" are window
+		// ids, not entry ids), and every entry of the Pi 1.x files.
+		for _, mf := range man.Files {
+			path := filepath.Join(dir, mf.File)
+			v := c.views[path]
+			if v == nil {
+				t.Fatalf("manifest names %s, which gen-sessions did not report", mf.File)
+			}
+			seen := map[string]bool{mf.LeafID: true}
+			for _, key := range slices.Sorted(maps.Keys(mf.IDs)) {
+				id := mf.ID(key)
+				if id == "" || seen[id] {
+					continue
+				}
+				if v.tree.Get(id) == nil {
+					t.Errorf("%s: manifest id %s=%s is not an entry", mf.File, key, id)
+					continue
+				}
+				seen[id] = true
+				c.runs = append(c.runs, leafRun{File: path, Key: key, Leaf: id})
+			}
+			if slices.Contains(pv.Extra, mf.File) {
+				for _, e := range v.tree.Entries {
+					if !seen[e.ID] {
+						seen[e.ID] = true
+						c.runs = append(c.runs, leafRun{File: path, Key: "entry-" + e.ID, Leaf: e.ID})
+					}
+				}
+			}
+		}
 	}
-	genSums := sha256Files(t, filepath.Join(genDir, "*.jsonl"))
 
-	// Hand-written edge files, compared in the same Pi run (see edgeSessions).
+	// Hand-written edge files (see edgeSessions).
 	edgeDir := t.TempDir()
-	var edges []string
 	for _, name := range slices.Sorted(maps.Keys(edgeSessions)) {
 		path := filepath.Join(edgeDir, name)
 		if err := os.WriteFile(path, []byte(edgeSessions[name]), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		edges = append(edges, path)
+		c.label[path] = "edge/" + name
+		c.edges = append(c.edges, path)
 	}
-
-	files := slices.Concat(fixtures, generated, edges)
-	views := map[string]*goView{}
-	for _, f := range files {
-		views[f] = loadGoView(t, f)
+	c.files = slices.Concat(c.fixtures, c.generated, c.edges)
+	for _, f := range c.files {
+		if c.views[f] == nil {
+			c.views[f] = loadGoView(t, f)
+		}
 	}
+	return c
+}
 
-	results := PiParity(t, "", files...)
+// parityOn compares every file of c with the Pi pv.
+func parityOn(t *testing.T, pv PiVersion, c *parityCorpus) {
+	results := PiParityOn(t, pv, "", c.files...)
 	var v1, v23 int
 	for _, r := range results {
-		t.Run(filepath.Base(r.File), func(t *testing.T) {
-			v := views[r.File]
+		t.Run(c.label[r.File], func(t *testing.T) {
+			v := c.views[r.File]
 			if r.Error != "" {
 				t.Fatalf("Pi refused the file: %s", r.Error)
 			}
@@ -89,45 +164,21 @@ func TestPiParityInvariant(t *testing.T) {
 			}
 			if r.SourceVersion < 2 {
 				v1++
-				compareV1(t, v, r)
+				compareV1(t, v, pv.Rules, r)
 			} else {
 				v23++
-				compareByID(t, v, "", r)
+				compareByID(t, v, pv.Rules, "", r)
 			}
 		})
 	}
-
-	// Named leaves of the generated files. The manifest's "leaf" is the default leaf, already
-	// compared above; "windowIds" are window ids, not entry ids.
-	var runs []leafRun
-	for _, mf := range man.Files {
-		path := filepath.Join(genDir, mf.File)
-		if views[path] == nil {
-			t.Fatalf("manifest names %s, which gen-sessions did not report", mf.File)
-		}
-		for _, key := range slices.Sorted(maps.Keys(mf.IDs)) {
-			id := mf.ID(key)
-			if id == "" || id == mf.LeafID {
-				continue
-			}
-			if views[path].tree.Get(id) == nil {
-				t.Errorf("%s: manifest id %s=%s is not an entry", mf.File, key, id)
-				continue
-			}
-			runs = append(runs, leafRun{File: path, Key: key, Leaf: id})
-		}
-	}
-	if len(runs) < len(man.Files) {
-		t.Fatalf("only %d named leaves in the manifest", len(runs))
-	}
-	leafResults := piParityLeaves(t, runs)
-	// The batch runs pi-parity.mjs itself; one run through PiParity must give the same answer.
-	if one := PiParity(t, runs[0].Leaf, runs[0].File)[0]; !reflect.DeepEqual(one, leafResults[0]) {
-		t.Fatalf("batched --leaf %s differs from PiParity:\n batch %+v\n   one %+v", runs[0].Leaf, leafResults[0], one)
+	leafResults := piParityLeaves(t, pv, c.runs)
+	// The batch runs pi-parity.mjs itself; one run through PiParityOn must give the same answer.
+	if one := PiParityOn(t, pv, c.runs[0].Leaf, c.runs[0].File)[0]; !reflect.DeepEqual(one, leafResults[0]) {
+		t.Fatalf("batched --leaf %s differs from PiParityOn:\n batch %+v\n   one %+v", c.runs[0].Leaf, leafResults[0], one)
 	}
 	t.Run("leaves", func(t *testing.T) {
-		for i, lr := range runs {
-			t.Run(filepath.Base(lr.File)+"/"+lr.Key, func(t *testing.T) {
+		for i, lr := range c.runs {
+			t.Run(c.label[lr.File]+"/"+lr.Key, func(t *testing.T) {
 				r := leafResults[i]
 				if r.Error != "" {
 					t.Fatalf("Pi --leaf %s: %s", lr.Leaf, r.Error)
@@ -135,18 +186,53 @@ func TestPiParityInvariant(t *testing.T) {
 				if r.File != lr.File {
 					t.Fatalf("result for %s, want %s", r.File, lr.File)
 				}
-				compareByID(t, views[lr.File], lr.Leaf, r)
+				compareByID(t, c.views[lr.File], pv.Rules, lr.Leaf, r)
 			})
 		}
 	})
+	t.Logf("Pi %s: compared %d files (%d v1, %d v2/v3; %d fixtures, %d generated, %d edge) from their default leaf, and %d named leaves of the generated files",
+		pv.Name, len(results), v1, v23, len(c.fixtures), len(c.generated), len(c.edges), len(c.runs))
+}
 
-	checkUnchanged(t, sumsBefore, allGlobs...)
-	if after := mtimes(t, sumsBefore); !maps.Equal(mtimesBefore, after) {
-		t.Errorf("fixture mtimes changed:\nbefore %v\nafter  %v", mtimesBefore, after)
+// TestRulesDiffer names the files where Pi 0.85's and Pi 1.6's projections differ, from the
+// default leaf and every named leaf of every file of the parity corpus (the fixtures, both
+// Pis' generated files, the edge files): package session's two rule sets give the same
+// context everywhere else, the committed fixtures included. TestPiParityInvariant checks each
+// side against its Pi.
+func TestRulesDiffer(t *testing.T) {
+	c := loadParityCorpus(t)
+	want := map[string]string{
+		"gen-0.85.1/harness-compaction-edge.jsonl":  "at leaves a4 and compaction2: the older compaction inside the kept range yields its summary in 0.85, nothing in 1.6",
+		"gen-1.6.0/harness-compaction-edge.jsonl":   "the same file written by Pi 1.6",
+		"gen-1.6.0/harness-v16-context-edits.jsonl": "context_edit replacements and omissions (0.85 ignores context_edit)",
+		"gen-1.6.0/harness-v16-roots.jsonl":         "at leaf leafA: the edit of the full-UUID tool result",
+		"gen-1.6.0/harness-v16-compactions.jsonl":   "compaction systemMessage, system messages in the kept range, the nested compaction's summary",
+		"edge/edge-v16-projection.jsonl":            "context_edit targets of every role",
+		"edge/edge-v16-compaction-omitted.jsonl":    "a null edit of a compaction with a systemMessage",
 	}
-	checkUnchanged(t, genSums, filepath.Join(genDir, "*.jsonl"))
-	t.Logf("compared %d files (%d v1, %d v2/v3; %d fixtures, %d generated, %d edge) from their default leaf, and %d named leaves of the generated files",
-		len(results), v1, v23, len(fixtures), len(generated), len(edges), len(runs))
+	got := map[string]bool{}
+	leaves := []leafRun{}
+	for _, f := range c.files {
+		leaves = append(leaves, leafRun{File: f})
+	}
+	for _, lr := range slices.Concat(leaves, c.runs) {
+		v := c.views[lr.File]
+		branch := v.goBranch(t, lr.Leaf)
+		key := func(s int) string { return v.tree.Entries[s].ID }
+		if !slices.Equal(v.goContext(branch, session.RulesPi085, key), v.goContext(branch, session.RulesPi16, key)) {
+			got[c.label[lr.File]] = true
+		}
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("%s: the 0.85 and 1.6 rules differ, and the test does not name it", name)
+		}
+	}
+	for name, why := range want {
+		if !got[name] {
+			t.Errorf("%s: the 0.85 and 1.6 rules agree, want them to differ (%s)", name, why)
+		}
+	}
 }
 
 // edgeSessions are hand-written files for shapes Pi itself does not write but opens:
@@ -156,7 +242,38 @@ func TestPiParityInvariant(t *testing.T) {
 //     accepts, so each is an entry (Pi fields the harness decodes as strings stay strings).
 //   - v2-hook-message: a version 2 file; Pi's migrateV2ToV3 turns role hookMessage into
 //     custom (keeping customType) and keeps the ids.
+//   - v16-projection: Pi 1.x context edits Pi's appendContextEdit would also write, on targets
+//     of every role: a bashExecution and a system message (content replacements do not apply
+//     to those roles), a branch summary omitted, a string replacement of a toolResult (one
+//     text block), of a custom message (stays a string), blocks for a user and an assistant.
+//   - v16-compaction-omitted: a null edit of the latest compaction (with a systemMessage)
+//     removes both its messages.
 var edgeSessions = map[string]string{
+	"edge-v16-projection.jsonl": `{"type":"session","version":3,"id":"e3","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}
+{"type":"message","id":"h1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"system","content":"sys","timestamp":1}}
+{"type":"message","id":"u1","parentId":"h1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"hello","timestamp":2}}
+{"type":"message","id":"b1","parentId":"u1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"bashExecution","command":"ls","output":"a","exitCode":0,"cancelled":false,"truncated":false,"timestamp":3}}
+{"type":"message","id":"a1","parentId":"b1","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"assistant","content":[{"type":"text","text":"answer"}],"stopReason":"stop","timestamp":4}}
+{"type":"message","id":"t1","parentId":"a1","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"result"}],"isError":false,"timestamp":5}}
+{"type":"branch_summary","id":"s1","parentId":"t1","timestamp":"2026-01-01T00:00:06.000Z","fromId":"a1","summary":"side"}
+{"type":"custom_message","id":"m1","parentId":"s1","timestamp":"2026-01-01T00:00:07.000Z","customType":"x","content":"note","display":true}
+{"type":"context_edit","id":"d1","parentId":"m1","timestamp":"2026-01-01T00:00:08.000Z","targetId":"u1","replacement":{"content":[{"type":"text","text":"hello (edited)"}]}}
+{"type":"context_edit","id":"d2","parentId":"d1","timestamp":"2026-01-01T00:00:09.000Z","targetId":"b1","replacement":{"content":"bash edited"}}
+{"type":"context_edit","id":"d3","parentId":"d2","timestamp":"2026-01-01T00:00:10.000Z","targetId":"t1","replacement":{"content":"result edited"}}
+{"type":"context_edit","id":"d4","parentId":"d3","timestamp":"2026-01-01T00:00:11.000Z","targetId":"s1","replacement":null}
+{"type":"context_edit","id":"d5","parentId":"d4","timestamp":"2026-01-01T00:00:12.000Z","targetId":"h1","replacement":{"content":"sys edited"}}
+{"type":"context_edit","id":"d6","parentId":"d5","timestamp":"2026-01-01T00:00:13.000Z","targetId":"m1","replacement":{"content":"note edited"}}
+{"type":"context_edit","id":"d7","parentId":"d6","timestamp":"2026-01-01T00:00:14.000Z","targetId":"a1","replacement":{"content":[{"type":"thinking","thinking":"t"},{"type":"text","text":"answer edited"}]}}
+{"type":"message","id":"u2","parentId":"d7","timestamp":"2026-01-01T00:00:15.000Z","message":{"role":"user","content":"continue","timestamp":15}}
+`,
+	"edge-v16-compaction-omitted.jsonl": `{"type":"session","version":3,"id":"e4","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}
+{"type":"message","id":"h1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"system","content":"sys","timestamp":1}}
+{"type":"message","id":"u1","parentId":"h1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"hello","timestamp":2}}
+{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"assistant","content":[{"type":"text","text":"answer"}],"stopReason":"stop","timestamp":3}}
+{"type":"compaction","id":"c1","parentId":"a1","timestamp":"2026-01-01T00:00:04.000Z","summary":"sum","firstKeptEntryId":"a1","tokensBefore":10,"systemMessage":{"role":"system","content":"sys","timestamp":4}}
+{"type":"context_edit","id":"d1","parentId":"c1","timestamp":"2026-01-01T00:00:05.000Z","targetId":"c1","replacement":null}
+{"type":"message","id":"u2","parentId":"d1","timestamp":"2026-01-01T00:00:06.000Z","message":{"role":"user","content":"next","timestamp":6}}
+`,
 	"edge-mistyped-fields.jsonl": `{"type":"session","version":3,"id":"e1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x","parentSession":5}
 {"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}
 {"type":"custom_message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","customType":"c","content":"x","display":1}
@@ -200,7 +317,7 @@ for (const [i, job] of jobs.entries()) {
 // piParityLeaves is PiParity(t, run.Leaf, run.File) for every run, in one node process instead
 // of one per leaf: starting Node and loading Pi costs about a second of CPU per process, and
 // --leaf takes a single id for every file of a run.
-func piParityLeaves(t *testing.T, runs []leafRun) []ParityResult {
+func piParityLeaves(t *testing.T, pv PiVersion, runs []leafRun) []ParityResult {
 	t.Helper()
 	jobs, err := json.Marshal(runs)
 	if err != nil {
@@ -212,6 +329,7 @@ func piParityLeaves(t *testing.T, runs []leafRun) []ParityResult {
 	cmd.Env = append(os.Environ(),
 		"PI_CODING_AGENT_DIR="+t.TempDir(), // as runScript: keep Pi away from ~/.pi
 		"PI_PARITY_LEAF=",
+		pv.Env(),
 		"PARITY_SCRIPT="+filepath.Join(Dir(), "pi-parity.mjs"),
 		"PARITY_LEAF_JOBS="+string(jobs))
 	var stdout, stderr bytes.Buffer
@@ -257,14 +375,30 @@ type goView struct {
 	// msgCustomType: message.customType of message entries, by Seq (Pi copies the stored
 	// message, so a migrated hookMessage keeps its customType).
 	msgCustomType map[int]string
+	// editText: the first 80 code points of a context_edit's replacement text (a string
+	// content, else its first text part), by Seq.
+	editText map[int]string
 }
 
 func loadGoView(t *testing.T, path string) *goView {
 	t.Helper()
-	v := &goView{msgCustomType: map[int]string{}}
+	v := &goView{msgCustomType: map[int]string{}, editText: map[int]string{}}
 	tree, err := session.Each(path, func(e *session.Entry, d *session.Decoded) error {
 		if e.Type == session.TypeMessage && d.Message != nil && d.Message.CustomType != "" {
 			v.msgCustomType[e.Seq] = d.Message.CustomType
+		}
+		if c := d.Replacement; c != nil {
+			text := c.Text
+			if !c.IsString {
+				text = ""
+				for _, p := range c.Parts {
+					if p.Type == "text" {
+						text = p.Text
+						break
+					}
+				}
+			}
+			v.editText[e.Seq] = prefix80(text)
 		}
 		return nil
 	})
@@ -285,10 +419,21 @@ type ctxMsg struct {
 	Role       string
 	CustomType string
 	StopReason string
+	Edit       string // the context_edit whose replacement the message carries
+	EditText   string // its first 80 code points of text, for an edited message
+}
+
+// prefix80 is pi-parity.mjs's prefix: the first 80 code points.
+func prefix80(s string) string {
+	r := []rune(s)
+	return string(r[:min(len(r), 80)])
 }
 
 func (m ctxMsg) String() string {
 	s := m.Key + "/" + m.Role
+	if m.Edit != "" {
+		s += "{edit " + m.Edit + ": " + m.EditText + "}"
+	}
 	if m.CustomType != "" {
 		s += "[" + m.CustomType + "]"
 	}
@@ -298,17 +443,25 @@ func (m ctxMsg) String() string {
 	return s
 }
 
-// goContext lists the context messages package session derives for branch; key names an entry.
-func (v *goView) goContext(branch []int, key func(seq int) string) []ctxMsg {
+// goContext lists the context messages package session derives for branch under rules; key
+// names an entry.
+func (v *goView) goContext(branch []int, rules session.Rules, key func(seq int) string) []ctxMsg {
 	var out []ctxMsg
-	for _, s := range v.tree.ContextEntries(branch) {
+	for _, pm := range v.tree.Project(branch, rules) {
+		s := pm.Seq
 		e := &v.tree.Entries[s]
-		m := ctxMsg{Key: key(s), Role: session.ContextRole(e), StopReason: e.StopReason}
+		m := ctxMsg{Key: key(s), Role: pm.Role}
+		if pm.Role == e.Role {
+			m.StopReason = e.StopReason
+		}
 		switch e.Type {
 		case session.TypeCustomMessage:
 			m.CustomType = e.CustomType
 		case session.TypeMessage:
 			m.CustomType = v.msgCustomType[s]
+		}
+		if pm.EditSeq >= 0 {
+			m.Edit, m.EditText = v.tree.Entries[pm.EditSeq].ID, v.editText[pm.EditSeq]
 		}
 		out = append(out, m)
 	}
@@ -319,7 +472,11 @@ func (v *goView) goContext(branch []int, key func(seq int) string) []ctxMsg {
 func piContext(r ParityResult, key func(id string) string) []ctxMsg {
 	var out []ctxMsg
 	for _, m := range r.Messages {
-		out = append(out, ctxMsg{Key: key(m.EntryID), Role: m.Role, CustomType: m.CustomType, StopReason: m.StopReason})
+		cm := ctxMsg{Key: key(m.EntryID), Role: m.Role, CustomType: m.CustomType, StopReason: m.StopReason, Edit: m.EditID}
+		if m.EditID != "" {
+			cm.EditText = m.TextPrefix
+		}
+		out = append(out, cm)
 	}
 	return out
 }
@@ -342,7 +499,7 @@ func (v *goView) goBranch(t *testing.T, leafID string) []int {
 }
 
 // compareByID compares a v2/v3 file by entry id; leafID "" means the default leaf.
-func compareByID(t *testing.T, v *goView, leafID string, r ParityResult) {
+func compareByID(t *testing.T, v *goView, rules session.Rules, leafID string, r ParityResult) {
 	t.Helper()
 	wantLeaf := leafID
 	if wantLeaf == "" {
@@ -363,13 +520,13 @@ func compareByID(t *testing.T, v *goView, leafID string, r ParityResult) {
 	if !slices.Equal(types, r.BranchTypes) {
 		t.Errorf("branch types differ:\n got %v\n  Pi %v", types, r.BranchTypes)
 	}
-	got := v.goContext(branch, func(s int) string { return v.tree.Entries[s].ID })
+	got := v.goContext(branch, rules, func(s int) string { return v.tree.Entries[s].ID })
 	want := piContext(r, func(id string) string { return id })
 	diffContext(t, got, want)
 }
 
 // compareV1 compares a v1 file by position on the branch: Pi's migration ids are random.
-func compareV1(t *testing.T, v *goView, r ParityResult) {
+func compareV1(t *testing.T, v *goView, rules session.Rules, r ParityResult) {
 	t.Helper()
 	branch := v.goBranch(t, "")
 	if len(branch) != len(r.BranchIDs) || len(r.BranchTypes) != len(r.BranchIDs) {
@@ -401,7 +558,7 @@ func compareV1(t *testing.T, v *goView, r ParityResult) {
 		}
 		piPos[id] = i
 	}
-	got := v.goContext(branch, func(s int) string { return fmt.Sprintf("#%d", goPos[s]) })
+	got := v.goContext(branch, rules, func(s int) string { return fmt.Sprintf("#%d", goPos[s]) })
 	want := piContext(r, func(id string) string {
 		if p, ok := piPos[id]; ok {
 			return fmt.Sprintf("#%d", p)

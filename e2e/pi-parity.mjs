@@ -15,7 +15,12 @@
 //   branchIds/Types getBranch(leaf): root -> leaf, every entry type.
 //   contextEntryIds buildContextEntries(): the compaction-aware entry list.
 //   messages        buildSessionContext().messages, each tagged with the id of the context
-//                   entry that produced it (sessionEntryToContextMessages yields 0 or 1 per entry).
+//                   entry that produced it (0.85: sessionEntryToContextMessages yields 0 or 1 per
+//                   entry; 1.x: buildSessionProjection's entries, 0 to 2 messages per entry).
+//                   editId (1.x): the message's content is not its entry's own (Pi's
+//                   projectContextEntry replaced it); the id is the last context_edit among the
+//                   context entries that targets the entry.
+//   piVersion       the version of the Pi that answered.
 //   textPrefix      first 80 code points of the first text: a string content, else the first
 //                   {type:"text"} part; for bashExecution the command. summaryPrefix likewise for
 //                   branchSummary/compactionSummary. Code points, not UTF-16 units, so that a
@@ -31,8 +36,10 @@ import { basename, join } from "node:path";
 const scratch = mkdtempSync(join(tmpdir(), "pi-parity-"));
 process.env.PI_CODING_AGENT_DIR ??= join(scratch, "agent");
 
-const { SessionManager, buildContextEntries, buildSessionContext, sessionEntryToContextMessages } =
-	await import("@earendil-works/pi-coding-agent");
+// PI_VERSION (pi-version.mjs) selects the installed Pi: 0.85 (default) or 1.6.
+const { piVersion, importPi } = await import("./pi-version.mjs");
+const { SessionManager, buildContextEntries, buildSessionContext, sessionEntryToContextMessages, buildSessionProjection } =
+	await importPi();
 
 const PREFIX_CHARS = 80;
 
@@ -113,7 +120,22 @@ function inspect(file, leafFlag) {
 		const ctx = leafFlag === undefined ? sm.buildSessionContext() : buildSessionContext(entries, leafId, byId);
 
 		// Tag each context message with its entry id; check it lines up with buildSessionContext.
-		const messages = ctxEntries.flatMap((e) => sessionEntryToContextMessages(e).map((m) => describeMessage(e.id, m)));
+		let messages;
+		if (buildSessionProjection) {
+			const projection = leafFlag === undefined ? sm.buildSessionProjection() : buildSessionProjection(entries, leafId, byId);
+			const lastEdit = new Map();
+			for (const e of ctxEntries) if (e.type === "context_edit") lastEdit.set(e.targetId, e.id);
+			messages = projection.entries.flatMap(({ sourceEntry, messages: ms }) => {
+				const own = sessionEntryToContextMessages(sourceEntry);
+				return ms.map((m, k) => {
+					const d = describeMessage(sourceEntry.id, m);
+					if (lastEdit.has(sourceEntry.id) && own[k] && m.content !== own[k].content) d.editId = lastEdit.get(sourceEntry.id);
+					return d;
+				});
+			});
+		} else {
+			messages = ctxEntries.flatMap((e) => sessionEntryToContextMessages(e).map((m) => describeMessage(e.id, m)));
+		}
 		if (messages.length !== ctx.messages.length) {
 			throw new Error(`internal: ${messages.length} tagged messages vs ${ctx.messages.length} from buildSessionContext`);
 		}
@@ -131,6 +153,7 @@ function inspect(file, leafFlag) {
 		for (const e of entries) entryCountByType[e.type] = (entryCountByType[e.type] ?? 0) + 1;
 
 		Object.assign(result, {
+			piVersion,
 			header: header && { version: header.version, id: header.id, cwd: header.cwd, timestamp: header.timestamp },
 			leafId,
 			branchIds: branch.map((e) => e.id),

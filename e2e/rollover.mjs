@@ -28,6 +28,18 @@
 //            commit is retried with its summary_entry_id.
 //   restart  a new session, three rollovers; POST /test/restart (the Go test's hook that
 //            closes and reopens contextd) between every pair of steps.
+//   interleave  (Pi 1.x) a new session, four rollovers. In the first three, Pi writes an entry
+//            of its own between the note snapshot and the boundary: a system message (as Pi
+//            1.x does when the prompt or tools change, e.g. right after navigateTree), a usage
+//            entry, a context_edit of the session's first user message. The extension does not
+//            call /complete for those: GET …/rollovers/{rid} must report them completed on its
+//            own, and the next rollover must be accepted. Before the fourth, Pi replaces the
+//            window's request and omits its answer with context edits; that rollover completes
+//            as usual, and the Go test reads the archived window through history.
+//
+// PI_VERSION (pi-version.mjs) selects the Pi whose SessionManager writes: 0.85 (default) or
+// 1.6. With 1.6 every new session starts with a system message, as Pi 1.x writes at the first
+// request.
 //
 // Prints one JSON object: {sessionId, file, initialWindowId, rollovers: [...]}.
 
@@ -37,7 +49,9 @@ import { join } from "node:path";
 
 process.env.PI_CODING_AGENT_DIR ??= join(mkdtempSync(join(tmpdir(), "pi-rollover-")), "agent");
 
-const { SessionManager } = await import("@earendil-works/pi-coding-agent");
+const { piLine, piVersion, importPi } = await import("./pi-version.mjs");
+const { SessionManager } = await importPi();
+const pi1 = piLine !== "0.85";
 
 const [scenario, sessionsDir, fixtureFile] = process.argv.slice(2);
 const BASE = process.env.CONTEXTD_URL;
@@ -90,10 +104,12 @@ const toolResult = (c, text) => ({
 	timestamp: Date.now(),
 });
 
-// appendPlanned appends contextd's planned entries as the extension does.
-function appendPlanned(sm, entries) {
+// appendPlanned appends contextd's planned entries as the extension does; beforeLast, when
+// set, runs before the last entry (Pi writing an entry of its own in between).
+function appendPlanned(sm, entries, beforeLast) {
 	const ids = [];
-	for (const e of entries) {
+	for (const [i, e] of entries.entries()) {
+		if (beforeLast && i === entries.length - 1) beforeLast();
 		if (e.type === "custom") ids.push(sm.appendCustomEntry(e.customType, e.data));
 		else if (e.type === "custom_message") ids.push(sm.appendCustomMessageEntry(e.customType, e.content, e.display, e.details));
 		else fail(`unknown planned entry type ${e.type}`);
@@ -101,8 +117,25 @@ function appendPlanned(sm, entries) {
 	return ids;
 }
 
+const systemMessage = (content) => ({ role: "system", content, sections: { base: content }, timestamp: Date.now() });
+
+// piOwnEntry appends the entry Pi 1.x writes between the snapshot and the boundary in the
+// interleave scenario's rollover w, and returns its id.
+function piOwnEntry(sm, w) {
+	switch (w) {
+		case 0:
+			return sm.appendMessage(systemMessage(`Prompt patch after rollover ${w}.`));
+		case 1:
+			return sm.appendUsage("summary", MODEL.provider, MODEL.model, usage(), "branch summary").id;
+		case 2:
+			return sm.appendContextEdit(firstUserId, { content: "Start the work (edited by Pi)." });
+	}
+	return null;
+}
+
 // ---------------------------------------------------------------------------
 
+let firstUserId = null;
 let restarts = 0;
 const between = async () => {
 	if (scenario !== "restart") return;
@@ -120,8 +153,9 @@ async function openSession() {
 	const sm = SessionManager.create("/home/dev/src/rollover-e2e", sessionsDir);
 	sm.appendModelChange(MODEL.provider, MODEL.model);
 	sm.appendThinkingLevelChange("high");
-	sm.appendMessage(user("Start the work."));
-	sm.appendMessage(assistant("Starting.")); // Pi writes the file at the first assistant message
+	if (pi1) sm.appendMessage(systemMessage("You are Pi."));
+	firstUserId = sm.appendMessage(user("Start the work."));
+	sm.appendMessage(assistant("Starting.")); // Pi 0.85 writes the file here, 1.x at the user message
 	const id = sm.getSessionId();
 	await call("PUT", `/v1/sessions/${id}`, { session_file: sm.getSessionFile(), mode: "tree" });
 	const first = await post(`/v1/sessions/${id}/windows`, { leaf_id: sm.getLeafId() });
@@ -141,16 +175,17 @@ async function writeNote(sm, path, text) {
 
 // work appends one window's conversation: a user request, a note write, an answer.
 async function work(sm, w) {
-	sm.appendMessage(user(`Window ${w}: continue with step ${w}.`));
+	const request = sm.appendMessage(user(`Window ${w}: continue with step ${w}.`));
 	await writeNote(sm, `window-${w}.md`, `# Window ${w}\n\nDone: step ${w}.\n`);
 	await writeNote(sm, "checkpoint.md", `# Checkpoint\n\nLatest window: ${w}\n`);
-	sm.appendMessage(assistant(`Step ${w} is done; notes are up to date.`));
+	const done = sm.appendMessage(assistant(`Step ${w} is done; notes are up to date.`));
 	sm.appendMessage(user(`Window ${w}: now roll over.`));
+	return { request, done };
 }
 
 // rollover runs one whole rollover; crash stops after the branch summary and retries the
 // commit from GET /v1/sessions/{id}'s incomplete_rollover.
-async function rollover(sm, { crash = false } = {}) {
+async function rollover(sm, { crash = false, interleave = null } = {}) {
 	const id = sm.getSessionId();
 	const nc = toolCall("new_context", {});
 	sm.appendMessage(assistant([nc], "toolUse"));
@@ -192,11 +227,24 @@ async function rollover(sm, { crash = false } = {}) {
 	if (commit.append.length !== 3) fail(`commit: ${JSON.stringify(commit)}`);
 	const again = await post(`${base}/commit`, { summary_entry_id: summaryId });
 	if (JSON.stringify(again.append) !== JSON.stringify(commit.append)) fail("a repeated commit answered another plan");
-	const [manifestId, snapshotId, nextBoundaryId] = appendPlanned(sm, commit.append);
+	const interleaved = [];
+	const [manifestId, snapshotId, nextBoundaryId] = appendPlanned(
+		sm,
+		commit.append,
+		interleave === null ? undefined : () => interleaved.push(piOwnEntry(sm, interleave)),
+	);
 	await between();
 
-	const done = await post(`${base}/complete`);
-	if (done.state !== "completed") fail(`complete: ${JSON.stringify(done)}`);
+	let autoCompleted = false;
+	if (interleaved.length > 0) {
+		// No /complete: contextd must see the entries on its own.
+		const info = await get(base);
+		if (info.state !== "completed") fail(`rollover with ${JSON.stringify(sm.getEntry(interleaved[0]))} before its boundary: ${JSON.stringify(info)}`);
+		autoCompleted = true;
+	} else {
+		const done = await post(`${base}/complete`);
+		if (done.state !== "completed") fail(`complete: ${JSON.stringify(done)}`);
+	}
 	return {
 		rolloverId: rid,
 		boundaryEntryId: settle.navigate_to,
@@ -210,17 +258,29 @@ async function rollover(sm, { crash = false } = {}) {
 		windowNumber: commit.window.windowNumber,
 		crashed: crash,
 		incomplete,
+		interleaved,
+		autoCompleted,
 	};
 }
 
 const sm = await openSession();
 const initial = await get(`/v1/sessions/${sm.getSessionId()}`);
-const out = { sessionId: sm.getSessionId(), file: sm.getSessionFile(), initialWindowId: initial.window.currentWindowId, rollovers: [] };
-const counts = { fixture: 1, one: 1, five: 5, crash: 2, restart: 3 };
+const out = { piVersion, sessionId: sm.getSessionId(), file: sm.getSessionFile(), initialWindowId: initial.window.currentWindowId, rollovers: [] };
+const counts = { fixture: 1, one: 1, five: 5, crash: 2, restart: 3, interleave: 4 };
 if (!(scenario in counts)) fail(`unknown scenario ${scenario}`);
+if (scenario === "interleave" && !pi1) fail("the interleave scenario needs Pi 1.x (PI_VERSION=1.6)");
 for (let w = 0; w < counts[scenario]; w++) {
-	if (scenario !== "fixture") await work(sm, w);
-	out.rollovers.push(await rollover(sm, { crash: scenario === "crash" && w === 1 }));
+	const ids = scenario !== "fixture" ? await work(sm, w) : null;
+	let edited = null;
+	if (scenario === "interleave" && w === 3) {
+		// Context edits inside the window that this rollover archives: its request replaced,
+		// its answer omitted. History must show the archived window as the model last saw it.
+		edited = { replaced: ids.request, omitted: ids.done, replacement: `Window ${w}: (request edited by Pi).` };
+		sm.appendContextEdit(ids.request, { content: edited.replacement });
+		sm.appendContextEdit(ids.done, null);
+	}
+	const interleave = scenario === "interleave" && w < 3 ? w : null;
+	out.rollovers.push({ ...(await rollover(sm, { crash: scenario === "crash" && w === 1, interleave })), edited });
 }
 // The continuation turn of the last window.
 sm.appendMessage(assistant("Read the hinted notes; continuing."));

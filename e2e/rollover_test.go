@@ -141,6 +141,8 @@ func (c *liveContextd) do(method, path string, body, out any) {
 
 // rolloverRun is rollover.mjs's output.
 type rolloverRun struct {
+	pi              PiVersion
+	PiVersion       string `json:"piVersion"`
 	SessionID       string `json:"sessionId"`
 	File            string `json:"file"`
 	InitialWindowID string `json:"initialWindowId"`
@@ -159,13 +161,20 @@ type rolloverRun struct {
 		WindowNumber    int                             `json:"windowNumber"`
 		Crashed         bool                            `json:"crashed"`
 		Incomplete      *coordinator.IncompleteRollover `json:"incomplete"`
+		Interleaved     []string                        `json:"interleaved"`   // Pi's own entries between the snapshot and the boundary
+		AutoCompleted   bool                            `json:"autoCompleted"` // completed without POST …/complete
+		Edited          *struct {
+			Replaced    string `json:"replaced"`
+			Omitted     string `json:"omitted"`
+			Replacement string `json:"replacement"`
+		} `json:"edited"` // context edits inside the window this rollover archived
 	} `json:"rollovers"`
 }
 
 // runRollovers runs rollover.mjs SCENARIO against a fresh contextd over a
 // fresh sessions directory. prepare, when set, writes a session file there
 // and returns its path (the script's FILE).
-func runRollovers(t *testing.T, scenario string, prepare func(dir string) string) (*liveContextd, rolloverRun) {
+func runRollovers(t *testing.T, pv PiVersion, scenario string, prepare func(dir string) string) (*liveContextd, rolloverRun) {
 	t.Helper()
 	sessions := filepath.Join(t.TempDir(), "sessions")
 	if err := os.MkdirAll(sessions, 0o700); err != nil {
@@ -176,10 +185,13 @@ func runRollovers(t *testing.T, scenario string, prepare func(dir string) string
 		args = append(args, prepare(sessions))
 	}
 	c := startContextd(t, sessions)
-	out := RunScriptEnv(t, RolloverTimeout, []string{"CONTEXTD_URL=" + c.http.URL, "CONTEXTD_TOKEN=" + rolloverToken}, "rollover.mjs", args...)
-	var run rolloverRun
+	out := RunScriptEnv(t, RolloverTimeout, []string{"CONTEXTD_URL=" + c.http.URL, "CONTEXTD_TOKEN=" + rolloverToken, pv.Env()}, "rollover.mjs", args...)
+	run := rolloverRun{pi: pv}
 	if err := json.Unmarshal(out, &run); err != nil {
 		t.Fatalf("decoding rollover.mjs output: %v\n%.1000s", err, out)
+	}
+	if run.PiVersion != pv.Name {
+		t.Fatalf("rollover.mjs ran Pi %s, want %s", run.PiVersion, pv.Name)
 	}
 	return c, run
 }
@@ -291,14 +303,16 @@ func checkRollovers(t *testing.T, c *liveContextd, run rolloverRun, want int) {
 
 	// Pi's own reading: the leaf, and on the active branch summary₁ → manifest₁ → snapshot₁ →
 	// summary₂ → … → snapshotₙ → the current boundary (SEED "Retrieval index": each later
-	// navigation cuts the branch at the previous boundary's parent, the previous snapshot).
-	res := PiParity(t, "", run.File)[0]
+	// navigation cuts the branch at the previous boundary's parent, the previous snapshot, or
+	// the entry Pi wrote between the snapshot and the boundary).
+	res := PiParityOn(t, run.pi, "", run.File)[0]
 	if res.Error != "" || res.LeafID != run.LeafID {
 		t.Fatalf("Pi: error %q leaf %q, want %q", res.Error, res.LeafID, run.LeafID)
 	}
 	var chain []string
 	for _, r := range run.Rollovers {
 		chain = append(chain, r.SummaryID, r.ManifestID, r.SnapshotID)
+		chain = append(chain, r.Interleaved...)
 		if slices.Contains(res.BranchIDs, r.ArchivedLeafID) || slices.Contains(res.BranchIDs, r.BoundaryEntryID) {
 			t.Fatalf("archived leaf %s or boundary %s is still on Pi's branch", r.ArchivedLeafID, r.BoundaryEntryID)
 		}
@@ -342,74 +356,159 @@ func checkNotes(t *testing.T, c *liveContextd, run rolloverRun) {
 	}
 }
 
+// forEachPi runs fn as a subtest on every Pi of PiVersions.
+func forEachPi(t *testing.T, fn func(t *testing.T, pv PiVersion)) {
+	for _, pv := range PiVersions {
+		t.Run("pi-"+pv.Name, func(t *testing.T) { fn(t, pv) })
+	}
+}
+
 func TestRolloverE2EOne(t *testing.T) {
-	c, run := runRollovers(t, "one", nil)
-	checkRollovers(t, c, run, 1)
-	checkNotes(t, c, run)
+	forEachPi(t, func(t *testing.T, pv PiVersion) {
+		c, run := runRollovers(t, pv, "one", nil)
+		checkRollovers(t, c, run, 1)
+		checkNotes(t, c, run)
+	})
 }
 
 func TestRolloverE2EFive(t *testing.T) {
-	c, run := runRollovers(t, "five", nil)
-	checkRollovers(t, c, run, 5)
+	forEachPi(t, func(t *testing.T, pv PiVersion) {
+		c, run := runRollovers(t, pv, "five", nil)
+		checkRollovers(t, c, run, 5)
+		checkNotes(t, c, run)
+	})
+}
+
+// TestRolloverE2EInterleave (Pi 1.6): Pi writes a system message, then (next rollover) a usage
+// entry, then a context_edit between the note snapshot and the boundary. Each rollover
+// completes without POST …/complete (rollover.mjs asks GET …/rollovers/{rid}), the next one is
+// accepted, and the archives, windows, notes and Pi's branch are as after plain rollovers.
+func TestRolloverE2EInterleave(t *testing.T) {
+	c, run := runRollovers(t, Pi16, "interleave", nil)
+	checkRollovers(t, c, run, 4)
 	checkNotes(t, c, run)
+	data, err := os.ReadFile(run.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]string{} // entry id → type (role for messages)
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var e struct {
+			ID      string `json:"id"`
+			Type    string `json:"type"`
+			Message *struct {
+				Role string `json:"role"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(line, &e) == nil && e.ID != "" {
+			types[e.ID] = e.Type
+			if e.Message != nil {
+				types[e.ID] += ":" + e.Message.Role
+			}
+		}
+	}
+	// The last archived window holds a replaced request and an omitted answer: its items
+	// show the replacement and leave the answer out (history follows the archived path's
+	// context edits).
+	last := run.Rollovers[3]
+	if last.Edited == nil {
+		t.Fatal("the fourth rollover reports no context edits")
+	}
+	var li struct {
+		Items []struct {
+			ItemID           string `json:"item_id"`
+			Summary          bool   `json:"summary"`
+			TruncatedContent string `json:"truncated_content"`
+		} `json:"items"`
+	}
+	c.do(http.MethodPost, "/alpha/history/v2/list_items", map[string]any{"window_id": last.WindowID, "limit": 25, "context": map[string]any{"session_id": run.SessionID}}, &li)
+	replaced := false
+	for _, it := range li.Items {
+		if it.ItemID == last.Edited.Omitted {
+			t.Errorf("the omitted answer %s is an item of the archived window", it.ItemID)
+		}
+		if it.ItemID == last.Edited.Replaced {
+			replaced = it.TruncatedContent == last.Edited.Replacement
+		}
+	}
+	if !replaced || len(li.Items) < 2 || !li.Items[0].Summary {
+		t.Errorf("archived window %s items %+v: want the summary first and %s reading %q", last.WindowID, li.Items, last.Edited.Replaced, last.Edited.Replacement)
+	}
+
+	want := []string{"message:system", "usage", "context_edit"}
+	for i, r := range run.Rollovers {
+		var got []string
+		for _, id := range r.Interleaved {
+			got = append(got, types[id])
+		}
+		if i < 3 && (!r.AutoCompleted || !slices.Equal(got, want[i:i+1])) || i == 3 && (r.AutoCompleted || len(got) != 0) {
+			t.Errorf("rollover %d: interleaved %v (auto-completed %v)", i, got, r.AutoCompleted)
+		}
+	}
 }
 
 // TestRolloverE2EFixture runs the rollover on tree-basic.jsonl cut before its
 // own rollover (after the last note write of window 0).
 func TestRolloverE2EFixture(t *testing.T) {
-	c, run := runRollovers(t, "fixture", func(dir string) string {
-		b, err := os.ReadFile(filepath.Join(piTreeDir, "tree-basic.jsonl"))
-		if err != nil {
-			t.Fatal(err)
+	forEachPi(t, func(t *testing.T, pv PiVersion) {
+		c, run := runRollovers(t, pv, "fixture", func(dir string) string {
+			b, err := os.ReadFile(filepath.Join(piTreeDir, "tree-basic.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := bytes.SplitAfter(b, []byte("\n"))
+			dst := filepath.Join(dir, "tree-basic.jsonl")
+			if err := os.WriteFile(dst, bytes.Join(lines[:36], nil), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return dst
+		})
+		checkRollovers(t, c, run, 1)
+		r := run.Rollovers[0]
+		if run.InitialWindowID != "93e1557d-7342-47d3-970c-2383fd5384d7" || r.BoundaryEntryID != "b3504875" {
+			t.Fatalf("fixture rollover: %+v", r)
 		}
-		lines := bytes.SplitAfter(b, []byte("\n"))
-		dst := filepath.Join(dir, "tree-basic.jsonl")
-		if err := os.WriteFile(dst, bytes.Join(lines[:36], nil), 0o600); err != nil {
-			t.Fatal(err)
+		// The snapshot carries window 0's three notes across the cut.
+		var lf struct {
+			Files []struct {
+				Path string `json:"path"`
+			} `json:"files"`
 		}
-		return dst
+		c.do(http.MethodPost, "/alpha/notes/v2/list_files_by_prefix", map[string]any{"context": map[string]any{"session_id": run.SessionID}}, &lf)
+		var paths []string
+		for _, f := range lf.Files {
+			paths = append(paths, f.Path)
+		}
+		slices.Sort(paths)
+		if !slices.Equal(paths, []string{"/root/notes/checkpoint.md", "/root/notes/plan.md", "/root/notes/progress.md"}) {
+			t.Fatalf("notes after the rollover: %v", paths)
+		}
 	})
-	checkRollovers(t, c, run, 1)
-	r := run.Rollovers[0]
-	if run.InitialWindowID != "93e1557d-7342-47d3-970c-2383fd5384d7" || r.BoundaryEntryID != "b3504875" {
-		t.Fatalf("fixture rollover: %+v", r)
-	}
-	// The snapshot carries window 0's three notes across the cut.
-	var lf struct {
-		Files []struct {
-			Path string `json:"path"`
-		} `json:"files"`
-	}
-	c.do(http.MethodPost, "/alpha/notes/v2/list_files_by_prefix", map[string]any{"context": map[string]any{"session_id": run.SessionID}}, &lf)
-	var paths []string
-	for _, f := range lf.Files {
-		paths = append(paths, f.Path)
-	}
-	slices.Sort(paths)
-	if !slices.Equal(paths, []string{"/root/notes/checkpoint.md", "/root/notes/plan.md", "/root/notes/progress.md"}) {
-		t.Fatalf("notes after the rollover: %v", paths)
-	}
 }
 
 // TestRolloverE2ECrash: the second rollover stops after the branch summary;
 // GET /v1/sessions/{id} reports it incomplete and the retried commit ends it.
 func TestRolloverE2ECrash(t *testing.T) {
-	c, run := runRollovers(t, "crash", nil)
-	checkRollovers(t, c, run, 2)
-	r := run.Rollovers[1]
-	if !r.Crashed || r.Incomplete == nil || r.Incomplete.SummaryEntryID != r.SummaryID || r.Incomplete.State != "settled" ||
-		!slices.Equal(r.Incomplete.Missing, []string{"codex-context-tree-archive", "codex-context-note-snapshot", "codex-context-window"}) {
-		t.Fatalf("crashed rollover: %+v", r)
-	}
-	checkNotes(t, c, run)
+	forEachPi(t, func(t *testing.T, pv PiVersion) {
+		c, run := runRollovers(t, pv, "crash", nil)
+		checkRollovers(t, c, run, 2)
+		r := run.Rollovers[1]
+		if !r.Crashed || r.Incomplete == nil || r.Incomplete.SummaryEntryID != r.SummaryID || r.Incomplete.State != "settled" ||
+			!slices.Equal(r.Incomplete.Missing, []string{"codex-context-tree-archive", "codex-context-note-snapshot", "codex-context-window"}) {
+			t.Fatalf("crashed rollover: %+v", r)
+		}
+		checkNotes(t, c, run)
+	})
 }
 
 // TestRolloverE2ERestart restarts contextd between every pair of steps.
 func TestRolloverE2ERestart(t *testing.T) {
-	c, run := runRollovers(t, "restart", nil)
-	if run.Restarts != 12 || c.restarts != 12 {
-		t.Fatalf("restarts: script %d, server %d; want 12", run.Restarts, c.restarts)
-	}
-	checkRollovers(t, c, run, 3)
-	checkNotes(t, c, run)
+	forEachPi(t, func(t *testing.T, pv PiVersion) {
+		c, run := runRollovers(t, pv, "restart", nil)
+		if run.Restarts != 12 || c.restarts != 12 {
+			t.Fatalf("restarts: script %d, server %d; want 12", run.Restarts, c.restarts)
+		}
+		checkRollovers(t, c, run, 3)
+		checkNotes(t, c, run)
+	})
 }

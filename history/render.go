@@ -235,6 +235,28 @@ func Render(e *session.Entry, d *session.Decoded, calls CallLookup) (Item, bool)
 	return it, true
 }
 
+// RenderReplacement renders a context_edit's replacement content (Pi 1.x)
+// as the text of the item it replaces, with the content rules of Render;
+// Role is left empty (the target's role stays), ToolName and ToolNamespace
+// are those of the first toolCall part (they apply to an assistant
+// target). A string stands for one text block, as Pi reads a string
+// replacement of an assistant or tool result; both render the same.
+func RenderReplacement(c *session.Content) Item {
+	var it Item
+	if c == nil {
+		return it
+	}
+	it.Text = renderContent(c)
+	for i := range c.Parts {
+		if p := &c.Parts[i]; p.Type == "toolCall" {
+			it.ToolName, it.ToolNamespace = callOf(p).toolFields()
+			break
+		}
+	}
+	it.Chars = utf8.RuneCountInString(it.Text)
+	return it
+}
+
 // bashText is Pi's bashExecutionToText (messages.ts) restricted to the
 // command and output.
 func bashText(command, output string) string {

@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 
@@ -91,6 +92,7 @@ func crlfLine(parent string) []byte {
 func TestIncrementalEqualsColdEveryFixture(t *testing.T) {
 	files := fixtureFiles(t)
 	files = append(files, e2e.GenSessions(t, filepath.Join(t.TempDir(), "gen"))...)
+	files = append(files, genExtra(t, e2e.Pi16, filepath.Join(t.TempDir(), "gen16"))...)
 	rng := rand.New(rand.NewSource(20260801))
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
@@ -111,6 +113,23 @@ func TestIncrementalEqualsColdEveryFixture(t *testing.T) {
 			checkIncremental(t, src, cutPoints(t, src, rng), tree.Len()+1)
 		})
 	}
+}
+
+// genExtra runs gen-sessions.mjs with the Pi pv and returns the files only
+// that Pi writes (pv.Extra: for 1.6, context edits, usage, system messages,
+// 1.x compactions); the others are byte-identical to GenSessions' files.
+func genExtra(t *testing.T, pv e2e.PiVersion, dir string) []string {
+	t.Helper()
+	var out []string
+	for _, f := range e2e.GenSessionsOn(t, pv, dir) {
+		if slices.Contains(pv.Extra, filepath.Base(f)) {
+			out = append(out, f)
+		}
+	}
+	if len(out) != len(pv.Extra) {
+		t.Fatalf("gen-sessions with Pi %s wrote %d of its %d own files", pv.Name, len(out), len(pv.Extra))
+	}
+	return out
 }
 
 // cutPoints returns the chunk ends: forced ones (inside the first entry

@@ -60,6 +60,8 @@ func TestRebuildEquivalence(t *testing.T) {
 	if len(gen) != len(e2e.GeneratedFiles) {
 		t.Fatalf("GenSessions wrote %d files, want %d", len(gen), len(e2e.GeneratedFiles))
 	}
+	// And those only Pi 1.6 writes (context edits, usage, system messages).
+	gen = append(gen, genExtra(t, e2e.Pi16, filepath.Join(root, "gen16"))...)
 	for _, f := range gen {
 		copyFile(t, f, filepath.Join(sessions, "--home-dev-src-harness--", filepath.Base(f)))
 	}

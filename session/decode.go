@@ -32,6 +32,15 @@ type lineFields struct {
 	hasFirstKeptEntryIndex bool
 	targetID, label, name  string
 	isObject               bool
+
+	// context_edit: replacement is null (replacementNull), or an object
+	// whose content is a string or an array (replacementOK, content in
+	// replacement).
+	replacement     Content
+	replacementNull bool
+	replacementOK   bool
+	// compaction: a truthy systemMessage value (Pi 1.x).
+	systemMessage bool
 }
 
 // decodeLine decodes one line. It fails only when JSON.parse would throw;
@@ -103,6 +112,22 @@ func decodeLine(line []byte) (*lineFields, error) {
 			f.label, _, err = d.optStr()
 		case "name":
 			f.name, _, err = d.optStr()
+		case "replacement":
+			f.replacementNull, f.replacementOK = false, false
+			switch d.peek() {
+			case 'n':
+				var raw []byte
+				raw, err = d.skip()
+				f.replacementNull = string(raw) == "null"
+			case '{':
+				f.replacement, f.replacementOK, err = decodeReplacement(d)
+			default:
+				_, err = d.skip()
+			}
+		case "systemMessage":
+			var raw []byte
+			raw, err = d.skip()
+			f.systemMessage = err == nil && truthy(raw)
 		default:
 			_, err = d.skip()
 		}
@@ -115,6 +140,28 @@ func decodeLine(line []byte) (*lineFields, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// decodeReplacement decodes a context_edit replacement object; ok reports
+// that its content is a string or an array (the last "content" key wins,
+// as in JSON.parse).
+func decodeReplacement(d *decoder) (c Content, ok bool, err error) {
+	err = d.object(1, func(k []byte) error {
+		if string(k) != "content" {
+			_, err := d.skip()
+			return err
+		}
+		switch d.peek() {
+		case '"', '[':
+			ok = true
+		default:
+			ok = false
+		}
+		var err error
+		c, err = decodeContent(d, 2)
+		return err
+	})
+	return c, ok, err
 }
 
 // decodeMessage decodes a stored AgentMessage object.

@@ -77,6 +77,15 @@ func TestDecoderEdgeCases(t *testing.T) {
 		`{"type":"compaction","id":"c","summary":5,"firstKeptEntryId":"a","fromHook":"yes"}`,
 		`{"type":"branch_summary","id":"d","parentId":"a","fromId":"z","summary":""}`,
 		`{"type":"label","id":"e","targetId":"a"}`,
+		`{"type":"context_edit","id":"f","parentId":"e","targetId":"a","replacement":null}`,
+		`{"type":"context_edit","id":"f","targetId":"a","replacement":{"content":"short"}}`,
+		`{"type":"context_edit","id":"f","targetId":"a","replacement":{"content":[{"type":"text","text":"t"}],"content":5}}`,
+		`{"type":"context_edit","id":"f","targetId":"a","replacement":{"other":1,"content":[{"type":"text","text":"t"},{"type":"image","data":"x","mimeType":"image/png"}]}}`,
+		`{"type":"context_edit","id":"f","targetId":"a","replacement":"bare"}`,
+		`{"type":"context_edit","id":"f","targetId":"a"}`,
+		`{"type":"compaction","id":"c","summary":"s","firstKeptEntryId":"c","systemMessage":{"role":"system","content":"p"}}`,
+		`{"type":"compaction","id":"c","summary":"s","systemMessage":null}`,
+		`{"type":"usage","id":"u","parentId":"a","kind":"summary","provider":"p","model":"m","usage":{"input":1}}`,
 		`{"type":"message","id":"a"}{"type":"message","id":"b"}`,
 		`{"type":"message","id":"a",}`,
 		`{"type":"message","id":"a","x":01}`,
@@ -114,6 +123,9 @@ func FuzzDecoderAgrees(f *testing.F) {
 		`{"type":"custom","customType":"codex-context-note","data":{"path":"/root/notes/a","text":"x\ny"},"id":"b","parentId":"a"}`,
 		`{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"history","arguments":{"action":"list_items"}}]}}`,
 		`{"a":"\u00e9\ud83d"}`, `[]`, `{}{}`, `{"type":"label","id":"x","label":null}`,
+		`{"type":"context_edit","id":"e","targetId":"a","replacement":{"content":[{"type":"text","text":"t"}]}}`,
+		`{"type":"context_edit","id":"e","targetId":"a","replacement":null}`,
+		`{"type":"compaction","id":"c","summary":"s","firstKeptEntryId":"c","systemMessage":{"role":"system","content":"p"}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -148,7 +160,7 @@ func foldsKey(line []byte) bool {
 		return true
 	}
 	low := bytes.ToLower(line)
-	for _, k := range []string{"type", "id", "parentid", "timestamp", "version", "cwd", "parentsession", "customtype", "message", "content", "display", "details", "data", "summary", "fromid", "fromhook", "firstkeptentryid", "firstkeptentryindex", "targetid", "label", "name", "role", "stopreason", "toolname", "toolcallid", "iserror", "command", "output", "excludefromcontext", "text", "thinking", "mimetype", "arguments", "namespace"} {
+	for _, k := range []string{"type", "id", "parentid", "timestamp", "version", "cwd", "parentsession", "customtype", "message", "content", "display", "details", "data", "summary", "fromid", "fromhook", "firstkeptentryid", "firstkeptentryindex", "targetid", "label", "name", "role", "stopreason", "toolname", "toolcallid", "iserror", "command", "output", "excludefromcontext", "text", "thinking", "mimetype", "arguments", "namespace", "replacement", "systemmessage"} {
 		q := []byte(`"` + k + `"`)
 		if n := bytes.Count(low, q); n > 0 && n != bytes.Count(line, q) {
 			return true

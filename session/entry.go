@@ -24,6 +24,11 @@ const (
 	TypeCustomMessage       = "custom_message"
 	TypeLabel               = "label"
 	TypeSessionInfo         = "session_info"
+	// Pi 1.x (docs/session-format.md of 1.6.0): usage records and
+	// context edits. Pi 0.85 reads both as unknown types (tree nodes, no
+	// context message).
+	TypeUsage       = "usage"        // {kind, provider, model, usage, note?}: a tree node, no context message
+	TypeContextEdit = "context_edit" // {targetId, replacement: {content} | null} (Pi 0.87.0)
 )
 
 // Message roles stored in `message` entries (pi-ai types.ts, Pi messages.ts).
@@ -35,6 +40,10 @@ const (
 	RoleToolResult    = "toolResult"
 	RoleBashExecution = "bashExecution"
 	RoleCustom        = "custom"
+	// RoleSystem: Pi 1.x system prompt messages ({sections, toolsAdded,
+	// toolsRemoved}), written at a session's first request and whenever
+	// the prompt or tools change.
+	RoleSystem = "system"
 )
 
 // Custom types of the context-management protocol (reference
@@ -75,12 +84,21 @@ type Entry struct {
 	Role       string `json:"role,omitempty"`       // message: message.role (hookMessage → custom)
 	StopReason string `json:"stopReason,omitempty"` // message (assistant): stopReason
 
-	FromID           string `json:"fromId,omitempty"`           // branch_summary
-	FromHook         bool   `json:"fromHook,omitempty"`         // branch_summary, compaction
-	EmptySummary     bool   `json:"emptySummary,omitempty"`     // branch_summary with "" summary: no context message
-	FirstKeptEntryID string `json:"firstKeptEntryId,omitempty"` // compaction (v1 firstKeptEntryIndex mapped)
+	FromID       string `json:"fromId,omitempty"`       // branch_summary
+	FromHook     bool   `json:"fromHook,omitempty"`     // branch_summary, compaction
+	EmptySummary bool   `json:"emptySummary,omitempty"` // branch_summary with "" summary: no context message
+	// SystemMessage: a compaction with a systemMessage (Pi 1.x); under
+	// the 1.x rules it yields the system message before its summary.
+	SystemMessage bool `json:"systemMessage,omitempty"`
+	// Edit is a context_edit's kind: EditOmit (replacement null),
+	// EditReplace (replacement.content is a string or an array), or
+	// EditNone for an edit Pi's appendContextEdit would refuse to write
+	// (no replacement, or content of another type); contextd ignores
+	// those.
+	Edit             EditKind `json:"edit,omitempty"`
+	FirstKeptEntryID string   `json:"firstKeptEntryId,omitempty"` // compaction (v1 firstKeptEntryIndex mapped)
 
-	TargetID string `json:"targetId,omitempty"` // label
+	TargetID string `json:"targetId,omitempty"` // label, context_edit
 	Label    string `json:"label,omitempty"`    // label ("" = clear)
 	Name     string `json:"name,omitempty"`     // session_info
 
@@ -88,6 +106,16 @@ type Entry struct {
 	// codex-context-window whose details.contextManagement is present.
 	Window *WindowMarker `json:"window,omitempty"`
 }
+
+// EditKind is the kind of a context_edit entry (Entry.Edit).
+type EditKind uint8
+
+// Kinds of context edits.
+const (
+	EditNone    EditKind = iota // not a context_edit, or one contextd ignores
+	EditOmit                    // replacement null: the target leaves the context
+	EditReplace                 // replacement {content}: the target's content is swapped
+)
 
 // WindowMarker is details.contextManagement of a codex-context-window custom
 // message (reference codex-history-notes.md §3.2). Only Kind == "window"
@@ -120,6 +148,10 @@ type Decoded struct {
 	Data    json.RawMessage // custom entries: data (nil when absent)
 	Details json.RawMessage // custom_message, compaction, branch_summary: details
 	Display bool            // custom_message: display
+	// Replacement is a context_edit's replacement content (Edit ==
+	// EditReplace), as written: a string for an assistant or toolResult
+	// target stands for one text block.
+	Replacement *Content
 }
 
 // Message is a stored AgentMessage (pi-ai types.ts; Pi messages.ts).

@@ -62,6 +62,9 @@ type rawEntry struct {
 	TargetID json.RawMessage `json:"targetId"`
 	Label    json.RawMessage `json:"label"`
 	Name     json.RawMessage `json:"name"`
+
+	Replacement   json.RawMessage `json:"replacement"`
+	SystemMessage json.RawMessage `json:"systemMessage"`
 }
 
 // str returns the JSON string in raw, or "" when raw is absent, null or not a string.
@@ -203,6 +206,7 @@ func (p *Parser) oracleParseLine(line []byte, off int64) (*Entry, *Decoded, Skip
 		e.FromHook = r.FromHook
 		d.Summary = r.Summary
 		d.Details = r.Details
+		e.SystemMessage = len(r.SystemMessage) > 0 && truthy(r.SystemMessage)
 		if id, ok := str(r.FirstKeptEntryID); ok {
 			e.FirstKeptEntryID = id
 		} else if r.FirstKeptEntryIndex != nil && p.Header.Version < 2 && p.LookupSeq != nil {
@@ -219,6 +223,25 @@ func (p *Parser) oracleParseLine(line []byte, off int64) (*Entry, *Decoded, Skip
 		e.Label, _ = str(r.Label)
 	case TypeSessionInfo:
 		e.Name, _ = str(r.Name)
+	case TypeContextEdit:
+		e.TargetID, _ = str(r.TargetID)
+		rb := bytes.TrimSpace(r.Replacement)
+		switch {
+		case string(rb) == "null":
+			e.Edit = EditOmit
+		case len(rb) > 0 && rb[0] == '{':
+			var o struct {
+				Content json.RawMessage `json:"content"`
+			}
+			if err := json.Unmarshal(rb, &o); err == nil || isTypeError(err) {
+				if cb := bytes.TrimSpace(o.Content); len(cb) > 0 && (cb[0] == '"' || cb[0] == '[') {
+					var c Content
+					_ = oracleContent(&c, cb)
+					e.Edit = EditReplace
+					d.Replacement = &c
+				}
+			}
+		}
 	}
 	return e, d, SkipNone
 }

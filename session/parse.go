@@ -158,6 +158,7 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 		e.FromHook = r.fromHook
 		d.Summary = r.summary
 		d.Details = r.details
+		e.SystemMessage = r.systemMessage
 		if r.hasFirstKeptID {
 			e.FirstKeptEntryID = r.firstKeptEntryID
 		} else if r.hasFirstKeptEntryIndex && p.Header.Version < 2 && p.LookupSeq != nil {
@@ -174,6 +175,16 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 		e.Label = r.label
 	case TypeSessionInfo:
 		e.Name = r.name
+	case TypeContextEdit:
+		e.TargetID = r.targetID
+		switch {
+		case r.replacementNull:
+			e.Edit = EditOmit
+		case r.replacementOK:
+			e.Edit = EditReplace
+			c := r.replacement
+			d.Replacement = &c
+		}
 	}
 	return e, d, SkipNone
 }

@@ -77,7 +77,7 @@ func TestPiTreeFixtures(t *testing.T) {
 				t.Errorf("active branch (-want +got):\n%s", d)
 			}
 			var gotCtx, wantCtx []string
-			for _, s := range tree.ContextEntries(branch) {
+			for _, s := range tree.ContextEntriesUnder(branch, RulesPi085) {
 				gotCtx = append(gotCtx, tree.Entries[s].ID+":"+ContextRole(&tree.Entries[s]))
 			}
 			for _, m := range want.ContextMessages {
@@ -195,7 +195,7 @@ func TestV1Mapping(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 	branch, _, _ := tree.Branch("")
-	ctx := tree.ContextEntries(branch)
+	ctx := tree.ContextEntriesUnder(branch, RulesPi085)
 	var roles []string
 	for _, s := range ctx {
 		roles = append(roles, ContextRole(&tree.Entries[s]))
@@ -277,7 +277,7 @@ func TestMistypedFieldsKept(t *testing.T) {
 		t.Fatalf("branch %v %v", branch, err)
 	}
 	var got []string
-	for _, s := range tree.ContextEntries(branch) {
+	for _, s := range tree.ContextEntriesUnder(branch, RulesPi085) {
 		got = append(got, tree.Entries[s].ID+":"+ContextRole(&tree.Entries[s]))
 	}
 	want := []string{"a6:compactionSummary", "a4:toolResult", "a5:user", "a7:assistant"}
@@ -286,5 +286,95 @@ func TestMistypedFieldsKept(t *testing.T) {
 	}
 	if a2 := tree.Get("a2"); a2.CustomType != "c" {
 		t.Errorf("a2 customType %q", a2.CustomType)
+	}
+}
+
+// TestRulesFor: below 0.86.0 (system messages) the 0.85 rules, from it on
+// the 1.x rules; "" or an unreadable version the newest.
+func TestRulesFor(t *testing.T) {
+	for v, want := range map[string]Rules{
+		"0.85.0": RulesPi085, "0.85.1": RulesPi085, "0.58.3": RulesPi085, "0.85.2-beta.1": RulesPi085,
+		"0.86.0": RulesPi16, "0.87.1": RulesPi16, "1.6.0": RulesPi16, "1.7.0": RulesPi16, "2.0.0+build": RulesPi16,
+		"": NewestRules, "x.y": NewestRules,
+	} {
+		if got := RulesFor(v); got != want {
+			t.Errorf("RulesFor(%q) = %s, want %s", v, got, want)
+		}
+	}
+	if RulesPi085.String() != "pi-0.85" || RulesPi16.String() != "pi-1.6" {
+		t.Errorf("names %s %s", RulesPi085, RulesPi16)
+	}
+}
+
+// TestProjectRules pins Project on a hand-written file under both rule
+// sets (values worked out from Pi 1.6.0's projectContextEntry and
+// buildContextEntries): edits that Pi's appendContextEdit would refuse to
+// write (no replacement, a bare string, content of another type) are
+// ignored, so an earlier valid edit of the same target stays in force; a
+// null edit of the latest compaction removes its system message and its
+// summary; 0.85 reads context_edit as an unknown type.
+func TestProjectRules(t *testing.T) {
+	const file = `{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}
+{"type":"message","id":"u1","parentId":null,"message":{"role":"user","content":"a"}}
+{"type":"message","id":"a1","parentId":"u1","message":{"role":"assistant","content":[],"stopReason":"stop"}}
+{"type":"context_edit","id":"e1","parentId":"a1","targetId":"u1","replacement":{"content":"b"}}
+{"type":"context_edit","id":"e2","parentId":"e1","targetId":"u1"}
+{"type":"context_edit","id":"e3","parentId":"e2","targetId":"u1","replacement":"bare"}
+{"type":"context_edit","id":"e4","parentId":"e3","targetId":"u1","replacement":{"content":5}}
+{"type":"context_edit","id":"e5","parentId":"e4","targetId":"a1","replacement":null}
+{"type":"message","id":"s1","parentId":"e5","message":{"role":"system","content":"sys"}}
+{"type":"compaction","id":"c1","parentId":"s1","summary":"x","firstKeptEntryId":"u1","systemMessage":{"role":"system","content":"sys"}}
+{"type":"message","id":"u2","parentId":"c1","message":{"role":"user","content":"c"}}
+`
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tree, err := Each(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	show := func(leaf string, r Rules) string {
+		branch, _, err := tree.Branch(leaf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range tree.Project(branch, r) {
+			s := tree.Entries[m.Seq].ID + ":" + m.Role
+			if m.EditSeq >= 0 {
+				s += "<" + tree.Entries[m.EditSeq].ID
+			}
+			out = append(out, s)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct {
+		leaf  string
+		rules Rules
+		want  string
+	}{
+		{"", RulesPi16, "c1:system c1:compactionSummary u1:user<e1 u2:user"},
+		{"", RulesPi085, "c1:compactionSummary u1:user a1:assistant s1:system u2:user"},
+		{"s1", RulesPi16, "u1:user<e1 s1:system"},
+		{"e1", RulesPi16, "u1:user<e1 a1:assistant"},
+		{"a1", RulesPi16, "u1:user a1:assistant"},
+	} {
+		if got := show(c.leaf, c.rules); got != c.want {
+			t.Errorf("leaf %q, %s: %s\nwant %s", c.leaf, c.rules, got, c.want)
+		}
+	}
+	// A null edit of the compaction (appended after it) removes both its messages.
+	if err := os.WriteFile(path, []byte(file+`{"type":"context_edit","id":"e6","parentId":"u2","targetId":"c1","replacement":null}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if tree, err = Each(path, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := show("", RulesPi16), "u1:user<e1 u2:user"; got != want {
+		t.Errorf("compaction omitted: %s, want %s", got, want)
+	}
+	if e := tree.Get("e3"); e.Edit != EditNone || tree.Get("e5").Edit != EditOmit || tree.Get("e1").Edit != EditReplace || !tree.Get("c1").SystemMessage {
+		t.Errorf("parsed edits: e1 %d e3 %d e5 %d, c1 systemMessage %v", tree.Get("e1").Edit, e.Edit, tree.Get("e5").Edit, tree.Get("c1").SystemMessage)
 	}
 }

@@ -147,51 +147,183 @@ func (t *Tree) Branch(leafID string) (seqs []int, cycle bool, err error) {
 	return seqs, cycle, nil
 }
 
-// ContextEntries selects the model-visible entries of a branch, as Pi 0.85's
-// buildContextEntries + sessionEntryToContextMessages do: if the branch holds
-// a compaction, the last one comes first, then the branch entries before it
-// starting at its firstKeptEntryId (none when that id is not found before
-// it), then every entry after it. Of those, message, custom_message,
-// compaction and non-empty branch_summary entries produce context messages;
-// custom, label, session_info, model_change, thinking_level_change and
-// unknown types produce none and are dropped here.
+// ContextEntries lists the entries that produce at least one context
+// message under NewestRules, in context order (see Project;
+// ContextEntriesUnder for another rule set).
 func (t *Tree) ContextEntries(branch []int) []int {
+	return t.ContextEntriesUnder(branch, NewestRules)
+}
+
+// ContextEntriesUnder lists the entries that produce at least one context
+// message under rules r, in context order (see Project).
+func (t *Tree) ContextEntriesUnder(branch []int, r Rules) []int {
+	msgs := t.Project(branch, r)
+	out := make([]int, 0, len(msgs))
+	for i, m := range msgs {
+		if i > 0 && msgs[i-1].Seq == m.Seq {
+			continue
+		}
+		out = append(out, m.Seq)
+	}
+	return out
+}
+
+// ContextMessage is one message of the model-visible context (Pi's
+// buildSessionContext().messages): the entry that produced it and the
+// message's effective role.
+type ContextMessage struct {
+	Seq  int    // the context entry that produced the message
+	Role string // user, assistant, toolResult, bashExecution, custom, system, branchSummary, compactionSummary (or the stored role)
+	// EditSeq is the Seq of the context_edit whose replacement content the
+	// message carries, -1 when its content is the entry's own.
+	EditSeq int
+}
+
+// Project is Pi's buildSessionContext for the branch (root to leaf) under
+// rules r: the messages the model is sent, in order, each tagged with its
+// entry. Sources: dist/core/session-manager.js of Pi 0.85.1
+// (buildContextEntries, sessionEntryToContextMessages) and of Pi 1.6.0
+// (the same plus projectContextEntry, buildSessionProjection).
+//
+// Both rule sets: if the branch holds a compaction, the last one comes
+// first, then the branch entries before it starting at its
+// firstKeptEntryId (none when that id is not found before it, as for a
+// retain-none compaction whose firstKeptEntryId is its own id), then every
+// entry after it. A message entry yields its message (role as stored,
+// "unknown" when the message has none), a custom_message a "custom"
+// message, a branch_summary with a non-empty summary a "branchSummary"
+// message, a compaction a "compactionSummary" message; every other type
+// yields nothing.
+//
+// RulesPi16 adds:
+//   - system messages (role "system") inside the kept range before the
+//     compaction are dropped;
+//   - an older compaction inside the kept range yields nothing (0.85
+//     yields its summary);
+//   - a compaction with a systemMessage yields it ("system") before its
+//     summary;
+//   - context_edit entries that are themselves among the context entries
+//     apply to their targetId, the last one per target winning: a null
+//     replacement omits every message of the target, a content
+//     replacement swaps the content of its user, assistant, toolResult
+//     and custom messages (EditSeq) and leaves other roles as they are.
+//     An edit whose replacement is neither null nor an object with string
+//     or array content (which Pi's appendContextEdit refuses to write) is
+//     ignored.
+func (t *Tree) Project(branch []int, r Rules) []ContextMessage {
 	last := -1
 	for i, s := range branch {
 		if t.Entries[s].Type == TypeCompaction {
 			last = i
 		}
 	}
-	var sel []int
-	if last < 0 {
-		sel = branch
-	} else {
+	v16 := r >= RulesPi16
+	sel := branch
+	if last >= 0 {
 		comp := &t.Entries[branch[last]]
+		sel = make([]int, 0, len(branch)-last)
 		sel = append(sel, branch[last])
 		found := false
 		for _, s := range branch[:last] {
-			if !found && t.Entries[s].ID == comp.FirstKeptEntryID {
+			e := &t.Entries[s]
+			if !found && e.ID == comp.FirstKeptEntryID {
 				found = true
 			}
-			if found {
+			if found && !(v16 && e.Type == TypeMessage && e.Role == RoleSystem) {
 				sel = append(sel, s)
 			}
 		}
 		sel = append(sel, branch[last+1:]...)
 	}
-	out := make([]int, 0, len(sel))
-	for _, s := range sel {
-		if ContextRole(&t.Entries[s]) != "" {
-			out = append(out, s)
+	var edits map[string]int // target id → seq of the edit that applies
+	if v16 {
+		for _, s := range sel {
+			if e := &t.Entries[s]; e.Type == TypeContextEdit && e.Edit != EditNone {
+				if edits == nil {
+					edits = make(map[string]int)
+				}
+				edits[e.TargetID] = s
+			}
 		}
+	}
+	out := make([]ContextMessage, 0, len(sel))
+	for i, s := range sel {
+		e := &t.Entries[s]
+		if v16 && e.Type == TypeCompaction && i > 0 {
+			continue
+		}
+		role := ContextRole(e)
+		if role == "" {
+			continue
+		}
+		edit := -1
+		if es, ok := edits[e.ID]; ok {
+			if t.Entries[es].Edit == EditOmit {
+				continue
+			}
+			edit = es
+		}
+		if v16 && e.Type == TypeCompaction && e.SystemMessage {
+			out = append(out, ContextMessage{Seq: s, Role: RoleSystem, EditSeq: -1})
+		}
+		m := ContextMessage{Seq: s, Role: role, EditSeq: -1}
+		switch role {
+		case RoleUser, RoleAssistant, RoleToolResult, RoleCustom:
+			m.EditSeq = edit
+		}
+		out = append(out, m)
 	}
 	return out
 }
 
-// ContextRole is the role of the context message an entry produces in Pi's
-// buildSessionContext ("" for none): the stored message role for message
-// entries, "custom" for custom_message, "branchSummary" for a branch summary
-// with a non-empty summary, "compactionSummary" for a compaction.
+// Rules names one of Pi's context projection rule sets.
+type Rules uint8
+
+// The rule sets contextd knows. Each is checked against the Pi release it
+// is named after by the e2e parity harness.
+const (
+	// RulesPi085: Pi 0.85.x, the releases before transcript-backed
+	// system messages (0.86.0) and context edits (0.87.0).
+	RulesPi085 Rules = iota + 1
+	// RulesPi16: Pi 0.86.0 and later, checked against 1.6.0.
+	RulesPi16
+	// NewestRules applies to unregistered sessions, to a registration
+	// without pi_version, and to versions newer than the last one checked.
+	NewestRules = RulesPi16
+)
+
+// String is the rule set's name as /branch reports it: "pi-0.85" or
+// "pi-1.6".
+func (r Rules) String() string {
+	switch r {
+	case RulesPi085:
+		return "pi-0.85"
+	case RulesPi16:
+		return "pi-1.6"
+	}
+	return "unknown"
+}
+
+// RulesFor returns the rule set for a Pi version ("0.85.1", "1.6.0"; a
+// semver core, optionally followed by a pre-release or build suffix):
+// RulesPi085 below 0.86.0, RulesPi16 from 0.86.0 on, NewestRules for "" or
+// a version that does not start with MAJOR.MINOR.
+func RulesFor(version string) Rules {
+	var major, minor int
+	if _, err := fmt.Sscanf(version, "%d.%d", &major, &minor); err != nil {
+		return NewestRules
+	}
+	if major == 0 && minor < 86 {
+		return RulesPi085
+	}
+	return RulesPi16
+}
+
+// ContextRole is the role of the (last) context message an entry produces in
+// Pi's buildSessionContext before context edits ("" for none): the stored
+// message role for message entries ("unknown" when the message has none),
+// "custom" for custom_message, "branchSummary" for a branch summary with a
+// non-empty summary, "compactionSummary" for a compaction.
 func ContextRole(e *Entry) string {
 	switch e.Type {
 	case TypeMessage:

@@ -52,6 +52,12 @@ type ItemMeta struct {
 	TextOff       int64  `json:"-"`
 	IsItem        bool   `json:"-"`
 	Summary       bool   `json:"summary,omitempty"`
+	// Edit is set on a context_edit entry (which is never an item itself):
+	// session.EditOmit, or session.EditReplace with the rendered
+	// replacement at TextOff (history.RenderReplacement; ToolName and
+	// ToolNamespace are those of its first toolCall part, for an assistant
+	// target). View.Refs applies it to the target's item.
+	Edit session.EditKind `json:"edit,omitempty"`
 	// Chars and TextLen are int32 to keep the per-entry table small (one
 	// ItemMeta per entry stays in memory): one item's text comes from one
 	// JSONL line, which is capped far below 2 GiB. The JSON field order
@@ -796,6 +802,8 @@ type entryMeta struct {
 	Label            string                `json:"label,omitempty"`
 	Name             string                `json:"name,omitempty"`
 	Window           *session.WindowMarker `json:"window,omitempty"`
+	Edit             session.EditKind      `json:"edit,omitempty"`
+	SystemMessage    bool                  `json:"systemMessage,omitempty"`
 }
 
 // loadEntries adds the stored entries of fileID to tree, in Seq order,
@@ -826,7 +834,7 @@ func loadEntries(ctx context.Context, db *DB, fileID int64, tree *session.Tree) 
 			if err := json.Unmarshal([]byte(item.String), &im); err != nil {
 				return nil, err
 			}
-			im.IsItem, im.TextOff, im.TextLen = true, toff, int32(tlen)
+			im.IsItem, im.TextOff, im.TextLen = im.Edit == session.EditNone, toff, int32(tlen)
 			im.Role, im.ToolName, im.ToolNamespace = session.Intern(im.Role), session.Intern(im.ToolName), session.Intern(im.ToolNamespace)
 		}
 		tree.Add(e)
@@ -861,7 +869,7 @@ func loadCalls(ctx context.Context, db *DB, fileID int64, calls map[string]histo
 }
 
 func encodeMeta(e *session.Entry) string {
-	m := entryMeta{e.Role, e.StopReason, e.FromID, e.FromHook, e.EmptySummary, e.FirstKeptEntryID, e.TargetID, e.Label, e.Name, e.Window}
+	m := entryMeta{e.Role, e.StopReason, e.FromID, e.FromHook, e.EmptySummary, e.FirstKeptEntryID, e.TargetID, e.Label, e.Name, e.Window, e.Edit, e.SystemMessage}
 	b, _ := json.Marshal(m)
 	return string(b)
 }
@@ -873,6 +881,7 @@ func decodeMeta(s string, e *session.Entry) error {
 	}
 	e.Role, e.StopReason, e.FromID, e.FromHook, e.EmptySummary = m.Role, m.StopReason, m.FromID, m.FromHook, m.EmptySummary
 	e.FirstKeptEntryID, e.TargetID, e.Label, e.Name, e.Window = m.FirstKeptEntryID, m.TargetID, m.Label, m.Name, m.Window
+	e.Edit, e.SystemMessage = m.Edit, m.SystemMessage
 	return nil
 }
 
@@ -1050,7 +1059,19 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 			return nil
 		}
 		var im ItemMeta
-		if it, ok := history.Render(e, d, lookup); ok {
+		if e.Type == session.TypeContextEdit && e.Edit != session.EditNone {
+			// The replacement is rendered with the edit's own line, so that an
+			// edit appended later never rewrites an earlier row (incremental =
+			// cold); readers apply it (View.Refs).
+			im = ItemMeta{Edit: e.Edit, TextOff: textOff + texts.n}
+			if e.Edit == session.EditReplace {
+				it := history.RenderReplacement(d.Replacement)
+				im.ToolName, im.ToolNamespace, im.Chars, im.TextLen = session.Intern(it.ToolName), session.Intern(it.ToolNamespace), int32(it.Chars), int32(len(it.Text))
+				if err := texts.write(it.Text); err != nil {
+					return fmt.Errorf("write item texts: %w", err)
+				}
+			}
+		} else if it, ok := history.Render(e, d, lookup); ok {
 			im = ItemMeta{IsItem: true, Role: session.Intern(it.Role), ToolName: session.Intern(it.ToolName), ToolNamespace: session.Intern(it.ToolNamespace), Summary: it.Summary, Chars: int32(it.Chars),
 				TextOff: textOff + texts.n, TextLen: int32(len(it.Text))}
 			if err := texts.write(it.Text); err != nil {
@@ -1181,7 +1202,7 @@ func insertEntries(ctx context.Context, tx *sql.Tx, fileID int64, pend []pending
 	for i := range pend {
 		e, im := &pend[i].e, &pend[i].item
 		var item any
-		if im.IsItem {
+		if im.IsItem || im.Edit != session.EditNone {
 			b, _ := json.Marshal(im)
 			item = string(b)
 		}

@@ -64,6 +64,65 @@ func (v *View) Ref(seq int, windowID string) (history.ItemRef, bool) {
 		BashExecution: e.Type == session.TypeMessage && e.Role == session.RoleBashExecution}, true
 }
 
+// hasText reports whether the item-text file holds a text for im: an
+// item's, or a context_edit's replacement.
+func (im *ItemMeta) hasText() bool { return im.IsItem || im.Edit == session.EditReplace }
+
+// Refs returns the RefFunc of the history items as Pi's context edits
+// among the entries scope (a branch, or an archived path) leave them, for
+// rules (session.RulesPi085 knows no edits: Ref itself). For each target
+// id the last edit in scope order wins (Pi: "the latest edit on the active
+// branch wins"; an edit that a later compaction summarized away still
+// names what the model was last sent). An omitted target is not an item;
+// a replaced user, assistant, tool result or custom (developer) item
+// reads and searches as the replacement text (its Key is the edit's Seq,
+// its ItemID stays the target's), and an assistant item takes the tool
+// fields of the replacement's first toolCall. Other items (a bash
+// execution, a branch summary) keep their own content, as Pi's
+// projectContextEntry does.
+func (v *View) Refs(scope []int, rules session.Rules) history.RefFunc {
+	if rules < session.RulesPi16 {
+		return v.Ref
+	}
+	var edits map[string]int
+	for _, s := range scope {
+		if v.Tree.Entries[s].Type == session.TypeContextEdit && v.Items[s].Edit != session.EditNone {
+			if edits == nil {
+				edits = make(map[string]int)
+			}
+			edits[v.Tree.Entries[s].TargetID] = s
+		}
+	}
+	if edits == nil {
+		return v.Ref
+	}
+	return func(seq int, windowID string) (history.ItemRef, bool) {
+		r, ok := v.Ref(seq, windowID)
+		if !ok {
+			return r, false
+		}
+		e := &v.Tree.Entries[seq]
+		es, edited := edits[e.ID]
+		if !edited {
+			return r, true
+		}
+		em := &v.Items[es]
+		if em.Edit == session.EditOmit {
+			return history.ItemRef{}, false
+		}
+		switch {
+		case e.Type == session.TypeCustomMessage:
+		case e.Type == session.TypeMessage && (e.Role == session.RoleUser || e.Role == session.RoleToolResult || e.Role == session.RoleCustom):
+		case e.Type == session.TypeMessage && e.Role == session.RoleAssistant:
+			r.ToolName, r.ToolNamespace = em.ToolName, em.ToolNamespace
+		default:
+			return r, true
+		}
+		r.Key, r.Chars = int64(es), int(em.Chars)
+		return r, true
+	}
+}
+
 // ErrFileChanged is returned when an entry's line is no longer where the
 // index says it is (the file was rewritten after the last sync).
 var ErrFileChanged = errors.New("the session file changed since it was indexed; retry the request")
@@ -108,7 +167,7 @@ type viewTexts struct {
 }
 
 func (t viewTexts) meta(ref history.ItemRef) (ItemMeta, error) {
-	if ref.Key < 0 || int(ref.Key) >= len(t.v.Items) || !t.v.Items[ref.Key].IsItem {
+	if ref.Key < 0 || int(ref.Key) >= len(t.v.Items) || !t.v.Items[ref.Key].hasText() {
 		return ItemMeta{}, fmt.Errorf("item %q has no text", ref.ItemID)
 	}
 	return t.v.Items[ref.Key], nil
@@ -337,7 +396,7 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 	inOrder := true // spans strictly ascending in refs order
 	var total int64
 	for i, r := range refs {
-		if r.Key < 0 || int(r.Key) >= len(items) || !items[r.Key].IsItem {
+		if r.Key < 0 || int(r.Key) >= len(items) || !items[r.Key].hasText() {
 			continue
 		}
 		im := &items[r.Key]
