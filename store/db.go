@@ -151,6 +151,11 @@ func migrate(ctx context.Context, db *sql.DB, fsys fs.FS, dir string) error {
 		if !ok || err != nil || v <= 0 {
 			return fmt.Errorf("migration %s: name must be NNNN_name.sql", n)
 		}
+		// Numbers run 1, 2, 3… with no gap and no repeat: a second file
+		// with a number already applied would never run.
+		if v != len(steps)+1 {
+			return fmt.Errorf("migration %s: number %d, want %d (one file per number, no gaps)", n, v, len(steps)+1)
+		}
 		steps = append(steps, step{v, n})
 	}
 	var current int
