@@ -61,6 +61,7 @@ const (
 	EUnauthorized = "unauthorized"  // 401
 	EUpstream     = "upstream"      // 502: Remote backend failed
 	EUpstreamSlow = "upstream_slow" // 504: Remote backend timed out
+	EUnavailable  = "unavailable"   // 503: contextd cannot serve it until its host is fixed (unreadable sessions directory)
 	EInternal     = "internal"      // 500: never shown to the caller
 )
 

@@ -30,6 +30,7 @@ var statusOf = map[string]int{
 	contextd.EUnauthorized: http.StatusUnauthorized,
 	contextd.EUpstream:     http.StatusBadGateway,
 	contextd.EUpstreamSlow: http.StatusGatewayTimeout,
+	contextd.EUnavailable:  http.StatusServiceUnavailable,
 	contextd.EInternal:     http.StatusInternalServerError,
 }
 

@@ -465,7 +465,10 @@ type ThreadHintResult struct {
 
 // ThreadHint answers notes.thread_hint for the branch: the recent notes and
 // the recovery ids of the previous window (the window before the current
-// one on the branch, when there is one).
+// one on the branch, when there is one). On a branch without a current
+// window whose chain the file holds (resumeOf: a rollover cut short, a
+// broken parent chain) it is the hint of the boundary that continues the
+// chain: the newest archived window.
 func (s *Service) ThreadHint(ctx context.Context, cc CallContext) (ThreadHintResult, error) {
 	t, err := s.Resolve(ctx, cc.SessionID)
 	if err != nil {
@@ -476,6 +479,12 @@ func (s *Service) ThreadHint(ctx context.Context, cc CallContext) (ThreadHintRes
 	}
 	var out ThreadHintResult
 	err = s.withCachedBranch(t, cc.LeafID, func(b *Branch) error {
+		if r := s.resumeOf(b); r != nil && r.Recovery != nil {
+			// No current window: the hint is the one the next boundary
+			// carries, naming the newest archive (resumeOf).
+			out.Text, err = resumeHint(b, r)
+			return err
+		}
 		st, err := noteState(b)
 		if err != nil {
 			return err

@@ -126,13 +126,21 @@ type AbortRequest struct {
 	Reason string `json:"reason,omitempty" maxLength:"1024" doc:"Why, e.g. navigation cancelled; default aborted by the extension."`
 }
 
+// IncompleteFromFile is the State of an IncompleteRollover found in the
+// session file only: the branch ends in a rollover's branch summary (and
+// perhaps its manifest and note snapshot) with no boundary after it, and
+// contextd's state holds no open rollover for the session.
+const IncompleteFromFile = "found_in_file"
+
 // IncompleteRollover is an open Tree rollover whose branch summary is in
 // the file but whose planned entries are not all there (a crash between
 // navigation and the manifest): retry its commit with summary_entry_id and
-// append the missing entries.
+// append the missing entries. With state found_in_file (no rollover in
+// contextd's state, rollover_id ""), append the boundary POST …/windows
+// answers: it continues the window chain from the archived window.
 type IncompleteRollover struct {
-	RolloverID     string   `json:"rollover_id"`
-	State          string   `json:"state" enum:"settled,committed"`
+	RolloverID     string   `json:"rollover_id" doc:"The rollover; empty for found_in_file."`
+	State          string   `json:"state" enum:"settled,committed,found_in_file"`
 	SummaryEntryID string   `json:"summary_entry_id" doc:"The branch_summary in the file."`
 	Missing        []string `json:"missing" doc:"customTypes of the planned entries not in the file yet, in append order."`
 }

@@ -100,7 +100,8 @@ func (s *Service) ModeOf(ctx context.Context, sessionID string) (contextd.Regist
 }
 
 // Resolve finds sessionID: through its registration's session_file when
-// registered, else by header id among the files of the sessions directory.
+// registered, else by header id among the files of the sessions directory;
+// an unregistered session's mode is the one its file shows (modeHint).
 // The session is synced before it is returned. Errors: ENotFound for an
 // unknown id; EForbidden for a registered file outside the sessions
 // directory.
@@ -146,13 +147,34 @@ func (s *Service) Resolve(ctx context.Context, sessionID string) (*Target, error
 	}
 	sess, ok, err := s.Index.FindByID(ctx, sessionID)
 	if err != nil {
-		return nil, err
+		return nil, sessionsDirError(err)
 	}
 	if !ok {
 		return nil, contextd.Errorf(contextd.ENotFound, "no session with id %q in the sessions directory %s; check the id or register its file with PUT /v1/sessions/%s", sessionID, s.Index.Root(), sessionID)
 	}
 	t.Session = sess
+	_ = sess.Read(func(v *store.View) error {
+		t.Mode = modeHint(v, t.Mode)
+		return nil
+	})
 	return t, nil
+}
+
+// sessionsDirError turns a sessions directory that cannot be listed
+// (store.SessionsDirError) into an EUnavailable error that says what to
+// fix; other errors are returned unchanged.
+func sessionsDirError(err error) error {
+	var de *store.SessionsDirError
+	if !errors.As(err, &de) {
+		return err
+	}
+	why := de.Err.Error()
+	var pe *fs.PathError
+	if errors.As(de.Err, &pe) {
+		why = pe.Err.Error()
+	}
+	return contextd.Errorf(contextd.EUnavailable, "contextd cannot list the sessions directory %s (%s); give the user contextd runs as read and execute permission on it (chmod u+rx), or restart contextd with --sessions-dir naming the folder Pi writes sessions to",
+		de.Path, why)
 }
 
 // usable turns a view's file state into an error for routes that need the

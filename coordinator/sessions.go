@@ -50,6 +50,9 @@ func (s *Service) summarize(sess *store.Session, reg *contextd.Registration) Ses
 		out.Mode, out.Registered = reg.Mode, true
 	}
 	_ = sess.Read(func(v *store.View) error {
+		if reg == nil {
+			out.Mode = modeHint(v, out.Mode)
+		}
 		out.State = string(v.State)
 		out.Bytes = v.Bytes
 		for r, n := range v.Stats.Skipped {
@@ -113,7 +116,7 @@ func (s *Service) ListSessions(ctx context.Context) ([]SessionSummary, error) {
 		remotes = append(remotes, SessionSummary{SessionID: r.SessionID, File: r.SessionFile, Mode: r.Mode, Registered: true, State: "remote", Skipped: map[string]int{}, Problems: []SessionProblem{}})
 	}
 	if _, err := s.Index.SyncAllExcept(ctx, func(p string) bool { return remote[p] }); err != nil {
-		return nil, err
+		return nil, sessionsDirError(err)
 	}
 	byID := map[string]*contextd.Registration{}
 	for i := range regs {
@@ -188,10 +191,24 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 		}
 		return nil
 	})
+	var resumed *Resume
 	if out.State == string(store.StateOK) {
 		err = s.withBranch(t, "", func(b *Branch) error {
 			out.BranchLength = len(b.Seqs)
-			if i := currentBoundary(b); i >= 0 {
+			r := s.resumeOf(b)
+			if r != nil && r.Broken != nil {
+				out.Problems = append(out.Problems, *r.Broken)
+			}
+			if r != nil && r.BoundaryEntryID != "" {
+				id := r.Window
+				out.Window = &id
+				if r.Broken == nil {
+					resumed = r
+					out.NeedsBoundary = true
+					return nil
+				}
+				out.BoundaryEntryID = r.BoundaryEntryID
+			} else if i := currentBoundary(b); i >= 0 {
 				id := identityOf(&b.V.Tree.Entries[b.Seqs[i]])
 				out.Window = &id
 				out.BoundaryEntryID = b.V.Tree.Entries[b.Seqs[i]].ID
@@ -218,6 +235,11 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 		if err != nil {
 			return out, err
 		}
+	}
+	if resumed != nil && resumed.Missing != nil && out.Rollover == nil {
+		// A rollover cut short that contextd's state does not hold (state
+		// lost, or run by another process): report it from the file.
+		out.Incomplete = &IncompleteRollover{State: IncompleteFromFile, SummaryEntryID: resumed.SummaryEntryID, Missing: resumed.Missing}
 	}
 	return out, nil
 }
@@ -363,6 +385,10 @@ func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string) (Branc
 // are kept.
 func (s *Service) Rebuild(ctx context.Context) (int, error) {
 	if err := s.Index.Rebuild(ctx); err != nil {
+		var de *store.SessionsDirError
+		if errors.As(err, &de) {
+			return 0, sessionsDirError(err)
+		}
 		return 0, fmt.Errorf("rebuild: %w", err)
 	}
 	return len(s.Index.Sessions()), nil

@@ -129,7 +129,7 @@ func openSession(t *testing.T, content []byte, mode string) *treeSession {
 	for i, line := range bytes.Split(bytes.TrimSpace(content), []byte("\n")) {
 		var e rawEntry
 		if err := json.Unmarshal(line, &e); err != nil {
-			t.Fatal(err)
+			continue // a damaged line (TestTornAppend) is no entry
 		}
 		if i == 0 {
 			var h struct{ ID string }

@@ -134,6 +134,16 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 		return out, nil
 	}
 	err = s.withBranch(t, req.LeafID, func(b *Branch) error {
+		if r := s.resumeOf(b); r != nil && r.BoundaryEntryID != "" {
+			// No current window, but the file holds the chain: continue it.
+			hint, err := resumeHint(b, r)
+			if err != nil {
+				return err
+			}
+			out.Window = s.nextIdentity(r.Window)
+			out.Append = []Boundary{s.NewBoundary(t.Agent, out.Window, hint)}
+			return nil
+		}
 		i := currentBoundary(b)
 		if i < 0 {
 			id := s.NewID()
@@ -239,10 +249,11 @@ type ContextAnswer struct {
 	// SliceFromEntryID is where Local mode starts the provider context: the
 	// boundary, or, when the boundary would orphan tool results, the
 	// assistant message holding their tool calls.
-	SliceFromEntryID    string          `json:"slice_from_entry_id,omitempty"`
-	OrphanedToolResults []string        `json:"orphaned_tool_results" doc:"toolResult entries right after the boundary whose toolCall precedes it (a slice at the boundary would orphan them)."`
-	HiddenSummaries     []HiddenSummary `json:"hidden_summaries" doc:"Tree mode: branch summaries to remove from the provider context."`
-	NeedsBoundary       bool            `json:"needs_boundary" doc:"true when the branch has no current boundary (first window, or after user navigation into an archive): append one with POST …/windows."`
+	SliceFromEntryID    string           `json:"slice_from_entry_id,omitempty"`
+	OrphanedToolResults []string         `json:"orphaned_tool_results" doc:"toolResult entries right after the boundary whose toolCall precedes it (a slice at the boundary would orphan them)."`
+	HiddenSummaries     []HiddenSummary  `json:"hidden_summaries" doc:"Tree mode: branch summaries to remove from the provider context."`
+	NeedsBoundary       bool             `json:"needs_boundary" doc:"true when the branch has no current boundary (first window, after user navigation into an archive, or a rollover cut short after navigation: then window is the archived window the chain continues from): append one with POST …/windows."`
+	Problems            []SessionProblem `json:"problems,omitempty" doc:"Problems of the branch, e.g. missing_parent: its root entry names a parent that is not in the file (a torn line); window then keeps the last boundary before the break."`
 }
 
 // Context answers POST /v1/sessions/{id}/context (runs before every model
@@ -264,9 +275,24 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 	err = s.withCachedBranch(t, req.LeafID, func(b *Branch) error {
 		out.LeafID = b.Leaf
 		i := currentBoundary(b)
-		if i < 0 {
+		r := s.resumeOf(b)
+		switch {
+		case r != nil && r.Broken == nil:
+			// A rollover cut short after navigation: no current window;
+			// Window is the archived one the next boundary continues from.
+			id := r.Window
+			out.Window, out.NeedsBoundary = &id, true
+		case r != nil && r.BoundaryEntryID != "":
+			// A broken parent chain: keep the last window before the break.
+			out.Problems = append(out.Problems, *r.Broken)
+			id := r.Window
+			out.Window, out.BoundaryEntryID, out.SliceFromEntryID = &id, r.BoundaryEntryID, r.BoundaryEntryID
+		case r != nil:
+			out.Problems = append(out.Problems, *r.Broken)
 			out.NeedsBoundary = true
-		} else {
+		case i < 0:
+			out.NeedsBoundary = true
+		default:
 			tr := b.V.Tree
 			be := &tr.Entries[b.Seqs[i]]
 			id := identityOf(be)
@@ -299,6 +325,11 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 				return err
 			}
 		}
+		if r != nil && r.Broken == nil {
+			// An earlier Local boundary on the branch does not make the
+			// window after a Tree cut current.
+			out.NeedsBoundary = true
+		}
 		return project(b, &out)
 	})
 	return out, mapDomainError(err)
@@ -312,7 +343,9 @@ func project(b *Branch, out *ContextAnswer) error {
 	for _, h := range out.HiddenSummaries {
 		out.Projection.Drop = append(out.Projection.Drop, MessageKey{Role: "branchSummary", FromID: h.FromID, SummarySHA256: h.SummarySHA})
 	}
-	if out.Mode != contextd.ModeLocal || out.Window == nil {
+	if out.Mode != contextd.ModeLocal || out.Window == nil || out.BoundaryEntryID == "" {
+		// No boundary on the branch (first window, or the window after a
+		// Tree cut that was not opened): nothing to slice at.
 		return nil
 	}
 	if len(out.OrphanedToolResults) == 0 || out.SliceFromEntryID == out.BoundaryEntryID {

@@ -432,6 +432,9 @@ func sameAsCold(t *testing.T, r *changeRig, data []byte) {
 	writeFile(t, filepath.Join(root, "sessions", "s.jsonl"), data)
 	cold := startStack(t, filepath.Join(root, "sessions"), filepath.Join(root, "state"), stackOptions{})
 	defer cold.stop()
+	if r.registered {
+		cold.register(r.id, "s.jsonl", contextd.ModeLocal, "")
+	}
 	for _, q := range contentRoutes(r.id) {
 		if q.Name == "windows" || q.Name == "notes/write_file" {
 			continue // fresh ids and timestamps

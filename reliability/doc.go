@@ -43,6 +43,16 @@
 // answers 500; routes that need the content answer 410 with a sentence, or
 // serve the valid part, equal to a cold index of the same bytes.
 //
+// TestIndexedBytesChanged (inplace_test.go): bytes already indexed change
+// under the same inode: a same-size rewrite (also with the old mtime
+// restored, and while contextd was stopped), a line damaged in place, a
+// file shrunk and grown again past its old size between two requests, a
+// torn append followed by more appends, and (no change) a plain append.
+// Each is re-indexed whole when its indexed bytes changed (counted as
+// contextd_index_reindex_total{cause="changed_in_place"}), never
+// otherwise; the answers equal a cold index of the new bytes and are the
+// same after POST /v1/index/rebuild.
+//
 // TestConcurrentLoad (load_test.go): 32 clients run history, notes and
 // /context requests for about 8 s against two sessions (copies of
 // local-basic.jsonl and tree-multi.jsonl) while a writer appends valid Pi

@@ -45,6 +45,13 @@ const DefaultBusyTimeout = 5000
 // mode, and applies the migrations in fsys (files NNNN_name.sql under one
 // directory). Errors: ErrNewerSchema, ErrCorrupt, or an I/O error.
 func OpenDB(ctx context.Context, path string, fsys fs.FS, dir string) (*DB, error) {
+	return openDB(ctx, path, fsys, dir, "NORMAL")
+}
+
+// openDB is OpenDB with the writer's PRAGMA synchronous: NORMAL for the
+// derived index (a commit lost to a power cut is re-indexed from the
+// JSONL), FULL for the state database (OpenState).
+func openDB(ctx context.Context, path string, fsys fs.FS, dir, synchronous string) (*DB, error) {
 	if err := privateDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
@@ -62,7 +69,7 @@ func OpenDB(ctx context.Context, path string, fsys fs.FS, dir string) (*DB, erro
 	q.Set("_journal_mode", "WAL")
 	q.Set("_busy_timeout", strconv.Itoa(DefaultBusyTimeout))
 	q.Set("_foreign_keys", "on")
-	q.Set("_synchronous", "NORMAL")
+	q.Set("_synchronous", synchronous)
 	q.Set("_txlock", "immediate")
 	w, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
 	if err != nil {
@@ -78,7 +85,7 @@ func OpenDB(ctx context.Context, path string, fsys fs.FS, dir string) (*DB, erro
 	var mode string
 	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		if isCorrupt(err) {
-			return fail(fmt.Errorf("%w: %v", ErrCorrupt, err))
+			return fail(fmt.Errorf("%w: %w", ErrCorrupt, err))
 		}
 		return fail(fmt.Errorf("read journal mode: %w", err))
 	}
@@ -86,8 +93,10 @@ func OpenDB(ctx context.Context, path string, fsys fs.FS, dir string) (*DB, erro
 		return fail(fmt.Errorf("journal mode is %q, want wal", mode))
 	}
 	var check string
-	if err := w.QueryRowContext(ctx, "PRAGMA quick_check").Scan(&check); err != nil || check != "ok" {
-		return fail(fmt.Errorf("%w: quick_check: %v %s", ErrCorrupt, err, check))
+	if err := w.QueryRowContext(ctx, "PRAGMA quick_check").Scan(&check); err != nil {
+		return fail(fmt.Errorf("%w: quick_check: %w", ErrCorrupt, err))
+	} else if check != "ok" {
+		return fail(fmt.Errorf("%w: quick_check: %s", ErrCorrupt, check))
 	}
 	if err := migrate(ctx, w, fsys, dir); err != nil {
 		return fail(err)
@@ -142,12 +151,17 @@ func migrate(ctx context.Context, db *sql.DB, fsys fs.FS, dir string) error {
 		if !ok || err != nil || v <= 0 {
 			return fmt.Errorf("migration %s: name must be NNNN_name.sql", n)
 		}
+		// Numbers run 1, 2, 3… with no gap and no repeat: a second file
+		// with a number already applied would never run.
+		if v != len(steps)+1 {
+			return fmt.Errorf("migration %s: number %d, want %d (one file per number, no gaps)", n, v, len(steps)+1)
+		}
 		steps = append(steps, step{v, n})
 	}
 	var current int
 	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
 		if isCorrupt(err) {
-			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+			return fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}
 		return err
 	}

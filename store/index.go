@@ -260,7 +260,9 @@ func (x *Index) under(p string) bool {
 
 // Discover lists the *.jsonl files in the sessions directory and in its
 // direct subdirectories (Pi's per-cwd "--<cwd>--" folders and flat custom
-// session dirs, reference pi-session-format.md §1), sorted.
+// session dirs, reference pi-session-format.md §1), sorted. A missing
+// sessions directory lists nothing; one that exists but cannot be listed
+// is a *SessionsDirError. Unreadable subdirectories are skipped.
 func (x *Index) Discover() ([]string, error) {
 	var out []string
 	err := filepath.WalkDir(x.root, func(p string, d fs.DirEntry, err error) error {
@@ -269,7 +271,7 @@ func (x *Index) Discover() ([]string, error) {
 				return fs.SkipAll // no sessions yet: Pi creates the directory on its first write
 			}
 			if p == x.root {
-				return err
+				return &SessionsDirError{Path: x.root, Err: err}
 			}
 			return nil
 		}
@@ -288,6 +290,21 @@ func (x *Index) Discover() ([]string, error) {
 	sort.Strings(out)
 	return out, err
 }
+
+// SessionsDirError is Discover's error when the sessions directory itself
+// exists but cannot be listed (typically permission denied: the directory
+// lacks read or execute permission for contextd's user). Err is the
+// underlying error.
+type SessionsDirError struct {
+	Path string
+	Err  error
+}
+
+func (e *SessionsDirError) Error() string {
+	return "sessions directory " + e.Path + " cannot be listed: " + e.Err.Error()
+}
+
+func (e *SessionsDirError) Unwrap() error { return e.Err }
 
 // Discoverable reports whether Discover would list path: a *.jsonl file in
 // the sessions directory or one of its direct subdirectories.
@@ -468,7 +485,8 @@ type Session struct {
 	textSize  int64
 	firstLine [32]byte
 	dev, ino  uint64
-	mtime     time.Time // file mtime at the last sync (memory only)
+	mtime     time.Time    // file mtime at the last sync (memory only)
+	check     contentCheck // change detection of the indexed bytes (verify.go)
 	stats     session.Stats
 	state     FileState
 	stateMsg  string
@@ -590,6 +608,15 @@ func (s *Session) Sync(ctx context.Context) error {
 			cause = "rewritten"
 		}
 	}
+	if cause == "" && s.next > 0 && size >= s.next {
+		changed, err := s.changedInPlace(ctx, db, f, fi, size > s.next)
+		if err != nil {
+			return err
+		}
+		if changed {
+			cause = "changed_in_place"
+		}
+	}
 	if cause != "" {
 		s.x.metrics.Reindexes.WithLabelValues(cause).Inc()
 		s.x.log.Info("session file changed in place, re-indexing it whole", "path", s.path, "cause", cause)
@@ -600,6 +627,7 @@ func (s *Session) Sync(ctx context.Context) error {
 	s.dev, s.ino = dev, ino
 	s.mtime = fi.ModTime()
 	if size > s.next {
+		s.check.mtime, s.check.ctime = times(fi)
 		if err := s.ingest(ctx, db, f, size); err != nil {
 			return err
 		}
@@ -668,7 +696,7 @@ func (s *Session) clear(ctx context.Context, db *DB) error {
 // forgetRows deletes a session's entries and tool calls and resets its
 // resume state, in one transaction.
 func forgetRows(ctx context.Context, db *DB, fileID int64) error {
-	_, err := db.Writer.ExecContext(ctx, `UPDATE sessions SET session_id='', header='{}', not_pi=0, bytes_indexed=0, first_line=x'', next_line=1, next_seq=0, last_v1_id='', text_bytes=0, stats='{}' WHERE file_id=?;
+	_, err := db.Writer.ExecContext(ctx, `UPDATE sessions SET session_id='', header='{}', not_pi=0, bytes_indexed=0, first_line=x'', next_line=1, next_seq=0, last_v1_id='', text_bytes=0, stats='{}', indexed_crc=0, tail_crc=0, mtime_ns=0, ctime_ns=0 WHERE file_id=?;
 DELETE FROM entries WHERE file_id=?; DELETE FROM tool_calls WHERE file_id=?`, fileID, fileID, fileID)
 	return err
 }
@@ -679,6 +707,7 @@ func (s *Session) fresh(fileID int64) {
 	s.fileID = fileID
 	s.loaded = true
 	s.calls = map[string]history.Call{}
+	s.check = contentCheck{known: true} // nothing indexed: CRC-32C 0
 }
 
 // load reads this session's rows from SQLite into memory (or creates the
@@ -716,53 +745,10 @@ func (s *Session) load(ctx context.Context, db *DB) error {
 		tree = session.NewTree(h)
 	}
 	if tree != nil {
-		rows, err := db.Writer.QueryContext(ctx, `SELECT seq, line, off, len, id, parent_id, type, ts, custom_type, meta, item, text_off, text_len FROM entries WHERE file_id=? ORDER BY seq`, fileID)
-		if err != nil {
+		if items, err = loadEntries(ctx, db, fileID, tree); err != nil {
 			return err
 		}
-		for rows.Next() {
-			var e session.Entry
-			var meta string
-			var item sql.NullString
-			var toff, tlen int64
-			if err := rows.Scan(&e.Seq, &e.Line, &e.Offset, &e.Length, &e.ID, &e.ParentID, &e.Type, &e.Timestamp, &e.CustomType, &meta, &item, &toff, &tlen); err != nil {
-				rows.Close()
-				return err
-			}
-			if err := decodeMeta(meta, &e); err != nil {
-				rows.Close()
-				return err
-			}
-			e.Type, e.CustomType, e.Role, e.StopReason = session.Intern(e.Type), session.Intern(e.CustomType), session.Intern(e.Role), session.Intern(e.StopReason)
-			var im ItemMeta
-			if item.Valid {
-				if err := json.Unmarshal([]byte(item.String), &im); err != nil {
-					rows.Close()
-					return err
-				}
-				im.IsItem, im.TextOff, im.TextLen = im.Edit == session.EditNone, toff, int32(tlen)
-				im.Role, im.ToolName, im.ToolNamespace = session.Intern(im.Role), session.Intern(im.ToolName), session.Intern(im.ToolNamespace)
-			}
-			tree.Add(e)
-			items = append(items, im)
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		crows, err := db.Writer.QueryContext(ctx, `SELECT call_id, name, namespace, action FROM tool_calls WHERE file_id=?`, fileID)
-		if err != nil {
-			return err
-		}
-		for crows.Next() {
-			var id string
-			var c history.Call
-			if err := crows.Scan(&id, &c.Name, &c.Namespace, &c.Action); err != nil {
-				crows.Close()
-				return err
-			}
-			calls[id] = c
-		}
-		if err := crows.Close(); err != nil {
+		if err := loadCalls(ctx, db, fileID, calls); err != nil {
 			return err
 		}
 	}
@@ -779,6 +765,9 @@ func (s *Session) load(ctx context.Context, db *DB) error {
 	copy(s.firstLine[:], first)
 	s.dev, s.ino = uint64(dev), uint64(ino)
 	_ = json.Unmarshal([]byte(stats), &s.stats)
+	if err := s.loadCheck(ctx, db); err != nil {
+		return err
+	}
 	// The text file may hold bytes of a batch that never committed; drop
 	// them. If it lost committed bytes, the index of this file is unusable.
 	fi, err := os.Stat(s.textPath())
@@ -815,6 +804,68 @@ type entryMeta struct {
 	Window           *session.WindowMarker `json:"window,omitempty"`
 	Edit             session.EditKind      `json:"edit,omitempty"`
 	SystemMessage    bool                  `json:"systemMessage,omitempty"`
+}
+
+// loadEntries adds the stored entries of fileID to tree, in Seq order,
+// and returns their item metadata. An error of the row iteration
+// (rows.Err: a cancelled context, an I/O error) fails the load, so that a
+// session is never left half loaded.
+func loadEntries(ctx context.Context, db *DB, fileID int64, tree *session.Tree) ([]ItemMeta, error) {
+	rows, err := db.Writer.QueryContext(ctx, `SELECT seq, line, off, len, id, parent_id, type, ts, custom_type, meta, item, text_off, text_len FROM entries WHERE file_id=? ORDER BY seq`, fileID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ItemMeta
+	for rows.Next() {
+		var e session.Entry
+		var meta string
+		var item sql.NullString
+		var toff, tlen int64
+		if err := rows.Scan(&e.Seq, &e.Line, &e.Offset, &e.Length, &e.ID, &e.ParentID, &e.Type, &e.Timestamp, &e.CustomType, &meta, &item, &toff, &tlen); err != nil {
+			return nil, err
+		}
+		if err := decodeMeta(meta, &e); err != nil {
+			return nil, err
+		}
+		e.Type, e.CustomType, e.Role, e.StopReason = session.Intern(e.Type), session.Intern(e.CustomType), session.Intern(e.Role), session.Intern(e.StopReason)
+		var im ItemMeta
+		if item.Valid {
+			if err := json.Unmarshal([]byte(item.String), &im); err != nil {
+				return nil, err
+			}
+			im.IsItem, im.TextOff, im.TextLen = im.Edit == session.EditNone, toff, int32(tlen)
+			im.Role, im.ToolName, im.ToolNamespace = session.Intern(im.Role), session.Intern(im.ToolName), session.Intern(im.ToolNamespace)
+		}
+		tree.Add(e)
+		items = append(items, im)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, rows.Close()
+}
+
+// loadCalls fills calls with the stored tool calls of fileID; like
+// loadEntries it fails on an error of the row iteration.
+func loadCalls(ctx context.Context, db *DB, fileID int64, calls map[string]history.Call) error {
+	rows, err := db.Writer.QueryContext(ctx, `SELECT call_id, name, namespace, action FROM tool_calls WHERE file_id=?`, fileID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var c history.Call
+		if err := rows.Scan(&id, &c.Name, &c.Namespace, &c.Action); err != nil {
+			return err
+		}
+		calls[id] = c
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return rows.Close()
 }
 
 func encodeMeta(e *session.Entry) string {
@@ -1059,6 +1110,12 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		return false, fmt.Errorf("write item texts: %w", err)
 	}
 	newTextSize := textOff + texts.n
+	// The change check of the indexed bytes, extended over this batch
+	// (verify.go); stored with the resume state.
+	check, err := s.check.extended(f, start, next)
+	if err != nil {
+		return false, err
+	}
 	// 2. rows and resume state in one transaction.
 	merged := mergeStats(s.stats, stats)
 	tx, err := db.Writer.BeginTx(ctx, nil)
@@ -1067,23 +1124,9 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 	}
 	defer tx.Rollback()
 	if len(pend) > 0 {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO entries(file_id, seq, line, off, len, id, parent_id, type, ts, custom_type, meta, item, text_off, text_len) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
-		if err != nil {
+		if err := insertEntries(ctx, tx, s.fileID, pend); err != nil {
 			return false, err
 		}
-		for i := range pend {
-			e, im := &pend[i].e, &pend[i].item
-			var item any
-			if im.IsItem || im.Edit != session.EditNone {
-				b, _ := json.Marshal(im)
-				item = string(b)
-			}
-			if _, err := st.ExecContext(ctx, s.fileID, e.Seq, e.Line, e.Offset, e.Length, e.ID, e.ParentID, e.Type, e.Timestamp, e.CustomType, encodeMeta(e), item, im.TextOff, im.TextLen); err != nil {
-				st.Close()
-				return false, err
-			}
-		}
-		st.Close()
 	}
 	for _, c := range calls {
 		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO tool_calls(file_id, call_id, name, namespace, action) VALUES (?,?,?,?,?)`, s.fileID, c.ID, c.Name, c.Namespace, c.Action); err != nil {
@@ -1101,9 +1144,13 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		sid, string(hb), p.NotPi, next, s.firstLine[:], int64(s.dev), int64(s.ino), p.NextLine, p.NextSeq, p.LastV1ID, newTextSize, string(sb), s.fileID); err != nil {
 		return false, err
 	}
+	if err := s.saveCheck(ctx, tx, check); err != nil {
+		return false, err
+	}
 	if err := tx.Commit(); err != nil {
 		return false, err
 	}
+	s.check = check
 	// 3. publish.
 	s.mu.Lock()
 	if hdr != nil && s.tree == nil {
@@ -1143,6 +1190,27 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		m.SkippedLines.WithLabelValues(string(r)).Add(float64(n))
 	}
 	return true, nil
+}
+
+// insertEntries inserts the entry rows of one batch in tx.
+func insertEntries(ctx context.Context, tx *sql.Tx, fileID int64, pend []pendingEntry) error {
+	st, err := tx.PrepareContext(ctx, `INSERT INTO entries(file_id, seq, line, off, len, id, parent_id, type, ts, custom_type, meta, item, text_off, text_len) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for i := range pend {
+		e, im := &pend[i].e, &pend[i].item
+		var item any
+		if im.IsItem || im.Edit != session.EditNone {
+			b, _ := json.Marshal(im)
+			item = string(b)
+		}
+		if _, err := st.ExecContext(ctx, fileID, e.Seq, e.Line, e.Offset, e.Length, e.ID, e.ParentID, e.Type, e.Timestamp, e.CustomType, encodeMeta(e), item, im.TextOff, im.TextLen); err != nil {
+			return err
+		}
+	}
+	return st.Close()
 }
 
 func mergeStats(a, b session.Stats) session.Stats {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"io"
 	"math/rand"
 	"os"
@@ -260,7 +261,7 @@ func TestRewriteAndStates(t *testing.T) {
 		}
 		return nil
 	})
-	if _, err := x.Resolve(path); err != ErrOutside {
+	if _, err := x.Resolve(path); !errors.Is(err, ErrOutside) {
 		t.Errorf("Resolve = %v, want ErrOutside", err)
 	}
 	// Empty and not-a-session files.

@@ -40,7 +40,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		Reindexes: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "contextd_index_reindex_total",
-			Help: "Sessions re-indexed whole, by cause (shrunk, rewritten, replaced, text_lost).",
+			Help: "Sessions re-indexed whole, by cause (shrunk, rewritten, replaced, changed_in_place, text_lost).",
 		}, []string{"cause"}),
 	}
 }

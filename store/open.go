@@ -51,7 +51,7 @@ func (x *Index) openSessionFile(path string) (*os.File, fs.FileInfo, error) {
 		// os.Root refuses a path that leaves the root ("path escapes
 		// from parent"); a swapped symlink is the usual cause.
 		if strings.Contains(err.Error(), "escapes") {
-			return nil, nil, fmt.Errorf("%w: %v", ErrOutside, err)
+			return nil, nil, fmt.Errorf("%w: %w", ErrOutside, err)
 		}
 		return nil, nil, err
 	}

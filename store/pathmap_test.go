@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -50,7 +51,7 @@ func TestResolvePathMap(t *testing.T) {
 	if want := filepath.Join(x.Root(), "--w--", "a.jsonl"); err != nil || got != want {
 		t.Errorf("Resolve = %q, %v; want %q", got, err, want)
 	}
-	if _, err := x.Resolve("/home/me/other/a.jsonl"); err != ErrOutside {
+	if _, err := x.Resolve("/home/me/other/a.jsonl"); !errors.Is(err, ErrOutside) {
 		t.Errorf("unmapped host path: err = %v, want ErrOutside", err)
 	}
 }

@@ -72,7 +72,7 @@ func (s *State) CreateRollover(ctx context.Context, r Rollover) error {
 	if r.State != RolloverPending {
 		return fmt.Errorf("store: a new rollover must be pending, not %q", r.State)
 	}
-	_, err := s.DB.Writer.ExecContext(ctx, `INSERT INTO rollovers(`+rolloverCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := s.write(ctx, `INSERT INTO rollovers(`+rolloverCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		r.ID, r.SessionID, r.SessionFile, string(r.Mode), string(r.State), r.BoundaryEntryID, r.BoundaryParentID, string(r.Window),
 		r.LeafAtRequest, r.LeafAtSettle, r.SummaryEntryID, string(r.Notes), string(r.Recovery), string(r.Plan), r.Reason,
 		fmtTime(r.RequestedAt), fmtTime(r.SettledAt), fmtTime(r.CommittedAt), fmtTime(r.FinishedAt))
@@ -132,7 +132,7 @@ WHERE rollover_id=? AND state IN ('pending','settled','committed')`, reason, fmt
 }
 
 func (s *State) transition(ctx context.Context, query string, args ...any) (bool, error) {
-	res, err := s.DB.Writer.ExecContext(ctx, query, args...)
+	res, err := s.write(ctx, query, args...)
 	if err != nil {
 		return false, err
 	}

@@ -310,8 +310,8 @@ func TestHealthcheckAndSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `pi-sessions/compact.jsonl               v1  local    1011 entries  skipped {"invalid_json":1}, problem line 1013
-pi-tree/tree-bad-manifests-small.jsonl  v3  local     118 entries  1 archive, 4 invalid_archive problems (e.g. "35464eaa: from_id_mismatch")
-pi-tree/tree-basic.jsonl                v3  local      62 entries  1 archive
+pi-tree/tree-bad-manifests-small.jsonl  v3  tree      118 entries  1 archive, 4 invalid_archive problems (e.g. "35464eaa: from_id_mismatch")
+pi-tree/tree-basic.jsonl                v3  tree       62 entries  1 archive
 `
 	if out != want {
 		t.Errorf("sessions printed\n%s\nwant\n%s", out, want)

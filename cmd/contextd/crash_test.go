@@ -194,7 +194,7 @@ type child struct {
 	client  *http.Client
 }
 
-func startChild(t *testing.T, sessions, state string) *child {
+func startChild(t *testing.T, sessions, state string, opts ...func(*exec.Cmd)) *child {
 	t.Helper()
 	addr := freeAddr(t)
 	c := &child{t: t, url: "http://" + addr, logPath: filepath.Join(t.TempDir(), "contextd.log"), exited: make(chan struct{}),
@@ -206,6 +206,9 @@ func startChild(t *testing.T, sessions, state string) *child {
 	c.cmd = exec.Command(os.Args[0], "serve", "--addr", addr, "--sessions-dir", sessions, "--state-dir", state)
 	c.cmd.Env = append(os.Environ(), runMainEnv+"=1")
 	c.cmd.Stdout, c.cmd.Stderr = logf, logf
+	for _, o := range opts {
+		o(c.cmd)
+	}
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

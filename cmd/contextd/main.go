@@ -279,6 +279,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("--sessions-dir %s is not a directory; pass the folder Pi writes sessions to", c.SessionsDir)
 	} else if errors.Is(err, fs.ErrNotExist) {
 		log.Warn(fmt.Sprintf("sessions directory %s (from %s) does not exist; it is indexed once Pi creates it. If that path is mistyped, pass the folder Pi writes sessions to with --sessions-dir", c.SessionsDir, c.sessionsFromFlag()), "sessions_dir", c.SessionsDir)
+	} else if err := readableDir(c.SessionsDir); err != nil {
+		log.Warn(fmt.Sprintf("sessions directory %s (from %s) cannot be listed (%v); routes that need it answer 503 until the user contextd runs as has read and execute permission on it (chmod u+rx %s)", c.SessionsDir, c.sessionsFromFlag(), err, c.SessionsDir), "sessions_dir", c.SessionsDir)
 	}
 	unlock, err := store.LockStateDir(c.StateDir)
 	if err != nil {
@@ -297,11 +299,15 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(stdout, "reindexed %d session files under %s\n", len(index.Sessions()), index.Root())
 		return nil
 	}
+	_, tokenErr := os.Stat(filepath.Join(c.StateDir, "token"))
 	state, err := store.OpenState(ctx, filepath.Join(c.StateDir, "state.db"))
 	if err != nil {
 		return fmt.Errorf("open state database: %w", err)
 	}
 	defer state.Close()
+	if tokenErr == nil {
+		warnEmptyState(ctx, log, state, c.StateDir)
+	}
 	token, err := api.LoadToken(filepath.Join(c.StateDir, "token"))
 	if err != nil {
 		return err
@@ -355,6 +361,39 @@ func listen(addr string, allowNonLoopback bool) (net.Listener, error) {
 		return nil, fmt.Errorf("--addr %q is not a loopback address; contextd serves local tools only. Pass --allow-non-loopback to bind it anyway (e.g. in a container); the token stays required", addr)
 	}
 	return net.Listen("tcp", addr)
+}
+
+// warnEmptyState logs at error level when the state database of a state
+// directory that already has a token file (so an earlier run served from
+// it) holds no registration and no rollover: its contents were lost, e.g.
+// a crash before this version made each write durable followed by a lost
+// state.db-wal, or a state.db deleted by hand. What the session files hold
+// is still served: unregistered sessions get the mode their file shows
+// (coordinator.ModeHint) and a rollover cut short is reported from the
+// file (GET /v1/sessions/{id} incomplete_rollover).
+func warnEmptyState(ctx context.Context, log *slog.Logger, state *store.State, dir string) {
+	empty, err := state.Empty(ctx)
+	if err != nil {
+		log.Error("cannot read the state database", "state_dir", dir, "error", err)
+		return
+	}
+	if empty {
+		log.Error(fmt.Sprintf("state database %s is empty although %s exists: the registrations, modes and rollovers of an earlier run are gone (state.db or state.db-wal lost or damaged). Sessions are served with the mode their file shows until the extension registers them again; rollovers cut short are reported from the session files",
+			filepath.Join(dir, "state.db"), filepath.Join(dir, "token")), "state_dir", dir)
+	}
+}
+
+// readableDir checks that dir can be opened and listed.
+func readableDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.Readdirnames(1); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
 }
 
 // visited records that --sessions-dir was given on the command line.
