@@ -62,7 +62,7 @@ func contextdBinary(t *testing.T) string {
 		cmd := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", buildPath, "./cmd/contextd")
 		cmd.Dir = filepath.Join(Dir(), "..")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
 		}
 	})
 	if buildErr != nil {
