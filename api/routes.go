@@ -23,7 +23,7 @@ func (s *Server) register(api huma.API) {
 }
 
 type SessionPath struct {
-	SessionID string `path:"session_id" minLength:"1" maxLength:"256" doc:"Pi session id (the session header's id)."`
+	SessionID string `path:"session_id" minLength:"1" maxLength:"256" pattern:"^[A-Za-z0-9][A-Za-z0-9._:@+-]*$" patternDescription:"letters, digits and . _ : @ + - (a Pi session id is a UUID)" doc:"Pi session id (the session header's id): starts with a letter or digit, then letters, digits and . _ : @ + - (Pi writes UUIDs)."`
 }
 
 func (s *Server) registerSessions(api huma.API) {

@@ -18,7 +18,7 @@ import (
 // leaf_id: the extension's live Pi leaf (default: the last entry of the
 // file).
 type CallContext struct {
-	SessionID        string `json:"session_id" minLength:"1" maxLength:"256" doc:"Pi session id (the session header's id)."`
+	SessionID        string `json:"session_id" minLength:"1" maxLength:"256" pattern:"^[A-Za-z0-9][A-Za-z0-9._:@+-]*$" patternDescription:"letters, digits and . _ : @ + - (a Pi session id is a UUID)" doc:"Pi session id (the session header's id): starts with a letter or digit, then letters, digits and . _ : @ + - (Pi writes UUIDs)."`
 	CurrentAgentName string `json:"current_agent_name,omitempty" maxLength:"1024" doc:"Agent path of the caller; default the registered agent name (/root)."`
 	LeafID           string `json:"leaf_id,omitempty" maxLength:"256" doc:"contextd extension: Pi's live leaf entry id. Default: the last entry of the file."`
 }

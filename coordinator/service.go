@@ -143,7 +143,7 @@ func (s *Service) Resolve(ctx context.Context, sessionID string) (*Target, error
 		if err := t.Session.Sync(ctx); err != nil {
 			return nil, err
 		}
-		return t, nil
+		return t, headerMatches(t)
 	}
 	sess, ok, err := s.Index.FindByID(ctx, sessionID)
 	if err != nil {
@@ -250,4 +250,23 @@ func requireLocal(t *Target) error {
 		return nil
 	}
 	return contextd.Errorf(contextd.EConflict, "session %q is in %s mode", t.SessionID, t.Mode)
+}
+
+// headerMatches refuses a registered session whose file now holds another
+// session: the header id was checked at registration, but the file may have
+// been written later (registered before Pi created it) or replaced since.
+// Serving it would plan windows and notes into another session's file.
+// Error: EConflict (409) naming both ids.
+func headerMatches(t *Target) error {
+	var other string
+	_ = t.Session.Read(func(v *store.View) error {
+		if v.Tree != nil && v.Tree.Header.ID != t.SessionID {
+			other = v.Tree.Header.ID
+		}
+		return nil
+	})
+	if other == "" {
+		return nil
+	}
+	return contextd.Errorf(contextd.EConflict, "the registered session_file %s of session %q holds session %q (its header id); register the file under its own id, or register this session's own file with PUT /v1/sessions/%s", t.Reg.SessionFile, t.SessionID, other, t.SessionID)
 }

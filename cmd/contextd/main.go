@@ -282,6 +282,22 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	} else if err := readableDir(c.SessionsDir); err != nil {
 		log.Warn(fmt.Sprintf("sessions directory %s (from %s) cannot be listed (%v); routes that need it answer 503 until the user contextd runs as has read and execute permission on it (chmod u+rx %s)", c.SessionsDir, c.sessionsFromFlag(), err, c.SessionsDir), "sessions_dir", c.SessionsDir)
 	}
+	// Bind before touching the state directory: a refused or busy address
+	// leaves nothing behind.
+	var ln net.Listener
+	if cmd == "serve" {
+		l, err := listen(c.Addr, c.AllowNonLocal)
+		if err != nil {
+			return err
+		}
+		ln = l
+	}
+	serving := false // once Serve owns ln, Shutdown closes it
+	defer func() {
+		if ln != nil && !serving {
+			ln.Close()
+		}
+	}()
 	unlock, err := store.LockStateDir(c.StateDir)
 	if err != nil {
 		return err
@@ -321,12 +337,9 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	api.InstallRollovers(srv)
 	registerIndexGauges(mreg, index)
 
-	ln, err := listen(c.Addr, c.AllowNonLocal)
-	if err != nil {
-		return err
-	}
 	hs := api.HTTPServer(srv.Handler())
 	errc := make(chan error, 1)
+	serving = true
 	go func() { errc <- hs.Serve(api.LimitListener(ln, c.MaxConns)) }()
 	log.Info("contextd listening", "addr", ln.Addr().String(), "sessions_dir", index.Root(), "sessions_dir_from", c.sessionsFromFlag(),
 		"token_file", filepath.Join(c.StateDir, "token"), "state_dir", c.StateDir, "default_mode", c.DefaultMode, "version", buildinfo.Read().Version)
@@ -360,7 +373,11 @@ func listen(addr string, allowNonLoopback bool) (net.Listener, error) {
 	if !api.IsLoopbackHost(host) && !allowNonLoopback {
 		return nil, fmt.Errorf("--addr %q is not a loopback address; contextd serves local tools only. Pass --allow-non-loopback to bind it anyway (e.g. in a container); the token stays required", addr)
 	}
-	return net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w; stop what uses %s or pass another --addr", err, addr)
+	}
+	return ln, nil
 }
 
 // warnEmptyState logs at error level when the state database of a state

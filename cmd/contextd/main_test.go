@@ -144,11 +144,29 @@ func TestServe(t *testing.T) {
 	}
 }
 
+// TestRefusesNonLoopback: a non-loopback --addr, or one already in use, is
+// refused before the state directory is touched (nothing is created).
 func TestRefusesNonLoopback(t *testing.T) {
 	dir := t.TempDir()
-	err := run(context.Background(), []string{"serve", "--addr", "0.0.0.0:0", "--sessions-dir", dir, "--state-dir", filepath.Join(dir, "s")}, env(nil), io.Discard, io.Discard)
+	state := filepath.Join(dir, "s")
+	err := run(context.Background(), []string{"serve", "--addr", "0.0.0.0:0", "--sessions-dir", dir, "--state-dir", state}, env(nil), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--allow-non-loopback") {
 		t.Fatalf("err = %v, want a refusal naming --allow-non-loopback", err)
+	}
+	if _, err := os.Stat(state); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("state directory after a refused address: %v, want none created", err)
+	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	err = run(context.Background(), []string{"serve", "--addr", busy.Addr().String(), "--sessions-dir", dir, "--state-dir", state}, env(nil), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "address already in use") || !strings.Contains(err.Error(), "pass another --addr") {
+		t.Fatalf("busy address: err = %v, want 'address already in use … pass another --addr'", err)
+	}
+	if _, err := os.Stat(state); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("state directory after a busy address: %v, want none created", err)
 	}
 }
 
