@@ -121,6 +121,24 @@ func registerRolloverRoutes(s *Server, api huma.API) {
 			return &struct{ Body coordinator.RolloverInfo }{a}, nil
 		})
 
+	type logInput struct {
+		SessionPath
+		coordinator.RolloverLogRequest
+	}
+	huma.Register(api, huma.Operation{OperationID: "rollover-log", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/rollovers",
+		Summary: "Reset log: every rollover of the session", Tags: tags,
+		Description: "Every rollover of the session, oldest first: mode, closed and opened window, archived interval (first and last entry ids, entry and byte counts), " +
+			"summary digest, note files and bytes at the cut, note writes of the closed window, state (requested, settled, committed, completed, failed, aborted) with times and durations. " +
+			"Rollovers the state database lacks (Local new_context, a lost state.db) are rebuilt from the boundaries and manifests on the branch of leaf_id. " +
+			"Refusals: 404 unknown session or leaf; 409 off/remote mode; 410 unusable file."},
+		func(ctx context.Context, in *logInput) (*struct{ Body coordinator.RolloverLog }, error) {
+			a, err := s.svc.Rollovers(ctx, in.SessionID, in.LeafID)
+			if err != nil {
+				return nil, s.problem("rollover-log", err)
+			}
+			return &struct{ Body coordinator.RolloverLog }{a}, nil
+		})
+
 	huma.Register(api, huma.Operation{OperationID: "rollover-get", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/rollovers/{rollover_id}",
 		Summary: "Inspect a rollover", Tags: tags,
 		Description: "The rollover's state, window identities, leaves, summary and times. A committed rollover whose entries are all in the file is completed first."},
