@@ -139,6 +139,24 @@ func registerRolloverRoutes(s *Server, api huma.API) {
 			return &struct{ Body coordinator.RolloverLog }{a}, nil
 		})
 
+	type cutInput struct {
+		SessionPath
+		WindowID string `path:"window_id" minLength:"1" maxLength:"256" doc:"Full id of a window a rollover closed (the currentWindowId of its boundary)."`
+		LeafID   string `query:"leaf_id" maxLength:"256" doc:"Pi's leaf; default the last entry of the file."`
+	}
+	huma.Register(api, huma.Operation{OperationID: "window-cut", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/windows/{window_id}/cut",
+		Summary: "What a rollover's cut dropped", Tags: tags,
+		Description: "The distinctive identifiers of a closed window (file paths, URLs, commit hashes, numbers with units, error lines, names defined in tool outputs; rules in package cut) " +
+			"with the history items holding them, each marked carried (in the note state, the next boundary's thread hint or the Tree summary) or dropped. " +
+			"Refusals: 404 unknown session, leaf or window; 409 off/remote mode, or the current window (nothing was cut); 410 unusable file."},
+		func(ctx context.Context, in *cutInput) (*struct{ Body coordinator.WindowCut }, error) {
+			a, err := s.svc.WindowCutOf(ctx, in.SessionID, in.WindowID, in.LeafID)
+			if err != nil {
+				return nil, s.problem("window-cut", err)
+			}
+			return &struct{ Body coordinator.WindowCut }{a}, nil
+		})
+
 	huma.Register(api, huma.Operation{OperationID: "rollover-get", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/rollovers/{rollover_id}",
 		Summary: "Inspect a rollover", Tags: tags,
 		Description: "The rollover's state, window identities, leaves, summary and times. A committed rollover whose entries are all in the file is completed first."},
