@@ -200,3 +200,90 @@ func TestPiExtensionNotesGuard(t *testing.T) {
 		}
 	})
 }
+
+// The identifier only window 0's bash output holds: the command prints it
+// from two pieces, so the call's arguments do not contain it.
+const (
+	droppedPath    = "/srv/cache/shard-4711.db"
+	droppedCommand = "printf 'cache at /srv/cache/%s\\n' shard-4711.db"
+)
+
+// TestPiExtensionRecoverDropped: after a rollover, GET …/windows/{w0}/cut
+// lists the path only a tool output of window 0 held as dropped, with
+// that tool result as its item; the scripted model gets it back with
+// history search_contents (window_id from the boundary) and read_item.
+func TestPiExtensionRecoverDropped(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		for _, mode := range []string{"local", "tree"} {
+			t.Run(mode, func(t *testing.T) {
+				r := newRig(t, v, mode, []step{
+					tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "- find the cache file\n"}), // 0
+					tool("bash", map[string]any{"command": droppedCommand}),                                                     // 1
+					tool("new_context", nil), // 2
+					tool("history", map[string]any{"action": "search_contents", "query": droppedPath, "window_id": "{{re:Previous context window id: ([0-9a-f-]+)}}"}), // 3
+					tool("history", readFirstHit), // 4
+					{Text: "done"},                // 5
+				})
+				r.env = append(r.env, "CONTEXTD_REMINDER_THRESHOLDS=off")
+				r.startContextd()
+				p := r.startPi()
+				p.prompt("find the cache file", runsFor(mode, 1))
+				_, sid, es := r.session()
+				bs := boundaries(es)
+				if len(bs) != 2 {
+					t.Fatalf("boundaries = %d, want 2", len(bs))
+				}
+				w0 := windowOf(t, bs[0])
+				var out entry
+				for _, e := range es {
+					if e.Message != nil && e.Message.Role == "toolResult" && e.Message.text() == "cache at "+droppedPath+"\n" {
+						out = e // the bash result (history results hold it in JSON)
+					}
+				}
+				if out.ID == "" {
+					t.Fatal("no bash result with the path")
+				}
+				var c struct {
+					NextWindowID string `json:"next_window_id"`
+					Identifiers  []struct {
+						Kind    string   `json:"kind"`
+						Value   string   `json:"value"`
+						ItemIDs []string `json:"item_ids"`
+						Carried bool     `json:"carried"`
+					} `json:"identifiers"`
+				}
+				if st := r.api("GET", "/v1/sessions/"+sid+"/windows/"+w0.CurrentWindowID+"/cut", nil, &c); st != 200 {
+					t.Fatalf("cut: status %d", st)
+				}
+				found := false
+				for _, id := range c.Identifiers {
+					if id.Value == droppedPath {
+						found = true
+						if id.Kind != "path" || id.Carried || len(id.ItemIDs) != 1 || id.ItemIDs[0] != out.ID {
+							t.Errorf("cut lists %+v, want path dropped in item %s", id, out.ID)
+						}
+					}
+				}
+				if !found || c.NextWindowID != windowOf(t, bs[1]).CurrentWindowID {
+					t.Errorf("cut = %+v, want %s dropped", c, droppedPath)
+				}
+				reqs := r.requests()
+				if anyContains(turn(t, reqs, 3), droppedPath) {
+					t.Errorf("the request after the rollover still holds %s", droppedPath)
+				}
+				search := lastToolResult(t, turn(t, reqs, 4))
+				if search.IsError || !strings.Contains(search.text(), `"item_id":"`+out.ID+`"`) || !strings.Contains(search.text(), `"window_id":"`+w0.CurrentWindowID+`"`) {
+					t.Errorf("search_contents result: %s", search.text())
+				}
+				read := lastToolResult(t, turn(t, reqs, 5))
+				if read.IsError || !strings.Contains(read.text(), "cache at "+droppedPath) || !strings.Contains(read.text(), `"item_id":"`+out.ID+`"`) {
+					t.Errorf("read_item result: %s", read.text())
+				}
+				if n := p.notices("error"); len(n) != 0 {
+					t.Errorf("UI errors: %q", n)
+				}
+				checkPairing(t, reqs)
+			})
+		}
+	})
+}
