@@ -155,6 +155,9 @@ func (s *Service) WindowCutOf(ctx context.Context, sessionID, windowID, leafID s
 			return err
 		}
 		out, _, err = s.cutOf(b, view, windowID)
+		if err == nil && s.Metrics != nil && s.Metrics.CutDropped != nil {
+			s.Metrics.CutDropped.Observe(float64(out.Dropped))
+		}
 		return err
 	})
 	return out, mapDomainError(err)
@@ -227,6 +230,10 @@ func (s *Service) RecoverabilityOf(ctx context.Context, sessionID, leafID string
 			}
 			if wr.Dropped > 0 {
 				wr.Share = float64(wr.Recovered) / float64(wr.Dropped)
+			}
+			if s.Metrics != nil && s.Metrics.CutDropped != nil {
+				s.Metrics.CutDropped.Observe(float64(wr.Dropped))
+				s.Metrics.Recoverability.Observe(wr.Share)
 			}
 			out.Dropped += wr.Dropped
 			out.Recovered += wr.Recovered

@@ -470,3 +470,24 @@ func durationsOf(e ResetEntry) ResetDurations {
 	return ResetDurations{SettleMS: ms(e.RequestedAt, e.SettledAt), CommitMS: ms(e.SettledAt, e.CommittedAt),
 		CompleteMS: ms(e.CommittedAt, e.FinishedAt), TotalMS: ms(e.RequestedAt, e.FinishedAt)}
 }
+
+// archivedNoteWrites counts the codex-context-note entries on the walk
+// from leafID up to the boundary boundaryID (the window being archived).
+func archivedNoteWrites(tr *session.Tree, leafID, boundaryID string) int {
+	n := 0
+	id := leafID
+	for steps := 0; id != "" && steps <= tr.Len(); steps++ {
+		sq, ok := tr.Lookup(id)
+		if !ok {
+			break
+		}
+		if e := &tr.Entries[sq]; e.Type == session.TypeCustom && e.CustomType == session.CustomTypeNote {
+			n++
+		}
+		if id == boundaryID {
+			break
+		}
+		id = tr.Entries[sq].ParentID
+	}
+	return n
+}

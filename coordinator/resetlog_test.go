@@ -3,9 +3,14 @@ package coordinator_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"contextd/coordinator"
 )
 
 // TestResetLogFromFile: the reset log of the Pi-written fixtures, rebuilt
@@ -87,3 +92,47 @@ func TestResetLogBadManifest(t *testing.T) {
 		t.Errorf("rollover 5 = %+v", last)
 	}
 }
+
+// TestRolloverQualityMetrics: a Local new_context at the end of
+// local-basic closes window 2, which wrote 2 notes (an independent
+// Python count of codex-context-note entries from the leaf up to boundary
+// 177c1e63): one observation of 2 note writes, no reset without notes,
+// the hint's bytes observed, no cap hit (4 notes, short paths). The cut
+// of window 0 observes its 1433 dropped identifiers.
+func TestRolloverQualityMetrics(t *testing.T) {
+	ts := openFixture(t, "local-basic", "local")
+	ans, err := ts.svc.Windows(context.Background(), ts.id, coordinator.WindowsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := ts.metrics
+	var h dto.Metric
+	if err := m.WindowNoteWrites.WithLabelValues("local").(prometheus.Histogram).Write(&h); err != nil {
+		t.Fatal(err)
+	}
+	if h.Histogram.GetSampleCount() != 1 || h.Histogram.GetSampleSum() != 2 {
+		t.Errorf("note writes: %d samples, sum %v; want 1, 2", h.Histogram.GetSampleCount(), h.Histogram.GetSampleSum())
+	}
+	if n := counterValue(t, m.ResetsWithoutNotes.WithLabelValues("local")); n != 0 {
+		t.Errorf("resets without notes = %v", n)
+	}
+	hint := ans.Append[0].Content[strings.Index(ans.Append[0].Content, "Recent notes"):strings.LastIndex(ans.Append[0].Content, "\n</context_window>")]
+	var hb dto.Metric
+	if err := m.HintBytes.Write(&hb); err != nil {
+		t.Fatal(err)
+	}
+	if hb.Histogram.GetSampleCount() != 1 || hb.Histogram.GetSampleSum() != float64(len(hint)) || counterValue(t, m.HintCapHits) != 0 {
+		t.Errorf("hint bytes: %d samples, sum %v, want %d; cap hits %v", hb.Histogram.GetSampleCount(), hb.Histogram.GetSampleSum(), len(hint), counterValue(t, m.HintCapHits))
+	}
+	if _, err := ts.svc.WindowCutOf(context.Background(), ts.id, "e636b0b7-d739-4a87-ad1c-80eb5320dfff", ""); err != nil {
+		t.Fatal(err)
+	}
+	var cd dto.Metric
+	if err := m.CutDropped.Write(&cd); err != nil {
+		t.Fatal(err)
+	}
+	if cd.Histogram.GetSampleCount() != 1 || cd.Histogram.GetSampleSum() != 1433 {
+		t.Errorf("cut dropped: %d samples, sum %v", cd.Histogram.GetSampleCount(), cd.Histogram.GetSampleSum())
+	}
+}
+
