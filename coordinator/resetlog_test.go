@@ -135,4 +135,3 @@ func TestRolloverQualityMetrics(t *testing.T) {
 		t.Errorf("cut dropped: %d samples, sum %v", cd.Histogram.GetSampleCount(), cd.Histogram.GetSampleSum())
 	}
 }
-
