@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,5 +31,21 @@ func TestEval(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, nil, "eval", "--mode", "cloud", p); err == nil || !strings.Contains(err.Error(), `--mode "cloud": use auto, local or tree`) {
 		t.Errorf("bad mode: %v", err)
+	}
+}
+
+// TestREADMEEval: the eval table README "Rollover quality" shows is what
+// contextd eval prints for tree-multi.jsonl.
+func TestREADMEEval(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCLI(t, nil, "eval", filepath.Join("..", "..", "testdata", "pi-tree", "tree-multi.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "$ contextd eval testdata/pi-tree/tree-multi.jsonl\n"+out) {
+		t.Errorf("README does not show the current eval of tree-multi.jsonl:\n%s", out)
 	}
 }
