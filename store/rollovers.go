@@ -189,24 +189,8 @@ func parseTime(s string) (time.Time, error) {
 // SessionRollovers returns every rollover of sessionID in the state
 // database (open, completed and aborted), ordered by requested_at then id.
 func (s *State) SessionRollovers(ctx context.Context, sessionID string) ([]Rollover, error) {
-	rows, err := s.DB.Reader.QueryContext(ctx, `SELECT rollover_id FROM rollovers WHERE session_id=? ORDER BY requested_at, rollover_id`, sessionID)
+	ids, err := s.sessionRolloverIDs(ctx, sessionID)
 	if err != nil {
-		return nil, err
-	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		rows.Close()
-		return nil, err
-	}
-	if err := rows.Close(); err != nil {
 		return nil, err
 	}
 	out := make([]Rollover, 0, len(ids))
@@ -220,4 +204,21 @@ func (s *State) SessionRollovers(ctx context.Context, sessionID string) ([]Rollo
 		}
 	}
 	return out, nil
+}
+
+func (s *State) sessionRolloverIDs(ctx context.Context, sessionID string) ([]string, error) {
+	rows, err := s.DB.Reader.QueryContext(ctx, `SELECT rollover_id FROM rollovers WHERE session_id=? ORDER BY requested_at, rollover_id`, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
