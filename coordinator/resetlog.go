@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 
 	"contextd"
@@ -201,9 +202,6 @@ func fileRollovers(b *Branch) ([]ResetEntry, error) {
 		if err := treePart(b, &r, manifest, md); err != nil {
 			return err
 		}
-		if r.Archived == nil && r.Reason == "" {
-			r.Reason = "the manifest's archivedLeafId does not lead up to its boundaryEntryId: the archive is unavailable"
-		}
 		if err := notesAt(b, &r, notesEnd); err != nil {
 			return err
 		}
@@ -301,24 +299,51 @@ func treePart(b *Branch, r *ResetEntry, mi int, md manifestData) error {
 		sum := sha256.Sum256([]byte(d.Summary))
 		r.SummarySHA256 = hex.EncodeToString(sum[:])
 	}
-	// The archived interval: archivedLeafId up through parentId to the boundary.
+	// The manifest must agree with its branch summary (the rules of
+	// archive.Validate, in short): the summary is a branch_summary whose
+	// fromId is archivedLeafId and whose parentId is branchBaseId, and the
+	// walk from archivedLeafId up to branchBaseId meets the boundary.
+	var reasons []string
+	base := ""
+	if md.BranchBaseID != nil {
+		base = *md.BranchBaseID
+	}
+	if sq, ok := tr.Lookup(md.SummaryEntryID); !ok || tr.Entries[sq].Type != session.TypeBranchSummary {
+		reasons = append(reasons, "summaryEntryId is not a branch_summary")
+	} else {
+		if tr.Entries[sq].FromID != md.ArchivedLeafID {
+			reasons = append(reasons, "archivedLeafId is not the summary's fromId")
+		}
+		if tr.Entries[sq].ParentID != base {
+			reasons = append(reasons, "branchBaseId is not the summary's parentId")
+		}
+	}
 	var walk []int
+	found := false
 	id := md.ArchivedLeafID
-	for steps := 0; id != "" && steps <= tr.Len(); steps++ {
+	for steps := 0; id != "" && id != base && steps <= tr.Len(); steps++ {
 		sq, ok := tr.Lookup(id)
 		if !ok {
 			break
 		}
 		walk = append(walk, sq)
 		if id == md.BoundaryEntryID {
-			slices.Reverse(walk)
-			r.Archived = interval(tr, walk)
-			r.RequestedAt = entryTime(&tr.Entries[walk[len(walk)-1]])
-			r.WindowNoteWrites = noteWrites(tr, walk)
-			return nil
+			found = true
+			break
 		}
 		id = tr.Entries[sq].ParentID
 	}
+	if !found {
+		reasons = append(reasons, "the walk from archivedLeafId does not reach boundaryEntryId")
+	}
+	if len(reasons) > 0 {
+		r.Reason = "invalid manifest (" + strings.Join(reasons, "; ") + "): the archive is unavailable"
+		return nil
+	}
+	slices.Reverse(walk)
+	r.Archived = interval(tr, walk)
+	r.RequestedAt = entryTime(&tr.Entries[walk[len(walk)-1]])
+	r.WindowNoteWrites = noteWrites(tr, walk)
 	return nil
 }
 

@@ -73,10 +73,12 @@ func TestResetLogFromFile(t *testing.T) {
 	}
 }
 
-// TestResetLogBadManifest: rollover 5 of tree-bad-manifests-small has a
-// manifest whose archivedLeafId does not lead to its boundary: the
-// rollover is listed (its boundary is in the file) without an interval,
-// and the reason says the archive is unavailable.
+// TestResetLogBadManifest: tree-bad-manifests-small has 5 rollovers;
+// expected.json calls manifest 1 valid and 2-5 invalid (archivedLeafId
+// mismatch; branchBaseId mismatch and boundary not in the archive;
+// summary not a branch_summary; archivedLeafId mismatch and missing). All
+// five are listed (their boundaries are in the file); only the first has
+// an archived interval, the others say why the archive is unavailable.
 func TestResetLogBadManifest(t *testing.T) {
 	ts := openFixture(t, "tree-bad-manifests-small", "tree")
 	l, err := ts.svc.Rollovers(context.Background(), ts.id, "")
@@ -86,10 +88,28 @@ func TestResetLogBadManifest(t *testing.T) {
 	if len(l.Rollovers) != 5 {
 		t.Fatalf("rollovers = %d, want 5", len(l.Rollovers))
 	}
-	last := l.Rollovers[4]
-	if last.From.Number != 4 || last.To == nil || last.To.Number != 5 || last.Archived != nil || last.ManifestEntryID != "fcf73426" ||
-		last.Reason != "the manifest's archivedLeafId does not lead up to its boundaryEntryId: the archive is unavailable" {
-		t.Errorf("rollover 5 = %+v", last)
+	want := []string{
+		"0d55058b 0→1 archived 451cdecb..93ac1a51 ",
+		"35464eaa 1→2 invalid manifest (archivedLeafId is not the summary's fromId): the archive is unavailable",
+		"f7c8a7e6 2→3 invalid manifest (branchBaseId is not the summary's parentId; the walk from archivedLeafId does not reach boundaryEntryId): the archive is unavailable",
+		"f00a36d7 3→4 invalid manifest (summaryEntryId is not a branch_summary): the archive is unavailable",
+		"fcf73426 4→5 invalid manifest (archivedLeafId is not the summary's fromId; the walk from archivedLeafId does not reach boundaryEntryId): the archive is unavailable",
+	}
+	var got []string
+	for _, r := range l.Rollovers {
+		line := fmt.Sprintf("%s %d→%d ", r.ManifestEntryID, r.From.Number, r.To.Number)
+		if r.Archived != nil {
+			line += fmt.Sprintf("archived %s..%s ", r.Archived.FirstEntryID, r.Archived.LastEntryID)
+		}
+		got = append(got, line+r.Reason)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got)\n%s", d)
+	}
+	for i, m := range ts.exp.Manifests {
+		if m.Valid != (l.Rollovers[i].Archived != nil) {
+			t.Errorf("manifest %s: expected.json valid %v, reset log archived %v", m.ManifestEntryID, m.Valid, l.Rollovers[i].Archived != nil)
+		}
 	}
 }
 
