@@ -121,6 +121,42 @@ func registerRolloverRoutes(s *Server, api huma.API) {
 			return &struct{ Body coordinator.RolloverInfo }{a}, nil
 		})
 
+	type logInput struct {
+		SessionPath
+		coordinator.RolloverLogRequest
+	}
+	huma.Register(api, huma.Operation{OperationID: "rollover-log", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/rollovers",
+		Summary: "Reset log: every rollover of the session", Tags: tags,
+		Description: "Every rollover of the session, oldest first: mode, closed and opened window, archived interval (first and last entry ids, entry and byte counts), " +
+			"summary digest, note files and bytes at the cut, note writes of the closed window, state (requested, settled, committed, completed, failed, aborted) with times and durations. " +
+			"Rollovers the state database lacks (Local new_context, a lost state.db) are rebuilt from the boundaries and manifests on the branch of leaf_id. " +
+			"Refusals: 404 unknown session or leaf; 409 off/remote mode; 410 unusable file."},
+		func(ctx context.Context, in *logInput) (*struct{ Body coordinator.RolloverLog }, error) {
+			a, err := s.svc.Rollovers(ctx, in.SessionID, in.LeafID)
+			if err != nil {
+				return nil, s.problem("rollover-log", err)
+			}
+			return &struct{ Body coordinator.RolloverLog }{a}, nil
+		})
+
+	type cutInput struct {
+		SessionPath
+		WindowID string `path:"window_id" minLength:"1" maxLength:"256" doc:"Full id of a window a rollover closed (the currentWindowId of its boundary)."`
+		LeafID   string `query:"leaf_id" maxLength:"256" doc:"Pi's leaf; default the last entry of the file."`
+	}
+	huma.Register(api, huma.Operation{OperationID: "window-cut", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/windows/{window_id}/cut",
+		Summary: "What a rollover's cut dropped", Tags: tags,
+		Description: "The distinctive identifiers of a closed window (file paths, URLs, commit hashes, numbers with units, error lines, names defined in tool outputs; rules in package cut) " +
+			"with the history items holding them, each marked carried (in the note state, the next boundary's thread hint or the Tree summary) or dropped. " +
+			"Refusals: 404 unknown session, leaf or window; 409 off/remote mode, or the current window (nothing was cut); 410 unusable file."},
+		func(ctx context.Context, in *cutInput) (*struct{ Body coordinator.WindowCut }, error) {
+			a, err := s.svc.WindowCutOf(ctx, in.SessionID, in.WindowID, in.LeafID)
+			if err != nil {
+				return nil, s.problem("window-cut", err)
+			}
+			return &struct{ Body coordinator.WindowCut }{a}, nil
+		})
+
 	huma.Register(api, huma.Operation{OperationID: "rollover-get", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/rollovers/{rollover_id}",
 		Summary: "Inspect a rollover", Tags: tags,
 		Description: "The rollover's state, window identities, leaves, summary and times. A committed rollover whose entries are all in the file is completed first."},

@@ -420,6 +420,7 @@ func (s *Service) CommitRollover(ctx context.Context, sessionID, rolloverID stri
 		return CommitAnswer{}, fmt.Errorf("rollover %s: note snapshot: %w", r.ID, err)
 	}
 	var plan rolloverPlan
+	writes := 0
 	if r.Mode == contextd.ModeTree {
 		var base *string
 		err = t.Session.Read(func(v *store.View) error {
@@ -430,6 +431,9 @@ func (s *Service) CommitRollover(ctx context.Context, sessionID, rolloverID stri
 				return sessionChanged(r, "its header id is now "+v.Tree.Header.ID)
 			}
 			base, err = checkSummary(v.Tree, r, req.SummaryEntryID)
+			if err == nil {
+				writes = archivedNoteWrites(v.Tree, r.LeafAtSettle, r.BoundaryEntryID)
+			}
 			return err
 		})
 		if err != nil {
@@ -446,7 +450,7 @@ func (s *Service) CommitRollover(ctx context.Context, sessionID, rolloverID stri
 		rec.SummaryItemID = req.SummaryEntryID
 	}
 	plan.Window = s.nextIdentity(old)
-	hint := notes.ThreadHint(notes.Replay([]notes.Event{ev}), &rec)
+	hint, hintRep := notes.ThreadHintReport(notes.Replay([]notes.Event{ev}), &rec)
 	bd := s.NewBoundary(t.Agent, plan.Window, hint)
 	display := true
 	plan.Append = append(plan.Append, PlannedEntry{Type: bd.Type, CustomType: bd.CustomType, Content: bd.Content, Display: &display, Details: &bd.Details})
@@ -473,6 +477,9 @@ func (s *Service) CommitRollover(ctx context.Context, sessionID, rolloverID stri
 		return commitAnswer(r)
 	}
 	s.Metrics.PhaseSeconds.WithLabelValues("commit").Observe(now.Sub(r.SettledAt).Seconds())
+	if r.Mode == contextd.ModeTree {
+		s.Metrics.observeRollover(string(r.Mode), writes, hintRep.Bytes, len(hintRep.LeftOut) > 0)
+	}
 	r.State, r.SummaryEntryID, r.Plan, r.CommittedAt = store.RolloverCommitted, req.SummaryEntryID, raw, now
 	return commitAnswer(r)
 }

@@ -153,10 +153,11 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 			return nil
 		}
 		cur := identityOf(&b.V.Tree.Entries[b.Seqs[i]])
-		hint, err := s.nextHint(b, t.Agent, nil)
+		hint, rep, err := s.nextHint(b, t.Agent, nil)
 		if err != nil {
 			return err
 		}
+		s.Metrics.observeRollover(string(contextd.ModeLocal), noteWrites(b.V.Tree, b.Seqs[i:]), rep.Bytes, len(rep.LeftOut) > 0)
 		out.Window = s.nextIdentity(cur)
 		out.Append = []Boundary{s.NewBoundary(t.Agent, out.Window, hint)}
 		return nil
@@ -167,10 +168,10 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 // nextHint is the thread hint of the next window: the note state of the
 // branch and the recovery ids of the window being closed (the last window of
 // the history view). summaryID, when set, is the Tree summary item id.
-func (s *Service) nextHint(b *Branch, agent string, override *notes.Recovery) (string, error) {
+func (s *Service) nextHint(b *Branch, agent string, override *notes.Recovery) (string, notes.HintReport, error) {
 	st, err := noteState(b)
 	if err != nil {
-		return "", err
+		return "", notes.HintReport{}, err
 	}
 	rec := override
 	if rec == nil {
@@ -179,7 +180,8 @@ func (s *Service) nextHint(b *Branch, agent string, override *notes.Recovery) (s
 			rec = recoveryOf(wins[len(wins)-1])
 		}
 	}
-	return notes.ThreadHint(st, rec), nil
+	text, rep := notes.ThreadHintReport(st, rec)
+	return text, rep, nil
 }
 
 // ContextRequest is the body of POST /v1/sessions/{id}/context.

@@ -54,40 +54,96 @@ type Recovery struct {
 // added in order while they fit, stopping at the first that does not (so a
 // listed note is never older than an omitted one); without a note line the
 // header is omitted too. Nothing is ever cut inside a line or character.
+// When a recent note does not fit, the notes part ends with an overflow
+// line naming what was left out (ThreadHintReport).
 func ThreadHint(s *State, recovery *Recovery) string {
-	rec := recoveryLine(recovery)
-	used := len(rec)
+	text, _ := ThreadHintReport(s, recovery)
+	return text
+}
 
+// HintReport says what the byte cap did to a thread hint.
+type HintReport struct {
+	Bytes    int      // bytes of the hint text
+	LeftOut  []string // paths of the (up to HintNotes) recent notes the cap left out, most recent first
+	Reported bool     // the hint names LeftOut in its overflow line
+}
+
+// ThreadHintReport is ThreadHint plus what the cap left out (issue 15 §2:
+// an overflow is reported to the model, not cut silently). When the recent
+// notes do not all fit, the hint ends its notes part with an overflow line
+//
+//	Left out by the 4000-byte hint cap: /root/notes/a.md, /root/notes/b.md
+//
+// naming the left-out paths while they fit, then "and N more" (or only
+// "N notes" when no path fits); a note line is given up for it when
+// needed. Without room even for "N notes" the overflow goes unreported
+// (Reported false). When every recent note fits the hint is exactly the
+// reference's.
+func ThreadHintReport(s *State, recovery *Recovery) (string, HintReport) {
+	rec := recoveryLine(recovery)
 	files := s.Files()
 	slices.SortStableFunc(files, func(a, b File) int { return cmp.Compare(b.UpdatedAt, a.UpdatedAt) })
-	var notes []string
-	for _, f := range files[:min(len(files), HintNotes)] {
+	files = files[:min(len(files), HintNotes)]
+	var lines []string
+	for _, f := range files {
 		n := f.Lines()
 		unit := "lines"
 		if n == 1 {
 			unit = "line"
 		}
-		line := fmt.Sprintf("- %s (%d %s, %d UTF-8 bytes)", f.Path, n, unit, len(f.Text))
-		cost := len(line) + 1 // its "\n" separator
-		if len(notes) == 0 {
-			cost += len(hintNotesHeader)
-			if rec != "" {
-				cost++ // "\n" before the recovery line
+		lines = append(lines, fmt.Sprintf("- %s (%d %s, %d UTF-8 bytes)", f.Path, n, unit, len(f.Text)))
+	}
+	// size of the hint with notes lines[:k] and an optional overflow line.
+	size := func(k int, overflow string) int {
+		n := len(rec)
+		if k == 0 && overflow == "" {
+			return n
+		}
+		n += len(hintNotesHeader)
+		for _, l := range lines[:k] {
+			n += 1 + len(l)
+		}
+		if overflow != "" {
+			n += 1 + len(overflow)
+		}
+		if rec != "" {
+			n++
+		}
+		return n
+	}
+	k := 0
+	for k < len(lines) && size(k+1, "") <= MaxHintBytes {
+		k++
+	}
+	var rep HintReport
+	overflow := ""
+	if k < len(lines) {
+		for _, f := range files[k:] {
+			rep.LeftOut = append(rep.LeftOut, f.Path)
+		}
+		// Give up note lines until an overflow line fits.
+		for kk := k; kk >= 0; kk-- {
+			left := make([]string, 0, len(files)-kk)
+			for _, f := range files[kk:] {
+				left = append(left, f.Path)
+			}
+			if o := overflowLine(left, MaxHintBytes-size(kk, "x")+1); o != "" {
+				k, overflow = kk, o
+				rep.LeftOut, rep.Reported = left, true
+				break
 			}
 		}
-		if used+cost > MaxHintBytes {
-			break
-		}
-		used += cost
-		notes = append(notes, line)
 	}
-
 	var b strings.Builder
-	if len(notes) > 0 {
+	if k > 0 || overflow != "" {
 		b.WriteString(hintNotesHeader)
-		for _, l := range notes {
+		for _, l := range lines[:k] {
 			b.WriteString("\n")
 			b.WriteString(l)
+		}
+		if overflow != "" {
+			b.WriteString("\n")
+			b.WriteString(overflow)
 		}
 	}
 	if rec != "" {
@@ -96,7 +152,33 @@ func ThreadHint(s *State, recovery *Recovery) string {
 		}
 		b.WriteString(rec)
 	}
-	return truncateUTF8(b.String(), MaxHintBytes)
+	out := truncateUTF8(b.String(), MaxHintBytes)
+	rep.Bytes = len(out)
+	return out, rep
+}
+
+const hintOverflowPrefix = "Left out by the 4000-byte hint cap: "
+
+// overflowLine names paths within budget bytes: as many paths as fit,
+// then " and N more"; "N notes" when none fits; "" when not even that.
+func overflowLine(paths []string, budget int) string {
+	for n := len(paths); n >= 1; n-- {
+		l := hintOverflowPrefix + strings.Join(paths[:n], ", ")
+		if n < len(paths) {
+			l += fmt.Sprintf(" and %d more", len(paths)-n)
+		}
+		if len(l) <= budget {
+			return l
+		}
+	}
+	unit := "notes"
+	if len(paths) == 1 {
+		unit = "note"
+	}
+	if l := fmt.Sprintf("%s%d %s", hintOverflowPrefix, len(paths), unit); len(l) <= budget {
+		return l
+	}
+	return ""
 }
 
 // recoveryLine renders "Previous window history IDs: <JSON>" within

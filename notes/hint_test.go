@@ -2,6 +2,7 @@ package notes
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -72,8 +73,10 @@ func TestThreadHintByteCap(t *testing.T) {
 		t.Fatalf("hint is %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
 	}
 	lines := strings.Split(got, "\n")
-	// Header + 3 lines of ~1,040 bytes + recovery fit; a fourth does not.
-	if len(lines) != 5 || lines[0] != hintNotesHeader || !strings.HasPrefix(lines[4], hintRecoveryPrefix) {
+	// Header + 3 lines of 1,038 bytes + the overflow line + recovery fit;
+	// a fourth note line does not, and no left-out path (1,012 bytes) fits
+	// in the 678 bytes left, so the overflow line counts them (issue 15).
+	if len(lines) != 6 || lines[0] != hintNotesHeader || lines[4] != "Left out by the 4000-byte hint cap: 2 notes" || !strings.HasPrefix(lines[5], hintRecoveryPrefix) {
 		t.Fatalf("lines: %d %q", len(lines), lines[0])
 	}
 	for i := 1; i <= 3; i++ {
@@ -82,8 +85,11 @@ func TestThreadHintByteCap(t *testing.T) {
 			t.Errorf("line %d = %.40q…", i, lines[i])
 		}
 	}
-	// Exactly at the cap: a recovery line that leaves exactly room for
-	// three note lines keeps them; one byte more drops the third.
+	// Exactly at the cap: with three recent notes, a recovery line that
+	// leaves exactly room for their lines keeps them all, and no overflow
+	// line; one byte more gives up the third note line for "1 note" (its
+	// path line would be 36+1,012 bytes, more than the 1,037 freed).
+	s3 := testState(t, evs[:3]...)
 	threeLines := len(hintNotesHeader)
 	for i := range 3 {
 		threeLines += 1 + len(fmt.Sprintf("- %s (2 lines, 5 UTF-8 bytes)", long(i)))
@@ -91,14 +97,40 @@ func TestThreadHintByteCap(t *testing.T) {
 	recLen := MaxHintBytes - threeLines - 1
 	base := len(hintRecoveryPrefix + `{"window_id":""}`)
 	exact := &Recovery{WindowID: strings.Repeat("w", recLen-base)}
-	got = ThreadHint(s, exact)
-	if len(got) != MaxHintBytes || strings.Count(got, "\n") != 4 {
-		t.Fatalf("exact fit: %d bytes, %d lines", len(got), strings.Count(got, "\n")+1)
+	got, rep := ThreadHintReport(s3, exact)
+	if len(got) != MaxHintBytes || strings.Count(got, "\n") != 4 || rep.LeftOut != nil || strings.Contains(got, "Left out") {
+		t.Fatalf("exact fit: %d bytes, %d lines, %+v", len(got), strings.Count(got, "\n")+1, rep.LeftOut)
 	}
 	exact.WindowID += "w"
-	got = ThreadHint(s, exact)
-	if len(got) > MaxHintBytes || strings.Count(got, "\n") != 3 {
-		t.Fatalf("one byte over: %d bytes, %d lines", len(got), strings.Count(got, "\n")+1)
+	got, rep = ThreadHintReport(s3, exact)
+	lines = strings.Split(got, "\n")
+	if len(got) > MaxHintBytes || len(lines) != 5 || lines[3] != "Left out by the 4000-byte hint cap: 1 note" || !rep.Reported || len(rep.LeftOut) != 1 || rep.LeftOut[0] != long(2) {
+		t.Fatalf("one byte over: %d bytes, %d lines, %+v", len(got), len(lines), rep)
+	}
+}
+
+// TestThreadHintOverflowNames: the overflow line names left-out paths
+// when they fit. Recovery line 3,850 bytes; note lines are 42 bytes
+// ("- /root/notes/a.md (1 line, 1 UTF-8 bytes)"). Two note lines fit
+// (3,850+42+2×43+1 = 3,979) but leave 20 bytes, too few for any overflow
+// line; one note line leaves 63 bytes, exactly
+// "Left out by the 4000-byte hint cap: /root/notes/b.md and 1 more".
+func TestThreadHintOverflowNames(t *testing.T) {
+	s := testState(t, w("/root/notes/a.md", "a", t0+3), w("/root/notes/b.md", "b", t0+2), w("/root/notes/c.md", "c", t0+1))
+	base := len(hintRecoveryPrefix + `{"window_id":""}`)
+	rec := &Recovery{WindowID: strings.Repeat("w", 3850-base)}
+	got, rep := ThreadHintReport(s, rec)
+	want := hintNotesHeader + "\n- /root/notes/a.md (1 line, 1 UTF-8 bytes)\nLeft out by the 4000-byte hint cap: /root/notes/b.md and 1 more\n" + recoveryLine(rec)
+	if got != want {
+		t.Fatalf("got %q", got[:200])
+	}
+	if !rep.Reported || !slices.Equal(rep.LeftOut, []string{"/root/notes/b.md", "/root/notes/c.md"}) || rep.Bytes != 4000 {
+		t.Errorf("report = %+v", rep)
+	}
+	// Everything fits: no overflow line, nothing left out.
+	got, rep = ThreadHintReport(s, nil)
+	if strings.Contains(got, "Left out") || rep.LeftOut != nil || rep.Reported {
+		t.Errorf("got %q %+v", got, rep)
 	}
 }
 

@@ -185,3 +185,40 @@ func parseTime(s string) (time.Time, error) {
 	}
 	return time.Parse(timeFmt, s)
 }
+
+// SessionRollovers returns every rollover of sessionID in the state
+// database (open, completed and aborted), ordered by requested_at then id.
+func (s *State) SessionRollovers(ctx context.Context, sessionID string) ([]Rollover, error) {
+	ids, err := s.sessionRolloverIDs(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Rollover, 0, len(ids))
+	for _, id := range ids {
+		r, ok, err := s.Rollover(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func (s *State) sessionRolloverIDs(ctx context.Context, sessionID string) ([]string, error) {
+	rows, err := s.DB.Reader.QueryContext(ctx, `SELECT rollover_id FROM rollovers WHERE session_id=? ORDER BY requested_at, rollover_id`, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}

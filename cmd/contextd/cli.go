@@ -34,6 +34,7 @@ var commands = []command{
 	{"reindex", "", "drop and rebuild the derived index from the session files, then exit"},
 	{"sessions", "", "list the sessions a running contextd knows, as a table"},
 	{"inspect", "FILE.jsonl", "describe one session file; --tree draws its entry tree"},
+	{"eval", "FILE.jsonl", "recoverability of a session file: per archived window, the share of dropped identifiers history search_contents and read_item give back"},
 	{"healthcheck", "", "exit 0 when a running contextd answers /healthz (container HEALTHCHECK, service managers)"},
 	{"openapi", "", "print the OpenAPI 3.1 spec (YAML, or --format json)"},
 	{"version", "", "print the version, commit, Go and SQLite versions (also --version)"},

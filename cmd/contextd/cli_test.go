@@ -51,6 +51,7 @@ func TestCommandHelpListsOnlyItsFlags(t *testing.T) {
 		"reindex":     {"log-format", "log-level", "max-line-bytes", "memory-limit", "sessions-dir", "state-dir"},
 		"sessions":    {"addr", "state-dir"},
 		"inspect":     {"expand", "max-line-bytes", "tree"},
+		"eval":        {"json", "mode"},
 		"healthcheck": {"addr", "quiet", "timeout"},
 		"openapi":     {"format"},
 		"version":     nil,

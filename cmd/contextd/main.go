@@ -256,6 +256,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return runOpenAPI(command, args, stdout, stderr)
 	case "inspect":
 		return runInspect(command, args, stdout, stderr)
+	case "eval":
+		return runEval(ctx, command, args, stdout, stderr)
 	case "healthcheck":
 		return runHealthcheck(ctx, command, args, getenv, stdout, stderr)
 	case "sessions":

@@ -14,6 +14,8 @@ import { applyProjection, type Projection } from "./projection.ts";
 import { type PlannedEntry, settleRollover } from "./rollover.ts";
 import { boundaryMessage, identityOf, nextIdentity, sliceAtLatestBoundary, usableHint, type WindowIdentity } from "./windows.ts";
 import { resolveSettings, type Settings } from "./settings.ts";
+import { contextRemaining, deliveredThresholds, dueReminder, guardDecision, reminderMessage, type ResetEntry, resetLogLines, windowNoteWrites } from "./quality.ts";
+import { randomUUID } from "node:crypto";
 import { Type } from "typebox";
 import {
 	codexArguments,
@@ -199,13 +201,19 @@ export default function contextdExtension(pi: ExtensionAPI) {
 		parameters: Type.Object({}, { additionalProperties: false }),
 		async execute(_id, _params, _signal, _onUpdate, ctx) {
 			const c = need();
+			// The notes guard (Local and Tree): did this window checkpoint anything?
+			const guard = local ? guardDecision(settings.notesGuard, windowNoteWrites(ctx.sessionManager.getBranch())) : { proceed: true };
+			if (!guard.proceed) {
+				return { content: text(guard.refusal ?? ""), details: { refused: true, notes_guard: settings.notesGuard } };
+			}
+			const warn = (t: string) => (guard.warning ? `${t}\n${guard.warning}` : t);
 			if (mode === "local") {
 				const ans = await c.call<{ append: PlannedEntry[]; window: unknown }>("POST", `${sessionPath()}/windows`, leafBody(ctx));
 				for (const b of ans.append) {
 					// Steered: lands after this tool result, before the next model call.
 					pi.sendMessage({ customType: b.customType, content: b.content ?? "", display: b.display ?? true, details: b.details }, { deliverAs: "steer" });
 				}
-				return { content: text("A new context window will start without summarizing conversation history."), details: { window: ans.window } };
+				return { content: text(warn("A new context window will start without summarizing conversation history.")), details: { window: ans.window, notes_warning: !!guard.warning } };
 			}
 			if (mode === "tree") {
 				const ans = await c.call<{ rollover_id: string; tool_result: string; merged: boolean }>("POST", `${sessionPath()}/rollovers`, {
@@ -214,7 +222,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 				});
 				pending = { rolloverId: ans.rollover_id, sessionId };
 				// terminate: the run ends after this batch; agent_settled performs the rollover.
-				return { content: text(ans.tool_result), details: { rollover_id: ans.rollover_id, merged: ans.merged }, terminate: true };
+				return { content: text(warn(ans.tool_result)), details: { rollover_id: ans.rollover_id, merged: ans.merged, notes_warning: !!guard.warning }, terminate: true };
 			}
 			// Remote: the extension keeps the window identity on the branch;
 			// the hint comes from the Codex backend through contextd.
@@ -223,6 +231,34 @@ export default function contextdExtension(pi: ExtensionAPI) {
 			return { content: text("A new context window will start without summarizing conversation history."), details: { window: next } };
 		},
 	});
+
+	// ---- context awareness (Local and Tree) -------------------------------
+
+	if (local) {
+		pi.registerTool({
+			name: "get_context_remaining",
+			label: "Context remaining",
+			description: "Tokens left in the current context window (from Pi's context usage: tokens used, window size, percent used).",
+			parameters: Type.Object({}, { additionalProperties: false }),
+			async execute(_id, _params, _signal, _onUpdate, ctx) {
+				const r = contextRemaining(ctx.getContextUsage());
+				return { content: text(r.text), details: r.details };
+			},
+		});
+
+		// Once per window and threshold: a reminder custom message (kind
+		// reminder for the first threshold, urgent for later ones) before
+		// the next model call.
+		pi.on("turn_end", async (_event, ctx) => {
+			if (!client || settings.reminderThresholds.length === 0) return;
+			const branch = ctx.sessionManager.getBranch();
+			const usage = ctx.getContextUsage();
+			const due = dueReminder(usage?.percent ?? null, settings.reminderThresholds, deliveredThresholds(branch, settings.reminderThresholds));
+			const win = branchIdentity(ctx);
+			if (!due || !win || !usage || usage.percent === null) return;
+			pi.sendMessage(reminderMessage(usage.percent, due.kind, win, randomUUID()), { deliverAs: "steer" });
+		});
+	}
 
 	for (const [ns, actions, description, parameters] of [
 		["history", HISTORY_ACTIONS, HISTORY_DESCRIPTION, historyParameters],
@@ -346,6 +382,10 @@ export default function contextdExtension(pi: ExtensionAPI) {
 			if (st.archives !== undefined) lines.push(`archives: ${st.archives}`);
 			lines.push(st.rollover ? `rollover ${st.rollover.rollover_id}: ${st.rollover.state}` : "no pending rollover");
 			if (st.incomplete_rollover) lines.push(`incomplete rollover ${st.incomplete_rollover.rollover_id}: retry its commit (see contextd README)`);
+			if (local) {
+				const log = await client.call<{ rollovers: ResetEntry[] }>("GET", `${sessionPath()}/rollovers`);
+				lines.push(...resetLogLines(log.rollovers));
+			}
 		} catch (err) {
 			lines.push((err as Error).message);
 		}

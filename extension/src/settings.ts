@@ -2,7 +2,8 @@
 //
 // Precedence, highest first: Pi CLI flags (--contextd-mode, --contextd-url),
 // environment (CONTEXTD_MODE, CONTEXTD_URL, CONTEXTD_TOKEN_FILE,
-// CONTEXTD_STATE_DIR, CONTEXTD_BIN, CONTEXTD_AUTOSTART, CONTEXTD_AGENT_NAME),
+// CONTEXTD_STATE_DIR, CONTEXTD_BIN, CONTEXTD_AUTOSTART, CONTEXTD_AGENT_NAME,
+// CONTEXTD_NOTES_GUARD, CONTEXTD_REMINDER_THRESHOLDS),
 // the "contextd" object of Pi's settings.json in the agent directory, then
 // the defaults, which match contextd's own: state directory
 // $PI_CODING_AGENT_DIR/contextd (else ~/.pi/agent/contextd), token file
@@ -10,6 +11,7 @@
 // http://127.0.0.1:7467.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { NOTES_GUARDS, type NotesGuard } from "./quality.ts";
 
 export type Mode = "off" | "local" | "tree" | "remote";
 export const MODES: readonly Mode[] = ["off", "local", "tree", "remote"];
@@ -26,7 +28,13 @@ export interface Settings {
 	autoStart: boolean;
 	/** Codex agent path of this agent; "/root" for the main agent. */
 	agentName: string;
+	/** new_context when the window wrote no note: warn (default), refuse or off (Local and Tree). */
+	notesGuard: NotesGuard;
+	/** Context-usage percentages at which a reminder is sent, once per window, ascending; default [70, 85]; [] disables. */
+	reminderThresholds: number[];
 }
+
+export const DEFAULT_REMINDER_THRESHOLDS = [70, 85];
 
 export const DEFAULT_URL = "http://127.0.0.1:7467";
 
@@ -44,6 +52,19 @@ interface FileSettings {
 	binary?: string;
 	autoStart?: boolean;
 	agentName?: string;
+	notesGuard?: string;
+	reminderThresholds?: number[] | string;
+}
+
+/** "70,85" or [70, 85] → [70, 85]; "off", "" or [] → []. Each must be a number in (0, 100]. */
+export function parseThresholds(raw: number[] | string): number[] {
+	const parts = Array.isArray(raw) ? raw : raw.trim() === "" || raw.trim().toLowerCase() === "off" ? [] : raw.split(",").map((p) => Number(p.trim()));
+	for (const p of parts) {
+		if (typeof p !== "number" || !Number.isFinite(p) || p <= 0 || p > 100) {
+			throw new Error(`reminder thresholds must be percentages in (0, 100], like "70,85" or "off"; got ${JSON.stringify(raw)}`);
+		}
+	}
+	return [...parts].sort((a, b) => a - b);
 }
 
 function readFileSettings(agentDir: string): FileSettings {
@@ -66,6 +87,11 @@ export function resolveSettings(src: SettingsSources): Settings {
 	if (!MODES.includes(modeRaw as Mode)) {
 		throw new Error(`unknown contextd mode "${modeRaw}"; use off, local, tree or remote`);
 	}
+	const guardRaw = (pick(src.env.CONTEXTD_NOTES_GUARD, file.notesGuard) ?? "warn").toLowerCase();
+	if (!NOTES_GUARDS.includes(guardRaw as NotesGuard)) {
+		throw new Error(`unknown contextd notes guard "${guardRaw}"; use warn, refuse or off`);
+	}
+	const thrRaw = src.env.CONTEXTD_REMINDER_THRESHOLDS ?? file.reminderThresholds;
 	const stateDir = pick(src.env.CONTEXTD_STATE_DIR, file.stateDir) ?? join(src.agentDir, "contextd");
 	const autoRaw = pick(src.env.CONTEXTD_AUTOSTART);
 	return {
@@ -76,5 +102,7 @@ export function resolveSettings(src: SettingsSources): Settings {
 		binary: pick(src.env.CONTEXTD_BIN, file.binary) ?? "contextd",
 		autoStart: autoRaw !== undefined ? autoRaw === "1" || autoRaw === "true" : file.autoStart === true,
 		agentName: pick(src.env.CONTEXTD_AGENT_NAME, file.agentName) ?? "/root",
+		notesGuard: guardRaw as NotesGuard,
+		reminderThresholds: thrRaw === undefined ? [...DEFAULT_REMINDER_THRESHOLDS] : parseThresholds(thrRaw),
 	};
 }
