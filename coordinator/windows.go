@@ -2,7 +2,8 @@ package coordinator
 
 import (
 	"context"
-	"fmt"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 
 	"contextd"
@@ -209,26 +210,42 @@ type HiddenSummary struct {
 //   - role assistant: the assistant message holding a toolCall content
 //     block whose id is tool_call_id;
 //   - role branchSummary: the branch summary message whose fromId is
-//     from_id and whose summary text has the SHA-256 summary_sha256 (hex).
+//     from_id and whose summary text has the SHA-256 summary_sha256 (hex);
+//   - role toolResult: the occurrence-th (1-based) message of Pi's
+//     context event whose toolCallId is tool_call_id, counted over the
+//     event's messages as Pi passes them (before any projection step).
 type MessageKey struct {
-	Role          string `json:"role" enum:"custom,assistant,branchSummary" doc:"Pi message role of the matched message."`
+	Role          string `json:"role" enum:"custom,assistant,branchSummary,toolResult" doc:"Pi message role of the matched message."`
 	CustomType    string `json:"custom_type,omitempty" doc:"role custom: the message's customType (codex-context-window)."`
 	WindowID      string `json:"window_id,omitempty" doc:"role custom: details.contextManagement.currentWindowId of the boundary."`
 	ToolCallID    string `json:"tool_call_id,omitempty" doc:"role assistant: id of a toolCall content block of the message."`
 	FromID        string `json:"from_id,omitempty" doc:"role branchSummary: the message's fromId."`
 	SummarySHA256 string `json:"summary_sha256,omitempty" doc:"role branchSummary: SHA-256 (lowercase hex) of the message's summary text (UTF-8)."`
+	Occurrence    int    `json:"occurrence,omitempty" minimum:"1" doc:"role toolResult: 1-based rank among the context event's messages with this toolCallId."`
+}
+
+// MoveStep moves the message matching Message to directly after the
+// message matching After (issue 10: a boundary or branch summary written
+// between a tool call and its results is sent after the results).
+type MoveStep struct {
+	Message MessageKey `json:"message" doc:"The message to move."`
+	After   MessageKey `json:"after" doc:"The message it is sent right after."`
 }
 
 // Projection is what the extension does to the messages of Pi's context
 // event, in this order: drop every message matching a key of Drop (Tree:
-// the hidden summaries), then, when StartAt is set, drop every message
-// before the first message matching StartAt (Local: the current boundary,
-// or the assistant message whose tool calls the first results after the
-// boundary answer). A key that matches no message is an error the
-// extension reports; it never guesses another message.
+// the hidden summaries; both modes: tool results the pairing rule does
+// not send), then, when StartAt is set, drop every message before the
+// first message matching StartAt (Local: the current boundary, or the
+// assistant message whose calls the results after the boundary answer),
+// then apply Move in order. Keys are matched against the event's messages
+// as Pi passed them. A key that matches no message is an error the
+// extension reports; it never guesses another message. The result obeys
+// the pairing rule (PlanPairing).
 type Projection struct {
 	StartAt *MessageKey  `json:"start_at" doc:"Local: keep the messages from the first one matching this key; null: keep from the first message."`
-	Drop    []MessageKey `json:"drop" doc:"Tree: remove every message matching one of these keys (each matches exactly one message)."`
+	Drop    []MessageKey `json:"drop" doc:"Remove every message matching one of these keys (each matches exactly one message): Tree's hidden summaries, and stray or duplicate tool results."`
+	Move    []MoveStep   `json:"move,omitempty" doc:"After drop and start_at, move each message right after another, in order (a boundary written inside a tool call pair goes after the results)."`
 }
 
 // ContextAnswer tells the extension what to project before an LLM call.
@@ -247,10 +264,11 @@ type ContextAnswer struct {
 	Window          *WindowIdentity `json:"window" doc:"Identity of the current window; null when no boundary is on the branch."`
 	BoundaryEntryID string          `json:"boundary_entry_id,omitempty" doc:"The current boundary entry."`
 	// SliceFromEntryID is where Local mode starts the provider context: the
-	// boundary, or, when the boundary would orphan tool results, the
-	// assistant message holding their tool calls.
+	// boundary, or, when the boundary is written between an assistant's
+	// tool calls and their results, that assistant (the boundary then
+	// moves after the results: Projection.Move).
 	SliceFromEntryID    string           `json:"slice_from_entry_id,omitempty"`
-	OrphanedToolResults []string         `json:"orphaned_tool_results" doc:"toolResult entries right after the boundary whose toolCall precedes it (a slice at the boundary would orphan them)."`
+	OrphanedToolResults []string         `json:"orphaned_tool_results" doc:"toolResult entries the projection does not send: no open call of a replayed assistant precedes them in the sent context (call missing, before the slice, in an errored or aborted assistant) or their call already has a result (see problems)."`
 	HiddenSummaries     []HiddenSummary  `json:"hidden_summaries" doc:"Tree mode: branch summaries to remove from the provider context."`
 	NeedsBoundary       bool             `json:"needs_boundary" doc:"true when the branch has no current boundary (first window, after user navigation into an archive, or a rollover cut short after navigation: then window is the archived window the chain continues from): append one with POST …/windows."`
 	Problems            []SessionProblem `json:"problems,omitempty" doc:"Problems of the branch, e.g. missing_parent: its root entry names a parent that is not in the file (a torn line); window then keeps the last boundary before the break."`
@@ -299,26 +317,6 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 			out.Window = &id
 			out.BoundaryEntryID = be.ID
 			out.SliceFromEntryID = be.ID
-			// Tool results directly after the boundary (before any
-			// assistant message) answer calls made before it.
-			for _, sq := range b.Seqs[i+1:] {
-				e := &tr.Entries[sq]
-				if e.Type == session.TypeMessage && e.Role == session.RoleAssistant {
-					break
-				}
-				if e.Type == session.TypeMessage && e.Role == session.RoleToolResult {
-					out.OrphanedToolResults = append(out.OrphanedToolResults, e.ID)
-				}
-			}
-			if len(out.OrphanedToolResults) > 0 {
-				for j := i - 1; j >= 0; j-- {
-					e := &tr.Entries[b.Seqs[j]]
-					if e.Type == session.TypeMessage && e.Role == session.RoleAssistant {
-						out.SliceFromEntryID = e.ID
-						break
-					}
-				}
-			}
 		}
 		if t.Mode == contextd.ModeTree && s.TreeContext != nil {
 			if err := s.TreeContext(b, &out); err != nil {
@@ -335,36 +333,155 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 	return out, mapDomainError(err)
 }
 
-// project fills out.Projection from the entry-id answer: Tree drops the
-// hidden summaries and keeps the whole branch (the tree already cut it);
-// Local starts at the boundary, or at the assistant message whose tool
-// call the first orphaned tool result answers.
+// project fills out.Projection from the entry-id answer and the pairing
+// rule (PlanPairing): Tree drops the hidden summaries and keeps the rest
+// of the branch (the tree already cut it); Local starts at the boundary.
+// Both then drop stray and duplicate tool results and move a boundary or
+// branch summary written inside a call/result pair after the results,
+// reporting each as a problem; OrphanedToolResults lists the dropped
+// results and SliceFromEntryID the first entry sent.
 func project(b *Branch, out *ContextAnswer) error {
+	hidden := make(map[string]bool, len(out.HiddenSummaries))
 	for _, h := range out.HiddenSummaries {
+		hidden[h.EntryID] = true
 		out.Projection.Drop = append(out.Projection.Drop, MessageKey{Role: "branchSummary", FromID: h.FromID, SummarySHA256: h.SummarySHA})
 	}
-	if out.Mode != contextd.ModeLocal || out.Window == nil || out.BoundaryEntryID == "" {
-		// No boundary on the branch (first window, or the window after a
-		// Tree cut that was not opened): nothing to slice at.
-		return nil
+	rules := session.NewestRules
+	if b.Target != nil {
+		rules = b.Target.Rules()
 	}
-	if len(out.OrphanedToolResults) == 0 || out.SliceFromEntryID == out.BoundaryEntryID {
-		out.Projection.StartAt = &MessageKey{Role: "custom", CustomType: session.CustomTypeWindow, WindowID: out.Window.CurrentWindowID}
-		return nil
-	}
-	seq, ok := b.V.Tree.Lookup(out.OrphanedToolResults[0])
-	if !ok {
-		return fmt.Errorf("orphaned tool result %q is not in the tree", out.OrphanedToolResults[0])
-	}
-	_, d, err := b.V.Decode(seq)
+	msgs, err := pairMessages(b, rules, hidden)
 	if err != nil {
 		return err
 	}
-	if d.Message == nil || d.Message.ToolCallID == "" {
-		return fmt.Errorf("orphaned tool result %q has no toolCallId", out.OrphanedToolResults[0])
+	start := 0
+	slice := out.Mode == contextd.ModeLocal && out.Window != nil && out.BoundaryEntryID != ""
+	if slice {
+		start = -1
+		for i := range msgs {
+			if msgs[i].EntryID == out.BoundaryEntryID {
+				start = i
+				break
+			}
+		}
+		if start < 0 {
+			// The branch starts after a broken parent chain, past the
+			// boundary: the extension slices at the boundary Pi holds
+			// in memory; the pairing rule runs on what the file shows.
+			out.Projection.StartAt = &MessageKey{Role: "custom", CustomType: session.CustomTypeWindow, WindowID: out.Window.CurrentWindowID}
+			slice, start = false, 0
+		}
 	}
-	out.Projection.StartAt = &MessageKey{Role: "assistant", ToolCallID: d.Message.ToolCallID}
+	plan := PlanPairing(msgs, start)
+	if slice {
+		m := &msgs[plan.Start]
+		out.SliceFromEntryID = m.EntryID
+		if m.Key != nil && plan.Start == start {
+			out.Projection.StartAt = m.Key
+		} else {
+			out.Projection.StartAt = &MessageKey{Role: session.RoleAssistant, ToolCallID: m.Calls[0]}
+		}
+	}
+	for _, i := range plan.Drop {
+		out.OrphanedToolResults = append(out.OrphanedToolResults, msgs[i].EntryID)
+		out.Projection.Drop = append(out.Projection.Drop, msgs[i].resultKey())
+	}
+	for _, mv := range plan.Moves {
+		out.Projection.Move = append(out.Projection.Move, MoveStep{Message: *msgs[mv.Msg].Key, After: pairKeyOf(&msgs[mv.After])})
+	}
+	out.Problems = append(out.Problems, plan.Problems...)
 	return nil
+}
+
+// pairKeyOf names m for the extension: its own key, or for a tool result its
+// call id and occurrence.
+func pairKeyOf(m *PairMessage) MessageKey {
+	if m.Role == session.RoleToolResult {
+		return m.resultKey()
+	}
+	if m.Key != nil {
+		return *m.Key
+	}
+	return MessageKey{Role: session.RoleAssistant, ToolCallID: m.Calls[0]}
+}
+
+// pairMessages lists the branch's provider context (Pi's
+// buildSessionContext under rules) as the pairing rule sees it, without the
+// entries in hidden. Assistant and toolResult entries are decoded for their
+// call ids (a context_edit replacement supplies an assistant's content);
+// boundaries and branch summaries get their keys.
+func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool) ([]PairMessage, error) {
+	tr := b.V.Tree
+	cms := tr.Project(b.Seqs, rules)
+	var need []int
+	seen := map[int]bool{}
+	for _, cm := range cms {
+		switch cm.Role {
+		case session.RoleAssistant, session.RoleToolResult, "branchSummary":
+			if !seen[cm.Seq] {
+				seen[cm.Seq] = true
+				need = append(need, cm.Seq)
+			}
+			if cm.EditSeq >= 0 && !seen[cm.EditSeq] {
+				seen[cm.EditSeq] = true
+				need = append(need, cm.EditSeq)
+			}
+		}
+	}
+	dec := make(map[int]*session.Decoded, len(need))
+	if err := b.V.DecodeEach(need, func(seq int, _ *session.Entry, d *session.Decoded) error {
+		dec[seq] = d
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	occ := map[string]int{}
+	out := make([]PairMessage, 0, len(cms))
+	for _, cm := range cms {
+		e := &tr.Entries[cm.Seq]
+		m := PairMessage{EntryID: e.ID, Line: e.Line, Role: cm.Role}
+		d := dec[cm.Seq]
+		switch cm.Role {
+		case session.RoleAssistant:
+			m.StopReason = e.StopReason
+			content := (*session.Content)(nil)
+			if d != nil && d.Message != nil {
+				content = &d.Message.Content
+			}
+			if cm.EditSeq >= 0 {
+				if ed := dec[cm.EditSeq]; ed != nil {
+					content = ed.Replacement
+				}
+			}
+			if content != nil {
+				for _, part := range content.Parts {
+					if part.Type == "toolCall" {
+						m.Calls = append(m.Calls, part.ID)
+					}
+				}
+			}
+		case session.RoleToolResult:
+			if d != nil && d.Message != nil {
+				m.CallID = d.Message.ToolCallID
+			}
+			occ[m.CallID]++
+			m.Occurrence = occ[m.CallID]
+		case "custom":
+			if e.IsBoundary() {
+				m.Key = &MessageKey{Role: "custom", CustomType: session.CustomTypeWindow, WindowID: e.Window.CurrentWindowID}
+			}
+		case "branchSummary":
+			if d != nil {
+				sum := sha256.Sum256([]byte(d.Summary))
+				m.Key = &MessageKey{Role: "branchSummary", FromID: e.FromID, SummarySHA256: hex.EncodeToString(sum[:])}
+			}
+		}
+		if hidden[e.ID] {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // awaitingFile reports whether t is a registered session whose file does
