@@ -3,6 +3,9 @@ package coordinator
 import (
 	"fmt"
 	"sort"
+	"strings"
+
+	"contextd"
 
 	"contextd/session"
 )
@@ -43,6 +46,7 @@ type PairMessage struct {
 	Role       string   // Pi message role (session.ContextMessage.Role)
 	StopReason string   // assistant
 	Calls      []string // assistant: ids of its toolCall blocks, in order
+	Names      []string // assistant: the tool name of each call in Calls
 	CallID     string   // toolResult: toolCallId
 	// Key names the message for a move (boundary, branch summary); nil
 	// when it has no key the extension can match.
@@ -304,4 +308,95 @@ func CheckPairing(sent []PairMessage) []string {
 		}
 	}
 	return bad
+}
+
+// NewContextTool is the name of the tool that requests a rollover; its own
+// call is answered by the tool phase and never blocks a rollover.
+const NewContextTool = "new_context"
+
+// UnresolvedCall is a tool call of the leaf's open batch without a result.
+type UnresolvedCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// UnresolvedCalls returns the calls of the leaf's open tool batch that
+// have no result yet: the calls of the last assistant message of msgs when
+// it is replayed (stopReason neither error nor aborted) and only tool
+// results (or system messages) follow it. Once any other message follows
+// (a user message, a boundary, another assistant, including the aborted
+// one Pi writes when ctx.abort() stops the run) pi-ai answers the open
+// calls synthetically and none is unresolved. Calls named new_context are
+// left out.
+func UnresolvedCalls(msgs []PairMessage) []UnresolvedCall {
+	k := len(msgs) - 1
+	for ; k >= 0; k-- {
+		if msgs[k].Role == session.RoleAssistant {
+			break
+		}
+		if closesCalls(msgs[k].Role) {
+			return nil
+		}
+	}
+	if k < 0 || !msgs[k].replayed() {
+		return nil
+	}
+	done := map[string]bool{}
+	for _, m := range msgs[k+1:] {
+		if m.Role == session.RoleToolResult {
+			done[m.CallID] = true
+		}
+	}
+	var out []UnresolvedCall
+	for i, id := range msgs[k].Calls {
+		name := ""
+		if i < len(msgs[k].Names) {
+			name = msgs[k].Names[i]
+		}
+		if !done[id] && name != NewContextTool {
+			out = append(out, UnresolvedCall{ID: id, Name: name})
+		}
+	}
+	return out
+}
+
+// openCallsError is the EConflict of a rollover step refused while the
+// leaf's batch has calls without results (issue 10: a rollover never cuts
+// a call from its result).
+func openCallsError(what, leaf string, calls []UnresolvedCall) error {
+	parts := make([]string, len(calls))
+	for i, c := range calls {
+		parts[i] = c.ID
+		if c.Name != "" {
+			parts[i] += " (" + c.Name + ")"
+		}
+	}
+	return contextd.Errorf(contextd.EConflict, "%s refused: tool calls %s on leaf %q have no result yet; retry once Pi has written their results (a rollover never separates a call from its result)",
+		what, strings.Join(parts, ", "), leaf)
+}
+
+// leafUnresolved is UnresolvedCalls of b's provider context, and whether
+// the open batch holds a new_context call.
+func leafUnresolved(b *Branch) ([]UnresolvedCall, bool, error) {
+	rules := session.NewestRules
+	if b.Target != nil {
+		rules = b.Target.Rules()
+	}
+	msgs, err := pairMessages(b, rules, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	open := UnresolvedCalls(msgs)
+	viaNewContext := false
+	if len(open) > 0 {
+		for k := len(msgs) - 1; k >= 0; k-- {
+			if msgs[k].Role == session.RoleAssistant {
+				for _, n := range msgs[k].Names {
+					viaNewContext = viaNewContext || n == NewContextTool
+				}
+				break
+			}
+		}
+	}
+	return open, viaNewContext, nil
 }

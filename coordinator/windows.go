@@ -117,7 +117,9 @@ type WindowsAnswer struct {
 // branch, the boundary of window 0 (new first id); otherwise the next
 // window's boundary (Local new_context): first id kept, previous = the
 // current window, number + 1, and the thread hint (recent notes and the
-// closing window's user item ids) inside.
+// closing window's user item ids) inside. The next boundary is refused
+// (EConflict naming the call ids) while the leaf's tool batch has calls
+// without results and no new_context call among them (issue 10).
 func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequest) (WindowsAnswer, error) {
 	t, err := s.Resolve(ctx, sessionID)
 	if err != nil {
@@ -152,6 +154,18 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 			out.Window = WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: id, CurrentWindowID: id}
 			out.Append = []Boundary{s.NewBoundary(t.Agent, out.Window, "")}
 			return nil
+		}
+		// The next boundary never lands inside a call/result pair: with
+		// calls of the leaf's batch unanswered it is refused, unless the
+		// batch holds the new_context call that asks for it (the extension
+		// steers the boundary, and Pi appends steered messages only after
+		// the whole batch's results: agent-loop.js runLoop).
+		open, viaNewContext, err := leafUnresolved(b)
+		if err != nil {
+			return err
+		}
+		if len(open) > 0 && !viaNewContext {
+			return openCallsError("the next window boundary", b.Leaf, open)
 		}
 		cur := identityOf(&b.V.Tree.Entries[b.Seqs[i]])
 		hint, err := s.nextHint(b, t.Agent, nil)
@@ -457,6 +471,7 @@ func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool) ([]Pai
 				for _, part := range content.Parts {
 					if part.Type == "toolCall" {
 						m.Calls = append(m.Calls, part.ID)
+						m.Names = append(m.Names, part.Name)
 					}
 				}
 			}

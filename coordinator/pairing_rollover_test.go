@@ -1,0 +1,135 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"contextd"
+)
+
+func hAssistantStop(parts, stop string) string {
+	return `"type":"message","message":{"role":"assistant","content":[` + parts + `],"stopReason":"` + stop + `","timestamp":1785578400000}`
+}
+func hErrResult(callID, name, text string) string {
+	return strings.Replace(hResult(callID, name, text), `"isError":false`, `"isError":true`, 1)
+}
+
+func wantConflict(t *testing.T, err error, contains ...string) {
+	t.Helper()
+	var e *contextd.Error
+	if !errors.As(err, &e) || e.Code != contextd.EConflict {
+		t.Fatalf("err %v, want EConflict", err)
+	}
+	for _, c := range contains {
+		if !strings.Contains(err.Error(), c) {
+			t.Errorf("err %q does not name %q", err, c)
+		}
+	}
+}
+
+// TestSettleRefusesOpenCalls: case-04. The leaf assistant called
+// new_context and bash in parallel; with only new_context's result written,
+// settle (Tree and Local) is refused with a conflict naming call_sh, and
+// succeeds once the bash result is on the leaf. The states Pi writes after
+// ctx.abort() are accepted: calls answered "Operation aborted", calls left
+// unanswered followed by an aborted assistant, and an assistant aborted
+// while streaming its calls.
+func TestSettleRefusesOpenCalls(t *testing.T) {
+	ctx := context.Background()
+	base := []string{
+		hUser("set up the repo"),                                                     // h0000001
+		hAssistant(`{"type":"text","text":"sure"}`),                                  // h0000002
+		hBoundary(0, "w0", "w0", ""),                                                 // h0000003
+		hUser("do the migration then start fresh"),                                   // h0000004
+		hAssistant(hCall("call_nc", "new_context") + "," + hCall("call_sh", "bash")), // h0000005
+		hResult("call_nc", "new_context", "A new context window will start without summarizing conversation history."), // h0000006
+	}
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		leaf  string
+		open  bool
+	}{
+		{"bash unresolved", nil, "h0000006", true},
+		{"at the assistant", nil, "h0000005", true},
+		{"bash answered", []string{hResult("call_sh", "bash", "tests passed")}, "h0000007", false},
+		{"bash aborted", []string{hErrResult("call_sh", "bash", "Operation aborted")}, "h0000007", false},
+		{"unanswered, then an aborted assistant", []string{hAssistantStop("", "aborted")}, "h0000007", false},
+	} {
+		for _, mode := range []string{"tree", "local"} {
+			t.Run(tc.name+"/"+mode, func(t *testing.T) {
+				file := handLines("sess-"+mode, append(append([]string{}, base...), tc.extra...)...)
+				svc, dir := localService(t, map[string][]byte{"s.jsonl": file})
+				if _, _, err := svc.Register(ctx, "sess-"+mode, RegisterRequest{SessionFile: filepath.Join(dir, "s.jsonl"), Mode: mode}); err != nil {
+					t.Fatal(err)
+				}
+				r, _, err := svc.CreateRollover(ctx, "sess-"+mode, RolloverRequest{LeafID: "h0000005", CommandContextReady: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = svc.SettleRollover(ctx, "sess-"+mode, r.RolloverID, SettleRequest{LeafID: tc.leaf})
+				if tc.open {
+					wantConflict(t, err, "call_sh (bash)", tc.leaf)
+					if strings.Contains(err.Error(), "call_nc") {
+						t.Errorf("err %q names the new_context call", err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("settle: %v", err)
+				}
+			})
+		}
+	}
+	// An assistant aborted while streaming: pi-ai never sends its calls.
+	file := handLines("sess-ab", hUser("go"), hBoundary(0, "w0", "w0", ""), hUser("more"),
+		hAssistantStop(hCall("call_nc", "new_context")+","+hCall("call_x", "bash"), "aborted"))
+	svc, dir := localService(t, map[string][]byte{"s.jsonl": file})
+	if _, _, err := svc.Register(ctx, "sess-ab", RegisterRequest{SessionFile: filepath.Join(dir, "s.jsonl"), Mode: "tree"}); err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := svc.CreateRollover(ctx, "sess-ab", RolloverRequest{LeafID: "h0000004", CommandContextReady: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.SettleRollover(ctx, "sess-ab", r.RolloverID, SettleRequest{LeafID: "h0000004"}); err != nil {
+		t.Fatalf("settle after an aborted assistant: %v", err)
+	}
+}
+
+// TestWindowsRefusesOpenCalls: Local's next boundary is refused while the
+// leaf's batch has unanswered calls and no new_context call (the boundary
+// would land inside a pair), and allowed when new_context is in the batch
+// (the extension steers the boundary after the batch) or the calls are
+// answered.
+func TestWindowsRefusesOpenCalls(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		entries []string
+		refused bool
+	}{
+		{"bash open", []string{hBoundary(0, "w0", "w0", ""), hUser("x"), hAssistant(hCall("c_ls", "ls") + "," + hCall("c_cat", "cat")), hResult("c_ls", "ls", "a")}, true},
+		{"new_context batch", []string{hBoundary(0, "w0", "w0", ""), hUser("x"), hAssistant(hCall("c_nc", "new_context") + "," + hCall("c_cat", "cat"))}, false},
+		{"answered", []string{hBoundary(0, "w0", "w0", ""), hUser("x"), hAssistant(hCall("c_ls", "ls")), hResult("c_ls", "ls", "a")}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc, dir := localService(t, map[string][]byte{"s.jsonl": handLines("sess-w", tc.entries...)})
+			before, _ := os.ReadFile(filepath.Join(dir, "s.jsonl"))
+			_, err := svc.Windows(ctx, "sess-w", WindowsRequest{})
+			if tc.refused {
+				wantConflict(t, err, "c_cat (cat)")
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			after, _ := os.ReadFile(filepath.Join(dir, "s.jsonl"))
+			if string(before) != string(after) {
+				t.Error("session file changed")
+			}
+		})
+	}
+}
