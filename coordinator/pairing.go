@@ -97,7 +97,14 @@ func PlanPairing(msgs []PairMessage, start int) PairPlan {
 		for j >= 0 && msgs[j].Role == session.RoleToolResult {
 			j--
 		}
-		if j >= 0 && msgs[j].Role == session.RoleAssistant && msgs[j].replayed() && answersAfter(msgs, start+1, setOf(msgs[j].Calls)) {
+		unanswered := map[string]bool{}
+		if j >= 0 {
+			unanswered = setOf(msgs[j].Calls)
+			for _, r := range msgs[j+1 : start] {
+				delete(unanswered, r.CallID)
+			}
+		}
+		if j >= 0 && msgs[j].Role == session.RoleAssistant && msgs[j].replayed() && answersAfter(msgs, start+1, unanswered) {
 			p.Start = j
 			p.Problems = append(p.Problems, SessionProblem{Line: msgs[start].Line, Reason: "boundary_inside_tool_call",
 				Detail: fmt.Sprintf("boundary %s is written between the calls of assistant %s and their results; the context starts at the assistant and the boundary follows the results", msgs[start].EntryID, msgs[j].EntryID)})
@@ -178,8 +185,10 @@ func answersAfter(msgs []PairMessage, i int, calls map[string]bool) bool {
 			if calls[m.CallID] {
 				return true
 			}
+		case m.Role == session.RoleAssistant:
+			return false
 		case !closesCalls(m.Role):
-		case m.Role == session.RoleAssistant || m.Key == nil:
+		case m.Key == nil:
 			return false
 		}
 	}
@@ -382,7 +391,7 @@ func leafUnresolved(b *Branch) ([]UnresolvedCall, bool, error) {
 	if b.Target != nil {
 		rules = b.Target.Rules()
 	}
-	msgs, err := pairMessages(b, rules, nil)
+	msgs, _, err := pairMessages(b, rules, nil)
 	if err != nil {
 		return nil, false, err
 	}

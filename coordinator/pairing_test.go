@@ -56,6 +56,10 @@ func TestPlanPairingCases(t *testing.T) {
 		// A keyed message (a non-current boundary) inside a pair moves.
 		{"keyed inside pair", []PairMessage{pa("A", "c"), pb("B", "w"), pr("R", "c"), pa("D")}, 0,
 			[]string{"A", "R", "B", "D"}, []string{"message_inside_tool_call"}},
+		// Both calls answered before the boundary: a late duplicate after
+		// it does not pull the slice back.
+		{"duplicate after boundary", []PairMessage{pu("U"), pa("A", "c"), pr("R", "c"), pb("B", "w"), pr("R2", "c"), pa("D")}, 3,
+			[]string{"B", "D"}, []string{"orphaned_tool_result"}},
 		{"clean", []PairMessage{pu("U"), pa("A", "c"), pr("R", "c"), pb("B", "w"), pa("D")}, 3,
 			[]string{"B", "D"}, nil},
 	} {
@@ -138,6 +142,15 @@ func TestPlanPairingProperty(t *testing.T) {
 		}
 		for start := range msgs {
 			p := PlanPairing(msgs, start)
+			dropped := map[int]bool{}
+			for _, i := range p.Drop {
+				dropped[i] = true
+			}
+			for _, mv := range p.Moves {
+				if mv.After < p.Start || mv.Msg < p.Start || dropped[mv.After] || msgs[mv.Msg].Key == nil {
+					t.Fatalf("session %d start %d: move %+v is not between sent messages or moves an unkeyed one\nmsgs %+v", s, start, mv, msgs)
+				}
+			}
 			var out []PairMessage
 			for _, i := range p.Sent(len(msgs)) {
 				out = append(out, msgs[i])

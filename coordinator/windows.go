@@ -358,15 +358,21 @@ func project(b *Branch, out *ContextAnswer) error {
 	hidden := make(map[string]bool, len(out.HiddenSummaries))
 	for _, h := range out.HiddenSummaries {
 		hidden[h.EntryID] = true
-		out.Projection.Drop = append(out.Projection.Drop, MessageKey{Role: "branchSummary", FromID: h.FromID, SummarySHA256: h.SummarySHA})
 	}
 	rules := session.NewestRules
 	if b.Target != nil {
 		rules = b.Target.Rules()
 	}
-	msgs, err := pairMessages(b, rules, hidden)
+	msgs, shown, err := pairMessages(b, rules, hidden)
 	if err != nil {
 		return err
+	}
+	for _, h := range out.HiddenSummaries {
+		// Only summaries Pi sends are named: one a compaction cut away
+		// is not among the context event's messages.
+		if shown[h.EntryID] {
+			out.Projection.Drop = append(out.Projection.Drop, MessageKey{Role: "branchSummary", FromID: h.FromID, SummarySHA256: h.SummarySHA})
+		}
 	}
 	start := 0
 	slice := out.Mode == contextd.ModeLocal && out.Window != nil && out.BoundaryEntryID != ""
@@ -379,11 +385,14 @@ func project(b *Branch, out *ContextAnswer) error {
 			}
 		}
 		if start < 0 {
-			// The branch starts after a broken parent chain, past the
-			// boundary: the extension slices at the boundary Pi holds
-			// in memory; the pairing rule runs on what the file shows.
-			out.Projection.StartAt = &MessageKey{Role: "custom", CustomType: session.CustomTypeWindow, WindowID: out.Window.CurrentWindowID}
+			// Pi does not send the boundary (a compaction after it kept
+			// none of the window, or the branch starts after a broken
+			// parent chain): everything Pi sends is the window.
 			slice, start = false, 0
+			out.SliceFromEntryID = ""
+			if len(msgs) > 0 {
+				out.SliceFromEntryID = msgs[0].EntryID
+			}
 		}
 	}
 	plan := PlanPairing(msgs, start)
@@ -423,8 +432,9 @@ func pairKeyOf(m *PairMessage) MessageKey {
 // buildSessionContext under rules) as the pairing rule sees it, without the
 // entries in hidden. Assistant and toolResult entries are decoded for their
 // call ids (a context_edit replacement supplies an assistant's content);
-// boundaries and branch summaries get their keys.
-func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool) ([]PairMessage, error) {
+// boundaries and branch summaries get their keys. shown holds the entry
+// ids of every message Pi sends, hidden ones included.
+func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool) ([]PairMessage, map[string]bool, error) {
 	tr := b.V.Tree
 	cms := tr.Project(b.Seqs, rules)
 	var need []int
@@ -447,9 +457,10 @@ func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool) ([]Pai
 		dec[seq] = d
 		return nil
 	}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	occ := map[string]int{}
+	shown := make(map[string]bool, len(cms))
 	out := make([]PairMessage, 0, len(cms))
 	for _, cm := range cms {
 		e := &tr.Entries[cm.Seq]
@@ -491,12 +502,13 @@ func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool) ([]Pai
 				m.Key = &MessageKey{Role: "branchSummary", FromID: e.FromID, SummarySHA256: hex.EncodeToString(sum[:])}
 			}
 		}
+		shown[e.ID] = true
 		if hidden[e.ID] {
 			continue
 		}
 		out = append(out, m)
 	}
-	return out, nil
+	return out, shown, nil
 }
 
 // awaitingFile reports whether t is a registered session whose file does
