@@ -10,8 +10,10 @@ import (
 func pa(id string, calls ...string) PairMessage {
 	return PairMessage{EntryID: id, Role: "assistant", Calls: calls}
 }
-func pr(id, call string) PairMessage { return PairMessage{EntryID: id, Role: "toolResult", CallID: call} }
-func pu(id string) PairMessage        { return PairMessage{EntryID: id, Role: "user"} }
+func pr(id, call string) PairMessage {
+	return PairMessage{EntryID: id, Role: "toolResult", CallID: call}
+}
+func pu(id string) PairMessage { return PairMessage{EntryID: id, Role: "user"} }
 func pb(id, win string) PairMessage {
 	return PairMessage{EntryID: id, Role: "custom", Key: &MessageKey{Role: "custom", CustomType: "codex-context-window", WindowID: win}}
 }
