@@ -12,6 +12,7 @@ type Metrics struct {
 	PhaseSeconds    *prometheus.HistogramVec // contextd_rollover_phase_duration_seconds{phase}
 	Pending         prometheus.Gauge         // contextd_rollovers_pending
 	InvalidArchives *prometheus.CounterVec   // contextd_invalid_archives_total{reason}
+	RolloverLoops   *prometheus.CounterVec   // contextd_rollover_loops_total{mode}
 }
 
 // NewMetrics creates the coordinator metrics on reg (nil: unregistered).
@@ -35,5 +36,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		InvalidArchives: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "contextd_invalid_archives_total", Help: "Tree archive manifests found invalid while indexing, by reason.",
 		}, []string{"reason"}),
+		RolloverLoops: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "contextd_rollover_loops_total",
+			Help: "Rollovers (Tree) and next boundaries (Local) requested that close the 3rd or a later window in a row with no user message and no successful tool result (a rollover loop), by mode.",
+		}, []string{"mode"}),
 	}
 }

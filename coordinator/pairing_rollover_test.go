@@ -5,8 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	dto "github.com/prometheus/client_model/go"
 
 	"contextd"
 )
@@ -132,4 +135,70 @@ func TestWindowsRefusesOpenCalls(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRolloverLoop: windows w1, w2, w3 each closed by the next boundary
+// with only a new_context call inside: GET reports the loop (3 windows,
+// most recent first) and the next boundary requested at a leaf whose
+// current window also made no progress counts in
+// contextd_rollover_loops_total. A successful bash result in w2 breaks the
+// run (only w3 is empty since), and an errored result is no progress.
+func TestRolloverLoop(t *testing.T) {
+	ctx := context.Background()
+	nc := func(id string) []string {
+		return []string{hAssistant(hCall(id, "new_context")), hResult(id, "new_context", "A new context window will start without summarizing conversation history.")}
+	}
+	build := func(w2 []string) []string {
+		es := []string{hBoundary(0, "w0", "w0", ""), hUser("start"), hAssistant(hCall("r0", "read")), hResult("r0", "read", "a")}
+		es = append(es, nc("n0")...)
+		es = append(es, hBoundary(1, "w0", "w1", "w0"))
+		es = append(es, nc("n1")...)
+		es = append(es, hBoundary(2, "w0", "w2", "w1"))
+		es = append(es, w2...)
+		es = append(es, nc("n2")...)
+		es = append(es, hBoundary(3, "w0", "w3", "w2"))
+		es = append(es, hAssistant(hCall("b3", "bash")), hErrResult("b3", "bash", "exit 1"))
+		es = append(es, nc("n3")...)
+		es = append(es, hBoundary(4, "w0", "w4", "w3"))
+		return es
+	}
+	for _, tc := range []struct {
+		name string
+		w2   []string
+		want *RolloverLoop
+		inc  float64
+	}{
+		{"loop", nil, &RolloverLoop{Windows: 3, WindowIDs: []string{"w3", "w2", "w1"}}, 1},
+		{"progress in w2", []string{hAssistant(hCall("b2", "bash")), hResult("b2", "bash", "ok")}, nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc, _ := localService(t, map[string][]byte{"s.jsonl": handLines("sess-loop", build(tc.w2)...)})
+			svc.Metrics = NewMetrics(nil)
+			st, err := svc.SessionStateOf(ctx, "sess-loop")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(st.RolloverLoop, tc.want) {
+				t.Errorf("rollover_loop %+v, want %+v", st.RolloverLoop, tc.want)
+			}
+			// The current window w4 made no progress either: a next
+			// boundary now closes a 4th (or, with progress in w2, a 2nd)
+			// empty window.
+			if _, err := svc.Windows(ctx, "sess-loop", WindowsRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			if got := loopCount(t, svc, "local"); got != tc.inc {
+				t.Errorf("contextd_rollover_loops_total{mode=local} = %v, want %v", got, tc.inc)
+			}
+		})
+	}
+}
+
+func loopCount(t *testing.T, svc *Service, mode string) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := svc.Metrics.RolloverLoops.WithLabelValues(mode).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }

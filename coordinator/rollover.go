@@ -215,6 +215,7 @@ func (s *Service) CreateRollover(ctx context.Context, sessionID string, req Roll
 		}
 		r = store.Rollover{ID: s.NewID(), SessionID: sessionID, SessionFile: t.Session.Path(), Mode: t.Mode, State: store.RolloverPending,
 			BoundaryEntryID: be.ID, BoundaryParentID: be.ParentID, Window: win, LeafAtRequest: b.Leaf, RequestedAt: s.Now().UTC()}
+		s.countLoop(b, string(t.Mode))
 		return nil
 	})
 	if err != nil {

@@ -167,6 +167,7 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 		if len(open) > 0 && !viaNewContext {
 			return openCallsError("the next window boundary", b.Leaf, open)
 		}
+		s.countLoop(b, string(t.Mode))
 		cur := identityOf(&b.V.Tree.Entries[b.Seqs[i]])
 		hint, err := s.nextHint(b, t.Agent, nil)
 		if err != nil {
