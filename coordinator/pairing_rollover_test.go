@@ -2,7 +2,9 @@ package coordinator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -201,4 +203,101 @@ func loopCount(t *testing.T, svc *Service, mode string) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// TestRolloverLoopTree: in Tree mode the closed windows are the archives on
+// the branch. Window w0 holds the user's request; four rollovers then
+// archive w0 and three windows that only called new_context: GET reports
+// those three, most recent first, and the fourth rollover request (closing
+// the third empty window) is counted.
+func TestRolloverLoopTree(t *testing.T) {
+	ctx := context.Background()
+	file := handLines("sess-tl", hBoundary(0, "w0", "w0", ""), hUser("migrate"), hAssistant(hCall("nc0", "new_context")),
+		hResult("nc0", "new_context", "A new context window will start without summarizing conversation history."))
+	svc, dir := localService(t, map[string][]byte{"s.jsonl": file})
+	svc.Metrics = NewMetrics(nil)
+	path := filepath.Join(dir, "s.jsonl")
+	if _, _, err := svc.Register(ctx, "sess-tl", RegisterRequest{SessionFile: path, Mode: "tree"}); err != nil {
+		t.Fatal(err)
+	}
+	n := 100
+	add := func(parent string, e map[string]any) string {
+		n++
+		id := fmt.Sprintf("t%07d", n)
+		e["id"], e["timestamp"] = id, "2026-08-01T10:01:00.000Z"
+		if parent == "" {
+			e["parentId"] = nil
+		} else {
+			e["parentId"] = parent
+		}
+		b, _ := json.Marshal(e)
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.Write(append(b, '\n')); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	raw := func(line string) map[string]any {
+		var m map[string]any
+		if err := json.Unmarshal([]byte("{"+line+"}"), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	call, leaf := "h0000003", "h0000004"
+	var archived []string
+	for i := 0; i < 4; i++ {
+		a, err := svc.Context(ctx, "sess-tl", ContextRequest{LeafID: leaf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		archived = append(archived, a.Window.CurrentWindowID)
+		r, _, err := svc.CreateRollover(ctx, "sess-tl", RolloverRequest{LeafID: call, CommandContextReady: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := svc.SettleRollover(ctx, "sess-tl", r.RolloverID, SettleRequest{LeafID: leaf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parent := ""
+		if st.SummaryParentID != nil {
+			parent = *st.SummaryParentID
+		}
+		sum := add(parent, map[string]any{"type": "branch_summary", "fromId": st.ArchivedLeafID, "summary": fmt.Sprintf("window %d", i), "fromHook": false})
+		plan, err := svc.CommitRollover(ctx, "sess-tl", r.RolloverID, CommitRequest{SummaryEntryID: sum})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := sum
+		for _, pe := range plan.Append {
+			b, _ := json.Marshal(pe)
+			var m map[string]any
+			_ = json.Unmarshal(b, &m)
+			last = add(last, m)
+		}
+		if _, err := svc.CompleteRollover(ctx, "sess-tl", r.RolloverID); err != nil {
+			t.Fatal(err)
+		}
+		id := fmt.Sprintf("nc%d", i+1)
+		call = add(last, raw(hAssistant(hCall(id, "new_context"))))
+		leaf = add(call, raw(hResult(id, "new_context", "A new context window will start without summarizing conversation history.")))
+	}
+	st, err := svc.SessionStateOf(ctx, "sess-tl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &RolloverLoop{Windows: 3, WindowIDs: []string{archived[3], archived[2], archived[1]}}
+	if !reflect.DeepEqual(st.RolloverLoop, want) {
+		t.Errorf("rollover_loop %+v, want %+v (archived %v)", st.RolloverLoop, want, archived)
+	}
+	// Requests 1-2 closed w0 (progress) and w1; 3 closed w2 (2nd empty);
+	// 4 closed w3, the 3rd empty window in a row.
+	if got := loopCount(t, svc, "tree"); got != 1 {
+		t.Errorf("contextd_rollover_loops_total{mode=tree} = %v, want 1", got)
+	}
 }
