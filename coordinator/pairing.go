@@ -52,7 +52,8 @@ type PairMessage struct {
 	// when it has no key the extension can match.
 	Key *MessageKey
 	// Occurrence is, for a toolResult, its 1-based rank among the
-	// messages of Pi's whole context event with the same toolCallId.
+	// messages with the same toolCallId from the first one sent (the
+	// extension applies start_at before drop).
 	Occurrence int
 }
 
@@ -391,7 +392,7 @@ func leafUnresolved(b *Branch) ([]UnresolvedCall, bool, error) {
 	if b.Target != nil {
 		rules = b.Target.Rules()
 	}
-	msgs, _, err := pairMessages(b, rules, nil)
+	msgs, _, err := pairMessages(b, rules, nil, "", true)
 	if err != nil {
 		return nil, false, err
 	}

@@ -226,9 +226,9 @@ type HiddenSummary struct {
 //     block whose id is tool_call_id;
 //   - role branchSummary: the branch summary message whose fromId is
 //     from_id and whose summary text has the SHA-256 summary_sha256 (hex);
-//   - role toolResult: the occurrence-th (1-based) message of Pi's
-//     context event whose toolCallId is tool_call_id, counted over the
-//     event's messages as Pi passes them (before any projection step).
+//   - role toolResult: the occurrence-th (1-based) message whose
+//     toolCallId is tool_call_id, counted over the messages start_at keeps
+//     (all of the context event's messages when start_at is null).
 type MessageKey struct {
 	Role          string `json:"role" enum:"custom,assistant,branchSummary,toolResult" doc:"Pi message role of the matched message."`
 	CustomType    string `json:"custom_type,omitempty" doc:"role custom: the message's customType (codex-context-window)."`
@@ -236,7 +236,7 @@ type MessageKey struct {
 	ToolCallID    string `json:"tool_call_id,omitempty" doc:"role assistant: id of a toolCall content block of the message."`
 	FromID        string `json:"from_id,omitempty" doc:"role branchSummary: the message's fromId."`
 	SummarySHA256 string `json:"summary_sha256,omitempty" doc:"role branchSummary: SHA-256 (lowercase hex) of the message's summary text (UTF-8)."`
-	Occurrence    int    `json:"occurrence,omitempty" minimum:"1" doc:"role toolResult: 1-based rank among the context event's messages with this toolCallId."`
+	Occurrence    int    `json:"occurrence,omitempty" minimum:"1" doc:"role toolResult: 1-based rank among the messages with this toolCallId that start_at keeps."`
 }
 
 // MoveStep moves the message matching Message to directly after the
@@ -248,19 +248,19 @@ type MoveStep struct {
 }
 
 // Projection is what the extension does to the messages of Pi's context
-// event, in this order: drop every message matching a key of Drop (Tree:
-// the hidden summaries; both modes: tool results the pairing rule does
-// not send), then, when StartAt is set, drop every message before the
-// first message matching StartAt (Local: the current boundary, or the
+// event, in this order: when StartAt is set, drop every message before
+// the first message matching StartAt (Local: the current boundary, or the
 // assistant message whose calls the results after the boundary answer),
-// then apply Move in order. Keys are matched against the event's messages
-// as Pi passed them. A key that matches no message is an error the
+// then drop every message matching a key of Drop (Tree: the hidden
+// summaries; both modes: tool results the pairing rule does not send),
+// then apply Move in order. A toolResult key's occurrence counts the
+// messages StartAt kept. A key that matches no message is an error the
 // extension reports; it never guesses another message. The result obeys
 // the pairing rule (PlanPairing).
 type Projection struct {
-	StartAt *MessageKey  `json:"start_at" doc:"Local: keep the messages from the first one matching this key; null: keep from the first message."`
+	StartAt *MessageKey  `json:"start_at" doc:"Applied first. Local: keep the messages from the first one matching this key; null: keep from the first message."`
 	Drop    []MessageKey `json:"drop" doc:"Remove every message matching one of these keys (each matches exactly one message): Tree's hidden summaries, and stray or duplicate tool results."`
-	Move    []MoveStep   `json:"move,omitempty" doc:"After drop and start_at, move each message right after another, in order (a boundary written inside a tool call pair goes after the results)."`
+	Move    []MoveStep   `json:"move,omitempty" doc:"After start_at and drop, move each message right after another, in order (a boundary written inside a tool call pair goes after the results)."`
 }
 
 // ContextAnswer tells the extension what to project before an LLM call.
@@ -364,7 +364,12 @@ func project(b *Branch, out *ContextAnswer) error {
 	if b.Target != nil {
 		rules = b.Target.Rules()
 	}
-	msgs, shown, err := pairMessages(b, rules, hidden)
+	slice := out.Mode == contextd.ModeLocal && out.Window != nil && out.BoundaryEntryID != ""
+	from := ""
+	if slice {
+		from = out.BoundaryEntryID
+	}
+	msgs, shown, err := pairMessages(b, rules, hidden, from, false)
 	if err != nil {
 		return err
 	}
@@ -376,7 +381,6 @@ func project(b *Branch, out *ContextAnswer) error {
 		}
 	}
 	start := 0
-	slice := out.Mode == contextd.ModeLocal && out.Window != nil && out.BoundaryEntryID != ""
 	if slice {
 		start = -1
 		for i := range msgs {
@@ -397,6 +401,14 @@ func project(b *Branch, out *ContextAnswer) error {
 		}
 	}
 	plan := PlanPairing(msgs, start)
+	// Result keys rank among the messages start_at keeps.
+	occ := map[string]int{}
+	for i := plan.Start; i < len(msgs); i++ {
+		if msgs[i].Role == session.RoleToolResult {
+			occ[msgs[i].CallID]++
+			msgs[i].Occurrence = occ[msgs[i].CallID]
+		}
+	}
 	if slice {
 		m := &msgs[plan.Start]
 		out.SliceFromEntryID = m.EntryID
@@ -435,12 +447,42 @@ func pairKeyOf(m *PairMessage) MessageKey {
 // call ids (a context_edit replacement supplies an assistant's content);
 // boundaries and branch summaries get their keys. shown holds the entry
 // ids of every message Pi sends, hidden ones included.
-func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool) ([]PairMessage, map[string]bool, error) {
+//
+// Only the messages from d0 on are decoded (earlier assistant and
+// toolResult messages carry no call ids): d0 is the last assistant message
+// before the entry from (a Local boundary: what precedes that assistant is
+// never sent), or, with from "", 0; with lastBatch, the last assistant
+// message. This keeps /context's cost to the current window in Local mode.
+func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from string, lastBatch bool) ([]PairMessage, map[string]bool, error) {
 	tr := b.V.Tree
 	cms := tr.Project(b.Seqs, rules)
+	d0, end := 0, len(cms)
+	if lastBatch {
+		from, end = "", 0
+		for i := len(cms) - 1; i >= 0; i-- {
+			if cms[i].Role == session.RoleAssistant {
+				d0, end = i, len(cms)
+				break
+			}
+		}
+	}
+	if from != "" {
+		for i := range cms {
+			if tr.Entries[cms[i].Seq].ID == from {
+				d0 = i
+				for j := i - 1; j >= 0; j-- {
+					if cms[j].Role == session.RoleAssistant {
+						d0 = j
+						break
+					}
+				}
+				break
+			}
+		}
+	}
 	var need []int
 	seen := map[int]bool{}
-	for _, cm := range cms {
+	for _, cm := range cms[d0:end] {
 		switch cm.Role {
 		case session.RoleAssistant, session.RoleToolResult, "branchSummary":
 			if !seen[cm.Seq] {
@@ -460,7 +502,6 @@ func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool) ([]Pai
 	}); err != nil {
 		return nil, nil, err
 	}
-	occ := map[string]int{}
 	shown := make(map[string]bool, len(cms))
 	out := make([]PairMessage, 0, len(cms))
 	for _, cm := range cms {
@@ -491,8 +532,6 @@ func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool) ([]Pai
 			if d != nil && d.Message != nil {
 				m.CallID = d.Message.ToolCallID
 			}
-			occ[m.CallID]++
-			m.Occurrence = occ[m.CallID]
 		case "custom":
 			if e.IsBoundary() {
 				m.Key = &MessageKey{Role: "custom", CustomType: session.CustomTypeWindow, WindowID: e.Window.CurrentWindowID}

@@ -86,15 +86,23 @@ function describe(k: MessageKey): string {
 }
 
 /**
- * Returns the messages to send: the Drop keys removed (each must match
- * exactly one message), then everything before StartAt cut, then each Move
- * applied in order. Keys are matched against the messages as Pi passed
- * them (a tool result's rank counts every message of the event). Errors
- * name the key that did not match.
+ * Returns the messages to send: everything before StartAt cut, then the
+ * Drop keys removed (each must match exactly one message), then each Move
+ * applied in order. A tool result's rank counts the messages StartAt kept.
+ * Errors name the key that did not match.
  */
 export function applyProjection<M extends KeyedMessage>(messages: M[], p: Projection): M[] {
+	let kept = messages;
+	if (p.start_at) {
+		const start = p.start_at;
+		const i = kept.findIndex((m) => matches(m, start));
+		if (i < 0) {
+			throw new Error(`contextd says the context starts at ${describe(start)}, but the provider context holds no such message`);
+		}
+		kept = kept.slice(i);
+	}
 	const seen = new Map<string, number>();
-	const ranked = messages.map((m) => {
+	let out = kept.map((m) => {
 		let rank = 1;
 		if (m.role === "toolResult" && typeof m.toolCallId === "string") {
 			rank = (seen.get(m.toolCallId) ?? 0) + 1;
@@ -102,7 +110,6 @@ export function applyProjection<M extends KeyedMessage>(messages: M[], p: Projec
 		}
 		return { m, rank };
 	});
-	let out = ranked;
 	if (p.drop.length > 0) {
 		const hits = p.drop.map(() => 0);
 		out = out.filter(({ m, rank }) => {
@@ -115,14 +122,6 @@ export function applyProjection<M extends KeyedMessage>(messages: M[], p: Projec
 		if (bad >= 0) {
 			throw new Error(`contextd names ${describe(p.drop[bad])} to hide, but the provider context holds ${hits[bad]} such messages`);
 		}
-	}
-	if (p.start_at) {
-		const start = p.start_at;
-		const i = out.findIndex(({ m, rank }) => matches(m, start, rank));
-		if (i < 0) {
-			throw new Error(`contextd says the context starts at ${describe(start)}, but the provider context holds no such message`);
-		}
-		out = out.slice(i);
 	}
 	for (const step of p.move ?? []) {
 		const i = out.findIndex(({ m, rank }) => matches(m, step.message, rank));

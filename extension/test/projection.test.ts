@@ -50,6 +50,16 @@ test("pairing: drops exactly the named duplicate (second) and stray results", ()
 	assert.throws(() => applyProjection(ms, { start_at: null, drop: [{ role: "toolResult", tool_call_id: "c", occurrence: 3 }] }), /result 3 of tool call c/);
 });
 
+test("pairing: a result's rank counts only the messages start_at keeps", () => {
+	// A late copy of c's result after the boundary is the first c result of the window.
+	const ms = [call("c"), result("c", "first"), boundary("w1"), result("c", "late"), user("b")];
+	const out = applyProjection(ms, {
+		start_at: { role: "custom", custom_type: "codex-context-window", window_id: "w1" },
+		drop: [{ role: "toolResult", tool_call_id: "c", occurrence: 1 }],
+	});
+	assert.deepEqual(out, [boundary("w1"), user("b")]);
+});
+
 test("Tree: hides exactly the named summaries, keeps a manual one", () => {
 	const ms = [summary("a1", "Summary 1"), summary("m1", "manual"), boundary("w1"), user("b")];
 	const out = applyProjection(ms, { start_at: null, drop: [{ role: "branchSummary", from_id: "a1", summary_sha256: sha256Hex("Summary 1") }] });
