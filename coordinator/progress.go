@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"encoding/json"
+	"errors"
 
 	"contextd/session"
 )
@@ -132,15 +133,24 @@ func windowProgress(b *Branch, seqs []int) (bool, error) {
 			results = append(results, sq)
 		}
 	}
-	progress := false
+	// Newest first: a window with progress usually shows it near its end.
+	for i, j := 0, len(results)-1; i < j; i, j = i+1, j-1 {
+		results[i], results[j] = results[j], results[i]
+	}
 	err := b.V.DecodeEach(results, func(_ int, _ *session.Entry, d *session.Decoded) error {
 		if d.Message != nil && !d.Message.IsError && d.Message.ToolName != NewContextTool {
-			progress = true
+			return errProgress
 		}
 		return nil
 	})
-	return progress, err
+	if errors.Is(err, errProgress) {
+		return true, nil
+	}
+	return false, err
 }
+
+// errProgress ends windowProgress's decoding at the first successful result.
+var errProgress = errors.New("progress")
 
 // rolloverLoop reports b's rollover loop, nil when its closed windows
 // without progress are fewer than RolloverLoopThreshold.
