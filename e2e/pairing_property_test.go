@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"contextd/api"
+	"contextd/session"
 )
 
 // TestPairingPropertyPi is the tool-call pairing property (issue 10) over
@@ -23,7 +24,8 @@ import (
 // assistants, tool errors, missing, duplicated and misplaced results,
 // Local boundaries (some written between a call and its results), Tree
 // rollovers run through contextd's API, user navigation with branch
-// summaries, and compactions (some cutting inside a pair) — are indexed by
+// summaries, compactions (some cutting inside a pair) and, on Pi 1.x,
+// context_edit entries omitting or rewriting assistants — are indexed by
 // an in-process contextd; at every entry as leaf, /context's projection is
 // applied by the extension's own applyProjection to Pi's
 // buildSessionContext messages, converted with Pi's convertToLlm and
@@ -42,11 +44,12 @@ func TestPairingPropertyPi(t *testing.T) {
 			t.Fatal(err)
 		}
 		w := bufio.NewWriter(jf)
-		leaves, problems, rollovers, hiddenDrops := 0, map[string]int{}, 0, 0
+		leaves, problems, rollovers, hiddenDrops, edits := 0, map[string]int{}, 0, 0, 0
 		for s := 0; s < 120; s++ {
 			g := newPairGen(t, c, rng, dir, fmt.Sprintf("pair-%s-%03d", pv.Line, s), pv, s%2 == 1)
 			g.run(10 + rng.Intn(30))
 			rollovers += g.rollovers
+			edits += g.editsWritten
 			for _, id := range g.ids {
 				var ans struct {
 					Projection json.RawMessage `json:"projection"`
@@ -99,6 +102,9 @@ func TestPairingPropertyPi(t *testing.T) {
 		if sum.Failed < leaves/10 {
 			t.Errorf("without the repairs only %d of %d requests break; the generator does not exercise the rule", sum.Failed, leaves)
 		}
+		if pv.Rules == session.RulesPi16 && edits < 50 {
+			t.Errorf("only %d context_edit entries written on Pi %s", edits, pv.Name)
+		}
 		if rollovers < 50 || hiddenDrops < 100 {
 			t.Errorf("%d Tree rollovers, %d leaves hiding summaries; want at least 50 and 100", rollovers, hiddenDrops)
 		}
@@ -112,33 +118,36 @@ func TestPairingPropertyPi(t *testing.T) {
 		if leaves < 2000 {
 			t.Errorf("only %d leaves", leaves)
 		}
-		t.Logf("Pi %s: %d leaves checked in %v; %d Tree rollovers, %d leaves hiding summaries, %d broken without repairs; repairs %v",
-			pv.Name, leaves, time.Since(start).Round(time.Millisecond), rollovers, hiddenDrops, sum.Failed, problems)
+		t.Logf("Pi %s: %d leaves checked in %v; %d Tree rollovers, %d context edits, %d leaves hiding summaries, %d broken without repairs; repairs %v",
+			pv.Name, leaves, time.Since(start).Round(time.Millisecond), rollovers, edits, hiddenDrops, sum.Failed, problems)
 	})
 }
 
 // pairGen writes one random session file the way Pi appends entries.
 type pairGen struct {
-	t         *testing.T
-	c         *liveContextd
-	rng       *rand.Rand
-	sid       string
-	file      string
-	tree      bool
-	ids       []string
-	parent    string
-	calls     []string // every call id written so far
-	open      []string // calls of the last assistant, not yet answered
-	win       int
-	first     string
-	boundary  string // current boundary entry id on the branch
-	cur       string // its window id
-	rollovers int    // Tree rollovers completed
-	n         int
+	t            *testing.T
+	c            *liveContextd
+	rng          *rand.Rand
+	sid          string
+	file         string
+	tree         bool
+	ids          []string
+	parent       string
+	calls        []string // every call id written so far
+	open         []string // calls of the last assistant, not yet answered
+	win          int
+	first        string
+	boundary     string   // current boundary entry id on the branch
+	cur          string   // its window id
+	rollovers    int      // Tree rollovers completed
+	edits        bool     // the Pi writes context_edit entries (1.x)
+	assistants   []string // assistant entry ids written
+	editsWritten int
+	n            int
 }
 
 func newPairGen(t *testing.T, c *liveContextd, rng *rand.Rand, dir, sid string, pv PiVersion, tree bool) *pairGen {
-	g := &pairGen{t: t, c: c, rng: rng, sid: sid, file: filepath.Join(dir, sid+".jsonl"), tree: tree}
+	g := &pairGen{t: t, c: c, rng: rng, sid: sid, file: filepath.Join(dir, sid+".jsonl"), tree: tree, edits: pv.Rules == session.RulesPi16}
 	hdr := fmt.Sprintf(`{"type":"session","version":3,"id":%q,"timestamp":"2026-11-30T10:00:00.000Z","cwd":"/tmp/pair"}`+"\n", sid)
 	if err := os.WriteFile(g.file, []byte(hdr), 0o600); err != nil {
 		t.Fatal(err)
@@ -209,6 +218,7 @@ func (g *pairGen) assistant() {
 		"stopReason": stop})
 	g.calls = append(g.calls, calls...)
 	g.open = calls
+	g.assistants = append(g.assistants, g.parent)
 }
 
 func (g *pairGen) result(id string) {
@@ -326,6 +336,16 @@ func (g *pairGen) run(steps int) {
 			// A compaction keeping from a random entry of the file (it may
 			// be off the branch, a result, or inside a pair).
 			g.append(map[string]any{"type": "compaction", "summary": "compacted", "firstKeptEntryId": g.ids[g.rng.Intn(len(g.ids))], "tokensBefore": 1000})
+		case k < 15 && g.edits && len(g.assistants) > 0 && g.rng.Intn(2) == 0:
+			// Pi 1.x context_edit of an earlier assistant: omitted (its
+			// results lose their call) or its content replaced by text
+			// (its calls disappear from the request).
+			var repl any
+			if g.rng.Intn(2) == 0 {
+				repl = map[string]any{"content": []map[string]any{{"type": "text", "text": "[edited]"}}}
+			}
+			g.append(map[string]any{"type": "context_edit", "targetId": g.assistants[g.rng.Intn(len(g.assistants))], "replacement": repl})
+			g.editsWritten++
 		case k < 15 && len(g.ids) > 3:
 			// User navigation to an earlier entry, sometimes with a summary.
 			from := g.parent
