@@ -1319,7 +1319,8 @@ func TestLocalContext(t *testing.T) {
 	// Hand-built: the assistant e0000003 calls bash twice; the boundary
 	// e0000004 lands before both results (e0000005, e0000007; a note entry
 	// in between). Slicing at the boundary would orphan them, so the slice
-	// starts at the assistant message.
+	// starts at the assistant message and the boundary is sent after the
+	// last written result (issue 10's pairing rule).
 	b := newSessionBuilder("hand-orphans")
 	b.boundary(0, "win-a", "win-a", "") // e0000001
 	b.user("run two commands")          // e0000002
@@ -1334,23 +1335,28 @@ func TestLocalContext(t *testing.T) {
 	h := newTestServer(t, serverOptions{})
 	h.writeFile("orphans.jsonl", b.bytes())
 	wb := coordinator.WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: "win-a", CurrentWindowID: "win-b", PreviousWindowID: "win-a", WindowNumber: 1}
+	bwb := coordinator.MessageKey{Role: "custom", CustomType: "codex-context-window", WindowID: "win-b"}
+	inside := []coordinator.SessionProblem{{Line: 5, Reason: "boundary_inside_tool_call",
+		Detail: "boundary e0000004 is written between the calls of assistant e0000003 and their results; the context starts at the assistant and the boundary follows the results"}}
 	for _, tc := range []struct {
-		leaf    string
-		orphans []string
-		slice   string
+		leaf     string
+		after    string // the result call id the boundary follows; "" no move
+		slice    string
+		problems []coordinator.SessionProblem
 	}{
-		{"e0000009", []string{"e0000005", "e0000007"}, "e0000003"},
-		{"e0000006", []string{"e0000005"}, "e0000003"},
-		{"e0000004", []string{}, "e0000004"},
+		{"e0000009", "call_2", "e0000003", inside},
+		{"e0000006", "call_1", "e0000003", inside},
+		{"e0000004", "", "e0000004", nil},
 	} {
 		var got coordinator.ContextAnswer
 		h.mustOK("/v1/sessions/hand-orphans/context", map[string]any{"leaf_id": tc.leaf}, &got)
 		want := coordinator.ContextAnswer{Mode: contextd.ModeLocal, LeafID: tc.leaf, Window: &wb, BoundaryEntryID: "e0000004",
-			SliceFromEntryID: tc.slice, OrphanedToolResults: tc.orphans, HiddenSummaries: []coordinator.HiddenSummary{},
-			Projection: coordinator.Projection{StartAt: &coordinator.MessageKey{Role: "custom", CustomType: "codex-context-window", WindowID: "win-b"}, Drop: []coordinator.MessageKey{}}}
-		if len(tc.orphans) > 0 {
+			SliceFromEntryID: tc.slice, OrphanedToolResults: []string{}, HiddenSummaries: []coordinator.HiddenSummary{}, Problems: tc.problems,
+			Projection: coordinator.Projection{StartAt: &bwb, Drop: []coordinator.MessageKey{}}}
+		if tc.after != "" {
 			// The assistant e0000003 by the id of its first call.
 			want.Projection.StartAt = &coordinator.MessageKey{Role: "assistant", ToolCallID: "call_1"}
+			want.Projection.Move = []coordinator.MoveStep{{Message: bwb, After: coordinator.MessageKey{Role: "toolResult", ToolCallID: tc.after, Occurrence: 1}}}
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("orphans at %s:\n got %+v\nwant %+v", tc.leaf, got, want)

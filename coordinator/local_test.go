@@ -130,8 +130,8 @@ func jsonString(s string) string {
 
 // TestLocalContextOrphans: when a boundary lands between an assistant's
 // tool calls and their results, slicing at the boundary would leave
-// toolResults without their toolCall: the answer lists them and moves the
-// slice point to the assistant message.
+// toolResults without their toolCall: the answer starts at the assistant,
+// moves the boundary after the results and reports the damage (issue 10).
 func TestLocalContextOrphans(t *testing.T) {
 	note := `"type":"custom","customType":"codex-context-note","data":{"protocol":1,"action":"write","path":"/root/notes/n.md","text":"n","timestamp":1785578400000}`
 	file := handLines("hand-ctx",
@@ -150,17 +150,28 @@ func TestLocalContextOrphans(t *testing.T) {
 	svc, _ := localService(t, map[string][]byte{"hand.jsonl": file})
 	wb := WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: "wa", CurrentWindowID: "wb", PreviousWindowID: "wa", WindowNumber: 1}
 	wc := WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: "wa", CurrentWindowID: "wc", PreviousWindowID: "wb", WindowNumber: 2}
+	bwb := MessageKey{Role: "custom", CustomType: "codex-context-window", WindowID: "wb"}
+	bwc := MessageKey{Role: "custom", CustomType: "codex-context-window", WindowID: "wc"}
+	c1 := MessageKey{Role: "assistant", ToolCallID: "c1"}
+	inside := []SessionProblem{{Line: 5, Reason: "boundary_inside_tool_call",
+		Detail: "boundary h0000004 is written between the calls of assistant h0000003 and their results; the context starts at the assistant and the boundary follows the results"}}
 	for _, tc := range []struct {
 		leaf, boundary, slice string
-		orphans               []string
+		start                 MessageKey
+		move                  []MoveStep
+		problems              []SessionProblem
 		window                *WindowIdentity
 	}{
-		{"h0000009", "h0000004", "h0000003", []string{"h0000005", "h0000007"}, &wb},
-		{"h0000007", "h0000004", "h0000003", []string{"h0000005", "h0000007"}, &wb},
-		{"h0000005", "h0000004", "h0000003", []string{"h0000005"}, &wb},
-		{"h0000004", "h0000004", "h0000004", []string{}, &wb},
-		{"h0000011", "h0000010", "h0000010", []string{}, &wc},
-		{"", "h0000010", "h0000010", []string{}, &wc},
+		// Sent: h3 assistant[c1,c2], h5 result c1, h7 result c2, h4 boundary wb, h8, h9.
+		{"h0000009", "h0000004", "h0000003", c1, []MoveStep{{Message: bwb, After: MessageKey{Role: "toolResult", ToolCallID: "c2", Occurrence: 1}}}, inside, &wb},
+		{"h0000007", "h0000004", "h0000003", c1, []MoveStep{{Message: bwb, After: MessageKey{Role: "toolResult", ToolCallID: "c2", Occurrence: 1}}}, inside, &wb},
+		// Only c1's result is written: the boundary follows it (pi-ai
+		// answers c2 synthetically before the boundary).
+		{"h0000005", "h0000004", "h0000003", c1, []MoveStep{{Message: bwb, After: MessageKey{Role: "toolResult", ToolCallID: "c1", Occurrence: 1}}}, inside, &wb},
+		// No result after the boundary yet: nothing is inside a pair.
+		{"h0000004", "h0000004", "h0000004", bwb, nil, nil, &wb},
+		{"h0000011", "h0000010", "h0000010", bwc, nil, nil, &wc},
+		{"", "h0000010", "h0000010", bwc, nil, nil, &wc},
 	} {
 		got, err := svc.Context(context.Background(), "hand-ctx", ContextRequest{LeafID: tc.leaf})
 		if err != nil {
@@ -170,14 +181,10 @@ func TestLocalContextOrphans(t *testing.T) {
 		if leaf == "" {
 			leaf = "h0000011"
 		}
-		// Projection: the boundary by its window id, or, with orphans,
-		// the assistant h0000003 by its first call's id (c1).
-		start := &MessageKey{Role: "custom", CustomType: "codex-context-window", WindowID: tc.window.CurrentWindowID}
-		if len(tc.orphans) > 0 {
-			start = &MessageKey{Role: "assistant", ToolCallID: "c1"}
-		}
+		start := tc.start
 		want := ContextAnswer{Mode: contextd.ModeLocal, LeafID: leaf, Window: tc.window, BoundaryEntryID: tc.boundary, SliceFromEntryID: tc.slice,
-			OrphanedToolResults: tc.orphans, HiddenSummaries: []HiddenSummary{}, Projection: Projection{StartAt: start, Drop: []MessageKey{}}}
+			OrphanedToolResults: []string{}, HiddenSummaries: []HiddenSummary{}, Projection: Projection{StartAt: &start, Drop: []MessageKey{}, Move: tc.move},
+			Problems: tc.problems}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("leaf %q:\n got %+v\nwant %+v", tc.leaf, got, want)
 		}

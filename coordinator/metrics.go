@@ -22,6 +22,8 @@ type Metrics struct {
 	HintCapHits        prometheus.Counter       // contextd_thread_hint_cap_hits_total
 	CutDropped         prometheus.Histogram     // contextd_cut_dropped_identifiers
 	Recoverability     prometheus.Histogram     // contextd_cut_recoverability_ratio
+
+	RolloverLoops *prometheus.CounterVec // contextd_rollover_loops_total{mode}
 }
 
 // NewMetrics creates the coordinator metrics on reg (nil: unregistered).
@@ -67,6 +69,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "contextd_cut_recoverability_ratio", Help: "Share of a window's dropped identifiers that search_contents and read_item give back, per window whose recoverability is computed.",
 			Buckets: []float64{0, .5, .8, .9, .95, .99, 1},
 		}),
+		RolloverLoops: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "contextd_rollover_loops_total",
+			Help: "Rollovers (Tree) and next boundaries (Local) requested that close the 3rd or a later window in a row with no user message and no successful tool result (a rollover loop), by mode.",
+		}, []string{"mode"}),
 	}
 }
 

@@ -248,7 +248,15 @@ func TestTornAppend(t *testing.T) {
 				if a.Window == nil || a.Window.CurrentWindowID != want.CurrentWindowID || a.Window.WindowNumber != want.WindowNumber {
 					t.Errorf("/context window %+v, want the window before the tear %+v", a.Window, want)
 				}
-				if len(a.Problems) != 1 || a.Problems[0].Reason != "missing_parent" || a.Problems[0].Line != wantLine ||
+				// A tear can also strand tool results whose call is above
+				// it: the pairing rule reports those (issue 10) after the
+				// missing parent.
+				for _, p := range a.Problems[min(1, len(a.Problems)):] {
+					if p.Reason != "orphaned_tool_result" {
+						t.Errorf("/context problem %+v after the missing parent; want only orphaned_tool_result", p)
+					}
+				}
+				if len(a.Problems) < 1 || a.Problems[0].Reason != "missing_parent" || a.Problems[0].Line != wantLine ||
 					!strings.Contains(a.Problems[0].Detail, es[z].ID) || !strings.Contains(a.Problems[0].Detail, es[y].ID) {
 					t.Errorf("/context problems %+v; want one missing_parent at line %d naming %s and its parent %s", a.Problems, wantLine, es[z].ID, es[y].ID)
 				}

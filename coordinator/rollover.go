@@ -215,6 +215,7 @@ func (s *Service) CreateRollover(ctx context.Context, sessionID string, req Roll
 		}
 		r = store.Rollover{ID: s.NewID(), SessionID: sessionID, SessionFile: t.Session.Path(), Mode: t.Mode, State: store.RolloverPending,
 			BoundaryEntryID: be.ID, BoundaryParentID: be.ParentID, Window: win, LeafAtRequest: b.Leaf, RequestedAt: s.Now().UTC()}
+		s.countLoop(b, string(t.Mode))
 		return nil
 	})
 	if err != nil {
@@ -265,7 +266,10 @@ func createdAnswer(r store.Rollover, merged bool) (RolloverCreated, error) {
 // beyond notes.MaxSnapshotBytes) and the closing window's recovery ids, and
 // answers the navigation plan. Of concurrent settles exactly one moves the
 // rollover; a repeated settle answers the stored plan. Errors: ENotFound for
-// an unknown rollover, EConflict for an aborted one.
+// an unknown rollover, EConflict for an aborted one, and EConflict naming
+// the call ids while the leaf's tool batch holds calls without results
+// other than new_context (UnresolvedCalls; issue 10): the extension
+// settles again once Pi has written them.
 func (s *Service) SettleRollover(ctx context.Context, sessionID, rolloverID string, req SettleRequest) (SettleAnswer, error) {
 	r, err := s.loadRollover(ctx, sessionID, rolloverID)
 	if err != nil {
@@ -294,6 +298,13 @@ func (s *Service) SettleRollover(ctx context.Context, sessionID, rolloverID stri
 		}
 		if !onBranch(b, r.LeafAtRequest) {
 			return contextd.Errorf(contextd.EPrecondition, "ancestry mismatch: leaf %q does not descend from %q, the leaf when new_context was called; the session moved to another branch, abort rollover %s", b.Leaf, r.LeafAtRequest, r.ID)
+		}
+		open, _, err := leafUnresolved(b)
+		if err != nil {
+			return err
+		}
+		if len(open) > 0 {
+			return openCallsError("settle of rollover "+r.ID, b.Leaf, open)
 		}
 		i := currentBoundary(b)
 		if i < 0 || b.V.Tree.Entries[b.Seqs[i]].ID != r.BoundaryEntryID {

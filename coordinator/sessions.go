@@ -18,7 +18,7 @@ import (
 // the file's state.
 type SessionProblem struct {
 	Line   int    `json:"line,omitempty" doc:"1-based line number, for a skipped line."`
-	Reason string `json:"reason" doc:"blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover"`
+	Reason string `json:"reason" doc:"blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover; from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule)"`
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -158,6 +158,7 @@ type SessionState struct {
 	Registration    *contextd.Registration `json:"registration"`
 	Rollover        any                    `json:"rollover" doc:"The open rollover, null when none."`
 	Incomplete      any                    `json:"incomplete_rollover" doc:"A rollover whose branch summary landed but whose manifest did not; its commit can be retried."`
+	RolloverLoop    *RolloverLoop          `json:"rollover_loop" doc:"A rollover loop on the active branch: the last 3 or more closed windows held no user message and no successful tool result (README \"Tool-call pairing\"); null when none."`
 }
 
 // SessionStateOf answers GET /v1/sessions/{session_id}.
@@ -195,6 +196,11 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 	if out.State == string(store.StateOK) {
 		err = s.withBranch(t, "", func(b *Branch) error {
 			out.BranchLength = len(b.Seqs)
+			loop, err := rolloverLoop(b)
+			if err != nil {
+				return err
+			}
+			out.RolloverLoop = loop
 			r := s.resumeOf(b)
 			if r != nil && r.Broken != nil {
 				out.Problems = append(out.Problems, *r.Broken)

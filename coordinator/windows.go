@@ -2,7 +2,8 @@ package coordinator
 
 import (
 	"context"
-	"fmt"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 
 	"contextd"
@@ -116,7 +117,9 @@ type WindowsAnswer struct {
 // branch, the boundary of window 0 (new first id); otherwise the next
 // window's boundary (Local new_context): first id kept, previous = the
 // current window, number + 1, and the thread hint (recent notes and the
-// closing window's user item ids) inside.
+// closing window's user item ids) inside. The next boundary is refused
+// (EConflict naming the call ids) while the leaf's tool batch has calls
+// without results and no new_context call among them (issue 10).
 func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequest) (WindowsAnswer, error) {
 	t, err := s.Resolve(ctx, sessionID)
 	if err != nil {
@@ -152,6 +155,19 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 			out.Append = []Boundary{s.NewBoundary(t.Agent, out.Window, "")}
 			return nil
 		}
+		// The next boundary never lands inside a call/result pair: with
+		// calls of the leaf's batch unanswered it is refused, unless the
+		// batch holds the new_context call that asks for it (the extension
+		// steers the boundary, and Pi appends steered messages only after
+		// the whole batch's results: agent-loop.js runLoop).
+		open, viaNewContext, err := leafUnresolved(b)
+		if err != nil {
+			return err
+		}
+		if len(open) > 0 && !viaNewContext {
+			return openCallsError("the next window boundary", b.Leaf, open)
+		}
+		s.countLoop(b, string(t.Mode))
 		cur := identityOf(&b.V.Tree.Entries[b.Seqs[i]])
 		hint, rep, err := s.nextHint(b, t.Agent, nil)
 		if err != nil {
@@ -211,26 +227,42 @@ type HiddenSummary struct {
 //   - role assistant: the assistant message holding a toolCall content
 //     block whose id is tool_call_id;
 //   - role branchSummary: the branch summary message whose fromId is
-//     from_id and whose summary text has the SHA-256 summary_sha256 (hex).
+//     from_id and whose summary text has the SHA-256 summary_sha256 (hex);
+//   - role toolResult: the occurrence-th (1-based) message whose
+//     toolCallId is tool_call_id, counted over the messages start_at keeps
+//     (all of the context event's messages when start_at is null).
 type MessageKey struct {
-	Role          string `json:"role" enum:"custom,assistant,branchSummary" doc:"Pi message role of the matched message."`
+	Role          string `json:"role" enum:"custom,assistant,branchSummary,toolResult" doc:"Pi message role of the matched message."`
 	CustomType    string `json:"custom_type,omitempty" doc:"role custom: the message's customType (codex-context-window)."`
 	WindowID      string `json:"window_id,omitempty" doc:"role custom: details.contextManagement.currentWindowId of the boundary."`
 	ToolCallID    string `json:"tool_call_id,omitempty" doc:"role assistant: id of a toolCall content block of the message."`
 	FromID        string `json:"from_id,omitempty" doc:"role branchSummary: the message's fromId."`
 	SummarySHA256 string `json:"summary_sha256,omitempty" doc:"role branchSummary: SHA-256 (lowercase hex) of the message's summary text (UTF-8)."`
+	Occurrence    int    `json:"occurrence,omitempty" minimum:"1" doc:"role toolResult: 1-based rank among the messages with this toolCallId that start_at keeps."`
+}
+
+// MoveStep moves the message matching Message to directly after the
+// message matching After (issue 10: a boundary or branch summary written
+// between a tool call and its results is sent after the results).
+type MoveStep struct {
+	Message MessageKey `json:"message" doc:"The message to move."`
+	After   MessageKey `json:"after" doc:"The message it is sent right after."`
 }
 
 // Projection is what the extension does to the messages of Pi's context
-// event, in this order: drop every message matching a key of Drop (Tree:
-// the hidden summaries), then, when StartAt is set, drop every message
-// before the first message matching StartAt (Local: the current boundary,
-// or the assistant message whose tool calls the first results after the
-// boundary answer). A key that matches no message is an error the
-// extension reports; it never guesses another message.
+// event, in this order: when StartAt is set, drop every message before
+// the first message matching StartAt (Local: the current boundary, or the
+// assistant message whose calls the results after the boundary answer),
+// then drop every message matching a key of Drop (Tree: the hidden
+// summaries; both modes: tool results the pairing rule does not send),
+// then apply Move in order. A toolResult key's occurrence counts the
+// messages StartAt kept. A key that matches no message is an error the
+// extension reports; it never guesses another message. The result obeys
+// the pairing rule (PlanPairing).
 type Projection struct {
-	StartAt *MessageKey  `json:"start_at" doc:"Local: keep the messages from the first one matching this key; null: keep from the first message."`
-	Drop    []MessageKey `json:"drop" doc:"Tree: remove every message matching one of these keys (each matches exactly one message)."`
+	StartAt *MessageKey  `json:"start_at" doc:"Applied first. Local: keep the messages from the first one matching this key; null: keep from the first message."`
+	Drop    []MessageKey `json:"drop" doc:"Remove every message matching one of these keys (each matches exactly one message): Tree's hidden summaries, and stray or duplicate tool results."`
+	Move    []MoveStep   `json:"move,omitempty" doc:"After start_at and drop, move each message right after another, in order (a boundary written inside a tool call pair goes after the results)."`
 }
 
 // ContextAnswer tells the extension what to project before an LLM call.
@@ -249,10 +281,11 @@ type ContextAnswer struct {
 	Window          *WindowIdentity `json:"window" doc:"Identity of the current window; null when no boundary is on the branch."`
 	BoundaryEntryID string          `json:"boundary_entry_id,omitempty" doc:"The current boundary entry."`
 	// SliceFromEntryID is where Local mode starts the provider context: the
-	// boundary, or, when the boundary would orphan tool results, the
-	// assistant message holding their tool calls.
+	// boundary, or, when the boundary is written between an assistant's
+	// tool calls and their results, that assistant (the boundary then
+	// moves after the results: Projection.Move).
 	SliceFromEntryID    string           `json:"slice_from_entry_id,omitempty"`
-	OrphanedToolResults []string         `json:"orphaned_tool_results" doc:"toolResult entries right after the boundary whose toolCall precedes it (a slice at the boundary would orphan them)."`
+	OrphanedToolResults []string         `json:"orphaned_tool_results" doc:"toolResult entries the projection does not send: no open call of a replayed assistant precedes them in the sent context (call missing, before the slice, in an errored or aborted assistant) or their call already has a result (see problems)."`
 	HiddenSummaries     []HiddenSummary  `json:"hidden_summaries" doc:"Tree mode: branch summaries to remove from the provider context."`
 	NeedsBoundary       bool             `json:"needs_boundary" doc:"true when the branch has no current boundary (first window, after user navigation into an archive, or a rollover cut short after navigation: then window is the archived window the chain continues from): append one with POST …/windows."`
 	Problems            []SessionProblem `json:"problems,omitempty" doc:"Problems of the branch, e.g. missing_parent: its root entry names a parent that is not in the file (a torn line); window then keeps the last boundary before the break."`
@@ -301,26 +334,6 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 			out.Window = &id
 			out.BoundaryEntryID = be.ID
 			out.SliceFromEntryID = be.ID
-			// Tool results directly after the boundary (before any
-			// assistant message) answer calls made before it.
-			for _, sq := range b.Seqs[i+1:] {
-				e := &tr.Entries[sq]
-				if e.Type == session.TypeMessage && e.Role == session.RoleAssistant {
-					break
-				}
-				if e.Type == session.TypeMessage && e.Role == session.RoleToolResult {
-					out.OrphanedToolResults = append(out.OrphanedToolResults, e.ID)
-				}
-			}
-			if len(out.OrphanedToolResults) > 0 {
-				for j := i - 1; j >= 0; j-- {
-					e := &tr.Entries[b.Seqs[j]]
-					if e.Type == session.TypeMessage && e.Role == session.RoleAssistant {
-						out.SliceFromEntryID = e.ID
-						break
-					}
-				}
-			}
 		}
 		if t.Mode == contextd.ModeTree && s.TreeContext != nil {
 			if err := s.TreeContext(b, &out); err != nil {
@@ -337,36 +350,207 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 	return out, mapDomainError(err)
 }
 
-// project fills out.Projection from the entry-id answer: Tree drops the
-// hidden summaries and keeps the whole branch (the tree already cut it);
-// Local starts at the boundary, or at the assistant message whose tool
-// call the first orphaned tool result answers.
+// project fills out.Projection from the entry-id answer and the pairing
+// rule (PlanPairing): Tree drops the hidden summaries and keeps the rest
+// of the branch (the tree already cut it); Local starts at the boundary.
+// Both then drop stray and duplicate tool results and move a boundary or
+// branch summary written inside a call/result pair after the results,
+// reporting each as a problem; OrphanedToolResults lists the dropped
+// results and SliceFromEntryID the first entry sent.
 func project(b *Branch, out *ContextAnswer) error {
+	hidden := make(map[string]bool, len(out.HiddenSummaries))
 	for _, h := range out.HiddenSummaries {
-		out.Projection.Drop = append(out.Projection.Drop, MessageKey{Role: "branchSummary", FromID: h.FromID, SummarySHA256: h.SummarySHA})
+		hidden[h.EntryID] = true
 	}
-	if out.Mode != contextd.ModeLocal || out.Window == nil || out.BoundaryEntryID == "" {
-		// No boundary on the branch (first window, or the window after a
-		// Tree cut that was not opened): nothing to slice at.
-		return nil
+	rules := session.NewestRules
+	if b.Target != nil {
+		rules = b.Target.Rules()
 	}
-	if len(out.OrphanedToolResults) == 0 || out.SliceFromEntryID == out.BoundaryEntryID {
-		out.Projection.StartAt = &MessageKey{Role: "custom", CustomType: session.CustomTypeWindow, WindowID: out.Window.CurrentWindowID}
-		return nil
+	slice := out.Mode == contextd.ModeLocal && out.Window != nil && out.BoundaryEntryID != ""
+	from := ""
+	if slice {
+		from = out.BoundaryEntryID
 	}
-	seq, ok := b.V.Tree.Lookup(out.OrphanedToolResults[0])
-	if !ok {
-		return fmt.Errorf("orphaned tool result %q is not in the tree", out.OrphanedToolResults[0])
-	}
-	_, d, err := b.V.Decode(seq)
+	msgs, shown, err := pairMessages(b, rules, hidden, from, false)
 	if err != nil {
 		return err
 	}
-	if d.Message == nil || d.Message.ToolCallID == "" {
-		return fmt.Errorf("orphaned tool result %q has no toolCallId", out.OrphanedToolResults[0])
+	for _, h := range out.HiddenSummaries {
+		// Only summaries Pi sends are named: one a compaction cut away
+		// is not among the context event's messages.
+		if shown[h.EntryID] {
+			out.Projection.Drop = append(out.Projection.Drop, MessageKey{Role: "branchSummary", FromID: h.FromID, SummarySHA256: h.SummarySHA})
+		}
 	}
-	out.Projection.StartAt = &MessageKey{Role: "assistant", ToolCallID: d.Message.ToolCallID}
+	start := 0
+	if slice {
+		start = -1
+		for i := range msgs {
+			if msgs[i].EntryID == out.BoundaryEntryID {
+				start = i
+				break
+			}
+		}
+		if start < 0 {
+			// Pi does not send the boundary (a compaction after it kept
+			// none of the window, or the branch starts after a broken
+			// parent chain): everything Pi sends is the window.
+			slice, start = false, 0
+			out.SliceFromEntryID = ""
+			if len(msgs) > 0 {
+				out.SliceFromEntryID = msgs[0].EntryID
+			}
+		}
+	}
+	plan := PlanPairing(msgs, start)
+	// Result keys rank among the messages start_at keeps.
+	occ := map[string]int{}
+	for i := plan.Start; i < len(msgs); i++ {
+		if msgs[i].Role == session.RoleToolResult {
+			occ[msgs[i].CallID]++
+			msgs[i].Occurrence = occ[msgs[i].CallID]
+		}
+	}
+	if slice {
+		m := &msgs[plan.Start]
+		out.SliceFromEntryID = m.EntryID
+		if m.Key != nil && plan.Start == start {
+			out.Projection.StartAt = m.Key
+		} else {
+			out.Projection.StartAt = &MessageKey{Role: session.RoleAssistant, ToolCallID: m.Calls[0]}
+		}
+	}
+	for _, i := range plan.Drop {
+		out.OrphanedToolResults = append(out.OrphanedToolResults, msgs[i].EntryID)
+		out.Projection.Drop = append(out.Projection.Drop, msgs[i].resultKey())
+	}
+	for _, mv := range plan.Moves {
+		out.Projection.Move = append(out.Projection.Move, MoveStep{Message: *msgs[mv.Msg].Key, After: pairKeyOf(&msgs[mv.After])})
+	}
+	out.Problems = append(out.Problems, plan.Problems...)
 	return nil
+}
+
+// pairKeyOf names m for the extension: its own key, or for a tool result its
+// call id and occurrence.
+func pairKeyOf(m *PairMessage) MessageKey {
+	if m.Role == session.RoleToolResult {
+		return m.resultKey()
+	}
+	if m.Key != nil {
+		return *m.Key
+	}
+	return MessageKey{Role: session.RoleAssistant, ToolCallID: m.Calls[0]}
+}
+
+// pairMessages lists the branch's provider context (Pi's
+// buildSessionContext under rules) as the pairing rule sees it, without the
+// entries in hidden. Assistant and toolResult entries are decoded for their
+// call ids (a context_edit replacement supplies an assistant's content);
+// boundaries and branch summaries get their keys. shown holds the entry
+// ids of every message Pi sends, hidden ones included.
+//
+// Only the messages from d0 on are decoded (earlier assistant and
+// toolResult messages carry no call ids): d0 is the last assistant message
+// before the entry from (a Local boundary: what precedes that assistant is
+// never sent), or, with from "", 0; with lastBatch, the last assistant
+// message. This keeps /context's cost to the current window in Local mode.
+func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from string, lastBatch bool) ([]PairMessage, map[string]bool, error) {
+	tr := b.V.Tree
+	cms := tr.Project(b.Seqs, rules)
+	d0, end := 0, len(cms)
+	if lastBatch {
+		from, end = "", 0
+		for i := len(cms) - 1; i >= 0; i-- {
+			if cms[i].Role == session.RoleAssistant {
+				d0, end = i, len(cms)
+				break
+			}
+		}
+	}
+	if from != "" {
+		for i := range cms {
+			if tr.Entries[cms[i].Seq].ID == from {
+				d0 = i
+				for j := i - 1; j >= 0; j-- {
+					if cms[j].Role == session.RoleAssistant {
+						d0 = j
+						break
+					}
+				}
+				break
+			}
+		}
+	}
+	var need []int
+	seen := map[int]bool{}
+	for _, cm := range cms[d0:end] {
+		switch cm.Role {
+		case session.RoleAssistant, session.RoleToolResult, "branchSummary":
+			if !seen[cm.Seq] {
+				seen[cm.Seq] = true
+				need = append(need, cm.Seq)
+			}
+			if cm.EditSeq >= 0 && !seen[cm.EditSeq] {
+				seen[cm.EditSeq] = true
+				need = append(need, cm.EditSeq)
+			}
+		}
+	}
+	dec := make(map[int]*session.Decoded, len(need))
+	if err := b.V.DecodeEach(need, func(seq int, _ *session.Entry, d *session.Decoded) error {
+		dec[seq] = d
+		return nil
+	}); err != nil {
+		return nil, nil, err
+	}
+	shown := make(map[string]bool, len(cms))
+	out := make([]PairMessage, 0, len(cms))
+	for _, cm := range cms {
+		e := &tr.Entries[cm.Seq]
+		m := PairMessage{EntryID: e.ID, Line: e.Line, Role: cm.Role}
+		d := dec[cm.Seq]
+		switch cm.Role {
+		case session.RoleAssistant:
+			m.StopReason = e.StopReason
+			content := (*session.Content)(nil)
+			if d != nil && d.Message != nil {
+				content = &d.Message.Content
+			}
+			if cm.EditSeq >= 0 {
+				if ed := dec[cm.EditSeq]; ed != nil {
+					content = ed.Replacement
+				}
+			}
+			if content != nil {
+				for _, part := range content.Parts {
+					if part.Type == "toolCall" {
+						m.Calls = append(m.Calls, part.ID)
+						m.Names = append(m.Names, part.Name)
+					}
+				}
+			}
+		case session.RoleToolResult:
+			if d != nil && d.Message != nil {
+				m.CallID = d.Message.ToolCallID
+			}
+		case "custom":
+			if e.IsBoundary() {
+				m.Key = &MessageKey{Role: "custom", CustomType: session.CustomTypeWindow, WindowID: e.Window.CurrentWindowID}
+			}
+		case "branchSummary":
+			if d != nil {
+				sum := sha256.Sum256([]byte(d.Summary))
+				m.Key = &MessageKey{Role: "branchSummary", FromID: e.FromID, SummarySHA256: hex.EncodeToString(sum[:])}
+			}
+		}
+		shown[e.ID] = true
+		if hidden[e.ID] {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out, shown, nil
 }
 
 // awaitingFile reports whether t is a registered session whose file does

@@ -141,6 +141,12 @@ func (r *changeRig) expectServed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A cut can leave the leaf inside a tool batch whose results are
+		// not written: the next boundary is then refused with 409 naming
+		// the open calls (issue 10), an answer computed from the content.
+		if q.Name == "windows" && a.Status == http.StatusConflict && strings.Contains(string(a.Body), "have no result yet") {
+			continue
+		}
 		if a.Status != http.StatusOK {
 			t.Errorf("%s: %d %s, want 200", q.Name, a.Status, a.Body)
 		}

@@ -315,14 +315,16 @@ export default function contextdExtension(pi: ExtensionAPI) {
 			const p = pending;
 			if (!p) return;
 			pending = undefined;
-			await rollover(p, ctx);
+			// Deferred: calls of the leaf's batch have no result yet;
+			// settle again at the next agent_settled.
+			if ((await rollover(p, ctx)) === "deferred" && pending === undefined) pending = p;
 		});
 	}
 
-	async function rollover(p: { rolloverId: string; sessionId: string }, ctx: ExtensionContext): Promise<void> {
+	async function rollover(p: { rolloverId: string; sessionId: string }, ctx: ExtensionContext): Promise<"completed" | "failed" | "deferred"> {
 		const c = client;
 		const cmd = commandCtx;
-		await settleRollover({
+		return settleRollover({
 			post: (path, body) => (c ? c.call("POST", path, body) : Promise.reject(new ContextdError(unavailable))),
 			base: `${sessionPath()}/rollovers/${encodeURIComponent(p.rolloverId)}`,
 			leafBody: () => leafBody(ctx),

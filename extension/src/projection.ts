@@ -2,22 +2,34 @@
 // Pi's in-memory messages carry no entry ids, so contextd names each message
 // by fields the message itself holds (coordinator.MessageKey): a boundary by
 // its window id, an assistant message by one of its tool call ids, a branch
-// summary by its fromId and the SHA-256 of its text. Nothing is guessed: a
-// key that matches no message is an error.
+// summary by its fromId and the SHA-256 of its text, a tool result by its
+// toolCallId and its rank among the event's results with that id. Nothing
+// is guessed: a key that matches no message is an error. contextd's answer
+// already obeys the tool-call pairing rule (coordinator.PlanPairing); this
+// file only applies it.
 import { createHash } from "node:crypto";
 
 export interface MessageKey {
-	role: "custom" | "assistant" | "branchSummary";
+	role: "custom" | "assistant" | "branchSummary" | "toolResult";
 	custom_type?: string;
 	window_id?: string;
 	tool_call_id?: string;
 	from_id?: string;
 	summary_sha256?: string;
+	/** toolResult: 1-based rank among the event's messages with this toolCallId. */
+	occurrence?: number;
+}
+
+export interface MoveStep {
+	message: MessageKey;
+	after: MessageKey;
 }
 
 export interface Projection {
 	start_at: MessageKey | null;
 	drop: MessageKey[];
+	/** Applied last, in order; absent when nothing moves. */
+	move?: MoveStep[];
 }
 
 /** The minimal view of a Pi AgentMessage that keys are matched against. */
@@ -28,13 +40,18 @@ export interface KeyedMessage {
 	content?: unknown;
 	fromId?: string;
 	summary?: string;
+	toolCallId?: string;
 }
 
 export function sha256Hex(text: string): string {
 	return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
-export function matches(m: KeyedMessage, k: MessageKey): boolean {
+/**
+ * Whether m matches k. rank is m's 1-based rank among the event's messages
+ * with the same toolCallId (only toolResult keys use it).
+ */
+export function matches(m: KeyedMessage, k: MessageKey, rank = 1): boolean {
 	if (m.role !== k.role) return false;
 	switch (k.role) {
 		case "custom": {
@@ -48,6 +65,8 @@ export function matches(m: KeyedMessage, k: MessageKey): boolean {
 			);
 		case "branchSummary":
 			return m.fromId === k.from_id && typeof m.summary === "string" && sha256Hex(m.summary) === k.summary_sha256;
+		case "toolResult":
+			return m.toolCallId === k.tool_call_id && rank === (k.occurrence ?? 1);
 	}
 	return false;
 }
@@ -60,21 +79,41 @@ function describe(k: MessageKey): string {
 			return `the assistant message calling ${k.tool_call_id}`;
 		case "branchSummary":
 			return `the branch summary from ${k.from_id}`;
+		case "toolResult":
+			return `result ${k.occurrence ?? 1} of tool call ${k.tool_call_id}`;
 	}
 	return JSON.stringify(k);
 }
 
 /**
- * Returns the messages to send: the Drop keys removed (each must match
- * exactly one message), then everything before StartAt cut. Errors name the
- * key that did not match.
+ * Returns the messages to send: everything before StartAt cut, then the
+ * Drop keys removed (each must match exactly one message), then each Move
+ * applied in order. A tool result's rank counts the messages StartAt kept.
+ * Errors name the key that did not match.
  */
 export function applyProjection<M extends KeyedMessage>(messages: M[], p: Projection): M[] {
-	let out = messages;
+	let kept = messages;
+	if (p.start_at) {
+		const start = p.start_at;
+		const i = kept.findIndex((m) => matches(m, start));
+		if (i < 0) {
+			throw new Error(`contextd says the context starts at ${describe(start)}, but the provider context holds no such message`);
+		}
+		kept = kept.slice(i);
+	}
+	const seen = new Map<string, number>();
+	let out = kept.map((m) => {
+		let rank = 1;
+		if (m.role === "toolResult" && typeof m.toolCallId === "string") {
+			rank = (seen.get(m.toolCallId) ?? 0) + 1;
+			seen.set(m.toolCallId, rank);
+		}
+		return { m, rank };
+	});
 	if (p.drop.length > 0) {
 		const hits = p.drop.map(() => 0);
-		out = out.filter((m) => {
-			const i = p.drop.findIndex((k) => matches(m, k));
+		out = out.filter(({ m, rank }) => {
+			const i = p.drop.findIndex((k) => matches(m, k, rank));
 			if (i < 0) return true;
 			hits[i]++;
 			return false;
@@ -84,13 +123,13 @@ export function applyProjection<M extends KeyedMessage>(messages: M[], p: Projec
 			throw new Error(`contextd names ${describe(p.drop[bad])} to hide, but the provider context holds ${hits[bad]} such messages`);
 		}
 	}
-	if (p.start_at) {
-		const start = p.start_at;
-		const i = out.findIndex((m) => matches(m, start));
-		if (i < 0) {
-			throw new Error(`contextd says the context starts at ${describe(start)}, but the provider context holds no such message`);
-		}
-		out = out.slice(i);
+	for (const step of p.move ?? []) {
+		const i = out.findIndex(({ m, rank }) => matches(m, step.message, rank));
+		if (i < 0) throw new Error(`contextd moves ${describe(step.message)}, but the provider context holds no such message`);
+		const [moved] = out.splice(i, 1);
+		const j = out.findIndex(({ m, rank }) => matches(m, step.after, rank));
+		if (j < 0) throw new Error(`contextd moves a message after ${describe(step.after)}, but the provider context holds no such message`);
+		out.splice(j + 1, 0, moved);
 	}
-	return out;
+	return out.map(({ m }) => m);
 }

@@ -38,7 +38,18 @@ export interface RolloverDeps {
 	sameSession: boolean;
 }
 
-export async function settleRollover(d: RolloverDeps): Promise<"completed" | "failed"> {
+/**
+ * contextd refuses a settle with 409 "... have no result yet ..." while the
+ * leaf's tool batch holds calls without results (a rollover never separates
+ * a call from its result): the rollover stays pending and is settled again
+ * at Pi's next agent_settled.
+ */
+export function isOpenCallsConflict(err: unknown): boolean {
+	const e = err as { status?: number; message?: string };
+	return e?.status === 409 && typeof e.message === "string" && e.message.includes("have no result yet");
+}
+
+export async function settleRollover(d: RolloverDeps): Promise<"completed" | "failed" | "deferred"> {
 	const fail = async (msg: string, abort: boolean) => {
 		if (abort) {
 			try {
@@ -56,6 +67,7 @@ export async function settleRollover(d: RolloverDeps): Promise<"completed" | "fa
 	try {
 		settle = await d.post(`${d.base}/settle`, d.leafBody());
 	} catch (err) {
+		if (isOpenCallsConflict(err)) return "deferred";
 		return fail(`${(err as Error).message}; the old branch is kept`, false);
 	}
 	if (!settle.navigate_to) return fail("contextd planned no navigation for a Tree rollover; the old branch is kept", true);

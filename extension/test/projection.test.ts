@@ -25,6 +25,41 @@ test("Local: starts at the assistant message whose call the first orphaned resul
 	assert.equal(out[0].role, "assistant");
 });
 
+const result = (id: string, text = "ok") => ({ role: "toolResult", toolCallId: id, content: [{ type: "text", text }] });
+
+test("pairing: a boundary written between a call and its results is sent after them (case-01)", () => {
+	const ms = [boundary("w0"), user("a"), call("r1"), boundary("w1"), result("r1"), call("d")];
+	const out = applyProjection(ms, {
+		start_at: { role: "assistant", tool_call_id: "r1" },
+		drop: [],
+		move: [{ message: { role: "custom", custom_type: "codex-context-window", window_id: "w1" }, after: { role: "toolResult", tool_call_id: "r1", occurrence: 1 } }],
+	});
+	assert.deepEqual(out, [call("r1"), result("r1"), boundary("w1"), call("d")]);
+});
+
+test("pairing: drops exactly the named duplicate (second) and stray results", () => {
+	const ms = [user("a"), call("c"), result("c", "first"), result("c", "second"), result("late")];
+	const out = applyProjection(ms, {
+		start_at: null,
+		drop: [
+			{ role: "toolResult", tool_call_id: "c", occurrence: 2 },
+			{ role: "toolResult", tool_call_id: "late", occurrence: 1 },
+		],
+	});
+	assert.deepEqual(out, [user("a"), call("c"), result("c", "first")]);
+	assert.throws(() => applyProjection(ms, { start_at: null, drop: [{ role: "toolResult", tool_call_id: "c", occurrence: 3 }] }), /result 3 of tool call c/);
+});
+
+test("pairing: a result's rank counts only the messages start_at keeps", () => {
+	// A late copy of c's result after the boundary is the first c result of the window.
+	const ms = [call("c"), result("c", "first"), boundary("w1"), result("c", "late"), user("b")];
+	const out = applyProjection(ms, {
+		start_at: { role: "custom", custom_type: "codex-context-window", window_id: "w1" },
+		drop: [{ role: "toolResult", tool_call_id: "c", occurrence: 1 }],
+	});
+	assert.deepEqual(out, [boundary("w1"), user("b")]);
+});
+
 test("Tree: hides exactly the named summaries, keeps a manual one", () => {
 	const ms = [summary("a1", "Summary 1"), summary("m1", "manual"), boundary("w1"), user("b")];
 	const out = applyProjection(ms, { start_at: null, drop: [{ role: "branchSummary", from_id: "a1", summary_sha256: sha256Hex("Summary 1") }] });

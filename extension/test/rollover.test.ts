@@ -97,3 +97,16 @@ test("session changed between the tool and settled phases: aborted", async () =>
 	await settleRollover(f.d);
 	assert.deepEqual(f.log.slice(0, 1), ["post abort"]);
 });
+
+test("settle refused while calls have no result: deferred quietly, nothing navigated or aborted", async () => {
+	// client.ts's ContextdError carries the HTTP status (its parameter properties need a full TS compiler).
+	const httpError = (message: string, status: number) => Object.assign(new Error(message), { status });
+	const conflict = httpError('contextd 409: settle of rollover r refused: tool calls call_sh (bash) on leaf "l" have no result yet; retry once Pi has written their results', 409);
+	const f = fake({}, { ...okPosts, settle: conflict });
+	assert.equal(await settleRollover(f.d), "deferred");
+	assert.deepEqual(f.log, ["post settle"]);
+	// Any other conflict still fails with one error.
+	const g = fake({}, { ...okPosts, settle: httpError("contextd 409: rollover r was aborted", 409) });
+	assert.equal(await settleRollover(g.d), "failed");
+	assert.equal(g.log.filter((l) => l.startsWith("error ")).length, 1);
+});
