@@ -44,26 +44,111 @@ const (
 var ErrOutside = errors.New("path is outside the sessions directory")
 
 // ItemMeta is the history item an entry renders to (history.Render), with the
-// position of its text in the session's item-text file.
+// position of its text in the session's item-text file. One ItemMeta per
+// entry stays in memory, so it holds no pointer (the garbage collector never
+// scans the table) and is 32 bytes: the role and tool names are indexes into
+// the session's name table (View.Name).
 type ItemMeta struct {
-	Role          string `json:"role"`
-	ToolName      string `json:"toolName,omitempty"`
-	ToolNamespace string `json:"toolNamespace,omitempty"`
-	TextOff       int64  `json:"-"`
-	IsItem        bool   `json:"-"`
-	Summary       bool   `json:"summary,omitempty"`
+	TextOff int64
+	// Chars and TextLen are int32: one item's text comes from one JSONL
+	// line, which is capped far below 2 GiB.
+	Chars   int32
+	TextLen int32
+	// Role, ToolName and ToolNamespace are the history item's role and
+	// tool names as indexes into the session's name table (View.Name).
+	Role, ToolName, ToolNamespace NameID
+	IsItem                        bool
+	Summary                       bool
 	// Edit is set on a context_edit entry (which is never an item itself):
 	// session.EditOmit, or session.EditReplace with the rendered
-	// replacement at TextOff (history.RenderReplacement; ToolName and
-	// ToolNamespace are those of its first toolCall part, for an assistant
-	// target). View.Refs applies it to the target's item.
-	Edit session.EditKind `json:"edit,omitempty"`
-	// Chars and TextLen are int32 to keep the per-entry table small (one
-	// ItemMeta per entry stays in memory): one item's text comes from one
-	// JSONL line, which is capped far below 2 GiB. The JSON field order
-	// (the entries.item column) is unchanged.
-	Chars   int32 `json:"chars"`
-	TextLen int32 `json:"-"`
+	// replacement at TextOff (history.RenderReplacement; the tool names
+	// are those of its first toolCall part, for an assistant target).
+	// View.Refs applies it to the target's item.
+	Edit session.EditKind
+}
+
+// itemJSON is an ItemMeta as stored in the entries.item column.
+type itemJSON struct {
+	Role          string           `json:"role"`
+	ToolName      string           `json:"toolName,omitempty"`
+	ToolNamespace string           `json:"toolNamespace,omitempty"`
+	Summary       bool             `json:"summary,omitempty"`
+	Edit          session.EditKind `json:"edit,omitempty"`
+	Chars         int32            `json:"chars"`
+}
+
+// NameID is an index into a session's table of role and tool names.
+type NameID uint32
+
+// names is a session's table of role and tool names (ItemMeta.Role, ToolName,
+// ToolNamespace): index 0 is "", the rest in first-seen order. Only the syncing
+// goroutine adds names; readers see the slice published under Session.mu.
+type names struct {
+	list []string
+	idx  map[string]NameID
+}
+
+// id returns the index of name, adding it to the pending tail when new
+// (committed by publish).
+func (n *names) id(name string, pending *names) NameID {
+	if name == "" {
+		return 0
+	}
+	if i, ok := n.idx[name]; ok {
+		return i
+	}
+	if i, ok := pending.idx[name]; ok {
+		return i
+	}
+	if pending.idx == nil {
+		pending.idx = map[string]NameID{}
+	}
+	i := NameID(len(n.list) + len(pending.list))
+	if len(n.list) == 0 {
+		i++ // index 0 is ""
+	}
+	pending.list = append(pending.list, session.Intern(name))
+	pending.idx[name] = i
+	return i
+}
+
+// publish appends the pending names (caller holds Session.mu).
+func (n *names) publish(pending *names) {
+	if len(pending.list) == 0 {
+		return
+	}
+	if n.idx == nil {
+		n.idx = map[string]NameID{}
+	}
+	if len(n.list) == 0 {
+		n.list = append(n.list, "")
+	}
+	for _, name := range pending.list {
+		n.idx[name] = NameID(len(n.list))
+		n.list = append(n.list, name)
+	}
+}
+
+// nameOr is name for a committed or pending index.
+func (n *names) nameOr(i NameID, pending *names) string {
+	if int(i) < len(n.list) {
+		return n.list[i]
+	}
+	base := len(n.list)
+	if base == 0 {
+		base = 1
+	}
+	if j := int(i) - base; j >= 0 && j < len(pending.list) {
+		return pending.list[j]
+	}
+	return ""
+}
+
+func (n *names) name(i NameID) string {
+	if int(i) < len(n.list) {
+		return n.list[i]
+	}
+	return ""
 }
 
 // Options configure an Index.
@@ -463,6 +548,7 @@ type Session struct {
 	parser    session.Parser
 	tree      *session.Tree
 	items     []ItemMeta
+	names     names
 	calls     map[string]history.Call
 	next      int64
 	textSize  int64
@@ -489,6 +575,7 @@ func (s *Session) reset() {
 	s.parser = session.Parser{}
 	s.tree = nil
 	s.items = nil
+	s.names = names{}
 	s.calls = nil
 	s.next = 0
 	s.textSize = 0
@@ -710,6 +797,7 @@ func (s *Session) load(ctx context.Context, db *DB) error {
 	}
 	var tree *session.Tree
 	var items []ItemMeta
+	var nm names
 	calls := map[string]history.Call{}
 	var h session.Header
 	if err := json.Unmarshal([]byte(header), &h); err == nil && h.ID != "" {
@@ -736,12 +824,15 @@ func (s *Session) load(ctx context.Context, db *DB) error {
 			e.Type, e.CustomType, e.Role, e.StopReason = session.Intern(e.Type), session.Intern(e.CustomType), session.Intern(e.Role), session.Intern(e.StopReason)
 			var im ItemMeta
 			if item.Valid {
-				if err := json.Unmarshal([]byte(item.String), &im); err != nil {
+				var ij itemJSON
+				if err := json.Unmarshal([]byte(item.String), &ij); err != nil {
 					rows.Close()
 					return err
 				}
-				im.IsItem, im.TextOff, im.TextLen = im.Edit == session.EditNone, toff, int32(tlen)
-				im.Role, im.ToolName, im.ToolNamespace = session.Intern(im.Role), session.Intern(im.ToolName), session.Intern(im.ToolNamespace)
+				var pend names
+				im = ItemMeta{IsItem: ij.Edit == session.EditNone, TextOff: toff, TextLen: int32(tlen), Chars: ij.Chars, Summary: ij.Summary, Edit: ij.Edit,
+					Role: nm.id(ij.Role, &pend), ToolName: nm.id(ij.ToolName, &pend), ToolNamespace: nm.id(ij.ToolNamespace, &pend)}
+				nm.publish(&pend)
 			}
 			tree.Add(e)
 			items = append(items, im)
@@ -769,7 +860,7 @@ func (s *Session) load(ctx context.Context, db *DB) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fresh(fileID)
-	s.tree, s.items, s.calls = tree, items, calls
+	s.tree, s.items, s.calls, s.names = tree, items, calls, nm
 	s.parser = session.Parser{Header: nil, NotPi: notPi, NextLine: int(nextLine), NextSeq: int(nextSeq), LastV1ID: lastV1}
 	if tree != nil {
 		hh := tree.Header
@@ -958,6 +1049,7 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 	texts := &textWriter{w: bufio.NewWriterSize(io.NewOffsetWriter(tf, s.textSize), 1<<20)}
 	newCalls := map[string]history.Call{}
 	var calls []history.CallRecord
+	var newNames names
 	stats := session.Stats{}
 	textOff := s.textSize
 	var first [32]byte
@@ -1015,13 +1107,13 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 			im = ItemMeta{Edit: e.Edit, TextOff: textOff + texts.n}
 			if e.Edit == session.EditReplace {
 				it := history.RenderReplacement(d.Replacement)
-				im.ToolName, im.ToolNamespace, im.Chars, im.TextLen = session.Intern(it.ToolName), session.Intern(it.ToolNamespace), int32(it.Chars), int32(len(it.Text))
+				im.ToolName, im.ToolNamespace, im.Chars, im.TextLen = s.names.id(it.ToolName, &newNames), s.names.id(it.ToolNamespace, &newNames), int32(it.Chars), int32(len(it.Text))
 				if err := texts.write(it.Text); err != nil {
 					return fmt.Errorf("write item texts: %w", err)
 				}
 			}
 		} else if it, ok := history.Render(e, d, lookup); ok {
-			im = ItemMeta{IsItem: true, Role: session.Intern(it.Role), ToolName: session.Intern(it.ToolName), ToolNamespace: session.Intern(it.ToolNamespace), Summary: it.Summary, Chars: int32(it.Chars),
+			im = ItemMeta{IsItem: true, Role: s.names.id(it.Role, &newNames), ToolName: s.names.id(it.ToolName, &newNames), ToolNamespace: s.names.id(it.ToolNamespace, &newNames), Summary: it.Summary, Chars: int32(it.Chars),
 				TextOff: textOff + texts.n, TextLen: int32(len(it.Text))}
 			if err := texts.write(it.Text); err != nil {
 				return fmt.Errorf("write item texts: %w", err)
@@ -1075,7 +1167,8 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 			e, im := &pend[i].e, &pend[i].item
 			var item any
 			if im.IsItem || im.Edit != session.EditNone {
-				b, _ := json.Marshal(im)
+				b, _ := json.Marshal(itemJSON{Role: s.names.nameOr(im.Role, &newNames), ToolName: s.names.nameOr(im.ToolName, &newNames),
+					ToolNamespace: s.names.nameOr(im.ToolNamespace, &newNames), Summary: im.Summary, Edit: im.Edit, Chars: im.Chars})
 				item = string(b)
 			}
 			if _, err := st.ExecContext(ctx, s.fileID, e.Seq, e.Line, e.Offset, e.Length, e.ID, e.ParentID, e.Type, e.Timestamp, e.CustomType, encodeMeta(e), item, im.TextOff, im.TextLen); err != nil {
@@ -1129,6 +1222,7 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 	for id, c := range newCalls {
 		s.calls[id] = c
 	}
+	s.names.publish(&newNames)
 	p.LookupSeq = nil
 	s.parser = p
 	s.next = next
