@@ -222,7 +222,7 @@ func (t *Tree) Project(branch []int, r Rules) []ContextMessage {
 		found := false
 		for _, s := range branch[:last] {
 			e := &t.Entries[s]
-			if !found && e.ID == comp.FirstKeptEntryID {
+			if !found && e.ID == comp.FirstKeptEntryID() {
 				found = true
 			}
 			if found && !(v16 && e.Type == TypeMessage && e.Role == RoleSystem) {
@@ -238,7 +238,7 @@ func (t *Tree) Project(branch []int, r Rules) []ContextMessage {
 				if edits == nil {
 					edits = make(map[string]int)
 				}
-				edits[e.TargetID] = s
+				edits[e.TargetID()] = s
 			}
 		}
 	}

@@ -100,7 +100,7 @@ func (v *View) Refs(scope []int, rules session.Rules) history.RefFunc {
 			if edits == nil {
 				edits = make(map[string]int)
 			}
-			edits[v.Tree.Entries[s].TargetID] = s
+			edits[v.Tree.Entries[s].TargetID()] = s
 		}
 	}
 	if edits == nil {
