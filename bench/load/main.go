@@ -308,8 +308,8 @@ func (s *server) cpu() time.Duration {
 	if len(f) < 13 {
 		return 0
 	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64) // field 14 of the whole line
-	st, _ := strconv.ParseInt(f[12], 10, 64) // field 15
+	ut, _ := strconv.ParseInt(f[11], 10, 64)        // field 14 of the whole line
+	st, _ := strconv.ParseInt(f[12], 10, 64)        // field 15
 	return time.Duration(ut+st) * time.Second / 100 // USER_HZ is 100 on Linux
 }
 
