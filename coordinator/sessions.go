@@ -334,7 +334,7 @@ func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string, tail i
 		return BranchAnswer{}, contextd.Errorf(contextd.EConflict, "session %q is in remote mode: contextd does not read its file", sessionID)
 	}
 	var out BranchAnswer
-	err = s.withBranch(t, leafID, func(b *Branch) error {
+	err = s.withCachedBranch(t, leafID, func(b *Branch) error {
 		tr := b.V.Tree
 		out.LeafID, out.Cycle = b.Leaf, b.Cycle
 		seqs := b.Seqs
@@ -349,7 +349,13 @@ func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string, tail i
 		}
 		rules := t.Rules()
 		out.Rules = rules.String()
-		msgs := tr.Project(b.Seqs, rules)
+		project := func() []session.ContextMessage { return tr.Project(b.Seqs, rules) }
+		var msgs []session.ContextMessage
+		if k, ok := keyOf(t, b.V, b.Leaf); ok && s.cache != nil {
+			msgs = s.cache.projection(k, project)
+		} else {
+			msgs = project()
+		}
 		if tail > 0 {
 			n := len(msgs)
 			out.ContextCount = &n
