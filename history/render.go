@@ -261,6 +261,7 @@ func RenderReplacement(c *session.Content) Item {
 // command and output.
 func bashText(command, output string) string {
 	var b strings.Builder
+	b.Grow(len(command) + len(output) + 32)
 	b.WriteString("Ran `")
 	b.WriteString(command)
 	b.WriteString("`\n")
@@ -280,7 +281,25 @@ func renderContent(c *session.Content) string {
 	if c.IsString {
 		return c.Text
 	}
+	if len(c.Parts) == 1 {
+		// One text or thinking block (most tool results and user
+		// messages): the text itself, not a copy.
+		switch p := &c.Parts[0]; p.Type {
+		case "text":
+			return p.Text
+		case "thinking":
+			return p.Thinking
+		}
+	}
+	// Size the builder once: growing it by doubling allocated about as
+	// much again as the text.
+	n := len(c.Parts)
+	for i := range c.Parts {
+		p := &c.Parts[i]
+		n += len(p.Text) + len(p.Thinking) + len(p.MimeType) + len(p.Name) + len(p.Arguments) + len(p.Raw) + 32
+	}
 	var b strings.Builder
+	b.Grow(n)
 	for i := range c.Parts {
 		if i > 0 {
 			b.WriteByte('\n')
