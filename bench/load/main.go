@@ -315,13 +315,14 @@ func (s *server) cpu() time.Duration {
 
 // gc sums the CPU time of the GC cycles logged so far (gctrace: "a+b/c/d+e
 // ms cpu": the two stop-the-world phases, assist, background and idle
-// marking) and counts the cycles.
-func (s *server) gc() (cpu time.Duration, cycles int) {
+// marking), the idle marking alone (run on a processor that had nothing
+// else to do, e.g. while SQLite waits for the disk), and counts the cycles.
+func (s *server) gc() (cpu, idle time.Duration, cycles int) {
 	b, err := os.ReadFile(s.log)
 	if err != nil {
-		return 0, 0
+		return 0, 0, 0
 	}
-	var ms float64
+	var ms, idleMs float64
 	for _, l := range strings.Split(string(b), "\n") {
 		if !strings.HasPrefix(l, "gc ") {
 			continue
@@ -329,16 +330,19 @@ func (s *server) gc() (cpu time.Duration, cycles int) {
 		f := strings.Fields(l)
 		for i := 1; i+2 < len(f); i++ {
 			if f[i+1] == "ms" && strings.TrimSuffix(f[i+2], ",") == "cpu" {
-				for _, part := range strings.FieldsFunc(f[i], func(r rune) bool { return r == '+' || r == '/' }) {
+				for j, part := range strings.FieldsFunc(f[i], func(r rune) bool { return r == '+' || r == '/' }) {
 					v, _ := strconv.ParseFloat(part, 64)
 					ms += v
+					if j == 3 {
+						idleMs += v
+					}
 				}
 				cycles++
 				break
 			}
 		}
 	}
-	return time.Duration(ms * float64(time.Millisecond)), cycles
+	return time.Duration(ms * float64(time.Millisecond)), time.Duration(idleMs * float64(time.Millisecond)), cycles
 }
 
 // status reads VmHWM and VmRSS (KiB) of the server process.
@@ -496,7 +500,7 @@ func run(c config) error {
 	// stays up for the rest.
 	branchPath := "/v1/sessions/" + m.SessionID + "/branch"
 	var srv *server
-	var colds, cpus, gcs []time.Duration
+	var colds, cpus, gcs, idles []time.Duration
 	var hwms []float64
 	var body []byte
 	for i := 0; i < c.coldRuns; i++ {
@@ -513,9 +517,10 @@ func run(c config) error {
 		cold := time.Since(srv.start)
 		hwm, rss := srv.status()
 		cpu := srv.cpu()
-		gcCPU, cycles := srv.gc()
-		fmt.Printf("contextd cold run %d: %.2f s (process up %.0f ms), CPU %.2f s, %d GC cycles using %.2f CPU-s, VmHWM %.1f MiB, VmRSS after %.1f MiB\n",
-			i+1, cold.Seconds(), ms(srv.up), cpu.Seconds(), cycles, gcCPU.Seconds(), float64(hwm)/1024, float64(rss)/1024)
+		gcCPU, gcIdle, cycles := srv.gc()
+		fmt.Printf("contextd cold run %d: %.2f s (process up %.0f ms), CPU %.2f s, %d GC cycles using %.2f CPU-s (%.2f of it idle marking), VmHWM %.1f MiB, VmRSS after %.1f MiB\n",
+			i+1, cold.Seconds(), ms(srv.up), cpu.Seconds(), cycles, gcCPU.Seconds(), gcIdle.Seconds(), float64(hwm)/1024, float64(rss)/1024)
+		idles = append(idles, gcIdle)
 		colds = append(colds, cold)
 		cpus = append(cpus, cpu)
 		gcs = append(gcs, gcCPU)
@@ -561,7 +566,12 @@ func run(c config) error {
 	if cpuMed > 0 {
 		gcShare = 100 * medianF(durSeconds(gcs)) / cpuMed
 	}
-	absRow("cold index: GC share of CPU", "%", gcShare, 15, fmt.Sprintf("GC CPU (gctrace: stop-the-world, assist, background and idle marking) / process CPU; median GC %.2f CPU-s", medianF(durSeconds(gcs))))
+	busyShare := 0.0
+	if cpuMed > 0 {
+		busyShare = 100 * (medianF(durSeconds(gcs)) - medianF(durSeconds(idles))) / cpuMed
+	}
+	absRow("cold index: GC share of CPU", "%", gcShare, 15, fmt.Sprintf("GC CPU (gctrace: stop-the-world, assist, background and idle marking) / process CPU; median GC %.2f CPU-s, of which idle marking %.2f; without idle marking %.1f%%",
+		medianF(durSeconds(gcs)), medianF(durSeconds(idles)), busyShare))
 
 	if c.quick {
 		if err := searchStep(srv, c, m, jsonlBytes); err != nil {
