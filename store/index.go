@@ -719,9 +719,11 @@ func (s *Session) setState(st FileState, msg string) {
 	s.mu.Unlock()
 }
 
-// firstLineHash hashes the first line (at most 1 MiB of it).
+// firstLineHash hashes the first line (at most 1 MiB of it). It runs on
+// every sync that sees new bytes; a header line is a few hundred bytes, so
+// it reads 4 KiB at a time.
 func firstLineHash(f io.ReaderAt) ([32]byte, bool) {
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, 4<<10)
 	var line []byte
 	for off := int64(0); off < 1<<20; off += int64(len(buf)) {
 		n, err := f.ReadAt(buf, off)
@@ -1125,7 +1127,7 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 	// Item texts stream into the text file at its committed end; the rows
 	// that point at them commit afterwards (a crash leaves only bytes that
 	// load truncates away).
-	texts := &textWriter{w: bufio.NewWriterSize(io.NewOffsetWriter(tf, s.textSize), 1<<20)}
+	texts := &textWriter{w: bufio.NewWriterSize(io.NewOffsetWriter(tf, s.textSize), int(min(1<<20, max(end-s.next, 4096))))}
 	newCalls := map[string]history.Call{}
 	var calls []history.CallRecord
 	var newNames names
