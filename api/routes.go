@@ -86,6 +86,7 @@ func (s *Server) registerSessions(api huma.API) {
 	type branchInput struct {
 		SessionPath
 		LeafID string `query:"leaf_id" maxLength:"256" doc:"Leaf entry id; default the last entry of the file."`
+		Tail   int    `query:"tail" minimum:"0" maximum:"100000" doc:"Tail form: list only the last N branch ids and context messages, with entry_count and context_count (the whole lengths); 0 or absent lists them all."`
 	}
 	// The answer lists every entry of the branch: it is encoded by
 	// BranchAnswer.MarshalJSON and written as bytes (huma would re-scan a
@@ -95,7 +96,7 @@ func (s *Server) registerSessions(api huma.API) {
 		Responses: map[string]*huma.Response{"200": {Description: "The branch and its context entries.",
 			Content: map[string]*huma.MediaType{"application/json": {Schema: api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(coordinator.BranchAnswer{}), true, "BranchAnswer")}}}}},
 		func(ctx context.Context, in *branchInput) (*codexOutput, error) {
-			b, err := s.svc.BranchOf(ctx, in.SessionID, in.LeafID)
+			b, err := s.svc.BranchOf(ctx, in.SessionID, in.LeafID, in.Tail)
 			if err != nil {
 				return nil, s.problem("get-branch", err)
 			}

@@ -262,7 +262,7 @@ func validate(t *session.Tree, seq int, raw json.RawMessage, budget *int) Manife
 			fail(ReasonNotBranchSummary)
 		} else {
 			summary = s
-			if se.FromID != d.ArchivedLeafID {
+			if se.FromID() != d.ArchivedLeafID {
 				fail(ReasonFromIDMismatch)
 			}
 			if se.ParentID != d.BranchBaseID {

@@ -397,7 +397,8 @@ func memTree(specs ...string) *session.Tree {
 			e.Type, e.Role, e.CustomType = session.TypeCustomMessage, "", session.CustomTypeWindow
 			e.Window = &session.WindowMarker{Kind: "window", CurrentWindowID: "w" + parts[0], FirstWindowID: "w" + parts[0]}
 		case 'S':
-			e.Type, e.Role, e.FromID = session.TypeBranchSummary, "", parts[2]
+			e.Type, e.Role = session.TypeBranchSummary, ""
+			e.SetRefs(session.EntryRefs{FromID: parts[2]})
 		case 'M':
 			e.Type, e.Role, e.CustomType = session.TypeCustom, "", session.CustomTypeTreeArchive
 		}

@@ -235,7 +235,7 @@ func (a *Archives) TreeContext(b *coordinator.Branch, out *coordinator.ContextAn
 			return err
 		}
 		out.HiddenSummaries = append(out.HiddenSummaries, coordinator.HiddenSummary{
-			EntryID: se.ID, FromID: se.FromID, SummarySHA: sha, Timestamp: se.Timestamp,
+			EntryID: se.ID, FromID: se.FromID(), SummarySHA: sha, Timestamp: se.Timestamp,
 			ManifestID: m.EntryID, WindowID: m.Data.WindowID,
 		})
 	}

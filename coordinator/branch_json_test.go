@@ -23,6 +23,7 @@ func TestBranchAnswerJSON(t *testing.T) {
 			{EntryID: "k", Type: "compaction", Role: "compactionSummary"},
 			{EntryID: "a", Type: "message", Role: "assistant", StopReason: "stop", EditID: "e<1>"},
 		}},
+		{LeafID: "t", Rules: "pi-0.85", EntryIDs: []string{"s", "t"}, EntryCount: ptr(7), ContextCount: ptr(0), Context: []BranchEntry{}},
 	} {
 		got, err := json.Marshal(a)
 		if err != nil {
@@ -34,3 +35,5 @@ func TestBranchAnswerJSON(t *testing.T) {
 		}
 	}
 }
+
+func ptr(n int) *int { return &n }

@@ -151,7 +151,10 @@ type windowEntry struct {
 	// ordered is history.SearchOrder of the windows, once built (guarded
 	// by windowCache.mu).
 	ordered []history.ItemRef
-	used    uint64
+	// msgs is Tree.Project of the branch under key.rules, once a /branch
+	// asked for it (guarded by windowCache.mu; read-only once set).
+	msgs []session.ContextMessage
+	used uint64
 }
 
 // windowCache is a small LRU of branches and their Local windows, safe
@@ -237,6 +240,29 @@ func (c *windowCache) windows(k windowKey, seqs []int, cycle bool, build func(ba
 		wins = e.wins // built concurrently: serve one
 	}
 	return wins
+}
+
+// projection returns the context messages of k's branch (Tree.Project),
+// from build (called without the lock) when k's entry has none yet. An
+// entry evicted meanwhile is not re-added: the result then serves this
+// request alone.
+func (c *windowCache) projection(k windowKey, build func() []session.ContextMessage) []session.ContextMessage {
+	c.mu.Lock()
+	if e := c.find(k); e != nil && e.msgs != nil {
+		c.mu.Unlock()
+		return e.msgs
+	}
+	c.mu.Unlock()
+	msgs := build()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.find(k); e != nil {
+		if e.msgs == nil {
+			e.msgs = msgs
+		}
+		return e.msgs
+	}
+	return msgs
 }
 
 // searchOrder returns the SearchOrder of the windows of k, from build

@@ -454,7 +454,7 @@ func TestBranchRules(t *testing.T) {
 	ctx := context.Background()
 	show := func() string {
 		t.Helper()
-		br, err := svc.BranchOf(ctx, sid, "")
+		br, err := svc.BranchOf(ctx, sid, "", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -477,6 +477,36 @@ func TestBranchRules(t *testing.T) {
 		}
 		if got := show(); got != c.want {
 			t.Errorf("pi_version %q: %s\nwant %s", c.version, got, c.want)
+		}
+	}
+}
+
+// TestBranchTail: ?tail=N lists the last N branch ids and context
+// messages of the whole answer, with the whole lengths (six entries, six
+// context messages under pi-1.6 rules with no edits: every entry here is
+// a user or assistant message).
+func TestBranchTail(t *testing.T) {
+	const sid = "tail-session"
+	data := handLines(sid, hUser("a"), hUser("b"), hUser("c"), hUser("d"), hUser("e"), hUser("f"))
+	svc, _ := localService(t, map[string][]byte{"s.jsonl": data})
+	ctx := context.Background()
+	full, err := svc.BranchOf(ctx, sid, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.EntryIDs) != 6 || len(full.Context) != 6 || full.EntryCount != nil || full.ContextCount != nil {
+		t.Fatalf("full answer: %d ids, %d context, counts %v %v", len(full.EntryIDs), len(full.Context), full.EntryCount, full.ContextCount)
+	}
+	for _, c := range []struct{ tail, n int }{{1, 1}, {4, 4}, {6, 6}, {100, 6}} {
+		br, err := svc.BranchOf(ctx, sid, "", c.tail)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if br.EntryCount == nil || *br.EntryCount != 6 || br.ContextCount == nil || *br.ContextCount != 6 {
+			t.Errorf("tail %d: counts %v %v, want 6 6", c.tail, br.EntryCount, br.ContextCount)
+		}
+		if !slices.Equal(br.EntryIDs, full.EntryIDs[6-c.n:]) || !slices.Equal(br.Context, full.Context[6-c.n:]) || br.LeafID != "h0000006" {
+			t.Errorf("tail %d: ids %v context %v leaf %s, want the last %d of %v", c.tail, br.EntryIDs, br.Context, br.LeafID, c.n, full.EntryIDs)
 		}
 	}
 }

@@ -191,7 +191,7 @@ func fileRollovers(b *Branch) ([]ResetEntry, error) {
 		}
 		if next != nil {
 			r.To = &ResetWindow{ID: next.Window.CurrentWindowID, Number: next.Window.WindowNumber}
-			r.NextBoundaryID, r.FinishedAt = next.ID, entryTime(next)
+			r.NextBoundaryID, r.FinishedAt = next.ID, entryTime(b.V, next)
 			if r.From.Number < 0 {
 				r.From.Number = next.Window.WindowNumber - 1
 			}
@@ -246,11 +246,11 @@ func fileRollovers(b *Branch) ([]ResetEntry, error) {
 		case w.PreviousWindowID != "":
 			r := ResetEntry{Source: "file", Mode: contextd.ModeLocal, State: ResetCompleted,
 				From: ResetWindow{ID: w.PreviousWindowID, Number: w.WindowNumber - 1}, To: &ResetWindow{ID: w.CurrentWindowID, Number: w.WindowNumber},
-				NextBoundaryID: e.ID, FinishedAt: entryTime(e)}
+				NextBoundaryID: e.ID, FinishedAt: entryTime(b.V, e)}
 			if lastBoundary >= 0 && tr.Entries[b.Seqs[lastBoundary]].Window.CurrentWindowID == w.PreviousWindowID {
 				r.BoundaryEntryID = tr.Entries[b.Seqs[lastBoundary]].ID
 				r.Archived = interval(tr, b.Seqs[lastBoundary:i])
-				r.RequestedAt = entryTime(&tr.Entries[b.Seqs[i-1]])
+				r.RequestedAt = entryTime(b.V, &tr.Entries[b.Seqs[i-1]])
 				r.WindowNoteWrites = noteWrites(tr, b.Seqs[lastBoundary:i])
 			}
 			if err := notesAt(b, &r, i); err != nil {
@@ -288,10 +288,10 @@ func treePart(b *Branch, r *ResetEntry, mi int, md manifestData) error {
 	r.ManifestEntryID = me.ID
 	r.BoundaryEntryID = md.BoundaryEntryID
 	r.SummaryEntryID = md.SummaryEntryID
-	r.CommittedAt = entryTime(me)
+	r.CommittedAt = entryTime(b.V, me)
 	if sq, ok := tr.Lookup(md.SummaryEntryID); ok {
 		se := &tr.Entries[sq]
-		r.SettledAt = entryTime(se)
+		r.SettledAt = entryTime(b.V, se)
 		_, d, err := b.V.Decode(sq)
 		if err != nil {
 			return err
@@ -311,7 +311,7 @@ func treePart(b *Branch, r *ResetEntry, mi int, md manifestData) error {
 	if sq, ok := tr.Lookup(md.SummaryEntryID); !ok || tr.Entries[sq].Type != session.TypeBranchSummary {
 		reasons = append(reasons, "summaryEntryId is not a branch_summary")
 	} else {
-		if tr.Entries[sq].FromID != md.ArchivedLeafID {
+		if tr.Entries[sq].FromID() != md.ArchivedLeafID {
 			reasons = append(reasons, "archivedLeafId is not the summary's fromId")
 		}
 		if tr.Entries[sq].ParentID != base {
@@ -342,7 +342,7 @@ func treePart(b *Branch, r *ResetEntry, mi int, md manifestData) error {
 	}
 	slices.Reverse(walk)
 	r.Archived = interval(tr, walk)
-	r.RequestedAt = entryTime(&tr.Entries[walk[len(walk)-1]])
+	r.RequestedAt = entryTime(b.V, &tr.Entries[walk[len(walk)-1]])
 	r.WindowNoteWrites = noteWrites(tr, walk)
 	return nil
 }
@@ -387,8 +387,17 @@ func notesSize(st *notes.State) (files, bytes int) {
 	return files, bytes
 }
 
-func entryTime(e *session.Entry) *time.Time {
-	t, err := time.Parse(time.RFC3339Nano, e.Timestamp)
+// entryTime is the entry's timestamp (UTC), nil when it has none. The
+// in-memory tree keeps only branch summaries' timestamps, so the others
+// are read from the JSONL line (the reset log is not a hot route).
+func entryTime(v *store.View, e *session.Entry) *time.Time {
+	ts := e.Timestamp
+	if ts == "" {
+		if d, _, err := v.Decode(e.Seq); err == nil {
+			ts = d.Timestamp
+		}
+	}
+	t, err := time.Parse(time.RFC3339Nano, ts)
 	if err != nil {
 		return nil
 	}

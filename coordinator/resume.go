@@ -79,7 +79,7 @@ func (s *Service) resumeOf(b *Branch) *Resume {
 		if e.IsBoundary() {
 			return nil
 		}
-		if e.Type == session.TypeBranchSummary && e.FromID != "" {
+		if e.Type == session.TypeBranchSummary && e.FromID() != "" {
 			if r := rolloverCut(b, i); r != nil {
 				return r
 			}
@@ -106,7 +106,7 @@ func (s *Service) resumeOf(b *Branch) *Resume {
 func rolloverCut(b *Branch, i int) *Resume {
 	tr := b.V.Tree
 	se := &tr.Entries[b.Seqs[i]]
-	from, cycle, err := tr.Branch(se.FromID)
+	from, cycle, err := tr.Branch(se.FromID())
 	if err != nil || cycle {
 		return nil
 	}

@@ -509,9 +509,9 @@ func checkSummary(tr *session.Tree, r store.Rollover, summaryID string) (*string
 		return nil, contextd.Errorf(contextd.EInvalid, "summary mismatch: branch summary %q has parentId %s, but navigating to boundary %q gives %s; pass the summary of this rollover's navigation",
 			summaryID, jsID(se.ParentID), r.BoundaryEntryID, jsID(r.BoundaryParentID))
 	}
-	if se.FromID != r.LeafAtSettle {
+	if se.FromID() != r.LeafAtSettle {
 		return nil, contextd.Errorf(contextd.EInvalid, "summary mismatch: branch summary %q has fromId %q, but the archived leaf (the leaf at settle) is %q; pass the summary of this rollover's navigation",
-			summaryID, se.FromID, r.LeafAtSettle)
+			summaryID, se.FromID(), r.LeafAtSettle)
 	}
 	if tr.Get(r.BoundaryEntryID) == nil {
 		return nil, contextd.Errorf(contextd.EPrecondition, "boundary %q of rollover %s is no longer in the session file; abort the rollover", r.BoundaryEntryID, r.ID)
@@ -850,7 +850,7 @@ func (s *Service) RolloverStatus(ctx context.Context, t *Target) (open, incomple
 			sum := ""
 			for i := range v.Tree.Entries {
 				e := &v.Tree.Entries[i]
-				if e.Type == session.TypeBranchSummary && e.ParentID == r.BoundaryParentID && e.FromID == r.LeafAtSettle {
+				if e.Type == session.TypeBranchSummary && e.ParentID == r.BoundaryParentID && e.FromID() == r.LeafAtSettle {
 					sum = e.ID
 				}
 			}

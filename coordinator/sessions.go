@@ -345,10 +345,18 @@ type BranchAnswer struct {
 	EntryIDs []string      `json:"entry_ids" doc:"Active branch, root to leaf (Pi getBranch)."`
 	Cycle    bool          `json:"cycle" doc:"The parent chain loops (never in files Pi writes); the branch stops at the repeat."`
 	Context  []BranchEntry `json:"context" doc:"Model-visible context messages in order (Pi buildSessionContext for the rules): one per message, so a Pi 1.x compaction with a systemMessage is listed twice (system, then compactionSummary)."`
+	// EntryCount and ContextCount are set only in the tail form (?tail=N):
+	// the full lengths of the branch and of the context, of which
+	// entry_ids and context hold the last N.
+	EntryCount   *int `json:"entry_count,omitempty" doc:"Only with ?tail=N: the length of the whole branch; entry_ids holds its last min(N, entry_count) ids."`
+	ContextCount *int `json:"context_count,omitempty" doc:"Only with ?tail=N: the number of context messages; context holds the last min(N, context_count)."`
 }
 
-// BranchOf answers GET …/branch for leafID ("" = last entry).
-func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string) (BranchAnswer, error) {
+// BranchOf answers GET …/branch for leafID ("" = last entry). tail > 0
+// asks for the tail form: only the last tail branch ids and context
+// messages, with the full counts (a 1 GiB session's whole answer lists a
+// quarter-million ids, 20 MB); tail 0 lists them all.
+func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string, tail int) (BranchAnswer, error) {
 	t, err := s.Resolve(ctx, sessionID)
 	if err != nil {
 		return BranchAnswer{}, err
@@ -357,16 +365,33 @@ func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string) (Branc
 		return BranchAnswer{}, contextd.Errorf(contextd.EConflict, "session %q is in remote mode: contextd does not read its file", sessionID)
 	}
 	var out BranchAnswer
-	err = s.withBranch(t, leafID, func(b *Branch) error {
+	err = s.withCachedBranch(t, leafID, func(b *Branch) error {
 		tr := b.V.Tree
 		out.LeafID, out.Cycle = b.Leaf, b.Cycle
-		out.EntryIDs = make([]string, 0, len(b.Seqs))
-		for _, sq := range b.Seqs {
+		seqs := b.Seqs
+		if tail > 0 {
+			n := len(seqs)
+			out.EntryCount = &n
+			seqs = seqs[max(0, n-tail):]
+		}
+		out.EntryIDs = make([]string, 0, len(seqs))
+		for _, sq := range seqs {
 			out.EntryIDs = append(out.EntryIDs, tr.Entries[sq].ID)
 		}
 		rules := t.Rules()
 		out.Rules = rules.String()
-		msgs := tr.Project(b.Seqs, rules)
+		project := func() []session.ContextMessage { return tr.Project(b.Seqs, rules) }
+		var msgs []session.ContextMessage
+		if k, ok := keyOf(t, b.V, b.Leaf); ok && s.cache != nil {
+			msgs = s.cache.projection(k, project)
+		} else {
+			msgs = project()
+		}
+		if tail > 0 {
+			n := len(msgs)
+			out.ContextCount = &n
+			msgs = msgs[max(0, n-tail):]
+		}
 		out.Context = make([]BranchEntry, 0, len(msgs))
 		for _, m := range msgs {
 			e := &tr.Entries[m.Seq]
@@ -456,6 +481,12 @@ func (a BranchAnswer) MarshalJSON() ([]byte, error) {
 			b = append(b, '}')
 		}
 		b = append(b, ']')
+	}
+	if a.EntryCount != nil {
+		b = strconv.AppendInt(append(b, `,"entry_count":`...), int64(*a.EntryCount), 10)
+	}
+	if a.ContextCount != nil {
+		b = strconv.AppendInt(append(b, `,"context_count":`...), int64(*a.ContextCount), 10)
 	}
 	return append(b, '}'), nil
 }

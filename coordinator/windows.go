@@ -541,7 +541,7 @@ func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from s
 		case "branchSummary":
 			if d != nil {
 				sum := sha256.Sum256([]byte(d.Summary))
-				m.Key = &MessageKey{Role: "branchSummary", FromID: e.FromID, SummarySHA256: hex.EncodeToString(sum[:])}
+				m.Key = &MessageKey{Role: "branchSummary", FromID: e.FromID(), SummarySHA256: hex.EncodeToString(sum[:])}
 			}
 		}
 		shown[e.ID] = true

@@ -261,6 +261,7 @@ func RenderReplacement(c *session.Content) Item {
 // command and output.
 func bashText(command, output string) string {
 	var b strings.Builder
+	b.Grow(len(command) + len(output) + 32)
 	b.WriteString("Ran `")
 	b.WriteString(command)
 	b.WriteString("`\n")
@@ -280,7 +281,25 @@ func renderContent(c *session.Content) string {
 	if c.IsString {
 		return c.Text
 	}
+	if len(c.Parts) == 1 {
+		// One text or thinking block (most tool results and user
+		// messages): the text itself, not a copy.
+		switch p := &c.Parts[0]; p.Type {
+		case "text":
+			return p.Text
+		case "thinking":
+			return p.Thinking
+		}
+	}
+	// Size the builder once: growing it by doubling allocated about as
+	// much again as the text.
+	n := len(c.Parts)
+	for i := range c.Parts {
+		p := &c.Parts[i]
+		n += len(p.Text) + len(p.Thinking) + len(p.MimeType) + len(p.Name) + len(p.Arguments) + len(p.Raw) + 32
+	}
 	var b strings.Builder
+	b.Grow(n)
 	for i := range c.Parts {
 		if i > 0 {
 			b.WriteByte('\n')
@@ -312,7 +331,7 @@ func renderPart(b *strings.Builder, p *session.Part) {
 		b.WriteString(jsonString(p.Name))
 		if len(bytes.TrimSpace(p.Arguments)) > 0 {
 			b.WriteString(`,"arguments":`)
-			b.WriteString(compactJSON(p.Arguments))
+			writeCompactJSON(b, p.Arguments)
 		}
 		b.WriteByte('}')
 	default:
@@ -321,13 +340,21 @@ func renderPart(b *strings.Builder, p *session.Part) {
 			// A part built by hand: encode the fields it has.
 			raw, _ = json.Marshal(p)
 		}
-		b.WriteString(compactJSON(raw))
+		writeCompactJSON(b, raw)
 	}
 }
 
 // jsonString encodes s as a JSON string without HTML escaping (as
 // JSON.stringify does).
 func jsonString(s string) string {
+	plain := true
+	for i := 0; i < len(s) && plain; i++ {
+		c := s[i]
+		plain = c >= 0x20 && c < 0x7f && c != '"' && c != '\\'
+	}
+	if plain {
+		return `"` + s + `"`
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -335,12 +362,44 @@ func jsonString(s string) string {
 	return strings.TrimSuffix(buf.String(), "\n")
 }
 
-// compactJSON removes insignificant whitespace from raw; raw that is not
-// valid JSON is written as is.
-func compactJSON(raw []byte) string {
+// writeCompactJSON writes raw without insignificant whitespace (as
+// json.Compact does); raw that is not valid JSON is written as is. JSON
+// that has no whitespace outside its strings, as Pi writes it
+// (JSON.stringify), is written without a second pass.
+func writeCompactJSON(b *strings.Builder, raw []byte) {
+	if !hasLooseSpace(raw) {
+		b.Write(raw)
+		return
+	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, raw) != nil {
-		return string(raw)
+		b.Write(raw)
+		return
 	}
-	return buf.String()
+	b.Write(buf.Bytes())
+}
+
+// hasLooseSpace reports whether raw holds a JSON whitespace byte outside
+// its strings, lexing strings as json.Compact does (a quote opens and
+// closes one, a backslash escapes the next byte).
+func hasLooseSpace(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case ' ', '\t', '\n', '\r':
+			return true
+		case '"':
+			for i++; i < len(raw); i++ {
+				j := bytes.IndexAny(raw[i:], `"\`)
+				if j < 0 {
+					return false
+				}
+				i += j
+				if raw[i] == '"' {
+					break
+				}
+				i++ // skip the escaped byte
+			}
+		}
+	}
+	return false
 }

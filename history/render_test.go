@@ -2,6 +2,7 @@ package history
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"contextd/session"
@@ -247,5 +248,32 @@ func TestRenderHookMessageV2(t *testing.T) {
 	got, ok := Render(e, d, nil)
 	if want := (Item{Role: "developer", Text: "hook text", Chars: 9}); !ok || got != want {
 		t.Errorf("got %+v %v, want %+v", got, ok, want)
+	}
+}
+
+// TestWriteCompactJSON: the fast path (no whitespace outside strings) gives
+// exactly what json.Compact gives, and invalid JSON is written as is.
+func TestWriteCompactJSON(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"a":1,"b":"x y"}`, `{"a":1,"b":"x y"}`},
+		{`{"a": 1, "b": "x y"}`, `{"a":1,"b":"x y"}`},
+		{"{\"a\":\"q\\\" \\\\\",\n \"b\":[1, 2]}", `{"a":"q\" \\","b":[1,2]}`},
+		{`{"path":"src/a.ts","old":"  if (x) {\n","new":"\t"}`, `{"path":"src/a.ts","old":"  if (x) {\n","new":"\t"}`},
+		{`{"a": "unterminated`, `{"a": "unterminated`},
+		{`{"a":"x\"}`, `{"a":"x\"}`},
+		{`[1, 2`, `[1, 2`},
+		{` "s" `, `"s"`},
+	} {
+		var b strings.Builder
+		writeCompactJSON(&b, []byte(tc.in))
+		if b.String() != tc.want {
+			t.Errorf("writeCompactJSON(%q) = %q, want %q", tc.in, b.String(), tc.want)
+		}
+	}
+	if got := jsonString(`read`); got != `"read"` {
+		t.Errorf("jsonString(read) = %s", got)
+	}
+	if got := jsonString("a\"<b>\n"); got != `"a\"<b>\n"` {
+		t.Errorf("jsonString = %s", got)
 	}
 }

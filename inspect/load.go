@@ -69,11 +69,11 @@ func Load(path string, maxLine int) (*File, error) {
 			data[e.Seq] = append(json.RawMessage(nil), d.Data...)
 		case e.Type == session.TypeBranchSummary:
 			out.Summaries[e.Seq] = strings.Clone(d.Summary)
-		case e.Type == session.TypeLabel && e.TargetID != "":
-			if e.Label == "" {
-				delete(out.Labels, e.TargetID)
+		case e.Type == session.TypeLabel && e.TargetID() != "":
+			if e.Label() == "" {
+				delete(out.Labels, e.TargetID())
 			} else {
-				out.Labels[strings.Clone(e.TargetID)] = strings.Clone(e.Label)
+				out.Labels[strings.Clone(e.TargetID())] = strings.Clone(e.Label())
 			}
 		}
 		return nil

@@ -120,7 +120,7 @@ func newDrawer(f *File, opt TreeOptions) *drawer {
 	}
 	for i := range t.Entries {
 		if t.Entries[i].Type == session.TypeBranchSummary {
-			name(t.Entries[i].FromID)
+			name(t.Entries[i].FromID())
 		}
 	}
 	return d
@@ -277,7 +277,7 @@ func (d *drawer) describe(s int) string {
 			b.WriteString("custom " + e.CustomType)
 		}
 	case session.TypeBranchSummary:
-		fmt.Fprintf(&b, "branch summary from %s", e.FromID)
+		fmt.Fprintf(&b, "branch summary from %s", e.FromID())
 		if e.FromHook {
 			b.WriteString(" (by an extension)")
 		}
@@ -288,15 +288,15 @@ func (d *drawer) describe(s int) string {
 		}
 		fmt.Fprintf(&b, ": %q", clip(d.f.Summaries[s], summaryWidth))
 	case session.TypeCompaction:
-		fmt.Fprintf(&b, "compaction, first kept %s", e.FirstKeptEntryID)
+		fmt.Fprintf(&b, "compaction, first kept %s", e.FirstKeptEntryID())
 	case session.TypeLabel:
-		if e.Label == "" {
-			fmt.Fprintf(&b, "label cleared on %s", e.TargetID)
+		if e.Label() == "" {
+			fmt.Fprintf(&b, "label cleared on %s", e.TargetID())
 		} else {
-			fmt.Fprintf(&b, "label %q on %s", e.Label, e.TargetID)
+			fmt.Fprintf(&b, "label %q on %s", e.Label(), e.TargetID())
 		}
 	case session.TypeSessionInfo:
-		fmt.Fprintf(&b, "session name %q", e.Name)
+		fmt.Fprintf(&b, "session name %q", e.Name())
 	default:
 		b.WriteString(e.Type)
 	}

@@ -75,18 +75,20 @@ type Entry struct {
 	Offset int64 `json:"offset"` // byte offset of the line's first byte
 	Length int   `json:"length"` // line length in bytes, without the terminating "\n"
 
-	ID        string `json:"id"`                  // Pi entry id; deterministic synthetic id for v1 files (SyntheticID)
-	ParentID  string `json:"parentId,omitempty"`  // "" for a root (JSON null, missing or "")
-	Type      string `json:"type"`                // entry type; unknown types are kept
-	Timestamp string `json:"timestamp,omitempty"` // the entry's ISO-8601 timestamp
+	ID       string `json:"id"`                 // Pi entry id; deterministic synthetic id for v1 files (SyntheticID)
+	ParentID string `json:"parentId,omitempty"` // "" for a root (JSON null, missing or "")
+	Type     string `json:"type"`               // entry type; unknown types are kept
+	// Timestamp is the entry's ISO-8601 timestamp. The store's in-memory
+	// tree keeps it only for branch_summary entries (its SQLite rows keep
+	// every entry's).
+	Timestamp string `json:"timestamp,omitempty"`
 
 	CustomType string `json:"customType,omitempty"` // custom, custom_message
 	Role       string `json:"role,omitempty"`       // message: message.role (hookMessage → custom)
 	StopReason string `json:"stopReason,omitempty"` // message (assistant): stopReason
 
-	FromID       string `json:"fromId,omitempty"`       // branch_summary
-	FromHook     bool   `json:"fromHook,omitempty"`     // branch_summary, compaction
-	EmptySummary bool   `json:"emptySummary,omitempty"` // branch_summary with "" summary: no context message
+	FromHook     bool `json:"fromHook,omitempty"`     // branch_summary, compaction
+	EmptySummary bool `json:"emptySummary,omitempty"` // branch_summary with "" summary: no context message
 	// SystemMessage: a compaction with a systemMessage (Pi 1.x); under
 	// the 1.x rules it yields the system message before its summary.
 	SystemMessage bool `json:"systemMessage,omitempty"`
@@ -95,16 +97,78 @@ type Entry struct {
 	// EditNone for an edit Pi's appendContextEdit would refuse to write
 	// (no replacement, or content of another type); contextd ignores
 	// those.
-	Edit             EditKind `json:"edit,omitempty"`
-	FirstKeptEntryID string   `json:"firstKeptEntryId,omitempty"` // compaction (v1 firstKeptEntryIndex mapped)
+	Edit EditKind `json:"edit,omitempty"`
 
-	TargetID string `json:"targetId,omitempty"` // label, context_edit
-	Label    string `json:"label,omitempty"`    // label ("" = clear)
-	Name     string `json:"name,omitempty"`     // session_info
+	// Refs holds the fields of the rarer entry types (branch summaries,
+	// compactions, labels, session names, context edits); nil when they
+	// are all empty, so that the entry of a message, the common case,
+	// stays small (a 1 GiB session keeps a quarter-million entries in
+	// memory). Read them with FromID, FirstKeptEntryID, TargetID, Label
+	// and Name; set them with SetRefs.
+	Refs *EntryRefs `json:"refs,omitempty"`
 
 	// Window is set for a `custom_message` with customType
 	// codex-context-window whose details.contextManagement is present.
 	Window *WindowMarker `json:"window,omitempty"`
+}
+
+// EntryRefs are the Entry fields of the rarer entry types.
+type EntryRefs struct {
+	FromID           string `json:"fromId,omitempty"`           // branch_summary
+	FirstKeptEntryID string `json:"firstKeptEntryId,omitempty"` // compaction (v1 firstKeptEntryIndex mapped)
+	TargetID         string `json:"targetId,omitempty"`         // label, context_edit
+	Label            string `json:"label,omitempty"`            // label ("" = clear)
+	Name             string `json:"name,omitempty"`             // session_info
+}
+
+// SetRefs sets e.Refs to r, or to nil when every field of r is empty.
+func (e *Entry) SetRefs(r EntryRefs) {
+	if r == (EntryRefs{}) {
+		e.Refs = nil
+		return
+	}
+	e.Refs = &r
+}
+
+// FromID is a branch_summary's fromId ("" otherwise).
+func (e *Entry) FromID() string {
+	if e.Refs == nil {
+		return ""
+	}
+	return e.Refs.FromID
+}
+
+// FirstKeptEntryID is a compaction's firstKeptEntryId (a v1
+// firstKeptEntryIndex mapped to its id; "" otherwise).
+func (e *Entry) FirstKeptEntryID() string {
+	if e.Refs == nil {
+		return ""
+	}
+	return e.Refs.FirstKeptEntryID
+}
+
+// TargetID is a label's or a context_edit's targetId ("" otherwise).
+func (e *Entry) TargetID() string {
+	if e.Refs == nil {
+		return ""
+	}
+	return e.Refs.TargetID
+}
+
+// Label is a label entry's label ("" clears it, and for other types).
+func (e *Entry) Label() string {
+	if e.Refs == nil {
+		return ""
+	}
+	return e.Refs.Label
+}
+
+// Name is a session_info entry's name ("" otherwise).
+func (e *Entry) Name() string {
+	if e.Refs == nil {
+		return ""
+	}
+	return e.Refs.Name
 }
 
 // EditKind is the kind of a context_edit entry (Entry.Edit).

@@ -33,6 +33,11 @@ func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, fn LineF
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
+	if end >= 0 && end-start < int64(chunkSize) {
+		// A short range (one appended line): a buffer of its size, not a
+		// whole chunk allocated and zeroed for a few hundred bytes.
+		chunkSize = int(max(end-start, 512))
+	}
 	buf := make([]byte, chunkSize)
 	var long []byte // reused buffer for lines longer than buf
 	lineStart := start

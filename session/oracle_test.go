@@ -197,7 +197,8 @@ func (p *Parser) oracleParseLine(line []byte, off int64) (*Entry, *Decoded, Skip
 		e.CustomType = r.CustomType
 		d.Data = r.Data
 	case TypeBranchSummary:
-		e.FromID, _ = str(r.FromID)
+		fromID, _ := str(r.FromID)
+		e.SetRefs(EntryRefs{FromID: fromID})
 		e.FromHook = r.FromHook
 		e.EmptySummary = r.Summary == ""
 		d.Summary = r.Summary
@@ -208,23 +209,26 @@ func (p *Parser) oracleParseLine(line []byte, off int64) (*Entry, *Decoded, Skip
 		d.Details = r.Details
 		e.SystemMessage = len(r.SystemMessage) > 0 && truthy(r.SystemMessage)
 		if id, ok := str(r.FirstKeptEntryID); ok {
-			e.FirstKeptEntryID = id
+			e.SetRefs(EntryRefs{FirstKeptEntryID: id})
 		} else if r.FirstKeptEntryIndex != nil && p.Header.Version < 2 && p.LookupSeq != nil {
 			// Index into Pi's parsed-entries array, header = 0.
 			idx := *r.FirstKeptEntryIndex
 			if idx >= 1 && idx == float64(int(idx)) {
 				if id, ok := p.LookupSeq(int(idx) - 1); ok {
-					e.FirstKeptEntryID = id
+					e.SetRefs(EntryRefs{FirstKeptEntryID: id})
 				}
 			}
 		}
 	case TypeLabel:
-		e.TargetID, _ = str(r.TargetID)
-		e.Label, _ = str(r.Label)
+		target, _ := str(r.TargetID)
+		label, _ := str(r.Label)
+		e.SetRefs(EntryRefs{TargetID: target, Label: label})
 	case TypeSessionInfo:
-		e.Name, _ = str(r.Name)
+		name, _ := str(r.Name)
+		e.SetRefs(EntryRefs{Name: name})
 	case TypeContextEdit:
-		e.TargetID, _ = str(r.TargetID)
+		target, _ := str(r.TargetID)
+		e.SetRefs(EntryRefs{TargetID: target})
 		rb := bytes.TrimSpace(r.Replacement)
 		switch {
 		case string(rb) == "null":

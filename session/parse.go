@@ -149,7 +149,7 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 		e.CustomType = Intern(r.customType)
 		d.Data = r.data
 	case TypeBranchSummary:
-		e.FromID = r.fromID
+		e.SetRefs(EntryRefs{FromID: r.fromID})
 		e.FromHook = r.fromHook
 		e.EmptySummary = r.summary == ""
 		d.Summary = r.summary
@@ -160,23 +160,22 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 		d.Details = r.details
 		e.SystemMessage = r.systemMessage
 		if r.hasFirstKeptID {
-			e.FirstKeptEntryID = r.firstKeptEntryID
+			e.SetRefs(EntryRefs{FirstKeptEntryID: r.firstKeptEntryID})
 		} else if r.hasFirstKeptEntryIndex && p.Header.Version < 2 && p.LookupSeq != nil {
 			// Index into Pi's parsed-entries array, header = 0.
 			idx := r.firstKeptEntryIndex
 			if idx >= 1 && idx == float64(int(idx)) {
 				if id, ok := p.LookupSeq(int(idx) - 1); ok {
-					e.FirstKeptEntryID = id
+					e.SetRefs(EntryRefs{FirstKeptEntryID: id})
 				}
 			}
 		}
 	case TypeLabel:
-		e.TargetID = r.targetID
-		e.Label = r.label
+		e.SetRefs(EntryRefs{TargetID: r.targetID, Label: r.label})
 	case TypeSessionInfo:
-		e.Name = r.name
+		e.SetRefs(EntryRefs{Name: r.name})
 	case TypeContextEdit:
-		e.TargetID = r.targetID
+		e.SetRefs(EntryRefs{TargetID: r.targetID})
 		switch {
 		case r.replacementNull:
 			e.Edit = EditOmit

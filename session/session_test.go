@@ -146,7 +146,7 @@ func TestRealSessions(t *testing.T) {
 			for _, e := range tree.Entries {
 				if e.Type == TypeCompaction {
 					n++
-					if e.FirstKeptEntryID == "" {
+					if e.FirstKeptEntryID() == "" {
 						t.Errorf("compaction on line %d has no firstKeptEntryId", e.Line)
 					}
 				}
@@ -182,7 +182,7 @@ func TestV1Mapping(t *testing.T) {
 	}
 	got := []string{}
 	for _, e := range tree.Entries {
-		got = append(got, e.ID+"<"+e.ParentID+":"+e.Role+":"+e.FirstKeptEntryID)
+		got = append(got, e.ID+"<"+e.ParentID+":"+e.Role+":"+e.FirstKeptEntryID())
 	}
 	want := []string{
 		"v1-00000002<:user:",

@@ -12,7 +12,7 @@ import (
 type Tree struct {
 	Header  Header
 	Entries []Entry
-	byID    map[string]int
+	byID    idIndex
 	// parents[i] is the Seq of entry i's parent as resolved when i was
 	// added (-1: root or missing). Valid for walking only while no id has
 	// been repeated (dupIDs false): a repeated id can re-point a parentId.
@@ -22,20 +22,14 @@ type Tree struct {
 
 // NewTree returns an empty tree for a file with header h.
 func NewTree(h Header) *Tree {
-	return &Tree{Header: h, byID: make(map[string]int)}
+	return &Tree{Header: h}
 }
 
 // Add appends e (whose Seq must equal len(t.Entries)).
 func (t *Tree) Add(e Entry) {
-	if t.byID == nil {
-		t.byID = make(map[string]int)
-	}
-	if _, dup := t.byID[e.ID]; dup {
-		t.dupIDs = true
-	}
 	p := int32(-1)
 	if e.ParentID != "" {
-		if i, ok := t.byID[e.ParentID]; ok {
+		if i, ok := t.byID.get(t.Entries, e.ParentID); ok {
 			p = int32(i)
 			e.ParentID = t.Entries[i].ID // share the parent's id string
 		} else {
@@ -44,9 +38,11 @@ func (t *Tree) Add(e Entry) {
 			t.dupIDs = true
 		}
 	}
-	t.byID[e.ID] = len(t.Entries)
 	t.Entries = append(t.Entries, e)
 	t.parents = append(t.parents, p)
+	if t.byID.put(t.Entries, e.ID, len(t.Entries)-1) {
+		t.dupIDs = true
+	}
 }
 
 // Grow makes room for n more entries without reallocating, so that a
@@ -56,6 +52,7 @@ func (t *Tree) Add(e Entry) {
 func (t *Tree) Grow(n int) {
 	t.Entries = slices.Grow(t.Entries, n)
 	t.parents = slices.Grow(t.parents, n)
+	t.byID.grow(t.Entries, len(t.Entries)+n)
 }
 
 // Len is the number of entries.
@@ -63,13 +60,12 @@ func (t *Tree) Len() int { return len(t.Entries) }
 
 // Lookup returns the Seq of the entry with id, as Pi's byId.get would.
 func (t *Tree) Lookup(id string) (int, bool) {
-	i, ok := t.byID[id]
-	return i, ok
+	return t.byID.get(t.Entries, id)
 }
 
 // Get returns the entry with id, or nil.
 func (t *Tree) Get(id string) *Entry {
-	if i, ok := t.byID[id]; ok {
+	if i, ok := t.byID.get(t.Entries, id); ok {
 		return &t.Entries[i]
 	}
 	return nil
@@ -111,7 +107,7 @@ func (t *Tree) Branch(leafID string) (seqs []int, cycle bool, err error) {
 			return nil, false, nil
 		}
 	}
-	cur, ok := t.byID[leafID]
+	cur, ok := t.byID.get(t.Entries, leafID)
 	if !ok {
 		return nil, false, &ErrUnknownLeaf{LeafID: leafID}
 	}
@@ -134,7 +130,7 @@ func (t *Tree) Branch(leafID string) (seqs []int, cycle bool, err error) {
 			if p == "" {
 				break
 			}
-			next, ok := t.byID[p]
+			next, ok := t.byID.get(t.Entries, p)
 			if !ok {
 				break
 			}
@@ -226,7 +222,7 @@ func (t *Tree) Project(branch []int, r Rules) []ContextMessage {
 		found := false
 		for _, s := range branch[:last] {
 			e := &t.Entries[s]
-			if !found && e.ID == comp.FirstKeptEntryID {
+			if !found && e.ID == comp.FirstKeptEntryID() {
 				found = true
 			}
 			if found && !(v16 && e.Type == TypeMessage && e.Role == RoleSystem) {
@@ -242,7 +238,7 @@ func (t *Tree) Project(branch []int, r Rules) []ContextMessage {
 				if edits == nil {
 					edits = make(map[string]int)
 				}
-				edits[e.TargetID] = s
+				edits[e.TargetID()] = s
 			}
 		}
 	}

@@ -27,6 +27,7 @@ type View struct {
 	Path     string
 	Tree     *session.Tree // nil when no header has been indexed
 	Items    []ItemMeta    // by Seq
+	names    []string      // the session's name table (ItemMeta.Role, ToolName, ToolNamespace)
 	Stats    session.Stats
 	State    FileState
 	StateMsg string
@@ -43,7 +44,7 @@ type View struct {
 func (s *Session) Read(fn func(v *View) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	v := &View{s: s, Path: s.path, Tree: s.tree, Items: s.items, Stats: s.stats, State: s.state, StateMsg: s.stateMsg,
+	v := &View{s: s, Path: s.path, Tree: s.tree, Items: s.items, names: s.names.list, Stats: s.stats, State: s.state, StateMsg: s.stateMsg,
 		Bytes: s.next, FileSize: s.fileSize, SyncedAt: s.syncedAt, InFlightTooLong: s.flightTooLong}
 	if v.State == "" {
 		v.State = StateOK
@@ -59,9 +60,18 @@ func (v *View) Ref(seq int, windowID string) (history.ItemRef, bool) {
 		return history.ItemRef{}, false
 	}
 	e := &v.Tree.Entries[seq]
-	return history.ItemRef{WindowID: windowID, ItemID: e.ID, Role: im.Role, ToolName: im.ToolName,
-		ToolNamespace: im.ToolNamespace, Summary: im.Summary, Chars: int(im.Chars), Key: int64(seq),
+	return history.ItemRef{WindowID: windowID, ItemID: e.ID, Role: v.Name(im.Role), ToolName: v.Name(im.ToolName),
+		ToolNamespace: v.Name(im.ToolNamespace), Summary: im.Summary, Chars: int(im.Chars), Key: int64(seq),
 		BashExecution: e.Type == session.TypeMessage && e.Role == session.RoleBashExecution}, true
+}
+
+// Name is the name at index i of the session's name table ("" for 0 or
+// an index the table does not hold).
+func (v *View) Name(i NameID) string {
+	if int(i) < len(v.names) {
+		return v.names[i]
+	}
+	return ""
 }
 
 // hasText reports whether the item-text file holds a text for im: an
@@ -90,7 +100,7 @@ func (v *View) Refs(scope []int, rules session.Rules) history.RefFunc {
 			if edits == nil {
 				edits = make(map[string]int)
 			}
-			edits[v.Tree.Entries[s].TargetID] = s
+			edits[v.Tree.Entries[s].TargetID()] = s
 		}
 	}
 	if edits == nil {
@@ -114,7 +124,7 @@ func (v *View) Refs(scope []int, rules session.Rules) history.RefFunc {
 		case e.Type == session.TypeCustomMessage:
 		case e.Type == session.TypeMessage && (e.Role == session.RoleUser || e.Role == session.RoleToolResult || e.Role == session.RoleCustom):
 		case e.Type == session.TypeMessage && e.Role == session.RoleAssistant:
-			r.ToolName, r.ToolNamespace = em.ToolName, em.ToolNamespace
+			r.ToolName, r.ToolNamespace = v.Name(em.ToolName), v.Name(em.ToolNamespace)
 		default:
 			return r, true
 		}

@@ -21,7 +21,7 @@ func memTexts(tb testing.TB, texts []string) viewTexts {
 	var all []byte
 	v := &View{}
 	for _, s := range texts {
-		v.Items = append(v.Items, ItemMeta{IsItem: true, Role: "tool", Chars: int32(utf8.RuneCountInString(s)),
+		v.Items = append(v.Items, ItemMeta{IsItem: true, Chars: int32(utf8.RuneCountInString(s)),
 			TextOff: int64(len(all)), TextLen: int32(len(s))})
 		all = append(all, s...)
 	}

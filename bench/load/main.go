@@ -35,6 +35,9 @@ import (
 type config struct {
 	bin, sessions, state, manifest string
 	piJSON, piTimeRSS              string
+	pi16JSON, pi16TimeRSS          string
+	label                          string
+	quick                          bool
 	bigSessions, bigManifest       string
 	query                          string
 	n, nSearch, coldRuns           int
@@ -55,8 +58,30 @@ func main() {
 	flag.IntVar(&c.coldRuns, "cold-runs", 3, "cold index runs (median reported)")
 	flag.IntVar(&c.n, "n", 500, "requests per latency figure")
 	flag.IntVar(&c.nSearch, "n-search", 20, "runs of the search and grep figures")
+	flag.StringVar(&c.pi16JSON, "pi16", "", "output of bench/pi-open.mjs FILE 1.6 (empty: no Pi 1.6 figures)")
+	flag.StringVar(&c.pi16TimeRSS, "pi16-time", "", "/usr/bin/time -v output of the Pi 1.6 runs")
+	flag.StringVar(&c.label, "label", "", "prefix of every metric (the session size, e.g. \"128 MiB\")")
+	flag.BoolVar(&c.quick, "quick", false, "cold index, search and /branch?tail only (the figures taken at every size)")
 	flag.StringVar(&c.out, "out", "", "also write the results as JSON here")
+	merge := flag.Bool("merge", false, "print one table of the results JSON files given as arguments, and exit")
 	flag.Parse()
+	if *merge {
+		for _, f := range flag.Args() {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "load:", err)
+				os.Exit(1)
+			}
+			var rs []row
+			if err := json.Unmarshal(b, &rs); err != nil {
+				fmt.Fprintln(os.Stderr, "load:", f, err)
+				os.Exit(1)
+			}
+			rows = append(rows, rs...)
+		}
+		printTable(os.Stdout)
+		return
+	}
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
@@ -78,7 +103,15 @@ type row struct {
 
 var rows []row
 
-func addRow(r row) { rows = append(rows, r) }
+// label prefixes every metric (the session size at which it was taken).
+var label string
+
+func addRow(r row) {
+	if label != "" {
+		r.Metric = "[" + label + "] " + r.Metric
+	}
+	rows = append(rows, r)
+}
 
 // ratioRow: contextd vs peer, pass when c/p <= max.
 func ratioRow(metric, unit string, c, p, max float64, goal, note string) {
@@ -125,6 +158,8 @@ func fmtv(v float64, unit string) string {
 		return fmt.Sprintf("%.2f s", v)
 	case "MB":
 		return fmt.Sprintf("%.1f MiB", v)
+	case "%":
+		return fmt.Sprintf("%.1f%%", v)
 	}
 	return fmt.Sprintf("%g %s", v, unit)
 }
@@ -175,6 +210,7 @@ type server struct {
 	hc    *http.Client
 	start time.Time
 	up    time.Duration
+	log   string // its stdout and stderr (GODEBUG=gctrace=1 lines included)
 }
 
 func freePort() (int, error) {
@@ -207,6 +243,13 @@ func startServer(bin, sessions, state string) (*server, error) {
 	s := &server{base: "http://" + addr, hc: &http.Client{Timeout: 10 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}}
 	s.cmd = exec.Command(bin, "serve", "--addr", addr, "--sessions-dir", sessions, "--state-dir", state, "--log-level", "warn")
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	s.log = logf.Name()
+	// gctrace: one line per GC cycle with its CPU time (the GC share).
+	godebug := "gctrace=1"
+	if g := os.Getenv("GODEBUG"); g != "" {
+		godebug = g + "," + godebug
+	}
+	s.cmd.Env = append(os.Environ(), "GODEBUG="+godebug)
 	s.start = time.Now()
 	if err := s.cmd.Start(); err != nil {
 		return nil, err
@@ -249,6 +292,57 @@ func (s *server) stop() {
 		s.cmd.Process.Kill()
 		<-done
 	}
+}
+
+// cpu is the server's user + system CPU time so far (/proc/PID/stat).
+func (s *server) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)        // field 14 of the whole line
+	st, _ := strconv.ParseInt(f[12], 10, 64)        // field 15
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ is 100 on Linux
+}
+
+// gc sums the CPU time of the GC cycles logged so far (gctrace: "a+b/c/d+e
+// ms cpu": the two stop-the-world phases, assist, background and idle
+// marking), the idle marking alone (run on a processor that had nothing
+// else to do, e.g. while SQLite waits for the disk), and counts the cycles.
+func (s *server) gc() (cpu, idle time.Duration, cycles int) {
+	b, err := os.ReadFile(s.log)
+	if err != nil {
+		return 0, 0, 0
+	}
+	var ms, idleMs float64
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(l, "gc ") {
+			continue
+		}
+		f := strings.Fields(l)
+		for i := 1; i+2 < len(f); i++ {
+			if f[i+1] == "ms" && strings.TrimSuffix(f[i+2], ",") == "cpu" {
+				for j, part := range strings.FieldsFunc(f[i], func(r rune) bool { return r == '+' || r == '/' }) {
+					v, _ := strconv.ParseFloat(part, 64)
+					ms += v
+					if j == 3 {
+						idleMs += v
+					}
+				}
+				cycles++
+				break
+			}
+		}
+	}
+	return time.Duration(ms * float64(time.Millisecond)), time.Duration(idleMs * float64(time.Millisecond)), cycles
 }
 
 // status reads VmHWM and VmRSS (KiB) of the server process.
@@ -379,6 +473,7 @@ func run(c config) error {
 	if c.query == "" {
 		c.query = m.NoMatch
 	}
+	label = c.label
 	fi, err := os.Stat(m.File)
 	if err != nil {
 		return err
@@ -391,8 +486,13 @@ func run(c config) error {
 
 	pi := readPi(c.piJSON, c.piTimeRSS)
 	if pi != nil {
-		fmt.Printf("pi 0.85 (median of runs %s): open %.0f ms + buildSessionContext %.0f ms, %d entries, %d context messages, max RSS %.1f MiB\n",
-			pi.Runs, pi.OpenMs, pi.ContextMs, pi.Entries, pi.Messages, float64(pi.RSSKB)/1024)
+		fmt.Printf("pi 0.85 (median of runs %s): open %.0f ms + buildSessionContext %.0f ms, CPU %.0f ms, %d entries, %d context messages, max RSS %.1f MiB\n",
+			pi.Runs, pi.OpenMs, pi.ContextMs, pi.CPUMs, pi.Entries, pi.Messages, float64(pi.RSSKB)/1024)
+	}
+	pi16 := readPi(c.pi16JSON, c.pi16TimeRSS)
+	if pi16 != nil {
+		fmt.Printf("pi 1.6 (median of runs %s): open %.0f ms + buildSessionContext %.0f ms, CPU %.0f ms, %d entries, %d context messages, max RSS %.1f MiB\n",
+			pi16.Runs, pi16.OpenMs, pi16.ContextMs, pi16.CPUMs, pi16.Entries, pi16.Messages, float64(pi16.RSSKB)/1024)
 	}
 
 	// 1. Cold index, c.coldRuns times on a fresh state directory; the
@@ -400,7 +500,7 @@ func run(c config) error {
 	// stays up for the rest.
 	branchPath := "/v1/sessions/" + m.SessionID + "/branch"
 	var srv *server
-	var colds []time.Duration
+	var colds, cpus, gcs, idles []time.Duration
 	var hwms []float64
 	var body []byte
 	for i := 0; i < c.coldRuns; i++ {
@@ -416,9 +516,14 @@ func run(c config) error {
 		}
 		cold := time.Since(srv.start)
 		hwm, rss := srv.status()
-		fmt.Printf("contextd cold run %d: %.2f s (process up %.0f ms), VmHWM %.1f MiB, VmRSS after %.1f MiB\n",
-			i+1, cold.Seconds(), ms(srv.up), float64(hwm)/1024, float64(rss)/1024)
+		cpu := srv.cpu()
+		gcCPU, gcIdle, cycles := srv.gc()
+		fmt.Printf("contextd cold run %d: %.2f s (process up %.0f ms), CPU %.2f s, %d GC cycles using %.2f CPU-s (%.2f of it idle marking), VmHWM %.1f MiB, VmRSS after %.1f MiB\n",
+			i+1, cold.Seconds(), ms(srv.up), cpu.Seconds(), cycles, gcCPU.Seconds(), gcIdle.Seconds(), float64(hwm)/1024, float64(rss)/1024)
+		idles = append(idles, gcIdle)
 		colds = append(colds, cold)
+		cpus = append(cpus, cpu)
+		gcs = append(gcs, gcCPU)
 		hwms = append(hwms, float64(hwm)/1024)
 	}
 	defer srv.stop()
@@ -433,13 +538,51 @@ func run(c config) error {
 	if ba.LeafID != m.LeafID || len(ba.EntryIDs) != m.Entries {
 		fmt.Printf("warning: contextd leaf %s with %d branch entries, manifest leaf %s with %d entries\n", ba.LeafID, len(ba.EntryIDs), m.LeafID, m.Entries)
 	}
-	piMs, piRSS := 0.0, 0.0
-	if pi != nil {
-		piMs, piRSS = pi.TotalMs, float64(pi.RSSKB)/1024
+	// Targets (issue 16): cold index <= 0.3x Pi's open from 128 MiB up,
+	// <= 0.5x at 16 MiB where process start dominates; peak RSS <= 150 MiB
+	// at 1 GiB; GC under 15% of the CPU at every size.
+	coldMax := 0.3
+	if jsonlBytes < 64<<20 {
+		coldMax = 0.5
 	}
-	ratioRow("cold index: start -> first /branch", "ms", median(colds), piMs, 1.0, "0.3x",
-		fmt.Sprintf("median of %d runs %s; peer = Pi SessionManager.open + buildSessionContext, median of its runs (module load not counted)", len(colds), durList(colds)))
-	ratioRow("cold index: peak RSS", "MB", medianF(hwms), piRSS, 1.0, "", "contextd VmHWM after the first /branch; peer = node max RSS (/usr/bin/time -v)")
+	coldNote := fmt.Sprintf("median of %d runs %s, process start included; peer = Pi SessionManager.open + buildSessionContext timed in node (module load not counted), median of its runs", len(colds), durList(colds))
+	cpuMed := medianF(durSeconds(cpus))
+	for _, p := range []struct {
+		name string
+		r    *piResult
+	}{{"Pi 0.85.1", pi}, {"Pi 1.6.0", pi16}} {
+		piMs, piRSS, piCPU := 0.0, 0.0, 0.0
+		if p.r != nil {
+			piMs, piRSS, piCPU = p.r.TotalMs, float64(p.r.RSSKB)/1024, p.r.CPUMs/1000
+		}
+		ratioRow("cold index vs "+p.name+": start -> first /branch", "ms", median(colds), piMs, coldMax, "", coldNote)
+		ratioRow("cold index vs "+p.name+": CPU", "s", cpuMed, piCPU, coldMax, "", fmt.Sprintf("contextd user+system CPU until the answer, %.2f CPU-s per GiB; peer = node's CPU during open + buildSessionContext", cpuMed/(float64(jsonlBytes)/(1<<30))))
+		ratioRow("cold index vs "+p.name+": peak RSS", "MB", medianF(hwms), piRSS, 1.0, "", "contextd VmHWM after the first /branch; peer = node max RSS (/usr/bin/time -v)")
+	}
+	if jsonlBytes >= 768<<20 {
+		absRow("cold index: peak RSS (1 GiB target)", "MB", medianF(hwms), 150, "VmHWM after the first /branch, default settings (--memory-limit included)")
+	}
+	gcShare := 0.0
+	if cpuMed > 0 {
+		gcShare = 100 * medianF(durSeconds(gcs)) / cpuMed
+	}
+	busyShare := 0.0
+	if cpuMed > 0 {
+		busyShare = 100 * (medianF(durSeconds(gcs)) - medianF(durSeconds(idles))) / cpuMed
+	}
+	absRow("cold index: GC share of CPU", "%", gcShare, 15, fmt.Sprintf("GC CPU (gctrace: stop-the-world, assist, background and idle marking) / process CPU; median GC %.2f CPU-s, of which idle marking %.2f; without idle marking %.1f%%",
+		medianF(durSeconds(gcs)), medianF(durSeconds(idles)), busyShare))
+
+	if c.quick {
+		if err := searchStep(srv, c, m, jsonlBytes); err != nil {
+			return err
+		}
+		if err := tailStep(srv, branchPath, 50); err != nil {
+			return err
+		}
+		srv.stop()
+		return finish(c)
+	}
 
 	// 2. Warm requests (nothing appended) as the baseline for catch-up.
 	var warmBranch, warmCtx []time.Duration
@@ -467,7 +610,7 @@ func run(c config) error {
 		if err := app.add(i); err != nil {
 			return err
 		}
-		_, d, err := srv.must("GET", branchPath, nil)
+		_, d, err := srv.must("GET", branchPath+"?tail=100", nil)
 		if err != nil {
 			return err
 		}
@@ -490,8 +633,8 @@ func run(c config) error {
 		}
 		cuCtx = append(cuCtx, d)
 	}
-	absRow("catch-up: append 1 entry -> /context", "ms", median(cuCtx), 10, fmt.Sprintf("median of 20; max %.2f ms; warm /context without append %.2f ms", pct(cuCtx, 1), median(warmCtx)))
-	absRow("catch-up: append 1 entry -> /branch", "ms", median(cuBranch), 10, fmt.Sprintf("median of 20; max %.2f ms; warm /branch without append %.2f ms (its answer lists all %d branch ids)", pct(cuBranch, 1), median(warmBranch), len(ba.EntryIDs)))
+	absRow("catch-up: append 1 entry -> /context", "ms", median(cuCtx), 1, fmt.Sprintf("median of 20; max %.2f ms; warm /context without append %.2f ms", pct(cuCtx, 1), median(warmCtx)))
+	absRow("catch-up: append 1 entry -> /branch?tail=100", "ms", median(cuBranch), 5, fmt.Sprintf("median of 20; max %.2f ms; warm full /branch without append %.2f ms (its answer lists all %d branch ids)", pct(cuBranch, 1), median(warmBranch), len(ba.EntryIDs)))
 
 	// 4. Index size.
 	idx, parts, err := dirSize(filepath.Join(c.state, "index"))
@@ -500,41 +643,14 @@ func run(c config) error {
 	}
 	ratioRow("index size on disk", "MB", float64(idx)/(1<<20), float64(jsonlBytes)/(1<<20), 1.0, "", "peer = JSONL size; "+parts)
 
-	// 5. Search with no match vs grep.
+	// 5. Search with no match vs grep and ripgrep; the /branch tail form.
+	if err := searchStep(srv, c, m, jsonlBytes); err != nil {
+		return err
+	}
+	if err := tailStep(srv, branchPath, 50); err != nil {
+		return err
+	}
 	sid := map[string]any{"session_id": m.SessionID}
-	var search []time.Duration
-	for i := 0; i < c.nSearch+2; i++ {
-		out, d, err := srv.must("POST", "/alpha/history/v2/search_contents", map[string]any{"query": c.query, "context": sid})
-		if err != nil {
-			return err
-		}
-		if i == 0 && !bytes.Contains(out, []byte(`"items":[]`)) {
-			fmt.Printf("warning: the no-match query matched: %s\n", trunc(out, 200))
-		}
-		if i >= 2 {
-			search = append(search, d)
-		}
-	}
-	var grep []time.Duration
-	for i := 0; i < c.nSearch+1; i++ {
-		cmd := exec.Command("grep", "-F", "-c", "--", c.query, m.File)
-		cmd.Env = append(os.Environ(), "LC_ALL=C")
-		t := time.Now()
-		out, err := cmd.Output()
-		d := time.Since(t)
-		var ee *exec.ExitError
-		if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
-			return fmt.Errorf("grep: %w", err)
-		}
-		if i == 0 && strings.TrimSpace(string(out)) != "0" {
-			fmt.Printf("warning: grep counts %s matching lines\n", strings.TrimSpace(string(out)))
-		}
-		if i >= 1 {
-			grep = append(grep, d)
-		}
-	}
-	ratioRow("search_contents, no match (all windows)", "ms", median(search), median(grep), 1.0, "0.2x",
-		fmt.Sprintf("median of %d; p99 %.1f ms; peer = LC_ALL=C grep -F -c on the JSONL (process wall time, median %.1f ms)", len(search), pct(search, 0.99), median(grep)))
 
 	// 6. list_items, read_item, /context latency.
 	r := rand.New(rand.NewPCG(7, 11))
@@ -615,16 +731,110 @@ func run(c config) error {
 		if err := bigStep(c); err != nil {
 			naRow("1 GiB file: peak RSS while indexing", "error: "+err.Error())
 		}
-	} else {
-		naRow("1 GiB file: peak RSS while indexing", "skipped (BENCH_BIG=1)")
 	}
 
+	return finish(c)
+}
+
+// finish prints the table and writes the JSON results.
+func finish(c config) error {
 	fmt.Println()
 	printTable(os.Stdout)
 	if c.out != "" {
 		b, _ := json.MarshalIndent(rows, "", " ")
 		return os.WriteFile(c.out, b, 0o644)
 	}
+	return nil
+}
+
+func durSeconds(ds []time.Duration) []float64 {
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = d.Seconds()
+	}
+	return out
+}
+
+// timeCmd runs name args n+1 times (the first not counted) and returns the
+// wall times; exit status 1 (no match) is not an error.
+func timeCmd(n int, check func(out string), name string, args ...string) ([]time.Duration, error) {
+	var ds []time.Duration
+	for i := 0; i < n+1; i++ {
+		cmd := exec.Command(name, args...)
+		cmd.Env = append(os.Environ(), "LC_ALL=C")
+		t := time.Now()
+		out, err := cmd.Output()
+		d := time.Since(t)
+		var ee *exec.ExitError
+		if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if i == 0 {
+			check(strings.TrimSpace(string(out)))
+		} else {
+			ds = append(ds, d)
+		}
+	}
+	return ds, nil
+}
+
+// searchStep: search_contents with no match over all windows against
+// grep -F -c and rg -F -c on the JSONL (targets: <= 1.0x grep, goal 0.2x;
+// <= 0.5x ripgrep).
+func searchStep(srv *server, c config, m *sessiongen.Manifest, jsonlBytes int64) error {
+	sid := map[string]any{"session_id": m.SessionID}
+	var search []time.Duration
+	for i := 0; i < c.nSearch+2; i++ {
+		out, d, err := srv.must("POST", "/alpha/history/v2/search_contents", map[string]any{"query": c.query, "context": sid})
+		if err != nil {
+			return err
+		}
+		if i == 0 && !bytes.Contains(out, []byte(`"items":[]`)) {
+			fmt.Printf("warning: the no-match query matched: %s\n", trunc(out, 200))
+		}
+		if i >= 2 {
+			search = append(search, d)
+		}
+	}
+	check := func(tool string) func(string) {
+		return func(out string) {
+			if out != "0" && out != "" {
+				fmt.Printf("warning: %s counts %s matching lines\n", tool, out)
+			}
+		}
+	}
+	grep, err := timeCmd(c.nSearch, check("grep"), "grep", "-F", "-c", "--", c.query, m.File)
+	if err != nil {
+		return err
+	}
+	note := fmt.Sprintf("median of %d; p99 %.1f ms; %.0f MiB/s; peer = LC_ALL=C grep -F -c on the JSONL (process wall time, median of %d)", len(search), pct(search, 0.99), float64(jsonlBytes)/(1<<20)/(median(search)/1000), len(grep))
+	ratioRow("search_contents, no match vs grep", "ms", median(search), median(grep), 1.0, "0.2x", note)
+	if _, err := exec.LookPath("rg"); err != nil {
+		naRow("search_contents, no match vs ripgrep", "rg not installed (apt-get install ripgrep)")
+		return nil
+	}
+	rg, err := timeCmd(c.nSearch, check("rg"), "rg", "-F", "-c", "--", c.query, m.File)
+	if err != nil {
+		return err
+	}
+	ratioRow("search_contents, no match vs ripgrep", "ms", median(search), median(rg), 0.5, "", fmt.Sprintf("peer = rg -F -c on the JSONL (process wall time, median of %d)", len(rg)))
+	return nil
+}
+
+// tailStep times GET …/branch?tail=100 (the form that does not list every
+// id; target 5 ms).
+func tailStep(srv *server, branchPath string, n int) error {
+	var ds []time.Duration
+	for i := 0; i < n+2; i++ {
+		_, d, err := srv.must("GET", branchPath+"?tail=100", nil)
+		if err != nil {
+			return err
+		}
+		if i >= 2 {
+			ds = append(ds, d)
+		}
+	}
+	absRow("/branch?tail=100 p50", "ms", median(ds), 5, fmt.Sprintf("%d requests, nothing appended, p99 %.2f ms", len(ds), pct(ds, 0.99)))
 	return nil
 }
 
@@ -660,6 +870,7 @@ type piResult struct {
 	Entries   int     `json:"entries"`
 	Messages  int     `json:"messages"`
 	RSSKB     int64   `json:"max_rss_kb"`
+	CPUMs     float64 `json:"cpu_ms"`
 	Runs      string  `json:"-"`
 }
 
@@ -709,7 +920,7 @@ func readPi(path, timePath string) *piResult {
 		totals = append(totals, fmt.Sprintf("%.2f", p.TotalMs/1000))
 	}
 	return &piResult{OpenMs: med(func(p piResult) float64 { return p.OpenMs }), ContextMs: med(func(p piResult) float64 { return p.ContextMs }),
-		TotalMs: med(func(p piResult) float64 { return p.TotalMs }), Entries: runs[0].Entries, Messages: runs[0].Messages,
+		TotalMs: med(func(p piResult) float64 { return p.TotalMs }), CPUMs: med(func(p piResult) float64 { return p.CPUMs }), Entries: runs[0].Entries, Messages: runs[0].Messages,
 		RSSKB: int64(med(func(p piResult) float64 { return float64(p.RSSKB) })), Runs: "(" + strings.Join(totals, ", ") + " s)"}
 }
 
