@@ -96,6 +96,28 @@ for size in $SIZES; do
 	fi
 done
 
+# Recoverability (issue 15): contextd eval on a generated session of
+# BENCH_EVAL_MB MiB (default 16): the share of each closed window's dropped
+# identifiers that search_contents finds and read_item returns. Target 100%.
+EVAL_MB=${BENCH_EVAL_MB:-16}
+if [[ $EVAL_MB != 0 ]]; then
+	edir=$work/eval
+	mkdir -p "$edir"
+	"$out/gen" -out "$edir/bench.jsonl" -mb "$EVAL_MB" -seed "$SEED" -window-every "$EVERY" >/dev/null
+	start=$(date +%s.%N)
+	"$out/contextd" eval --json "$edir/bench.jsonl" >"$out/eval.json"
+	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
+	dropped=$(grep -o '"dropped": [0-9]*' "$out/eval.json" | tail -1 | grep -o '[0-9]*$')
+	recovered=$(grep -o '"recovered": [0-9]*' "$out/eval.json" | tail -1 | grep -o '[0-9]*$')
+	verdict=FAIL
+	[[ $dropped == "$recovered" ]] && verdict=PASS
+	eval_line=$(printf 'recoverability (contextd eval, %s MiB): %s of %s dropped identifiers recovered in %.1f s; target 100%%: %s' "$EVAL_MB" "$recovered" "$dropped" "$secs" "$verdict")
+	rm -rf "$edir"
+fi
+
 echo
 echo "== all sizes ($(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
 "$out/load" -merge "${results[@]}" | tee "$out/results.txt"
+if [[ -n ${eval_line:-} ]]; then
+	echo "$eval_line" | tee -a "$out/results.txt"
+fi
