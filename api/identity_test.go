@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 )
@@ -68,5 +69,35 @@ func TestSessionIDFormat(t *testing.T) {
 	}
 	if r := s.put("/v1/sessions/019f3776-3d33-70c6-baa2-5155ff71613c", map[string]any{"session_file": "x.jsonl", "mode": "local"}); r.Status/100 != 2 {
 		t.Errorf("a UUID session id: %d %s, want 2xx", r.Status, r.Body)
+	}
+}
+
+// TestMissingFileMessages: a registered file Pi has not written yet is
+// "not written yet" on every route that reports it; a file that was
+// indexed and then deleted "no longer exists".
+func TestMissingFileMessages(t *testing.T) {
+	s := newTestServer(t, serverOptions{})
+	if r := s.put("/v1/sessions/cccc", map[string]any{"session_file": "soon.jsonl", "mode": "local"}); r.Status/100 != 2 {
+		t.Fatalf("register: %d %s", r.Status, r.Body)
+	}
+	const notYet = "the session file does not exist yet: Pi writes it at the session's first message"
+	if r := s.get("/v1/sessions/cccc"); r.Status != http.StatusOK || !strings.Contains(string(r.Body), notYet) {
+		t.Errorf("state before the file: %d %s, want %q", r.Status, r.Body, notYet)
+	}
+	if r := s.post(codexPath("history/list_windows"), map[string]any{"context": map[string]any{"session_id": "cccc"}}); !strings.Contains(string(r.Body), notYet) {
+		t.Errorf("list_windows before the file: %d %s, want %q", r.Status, r.Body, notYet)
+	}
+	b := newSessionBuilder("cccc")
+	b.user("hello")
+	path := s.writeFile("soon.jsonl", b.bytes())
+	if r := s.get("/v1/sessions/cccc"); r.Status != http.StatusOK {
+		t.Fatalf("state after the file: %d %s", r.Status, r.Body)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	const gone = "the session file no longer exists"
+	if r := s.get("/v1/sessions/cccc"); !strings.Contains(string(r.Body), gone) {
+		t.Errorf("state after deletion: %d %s, want %q", r.Status, r.Body, gone)
 	}
 }

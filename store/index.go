@@ -647,7 +647,7 @@ func (s *Session) Sync(ctx context.Context) error {
 	real, err := filepath.EvalSymlinks(s.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			s.setState(StateMissing, "the session file no longer exists")
+			s.setMissing()
 			return nil
 		}
 		s.setState(StateUnusable, "the session file cannot be read")
@@ -661,7 +661,7 @@ func (s *Session) Sync(ctx context.Context) error {
 	switch {
 	case err == nil:
 	case errors.Is(err, fs.ErrNotExist):
-		s.setState(StateMissing, "the session file no longer exists")
+		s.setMissing()
 		return nil
 	case errors.Is(err, ErrOutside):
 		s.setState(StateOutside, "the session file resolves outside the sessions directory")
@@ -739,6 +739,21 @@ func (s *Session) Sync(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	return nil
+}
+
+// setMissing records a missing file: one never indexed is not written yet
+// (a session registered before Pi wrote its file: Pi 0.85 writes it at the
+// first assistant message, 1.6 at the first user message); one indexed
+// before was deleted.
+func (s *Session) setMissing() {
+	s.mu.Lock()
+	never := s.tree == nil && s.next == 0
+	s.mu.Unlock()
+	if never {
+		s.setState(StateMissing, "the session file does not exist yet: Pi writes it at the session's first message")
+		return
+	}
+	s.setState(StateMissing, "the session file no longer exists")
 }
 
 func (s *Session) setState(st FileState, msg string) {
