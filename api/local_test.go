@@ -1639,7 +1639,14 @@ func TestSessionsList(t *testing.T) {
 		// message 452 + thinking_level_change 8 + compaction 1; line 440 unparseable.
 		{"pi-mono-session.jsonl", "5fd1e58c-9635-410e-a644-133a96057c90", 1, 461, 946536, "v1-00000463", 0, bad, []coordinator.SessionProblem{{Line: 440, Reason: "invalid_json"}}},
 		// Tree fixtures: one boundary on the active branch each (Tree mode keeps only the current one).
-		{"tree-bad-manifests-small.jsonl", "019f4c92-9f78-7955-a120-9eba5b90f6f1", 3, 118, 232172, "4e9c24df", 1, none, nil},
+		// Its four invalid manifests are problems (the service always reads Tree
+		// archives; details as coordinator TestTreeBadManifests, reasons in check order).
+		{"tree-bad-manifests-small.jsonl", "019f4c92-9f78-7955-a120-9eba5b90f6f1", 3, 118, 232172, "4e9c24df", 1, none, []coordinator.SessionProblem{
+			{Reason: "invalid_archive", Detail: "35464eaa: from_id_mismatch"},
+			{Reason: "invalid_archive", Detail: "f7c8a7e6: parent_id_mismatch, boundary_not_in_archive"},
+			{Reason: "invalid_archive", Detail: "f00a36d7: not_branch_summary"},
+			{Reason: "invalid_archive", Detail: "fcf73426: from_id_mismatch, archived_leaf_missing"},
+		}},
 		{"tree-basic.jsonl", "019f3d67-b1fd-7c0a-87d5-9b46277407ba", 3, 62, 132680, "1d4fdaee", 1, none, nil},
 		{"tree-manual-summary.jsonl", "019f46be-5b56-72a6-8c4f-6f0a4e282b1f", 3, 144, 276637, "e2d48416", 1, none, nil},
 		{"tree-multi.jsonl", "019f429d-87f0-7841-b1ab-51687b222864", 3, 167, 369129, "3a57efd4", 1, none, nil},

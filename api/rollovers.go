@@ -9,25 +9,6 @@ import (
 	"contextd/coordinator"
 )
 
-// InstallRollovers registers the rollover routes on s (DESIGN.md §5.3) and,
-// when s has a service, sets its RolloverState hook so that GET
-// /v1/sessions/{id} reports the open and the incomplete rollover, and sets
-// the pending-rollovers gauge from the state database (rollovers a previous
-// run left open).
-func InstallRollovers(s *Server) {
-	if s.rolloversInstalled {
-		return
-	}
-	s.rolloversInstalled = true
-	if s.svc != nil {
-		if s.svc.RolloverState == nil {
-			s.svc.RolloverState = s.svc.RolloverStatus
-		}
-		s.svc.RefreshPending(context.Background())
-	}
-	registerRolloverRoutes(s, s.api)
-}
-
 // RolloverPath names one rollover of a session.
 type RolloverPath struct {
 	SessionPath
@@ -36,7 +17,8 @@ type RolloverPath struct {
 
 const rolloverRefusals = " Refusals: 404 unknown session or rollover; 409 off/remote mode, a rollover already pending, a step out of order or an aborted rollover; 412 session changed, missing boundary or leaf, ancestry mismatch, summary not written yet; 422 summary mismatch or a parent cycle."
 
-func registerRolloverRoutes(s *Server, api huma.API) {
+// registerRollovers registers the rollover routes (DESIGN.md §5.3).
+func (s *Server) registerRollovers(api huma.API) {
 	tags := []string{"rollovers"}
 
 	type createInput struct {

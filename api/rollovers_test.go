@@ -27,7 +27,7 @@ func rolloverServer(t *testing.T, mode contextd.Mode) (*testServer, [][]byte) {
 		t.Fatal(err)
 	}
 	lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
-	s := newTestServer(t, serverOptions{After: InstallRollovers})
+	s := newTestServer(t, serverOptions{})
 	s.writeFile(rollTreeFile, append(bytes.Join(lines[:38], []byte("\n")), '\n'))
 	if r := s.register(rollTreeID, rollTreeFile, mode); r.Status != http.StatusCreated {
 		t.Fatalf("register: %d %s", r.Status, r.Body)

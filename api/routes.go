@@ -20,6 +20,7 @@ func (s *Server) register(api huma.API) {
 	s.registerSessions(api)
 	s.registerCodex(api)
 	s.registerCompaction(api)
+	s.registerRollovers(api)
 }
 
 type SessionPath struct {

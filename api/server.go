@@ -64,8 +64,6 @@ type Server struct {
 	api     huma.API
 	metrics *httpMetrics
 	log     *slog.Logger
-
-	rolloversInstalled bool
 }
 
 // New builds the router: middleware first (chi), then the huma operations.
@@ -100,9 +98,12 @@ func New(cfg Config, svc *coordinator.Service, rc *remote.Client) *Server {
 	s.router = r
 	s.api = humachi.New(r, HumaConfig())
 	s.register(s.api)
+	if svc != nil {
+		// Rollovers a previous run left open count as pending from the start.
+		svc.RefreshPending(context.Background())
+	}
 	s.metrics.patterns = sync.OnceValue(func() map[string]bool {
-		// Walked on first use, after every route (InstallRollovers
-		// included) is registered.
+		// Walked on first use, after every route is registered.
 		out := map[string]bool{}
 		chi.Walk(r, func(_ string, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 			out[route] = true

@@ -7,7 +7,6 @@ import (
 // Spec builds the OpenAPI document of every route (no service needed).
 func Spec() *huma.OpenAPI {
 	s := New(Config{NoAuth: true}, nil, nil)
-	InstallRollovers(s)
 	return s.api.OpenAPI()
 }
 

@@ -59,11 +59,9 @@ type testServer struct {
 // serverOptions tune newTestServer; the zero value is a Local-mode server
 // with the test token and no Remote backend.
 type serverOptions struct {
-	DefaultMode contextd.Mode                // default mode of unregistered sessions; "" = local
-	Remote      *remote.Client               // Remote-mode client; nil = remote.New("", nil, nil)
-	Config      func(c *Config)              // edits the api.Config before New
-	Setup       func(s *coordinator.Service) // installs extra service hooks (archive.Install, ...)
-	After       func(s *Server)              // after api.New (InstallRollovers, ...)
+	DefaultMode contextd.Mode   // default mode of unregistered sessions; "" = local
+	Remote      *remote.Client  // Remote-mode client; nil = remote.New("", nil, nil)
+	Config      func(c *Config) // edits the api.Config before New
 }
 
 // fixture names one file to copy into the sessions directory: Src is a
@@ -110,9 +108,6 @@ func newTestServer(t *testing.T, opts serverOptions, files ...fixture) *testServ
 		mode = contextd.ModeLocal
 	}
 	s.Svc = coordinator.New(s.Index, s.State, mode, nil, nil)
-	if opts.Setup != nil {
-		opts.Setup(s.Svc)
-	}
 	cfg := Config{Token: s.Token, Registry: prometheus.NewRegistry()}
 	if opts.Config != nil {
 		opts.Config(&cfg)
@@ -122,9 +117,6 @@ func newTestServer(t *testing.T, opts serverOptions, files ...fixture) *testServ
 		rc = remote.New("", nil, nil)
 	}
 	s.API = New(cfg, s.Svc, rc)
-	if opts.After != nil {
-		opts.After(s.API)
-	}
 	s.HTTP = httptest.NewServer(s.API.Handler())
 	t.Cleanup(s.HTTP.Close)
 	s.URL = s.HTTP.URL

@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"contextd/coordinator"
 	"contextd/session"
 	"contextd/store"
 )
@@ -304,7 +303,7 @@ func storeSnap(t *testing.T, a *Archives, sess *store.Session, leaf string) inde
 			id = v.Tree.Leaf()
 		}
 		for range 2 {
-			br, err := a.Branch(&coordinator.Branch{V: v, Leaf: id, Seqs: seqs})
+			br, err := a.Branch(v, id, seqs, session.NewestRules)
 			if err != nil {
 				return err
 			}

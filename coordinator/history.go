@@ -28,7 +28,7 @@ type CallContext struct {
 // windows through valid manifests, then the current window (treeView).
 func (s *Service) historyView(b *Branch, agent string) (*history.View, error) {
 	if s.treeView(b) {
-		return s.TreeView(b, agent)
+		return s.tree.view(b, agent)
 	}
 	return &history.View{Agent: agent, Windows: s.localWindows(b), Texts: b.V.Texts()}, nil
 }
@@ -36,7 +36,7 @@ func (s *Service) historyView(b *Branch, agent string) (*history.View, error) {
 // treeView reports whether historyView gives b the Tree view (else the
 // Local windows).
 func (s *Service) treeView(b *Branch) bool {
-	return b.Target.Mode == contextd.ModeTree && s.TreeView != nil
+	return b.Target.Mode == contextd.ModeTree
 }
 
 // localWindows returns history.LocalWindows of b's branch. The windows are

@@ -148,7 +148,7 @@ func TestResumeMidRollover(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					inc, _ := st.Incomplete.(*coordinator.IncompleteRollover)
+					inc := st.Incomplete
 					if st.Window == nil || st.Window.CurrentWindowID != archived.CurrentWindowID || !st.NeedsBoundary || inc == nil ||
 						inc.State != coordinator.IncompleteFromFile || inc.SummaryEntryID != s.order[r.summary-1] || strings.Join(inc.Missing, ",") != strings.Join(cut.missing, ",") {
 						t.Errorf("GET state window %+v needs_boundary %v incomplete %+v; want %s, true, found_in_file summary %s missing %v",

@@ -816,14 +816,14 @@ func (s *Service) GetRollover(ctx context.Context, sessionID, rolloverID string)
 	return rolloverInfo(r)
 }
 
-// RolloverStatus is the Service.RolloverState hook of GET
-// /v1/sessions/{id}: the open rollover (*RolloverInfo, nil when none) and,
+// rolloverStatus is the rollover part of GET /v1/sessions/{id}: the open
+// rollover (nil when none) and,
 // for an open Tree rollover whose branch summary is in the file but whose
-// planned entries are not all there, an *IncompleteRollover (nil
+// planned entries are not all there, an IncompleteRollover (nil
 // otherwise). A settled rollover's summary is the last branch_summary of
 // the file with the boundary's parent as parentId and the leaf at settle as
 // fromId. A committed rollover whose entries all landed is completed here.
-func (s *Service) RolloverStatus(ctx context.Context, t *Target) (open, incomplete any, err error) {
+func (s *Service) rolloverStatus(ctx context.Context, t *Target) (open *RolloverInfo, incomplete *IncompleteRollover, err error) {
 	r, ok, err := s.State.OpenRollover(ctx, t.SessionID)
 	if err != nil || !ok {
 		return nil, nil, err

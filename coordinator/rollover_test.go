@@ -124,8 +124,6 @@ func (e *env) open() {
 	e.svc = coordinator.New(e.idx, e.st, contextd.ModeLocal, nil, e.metrics)
 	e.svc.NewID = e.nextID
 	e.svc.Now = func() time.Time { e.mu.Lock(); defer e.mu.Unlock(); return e.now }
-	e.svc.RolloverState = e.svc.RolloverStatus
-	archive.Install(e.svc)
 }
 
 func (e *env) close() {
@@ -385,7 +383,7 @@ func runBasicRollover(t *testing.T, e *env, between func(step string)) {
 }
 
 // checkArchived checks the archive the rollover left: a valid manifest
-// (archive.Validate), windows in history (archive.Install), and the
+// (archive.Validate), windows in history (Tree mode), and the
 // session state.
 func checkArchived(t *testing.T, e *env) {
 	t.Helper()
@@ -547,8 +545,8 @@ func TestRolloverCrashBeforeManifest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		open, _ := st.Rollover.(*coordinator.RolloverInfo)
-		inc, _ := st.Incomplete.(*coordinator.IncompleteRollover)
+		open := st.Rollover
+		inc := st.Incomplete
 		if (st.Rollover != nil) != (open != nil) || (st.Incomplete != nil) != (inc != nil) {
 			t.Fatalf("hook answered %T, %T", st.Rollover, st.Incomplete)
 		}

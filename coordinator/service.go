@@ -31,21 +31,8 @@ type Service struct {
 	Now         func() time.Time
 	NewID       func() string // window and marker ids (UUID v4 by default)
 
-	// TreeView, when set, builds the Tree-mode history view (archived
-	// windows, then the current one). Local windows are used when nil.
-	// Errors are I/O errors reading manifests from the session file.
-	TreeView func(b *Branch, agent string) (*history.View, error)
-	// TreeContext, when set, adds the Tree-mode parts of the context answer
-	// (hidden summaries, whether a fresh boundary is needed).
-	TreeContext func(b *Branch, out *ContextAnswer) error
-	// ArchiveCount, when set, counts a view's valid Tree archives and
-	// reports invalid ones as problems.
-	ArchiveCount ArchiveCounter
-	// RolloverState, when set, reports the open and the incomplete rollover
-	// of a session for GET /v1/sessions/{id}.
-	RolloverState func(ctx context.Context, t *Target) (open, incomplete any, err error)
-
-	cache *windowCache // branches and Local windows of recent leaves (nil: no caching)
+	tree  *treeArchives // Tree-mode archives (history windows, hidden summaries, counts)
+	cache *windowCache  // branches and Local windows of recent leaves (nil: no caching)
 }
 
 // New returns a Service with defaults filled in.
@@ -60,7 +47,7 @@ func New(index *store.Index, state *store.State, defaultMode contextd.Mode, log 
 		m = NewMetrics(nil)
 	}
 	return &Service{Index: index, State: state, DefaultMode: defaultMode, Logger: log, Metrics: m,
-		Now: time.Now, NewID: func() string { return uuid.NewString() }, cache: newWindowCache()}
+		Now: time.Now, NewID: func() string { return uuid.NewString() }, tree: newTreeArchives(m), cache: newWindowCache()}
 }
 
 // Target is a resolved session: its registration (or the defaults of an

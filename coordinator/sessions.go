@@ -40,10 +40,6 @@ type SessionSummary struct {
 	Problems   []SessionProblem `json:"problems"`
 }
 
-// ArchiveCount, when set, counts valid and invalid Tree manifests of a
-// view (archive package); problems are appended for invalid ones.
-type ArchiveCounter func(v *store.View) (valid int, problems []SessionProblem)
-
 func (s *Service) summarize(sess *store.Session, reg *contextd.Registration) SessionSummary {
 	out := SessionSummary{File: sess.Path(), Mode: s.DefaultMode, Skipped: map[string]int{}, Problems: []SessionProblem{}}
 	if reg != nil {
@@ -84,8 +80,8 @@ func (s *Service) summarize(sess *store.Session, reg *contextd.Registration) Ses
 		}
 		// Archives are read from the file: only count them while it is
 		// readable (a missing or outside file has its own problem).
-		if s.ArchiveCount != nil && v.State == store.StateOK {
-			n, probs := s.ArchiveCount(v)
+		if v.State == store.StateOK {
+			n, probs := s.tree.count(v)
 			out.Archives = n
 			out.Problems = append(out.Problems, probs...)
 		}
@@ -156,8 +152,8 @@ type SessionState struct {
 	BoundaryEntryID string                 `json:"boundary_entry_id,omitempty"`
 	NeedsBoundary   bool                   `json:"needs_boundary" doc:"No boundary on the active branch: the extension should append one (POST …/windows)."`
 	Registration    *contextd.Registration `json:"registration"`
-	Rollover        any                    `json:"rollover" doc:"The open rollover, null when none."`
-	Incomplete      any                    `json:"incomplete_rollover" doc:"A rollover whose branch summary landed but whose manifest did not; its commit can be retried."`
+	Rollover        *RolloverInfo          `json:"rollover" doc:"The open rollover, null when none."`
+	Incomplete      *IncompleteRollover    `json:"incomplete_rollover" doc:"A rollover whose branch summary landed but whose manifest did not; its commit can be retried."`
 	RolloverLoop    *RolloverLoop          `json:"rollover_loop" doc:"A rollover loop on the active branch: the last 3 or more closed windows held no user message and no successful tool result (README \"Tool-call pairing\"); null when none."`
 }
 
@@ -221,11 +217,11 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 			} else {
 				out.NeedsBoundary = t.Mode == contextd.ModeLocal || t.Mode == contextd.ModeTree
 			}
-			if t.Mode == contextd.ModeTree && s.TreeContext != nil {
+			if t.Mode == contextd.ModeTree {
 				// Tree: a boundary that an archive already holds (the user
 				// navigated into an archived window) needs a fresh one too.
 				var ca ContextAnswer
-				if err := s.TreeContext(b, &ca); err != nil {
+				if err := s.tree.context(b, &ca); err != nil {
 					return err
 				}
 				out.NeedsBoundary = out.NeedsBoundary || ca.NeedsBoundary
@@ -236,11 +232,9 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 			return out, mapDomainError(err)
 		}
 	}
-	if s.RolloverState != nil {
-		out.Rollover, out.Incomplete, err = s.RolloverState(ctx, t)
-		if err != nil {
-			return out, err
-		}
+	out.Rollover, out.Incomplete, err = s.rolloverStatus(ctx, t)
+	if err != nil {
+		return out, err
 	}
 	if resumed != nil && resumed.Missing != nil && out.Rollover == nil {
 		// A rollover cut short that contextd's state does not hold (state

@@ -17,7 +17,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"contextd"
-	"contextd/archive"
 	"contextd/coordinator"
 	"contextd/history"
 	"contextd/notes"
@@ -124,7 +123,6 @@ func openSession(t *testing.T, content []byte, mode string) *treeSession {
 	})
 	m := coordinator.NewMetrics(nil)
 	svc := coordinator.New(idx, st, contextd.ModeLocal, nil, m)
-	archive.Install(svc)
 	ts := &treeSession{svc: svc, raw: map[string]*rawEntry{}, metrics: m}
 	for i, line := range bytes.Split(bytes.TrimSpace(content), []byte("\n")) {
 		var e rawEntry

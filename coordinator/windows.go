@@ -335,8 +335,8 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 			out.BoundaryEntryID = be.ID
 			out.SliceFromEntryID = be.ID
 		}
-		if t.Mode == contextd.ModeTree && s.TreeContext != nil {
-			if err := s.TreeContext(b, &out); err != nil {
+		if t.Mode == contextd.ModeTree {
+			if err := s.tree.context(b, &out); err != nil {
 				return err
 			}
 		}

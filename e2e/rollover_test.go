@@ -73,9 +73,7 @@ func (c *liveContextd) open() {
 	}
 	reg := prometheus.NewRegistry()
 	svc := coordinator.New(c.idx, c.st, contextd.ModeLocal, nil, coordinator.NewMetrics(reg))
-	archive.Install(svc)
 	c.srv = api.New(api.Config{Token: rolloverToken, Registry: reg, Logger: testLogger()}, svc, remote.New("", nil, nil))
-	api.InstallRollovers(c.srv)
 }
 
 func (c *liveContextd) close() {

@@ -23,7 +23,6 @@ import (
 
 	"contextd"
 	"contextd/api"
-	"contextd/archive"
 	"contextd/coordinator"
 	"contextd/remote"
 	"contextd/store"
@@ -113,9 +112,7 @@ func startStack(t testing.TB, sessions, stateDir string, opts stackOptions) *sta
 		mode = contextd.ModeLocal
 	}
 	s.Svc = coordinator.New(s.Index, s.State, mode, log, coordinator.NewMetrics(reg))
-	archive.Install(s.Svc)
 	srv := api.New(api.Config{Token: testToken, Logger: log, Registry: reg}, s.Svc, remote.New("http://127.0.0.1:1", reg, log))
-	api.InstallRollovers(srv)
 	s.HTTP = httptest.NewServer(srv.Handler())
 	s.client = s.HTTP.Client()
 	s.client.Transport.(*http.Transport).MaxIdleConnsPerHost = 64

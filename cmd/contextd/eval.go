@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 
 	"contextd"
-	"contextd/archive"
 	"contextd/coordinator"
 	"contextd/session"
 	"contextd/store"
@@ -70,7 +69,6 @@ func runEval(ctx context.Context, cmd command, args []string, stdout, stderr io.
 	}
 	defer st.Close()
 	svc := coordinator.New(idx, st, contextd.ModeLocal, nil, coordinator.NewMetrics(nil))
-	archive.Install(svc)
 	var h struct {
 		Type string `json:"type"`
 		ID   string `json:"id"`

@@ -29,7 +29,6 @@ import (
 
 	"contextd"
 	"contextd/api"
-	"contextd/archive"
 	"contextd/buildinfo"
 	"contextd/coordinator"
 	"contextd/discovery"
@@ -340,11 +339,9 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	cm := coordinator.NewMetrics(mreg)
 	svc := coordinator.New(index, state, contextd.Mode(c.DefaultMode), log, cm)
-	archive.Install(svc)
 	rc := remote.New(c.CodexBaseURL, mreg, log)
 	srv := api.New(api.Config{Token: token, AllowedHosts: splitList(c.AllowedHosts), AllowedOrigins: splitList(c.AllowedOrigins),
 		MaxBodyBytes: c.MaxBodyBytes, Logger: log, Registry: reg}, svc, rc)
-	api.InstallRollovers(srv)
 	registerIndexGauges(mreg, index)
 
 	// The discovery file is written before the first request is served, so

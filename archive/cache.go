@@ -4,17 +4,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"strings"
 	"sync"
 
-	"contextd/coordinator"
 	"contextd/history"
 	"contextd/session"
 	"contextd/store"
 )
 
 // Archives builds and caches the archive index of each session file and
-// answers the coordinator's Tree-mode hooks. It is safe for concurrent use.
+// the Tree reading of a branch (Branch). It is safe for concurrent use.
 //
 // The cache holds, per session file, the last index built (valid for one
 // tree and one tree length), the decoded `data` of each manifest entry and
@@ -23,7 +21,7 @@ import (
 // rebuilds the index from the tree (Build), so an index is always the one
 // a cold build of the same entries gives.
 type Archives struct {
-	metrics *coordinator.Metrics
+	invalid func(reason string) // called once per invalid manifest (nil: none)
 
 	mu      sync.Mutex
 	byPath  map[string]*cached
@@ -67,20 +65,11 @@ type shaAt struct {
 	sha string
 }
 
-// New returns an empty Archives. m may be nil (no metrics).
-func New(m *coordinator.Metrics) *Archives {
-	return &Archives{metrics: m, byPath: map[string]*cached{}, counted: map[string]bool{}}
-}
-
-// Install plugs the Tree-mode hooks into svc (TreeView, TreeContext,
-// ArchiveCount) and returns the Archives behind them. Invalid manifests are
-// counted in svc.Metrics.InvalidArchives.
-func Install(svc *coordinator.Service) *Archives {
-	a := New(svc.Metrics)
-	svc.TreeView = a.TreeView
-	svc.TreeContext = a.TreeContext
-	svc.ArchiveCount = a.Count
-	return a
+// New returns an empty Archives. invalid, when not nil, is called once
+// per invalid manifest the first time an index of its file lists it, with
+// the manifest's first reason (Manifest.Reasons[0]); callers count them.
+func New(invalid func(reason string)) *Archives {
+	return &Archives{invalid: invalid, byPath: map[string]*cached{}, counted: map[string]bool{}}
 }
 
 // Index returns the archive index of v's tree, building it when the tree
@@ -128,16 +117,16 @@ func (a *Archives) Index(v *store.View) (*Index, error) {
 			continue
 		}
 		a.counted[key] = true
-		if a.metrics != nil {
-			a.metrics.InvalidArchives.WithLabelValues(m.Reasons[0]).Inc()
+		if a.invalid != nil {
+			a.invalid(m.Reasons[0])
 		}
 	}
 	return idx, nil
 }
 
-// summarySHA returns the hex SHA-256 of the summary text of the
+// SummarySHA returns the hex SHA-256 of the summary text of the
 // branch_summary at seq (its `summary` string, UTF-8), cached per entry.
-func (a *Archives) summarySHA(v *store.View, seq int) (string, error) {
+func (a *Archives) SummarySHA(v *store.View, seq int) (string, error) {
 	e := &v.Tree.Entries[seq]
 	a.mu.Lock()
 	c := a.byPath[v.Path]
@@ -162,20 +151,22 @@ func (a *Archives) summarySHA(v *store.View, seq int) (string, error) {
 	return h, nil
 }
 
-// Branch returns the Tree reading of b's branch (Index.Branch). The answer
+// Branch returns the Tree reading of the branch of leaf in v (Index.Branch):
+// seqs are the branch's entry seqs, root first, and rules the Pi rules its
+// context edits apply under. The answer
 // is shared with other requests for the same state of the file and the same
 // leaf (it is cached next to the index): callers must not modify it.
-func (a *Archives) Branch(b *coordinator.Branch) (*Branch, error) {
-	idx, err := a.Index(b.V)
+func (a *Archives) Branch(v *store.View, leaf string, seqs []int, rules session.Rules) (*Branch, error) {
+	idx, err := a.Index(v)
 	if err != nil {
 		return nil, err
 	}
-	key := branchAt{idx: idx, leaf: b.Leaf, items: len(b.V.Items), bytes: b.V.Bytes, rules: b.Target.Rules()}
+	key := branchAt{idx: idx, leaf: leaf, items: len(v.Items), bytes: v.Bytes, rules: rules}
 	same := func(e branchAt) bool {
 		return e.idx == key.idx && e.leaf == key.leaf && e.items == key.items && e.bytes == key.bytes && e.rules == key.rules
 	}
 	a.mu.Lock()
-	if c := a.byPath[b.V.Path]; c != nil && c.tree == b.V.Tree {
+	if c := a.byPath[v.Path]; c != nil && c.tree == v.Tree {
 		for _, e := range c.branches {
 			if same(e) {
 				a.mu.Unlock()
@@ -184,9 +175,9 @@ func (a *Archives) Branch(b *coordinator.Branch) (*Branch, error) {
 		}
 	}
 	a.mu.Unlock()
-	key.br = idx.BranchWith(b.V.Tree, b.Seqs, func(scope []int) history.RefFunc { return b.V.Refs(scope, key.rules) })
+	key.br = idx.BranchWith(v.Tree, seqs, func(scope []int) history.RefFunc { return v.Refs(scope, key.rules) })
 	a.mu.Lock()
-	if c := a.byPath[b.V.Path]; c != nil && c.tree == b.V.Tree && c.idx == idx {
+	if c := a.byPath[v.Path]; c != nil && c.tree == v.Tree && c.idx == idx {
 		// Answers over an older index are never asked for again.
 		keep := []branchAt{key}
 		for _, e := range c.branches {
@@ -198,70 +189,4 @@ func (a *Archives) Branch(b *coordinator.Branch) (*Branch, error) {
 	}
 	a.mu.Unlock()
 	return key.br, nil
-}
-
-// TreeView is the coordinator's TreeView hook: the history view of b's
-// branch, its windows as Index.Branch builds them (archived windows, then
-// the current one) and item texts from the store.
-func (a *Archives) TreeView(b *coordinator.Branch, agent string) (*history.View, error) {
-	br, err := a.Branch(b)
-	if err != nil {
-		return nil, err
-	}
-	return &history.View{Agent: agent, Windows: br.Windows, Texts: b.V.Texts()}, nil
-}
-
-// TreeContext is the coordinator's TreeContext hook. It sets
-// out.HiddenSummaries to the signatures of the summaries of the branch's
-// archives (Branch.Archives: valid manifests whose manifest entry and
-// summary are both on the branch), in branch order: summary entry id,
-// fromId, hex SHA-256 of the summary text, the summary's timestamp, the
-// manifest entry id and the window id (SEED "Filtering" step 4). Manual
-// summaries, summaries of other extensions and summaries of invalid
-// manifests are never listed, so they stay in the provider context. It
-// sets out.NeedsBoundary by Branch.NeedsBoundary; out.Window and
-// out.BoundaryEntryID keep naming the latest boundary on the branch, the
-// identity a fresh boundary continues from.
-func (a *Archives) TreeContext(b *coordinator.Branch, out *coordinator.ContextAnswer) error {
-	br, err := a.Branch(b)
-	if err != nil {
-		return err
-	}
-	out.HiddenSummaries = make([]coordinator.HiddenSummary, 0, len(br.Archives))
-	for _, m := range br.Archives {
-		se := &b.V.Tree.Entries[m.SummarySeq]
-		sha, err := a.summarySHA(b.V, m.SummarySeq)
-		if err != nil {
-			return err
-		}
-		out.HiddenSummaries = append(out.HiddenSummaries, coordinator.HiddenSummary{
-			EntryID: se.ID, FromID: se.FromID(), SummarySHA: sha, Timestamp: se.Timestamp,
-			ManifestID: m.EntryID, WindowID: m.Data.WindowID,
-		})
-	}
-	out.NeedsBoundary = br.NeedsBoundary()
-	return nil
-}
-
-// Count is the coordinator's ArchiveCount hook: the number of valid
-// manifests in v's file and one problem {reason "invalid_archive", detail
-// "<manifest entry id>: <reason>[, <reason>…]"} per invalid manifest, in
-// file order. An index that cannot be built (I/O error) gives one problem
-// {reason "invalid_archive", detail "index: <error>"}.
-func (a *Archives) Count(v *store.View) (int, []coordinator.SessionProblem) {
-	if v.Tree == nil {
-		return 0, nil
-	}
-	idx, err := a.Index(v)
-	if err != nil {
-		return 0, []coordinator.SessionProblem{{Reason: "invalid_archive", Detail: "index: " + err.Error()}}
-	}
-	var probs []coordinator.SessionProblem
-	for i := range idx.Manifests {
-		m := &idx.Manifests[i]
-		if !m.Valid {
-			probs = append(probs, coordinator.SessionProblem{Reason: "invalid_archive", Detail: m.EntryID + ": " + strings.Join(m.Reasons, ", ")})
-		}
-	}
-	return idx.Valid(), probs
 }

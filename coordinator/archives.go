@@ -1,0 +1,96 @@
+package coordinator
+
+import (
+	"strings"
+
+	"contextd/archive"
+	"contextd/history"
+	"contextd/store"
+)
+
+// treeArchives is the Tree-mode part of the Service: the archive index of
+// each session file (archive.Archives, cached) read as history windows,
+// hidden summaries and archive counts. Invalid manifests are counted in
+// Metrics.InvalidArchives.
+type treeArchives struct {
+	*archive.Archives
+}
+
+func newTreeArchives(m *Metrics) *treeArchives {
+	var invalid func(string)
+	if m != nil {
+		invalid = func(reason string) { m.InvalidArchives.WithLabelValues(reason).Inc() }
+	}
+	return &treeArchives{archive.New(invalid)}
+}
+
+// branch is archive.Archives.Branch over b under the target's rules.
+func (a *treeArchives) branch(b *Branch) (*archive.Branch, error) {
+	return a.Branch(b.V, b.Leaf, b.Seqs, b.Target.Rules())
+}
+
+// view is the Tree-mode history view: the history view of b's
+// branch, its windows as Index.Branch builds them (archived windows, then
+// the current one) and item texts from the store.
+func (a *treeArchives) view(b *Branch, agent string) (*history.View, error) {
+	br, err := a.branch(b)
+	if err != nil {
+		return nil, err
+	}
+	return &history.View{Agent: agent, Windows: br.Windows, Texts: b.V.Texts()}, nil
+}
+
+// context adds the Tree-mode parts of a context answer. It sets
+// out.HiddenSummaries to the signatures of the summaries of the branch's
+// archives (Branch.Archives: valid manifests whose manifest entry and
+// summary are both on the branch), in branch order: summary entry id,
+// fromId, hex SHA-256 of the summary text, the summary's timestamp, the
+// manifest entry id and the window id (SEED "Filtering" step 4). Manual
+// summaries, summaries of other extensions and summaries of invalid
+// manifests are never listed, so they stay in the provider context. It
+// sets out.NeedsBoundary by Branch.NeedsBoundary; out.Window and
+// out.BoundaryEntryID keep naming the latest boundary on the branch, the
+// identity a fresh boundary continues from.
+func (a *treeArchives) context(b *Branch, out *ContextAnswer) error {
+	br, err := a.branch(b)
+	if err != nil {
+		return err
+	}
+	out.HiddenSummaries = make([]HiddenSummary, 0, len(br.Archives))
+	for _, m := range br.Archives {
+		se := &b.V.Tree.Entries[m.SummarySeq]
+		sha, err := a.SummarySHA(b.V, m.SummarySeq)
+		if err != nil {
+			return err
+		}
+		out.HiddenSummaries = append(out.HiddenSummaries, HiddenSummary{
+			EntryID: se.ID, FromID: se.FromID(), SummarySHA: sha, Timestamp: se.Timestamp,
+			ManifestID: m.EntryID, WindowID: m.Data.WindowID,
+		})
+	}
+	out.NeedsBoundary = br.NeedsBoundary()
+	return nil
+}
+
+// count is the number of valid
+// manifests in v's file and one problem {reason "invalid_archive", detail
+// "<manifest entry id>: <reason>[, <reason>…]"} per invalid manifest, in
+// file order. An index that cannot be built (I/O error) gives one problem
+// {reason "invalid_archive", detail "index: <error>"}.
+func (a *treeArchives) count(v *store.View) (int, []SessionProblem) {
+	if v.Tree == nil {
+		return 0, nil
+	}
+	idx, err := a.Index(v)
+	if err != nil {
+		return 0, []SessionProblem{{Reason: "invalid_archive", Detail: "index: " + err.Error()}}
+	}
+	var probs []SessionProblem
+	for i := range idx.Manifests {
+		m := &idx.Manifests[i]
+		if !m.Valid {
+			probs = append(probs, SessionProblem{Reason: "invalid_archive", Detail: m.EntryID + ": " + strings.Join(m.Reasons, ", ")})
+		}
+	}
+	return idx.Valid(), probs
+}
