@@ -940,12 +940,12 @@ func appendNoteEntry(t *testing.T, s *testServer, file, parent, id string, e not
 // nothing; once the test appends it (as the extension would), read_file,
 // list and search see it; append_to_file likewise.
 func TestLocalNotesWriteAppend(t *testing.T) {
-	s := localBasic(t)
 	// The clock is read by the server's goroutines: keep it atomic.
 	var clock atomic.Int64
 	clock.Store(time.Date(2026, 8, 1, 12, 0, 0, 123e6, time.UTC).UnixMilli())
-	s.Svc.Now = func() time.Time { return time.UnixMilli(clock.Load()).UTC() }
-	now := s.Svc.Now()
+	nowFn := func() time.Time { return time.UnixMilli(clock.Load()).UTC() }
+	s := newTestServer(t, serverOptions{Clock: nowFn}, piTree(localBasicFile))
+	now := nowFn()
 	file := s.path(localBasicFile)
 	before := fileSHA256(t, file)
 
@@ -975,7 +975,7 @@ func TestLocalNotesWriteAppend(t *testing.T) {
 
 	// Append: created_at kept, updated_at = now, text appended exactly.
 	clock.Add(90_000)
-	now = s.Svc.Now()
+	now = nowFn()
 	s.codexOK("notes/append_to_file", localBasicSessionID, leaf1, map[string]any{"path": "ideas.md", "text": "- two 🎉\n"}, &w)
 	wantMeta = notes.FileMeta{Path: "/root/notes/ideas.md", Bytes: 14 + 11, CreatedAt: "2026-08-01T12:00:00.123Z", UpdatedAt: "2026-08-01T12:01:30.123Z"}
 	if w.File != wantMeta || len(w.Append) != 1 || w.Append[0].Data.Action != "append" || w.Append[0].Data.Text != "- two 🎉\n" || w.Append[0].Data.Timestamp != now.UnixMilli() {
@@ -1830,9 +1830,8 @@ func TestLocalNotesSnapshotLimit(t *testing.T) {
 	for i := 1; i <= 9; i++ {
 		b.note("write", fmt.Sprintf("/root/notes/f%d.md", i), strings.Repeat("a", 1_000_000), 1785578400000+int64(i))
 	}
-	s := newTestServer(t, serverOptions{})
+	s := newTestServer(t, serverOptions{Clock: func() time.Time { return time.UnixMilli(1785578500000) }})
 	s.writeFile("snapshot.jsonl", b.bytes())
-	s.Svc.Now = func() time.Time { return time.UnixMilli(1785578500000) }
 	const msg = "Note files together exceed the 10,000,000-byte note snapshot limit; shorten or overwrite existing notes first"
 	var w coordinator.NoteWrite
 	s.codexOK("notes/write_file", "hand-snapshot", "", map[string]any{"path": "f10.md", "text": strings.Repeat("b", 999_039)}, &w)

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -59,9 +60,10 @@ type testServer struct {
 // serverOptions tune newTestServer; the zero value is a Local-mode server
 // with the test token and no Remote backend.
 type serverOptions struct {
-	DefaultMode contextd.Mode   // default mode of unregistered sessions; "" = local
-	Remote      *remote.Client  // Remote-mode client; nil = remote.New("", nil, nil)
-	Config      func(c *Config) // edits the api.Config before New
+	DefaultMode contextd.Mode    // default mode of unregistered sessions; "" = local
+	Remote      *remote.Client   // Remote-mode client; nil = remote.New("", nil, nil)
+	Config      func(c *Config)  // edits the api.Config before New
+	Clock       func() time.Time // the coordinator's clock; nil = time.Now
 }
 
 // fixture names one file to copy into the sessions directory: Src is a
@@ -107,7 +109,11 @@ func newTestServer(t *testing.T, opts serverOptions, files ...fixture) *testServ
 	if mode == "" {
 		mode = contextd.ModeLocal
 	}
-	s.Svc = coordinator.New(s.Index, s.State, mode, nil, nil)
+	var copts []coordinator.Option
+	if opts.Clock != nil {
+		copts = append(copts, coordinator.WithClock(opts.Clock))
+	}
+	s.Svc = coordinator.New(s.Index, s.State, mode, nil, nil, copts...)
 	cfg := Config{Token: s.Token, Registry: prometheus.NewRegistry()}
 	if opts.Config != nil {
 		opts.Config(&cfg)

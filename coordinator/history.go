@@ -470,10 +470,10 @@ func (s *Service) Notes(ctx context.Context, op string, cc CallContext, args any
 		case *notes.SearchArgs:
 			out, err = notes.SearchContents(st, agent, *a)
 		case *notes.WriteArgs:
-			res, entry, werr := notes.PlanWrite(st, agent, *a, s.Now())
+			res, entry, werr := notes.PlanWrite(st, agent, *a, s.now())
 			out, err = NoteWrite{WriteResult: res, Append: []notes.AppendEntry{entry}}, werr
 		case *notes.AppendArgs:
-			res, entry, werr := notes.PlanAppend(st, agent, *a, s.Now())
+			res, entry, werr := notes.PlanAppend(st, agent, *a, s.now())
 			out, err = NoteWrite{WriteResult: res, Append: []notes.AppendEntry{entry}}, werr
 		default:
 			return contextd.Errorf(contextd.ENotFound, "unknown notes operation %q", op)

@@ -56,9 +56,8 @@ func localService(t *testing.T, files map[string][]byte) (*Service, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	svc := New(idx, st, contextd.ModeLocal, nil, nil)
 	n := 0
-	svc.NewID = func() string { n++; return fmt.Sprintf("id-%d", n) }
+	svc := New(idx, st, contextd.ModeLocal, nil, nil, WithIDs(func() string { n++; return fmt.Sprintf("id-%d", n) }))
 	return svc, dir
 }
 

@@ -213,8 +213,8 @@ func (s *Service) CreateRollover(ctx context.Context, sessionID string, req Roll
 		if err != nil {
 			return err
 		}
-		r = store.Rollover{ID: s.NewID(), SessionID: sessionID, SessionFile: t.Session.Path(), Mode: t.Mode, State: store.RolloverPending,
-			BoundaryEntryID: be.ID, BoundaryParentID: be.ParentID, Window: win, LeafAtRequest: b.Leaf, RequestedAt: s.Now().UTC()}
+		r = store.Rollover{ID: s.newID(), SessionID: sessionID, SessionFile: t.Session.Path(), Mode: t.Mode, State: store.RolloverPending,
+			BoundaryEntryID: be.ID, BoundaryParentID: be.ParentID, Window: win, LeafAtRequest: b.Leaf, RequestedAt: s.now().UTC()}
 		s.countLoop(b, string(t.Mode))
 		return nil
 	})
@@ -288,7 +288,7 @@ func (s *Service) SettleRollover(ctx context.Context, sessionID, rolloverID stri
 	if err := sameSession(t, r); err != nil {
 		return SettleAnswer{}, err
 	}
-	now := s.Now().UTC()
+	now := s.now().UTC()
 	var leaf string
 	var snap, rec []byte
 	err = s.rolloverBranch(t, req.LeafID, func(b *Branch) error {
@@ -469,7 +469,7 @@ func (s *Service) CommitRollover(ctx context.Context, sessionID, rolloverID stri
 	if err != nil {
 		return CommitAnswer{}, err
 	}
-	now := s.Now().UTC()
+	now := s.now().UTC()
 	ok, err := s.State.CommitRollover(ctx, r.ID, req.SummaryEntryID, raw, now)
 	if err != nil {
 		return CommitAnswer{}, err
@@ -605,7 +605,7 @@ func (s *Service) CompleteRollover(ctx context.Context, sessionID, rolloverID st
 // finish moves a committed rollover to completed and records its metrics;
 // when another caller finished it first, it returns the stored row.
 func (s *Service) finish(ctx context.Context, r store.Rollover) (store.Rollover, error) {
-	now := s.Now().UTC()
+	now := s.now().UTC()
 	ok, err := s.State.CompleteRollover(ctx, r.ID, now)
 	if err != nil {
 		return r, err
@@ -780,7 +780,7 @@ func (s *Service) AbortRollover(ctx context.Context, sessionID, rolloverID strin
 		reason = DefaultAbortReason
 	}
 	if r.State.Open() {
-		now := s.Now().UTC()
+		now := s.now().UTC()
 		ok, err := s.State.AbortRollover(ctx, r.ID, reason, now)
 		if err != nil {
 			return RolloverInfo{}, err

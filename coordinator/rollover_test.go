@@ -121,9 +121,8 @@ func (e *env) open() {
 	if e.st, err = store.OpenState(ctx, filepath.Join(e.dir, "state", "state.db")); err != nil {
 		e.t.Fatal(err)
 	}
-	e.svc = coordinator.New(e.idx, e.st, contextd.ModeLocal, nil, e.metrics)
-	e.svc.NewID = e.nextID
-	e.svc.Now = func() time.Time { e.mu.Lock(); defer e.mu.Unlock(); return e.now }
+	e.svc = coordinator.New(e.idx, e.st, contextd.ModeLocal, nil, e.metrics, coordinator.WithIDs(e.nextID),
+		coordinator.WithClock(func() time.Time { e.mu.Lock(); defer e.mu.Unlock(); return e.now }))
 }
 
 func (e *env) close() {

@@ -28,15 +28,26 @@ type Service struct {
 	DefaultMode contextd.Mode // mode of unregistered sessions (default local)
 	Logger      *slog.Logger
 	Metrics     *Metrics
-	Now         func() time.Time
-	NewID       func() string // window and marker ids (UUID v4 by default)
 
-	tree  *treeArchives // Tree-mode archives (history windows, hidden summaries, counts)
-	cache *windowCache  // branches and Local windows of recent leaves (nil: no caching)
+	now   func() time.Time // the clock (time.Now unless WithClock)
+	newID func() string    // window and marker ids (UUID v4 unless WithIDs)
+	tree  *treeArchives    // Tree-mode archives (history windows, hidden summaries, counts)
+	cache *windowCache     // branches and Local windows of recent leaves (nil: no caching)
 }
 
-// New returns a Service with defaults filled in.
-func New(index *store.Index, state *store.State, defaultMode contextd.Mode, log *slog.Logger, m *Metrics) *Service {
+// Option sets a seam of a Service when New builds it.
+type Option func(*Service)
+
+// WithClock makes now the Service's clock (default time.Now): the times
+// of notes, rollovers and the reset log.
+func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
+// WithIDs makes newID the source of window and marker ids (default a
+// random UUID v4 each).
+func WithIDs(newID func() string) Option { return func(s *Service) { s.newID = newID } }
+
+// New returns a Service with defaults filled in, then opts applied.
+func New(index *store.Index, state *store.State, defaultMode contextd.Mode, log *slog.Logger, m *Metrics, opts ...Option) *Service {
 	if defaultMode == "" {
 		defaultMode = contextd.ModeLocal
 	}
@@ -46,8 +57,12 @@ func New(index *store.Index, state *store.State, defaultMode contextd.Mode, log 
 	if m == nil {
 		m = NewMetrics(nil)
 	}
-	return &Service{Index: index, State: state, DefaultMode: defaultMode, Logger: log, Metrics: m,
-		Now: time.Now, NewID: func() string { return uuid.NewString() }, tree: newTreeArchives(m), cache: newWindowCache()}
+	s := &Service{Index: index, State: state, DefaultMode: defaultMode, Logger: log, Metrics: m,
+		now: time.Now, newID: func() string { return uuid.NewString() }, tree: newTreeArchives(m), cache: newWindowCache()}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Target is a resolved session: its registration (or the defaults of an

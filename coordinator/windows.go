@@ -71,7 +71,7 @@ func BoundaryContent(agent string, id WindowIdentity, hint string) string {
 func (s *Service) NewBoundary(agent string, id WindowIdentity, hint string) Boundary {
 	id.Protocol, id.Kind = 1, "window"
 	return Boundary{Type: "custom_message", CustomType: session.CustomTypeWindow, Content: BoundaryContent(agent, id, hint), Display: true,
-		Details: BoundaryDetails{Protocol: 1, ID: s.NewID(), ContextManagement: id}}
+		Details: BoundaryDetails{Protocol: 1, ID: s.newID(), ContextManagement: id}}
 }
 
 // identityOf returns the window identity of a boundary entry.
@@ -96,7 +96,7 @@ func currentBoundary(b *Branch) int {
 // startNewWindow): first id kept, previous = old current, number + 1, a new
 // current id.
 func (s *Service) nextIdentity(cur WindowIdentity) WindowIdentity {
-	return WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: cur.FirstWindowID, CurrentWindowID: s.NewID(),
+	return WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: cur.FirstWindowID, CurrentWindowID: s.newID(),
 		PreviousWindowID: cur.CurrentWindowID, WindowNumber: cur.WindowNumber + 1}
 }
 
@@ -130,7 +130,7 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 	}
 	var out WindowsAnswer
 	if awaitingFile(t) {
-		id := s.NewID()
+		id := s.newID()
 		out.First = true
 		out.Window = WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: id, CurrentWindowID: id}
 		out.Append = []Boundary{s.NewBoundary(t.Agent, out.Window, "")}
@@ -149,7 +149,7 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 		}
 		i := currentBoundary(b)
 		if i < 0 {
-			id := s.NewID()
+			id := s.newID()
 			out.First = true
 			out.Window = WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: id, CurrentWindowID: id}
 			out.Append = []Boundary{s.NewBoundary(t.Agent, out.Window, "")}
