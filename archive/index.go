@@ -93,6 +93,33 @@ type Data struct {
 	CompactionEntryID string `json:"compactionEntryId,omitempty"`
 }
 
+// MarshalJSON writes d as a manifest's `data` in the key order the seed
+// writes (protocol, strategy, windowId, boundaryEntryId, summaryEntryId,
+// archivedLeafId, branchBaseId, then compactionEntryId when not ""), with
+// branchBaseId null when "". The coordinator plans manifests with it.
+func (d Data) MarshalJSON() ([]byte, error) {
+	w := struct {
+		Protocol          int     `json:"protocol"`
+		Strategy          string  `json:"strategy"`
+		WindowID          string  `json:"windowId"`
+		BoundaryEntryID   string  `json:"boundaryEntryId"`
+		SummaryEntryID    string  `json:"summaryEntryId"`
+		ArchivedLeafID    string  `json:"archivedLeafId"`
+		BranchBaseID      *string `json:"branchBaseId"`
+		CompactionEntryID string  `json:"compactionEntryId,omitempty"`
+	}{d.Protocol, d.Strategy, d.WindowID, d.BoundaryEntryID, d.SummaryEntryID, d.ArchivedLeafID, nil, d.CompactionEntryID}
+	if d.BranchBaseID != "" {
+		w.BranchBaseID = &d.BranchBaseID
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(w); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
 // ParseData decodes and checks a manifest's data (see ReasonMalformed). It
 // reports false when the data is malformed.
 func ParseData(raw json.RawMessage) (Data, bool) {

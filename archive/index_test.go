@@ -544,3 +544,30 @@ func TestDuplicateSummary(t *testing.T) {
 		t.Error("B0 is not an archived boundary")
 	}
 }
+
+// TestDataMarshalJSON: a manifest's data is written in the seed's key order
+// (reference §3.6 "Manifest"), branchBaseId null for a root position and
+// compactionEntryId only when set; ParseData reads it back unchanged.
+func TestDataMarshalJSON(t *testing.T) {
+	for _, tc := range []struct {
+		d    Data
+		want string
+	}{
+		{Data{Protocol: 1, Strategy: Strategy, WindowID: "w<1>", BoundaryEntryID: "b", SummaryEntryID: "s", ArchivedLeafID: "l", BranchBaseID: "p"},
+			`{"protocol":1,"strategy":"codex-context-tree","windowId":"w<1>","boundaryEntryId":"b","summaryEntryId":"s","archivedLeafId":"l","branchBaseId":"p"}`},
+		{Data{Protocol: 1, Strategy: Strategy, WindowID: "w", BoundaryEntryID: "b", SummaryEntryID: "s", ArchivedLeafID: "l", CompactionEntryID: "c"},
+			`{"protocol":1,"strategy":"codex-context-tree","windowId":"w","boundaryEntryId":"b","summaryEntryId":"s","archivedLeafId":"l","branchBaseId":null,"compactionEntryId":"c"}`},
+	} {
+		got, err := json.Marshal(tc.d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != strings.ReplaceAll(strings.ReplaceAll(tc.want, "<", `\u003c`), ">", `\u003e`) {
+			t.Errorf("json.Marshal = %s, want %s", got, tc.want)
+		}
+		back, ok := ParseData(got)
+		if !ok || back != tc.d {
+			t.Errorf("ParseData(%s) = %+v, %v; want %+v", got, back, ok, tc.d)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"contextd/archive"
 	"contextd/session"
 )
 
@@ -44,9 +45,9 @@ func branchWindows(b *Branch) ([]windowSegment, error) {
 			manifests = append(manifests, sq)
 		}
 	}
-	data := map[int]plannedManifest{}
+	data := map[int]archive.Data{}
 	if err := b.V.DecodeEach(manifests, func(seq int, _ *session.Entry, d *session.Decoded) error {
-		var m plannedManifest
+		var m archive.Data
 		if json.Unmarshal(d.Data, &m) == nil {
 			data[seq] = m
 		}

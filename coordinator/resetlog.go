@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"contextd"
+	"contextd/archive"
 	"contextd/notes"
 	"contextd/session"
 	"contextd/store"
@@ -160,14 +161,6 @@ func (s *Service) Rollovers(ctx context.Context, sessionID, leafID string) (Roll
 	return out, nil
 }
 
-type manifestData struct {
-	WindowID        string  `json:"windowId"`
-	BoundaryEntryID string  `json:"boundaryEntryId"`
-	SummaryEntryID  string  `json:"summaryEntryId"`
-	ArchivedLeafID  string  `json:"archivedLeafId"`
-	BranchBaseID    *string `json:"branchBaseId"`
-}
-
 // fileRollovers rebuilds the rollovers on b's branch from the file: each
 // boundary with a previousWindowId opens a rollover; a manifest since the
 // previous boundary naming that window makes it a Tree rollover (archived
@@ -180,7 +173,7 @@ func fileRollovers(b *Branch) ([]ResetEntry, error) {
 	var out []ResetEntry
 	lastBoundary := -1 // index in b.Seqs
 	manifest := -1     // index in b.Seqs of a manifest not yet followed by its boundary
-	var md manifestData
+	var md archive.Data
 	// closeTree ends the Tree rollover of the pending manifest: next is the
 	// boundary it opened (nil: none in the file), notesEnd the branch
 	// index before which the note state at the cut is read.
@@ -216,7 +209,7 @@ func fileRollovers(b *Branch) ([]ResetEntry, error) {
 			if err != nil {
 				return nil, err
 			}
-			var m manifestData
+			var m archive.Data
 			if json.Unmarshal(d.Data, &m) != nil || m.WindowID == "" {
 				continue
 			}
@@ -281,7 +274,7 @@ func snapshotEnd(b *Branch, mi int) int {
 }
 
 // treePart fills the Tree part of r from the manifest at b.Seqs[mi].
-func treePart(b *Branch, r *ResetEntry, mi int, md manifestData) error {
+func treePart(b *Branch, r *ResetEntry, mi int, md archive.Data) error {
 	tr := b.V.Tree
 	me := &tr.Entries[b.Seqs[mi]]
 	r.Mode = contextd.ModeTree
@@ -304,10 +297,7 @@ func treePart(b *Branch, r *ResetEntry, mi int, md manifestData) error {
 	// fromId is archivedLeafId and whose parentId is branchBaseId, and the
 	// walk from archivedLeafId up to branchBaseId meets the boundary.
 	var reasons []string
-	base := ""
-	if md.BranchBaseID != nil {
-		base = *md.BranchBaseID
-	}
+	base := md.BranchBaseID // "" for null
 	if sq, ok := tr.Lookup(md.SummaryEntryID); !ok || tr.Entries[sq].Type != session.TypeBranchSummary {
 		reasons = append(reasons, "summaryEntryId is not a branch_summary")
 	} else {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"contextd"
+	"contextd/archive"
 	"contextd/history"
 	"contextd/notes"
 	"contextd/session"
@@ -37,7 +38,7 @@ const RolloverToolResult = "A new context window will start without summarizing 
 
 // ManifestStrategy is the strategy of a Tree archive manifest (reference
 // §3.6 "Manifest").
-const ManifestStrategy = "codex-context-tree"
+const ManifestStrategy = archive.Strategy
 
 // DefaultAbortReason is the reason recorded when abort names none.
 const DefaultAbortReason = "aborted by the extension"
@@ -149,18 +150,6 @@ type IncompleteRollover struct {
 type rolloverPlan struct {
 	Window WindowIdentity `json:"window"`
 	Append []PlannedEntry `json:"append"`
-}
-
-// plannedManifest is the data of a codex-context-tree-archive entry
-// (reference §3.6 "Manifest"), in the key order the seed writes.
-type plannedManifest struct {
-	Protocol        int     `json:"protocol"`
-	Strategy        string  `json:"strategy"`
-	WindowID        string  `json:"windowId"`
-	BoundaryEntryID string  `json:"boundaryEntryId"`
-	SummaryEntryID  string  `json:"summaryEntryId"`
-	ArchivedLeafID  string  `json:"archivedLeafId"`
-	BranchBaseID    *string `json:"branchBaseId"`
 }
 
 // CreateRollover runs the tool phase of new_context (DESIGN.md §5.3 step
@@ -450,8 +439,12 @@ func (s *Service) CommitRollover(ctx context.Context, sessionID, rolloverID stri
 		if err != nil {
 			return CommitAnswer{}, err
 		}
-		manifest, err := marshalJS(plannedManifest{Protocol: 1, Strategy: ManifestStrategy, WindowID: old.CurrentWindowID, BoundaryEntryID: r.BoundaryEntryID,
-			SummaryEntryID: req.SummaryEntryID, ArchivedLeafID: r.LeafAtSettle, BranchBaseID: base})
+		md := archive.Data{Protocol: archive.Protocol, Strategy: archive.Strategy, WindowID: old.CurrentWindowID, BoundaryEntryID: r.BoundaryEntryID,
+			SummaryEntryID: req.SummaryEntryID, ArchivedLeafID: r.LeafAtSettle}
+		if base != nil {
+			md.BranchBaseID = *base // "" is written as null (a root position)
+		}
+		manifest, err := marshalJS(md)
 		if err != nil {
 			return CommitAnswer{}, err
 		}
@@ -742,7 +735,7 @@ func matchesPlanned(v *store.View, seq int, pe PlannedEntry, windowID string) (b
 		if err != nil {
 			return false, err
 		}
-		var got, want plannedManifest
+		var got, want archive.Data
 		if json.Unmarshal(d.Data, &got) != nil || json.Unmarshal(pe.Data, &want) != nil ||
 			got.WindowID != want.WindowID || got.SummaryEntryID != want.SummaryEntryID {
 			return false, nil
