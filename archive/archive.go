@@ -16,4 +16,7 @@
 // and tree length, but every answer can be rebuilt from the JSONL alone and
 // the cache is never the authority (SEED "Filtering": "An in-memory set may
 // cache the index but cannot be authoritative").
+//
+// archive is a library over session, store and history: it knows nothing
+// of the coordinator, which imports it and reads Tree mode through it.
 package archive

@@ -4,6 +4,12 @@
 // boundary markers, the per-call context answer and the rollover state
 // machine (DESIGN.md §4, §5). Every write it answers is a plan: entries for
 // the extension to append. It never writes a session file.
+//
+// The coordinator composes the libraries below it and nothing below reaches
+// back up: archive (Tree mode's archive index, read through the Service's
+// unexported treeArchives), store, history, notes and session never import
+// coordinator or api (internal/archtest checks it). New builds the whole
+// Service; there are no hooks to fill in afterwards.
 package coordinator
 
 import (

@@ -4,6 +4,10 @@
 // mode with one writer connection and a reader pool, runs the embedded
 // migrations, ingests session files incrementally by byte offset and serves
 // consistent read views. It knows nothing about HTTP.
+//
+// Imports go one way (issue 13): store renders history items at ingest, so
+// it imports history (a deliberate direction: history is a leaf over
+// session), and it never imports coordinator or api.
 package store
 
 import (
