@@ -72,6 +72,10 @@ func (a *treeArchives) context(b *Branch, out *ContextAnswer) error {
 	return nil
 }
 
+// searchOrder: Tree views keep no search order (history.View.Search
+// orders them itself).
+func (a *treeArchives) searchOrder(*Branch, *history.View) []history.ItemRef { return nil }
+
 // count is the number of valid
 // manifests in v's file and one problem {reason "invalid_archive", detail
 // "<manifest entry id>: <reason>[, <reason>…]"} per invalid manifest, in

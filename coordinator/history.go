@@ -23,20 +23,43 @@ type CallContext struct {
 	LeafID           string `json:"leaf_id,omitempty" maxLength:"256" doc:"contextd extension: Pi's live leaf entry id. Default: the last entry of the file."`
 }
 
-// historyView builds the history view of a branch for the target's mode.
-// Local: the windows of the active branch (reference §3.3). Tree: archived
-// windows through valid manifests, then the current window (treeView).
-func (s *Service) historyView(b *Branch, agent string) (*history.View, error) {
-	if s.treeView(b) {
-		return s.tree.view(b, agent)
-	}
-	return &history.View{Agent: agent, Windows: s.localWindows(b), Texts: b.V.Texts()}, nil
+// windowSource is how a mode reads the history of a branch: Local builds
+// the windows of the active branch (reference §3.3, cached per leaf), Tree
+// reads archived windows through valid manifests, then the current window
+// (treeArchives). windowsOf chooses one by the target's mode.
+type windowSource interface {
+	// view is the history view of b's branch for agent. Errors are I/O
+	// errors reading manifests from the session file.
+	view(b *Branch, agent string) (*history.View, error)
+	// searchOrder is history.SearchOrder(view) from a cache, nil when the
+	// source keeps none (search then orders the view itself).
+	searchOrder(b *Branch, view *history.View) []history.ItemRef
 }
 
-// treeView reports whether historyView gives b the Tree view (else the
-// Local windows).
-func (s *Service) treeView(b *Branch) bool {
-	return b.Target.Mode == contextd.ModeTree
+// localSource is the Local windowSource: the Service's window cache.
+type localSource struct{ s *Service }
+
+func (l localSource) view(b *Branch, agent string) (*history.View, error) {
+	return &history.View{Agent: agent, Windows: l.s.localWindows(b), Texts: b.V.Texts()}, nil
+}
+
+func (l localSource) searchOrder(b *Branch, view *history.View) []history.ItemRef {
+	return l.s.localSearchOrder(b, view)
+}
+
+// windowsOf is the windowSource of b's target: Tree mode reads archives,
+// every other mode the Local windows.
+func (s *Service) windowsOf(b *Branch) windowSource {
+	if b.Target.Mode == contextd.ModeTree {
+		return s.tree
+	}
+	return localSource{s}
+}
+
+// historyView builds the history view of a branch for the target's mode
+// (windowsOf).
+func (s *Service) historyView(b *Branch, agent string) (*history.View, error) {
+	return s.windowsOf(b).view(b, agent)
 }
 
 // localWindows returns history.LocalWindows of b's branch. The windows are
@@ -366,8 +389,8 @@ func (s *Service) History(ctx context.Context, op string, cc CallContext, args a
 		case *history.ReadItemArgs:
 			out, err = view.ReadItem(*a)
 		case *history.SearchArgs:
-			if a.Unfiltered() && !s.treeView(b) {
-				view.Ordered = s.localSearchOrder(b, view)
+			if a.Unfiltered() {
+				view.Ordered = s.windowsOf(b).searchOrder(b, view)
 			}
 			out, err = view.Search(*a)
 		default:
