@@ -498,6 +498,16 @@ func turn(t *testing.T, reqs []request, n int) request {
 	return request{}
 }
 
+// checkClean asserts what every scenario ends with: Pi showed no UI error
+// and every provider request kept tool calls and results paired.
+func checkClean(t *testing.T, p *piProc, reqs []request) {
+	t.Helper()
+	if n := p.notices("error"); len(n) != 0 {
+		t.Errorf("UI errors: %q", n)
+	}
+	checkPairing(t, reqs)
+}
+
 // checkPairing asserts scenario 4 on every request: each toolResult follows
 // the assistant message holding its toolCall (before any other assistant
 // message), once, and each toolCall has its result.

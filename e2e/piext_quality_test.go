@@ -279,10 +279,7 @@ func TestPiExtensionRecoverDropped(t *testing.T) {
 				if read.IsError || !strings.Contains(read.text(), "cache at "+droppedPath) || !strings.Contains(read.text(), `"item_id":"`+out.ID+`"`) {
 					t.Errorf("read_item result: %s", read.text())
 				}
-				if n := p.notices("error"); len(n) != 0 {
-					t.Errorf("UI errors: %q", n)
-				}
-				checkPairing(t, reqs)
+				checkClean(t, p, reqs)
 			})
 		}
 	})

@@ -101,10 +101,7 @@ func TestPiExtensionNewSession(t *testing.T) {
 				if st.Window == nil || st.Window.CurrentWindowID != w.CurrentWindowID {
 					t.Errorf("contextd window = %+v, want %s", st.Window, w.CurrentWindowID)
 				}
-				if n := p.notices("error"); len(n) != 0 {
-					t.Errorf("UI errors: %q", n)
-				}
-				checkPairing(t, reqs)
+				checkClean(t, p, reqs)
 			})
 		}
 	})
@@ -177,10 +174,7 @@ func TestPiExtensionLocal(t *testing.T) {
 		if read.IsError || !strings.Contains(read.text(), fact) {
 			t.Errorf("read_item result: %s", read.text())
 		}
-		if n := p.notices("error"); len(n) != 0 {
-			t.Errorf("UI errors: %q", n)
-		}
-		checkPairing(t, reqs)
+		checkClean(t, p, reqs)
 	})
 }
 
@@ -433,10 +427,7 @@ func TestPiExtensionFiveRollovers(t *testing.T) {
 		if len(wins.Windows) != 6 || wins.Windows[0].WindowID != w0.CurrentWindowID {
 			t.Errorf("list_windows = %+v, want 6 windows from %s", wins.Windows, w0.CurrentWindowID)
 		}
-		if n := p.notices("error"); len(n) != 0 {
-			t.Errorf("UI errors: %q", n)
-		}
-		checkPairing(t, reqs)
+		checkClean(t, p, reqs)
 	})
 }
 
@@ -824,10 +815,7 @@ func TestPiExtensionTreeNavigationAndCompact(t *testing.T) {
 		if comp.Summary != want.Summary || comp.FirstKept != bs[1].ID || want.FirstKeptEntryID != bs[1].ID || details.Strategy != "codex-context-tree" {
 			t.Errorf("compaction entry: kept %s (want %s), strategy %q, summary equal %v", comp.FirstKept, bs[1].ID, details.Strategy, comp.Summary == want.Summary)
 		}
-		if n := p.notices("error"); len(n) != 0 {
-			t.Errorf("UI errors: %q", n)
-		}
-		checkPairing(t, reqs)
+		checkClean(t, p, reqs)
 	})
 }
 
