@@ -78,7 +78,7 @@ func BenchmarkServiceListItems(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		w := m.Windows[r.IntN(len(m.Windows))]
-		if _, err := svc.History(context.Background(), "list_items", cc, &history.ListItemsArgs{Limit: &limit, WindowID: &w}); err != nil {
+		if _, err := svc.ListItems(context.Background(), cc, history.ListItemsArgs{Limit: &limit, WindowID: &w}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -102,7 +102,7 @@ func BenchmarkServiceListItemsAfterAppend(b *testing.B) {
 		id := fmt.Sprintf("%08x", 0xf0000000+i)
 		fmt.Fprintf(f, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-07-07T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"probe %d"}],"timestamp":1783382400000}}`+"\n", id, leaf, i)
 		leaf = id
-		if _, err := svc.History(context.Background(), "list_items", cc, &history.ListItemsArgs{Limit: &limit, RecentFirst: &recent}); err != nil {
+		if _, err := svc.ListItems(context.Background(), cc, history.ListItemsArgs{Limit: &limit, RecentFirst: &recent}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -116,11 +116,11 @@ func BenchmarkServiceReadItem(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		it := m.Sample[r.IntN(len(m.Sample))]
-		out, err := svc.History(context.Background(), "read_item", cc, &history.ReadItemArgs{ItemID: it.ItemID, WindowID: it.WindowID})
+		out, err := svc.ReadItem(context.Background(), cc, history.ReadItemArgs{ItemID: it.ItemID, WindowID: it.WindowID})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if out.(history.ReadResult).Item == nil {
+		if out.Item == nil {
 			b.Fatalf("read_item %s: item null", it.ItemID)
 		}
 	}
@@ -144,7 +144,7 @@ func BenchmarkServiceReadItemBig(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		off := r.IntN(big.Bytes)
-		if _, err := svc.History(context.Background(), "read_item", cc, &history.ReadItemArgs{ItemID: big.ItemID, WindowID: big.WindowID, OffsetChars: &off}); err != nil {
+		if _, err := svc.ReadItem(context.Background(), cc, history.ReadItemArgs{ItemID: big.ItemID, WindowID: big.WindowID, OffsetChars: &off}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -157,11 +157,11 @@ func BenchmarkServiceSearchNoMatch(b *testing.B) {
 	cc := CallContext{SessionID: m.SessionID}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		out, err := svc.History(context.Background(), "search_contents", cc, &history.SearchArgs{Query: m.NoMatch})
+		out, err := svc.SearchHistory(context.Background(), cc, history.SearchArgs{Query: m.NoMatch})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if n := len(out.(history.ItemsResult).Items); n != 0 {
+		if n := len(out.Items); n != 0 {
 			b.Fatalf("no-match query found %d items", n)
 		}
 	}

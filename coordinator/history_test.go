@@ -129,7 +129,7 @@ func TestLocalWindowsCacheConcurrent(t *testing.T) {
 				}
 				checkWindows(t, svc, leaf)
 				limit := 25
-				if _, err := svc.History(context.Background(), "list_items", CallContext{SessionID: lbSession, LeafID: leaf}, &history.ListItemsArgs{Limit: &limit}); err != nil {
+				if _, err := svc.ListItems(context.Background(), CallContext{SessionID: lbSession, LeafID: leaf}, history.ListItemsArgs{Limit: &limit}); err != nil {
 					t.Error(err)
 					return
 				}

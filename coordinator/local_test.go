@@ -328,13 +328,12 @@ func TestLocalThreadHintUserItems(t *testing.T) {
 	}
 	// The bashExecution is still a history item (role user).
 	w0, role, limit := "w0", "user", 25
-	res, err := svc.History(context.Background(), "list_items", CallContext{SessionID: "hand-hint"},
-		&history.ListItemsArgs{WindowID: &w0, Role: &role, Limit: &limit})
+	res, err := svc.ListItems(context.Background(), CallContext{SessionID: "hand-hint"}, history.ListItemsArgs{WindowID: &w0, Role: &role, Limit: &limit})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
-	for _, it := range res.(history.ItemsResult).Items {
+	for _, it := range res.Items {
 		ids = append(ids, it.ItemID)
 	}
 	if want := []string{"h0000002", "h0000003", "h0000004", "h0000005", "h0000006", "h0000007", "h0000008", "h0000009"}; !reflect.DeepEqual(ids, want) {
@@ -376,24 +375,24 @@ func TestLocalHistoryContextEdits(t *testing.T) {
 	cc := CallContext{SessionID: sid}
 	items := func() []string {
 		t.Helper()
-		out, err := svc.History(ctx, "list_items", cc, &history.ListItemsArgs{})
+		out, err := svc.ListItems(ctx, cc, history.ListItemsArgs{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var got []string
-		for _, it := range out.(history.ItemsResult).Items {
+		for _, it := range out.Items {
 			got = append(got, it.ItemID+"="+it.TruncatedContent)
 		}
 		return got
 	}
 	search := func(q string) []string {
 		t.Helper()
-		out, err := svc.History(ctx, "search_contents", cc, &history.SearchArgs{Query: q})
+		out, err := svc.SearchHistory(ctx, cc, history.SearchArgs{Query: q})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var got []string
-		for _, it := range out.(history.ItemsResult).Items {
+		for _, it := range out.Items {
 			got = append(got, it.ItemID)
 		}
 		return got

@@ -414,11 +414,11 @@ func checkArchived(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.svc.History(ctx, "list_windows", coordinator.CallContext{SessionID: basicID}, &history.ListWindowsArgs{})
+	res, err := e.svc.ListWindows(ctx, coordinator.CallContext{SessionID: basicID}, history.ListWindowsArgs{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wins := res.(history.WindowsResult).Windows
+	wins := res.Windows
 	if len(wins) != 2 || wins[0].WindowID != basicWindow0 || wins[1].WindowID != basicWindow1 {
 		t.Fatalf("list_windows: %+v", wins)
 	}
