@@ -18,8 +18,9 @@ import (
 
 // statusOf maps an application error code to its HTTP status (the one
 // table, as in benbjohnson/wtf http.go).
-var statusOf = map[string]int{
+var statusOf = map[contextd.Code]int{
 	contextd.EInvalid:      http.StatusUnprocessableEntity,
+	contextd.EAmbiguous:    http.StatusUnprocessableEntity,
 	contextd.EBadRequest:   http.StatusBadRequest,
 	contextd.ENotFound:     http.StatusNotFound,
 	contextd.EConflict:     http.StatusConflict,

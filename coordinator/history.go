@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 
@@ -365,7 +364,7 @@ func agentOf(t *Target, cc CallContext) string {
 
 // onHistoryView runs f on the history view of the caller's branch (Local
 // or Tree mode: windowsOf chooses). Errors: EConflict in off or remote
-// mode, history errors mapped to EInvalid/ENotFound.
+// mode; the history operations' own EInvalid and EAmbiguous.
 func onHistoryView[R any](ctx context.Context, s *Service, cc CallContext, f func(b *Branch, view *history.View) (R, error)) (R, error) {
 	var out R
 	t, err := s.Resolve(ctx, cc.SessionID)
@@ -383,7 +382,7 @@ func onHistoryView[R any](ctx context.Context, s *Service, cc CallContext, f fun
 		out, err = f(b, view)
 		return err
 	})
-	return out, mapDomainError(err)
+	return out, err
 }
 
 // ListWindows answers history.list_windows for the caller's branch
@@ -415,33 +414,6 @@ func (s *Service) SearchHistory(ctx context.Context, cc CallContext, a history.S
 		}
 		return v.Search(a)
 	})
-}
-
-// mapDomainError turns history/notes errors into coded errors.
-func mapDomainError(err error) error {
-	if err == nil {
-		return nil
-	}
-	var he *history.Error
-	if errors.As(err, &he) {
-		code := contextd.EInvalid
-		if he.Code == "not_found" {
-			code = contextd.ENotFound
-		}
-		return &contextd.Error{Code: code, Message: he.Message}
-	}
-	var ne *notes.Error
-	if errors.As(err, &ne) {
-		code := contextd.EInvalid
-		if ne.Code == notes.CodeTooLarge {
-			code = contextd.ETooLarge
-		}
-		return &contextd.Error{Code: code, Message: ne.Message}
-	}
-	if errors.Is(err, store.ErrFileChanged) {
-		return contextd.Errorf(contextd.EPrecondition, "%s", err.Error())
-	}
-	return err
 }
 
 // noteState replays the note entries of a branch (reference §3.4): the
@@ -486,7 +458,7 @@ type NoteWrite struct {
 
 // onNoteState runs f on the note state of the caller's branch (reference
 // §3.4, noteState) with the caller's agent. Errors: EConflict in off or
-// remote mode, notes errors mapped to EInvalid/ETooLarge.
+// remote mode; the note operations' own EInvalid and ETooLarge.
 func onNoteState[R any](ctx context.Context, s *Service, cc CallContext, f func(st *notes.State, agent string) (R, error)) (R, error) {
 	var out R
 	t, err := s.Resolve(ctx, cc.SessionID)
@@ -505,7 +477,7 @@ func onNoteState[R any](ctx context.Context, s *Service, cc CallContext, f func(
 		out, err = f(st, agent)
 		return err
 	})
-	return out, mapDomainError(err)
+	return out, err
 }
 
 // ListNoteFiles answers notes.list_files_by_prefix (notes.ListFilesByPrefix:
@@ -593,7 +565,7 @@ func (s *Service) ThreadHint(ctx context.Context, cc CallContext) (ThreadHintRes
 		out.Text = notes.ThreadHint(st, rec)
 		return nil
 	})
-	return out, mapDomainError(err)
+	return out, err
 }
 
 // recoveryOf is the thread hint's "Previous window history IDs" of w: its

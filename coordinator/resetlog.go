@@ -121,7 +121,7 @@ func (s *Service) Rollovers(ctx context.Context, sessionID, leafID string) (Roll
 			return err
 		})
 		if err != nil {
-			return out, mapDomainError(err)
+			return out, err
 		}
 	}
 	rows, err := s.State.SessionRollovers(ctx, sessionID)

@@ -305,7 +305,7 @@ func (s *Service) SettleRollover(ctx context.Context, sessionID, rolloverID stri
 		}
 		data, err := notes.Snapshot(st, now)
 		if err != nil {
-			return mapDomainError(err)
+			return err
 		}
 		if snap, err = marshalJS(data); err != nil {
 			return err

@@ -249,7 +249,7 @@ func fixtureField(t *testing.T, line []byte, key string) string {
 	return s
 }
 
-func wantCode(t *testing.T, err error, code, contains string) {
+func wantCode(t *testing.T, err error, code contextd.Code, contains string) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("got no error, want %s (%q)", code, contains)

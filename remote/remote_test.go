@@ -178,7 +178,7 @@ func sameLabels(got []*dto.LabelPair, want map[string]string) bool {
 
 // wantErr checks that err is a *contextd.Error with code whose message
 // starts with prefix and contains every part.
-func wantErr(t *testing.T, err error, code, prefix string, parts ...string) string {
+func wantErr(t *testing.T, err error, code contextd.Code, prefix string, parts ...string) string {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("Forward succeeded, want %s error", code)
@@ -366,7 +366,7 @@ func TestForwardFailures(t *testing.T) {
 	cases := []struct {
 		name    string
 		answer  http.HandlerFunc
-		code    string
+		code    contextd.Code
 		prefix  string
 		outcome string
 		parts   []string
