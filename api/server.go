@@ -80,6 +80,7 @@ func New(cfg Config, svc *coordinator.Service, rc *remote.Client) *Server {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
+	installErrorDetails()
 	s := &Server{cfg: cfg, svc: svc, remote: rc, log: cfg.Logger}
 	s.metrics = newHTTPMetrics(cfg.Registry)
 	r := chi.NewRouter()
