@@ -179,9 +179,6 @@ func schemaNamer(t reflect.Type, hint string) string {
 // Handler is the root handler.
 func (s *Server) Handler() http.Handler { return s.router }
 
-// API is the huma API (for the OpenAPI document).
-func (s *Server) API() huma.API { return s.api }
-
 // HTTPServer wraps h with timeouts suited to a local service. A kept-alive
 // connection is closed after 15 s idle (Node's keep-alive agents reconnect
 // transparently), and when the LimitListener's cap is reached the

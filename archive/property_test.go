@@ -262,7 +262,7 @@ type itemSnap struct {
 func snapOf(tr *session.Tree, idx *Index, br *Branch) indexSnap {
 	var s indexSnap
 	for _, m := range idx.Manifests {
-		s.Manifests = append(s.Manifests, manifestSnap{m.Seq, m.EntryID, m.Data, m.Valid, m.Reasons, m.SummarySeq, m.BoundarySeq, m.Archived})
+		s.Manifests = append(s.Manifests, manifestSnap(m))
 	}
 	for _, w := range br.Windows {
 		ws := windowSnap{ID: w.ID}

@@ -293,7 +293,7 @@ func treePart(b *Branch, r *ResetEntry, mi int, md archive.Data) error {
 		r.SummarySHA256 = hex.EncodeToString(sum[:])
 	}
 	// The manifest must agree with its branch summary (the rules of
-	// archive.Validate, in short): the summary is a branch_summary whose
+	// archive.Build's checks, in short): the summary is a branch_summary whose
 	// fromId is archivedLeafId and whose parentId is branchBaseId, and the
 	// walk from archivedLeafId up to branchBaseId meets the boundary.
 	var reasons []string

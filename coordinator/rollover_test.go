@@ -382,7 +382,7 @@ func runBasicRollover(t *testing.T, e *env, between func(step string)) {
 }
 
 // checkArchived checks the archive the rollover left: a valid manifest
-// (archive.Validate), windows in history (Tree mode), and the
+// (archive.Build), windows in history (Tree mode), and the
 // session state.
 func checkArchived(t *testing.T, e *env) {
 	t.Helper()
@@ -396,11 +396,17 @@ func checkArchived(t *testing.T, e *env) {
 		if !ok {
 			t.Fatal("no manifest entry")
 		}
-		_, d, err := v.Decode(seq)
+		idx, err := archive.Build(v.Tree, func(seq int) (json.RawMessage, error) {
+			_, d, err := v.Decode(seq)
+			if err != nil {
+				return nil, err
+			}
+			return d.Data, nil
+		})
 		if err != nil {
 			return err
 		}
-		m := archive.Validate(v.Tree, seq, d.Data)
+		m := idx.Manifest(seq)
 		if !m.Valid || len(m.Reasons) != 0 || m.Data.WindowID != basicWindow0 || m.Data.SummaryEntryID != basicSummary ||
 			m.Data.ArchivedLeafID != basicOldLeaf || m.Data.BranchBaseID != basicBase || m.Data.BoundaryEntryID != basicBoundary {
 			t.Fatalf("manifest: %+v", m)

@@ -65,7 +65,7 @@ func checkResolved(t *testing.T, agent, path, got string) {
 	if a == "" {
 		t.Fatalf("ResolveFile(%q, %q) = %q: no <agent>/notes/ part", agent, path, got)
 	}
-	if _, err := NormalizeAgent(a); err != nil {
+	if _, err := normalizeAgent(a); err != nil {
 		t.Fatalf("ResolveFile(%q, %q) = %q: agent part %q is invalid", agent, path, got, a)
 	}
 	rest := strings.TrimPrefix(got, a+"/notes/")

@@ -143,18 +143,18 @@ func TestResolvePrefix(t *testing.T) {
 
 func TestNormalizeAgent(t *testing.T) {
 	for _, ok := range []string{"/root", "/root/worker", "/root/a/b", "/root/notes_x"} {
-		if got, err := NormalizeAgent(ok); err != nil || got != ok {
-			t.Errorf("NormalizeAgent(%q) = %q, %v", ok, got, err)
+		if got, err := normalizeAgent(ok); err != nil || got != ok {
+			t.Errorf("normalizeAgent(%q) = %q, %v", ok, got, err)
 		}
 	}
-	if got, err := NormalizeAgent(""); err != nil || got != DefaultAgent {
-		t.Errorf("NormalizeAgent(\"\") = %q, %v", got, err)
+	if got, err := normalizeAgent(""); err != nil || got != DefaultAgent {
+		t.Errorf("normalizeAgent(\"\") = %q, %v", got, err)
 	}
 	for _, bad := range []string{"root", "/", "/root/", "/root//x", "/root/notes", "/root/x/notes", "/root/..", "/other", "/root/a\x00", `/root\x`, "/" + strings.Repeat("r", MaxPathBytes)} {
-		_, err := NormalizeAgent(bad)
+		_, err := normalizeAgent(bad)
 		var ne *contextd.Error
 		if !errors.As(err, &ne) || ne.Code != contextd.EInvalid || !strings.HasPrefix(ne.Message, "Invalid agent name ") {
-			t.Errorf("NormalizeAgent(%q) = %v, want invalid", bad, err)
+			t.Errorf("normalizeAgent(%q) = %v, want invalid", bad, err)
 		}
 	}
 }
