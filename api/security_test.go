@@ -400,7 +400,7 @@ func TestSecurityClientGone(t *testing.T) {
 	backend := newSlowBackend(t, 5*time.Second)
 	s := newHXStack(t, hxOptions{Serve: true, RemoteBase: backend})
 	s.register(contextd.ModeRemote)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
 	req := s.newReq(http.MethodPost, "/alpha/history/v2/list_windows", []byte(`{"context":{"session_id":"`+hxSessionID+`"}}`), map[string]string{"Authorization": "Bearer x"})
 	if _, err := http.DefaultClient.Do(req.WithContext(ctx)); err == nil {
@@ -468,7 +468,7 @@ func TestSecurityDiskFull(t *testing.T) {
 	if p := r.problem(t); !strings.Contains(p.Detail, "disk") || !strings.Contains(p.Detail, "full") {
 		t.Errorf("507 detail %q does not say the disk is full", p.Detail)
 	}
-	if _, found, err := s.State.Registration(context.Background(), hxSessionID); err != nil || found {
+	if _, found, err := s.State.Registration(t.Context(), hxSessionID); err != nil || found {
 		t.Errorf("after the failed register: found=%v err=%v, want no registration", found, err)
 	}
 	// Space again: the same request succeeds.

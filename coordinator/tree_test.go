@@ -2,7 +2,6 @@ package coordinator_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -19,8 +18,8 @@ import (
 	"contextd"
 	"contextd/coordinator"
 	"contextd/history"
+	"contextd/internal/testkit"
 	"contextd/notes"
-	"contextd/store"
 )
 
 // The fixtures in testdata/pi-tree were written by real Pi 0.85 code
@@ -90,7 +89,7 @@ type treeSession struct {
 // cleanup if the file changed (contextd never writes a session file).
 func openSession(t *testing.T, content []byte, mode string) *treeSession {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "sessions")
 	if err := os.Mkdir(root, 0o700); err != nil {
@@ -104,25 +103,16 @@ func openSession(t *testing.T, content []byte, mode string) *treeSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx, err := store.OpenIndex(ctx, root, filepath.Join(dir, "index"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.OpenState(ctx, filepath.Join(dir, "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	be := testkit.OpenBackend(t, root, dir, testkit.Options{})
 	t.Cleanup(func() {
-		idx.Close()
-		st.Close()
+		be.Close()
 		after, err := os.Stat(path)
 		b, rerr := os.ReadFile(path)
 		if err != nil || rerr != nil || !after.ModTime().Equal(before.ModTime()) || !bytes.Equal(b, content) {
 			t.Errorf("the session file changed")
 		}
 	})
-	m := coordinator.NewMetrics(nil)
-	svc := coordinator.New(idx, st, contextd.ModeLocal, nil, m)
+	svc, m := be.Svc, be.Metrics
 	ts := &treeSession{svc: svc, raw: map[string]*rawEntry{}, metrics: m}
 	for i, line := range bytes.Split(bytes.TrimSpace(content), []byte("\n")) {
 		var e rawEntry
@@ -233,7 +223,7 @@ func itemIDs(items []history.ItemPreview) []string {
 
 func (s *treeSession) context(t *testing.T, leaf string) coordinator.ContextAnswer {
 	t.Helper()
-	a, err := s.svc.Context(context.Background(), s.id, coordinator.ContextRequest{LeafID: leaf})
+	a, err := s.svc.Context(t.Context(), s.id, coordinator.ContextRequest{LeafID: leaf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +462,7 @@ func TestTreeManualSummaries(t *testing.T) {
 // their first reason, however many requests read them; their windows are
 // unavailable and their summaries visible.
 func TestTreeBadManifests(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	s := openFixture(t, "tree-bad-manifests-small", "tree")
 	for range 3 {
 		st, err := s.svc.SessionStateOf(ctx, s.id)
@@ -589,7 +579,7 @@ func TestTreeCraftedCycleAndMissingParent(t *testing.T) {
 		craftedMessage("u3", "b2", "user", "current work"),
 	}
 	s := openSession(t, []byte(strings.Join(lines, "\n")+"\n"), "tree")
-	st, err := s.svc.SessionStateOf(context.Background(), s.id)
+	st, err := s.svc.SessionStateOf(t.Context(), s.id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -712,7 +702,7 @@ func TestTreeNavigation(t *testing.T) {
 		t.Errorf("archived branch context: %+v", a)
 	}
 	// An unknown leaf is an error.
-	if _, err := m.svc.Context(context.Background(), m.id, coordinator.ContextRequest{LeafID: "nope"}); contextd.ErrorCode(err) != contextd.ENotFound {
+	if _, err := m.svc.Context(t.Context(), m.id, coordinator.ContextRequest{LeafID: "nope"}); contextd.ErrorCode(err) != contextd.ENotFound {
 		t.Errorf("unknown leaf: %v", err)
 	}
 }
@@ -721,7 +711,7 @@ func TestTreeNavigation(t *testing.T) {
 // snapshot on the branch, then later note entries) equals
 // notesActiveBranch, through list_files_by_prefix and read_file.
 func TestTreeNotesAtLeaf(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	s := openFixture(t, "tree-multi", "tree")
 	out, err := s.svc.ListNoteFiles(ctx, s.cc(""), notes.ListFilesByPrefixArgs{MaxResults: ip(100)})
 	if err != nil {
@@ -771,7 +761,7 @@ func TestTreeThreadHint(t *testing.T) {
 	for _, name := range []string{"tree-basic", "tree-multi", "tree-manual-summary"} {
 		t.Run(name, func(t *testing.T) {
 			s := openFixture(t, name, "tree")
-			got, err := s.svc.ThreadHint(context.Background(), s.cc(""))
+			got, err := s.svc.ThreadHint(t.Context(), s.cc(""))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -824,7 +814,7 @@ func textOf(t *testing.T, raw json.RawMessage, withThinking bool) string {
 // (first lines) and its last assistant message without a tool call (text
 // parts only).
 func TestTreeCompaction(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	s := openFixture(t, "tree-basic", "tree")
 	got, err := s.svc.Compaction(ctx, s.id, coordinator.CompactionRequest{})
 	if err != nil {
@@ -935,7 +925,7 @@ func TestTreeCompactionBounds(t *testing.T) {
 	if diff := cmp.Diff(13, len(s.windows(t, ""))); diff != "" {
 		t.Fatalf("windows: %s", diff)
 	}
-	got, err := s.svc.Compaction(context.Background(), s.id, coordinator.CompactionRequest{})
+	got, err := s.svc.Compaction(t.Context(), s.id, coordinator.CompactionRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
