@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,7 +43,7 @@ func wantConflict(t *testing.T, err error, contains ...string) {
 // unanswered followed by an aborted assistant, and an assistant aborted
 // while streaming its calls.
 func TestSettleRefusesOpenCalls(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	base := []string{
 		hUser("set up the repo"),                                                     // h0000001
 		hAssistant(`{"type":"text","text":"sure"}`),                                  // h0000002
@@ -112,7 +111,7 @@ func TestSettleRefusesOpenCalls(t *testing.T) {
 // (the extension steers the boundary after the batch) or the calls are
 // answered.
 func TestWindowsRefusesOpenCalls(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, tc := range []struct {
 		name    string
 		entries []string
@@ -146,7 +145,7 @@ func TestWindowsRefusesOpenCalls(t *testing.T) {
 // contextd_rollover_loops_total. A successful bash result in w2 breaks the
 // run (only w3 is empty since), and an errored result is no progress.
 func TestRolloverLoop(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	nc := func(id string) []string {
 		return []string{hAssistant(hCall(id, "new_context")), hResult(id, "new_context", "A new context window will start without summarizing conversation history.")}
 	}
@@ -211,7 +210,7 @@ func loopCount(t *testing.T, svc *Service, mode string) float64 {
 // those three, most recent first, and the fourth rollover request (closing
 // the third empty window) is counted.
 func TestRolloverLoopTree(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	file := handLines("sess-tl", hBoundary(0, "w0", "w0", ""), hUser("migrate"), hAssistant(hCall("nc0", "new_context")),
 		hResult("nc0", "new_context", "A new context window will start without summarizing conversation history."))
 	svc, dir := localService(t, map[string][]byte{"s.jsonl": file})

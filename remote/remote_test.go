@@ -520,7 +520,7 @@ func TestForwardCallerCanceled(t *testing.T) {
 		<-r.Context().Done()
 	})
 	cl, reg, _ := newClient(be.URL)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	go func() { <-entered; cancel() }()
 	_, err := cl.Forward(ctx, Call{Namespace: "history", Op: "list_items", Body: []byte(`{}`), Header: callerHeader()})
 	wantErr(t, err, contextd.EUpstream, "Unable to perform operation: The backend request failed.", "caller canceled")
