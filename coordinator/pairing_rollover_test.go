@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	dto "github.com/prometheus/client_model/go"
 
 	"contextd"
@@ -179,8 +179,8 @@ func TestRolloverLoop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(st.RolloverLoop, tc.want) {
-				t.Errorf("rollover_loop %+v, want %+v", st.RolloverLoop, tc.want)
+			if diff := cmp.Diff(tc.want, st.RolloverLoop); diff != "" {
+				t.Errorf("rollover_loop (-want +got):\n%s", diff)
 			}
 			// The current window w4 made no progress either: a next
 			// boundary now closes a 4th (or, with progress in w2, a 2nd)
@@ -291,8 +291,8 @@ func TestRolloverLoopTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &RolloverLoop{Windows: 3, WindowIDs: []string{archived[3], archived[2], archived[1]}}
-	if !reflect.DeepEqual(st.RolloverLoop, want) {
-		t.Errorf("rollover_loop %+v, want %+v (archived %v)", st.RolloverLoop, want, archived)
+	if diff := cmp.Diff(want, st.RolloverLoop); diff != "" {
+		t.Errorf("rollover_loop (archived %v) (-want +got):\n%s", archived, diff)
 	}
 	// Requests 1-2 closed w0 (progress) and w1; 3 closed w2 (2nd empty);
 	// 4 closed w3, the 3rd empty window in a row.
