@@ -48,39 +48,49 @@ type Registration struct {
 	UpdatedAt    time.Time `json:"updated_at"`
 }
 
-// Error codes. api/ maps each to one HTTP status.
+// Code classifies an application error: what the caller did wrong, or
+// what state forbids it. api/ maps each code to one HTTP status (its
+// statusOf table); no other package knows HTTP.
+type Code string
+
+// The codes of *Error. history and notes use EInvalid, EAmbiguous and
+// ETooLarge for their argument and limit errors; the coordinator and the
+// store the others.
 const (
-	EInvalid      = "invalid"       // 422: the request is well-formed but a value is wrong
-	EBadRequest   = "bad_request"   // 400
-	ENotFound     = "not_found"     // 404
-	EConflict     = "conflict"      // 409: state forbids it (mode off, rollover pending, …)
-	EPrecondition = "precondition"  // 412: the session changed under the caller
-	EGone         = "gone"          // 410: the session file is gone or unusable
-	EForbidden    = "forbidden"     // 403
-	ETooLarge     = "too_large"     // 413
-	EUnauthorized = "unauthorized"  // 401
-	EUpstream     = "upstream"      // 502: Remote backend failed
-	EUpstreamSlow = "upstream_slow" // 504: Remote backend timed out
-	EUnavailable  = "unavailable"   // 503: contextd cannot serve it until its host is fixed (unreadable sessions directory)
-	EInternal     = "internal"      // 500: never shown to the caller
+	EInvalid      Code = "invalid"       // 422: the request is well-formed but a value is wrong
+	EAmbiguous    Code = "ambiguous"     // 422: an id suffix matches several items (history read_item)
+	EBadRequest   Code = "bad_request"   // 400
+	ENotFound     Code = "not_found"     // 404
+	EConflict     Code = "conflict"      // 409: state forbids it (mode off, rollover pending, …)
+	EPrecondition Code = "precondition"  // 412: the session changed under the caller
+	EGone         Code = "gone"          // 410: the session file is gone or unusable
+	EForbidden    Code = "forbidden"     // 403
+	ETooLarge     Code = "too_large"     // 413: a note file or the note snapshot would exceed its byte limit
+	EUnauthorized Code = "unauthorized"  // 401
+	EUpstream     Code = "upstream"      // 502: Remote backend failed
+	EUpstreamSlow Code = "upstream_slow" // 504: Remote backend timed out
+	EUnavailable  Code = "unavailable"   // 503: contextd cannot serve it until its host is fixed (unreadable sessions directory)
+	EInternal     Code = "internal"      // 500: never shown to the caller
 )
 
-// Error is an application error: a code and a sentence the caller can act
-// on. Any other error is internal and is never shown to the caller.
+// Error is an application error: a code and a sentence the caller (a
+// person or the model) can act on. It is the one error type of every
+// package; any other error is internal and is never shown to the caller.
 type Error struct {
-	Code    string
+	Code    Code
 	Message string
 }
 
+// Error returns the message unchanged.
 func (e *Error) Error() string { return e.Message }
 
-// Errorf builds an *Error.
-func Errorf(code, format string, args ...any) *Error {
+// Errorf builds an *Error whose message is fmt.Sprintf(format, args...).
+func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// ErrorCode returns the code of err's *Error, or EInternal.
-func ErrorCode(err error) string {
+// ErrorCode returns the code of err's *Error (errors.As), or EInternal.
+func ErrorCode(err error) Code {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code

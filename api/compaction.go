@@ -16,15 +16,11 @@ func (s *Server) registerCompaction(api huma.API) {
 		SessionPath
 		Body coordinator.CompactionRequest
 	}
-	huma.Register(api, huma.Operation{OperationID: "session-compaction", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/compaction",
+	op(s, api, huma.Operation{OperationID: "session-compaction", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/compaction",
 		Summary:     "Cumulative summary for leaving Tree mode",
 		Description: "For Pi's session_before_compact while Tree mode is active: a readable summary of every earlier window of the branch (its archive summary) and a digest of the current window, plus the current boundary as first_kept_entry_id so the current window stays verbatim. 409 when the session is not in Tree mode or the branch has no open window.",
 		Tags:        []string{"windows"}, MaxBodyBytes: s.humaBodyLimit()},
-		func(ctx context.Context, in *compactionInput) (*struct{ Body coordinator.CompactionAnswer }, error) {
-			a, err := s.svc.Compaction(ctx, in.SessionID, in.Body)
-			if err != nil {
-				return nil, s.problem("session-compaction", err)
-			}
-			return &struct{ Body coordinator.CompactionAnswer }{a}, nil
+		func(ctx context.Context, in *compactionInput) (*jsonBody[coordinator.CompactionAnswer], error) {
+			return reply(s.svc.Compaction(ctx, in.SessionID, in.Body))
 		})
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -18,8 +19,9 @@ import (
 
 // statusOf maps an application error code to its HTTP status (the one
 // table, as in benbjohnson/wtf http.go).
-var statusOf = map[string]int{
+var statusOf = map[contextd.Code]int{
 	contextd.EInvalid:      http.StatusUnprocessableEntity,
+	contextd.EAmbiguous:    http.StatusUnprocessableEntity,
 	contextd.EBadRequest:   http.StatusBadRequest,
 	contextd.ENotFound:     http.StatusNotFound,
 	contextd.EConflict:     http.StatusConflict,
@@ -105,7 +107,13 @@ func clip(s string) string {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-func init() {
+// installErrorDetails replaces huma.NewError once per process. huma v2
+// offers no per-API error constructor (huma.NewError and
+// huma.NewErrorWithContext are package variables its validation and
+// handlers call), so New sets the global, guarded by sync.Once, instead
+// of an init function doing it on import: a program that imports api but
+// builds no server keeps huma's own errors.
+var installErrorDetails = sync.OnceFunc(func() {
 	// Validation failures list each field in errors[]; also say them in the
 	// detail sentence so a person reading only detail knows what to fix.
 	// Values are dropped: they may hold note text or encrypted arguments.
@@ -144,7 +152,7 @@ func init() {
 		}
 		return base(status, "Invalid request: "+strings.Join(parts, "; ")+".", clean...)
 	}
-}
+})
 
 // decodeErrorDetail rewrites the error huma reports when a body passed
 // schema validation but encoding/json could not decode it into the Go

@@ -8,7 +8,6 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -28,6 +27,7 @@ import (
 
 	"contextd"
 	"contextd/coordinator"
+	"contextd/internal/testkit"
 	"contextd/remote"
 	"contextd/store"
 )
@@ -80,24 +80,6 @@ var hxOps = []hxOp{
 	{"notes", "thread_hint", false, ""},
 }
 
-// hxLogs is a goroutine-safe log buffer.
-type hxLogs struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *hxLogs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *hxLogs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // hxOptions configure newHXStack.
 type hxOptions struct {
 	DefaultMode contextd.Mode                   // "" = local
@@ -123,7 +105,7 @@ type hxStack struct {
 	Remote   *remote.Client
 	API      *Server
 	Registry *prometheus.Registry
-	Logs     *hxLogs
+	Logs     *testkit.LockedBuffer
 	Token    string
 	URL      string       // when served: http://127.0.0.1:port
 	HTTP     *http.Server // when served
@@ -132,7 +114,7 @@ type hxStack struct {
 func newHXStack(tb testing.TB, o hxOptions) *hxStack {
 	tb.Helper()
 	root := tb.TempDir()
-	s := &hxStack{tb: tb, Sessions: filepath.Join(root, "sessions"), Registry: prometheus.NewRegistry(), Logs: &hxLogs{}, Token: hxToken}
+	s := &hxStack{tb: tb, Sessions: filepath.Join(root, "sessions"), Registry: prometheus.NewRegistry(), Logs: &testkit.LockedBuffer{}, Token: hxToken}
 	if err := os.MkdirAll(s.Sessions, 0o700); err != nil {
 		tb.Fatal(err)
 	}
@@ -144,21 +126,9 @@ func newHXStack(tb testing.TB, o hxOptions) *hxStack {
 	if err := os.WriteFile(s.File, b, 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	log := slog.New(slog.NewTextHandler(s.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ctx := context.Background()
-	if s.Index, err = store.OpenIndex(ctx, s.Sessions, filepath.Join(root, "index"), store.Options{Logger: log}); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Index.Close() })
-	if s.State, err = store.OpenState(ctx, filepath.Join(root, "state.db")); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.State.Close() })
-	mode := o.DefaultMode
-	if mode == "" {
-		mode = contextd.ModeLocal
-	}
-	s.Svc = coordinator.New(s.Index, s.State, mode, log, nil)
+	be := testkit.OpenBackend(tb, s.Sessions, root, testkit.Options{DefaultMode: o.DefaultMode, Log: s.Logs, LogLevel: slog.LevelDebug})
+	s.Index, s.State, s.Svc = be.Index, be.State, be.Svc
+	log := be.Logger
 	s.Remote = remote.New(o.RemoteBase, s.Registry, log)
 	cfg := Config{Token: s.Token, NoAuth: o.NoAuth, Logger: log, Registry: s.Registry}
 	if o.Config != nil {
@@ -166,10 +136,7 @@ func newHXStack(tb testing.TB, o hxOptions) *hxStack {
 	}
 	s.API = New(cfg, s.Svc, s.Remote)
 	if o.Serve {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			tb.Fatal(err)
-		}
+		ln := testkit.Listen(tb)
 		s.HTTP = HTTPServer(s.API.Handler())
 		s.HTTP.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 		if o.Server != nil {

@@ -29,14 +29,14 @@ func (s *Server) registerRollovers(api huma.API) {
 		Status int
 		Body   coordinator.RolloverCreated
 	}
-	huma.Register(api, huma.Operation{OperationID: "rollover-create", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/rollovers",
+	op(s, api, huma.Operation{OperationID: "rollover-create", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/rollovers",
 		Summary: "Tool phase of new_context", Tags: tags, MaxBodyBytes: s.humaBodyLimit(), DefaultStatus: http.StatusCreated,
 		Description: "Records a pending rollover of the current window (Local or Tree mode; Tree needs command_context_ready) and answers the new_context tool result. " +
 			"201 when created; 200 when a pending rollover requested at an ancestor of leaf_id already exists (joined, merged: true)." + rolloverRefusals},
 		func(ctx context.Context, in *createInput) (*createOutput, error) {
 			a, created, err := s.svc.CreateRollover(ctx, in.SessionID, in.Body)
 			if err != nil {
-				return nil, s.problem("rollover-create", err)
+				return nil, err
 			}
 			st := http.StatusOK
 			if created {
@@ -49,76 +49,56 @@ func (s *Server) registerRollovers(api huma.API) {
 		RolloverPath
 		Body coordinator.SettleRequest
 	}
-	huma.Register(api, huma.Operation{OperationID: "rollover-settle", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/rollovers/{rollover_id}/settle",
+	op(s, api, huma.Operation{OperationID: "rollover-settle", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/rollovers/{rollover_id}/settle",
 		Summary: "Settled phase: take the pending rollover", Tags: tags, MaxBodyBytes: s.humaBodyLimit(),
 		Description: "At agent_settled, with Pi's live leaf: checks the session and the leaf's ancestry, materializes the note state and answers the navigation plan " +
 			"(Tree: navigateTree(navigate_to, {summarize: true}); Local: navigate_to null). Repeating answers the same plan." + rolloverRefusals},
-		func(ctx context.Context, in *settleInput) (*struct{ Body coordinator.SettleAnswer }, error) {
-			a, err := s.svc.SettleRollover(ctx, in.SessionID, in.RolloverID, in.Body)
-			if err != nil {
-				return nil, s.problem("rollover-settle", err)
-			}
-			return &struct{ Body coordinator.SettleAnswer }{a}, nil
+		func(ctx context.Context, in *settleInput) (*jsonBody[coordinator.SettleAnswer], error) {
+			return reply(s.svc.SettleRollover(ctx, in.SessionID, in.RolloverID, in.Body))
 		})
 
 	type commitInput struct {
 		RolloverPath
 		Body coordinator.CommitRequest
 	}
-	huma.Register(api, huma.Operation{OperationID: "rollover-commit", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/rollovers/{rollover_id}/commit",
+	op(s, api, huma.Operation{OperationID: "rollover-commit", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/rollovers/{rollover_id}/commit",
 		Summary: "After navigation: the entries to append", Tags: tags, MaxBodyBytes: s.humaBodyLimit(),
 		Description: "Tree: validates the branch_summary (parentId = the boundary's parent, fromId = the archived leaf) and answers the archive manifest, the note snapshot and the next boundary; " +
 			"Local: the next boundary. Repeating answers the same plan." + rolloverRefusals},
-		func(ctx context.Context, in *commitInput) (*struct{ Body coordinator.CommitAnswer }, error) {
-			a, err := s.svc.CommitRollover(ctx, in.SessionID, in.RolloverID, in.Body)
-			if err != nil {
-				return nil, s.problem("rollover-commit", err)
-			}
-			return &struct{ Body coordinator.CommitAnswer }{a}, nil
+		func(ctx context.Context, in *commitInput) (*jsonBody[coordinator.CommitAnswer], error) {
+			return reply(s.svc.CommitRollover(ctx, in.SessionID, in.RolloverID, in.Body))
 		})
 
-	huma.Register(api, huma.Operation{OperationID: "rollover-complete", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/rollovers/{rollover_id}/complete",
+	op(s, api, huma.Operation{OperationID: "rollover-complete", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/rollovers/{rollover_id}/complete",
 		Summary: "Finish a committed rollover", Tags: tags, MaxBodyBytes: s.humaBodyLimit(),
 		Description: "Completes the rollover once the committed entries are in the session file (412 names the missing ones). Repeating answers the same." + rolloverRefusals},
-		func(ctx context.Context, in *RolloverPath) (*struct{ Body coordinator.RolloverInfo }, error) {
-			a, err := s.svc.CompleteRollover(ctx, in.SessionID, in.RolloverID)
-			if err != nil {
-				return nil, s.problem("rollover-complete", err)
-			}
-			return &struct{ Body coordinator.RolloverInfo }{a}, nil
+		func(ctx context.Context, in *RolloverPath) (*jsonBody[coordinator.RolloverInfo], error) {
+			return reply(s.svc.CompleteRollover(ctx, in.SessionID, in.RolloverID))
 		})
 
 	type abortInput struct {
 		RolloverPath
 		Body coordinator.AbortRequest
 	}
-	huma.Register(api, huma.Operation{OperationID: "rollover-abort", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/rollovers/{rollover_id}/abort",
+	op(s, api, huma.Operation{OperationID: "rollover-abort", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/rollovers/{rollover_id}/abort",
 		Summary: "Abort an open rollover", Tags: tags, MaxBodyBytes: s.humaBodyLimit(),
 		Description: "Marks a pending, settled or committed rollover aborted with the reason (e.g. navigation cancelled). Repeating answers the same; a completed rollover is 409."},
-		func(ctx context.Context, in *abortInput) (*struct{ Body coordinator.RolloverInfo }, error) {
-			a, err := s.svc.AbortRollover(ctx, in.SessionID, in.RolloverID, in.Body)
-			if err != nil {
-				return nil, s.problem("rollover-abort", err)
-			}
-			return &struct{ Body coordinator.RolloverInfo }{a}, nil
+		func(ctx context.Context, in *abortInput) (*jsonBody[coordinator.RolloverInfo], error) {
+			return reply(s.svc.AbortRollover(ctx, in.SessionID, in.RolloverID, in.Body))
 		})
 
 	type logInput struct {
 		SessionPath
 		coordinator.RolloverLogRequest
 	}
-	huma.Register(api, huma.Operation{OperationID: "rollover-log", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/rollovers",
+	op(s, api, huma.Operation{OperationID: "rollover-log", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/rollovers",
 		Summary: "Reset log: every rollover of the session", Tags: tags,
 		Description: "Every rollover of the session, oldest first: mode, closed and opened window, archived interval (first and last entry ids, entry and byte counts), " +
 			"summary digest, note files and bytes at the cut, note writes of the closed window, state (requested, settled, committed, completed, failed, aborted) with times and durations. " +
 			"Rollovers the state database lacks (Local new_context, a lost state.db) are rebuilt from the boundaries and manifests on the branch of leaf_id. " +
 			"Refusals: 404 unknown session or leaf; 409 off/remote mode; 410 unusable file."},
-		func(ctx context.Context, in *logInput) (*struct{ Body coordinator.RolloverLog }, error) {
-			a, err := s.svc.Rollovers(ctx, in.SessionID, in.LeafID)
-			if err != nil {
-				return nil, s.problem("rollover-log", err)
-			}
-			return &struct{ Body coordinator.RolloverLog }{a}, nil
+		func(ctx context.Context, in *logInput) (*jsonBody[coordinator.RolloverLog], error) {
+			return reply(s.svc.Rollovers(ctx, in.SessionID, in.LeafID))
 		})
 
 	type cutInput struct {
@@ -126,27 +106,19 @@ func (s *Server) registerRollovers(api huma.API) {
 		WindowID string `path:"window_id" minLength:"1" maxLength:"256" doc:"Full id of a window a rollover closed (the currentWindowId of its boundary)."`
 		LeafID   string `query:"leaf_id" maxLength:"256" doc:"Pi's leaf; default the last entry of the file."`
 	}
-	huma.Register(api, huma.Operation{OperationID: "window-cut", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/windows/{window_id}/cut",
+	op(s, api, huma.Operation{OperationID: "window-cut", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/windows/{window_id}/cut",
 		Summary: "What a rollover's cut dropped", Tags: tags,
 		Description: "The distinctive identifiers of a closed window (file paths, URLs, commit hashes, numbers with units, error lines, names defined in tool outputs; rules in package cut) " +
 			"with the history items holding them, each marked carried (in the note state, the next boundary's thread hint or the Tree summary) or dropped. " +
 			"Refusals: 404 unknown session, leaf or window; 409 off/remote mode, or the current window (nothing was cut); 410 unusable file."},
-		func(ctx context.Context, in *cutInput) (*struct{ Body coordinator.WindowCut }, error) {
-			a, err := s.svc.WindowCutOf(ctx, in.SessionID, in.WindowID, in.LeafID)
-			if err != nil {
-				return nil, s.problem("window-cut", err)
-			}
-			return &struct{ Body coordinator.WindowCut }{a}, nil
+		func(ctx context.Context, in *cutInput) (*jsonBody[coordinator.WindowCut], error) {
+			return reply(s.svc.WindowCutOf(ctx, in.SessionID, in.WindowID, in.LeafID))
 		})
 
-	huma.Register(api, huma.Operation{OperationID: "rollover-get", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/rollovers/{rollover_id}",
+	op(s, api, huma.Operation{OperationID: "rollover-get", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/rollovers/{rollover_id}",
 		Summary: "Inspect a rollover", Tags: tags,
 		Description: "The rollover's state, window identities, leaves, summary and times. A committed rollover whose entries are all in the file is completed first."},
-		func(ctx context.Context, in *RolloverPath) (*struct{ Body coordinator.RolloverInfo }, error) {
-			a, err := s.svc.GetRollover(ctx, in.SessionID, in.RolloverID)
-			if err != nil {
-				return nil, s.problem("rollover-get", err)
-			}
-			return &struct{ Body coordinator.RolloverInfo }{a}, nil
+		func(ctx context.Context, in *RolloverPath) (*jsonBody[coordinator.RolloverInfo], error) {
+			return reply(s.svc.GetRollover(ctx, in.SessionID, in.RolloverID))
 		})
 }

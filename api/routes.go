@@ -23,59 +23,97 @@ func (s *Server) register(api huma.API) {
 	s.registerRollovers(api)
 }
 
+// op registers one operation: h's errors become problem documents
+// (Server.problem) named by the operation id, read once from o.
+func op[I, O any](s *Server, api huma.API, o huma.Operation, h func(context.Context, *I) (*O, error)) {
+	id := o.OperationID
+	huma.Register(api, o, func(ctx context.Context, in *I) (*O, error) {
+		out, err := h(ctx, in)
+		if err != nil {
+			return nil, s.problem(id, err)
+		}
+		return out, nil
+	})
+}
+
+// jsonBody is the output of an operation that answers T as its 200 body.
+type jsonBody[T any] struct{ Body T }
+
+// reply wraps a coordinator answer as the operation's output.
+func reply[T any](v T, err error) (*jsonBody[T], error) {
+	if err != nil {
+		return nil, err
+	}
+	return &jsonBody[T]{Body: v}, nil
+}
+
+// SessionPath names one session.
 type SessionPath struct {
 	SessionID string `path:"session_id" minLength:"1" maxLength:"256" pattern:"^[A-Za-z0-9][A-Za-z0-9._:@+-]*$" patternDescription:"letters, digits and . _ : @ + - (a Pi session id is a UUID)" doc:"Pi session id (the session header's id): starts with a letter or digit, then letters, digits and . _ : @ + - (Pi writes UUIDs)."`
 }
 
+// SessionList is the answer of GET /v1/sessions.
+type SessionList struct {
+	Sessions []coordinator.SessionSummary `json:"sessions" doc:"Every session file of the sessions directory, after a sync."`
+}
+
+// IndexRebuild is the answer of POST /v1/index/rebuild.
+type IndexRebuild struct {
+	Sessions int `json:"sessions" doc:"Sessions in the index after the rebuild."`
+}
+
+type registerInput struct {
+	SessionPath
+	Body coordinator.RegisterRequest
+}
+
+// registerOutput is 201 for a new registration, 200 for an update.
+type registerOutput struct {
+	Status int
+	Body   contextd.Registration
+}
+
+type branchInput struct {
+	SessionPath
+	LeafID string `query:"leaf_id" maxLength:"256" doc:"Leaf entry id; default the last entry of the file."`
+	Tail   int    `query:"tail" minimum:"0" maximum:"100000" doc:"Tail form: list only the last N branch ids and context messages, with entry_count and context_count (the whole lengths); 0 or absent lists them all."`
+}
+
+type contextInput struct {
+	SessionPath
+	Body coordinator.ContextRequest
+}
+
+type windowsInput struct {
+	SessionPath
+	Body coordinator.WindowsRequest
+}
+
 func (s *Server) registerSessions(api huma.API) {
-	huma.Register(api, huma.Operation{OperationID: "list-sessions", Method: http.MethodGet, Path: "/v1/sessions",
-		Summary: "List indexed sessions", Description: "Syncs every session file of the sessions directory and lists each with its entry count, bytes, leaf, windows, archives and problems (skipped lines, file state).", Tags: []string{"sessions"}},
-		func(ctx context.Context, _ *struct{}) (*struct {
-			Body struct {
-				Sessions []coordinator.SessionSummary `json:"sessions"`
-			}
-		}, error) {
+	tags := []string{"sessions"}
+	op(s, api, huma.Operation{OperationID: "list-sessions", Method: http.MethodGet, Path: "/v1/sessions", Tags: tags,
+		Summary: "List indexed sessions", Description: "Syncs every session file of the sessions directory and lists each with its entry count, bytes, leaf, windows, archives and problems (skipped lines, file state)."},
+		func(ctx context.Context, _ *struct{}) (*jsonBody[SessionList], error) {
 			list, err := s.svc.ListSessions(ctx)
-			if err != nil {
-				return nil, s.problem("list-sessions", err)
+			if list == nil {
+				list = []coordinator.SessionSummary{}
 			}
-			out := &struct {
-				Body struct {
-					Sessions []coordinator.SessionSummary `json:"sessions"`
-				}
-			}{}
-			out.Body.Sessions = list
-			if out.Body.Sessions == nil {
-				out.Body.Sessions = []coordinator.SessionSummary{}
-			}
-			return out, nil
+			return reply(SessionList{Sessions: list}, err)
 		})
 
-	huma.Register(api, huma.Operation{OperationID: "get-session", Method: http.MethodGet, Path: "/v1/sessions/{session_id}",
-		Summary: "Session state", Description: "Mode, leaf, current window identity, pending and incomplete rollovers, counts and problems.", Tags: []string{"sessions"}},
-		func(ctx context.Context, in *SessionPath) (*struct{ Body coordinator.SessionState }, error) {
-			st, err := s.svc.SessionStateOf(ctx, in.SessionID)
-			if err != nil {
-				return nil, s.problem("get-session", err)
-			}
-			return &struct{ Body coordinator.SessionState }{st}, nil
+	op(s, api, huma.Operation{OperationID: "get-session", Method: http.MethodGet, Path: "/v1/sessions/{session_id}", Tags: tags,
+		Summary: "Session state", Description: "Mode, leaf, current window identity, pending and incomplete rollovers, counts and problems."},
+		func(ctx context.Context, in *SessionPath) (*jsonBody[coordinator.SessionState], error) {
+			return reply(s.svc.SessionStateOf(ctx, in.SessionID))
 		})
 
-	type registerInput struct {
-		SessionPath
-		Body coordinator.RegisterRequest
-	}
-	type registerOutput struct {
-		Status int
-		Body   contextd.Registration
-	}
-	huma.Register(api, huma.Operation{OperationID: "register-session", Method: http.MethodPut, Path: "/v1/sessions/{session_id}",
-		Summary: "Register a session", Description: "Stores the session's file, mode and agent name as contextd's own state (kept across index rebuilds). 201 when new, 200 when updated.", Tags: []string{"sessions"},
+	op(s, api, huma.Operation{OperationID: "register-session", Method: http.MethodPut, Path: "/v1/sessions/{session_id}", Tags: tags,
+		Summary: "Register a session", Description: "Stores the session's file, mode and agent name as contextd's own state (kept across index rebuilds). 201 when new, 200 when updated.",
 		MaxBodyBytes: s.humaBodyLimit()},
 		func(ctx context.Context, in *registerInput) (*registerOutput, error) {
 			reg, created, err := s.svc.Register(ctx, in.SessionID, in.Body)
 			if err != nil {
-				return nil, s.problem("register-session", err)
+				return nil, err
 			}
 			st := http.StatusOK
 			if created {
@@ -84,78 +122,44 @@ func (s *Server) registerSessions(api huma.API) {
 			return &registerOutput{Status: st, Body: reg}, nil
 		})
 
-	type branchInput struct {
-		SessionPath
-		LeafID string `query:"leaf_id" maxLength:"256" doc:"Leaf entry id; default the last entry of the file."`
-		Tail   int    `query:"tail" minimum:"0" maximum:"100000" doc:"Tail form: list only the last N branch ids and context messages, with entry_count and context_count (the whole lengths); 0 or absent lists them all."`
-	}
 	// The answer lists every entry of the branch: it is encoded by
 	// BranchAnswer.MarshalJSON and written as bytes (huma would re-scan a
 	// marshaler's output), with its schema documented by hand.
-	huma.Register(api, huma.Operation{OperationID: "get-branch", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/branch",
-		Summary: "Active branch and model-visible context", Description: "Entry ids root→leaf (Pi getBranch) and the model-visible context entries with their roles (Pi buildSessionContext).", Tags: []string{"sessions"},
+	op(s, api, huma.Operation{OperationID: "get-branch", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/branch", Tags: tags,
+		Summary: "Active branch and model-visible context", Description: "Entry ids root→leaf (Pi getBranch) and the model-visible context entries with their roles (Pi buildSessionContext).",
 		Responses: map[string]*huma.Response{"200": {Description: "The branch and its context entries.",
-			Content: map[string]*huma.MediaType{"application/json": {Schema: api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(coordinator.BranchAnswer{}), true, "BranchAnswer")}}}}},
+			Content: map[string]*huma.MediaType{"application/json": {Schema: api.OpenAPI().Components.Schemas.Schema(reflect.TypeFor[coordinator.BranchAnswer](), true, "BranchAnswer")}}}}},
 		func(ctx context.Context, in *branchInput) (*codexOutput, error) {
 			b, err := s.svc.BranchOf(ctx, in.SessionID, in.LeafID, in.Tail)
 			if err != nil {
-				return nil, s.problem("get-branch", err)
+				return nil, err
 			}
 			body, err := b.MarshalJSON()
 			if err != nil {
-				return nil, s.problem("get-branch", err)
+				return nil, err
 			}
 			return &codexOutput{ContentType: "application/json", Body: body}, nil
 		})
 
-	type contextInput struct {
-		SessionPath
-		Body coordinator.ContextRequest
-	}
-	huma.Register(api, huma.Operation{OperationID: "session-context", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/context",
-		Summary: "What to project before an LLM call", Description: "Current window identity and boundary (Local slice point, never inside a tool call/result pair) and, in Tree mode, the branch summaries to hide.", Tags: []string{"windows"},
+	op(s, api, huma.Operation{OperationID: "session-context", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/context", Tags: []string{"windows"},
+		Summary: "What to project before an LLM call", Description: "Current window identity and boundary (Local slice point, never inside a tool call/result pair) and, in Tree mode, the branch summaries to hide.",
 		MaxBodyBytes: s.humaBodyLimit()},
-		func(ctx context.Context, in *contextInput) (*struct{ Body coordinator.ContextAnswer }, error) {
-			a, err := s.svc.Context(ctx, in.SessionID, in.Body)
-			if err != nil {
-				return nil, s.problem("session-context", err)
-			}
-			return &struct{ Body coordinator.ContextAnswer }{a}, nil
+		func(ctx context.Context, in *contextInput) (*jsonBody[coordinator.ContextAnswer], error) {
+			return reply(s.svc.Context(ctx, in.SessionID, in.Body))
 		})
 
-	type windowsInput struct {
-		SessionPath
-		Body coordinator.WindowsRequest
-	}
-	huma.Register(api, huma.Operation{OperationID: "session-windows", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/windows",
-		Summary: "Boundary to append", Description: "The codex-context-window custom message to append: window 0 when the branch has no boundary, else the next window (Local new_context) with the thread hint.", Tags: []string{"windows"},
+	op(s, api, huma.Operation{OperationID: "session-windows", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/windows", Tags: []string{"windows"},
+		Summary: "Boundary to append", Description: "The codex-context-window custom message to append: window 0 when the branch has no boundary, else the next window (Local new_context) with the thread hint.",
 		MaxBodyBytes: s.humaBodyLimit()},
-		func(ctx context.Context, in *windowsInput) (*struct{ Body coordinator.WindowsAnswer }, error) {
-			a, err := s.svc.Windows(ctx, in.SessionID, in.Body)
-			if err != nil {
-				return nil, s.problem("session-windows", err)
-			}
-			return &struct{ Body coordinator.WindowsAnswer }{a}, nil
+		func(ctx context.Context, in *windowsInput) (*jsonBody[coordinator.WindowsAnswer], error) {
+			return reply(s.svc.Windows(ctx, in.SessionID, in.Body))
 		})
 
-	huma.Register(api, huma.Operation{OperationID: "rebuild-index", Method: http.MethodPost, Path: "/v1/index/rebuild",
-		Summary: "Rebuild the derived index", Description: "Drops the SQLite index and item texts and rebuilds them from the session files. Registrations and rollovers are kept.", Tags: []string{"index"}},
-		func(ctx context.Context, _ *struct{}) (*struct {
-			Body struct {
-				Sessions int `json:"sessions"`
-			}
-		}, error) {
+	op(s, api, huma.Operation{OperationID: "rebuild-index", Method: http.MethodPost, Path: "/v1/index/rebuild", Tags: []string{"index"},
+		Summary: "Rebuild the derived index", Description: "Drops the SQLite index and item texts and rebuilds them from the session files. Registrations and rollovers are kept."},
+		func(ctx context.Context, _ *struct{}) (*jsonBody[IndexRebuild], error) {
 			n, err := s.svc.Rebuild(ctx)
-			if err != nil {
-				return nil, s.problem("rebuild-index", err)
-			}
-			out := &struct {
-				Body struct {
-					Sessions int `json:"sessions"`
-				}
-			}{}
-			out.Body.Sessions = n
-			return out, nil
+			return reply(IndexRebuild{Sessions: n}, err)
 		})
 }
 
@@ -253,93 +257,83 @@ func (b *AppendBody) callContext() coordinator.CallContext        { return b.Con
 func (b *WriteBody) callContext() coordinator.CallContext         { return b.Context }
 func (b *ThreadHintBody) callContext() coordinator.CallContext    { return b.Context }
 
-// registerCodexOp registers POST /alpha/{ns}/v2/{op}. In Remote mode the
-// raw body is forwarded and the backend's bytes are returned unchanged
-// (nothing local is read); otherwise local runs the operation. result is
-// the local result type, documented as the 200 response.
-func registerCodexOp[B any, PB interface {
+// registerCodexOp registers POST /alpha/{ns}/v2/{name}, operation id
+// "{ns}-{name}". In Remote mode the raw body is forwarded and the
+// backend's bytes are returned unchanged (nothing local is read);
+// otherwise local runs the operation and its result R, documented as the
+// 200 response, is the body.
+func registerCodexOp[B, R any, PB interface {
 	*B
 	contextOf
-}](s *Server, api huma.API, ns, op, desc string, result any, local func(ctx context.Context, cc coordinator.CallContext, body *B) (any, error)) {
-	opID := ns + "-" + op
-	o := huma.Operation{OperationID: opID, Method: http.MethodPost, Path: "/alpha/" + ns + "/v2/" + op,
-		Summary: ns + "." + op, Description: desc, Tags: []string{ns}, MaxBodyBytes: s.humaBodyLimit(),
+}](s *Server, api huma.API, ns, name, desc string, local func(ctx context.Context, cc coordinator.CallContext, body *B) (R, error)) {
+	o := huma.Operation{OperationID: ns + "-" + name, Method: http.MethodPost, Path: "/alpha/" + ns + "/v2/" + name,
+		Summary: ns + "." + name, Description: desc, Tags: []string{ns}, MaxBodyBytes: s.humaBodyLimit(),
 		Responses: map[string]*huma.Response{"200": {Description: "The Codex-shaped result (Local/Tree), or the backend's bytes unchanged (Remote).",
-			Content: map[string]*huma.MediaType{"application/json": {Schema: api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(result), true, ns+op+"Result")}}}}}
-	huma.Register(api, o, func(ctx context.Context, in *codexInput[B]) (*codexOutput, error) {
+			Content: map[string]*huma.MediaType{"application/json": {Schema: api.OpenAPI().Components.Schemas.Schema(reflect.TypeFor[R](), true, ns+name+"Result")}}}}}
+	op(s, api, o, func(ctx context.Context, in *codexInput[B]) (*codexOutput, error) {
 		cc := PB(&in.Body).callContext()
 		_, _, mode, err := s.svc.ModeOf(ctx, cc.SessionID)
 		if err != nil {
-			return nil, s.problem(opID, err)
+			return nil, err
 		}
 		if mode == contextd.ModeRemote {
-			body, err := s.remote.Forward(ctx, remote.Call{Namespace: ns, Op: op, Body: in.RawBody, Header: in.header()})
+			body, err := s.remote.Forward(ctx, remote.Call{Namespace: ns, Op: name, Body: in.RawBody, Header: in.header()})
 			if err != nil {
-				return nil, s.problem(opID, err)
+				return nil, err
 			}
 			return &codexOutput{ContentType: "application/json", Body: body}, nil
 		}
 		res, err := local(ctx, cc, &in.Body)
 		if err != nil {
-			return nil, s.problem(opID, err)
+			return nil, err
 		}
 		b, err := json.Marshal(res)
 		if err != nil {
-			return nil, s.problem(opID, err)
+			return nil, err
 		}
 		return &codexOutput{ContentType: "application/json", Body: b}, nil
 	})
 }
 
 func (s *Server) registerCodex(api huma.API) {
-	h := func(op string) func(ctx context.Context, cc coordinator.CallContext, args any) (any, error) {
-		return func(ctx context.Context, cc coordinator.CallContext, args any) (any, error) {
-			return s.svc.History(ctx, op, cc, args)
-		}
-	}
-	n := func(op string) func(ctx context.Context, cc coordinator.CallContext, args any) (any, error) {
-		return func(ctx context.Context, cc coordinator.CallContext, args any) (any, error) {
-			return s.svc.Notes(ctx, op, cc, args)
-		}
-	}
-	registerCodexOp[ListWindowsBody](s, api, "history", "list_windows", "Windows of the session: Local, the spans between boundaries on the active branch; Tree, archived windows then the current one. Bounds: limit default 20, max 100.", history.WindowsResult{},
-		func(ctx context.Context, cc coordinator.CallContext, b *ListWindowsBody) (any, error) {
-			return h("list_windows")(ctx, cc, &b.ListWindowsArgs)
+	registerCodexOp(s, api, "history", "list_windows", "Windows of the session: Local, the spans between boundaries on the active branch; Tree, archived windows then the current one. Bounds: limit default 20, max 100.",
+		func(ctx context.Context, cc coordinator.CallContext, b *ListWindowsBody) (history.WindowsResult, error) {
+			return s.svc.ListWindows(ctx, cc, b.ListWindowsArgs)
 		})
-	registerCodexOp[ListItemsBody](s, api, "history", "list_items", "Items of one window or all windows. Bounds: limit default 10 max 25; max_chars_per_item default and max 1,000; total output ≤ 8,000 characters of item JSON.", history.ItemsResult{},
-		func(ctx context.Context, cc coordinator.CallContext, b *ListItemsBody) (any, error) {
-			return h("list_items")(ctx, cc, &b.ListItemsArgs)
+	registerCodexOp(s, api, "history", "list_items", "Items of one window or all windows. Bounds: limit default 10 max 25; max_chars_per_item default and max 1,000; total output ≤ 8,000 characters of item JSON.",
+		func(ctx context.Context, cc coordinator.CallContext, b *ListItemsBody) (history.ItemsResult, error) {
+			return s.svc.ListItems(ctx, cc, b.ListItemsArgs)
 		})
-	registerCodexOp[ReadItemBody](s, api, "history", "read_item", "One item by id (exact or unique suffix) in a window, by code-point range: limit_chars default and max 8,000.", history.ReadResult{},
-		func(ctx context.Context, cc coordinator.CallContext, b *ReadItemBody) (any, error) {
-			return h("read_item")(ctx, cc, &b.ReadItemArgs)
+	registerCodexOp(s, api, "history", "read_item", "One item by id (exact or unique suffix) in a window, by code-point range: limit_chars default and max 8,000.",
+		func(ctx context.Context, cc coordinator.CallContext, b *ReadItemBody) (history.ReadResult, error) {
+			return s.svc.ReadItem(ctx, cc, b.ReadItemArgs)
 		})
-	registerCodexOp[HistorySearchBody](s, api, "history", "search_contents", "Case-sensitive literal substring search over rendered item text (Tree: summaries first).", history.ItemsResult{},
-		func(ctx context.Context, cc coordinator.CallContext, b *HistorySearchBody) (any, error) {
-			return h("search_contents")(ctx, cc, &b.SearchArgs)
+	registerCodexOp(s, api, "history", "search_contents", "Case-sensitive literal substring search over rendered item text (Tree: summaries first).",
+		func(ctx context.Context, cc coordinator.CallContext, b *HistorySearchBody) (history.ItemsResult, error) {
+			return s.svc.SearchHistory(ctx, cc, b.SearchArgs)
 		})
-	registerCodexOp[ListFilesBody](s, api, "notes", "list_files_by_prefix", "Note files under a prefix. Bounds: max_results default 20, max 100.", notes.ListResult{},
-		func(ctx context.Context, cc coordinator.CallContext, b *ListFilesBody) (any, error) {
-			return n("list_files_by_prefix")(ctx, cc, &b.ListFilesByPrefixArgs)
+	registerCodexOp(s, api, "notes", "list_files_by_prefix", "Note files under a prefix. Bounds: max_results default 20, max 100.",
+		func(ctx context.Context, cc coordinator.CallContext, b *ListFilesBody) (notes.ListResult, error) {
+			return s.svc.ListNoteFiles(ctx, cc, b.ListFilesByPrefixArgs)
 		})
-	registerCodexOp[ReadFileBody](s, api, "notes", "read_file", "A note file, optionally a 1-based inclusive line range (negative counts from the end).", notes.ReadResult{},
-		func(ctx context.Context, cc coordinator.CallContext, b *ReadFileBody) (any, error) {
-			return n("read_file")(ctx, cc, &b.ReadFileArgs)
+	registerCodexOp(s, api, "notes", "read_file", "A note file, optionally a 1-based inclusive line range (negative counts from the end).",
+		func(ctx context.Context, cc coordinator.CallContext, b *ReadFileBody) (notes.ReadResult, error) {
+			return s.svc.ReadNoteFile(ctx, cc, b.ReadFileArgs)
 		})
-	registerCodexOp[NotesSearchBody](s, api, "notes", "search_contents", "Case-sensitive literal search per line. Bounds: max_files and max_matches_per_file default 20, max 100.", notes.SearchResult{},
-		func(ctx context.Context, cc coordinator.CallContext, b *NotesSearchBody) (any, error) {
-			return n("search_contents")(ctx, cc, &b.SearchArgs)
+	registerCodexOp(s, api, "notes", "search_contents", "Case-sensitive literal search per line. Bounds: max_files and max_matches_per_file default 20, max 100.",
+		func(ctx context.Context, cc coordinator.CallContext, b *NotesSearchBody) (notes.SearchResult, error) {
+			return s.svc.SearchNotes(ctx, cc, b.SearchArgs)
 		})
-	registerCodexOp[AppendBody](s, api, "notes", "append_to_file", "Plans an append: answers the result and the codex-context-note entry to append. Files stay ≤ 1,000,000 UTF-8 bytes.", coordinator.NoteWrite{},
-		func(ctx context.Context, cc coordinator.CallContext, b *AppendBody) (any, error) {
-			return n("append_to_file")(ctx, cc, &b.AppendArgs)
+	registerCodexOp(s, api, "notes", "append_to_file", "Plans an append: answers the result and the codex-context-note entry to append. Files stay ≤ 1,000,000 UTF-8 bytes.",
+		func(ctx context.Context, cc coordinator.CallContext, b *AppendBody) (coordinator.NoteWrite, error) {
+			return s.svc.AppendNote(ctx, cc, b.AppendArgs)
 		})
-	registerCodexOp[WriteBody](s, api, "notes", "write_file", "Plans a full write: answers the result and the codex-context-note entry to append. Files stay ≤ 1,000,000 UTF-8 bytes.", coordinator.NoteWrite{},
-		func(ctx context.Context, cc coordinator.CallContext, b *WriteBody) (any, error) {
-			return n("write_file")(ctx, cc, &b.WriteArgs)
+	registerCodexOp(s, api, "notes", "write_file", "Plans a full write: answers the result and the codex-context-note entry to append. Files stay ≤ 1,000,000 UTF-8 bytes.",
+		func(ctx context.Context, cc coordinator.CallContext, b *WriteBody) (coordinator.NoteWrite, error) {
+			return s.svc.WriteNote(ctx, cc, b.WriteArgs)
 		})
-	registerCodexOp[ThreadHintBody](s, api, "notes", "thread_hint", "Recent notes and previous window history ids, at most 4,000 bytes.", coordinator.ThreadHintResult{},
-		func(ctx context.Context, cc coordinator.CallContext, _ *ThreadHintBody) (any, error) {
+	registerCodexOp(s, api, "notes", "thread_hint", "Recent notes and previous window history ids, at most 4,000 bytes.",
+		func(ctx context.Context, cc coordinator.CallContext, _ *ThreadHintBody) (coordinator.ThreadHintResult, error) {
 			return s.svc.ThreadHint(ctx, cc)
 		})
 }

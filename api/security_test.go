@@ -340,7 +340,6 @@ func TestSecurityIdleConnsYieldAtCap(t *testing.T) {
 	const capConns = 4
 	s := newHXStack(t, hxOptions{Serve: true, MaxConns: capConns})
 	addr := strings.TrimPrefix(s.URL, "http://")
-	var idle []net.Conn
 	for range capConns {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -353,8 +352,7 @@ func TestSecurityIdleConnsYieldAtCap(t *testing.T) {
 			t.Fatal(err)
 		}
 		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		idle = append(idle, c) // kept alive, now idle
+		resp.Body.Close() // c is kept alive, now idle, until the test ends
 	}
 	if hs := HTTPServer(nil); hs.IdleTimeout > 30*time.Second {
 		t.Errorf("IdleTimeout %v; want a short one (at most 30 s)", hs.IdleTimeout)
@@ -402,7 +400,7 @@ func TestSecurityClientGone(t *testing.T) {
 	backend := newSlowBackend(t, 5*time.Second)
 	s := newHXStack(t, hxOptions{Serve: true, RemoteBase: backend})
 	s.register(contextd.ModeRemote)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
 	req := s.newReq(http.MethodPost, "/alpha/history/v2/list_windows", []byte(`{"context":{"session_id":"`+hxSessionID+`"}}`), map[string]string{"Authorization": "Bearer x"})
 	if _, err := http.DefaultClient.Do(req.WithContext(ctx)); err == nil {
@@ -470,7 +468,7 @@ func TestSecurityDiskFull(t *testing.T) {
 	if p := r.problem(t); !strings.Contains(p.Detail, "disk") || !strings.Contains(p.Detail, "full") {
 		t.Errorf("507 detail %q does not say the disk is full", p.Detail)
 	}
-	if _, found, err := s.State.Registration(context.Background(), hxSessionID); err != nil || found {
+	if _, found, err := s.State.Registration(t.Context(), hxSessionID); err != nil || found {
 		t.Errorf("after the failed register: found=%v err=%v, want no registration", found, err)
 	}
 	// Space again: the same request succeeds.

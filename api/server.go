@@ -80,6 +80,7 @@ func New(cfg Config, svc *coordinator.Service, rc *remote.Client) *Server {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
+	installErrorDetails()
 	s := &Server{cfg: cfg, svc: svc, remote: rc, log: cfg.Logger}
 	s.metrics = newHTTPMetrics(cfg.Registry)
 	r := chi.NewRouter()
@@ -177,9 +178,6 @@ func schemaNamer(t reflect.Type, hint string) string {
 
 // Handler is the root handler.
 func (s *Server) Handler() http.Handler { return s.router }
-
-// API is the huma API (for the OpenAPI document).
-func (s *Server) API() huma.API { return s.api }
 
 // HTTPServer wraps h with timeouts suited to a local service. A kept-alive
 // connection is closed after 15 s idle (Node's keep-alive agents reconnect

@@ -6,7 +6,6 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -23,6 +22,7 @@ import (
 
 	"contextd"
 	"contextd/coordinator"
+	"contextd/internal/testkit"
 	"contextd/remote"
 	"contextd/store"
 )
@@ -93,27 +93,12 @@ func newTestServer(t *testing.T, opts serverOptions, files ...fixture) *testServ
 		}
 		s.copyFile(f.Src, name)
 	}
-	ctx := context.Background()
-	var err error
-	s.Index, err = store.OpenIndex(ctx, s.Sessions, filepath.Join(s.StateDir, "index"), store.Options{})
-	if err != nil {
-		t.Fatalf("open index: %v", err)
-	}
-	t.Cleanup(func() { s.Index.Close() })
-	s.State, err = store.OpenState(ctx, filepath.Join(s.StateDir, "state.db"))
-	if err != nil {
-		t.Fatalf("open state: %v", err)
-	}
-	t.Cleanup(func() { s.State.Close() })
-	mode := opts.DefaultMode
-	if mode == "" {
-		mode = contextd.ModeLocal
-	}
 	var copts []coordinator.Option
 	if opts.Clock != nil {
 		copts = append(copts, coordinator.WithClock(opts.Clock))
 	}
-	s.Svc = coordinator.New(s.Index, s.State, mode, nil, nil, copts...)
+	be := testkit.OpenBackend(t, s.Sessions, s.StateDir, testkit.Options{DefaultMode: opts.DefaultMode, Coordinator: copts})
+	s.Index, s.State, s.Svc = be.Index, be.State, be.Svc
 	cfg := Config{Token: s.Token, Registry: prometheus.NewRegistry()}
 	if opts.Config != nil {
 		opts.Config(&cfg)

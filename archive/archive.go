@@ -6,7 +6,7 @@
 //
 // The index is built from every entry of a session's tree, not only the
 // active branch (Build). Each `codex-context-tree-archive` custom entry is a
-// manifest; it is valid only when every rule of Validate holds, and an
+// manifest; it is valid only when every rule of validate holds, and an
 // invalid manifest is unavailable: it never adds a window, never hides a
 // summary and never widens a traversal. Per-branch readings (Index.Branch)
 // then take the valid manifests whose manifest entry and summary are both

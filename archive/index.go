@@ -30,7 +30,7 @@ const (
 )
 
 // Reasons a manifest is invalid. A manifest can have several; they are
-// listed in the order of the checks in Validate.
+// listed in the order of the checks in validate.
 const (
 	// ReasonMalformed: data is not an object with protocol 1, strategy
 	// "codex-context-tree", non-empty string windowId, boundaryEntryId,
@@ -155,7 +155,7 @@ func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []b
 // isInteger reports whether a JSON number has no fraction or exponent
 // (protocol 1.5 or 1e0 is not protocol 1).
 func isInteger(v json.RawMessage) bool {
-	return bytes.IndexAny(bytes.TrimSpace(v), ".eE") < 0
+	return !bytes.ContainsAny(bytes.TrimSpace(v), ".eE")
 }
 
 // Manifest is one `codex-context-tree-archive` custom entry and the result
@@ -193,7 +193,7 @@ func IsManifest(e *session.Entry) bool {
 	return e.Type == session.TypeCustom && e.CustomType == session.CustomTypeTreeArchive
 }
 
-// Build validates every manifest of t (Validate, in file order, sharing the
+// Build validates every manifest of t (validate, in file order, sharing the
 // MaxSteps budget) and then marks as ReasonDuplicateSummary each otherwise
 // valid manifest whose summary an earlier valid one already owns. data
 // reads a manifest's `data`; its errors are returned unchanged.
@@ -234,9 +234,9 @@ func build(t *session.Tree, data DataFunc, steps int) (*Index, error) {
 	return x, nil
 }
 
-// Validate checks the manifest entry at seq with data raw against t, with
-// its own MaxSteps budget (Build shares one budget across manifests and
-// adds the duplicate check). The rules, each giving the Reason named:
+// validate checks the manifest entry at seq with data raw against t,
+// spending the walk's steps from budget (Build shares one MaxSteps budget
+// across manifests and adds the duplicate check). The rules, each giving the Reason named:
 //
 //  1. raw is well formed (ReasonMalformed; nothing else is checked then);
 //  2. summaryEntryId names a branch_summary (ReasonSummaryMissing,
@@ -258,11 +258,6 @@ func build(t *session.Tree, data DataFunc, steps int) (*Index, error) {
 //     reference §3.6 "The walk must pass the boundary".
 //
 // Checks 2 and 3 are independent: a manifest can fail both.
-func Validate(t *session.Tree, seq int, raw json.RawMessage) Manifest {
-	budget := MaxSteps
-	return validate(t, seq, raw, &budget)
-}
-
 func validate(t *session.Tree, seq int, raw json.RawMessage, budget *int) Manifest {
 	me := &t.Entries[seq]
 	m := Manifest{Seq: seq, EntryID: me.ID, SummarySeq: -1, BoundarySeq: -1}

@@ -456,7 +456,7 @@ func TestValidateRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tr := memTree(c.specs...)
 			seq, _ := tr.Lookup("M")
-			m := Validate(tr, seq, c.data)
+			m := validateOne(tr, seq, c.data)
 			if diff := cmp.Diff(c.reasons, m.Reasons); diff != "" {
 				t.Errorf("reasons (-want +got):\n%s", diff)
 			}
@@ -484,7 +484,7 @@ func TestDepthBound(t *testing.T) {
 		specs = append(specs, "S<r<"+prev, "M<S")
 		tr := memTree(specs...)
 		seq, _ := tr.Lookup("M")
-		m := Validate(tr, seq, manifestData("wB0", "B0", "S", prev, "r"))
+		m := validateOne(tr, seq, manifestData("wB0", "B0", "S", prev, "r"))
 		if n == MaxDepth {
 			if !m.Valid || len(m.Archived) != MaxDepth {
 				t.Errorf("n=%d: valid=%v reasons=%v archived=%d", n, m.Valid, m.Reasons, len(m.Archived))
@@ -570,4 +570,10 @@ func TestDataMarshalJSON(t *testing.T) {
 			t.Errorf("ParseData(%s) = %+v, %v; want %+v", got, back, ok, tc.d)
 		}
 	}
+}
+
+// validateOne validates one manifest with its own MaxSteps budget.
+func validateOne(t *session.Tree, seq int, raw json.RawMessage) Manifest {
+	budget := MaxSteps
+	return validate(t, seq, raw, &budget)
 }

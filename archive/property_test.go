@@ -1,7 +1,6 @@
 package archive
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -262,7 +261,7 @@ type itemSnap struct {
 func snapOf(tr *session.Tree, idx *Index, br *Branch) indexSnap {
 	var s indexSnap
 	for _, m := range idx.Manifests {
-		s.Manifests = append(s.Manifests, manifestSnap{m.Seq, m.EntryID, m.Data, m.Valid, m.Reasons, m.SummarySeq, m.BoundarySeq, m.Archived})
+		s.Manifests = append(s.Manifests, manifestSnap(m))
 	}
 	for _, w := range br.Windows {
 		ws := windowSnap{ID: w.ID}
@@ -282,7 +281,7 @@ func snapOf(tr *session.Tree, idx *Index, br *Branch) indexSnap {
 // each sync) and the branch of leaf.
 func storeSnap(t *testing.T, a *Archives, sess *store.Session, leaf string) indexSnap {
 	t.Helper()
-	if err := sess.Sync(context.Background()); err != nil {
+	if err := sess.Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	var out indexSnap
@@ -326,7 +325,7 @@ func storeSnap(t *testing.T, a *Archives, sess *store.Session, leaf string) inde
 // scratch by parsing the file so far; at the end it also equals the one a
 // fresh store and a fresh Archives build.
 func TestIncrementalEqualsCold(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	seeds := 8
 	if testing.Short() {
 		seeds = 2

@@ -8,7 +8,6 @@ package coordinator
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -51,7 +50,7 @@ func benchService(b *testing.B) (*Service, *sessiongen.Manifest, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
+	ctx := b.Context()
 	idx, err := store.OpenIndex(ctx, dir, filepath.Join(root, "index"), store.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -78,7 +77,7 @@ func BenchmarkServiceListItems(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		w := m.Windows[r.IntN(len(m.Windows))]
-		if _, err := svc.History(context.Background(), "list_items", cc, &history.ListItemsArgs{Limit: &limit, WindowID: &w}); err != nil {
+		if _, err := svc.ListItems(b.Context(), cc, history.ListItemsArgs{Limit: &limit, WindowID: &w}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -102,7 +101,7 @@ func BenchmarkServiceListItemsAfterAppend(b *testing.B) {
 		id := fmt.Sprintf("%08x", 0xf0000000+i)
 		fmt.Fprintf(f, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-07-07T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"probe %d"}],"timestamp":1783382400000}}`+"\n", id, leaf, i)
 		leaf = id
-		if _, err := svc.History(context.Background(), "list_items", cc, &history.ListItemsArgs{Limit: &limit, RecentFirst: &recent}); err != nil {
+		if _, err := svc.ListItems(b.Context(), cc, history.ListItemsArgs{Limit: &limit, RecentFirst: &recent}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -116,11 +115,11 @@ func BenchmarkServiceReadItem(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		it := m.Sample[r.IntN(len(m.Sample))]
-		out, err := svc.History(context.Background(), "read_item", cc, &history.ReadItemArgs{ItemID: it.ItemID, WindowID: it.WindowID})
+		out, err := svc.ReadItem(b.Context(), cc, history.ReadItemArgs{ItemID: it.ItemID, WindowID: it.WindowID})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if out.(history.ReadResult).Item == nil {
+		if out.Item == nil {
 			b.Fatalf("read_item %s: item null", it.ItemID)
 		}
 	}
@@ -144,7 +143,7 @@ func BenchmarkServiceReadItemBig(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		off := r.IntN(big.Bytes)
-		if _, err := svc.History(context.Background(), "read_item", cc, &history.ReadItemArgs{ItemID: big.ItemID, WindowID: big.WindowID, OffsetChars: &off}); err != nil {
+		if _, err := svc.ReadItem(b.Context(), cc, history.ReadItemArgs{ItemID: big.ItemID, WindowID: big.WindowID, OffsetChars: &off}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -157,11 +156,11 @@ func BenchmarkServiceSearchNoMatch(b *testing.B) {
 	cc := CallContext{SessionID: m.SessionID}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		out, err := svc.History(context.Background(), "search_contents", cc, &history.SearchArgs{Query: m.NoMatch})
+		out, err := svc.SearchHistory(b.Context(), cc, history.SearchArgs{Query: m.NoMatch})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if n := len(out.(history.ItemsResult).Items); n != 0 {
+		if n := len(out.Items); n != 0 {
 			b.Fatalf("no-match query found %d items", n)
 		}
 	}
@@ -172,7 +171,7 @@ func BenchmarkServiceContext(b *testing.B) {
 	svc, m, _ := benchService(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := svc.Context(context.Background(), m.SessionID, ContextRequest{}); err != nil {
+		if _, err := svc.Context(b.Context(), m.SessionID, ContextRequest{}); err != nil {
 			b.Fatal(err)
 		}
 	}

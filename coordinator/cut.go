@@ -160,7 +160,7 @@ func (s *Service) WindowCutOf(ctx context.Context, sessionID, windowID, leafID s
 		}
 		return err
 	})
-	return out, mapDomainError(err)
+	return out, err
 }
 
 // WindowRecovery is the recoverability of one closed window's dropped
@@ -244,7 +244,7 @@ func (s *Service) RecoverabilityOf(ctx context.Context, sessionID, leafID string
 	if out.Dropped > 0 {
 		out.Share = float64(out.Recovered) / float64(out.Dropped)
 	}
-	return out, mapDomainError(err)
+	return out, err
 }
 
 // recover1 runs search_contents then read_item for value in window; ""

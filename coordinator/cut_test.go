@@ -1,7 +1,6 @@
 package coordinator_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -19,7 +18,7 @@ import (
 // boundary 4a454560 or the summary bae0cbce contain it (all agreed).
 func TestWindowCutTreeBasic(t *testing.T) {
 	ts := openFixture(t, "tree-basic", "tree")
-	c, err := ts.svc.WindowCutOf(context.Background(), ts.id, "93e1557d-7342-47d3-970c-2383fd5384d7", "")
+	c, err := ts.svc.WindowCutOf(t.Context(), ts.id, "93e1557d-7342-47d3-970c-2383fd5384d7", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +63,7 @@ func TestWindowCutTreeBasic(t *testing.T) {
 		t.Errorf("cut = next %s, %d items, %d carried, %d dropped", c.NextWindowID, c.Items, c.Carried, c.Dropped)
 	}
 	// The current window was not cut.
-	_, err = ts.svc.WindowCutOf(context.Background(), ts.id, "2d620c43-63c5-433c-9d31-9c51c7ca0e17", "")
+	_, err = ts.svc.WindowCutOf(t.Context(), ts.id, "2d620c43-63c5-433c-9d31-9c51c7ca0e17", "")
 	if contextd.ErrorCode(err) != contextd.EConflict {
 		t.Errorf("current window: %v, want a conflict", err)
 	}
@@ -86,7 +85,7 @@ func TestRecoverabilityFixtures(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ts := openFixture(t, c.name, c.mode)
-			r, err := ts.svc.RecoverabilityOf(context.Background(), ts.id, "")
+			r, err := ts.svc.RecoverabilityOf(t.Context(), ts.id, "")
 			if err != nil {
 				t.Fatal(err)
 			}

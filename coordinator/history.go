@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 
@@ -363,69 +362,58 @@ func agentOf(t *Target, cc CallContext) string {
 	return t.Agent
 }
 
-// History runs one history operation (list_windows, list_items, read_item,
-// search_contents) in Local or Tree mode. args is the operation's
-// *history.XxxArgs. Errors: EConflict in off mode, history.*Error mapped to
-// EInvalid/ENotFound.
-func (s *Service) History(ctx context.Context, op string, cc CallContext, args any) (any, error) {
+// onHistoryView runs f on the history view of the caller's branch (Local
+// or Tree mode: windowsOf chooses). Errors: EConflict in off or remote
+// mode; the history operations' own EInvalid and EAmbiguous.
+func onHistoryView[R any](ctx context.Context, s *Service, cc CallContext, f func(b *Branch, view *history.View) (R, error)) (R, error) {
+	var out R
 	t, err := s.Resolve(ctx, cc.SessionID)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if err := requireLocal(t); err != nil {
-		return nil, err
+		return out, err
 	}
-	var out any
 	err = s.withCachedBranch(t, cc.LeafID, func(b *Branch) error {
 		view, err := s.historyView(b, agentOf(t, cc))
 		if err != nil {
 			return err
 		}
-		switch a := args.(type) {
-		case *history.ListWindowsArgs:
-			out, err = view.ListWindows(*a)
-		case *history.ListItemsArgs:
-			out, err = view.ListItems(*a)
-		case *history.ReadItemArgs:
-			out, err = view.ReadItem(*a)
-		case *history.SearchArgs:
-			if a.Unfiltered() {
-				view.Ordered = s.windowsOf(b).searchOrder(b, view)
-			}
-			out, err = view.Search(*a)
-		default:
-			return contextd.Errorf(contextd.ENotFound, "unknown history operation %q", op)
-		}
+		out, err = f(b, view)
 		return err
 	})
-	return out, mapDomainError(err)
+	return out, err
 }
 
-// mapDomainError turns history/notes errors into coded errors.
-func mapDomainError(err error) error {
-	if err == nil {
-		return nil
-	}
-	var he *history.Error
-	if errors.As(err, &he) {
-		code := contextd.EInvalid
-		if he.Code == "not_found" {
-			code = contextd.ENotFound
+// ListWindows answers history.list_windows for the caller's branch
+// (history.View.ListWindows: limit default 20, max 100).
+func (s *Service) ListWindows(ctx context.Context, cc CallContext, a history.ListWindowsArgs) (history.WindowsResult, error) {
+	return onHistoryView(ctx, s, cc, func(_ *Branch, v *history.View) (history.WindowsResult, error) { return v.ListWindows(a) })
+}
+
+// ListItems answers history.list_items for the caller's branch
+// (history.View.ListItems: limit default 10, max 25; at most 8,000
+// characters of item JSON).
+func (s *Service) ListItems(ctx context.Context, cc CallContext, a history.ListItemsArgs) (history.ItemsResult, error) {
+	return onHistoryView(ctx, s, cc, func(_ *Branch, v *history.View) (history.ItemsResult, error) { return v.ListItems(a) })
+}
+
+// ReadItem answers history.read_item for the caller's branch
+// (history.View.ReadItem: limit_chars default and max 8,000 code points).
+func (s *Service) ReadItem(ctx context.Context, cc CallContext, a history.ReadItemArgs) (history.ReadResult, error) {
+	return onHistoryView(ctx, s, cc, func(_ *Branch, v *history.View) (history.ReadResult, error) { return v.ReadItem(a) })
+}
+
+// SearchHistory answers history.search_contents for the caller's branch
+// (history.View.Search). An unfiltered search visits windows in the
+// mode's order (Tree: summaries first).
+func (s *Service) SearchHistory(ctx context.Context, cc CallContext, a history.SearchArgs) (history.ItemsResult, error) {
+	return onHistoryView(ctx, s, cc, func(b *Branch, v *history.View) (history.ItemsResult, error) {
+		if a.Unfiltered() {
+			v.Ordered = s.windowsOf(b).searchOrder(b, v)
 		}
-		return &contextd.Error{Code: code, Message: he.Message}
-	}
-	var ne *notes.Error
-	if errors.As(err, &ne) {
-		code := contextd.EInvalid
-		if ne.Code == notes.CodeTooLarge {
-			code = contextd.ETooLarge
-		}
-		return &contextd.Error{Code: code, Message: ne.Message}
-	}
-	if errors.Is(err, store.ErrFileChanged) {
-		return contextd.Errorf(contextd.EPrecondition, "%s", err.Error())
-	}
-	return err
+		return v.Search(a)
+	})
 }
 
 // noteState replays the note entries of a branch (reference §3.4): the
@@ -468,42 +456,70 @@ type NoteWrite struct {
 	Append []notes.AppendEntry `json:"append" doc:"Entries to append with pi.appendEntry, in order, before returning the tool result."`
 }
 
-// Notes runs one notes operation (list_files_by_prefix, read_file,
-// search_contents, append_to_file, write_file) in Local or Tree mode.
-func (s *Service) Notes(ctx context.Context, op string, cc CallContext, args any) (any, error) {
+// onNoteState runs f on the note state of the caller's branch (reference
+// §3.4, noteState) with the caller's agent. Errors: EConflict in off or
+// remote mode; the note operations' own EInvalid and ETooLarge.
+func onNoteState[R any](ctx context.Context, s *Service, cc CallContext, f func(st *notes.State, agent string) (R, error)) (R, error) {
+	var out R
 	t, err := s.Resolve(ctx, cc.SessionID)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if err := requireLocal(t); err != nil {
-		return nil, err
+		return out, err
 	}
 	agent := agentOf(t, cc)
-	var out any
 	err = s.withCachedBranch(t, cc.LeafID, func(b *Branch) error {
 		st, err := noteState(b)
 		if err != nil {
 			return err
 		}
-		switch a := args.(type) {
-		case *notes.ListFilesByPrefixArgs:
-			out, err = notes.ListFilesByPrefix(st, agent, *a)
-		case *notes.ReadFileArgs:
-			out, err = notes.ReadFile(st, agent, *a)
-		case *notes.SearchArgs:
-			out, err = notes.SearchContents(st, agent, *a)
-		case *notes.WriteArgs:
-			res, entry, werr := notes.PlanWrite(st, agent, *a, s.now())
-			out, err = NoteWrite{WriteResult: res, Append: []notes.AppendEntry{entry}}, werr
-		case *notes.AppendArgs:
-			res, entry, werr := notes.PlanAppend(st, agent, *a, s.now())
-			out, err = NoteWrite{WriteResult: res, Append: []notes.AppendEntry{entry}}, werr
-		default:
-			return contextd.Errorf(contextd.ENotFound, "unknown notes operation %q", op)
-		}
+		out, err = f(st, agent)
 		return err
 	})
-	return out, mapDomainError(err)
+	return out, err
+}
+
+// ListNoteFiles answers notes.list_files_by_prefix (notes.ListFilesByPrefix:
+// max_results default 20, max 100).
+func (s *Service) ListNoteFiles(ctx context.Context, cc CallContext, a notes.ListFilesByPrefixArgs) (notes.ListResult, error) {
+	return onNoteState(ctx, s, cc, func(st *notes.State, agent string) (notes.ListResult, error) {
+		return notes.ListFilesByPrefix(st, agent, a)
+	})
+}
+
+// ReadNoteFile answers notes.read_file (notes.ReadFile: a 1-based inclusive
+// line range, negative counting from the end).
+func (s *Service) ReadNoteFile(ctx context.Context, cc CallContext, a notes.ReadFileArgs) (notes.ReadResult, error) {
+	return onNoteState(ctx, s, cc, func(st *notes.State, agent string) (notes.ReadResult, error) {
+		return notes.ReadFile(st, agent, a)
+	})
+}
+
+// SearchNotes answers notes.search_contents (notes.SearchContents:
+// max_files and max_matches_per_file default 20, max 100).
+func (s *Service) SearchNotes(ctx context.Context, cc CallContext, a notes.SearchArgs) (notes.SearchResult, error) {
+	return onNoteState(ctx, s, cc, func(st *notes.State, agent string) (notes.SearchResult, error) {
+		return notes.SearchContents(st, agent, a)
+	})
+}
+
+// WriteNote plans notes.write_file: the result and the codex-context-note
+// entry the extension appends (contextd never writes the file). Files stay
+// at most 1,000,000 UTF-8 bytes (ETooLarge).
+func (s *Service) WriteNote(ctx context.Context, cc CallContext, a notes.WriteArgs) (NoteWrite, error) {
+	return onNoteState(ctx, s, cc, func(st *notes.State, agent string) (NoteWrite, error) {
+		res, entry, err := notes.PlanWrite(st, agent, a, s.now())
+		return NoteWrite{WriteResult: res, Append: []notes.AppendEntry{entry}}, err
+	})
+}
+
+// AppendNote plans notes.append_to_file like WriteNote.
+func (s *Service) AppendNote(ctx context.Context, cc CallContext, a notes.AppendArgs) (NoteWrite, error) {
+	return onNoteState(ctx, s, cc, func(st *notes.State, agent string) (NoteWrite, error) {
+		res, entry, err := notes.PlanAppend(st, agent, a, s.now())
+		return NoteWrite{WriteResult: res, Append: []notes.AppendEntry{entry}}, err
+	})
 }
 
 // ThreadHintResult is thread_hint's answer: {text} of at most 4,000 bytes
@@ -549,7 +565,7 @@ func (s *Service) ThreadHint(ctx context.Context, cc CallContext) (ThreadHintRes
 		out.Text = notes.ThreadHint(st, rec)
 		return nil
 	})
-	return out, mapDomainError(err)
+	return out, err
 }
 
 // recoveryOf is the thread hint's "Previous window history IDs" of w: its

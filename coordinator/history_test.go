@@ -2,14 +2,14 @@ package coordinator
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"contextd/history"
 )
@@ -33,7 +33,7 @@ func lineIDs(t *testing.T, lines [][]byte) []string {
 // with a fresh Tree.Branch and history.LocalWindows of the same view.
 func checkWindows(t *testing.T, svc *Service, leaf string) {
 	t.Helper()
-	tg, err := svc.Resolve(context.Background(), lbSession)
+	tg, err := svc.Resolve(t.Context(), lbSession)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,13 +52,13 @@ func checkWindows(t *testing.T, svc *Service, leaf string) {
 			}
 			got := svc.localWindows(b)
 			want := history.LocalWindows(b.V.Tree, seqs, b.V.Ref)
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("leaf %q (tree length %d): cached windows differ from a fresh build", leaf, b.V.Tree.Len())
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("leaf %q (tree length %d): cached windows differ from a fresh build (-fresh +cached):\n%s", leaf, b.V.Tree.Len(), diff)
 			}
 			gotOrder := svc.localSearchOrder(b, &history.View{Windows: got})
 			wantOrder := history.SearchOrder(&history.View{Windows: want})
-			if !reflect.DeepEqual(gotOrder, wantOrder) {
-				t.Errorf("leaf %q (tree length %d): cached search order differs from a fresh one", leaf, b.V.Tree.Len())
+			if diff := cmp.Diff(wantOrder, gotOrder); diff != "" {
+				t.Errorf("leaf %q (tree length %d): cached search order differs from a fresh one (-fresh +cached):\n%s", leaf, b.V.Tree.Len(), diff)
 			}
 			return nil
 		})
@@ -129,11 +129,11 @@ func TestLocalWindowsCacheConcurrent(t *testing.T) {
 				}
 				checkWindows(t, svc, leaf)
 				limit := 25
-				if _, err := svc.History(context.Background(), "list_items", CallContext{SessionID: lbSession, LeafID: leaf}, &history.ListItemsArgs{Limit: &limit}); err != nil {
+				if _, err := svc.ListItems(t.Context(), CallContext{SessionID: lbSession, LeafID: leaf}, history.ListItemsArgs{Limit: &limit}); err != nil {
 					t.Error(err)
 					return
 				}
-				if _, err := svc.Context(context.Background(), lbSession, ContextRequest{LeafID: leaf}); err != nil {
+				if _, err := svc.Context(t.Context(), lbSession, ContextRequest{LeafID: leaf}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -161,7 +161,7 @@ func TestWindowCacheBounds(t *testing.T) {
 	c := windowCache{max: 3, perSession: 2}
 	data := readFixture(t, "local-basic.jsonl")
 	svc, _ := localService(t, map[string][]byte{"a.jsonl": data})
-	tg, err := svc.Resolve(context.Background(), lbSession)
+	tg, err := svc.Resolve(t.Context(), lbSession)
 	if err != nil {
 		t.Fatal(err)
 	}

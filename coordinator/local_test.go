@@ -8,15 +8,15 @@ package coordinator
 // written out by hand in the hand-built files below.
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"contextd"
 	"contextd/history"
@@ -45,7 +45,7 @@ func localService(t *testing.T, files map[string][]byte) (*Service, string) {
 			t.Fatal(err)
 		}
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	idx, err := store.OpenIndex(ctx, dir, filepath.Join(root, "index"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +172,7 @@ func TestLocalContextOrphans(t *testing.T) {
 		{"h0000011", "h0000010", "h0000010", bwc, nil, nil, &wc},
 		{"", "h0000010", "h0000010", bwc, nil, nil, &wc},
 	} {
-		got, err := svc.Context(context.Background(), "hand-ctx", ContextRequest{LeafID: tc.leaf})
+		got, err := svc.Context(t.Context(), "hand-ctx", ContextRequest{LeafID: tc.leaf})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,8 +184,8 @@ func TestLocalContextOrphans(t *testing.T) {
 		want := ContextAnswer{Mode: contextd.ModeLocal, LeafID: leaf, Window: tc.window, BoundaryEntryID: tc.boundary, SliceFromEntryID: tc.slice,
 			OrphanedToolResults: []string{}, HiddenSummaries: []HiddenSummary{}, Projection: Projection{StartAt: &start, Drop: []MessageKey{}, Move: tc.move},
 			Problems: tc.problems}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("leaf %q:\n got %+v\nwant %+v", tc.leaf, got, want)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("leaf %q (-want +got):\n%s", tc.leaf, diff)
 		}
 	}
 }
@@ -216,7 +216,7 @@ func TestLocalContextLeaves(t *testing.T) {
 		{"177c1e63", "177c1e63", 2},
 		{"588752ae", "177c1e63", 2},
 	} {
-		got, err := svc.Context(context.Background(), lbSession, ContextRequest{LeafID: tc.leaf})
+		got, err := svc.Context(t.Context(), lbSession, ContextRequest{LeafID: tc.leaf})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,11 +226,11 @@ func TestLocalContextLeaves(t *testing.T) {
 			want.Window = &w[tc.window]
 			want.Projection.StartAt = &MessageKey{Role: "custom", CustomType: "codex-context-window", WindowID: w[tc.window].CurrentWindowID}
 		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("leaf %s:\n got %+v\nwant %+v", tc.leaf, got, want)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("leaf %s (-want +got):\n%s", tc.leaf, diff)
 		}
 	}
-	_, err := svc.Context(context.Background(), lbSession, ContextRequest{LeafID: "ffffffff"})
+	_, err := svc.Context(t.Context(), lbSession, ContextRequest{LeafID: "ffffffff"})
 	if contextd.ErrorCode(err) != contextd.ENotFound {
 		t.Errorf("unknown leaf: %v", err)
 	}
@@ -249,7 +249,7 @@ func TestLocalWindowsAnswer(t *testing.T) {
 		cm := details["contextManagement"].(map[string]any)
 		var got WindowsAnswer
 		var err error
-		got, err = svc.Windows(context.Background(), lbSession, WindowsRequest{LeafID: fx["parentId"].(string)})
+		got, err = svc.Windows(t.Context(), lbSession, WindowsRequest{LeafID: fx["parentId"].(string)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,18 +271,18 @@ func TestLocalWindowsAnswer(t *testing.T) {
 		wantID := WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: first, CurrentWindowID: cur, PreviousWindowID: prev, WindowNumber: int(cm["windowNumber"].(float64))}
 		want := WindowsAnswer{First: id == "c96cd189", Window: wantID, Append: []Boundary{{Type: "custom_message", CustomType: "codex-context-window",
 			Content: content, Display: true, Details: BoundaryDetails{Protocol: 1, ID: marker, ContextManagement: wantID}}}}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("before %s:\n got %+v\nwant %+v", id, got, want)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("before %s (-want +got):\n%s", id, diff)
 		}
 		if !strings.HasPrefix(cur, "id-") || !strings.HasPrefix(marker, "id-") || cur == marker {
 			t.Errorf("ids %q %q", cur, marker)
 		}
 	}
 	// Off mode refuses.
-	if _, _, err := svc.Register(context.Background(), lbSession, RegisterRequest{SessionFile: "local-basic.jsonl", Mode: "off"}); err != nil {
+	if _, _, err := svc.Register(t.Context(), lbSession, RegisterRequest{SessionFile: "local-basic.jsonl", Mode: "off"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := svc.Windows(context.Background(), lbSession, WindowsRequest{})
+	_, err := svc.Windows(t.Context(), lbSession, WindowsRequest{})
 	if contextd.ErrorCode(err) != contextd.EConflict ||
 		contextd.ErrorMessage(err) != `context management is off for session "`+lbSession+`"; register it with mode local, tree or remote to use history and notes` {
 		t.Errorf("off mode: %v", err)
@@ -311,14 +311,14 @@ func TestLocalThreadHintUserItems(t *testing.T) {
 			hUser("next"),                  // h0000011
 		),
 	})
-	got, err := svc.ThreadHint(context.Background(), CallContext{SessionID: lbSession, LeafID: "56ee3191"})
+	got, err := svc.ThreadHint(t.Context(), CallContext{SessionID: lbSession, LeafID: "56ee3191"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := `Previous window history IDs: {"window_id":"` + lbWin0 + `","user_item_ids":["873ba1dd","4075226e","2623e50c"]}`; !strings.HasSuffix(got.Text, "\n"+want) {
 		t.Errorf("local-basic hint %q does not end with %q", got.Text, want)
 	}
-	got, err = svc.ThreadHint(context.Background(), CallContext{SessionID: "hand-hint"})
+	got, err = svc.ThreadHint(t.Context(), CallContext{SessionID: "hand-hint"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,17 +328,16 @@ func TestLocalThreadHintUserItems(t *testing.T) {
 	}
 	// The bashExecution is still a history item (role user).
 	w0, role, limit := "w0", "user", 25
-	res, err := svc.History(context.Background(), "list_items", CallContext{SessionID: "hand-hint"},
-		&history.ListItemsArgs{WindowID: &w0, Role: &role, Limit: &limit})
+	res, err := svc.ListItems(t.Context(), CallContext{SessionID: "hand-hint"}, history.ListItemsArgs{WindowID: &w0, Role: &role, Limit: &limit})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
-	for _, it := range res.(history.ItemsResult).Items {
+	for _, it := range res.Items {
 		ids = append(ids, it.ItemID)
 	}
-	if want := []string{"h0000002", "h0000003", "h0000004", "h0000005", "h0000006", "h0000007", "h0000008", "h0000009"}; !reflect.DeepEqual(ids, want) {
-		t.Errorf("user items %v, want %v", ids, want)
+	if diff := cmp.Diff([]string{"h0000002", "h0000003", "h0000004", "h0000005", "h0000006", "h0000007", "h0000008", "h0000009"}, ids); diff != "" {
+		t.Errorf("user items (-want +got):\n%s", diff)
 	}
 }
 
@@ -372,28 +371,28 @@ func TestLocalHistoryContextEdits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	cc := CallContext{SessionID: sid}
 	items := func() []string {
 		t.Helper()
-		out, err := svc.History(ctx, "list_items", cc, &history.ListItemsArgs{})
+		out, err := svc.ListItems(ctx, cc, history.ListItemsArgs{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var got []string
-		for _, it := range out.(history.ItemsResult).Items {
+		for _, it := range out.Items {
 			got = append(got, it.ItemID+"="+it.TruncatedContent)
 		}
 		return got
 	}
 	search := func(q string) []string {
 		t.Helper()
-		out, err := svc.History(ctx, "search_contents", cc, &history.SearchArgs{Query: q})
+		out, err := svc.SearchHistory(ctx, cc, history.SearchArgs{Query: q})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var got []string
-		for _, it := range out.(history.ItemsResult).Items {
+		for _, it := range out.Items {
 			got = append(got, it.ItemID)
 		}
 		return got
@@ -450,7 +449,7 @@ func TestBranchRules(t *testing.T) {
 		`"type":"compaction","summary":"s","firstKeptEntryId":"h0000001","tokensBefore":1,"systemMessage":{"role":"system","content":"sys"}`, // h0000006
 	)
 	svc, _ := localService(t, map[string][]byte{"s.jsonl": data})
-	ctx := context.Background()
+	ctx := t.Context()
 	show := func() string {
 		t.Helper()
 		br, err := svc.BranchOf(ctx, sid, "", 0)
@@ -488,7 +487,7 @@ func TestBranchTail(t *testing.T) {
 	const sid = "tail-session"
 	data := handLines(sid, hUser("a"), hUser("b"), hUser("c"), hUser("d"), hUser("e"), hUser("f"))
 	svc, _ := localService(t, map[string][]byte{"s.jsonl": data})
-	ctx := context.Background()
+	ctx := t.Context()
 	full, err := svc.BranchOf(ctx, sid, "", 0)
 	if err != nil {
 		t.Fatal(err)

@@ -1,16 +1,15 @@
 package coordinator
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	dto "github.com/prometheus/client_model/go"
 
 	"contextd"
@@ -44,7 +43,7 @@ func wantConflict(t *testing.T, err error, contains ...string) {
 // unanswered followed by an aborted assistant, and an assistant aborted
 // while streaming its calls.
 func TestSettleRefusesOpenCalls(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	base := []string{
 		hUser("set up the repo"),                                                     // h0000001
 		hAssistant(`{"type":"text","text":"sure"}`),                                  // h0000002
@@ -112,7 +111,7 @@ func TestSettleRefusesOpenCalls(t *testing.T) {
 // (the extension steers the boundary after the batch) or the calls are
 // answered.
 func TestWindowsRefusesOpenCalls(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, tc := range []struct {
 		name    string
 		entries []string
@@ -146,7 +145,7 @@ func TestWindowsRefusesOpenCalls(t *testing.T) {
 // contextd_rollover_loops_total. A successful bash result in w2 breaks the
 // run (only w3 is empty since), and an errored result is no progress.
 func TestRolloverLoop(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	nc := func(id string) []string {
 		return []string{hAssistant(hCall(id, "new_context")), hResult(id, "new_context", "A new context window will start without summarizing conversation history.")}
 	}
@@ -180,8 +179,8 @@ func TestRolloverLoop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(st.RolloverLoop, tc.want) {
-				t.Errorf("rollover_loop %+v, want %+v", st.RolloverLoop, tc.want)
+			if diff := cmp.Diff(tc.want, st.RolloverLoop); diff != "" {
+				t.Errorf("rollover_loop (-want +got):\n%s", diff)
 			}
 			// The current window w4 made no progress either: a next
 			// boundary now closes a 4th (or, with progress in w2, a 2nd)
@@ -211,7 +210,7 @@ func loopCount(t *testing.T, svc *Service, mode string) float64 {
 // those three, most recent first, and the fourth rollover request (closing
 // the third empty window) is counted.
 func TestRolloverLoopTree(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	file := handLines("sess-tl", hBoundary(0, "w0", "w0", ""), hUser("migrate"), hAssistant(hCall("nc0", "new_context")),
 		hResult("nc0", "new_context", "A new context window will start without summarizing conversation history."))
 	svc, dir := localService(t, map[string][]byte{"s.jsonl": file})
@@ -292,8 +291,8 @@ func TestRolloverLoopTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &RolloverLoop{Windows: 3, WindowIDs: []string{archived[3], archived[2], archived[1]}}
-	if !reflect.DeepEqual(st.RolloverLoop, want) {
-		t.Errorf("rollover_loop %+v, want %+v (archived %v)", st.RolloverLoop, want, archived)
+	if diff := cmp.Diff(want, st.RolloverLoop); diff != "" {
+		t.Errorf("rollover_loop (archived %v) (-want +got):\n%s", archived, diff)
 	}
 	// Requests 1-2 closed w0 (progress) and w1; 3 closed w2 (2nd empty);
 	// 4 closed w3, the 3rd empty window in a row.

@@ -121,7 +121,7 @@ func (s *Service) Rollovers(ctx context.Context, sessionID, leafID string) (Roll
 			return err
 		})
 		if err != nil {
-			return out, mapDomainError(err)
+			return out, err
 		}
 	}
 	rows, err := s.State.SessionRollovers(ctx, sessionID)
@@ -293,7 +293,7 @@ func treePart(b *Branch, r *ResetEntry, mi int, md archive.Data) error {
 		r.SummarySHA256 = hex.EncodeToString(sum[:])
 	}
 	// The manifest must agree with its branch summary (the rules of
-	// archive.Validate, in short): the summary is a branch_summary whose
+	// archive.Build's checks, in short): the summary is a branch_summary whose
 	// fromId is archivedLeafId and whose parentId is branchBaseId, and the
 	// walk from archivedLeafId up to branchBaseId meets the boundary.
 	var reasons []string

@@ -1,7 +1,6 @@
 package coordinator_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -47,7 +46,7 @@ func TestResetLogFromFile(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ts := openFixture(t, c.name, c.mode)
-			l, err := ts.svc.Rollovers(context.Background(), ts.id, "")
+			l, err := ts.svc.Rollovers(t.Context(), ts.id, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +80,7 @@ func TestResetLogFromFile(t *testing.T) {
 // an archived interval, the others say why the archive is unavailable.
 func TestResetLogBadManifest(t *testing.T) {
 	ts := openFixture(t, "tree-bad-manifests-small", "tree")
-	l, err := ts.svc.Rollovers(context.Background(), ts.id, "")
+	l, err := ts.svc.Rollovers(t.Context(), ts.id, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +120,7 @@ func TestResetLogBadManifest(t *testing.T) {
 // of window 0 observes its 1433 dropped identifiers.
 func TestRolloverQualityMetrics(t *testing.T) {
 	ts := openFixture(t, "local-basic", "local")
-	ans, err := ts.svc.Windows(context.Background(), ts.id, coordinator.WindowsRequest{})
+	ans, err := ts.svc.Windows(t.Context(), ts.id, coordinator.WindowsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +143,7 @@ func TestRolloverQualityMetrics(t *testing.T) {
 	if hb.Histogram.GetSampleCount() != 1 || hb.Histogram.GetSampleSum() != float64(len(hint)) || counterValue(t, m.HintCapHits) != 0 {
 		t.Errorf("hint bytes: %d samples, sum %v, want %d; cap hits %v", hb.Histogram.GetSampleCount(), hb.Histogram.GetSampleSum(), len(hint), counterValue(t, m.HintCapHits))
 	}
-	if _, err := ts.svc.WindowCutOf(context.Background(), ts.id, "e636b0b7-d739-4a87-ad1c-80eb5320dfff", ""); err != nil {
+	if _, err := ts.svc.WindowCutOf(t.Context(), ts.id, "e636b0b7-d739-4a87-ad1c-80eb5320dfff", ""); err != nil {
 		t.Fatal(err)
 	}
 	var cd dto.Metric

@@ -2,7 +2,6 @@ package coordinator_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -79,7 +78,7 @@ func rolloversOf(t *testing.T, lines [][]byte) []rolloverBoundary {
 //   - GET state: window as /context, incomplete_rollover found_in_file
 //     naming the summary and the entries still missing.
 func TestResumeMidRollover(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	n := 0
 	for _, name := range []string{"tree-basic", "tree-multi", "tree-manual-summary"} {
 		full, err := os.ReadFile(filepath.Join("..", "testdata", "pi-tree", name+".jsonl"))
@@ -172,7 +171,7 @@ func TestResumeCompletedRolloverUnchanged(t *testing.T) {
 	if a.Window == nil || a.Window.CurrentWindowID != s.exp.ActiveWindow.WindowID || a.NeedsBoundary || len(a.Problems) != 0 {
 		t.Errorf("/context %+v; want window %s, no boundary needed, no problems", a, s.exp.ActiveWindow.WindowID)
 	}
-	st, err := s.svc.SessionStateOf(context.Background(), s.id)
+	st, err := s.svc.SessionStateOf(t.Context(), s.id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +190,7 @@ func TestResumeCompletedRolloverUnchanged(t *testing.T) {
 // /windows continues that chain (first false, previous = that window,
 // number + 1); GET state lists the problem for the default leaf W too.
 func TestTornAppend(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, fx := range []struct{ name, mode string }{{"local-basic", "local"}, {"tree-multi", "tree"}} {
 		full, err := os.ReadFile(filepath.Join("..", "testdata", "pi-tree", fx.name+".jsonl"))
 		if err != nil {
@@ -292,7 +291,7 @@ func TestTornAppend(t *testing.T) {
 // a Local file keeps the default mode, and with default off a file with
 // boundaries is served in Local mode.
 func TestModeHintAfterStateLoss(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, tc := range []struct {
 		fixture string
 		def     contextd.Mode
@@ -343,7 +342,7 @@ func TestModeHintAfterStateLoss(t *testing.T) {
 // still continues the chain from the archived window instead of starting
 // a new one.
 func TestResumeNavigatedBackToSummary(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	full, err := os.ReadFile(filepath.Join("..", "testdata", "pi-tree", "tree-multi.jsonl"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,7 +11,6 @@ import (
 	"contextd/archive"
 	"contextd/history"
 	"contextd/notes"
-	"contextd/session"
 	"contextd/store"
 )
 
@@ -144,12 +142,6 @@ type IncompleteRollover struct {
 	State          string   `json:"state" enum:"settled,committed,found_in_file"`
 	SummaryEntryID string   `json:"summary_entry_id" doc:"The branch_summary in the file."`
 	Missing        []string `json:"missing" doc:"customTypes of the planned entries not in the file yet, in append order."`
-}
-
-// rolloverPlan is what the rollovers table stores for a commit.
-type rolloverPlan struct {
-	Window WindowIdentity `json:"window"`
-	Append []PlannedEntry `json:"append"`
 }
 
 // CreateRollover runs the tool phase of new_context (DESIGN.md §5.3 step
@@ -305,7 +297,7 @@ func (s *Service) SettleRollover(ctx context.Context, sessionID, rolloverID stri
 		}
 		data, err := notes.Snapshot(st, now)
 		if err != nil {
-			return mapDomainError(err)
+			return err
 		}
 		if snap, err = marshalJS(data); err != nil {
 			return err
@@ -407,58 +399,11 @@ func (s *Service) CommitRollover(ctx context.Context, sessionID, rolloverID stri
 	if err := sameSession(t, r); err != nil {
 		return CommitAnswer{}, err
 	}
-	var old WindowIdentity
-	if err := json.Unmarshal(r.Window, &old); err != nil {
-		return CommitAnswer{}, fmt.Errorf("rollover %s: window identity: %w", r.ID, err)
-	}
-	var rec notes.Recovery
-	if err := json.Unmarshal(r.Recovery, &rec); err != nil {
-		return CommitAnswer{}, fmt.Errorf("rollover %s: recovery: %w", r.ID, err)
-	}
-	ev, err := notes.DecodeEvent("rollover:"+r.ID, notes.CustomTypeNoteSnapshot, r.Notes)
+	plan, err := s.planCommit(t, r, req.SummaryEntryID)
 	if err != nil {
-		return CommitAnswer{}, fmt.Errorf("rollover %s: note snapshot: %w", r.ID, err)
+		return CommitAnswer{}, err
 	}
-	var plan rolloverPlan
-	writes := 0
-	if r.Mode == contextd.ModeTree {
-		var base *string
-		err = t.Session.Read(func(v *store.View) error {
-			if err := usable(v); err != nil {
-				return err
-			}
-			if v.Tree.Header.ID != r.SessionID {
-				return sessionChanged(r, "its header id is now "+v.Tree.Header.ID)
-			}
-			base, err = checkSummary(v.Tree, r, req.SummaryEntryID)
-			if err == nil {
-				writes = archivedNoteWrites(v.Tree, r.LeafAtSettle, r.BoundaryEntryID)
-			}
-			return err
-		})
-		if err != nil {
-			return CommitAnswer{}, err
-		}
-		md := archive.Data{Protocol: archive.Protocol, Strategy: archive.Strategy, WindowID: old.CurrentWindowID, BoundaryEntryID: r.BoundaryEntryID,
-			SummaryEntryID: req.SummaryEntryID, ArchivedLeafID: r.LeafAtSettle}
-		if base != nil {
-			md.BranchBaseID = *base // "" is written as null (a root position)
-		}
-		manifest, err := marshalJS(md)
-		if err != nil {
-			return CommitAnswer{}, err
-		}
-		plan.Append = append(plan.Append,
-			PlannedEntry{Type: "custom", CustomType: session.CustomTypeTreeArchive, Data: manifest},
-			PlannedEntry{Type: "custom", CustomType: session.CustomTypeNoteSnapshot, Data: bytes.Clone(r.Notes)})
-		rec.SummaryItemID = req.SummaryEntryID
-	}
-	plan.Window = s.nextIdentity(old)
-	hint, hintRep := notes.ThreadHintReport(notes.Replay([]notes.Event{ev}), &rec)
-	bd := s.NewBoundary(t.Agent, plan.Window, hint)
-	display := true
-	plan.Append = append(plan.Append, PlannedEntry{Type: bd.Type, CustomType: bd.CustomType, Content: bd.Content, Display: &display, Details: &bd.Details})
-	raw, err := marshalJS(plan)
+	raw, err := marshalJS(plan.rolloverPlan)
 	if err != nil {
 		return CommitAnswer{}, err
 	}
@@ -482,74 +427,10 @@ func (s *Service) CommitRollover(ctx context.Context, sessionID, rolloverID stri
 	}
 	s.Metrics.PhaseSeconds.WithLabelValues("commit").Observe(now.Sub(r.SettledAt).Seconds())
 	if r.Mode == contextd.ModeTree {
-		s.Metrics.observeRollover(string(r.Mode), writes, hintRep.Bytes, len(hintRep.LeftOut) > 0)
+		s.Metrics.observeRollover(string(r.Mode), plan.noteWrites, plan.hint.Bytes, len(plan.hint.LeftOut) > 0)
 	}
 	r.State, r.SummaryEntryID, r.Plan, r.CommittedAt = store.RolloverCommitted, req.SummaryEntryID, raw, now
 	return commitAnswer(r)
-}
-
-// checkSummary validates the branch summary of a Tree commit and returns
-// its parentId (nil for a root): the manifest's branchBaseId.
-func checkSummary(tr *session.Tree, r store.Rollover, summaryID string) (*string, error) {
-	se := tr.Get(summaryID)
-	if se == nil {
-		return nil, contextd.Errorf(contextd.EPrecondition, "branch summary %q is not in the session file yet; retry the commit after Pi has written it (navigateTree appends it)", summaryID)
-	}
-	if se.Type != session.TypeBranchSummary {
-		return nil, contextd.Errorf(contextd.EInvalid, "summary mismatch: entry %q is a %s entry, not a branch_summary; pass the id of the branch_summary navigateTree appended", summaryID, se.Type)
-	}
-	if se.ParentID != r.BoundaryParentID {
-		return nil, contextd.Errorf(contextd.EInvalid, "summary mismatch: branch summary %q has parentId %s, but navigating to boundary %q gives %s; pass the summary of this rollover's navigation",
-			summaryID, jsID(se.ParentID), r.BoundaryEntryID, jsID(r.BoundaryParentID))
-	}
-	if se.FromID() != r.LeafAtSettle {
-		return nil, contextd.Errorf(contextd.EInvalid, "summary mismatch: branch summary %q has fromId %q, but the archived leaf (the leaf at settle) is %q; pass the summary of this rollover's navigation",
-			summaryID, se.FromID(), r.LeafAtSettle)
-	}
-	if tr.Get(r.BoundaryEntryID) == nil {
-		return nil, contextd.Errorf(contextd.EPrecondition, "boundary %q of rollover %s is no longer in the session file; abort the rollover", r.BoundaryEntryID, r.ID)
-	}
-	seqs, cycle, err := tr.Branch(r.LeafAtSettle)
-	var unk *session.ErrUnknownLeaf
-	if errors.As(err, &unk) {
-		return nil, contextd.Errorf(contextd.EPrecondition, "archived leaf %q of rollover %s is no longer in the session file; abort the rollover", r.LeafAtSettle, r.ID)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if cycle {
-		return nil, contextd.Errorf(contextd.EInvalid, "the parent chain of archived leaf %q has a cycle; this file cannot be archived, abort rollover %s", r.LeafAtSettle, r.ID)
-	}
-	found := false
-	for _, sq := range seqs {
-		if tr.Entries[sq].ID == r.BoundaryEntryID {
-			found = true
-			break
-		}
-	}
-	if !found {
-		return nil, contextd.Errorf(contextd.EPrecondition, "ancestry mismatch: boundary %q is not an ancestor of the archived leaf %q; abort rollover %s", r.BoundaryEntryID, r.LeafAtSettle, r.ID)
-	}
-	if se.ParentID == "" {
-		return nil, nil
-	}
-	p := se.ParentID
-	return &p, nil
-}
-
-func jsID(id string) string {
-	if id == "" {
-		return "null"
-	}
-	return fmt.Sprintf("%q", id)
-}
-
-func commitAnswer(r store.Rollover) (CommitAnswer, error) {
-	var p rolloverPlan
-	if err := json.Unmarshal(r.Plan, &p); err != nil {
-		return CommitAnswer{}, fmt.Errorf("rollover %s: plan: %w", r.ID, err)
-	}
-	return CommitAnswer{RolloverID: r.ID, State: string(r.State), Window: p.Window, Append: p.Append}, nil
 }
 
 // CompleteRollover finishes a committed rollover (DESIGN.md §5.3 step 5)
@@ -641,125 +522,6 @@ func (s *Service) autoComplete(ctx context.Context, t *Target, r store.Rollover)
 	return s.finish(ctx, r)
 }
 
-// missingEntries lists the customTypes of r's planned entries that are not
-// in the file (see missingPlanned).
-func missingEntries(v *store.View, r store.Rollover) ([]string, error) {
-	var p rolloverPlan
-	if err := json.Unmarshal(r.Plan, &p); err != nil {
-		return nil, fmt.Errorf("rollover %s: plan: %w", r.ID, err)
-	}
-	return missingPlanned(v, r.Mode, r.SummaryEntryID, p)
-}
-
-// missingPlanned lists the customTypes of the planned entries p.Append that
-// are not in the file yet; once one is missing, the rest are.
-//
-// Local: the boundary (matched by its window id) anywhere in the file.
-//
-// Tree: the planned entries must descend from the branch summary summaryID
-// in plan order (manifest, note snapshot, boundary matched by its window
-// id), each one on the parent chain of the next. Between them, Pi may have
-// written entries of its own (betweenPlanned): a 1.6 system message (written
-// after navigateTree and whenever the prompt or tools change), usage,
-// context_edit, model and thinking-level changes, labels, session info, or
-// another extension's custom entry. Any entry that would add a
-// conversation message (user, assistant, tool result, bash execution,
-// custom message, branch summary, compaction) breaks the chain: the
-// entries after it were not appended by the plan's extension call.
-//
-// The check is one forward pass over the entries after the summary in
-// file order (a parent always precedes its children in files Pi writes):
-// each entry whose parent was reached inherits the parent's count of
-// matched planned entries, plus one when it is the next planned entry.
-func missingPlanned(v *store.View, mode contextd.Mode, summaryID string, p rolloverPlan) ([]string, error) {
-	tr := v.Tree
-	if mode == contextd.ModeLocal {
-		for i := range tr.Entries {
-			if e := &tr.Entries[i]; e.IsBoundary() && e.Window.CurrentWindowID == p.Window.CurrentWindowID {
-				return nil, nil
-			}
-		}
-		return []string{session.CustomTypeWindow}, nil
-	}
-	missing := func(k int) []string {
-		out := make([]string, 0, len(p.Append)-k)
-		for _, rest := range p.Append[k:] {
-			out = append(out, rest.CustomType)
-		}
-		return out
-	}
-	start, ok := tr.Lookup(summaryID)
-	if !ok || len(p.Append) == 0 {
-		return missing(0), nil
-	}
-	reached := map[string]int{summaryID: 0} // entry id → planned entries matched on the chain up to it
-	best := 0
-	for i := start + 1; i < len(tr.Entries) && best < len(p.Append); i++ {
-		e := &tr.Entries[i]
-		k, ok := reached[e.ParentID]
-		if !ok || e.ParentID == "" {
-			continue
-		}
-		match, err := matchesPlanned(v, i, p.Append[k], p.Window.CurrentWindowID)
-		if err != nil {
-			return nil, err
-		}
-		if match {
-			reached[e.ID] = k + 1
-			best = max(best, k+1)
-			continue
-		}
-		if betweenPlanned(e) {
-			reached[e.ID] = k
-		}
-	}
-	if best == len(p.Append) {
-		return nil, nil
-	}
-	return missing(best), nil
-}
-
-// matchesPlanned reports whether the entry at seq is the planned entry pe:
-// same type and customType; a boundary must carry the plan's window id, a
-// manifest the plan's window id and summary id.
-func matchesPlanned(v *store.View, seq int, pe PlannedEntry, windowID string) (bool, error) {
-	e := &v.Tree.Entries[seq]
-	if e.CustomType != pe.CustomType || e.Type != pe.Type {
-		return false, nil
-	}
-	switch pe.CustomType {
-	case session.CustomTypeWindow:
-		return e.IsBoundary() && e.Window.CurrentWindowID == windowID, nil
-	case session.CustomTypeTreeArchive:
-		_, d, err := v.Decode(seq)
-		if err != nil {
-			return false, err
-		}
-		var got, want archive.Data
-		if json.Unmarshal(d.Data, &got) != nil || json.Unmarshal(pe.Data, &want) != nil ||
-			got.WindowID != want.WindowID || got.SummaryEntryID != want.SummaryEntryID {
-			return false, nil
-		}
-	}
-	return true, nil
-}
-
-// betweenPlanned reports whether Pi (or another extension) may have written e
-// between two planned entries of one rollover commit without breaking it:
-// e adds no conversation message to the model's context. That is a
-// `message` with role "system" (Pi 1.x system prompt patches), and every
-// entry type that Pi's sessionEntryToContextMessages turns into no message
-// (usage, context_edit, model_change, thinking_level_change, label,
-// session_info, custom, and types unknown to this version). A
-// context_edit changes how earlier entries render, not which entries were
-// appended, so it does not break the chain either.
-func betweenPlanned(e *session.Entry) bool {
-	if e.Type == session.TypeMessage {
-		return e.Role == session.RoleSystem
-	}
-	return session.ContextRole(e) == ""
-}
-
 // AbortRollover aborts an open rollover with req.Reason (default
 // DefaultAbortReason), e.g. "navigation cancelled". Aborting again answers
 // the same; a completed rollover is EConflict.
@@ -807,188 +569,4 @@ func (s *Service) GetRollover(ctx context.Context, sessionID, rolloverID string)
 		}
 	}
 	return rolloverInfo(r)
-}
-
-// rolloverStatus is the rollover part of GET /v1/sessions/{id}: the open
-// rollover (nil when none) and,
-// for an open Tree rollover whose branch summary is in the file but whose
-// planned entries are not all there, an IncompleteRollover (nil
-// otherwise). A settled rollover's summary is the last branch_summary of
-// the file with the boundary's parent as parentId and the leaf at settle as
-// fromId. A committed rollover whose entries all landed is completed here.
-func (s *Service) rolloverStatus(ctx context.Context, t *Target) (open *RolloverInfo, incomplete *IncompleteRollover, err error) {
-	r, ok, err := s.State.OpenRollover(ctx, t.SessionID)
-	if err != nil || !ok {
-		return nil, nil, err
-	}
-	if r, err = s.autoComplete(ctx, t, r); err != nil {
-		return nil, nil, err
-	}
-	if !r.State.Open() {
-		return nil, nil, nil
-	}
-	info, err := rolloverInfo(r)
-	if err != nil {
-		return nil, nil, err
-	}
-	if t.Session == nil || r.Mode != contextd.ModeTree || r.State == store.RolloverPending {
-		return &info, nil, nil
-	}
-	var inc *IncompleteRollover
-	err = t.Session.Read(func(v *store.View) error {
-		if usable(v) != nil {
-			return nil
-		}
-		if r.State == store.RolloverSettled {
-			sum := ""
-			for i := range v.Tree.Entries {
-				e := &v.Tree.Entries[i]
-				if e.Type == session.TypeBranchSummary && e.ParentID == r.BoundaryParentID && e.FromID() == r.LeafAtSettle {
-					sum = e.ID
-				}
-			}
-			if sum != "" {
-				inc = &IncompleteRollover{RolloverID: r.ID, State: string(r.State), SummaryEntryID: sum,
-					Missing: []string{session.CustomTypeTreeArchive, session.CustomTypeNoteSnapshot, session.CustomTypeWindow}}
-			}
-			return nil
-		}
-		missing, err := missingEntries(v, r)
-		if err == nil && len(missing) > 0 {
-			inc = &IncompleteRollover{RolloverID: r.ID, State: string(r.State), SummaryEntryID: r.SummaryEntryID, Missing: missing}
-		}
-		return err
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if inc == nil {
-		return &info, nil, nil
-	}
-	return &info, inc, nil
-}
-
-// loadRollover reads rollover id of sessionID; ENotFound when there is none.
-func (s *Service) loadRollover(ctx context.Context, sessionID, id string) (store.Rollover, error) {
-	r, ok, err := s.State.Rollover(ctx, id)
-	if err != nil {
-		return r, err
-	}
-	if !ok || r.SessionID != sessionID {
-		return r, contextd.Errorf(contextd.ENotFound, "session %q has no rollover %q; start one with POST /v1/sessions/%s/rollovers", sessionID, id, sessionID)
-	}
-	return r, nil
-}
-
-// rolloverBranch is withBranch with the rollover refusals: a leaf that is
-// not in the file is EPrecondition, a parent cycle EInvalid.
-func (s *Service) rolloverBranch(t *Target, leafID string, fn func(b *Branch) error) error {
-	return t.Session.Read(func(v *store.View) error {
-		if err := usable(v); err != nil {
-			return err
-		}
-		if leafID != "" && v.Tree.Get(leafID) == nil {
-			return contextd.Errorf(contextd.EPrecondition, "leaf %q is not in the session file of %q; pass Pi's live leaf id (sessionManager.getLeafId())", leafID, t.SessionID)
-		}
-		seqs, cycle, err := v.Tree.Branch(leafID)
-		if err != nil {
-			return err
-		}
-		leaf := leafID
-		if leaf == "" {
-			leaf = v.Tree.Leaf()
-		}
-		if cycle {
-			return contextd.Errorf(contextd.EInvalid, "the parent chain of leaf %q has a cycle; contextd cannot roll over a branch that is not a path to a root", leaf)
-		}
-		return fn(&Branch{V: v, Leaf: leaf, Seqs: seqs, Target: t})
-	})
-}
-
-// onBranch reports whether the entry id is on b.
-func onBranch(b *Branch, id string) bool {
-	for _, sq := range b.Seqs {
-		if b.V.Tree.Entries[sq].ID == id {
-			return true
-		}
-	}
-	return false
-}
-
-// sameSession refuses a target whose file or mode differs from the
-// rollover's.
-func sameSession(t *Target, r store.Rollover) error {
-	if t.Session == nil || t.Mode != r.Mode {
-		return sessionChanged(r, "its mode is now "+string(t.Mode))
-	}
-	if t.Session.Path() != r.SessionFile {
-		return sessionChanged(r, "its file is now "+t.Session.Path())
-	}
-	return nil
-}
-
-func checkHeader(b *Branch, r store.Rollover) error {
-	if id := b.V.Tree.Header.ID; id != r.SessionID {
-		return sessionChanged(r, "its header id is now "+id)
-	}
-	return nil
-}
-
-func sessionChanged(r store.Rollover, what string) error {
-	return contextd.Errorf(contextd.EPrecondition, "session changed: session %q is no longer the one rollover %s was requested on (%s; was file %s, mode %s); abort the rollover",
-		r.SessionID, r.ID, what, r.SessionFile, r.Mode)
-}
-
-func abortedError(r store.Rollover) error {
-	return contextd.Errorf(contextd.EConflict, "rollover %s was aborted: %s; call new_context again to start a new one", r.ID, r.Reason)
-}
-
-// rolloverInfo renders a stored rollover.
-func rolloverInfo(r store.Rollover) (RolloverInfo, error) {
-	info := RolloverInfo{RolloverID: r.ID, SessionID: r.SessionID, Mode: r.Mode, State: string(r.State), BoundaryEntryID: r.BoundaryEntryID,
-		LeafAtRequest: r.LeafAtRequest, LeafAtSettle: r.LeafAtSettle, SummaryEntryID: r.SummaryEntryID, Reason: r.Reason, RequestedAt: r.RequestedAt}
-	if err := json.Unmarshal(r.Window, &info.Window); err != nil {
-		return info, fmt.Errorf("rollover %s: window identity: %w", r.ID, err)
-	}
-	if r.Plan != nil {
-		var p rolloverPlan
-		if err := json.Unmarshal(r.Plan, &p); err != nil {
-			return info, fmt.Errorf("rollover %s: plan: %w", r.ID, err)
-		}
-		info.NextWindow = &p.Window
-	}
-	for _, f := range []struct {
-		t   time.Time
-		dst **time.Time
-	}{{r.SettledAt, &info.SettledAt}, {r.CommittedAt, &info.CommittedAt}, {r.FinishedAt, &info.FinishedAt}} {
-		if !f.t.IsZero() {
-			tt := f.t
-			*f.dst = &tt
-		}
-	}
-	return info, nil
-}
-
-// RefreshPending sets the Pending gauge (contextd_rollovers_pending) from
-// the state database's count of open rollovers. Every rollover transition
-// calls it; call it once at startup so the gauge counts the rollovers a
-// previous run left open. A failed count is logged, not returned.
-func (s *Service) RefreshPending(ctx context.Context) {
-	if n, err := s.State.CountOpenRollovers(ctx); err == nil {
-		s.Metrics.Pending.Set(float64(n))
-	} else {
-		s.Logger.Warn("count open rollovers", "error", err)
-	}
-}
-
-// marshalJS encodes v as JavaScript's JSON.stringify would: no HTML
-// escaping, no trailing newline.
-func marshalJS(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -2,7 +2,6 @@ package coordinator_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 	"contextd/archive"
 	"contextd/coordinator"
 	"contextd/history"
+	"contextd/internal/testkit"
 	"contextd/notes"
 	"contextd/store"
 )
@@ -72,6 +72,7 @@ type env struct {
 	file     string // the session file under dir/sessions
 	idx      *store.Index
 	st       *store.State
+	backend  *testkit.Backend // idx, st and svc, open until close
 	svc      *coordinator.Service
 	reg      *prometheus.Registry
 	metrics  *coordinator.Metrics
@@ -105,7 +106,7 @@ func newEnv(t *testing.T, mode contextd.Mode, upTo int) *env {
 	e.metrics = coordinator.NewMetrics(e.reg)
 	e.open()
 	t.Cleanup(e.close)
-	if _, _, err := e.svc.Register(context.Background(), basicID, coordinator.RegisterRequest{SessionFile: e.file, Mode: string(mode)}); err != nil {
+	if _, _, err := e.svc.Register(t.Context(), basicID, coordinator.RegisterRequest{SessionFile: e.file, Mode: string(mode)}); err != nil {
 		t.Fatalf("register: %v", err)
 	}
 	return e
@@ -113,23 +114,15 @@ func newEnv(t *testing.T, mode contextd.Mode, upTo int) *env {
 
 func (e *env) open() {
 	e.t.Helper()
-	ctx := context.Background()
-	var err error
-	if e.idx, err = store.OpenIndex(ctx, filepath.Join(e.dir, "sessions"), filepath.Join(e.dir, "state", "index"), store.Options{}); err != nil {
-		e.t.Fatal(err)
-	}
-	if e.st, err = store.OpenState(ctx, filepath.Join(e.dir, "state", "state.db")); err != nil {
-		e.t.Fatal(err)
-	}
-	e.svc = coordinator.New(e.idx, e.st, contextd.ModeLocal, nil, e.metrics, coordinator.WithIDs(e.nextID),
-		coordinator.WithClock(func() time.Time { e.mu.Lock(); defer e.mu.Unlock(); return e.now }))
+	be := testkit.OpenBackend(e.t, filepath.Join(e.dir, "sessions"), filepath.Join(e.dir, "state"), testkit.Options{Metrics: e.metrics,
+		Coordinator: []coordinator.Option{coordinator.WithIDs(e.nextID), coordinator.WithClock(func() time.Time { e.mu.Lock(); defer e.mu.Unlock(); return e.now })}})
+	e.backend, e.idx, e.st, e.svc = be, be.Index, be.State, be.Svc
 }
 
 func (e *env) close() {
-	if e.idx != nil {
-		e.idx.Close()
-		e.st.Close()
-		e.idx, e.st = nil, nil
+	if e.backend != nil {
+		e.backend.Close()
+		e.backend, e.idx, e.st = nil, nil, nil
 	}
 }
 
@@ -249,7 +242,7 @@ func fixtureField(t *testing.T, line []byte, key string) string {
 	return s
 }
 
-func wantCode(t *testing.T, err error, code, contains string) {
+func wantCode(t *testing.T, err error, code contextd.Code, contains string) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("got no error, want %s (%q)", code, contains)
@@ -296,7 +289,7 @@ func counterValue(t *testing.T, c prometheus.Collector) float64 {
 // before it, appending what Pi appends, with between() called between each
 // pair of steps. It checks every answer against the fixture.
 func runBasicRollover(t *testing.T, e *env, between func(step string)) {
-	ctx := context.Background()
+	ctx := t.Context()
 	e.ids = []string{"rollover-1", basicWindow1, basicMarker1}
 
 	// 1. Tool phase, at the assistant message that called new_context.
@@ -382,11 +375,11 @@ func runBasicRollover(t *testing.T, e *env, between func(step string)) {
 }
 
 // checkArchived checks the archive the rollover left: a valid manifest
-// (archive.Validate), windows in history (Tree mode), and the
+// (archive.Build), windows in history (Tree mode), and the
 // session state.
 func checkArchived(t *testing.T, e *env) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	t2, err := e.svc.Resolve(ctx, basicID)
 	if err != nil {
 		t.Fatal(err)
@@ -396,11 +389,17 @@ func checkArchived(t *testing.T, e *env) {
 		if !ok {
 			t.Fatal("no manifest entry")
 		}
-		_, d, err := v.Decode(seq)
+		idx, err := archive.Build(v.Tree, func(seq int) (json.RawMessage, error) {
+			_, d, err := v.Decode(seq)
+			if err != nil {
+				return nil, err
+			}
+			return d.Data, nil
+		})
 		if err != nil {
 			return err
 		}
-		m := archive.Validate(v.Tree, seq, d.Data)
+		m := idx.Manifest(seq)
 		if !m.Valid || len(m.Reasons) != 0 || m.Data.WindowID != basicWindow0 || m.Data.SummaryEntryID != basicSummary ||
 			m.Data.ArchivedLeafID != basicOldLeaf || m.Data.BranchBaseID != basicBase || m.Data.BoundaryEntryID != basicBoundary {
 			t.Fatalf("manifest: %+v", m)
@@ -414,11 +413,11 @@ func checkArchived(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.svc.History(ctx, "list_windows", coordinator.CallContext{SessionID: basicID}, &history.ListWindowsArgs{})
+	res, err := e.svc.ListWindows(ctx, coordinator.CallContext{SessionID: basicID}, history.ListWindowsArgs{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wins := res.(history.WindowsResult).Windows
+	wins := res.Windows
 	if len(wins) != 2 || wins[0].WindowID != basicWindow0 || wins[1].WindowID != basicWindow1 {
 		t.Fatalf("list_windows: %+v", wins)
 	}
@@ -437,7 +436,7 @@ func checkArchived(t *testing.T, e *env) {
 // (same window and marker ids, same clock).
 func TestRolloverTreeBasic(t *testing.T) {
 	e := newEnv(t, contextd.ModeTree, lineCall)
-	ctx := context.Background()
+	ctx := t.Context()
 	var again struct {
 		settle coordinator.SettleAnswer
 		commit coordinator.CommitAnswer
@@ -518,7 +517,7 @@ func TestRolloverRestartBetweenSteps(t *testing.T) {
 	}
 	e.restart()
 	checkArchived(t, e)
-	info := must[coordinator.RolloverInfo](t)(e.svc.GetRollover(context.Background(), basicID, "rollover-1"))
+	info := must[coordinator.RolloverInfo](t)(e.svc.GetRollover(t.Context(), basicID, "rollover-1"))
 	if info.State != "completed" {
 		t.Fatalf("after restart: %+v", info)
 	}
@@ -530,7 +529,7 @@ func TestRolloverRestartBetweenSteps(t *testing.T) {
 // one with the session state tracking what is missing.
 func TestRolloverCrashBeforeManifest(t *testing.T) {
 	e := newEnv(t, contextd.ModeTree, lineOldLeaf)
-	ctx := context.Background()
+	ctx := t.Context()
 	e.ids = []string{"rollover-1", basicWindow1, basicMarker1}
 	must[coordinator.RolloverCreated](t)(func() (coordinator.RolloverCreated, error) {
 		c, _, err := e.svc.CreateRollover(ctx, basicID, coordinator.RolloverRequest{LeafID: basicCall, CommandContextReady: true})
@@ -601,7 +600,7 @@ func TestRolloverCrashBeforeManifest(t *testing.T) {
 // summary item.
 func TestRolloverLocal(t *testing.T) {
 	e := newEnv(t, contextd.ModeLocal, lineCall)
-	ctx := context.Background()
+	ctx := t.Context()
 	e.ids = []string{"rollover-1", basicWindow1, basicMarker1}
 	c, isNew, err := e.svc.CreateRollover(ctx, basicID, coordinator.RolloverRequest{LeafID: basicCall}) // no command context needed
 	if err != nil || !isNew || c.Rollover.Mode != contextd.ModeLocal {
@@ -648,7 +647,7 @@ func TestRolloverLocal(t *testing.T) {
 
 // TestRolloverRefusals: every refusal has its code and says what to do.
 func TestRolloverRefusals(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	create := func(e *env, leaf string) (coordinator.RolloverCreated, error) {
 		c, _, err := e.svc.CreateRollover(ctx, basicID, coordinator.RolloverRequest{LeafID: leaf, CommandContextReady: true})
 		return c, err
@@ -825,7 +824,7 @@ func TestRolloverRefusals(t *testing.T) {
 // rollover all answer the one stored result.
 func TestRolloverConcurrentSteps(t *testing.T) {
 	e := newEnv(t, contextd.ModeTree, lineCall)
-	ctx := context.Background()
+	ctx := t.Context()
 	e.ids = []string{"r"}
 	c, _, err := e.svc.CreateRollover(ctx, basicID, coordinator.RolloverRequest{LeafID: basicCall, CommandContextReady: true})
 	if err != nil || c.RolloverID != "r" {
@@ -885,7 +884,7 @@ func TestRolloverConcurrentSteps(t *testing.T) {
 // rollover: every call succeeds, exactly one creates it, the others join.
 func TestRolloverParallelCreates(t *testing.T) {
 	e := newEnv(t, contextd.ModeTree, lineCall)
-	ctx := context.Background()
+	ctx := t.Context()
 	const n = 8
 	var wg sync.WaitGroup
 	answers := make([]coordinator.RolloverCreated, n)
@@ -918,7 +917,7 @@ func TestRolloverParallelCreates(t *testing.T) {
 // note state at the leaf of settle, not at the leaf of the commit.
 func TestRolloverSnapshotMatchesNotes(t *testing.T) {
 	e := newEnv(t, contextd.ModeTree, lineCall)
-	ctx := context.Background()
+	ctx := t.Context()
 	e.ids = []string{"r"}
 	must[coordinator.RolloverCreated](t)(func() (coordinator.RolloverCreated, error) {
 		c, _, err := e.svc.CreateRollover(ctx, basicID, coordinator.RolloverRequest{LeafID: basicCall, CommandContextReady: true})
@@ -999,7 +998,7 @@ func TestRolloverInterleavedPiEntries(t *testing.T) {
 		}
 		t.Run(gap+"/"+strings.Join(names, "+"), func(t *testing.T) {
 			e, commit := commitBasic(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			parent, n := basicSummary, 0
 			pi := func() {
 				for _, k := range c.kinds {
@@ -1032,7 +1031,7 @@ func TestRolloverInterleavedPiEntries(t *testing.T) {
 
 	t.Run("a user message breaks the chain", func(t *testing.T) {
 		e, commit := commitBasic(t)
-		ctx := context.Background()
+		ctx := t.Context()
 		e.write(piLine(t, commit.Append[0], basicManifest, basicSummary, "2026-07-07T16:38:31.000Z"), false)
 		e.write(piLine(t, commit.Append[1], basicSnapshot, basicManifest, "2026-07-07T16:38:31.000Z"), false)
 		e.write([]byte(`{"type":"message","id":"typed-1","parentId":"d33fc73c","timestamp":"2026-07-07T16:38:31.000Z","message":{"role":"user","content":"hello","timestamp":1783442311000}}`), false)
@@ -1051,7 +1050,7 @@ func TestRolloverInterleavedPiEntries(t *testing.T) {
 func commitBasic(t *testing.T) (*env, coordinator.CommitAnswer) {
 	t.Helper()
 	e := newEnv(t, contextd.ModeTree, lineCall)
-	ctx := context.Background()
+	ctx := t.Context()
 	e.ids = []string{"rollover-1", basicWindow1, basicMarker1}
 	if _, _, err := e.svc.CreateRollover(ctx, basicID, coordinator.RolloverRequest{LeafID: basicCall, CommandContextReady: true}); err != nil {
 		t.Fatalf("create: %v", err)

@@ -249,7 +249,8 @@ func (s *Service) withBranch(t *Target, leafID string, fn func(b *Branch) error)
 	})
 }
 
-// requireMode refuses modes that do not serve local history and notes.
+// requireLocal refuses the modes that do not serve local history and notes
+// (off and remote) with EConflict.
 func requireLocal(t *Target) error {
 	switch t.Mode {
 	case contextd.ModeOff:

@@ -229,7 +229,7 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 			return nil
 		})
 		if err != nil {
-			return out, mapDomainError(err)
+			return out, err
 		}
 	}
 	out.Rollover, out.Incomplete, err = s.rolloverStatus(ctx, t)
@@ -403,7 +403,7 @@ func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string, tail i
 		}
 		return nil
 	})
-	return out, mapDomainError(err)
+	return out, err
 }
 
 // Rebuild drops and rebuilds the derived index; registrations and rollovers

@@ -110,7 +110,7 @@ func (s *Service) Compaction(ctx context.Context, sessionID string, req Compacti
 		}
 		return s.compaction(b, view, &out)
 	})
-	return out, mapDomainError(err)
+	return out, err
 }
 
 func (s *Service) compaction(b *Branch, view *history.View, out *CompactionAnswer) error {

@@ -2,7 +2,6 @@ package coordinator_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -19,8 +18,8 @@ import (
 	"contextd"
 	"contextd/coordinator"
 	"contextd/history"
+	"contextd/internal/testkit"
 	"contextd/notes"
-	"contextd/store"
 )
 
 // The fixtures in testdata/pi-tree were written by real Pi 0.85 code
@@ -90,7 +89,7 @@ type treeSession struct {
 // cleanup if the file changed (contextd never writes a session file).
 func openSession(t *testing.T, content []byte, mode string) *treeSession {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "sessions")
 	if err := os.Mkdir(root, 0o700); err != nil {
@@ -104,25 +103,16 @@ func openSession(t *testing.T, content []byte, mode string) *treeSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx, err := store.OpenIndex(ctx, root, filepath.Join(dir, "index"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.OpenState(ctx, filepath.Join(dir, "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	be := testkit.OpenBackend(t, root, dir, testkit.Options{})
 	t.Cleanup(func() {
-		idx.Close()
-		st.Close()
+		be.Close()
 		after, err := os.Stat(path)
 		b, rerr := os.ReadFile(path)
 		if err != nil || rerr != nil || !after.ModTime().Equal(before.ModTime()) || !bytes.Equal(b, content) {
 			t.Errorf("the session file changed")
 		}
 	})
-	m := coordinator.NewMetrics(nil)
-	svc := coordinator.New(idx, st, contextd.ModeLocal, nil, m)
+	svc, m := be.Svc, be.Metrics
 	ts := &treeSession{svc: svc, raw: map[string]*rawEntry{}, metrics: m}
 	for i, line := range bytes.Split(bytes.TrimSpace(content), []byte("\n")) {
 		var e rawEntry
@@ -172,11 +162,38 @@ func (s *treeSession) cc(leaf string) coordinator.CallContext {
 	return coordinator.CallContext{SessionID: s.id, LeafID: leaf}
 }
 
-func (s *treeSession) history(t *testing.T, op, leaf string, args any) any {
+func (s *treeSession) listWindows(t *testing.T, leaf string, a history.ListWindowsArgs) history.WindowsResult {
 	t.Helper()
-	out, err := s.svc.History(context.Background(), op, s.cc(leaf), args)
+	out, err := s.svc.ListWindows(t.Context(), s.cc(leaf), a)
 	if err != nil {
-		t.Fatalf("%s: %v", op, err)
+		t.Fatalf("list_windows: %v", err)
+	}
+	return out
+}
+
+func (s *treeSession) listItems(t *testing.T, leaf string, a history.ListItemsArgs) history.ItemsResult {
+	t.Helper()
+	out, err := s.svc.ListItems(t.Context(), s.cc(leaf), a)
+	if err != nil {
+		t.Fatalf("list_items: %v", err)
+	}
+	return out
+}
+
+func (s *treeSession) search(t *testing.T, leaf string, a history.SearchArgs) history.ItemsResult {
+	t.Helper()
+	out, err := s.svc.SearchHistory(t.Context(), s.cc(leaf), a)
+	if err != nil {
+		t.Fatalf("search_contents: %v", err)
+	}
+	return out
+}
+
+func (s *treeSession) readItem(t *testing.T, leaf string, a history.ReadItemArgs) history.ReadResult {
+	t.Helper()
+	out, err := s.svc.ReadItem(t.Context(), s.cc(leaf), a)
+	if err != nil {
+		t.Fatalf("read_item: %v", err)
 	}
 	return out
 }
@@ -188,7 +205,7 @@ type win struct {
 
 func (s *treeSession) windows(t *testing.T, leaf string) []win {
 	t.Helper()
-	res := s.history(t, "list_windows", leaf, &history.ListWindowsArgs{Limit: ip(100)}).(history.WindowsResult)
+	res := s.listWindows(t, leaf, history.ListWindowsArgs{Limit: ip(100)})
 	out := []win{}
 	for _, w := range res.Windows {
 		out = append(out, win{w.WindowID, w.ItemCount})
@@ -206,7 +223,7 @@ func itemIDs(items []history.ItemPreview) []string {
 
 func (s *treeSession) context(t *testing.T, leaf string) coordinator.ContextAnswer {
 	t.Helper()
-	a, err := s.svc.Context(context.Background(), s.id, coordinator.ContextRequest{LeafID: leaf})
+	a, err := s.svc.Context(t.Context(), s.id, coordinator.ContextRequest{LeafID: leaf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +264,7 @@ func TestTreeListWindows(t *testing.T) {
 				t.Errorf("current window %s, expected.json activeWindow %s", last, s.exp.ActiveWindow.WindowID)
 			}
 			// recent_first reverses.
-			res := s.history(t, "list_windows", "", &history.ListWindowsArgs{RecentFirst: bp(true), Limit: ip(1)}).(history.WindowsResult)
+			res := s.listWindows(t, "", history.ListWindowsArgs{RecentFirst: bp(true), Limit: ip(1)})
 			if len(res.Windows) != 1 || res.Windows[0].WindowID != s.exp.ActiveWindow.WindowID {
 				t.Errorf("recent_first: %+v", res.Windows)
 			}
@@ -274,7 +291,7 @@ func TestTreeLocalModeIgnoresArchives(t *testing.T) {
 func TestTreeListItemsArchivedWindow(t *testing.T) {
 	s := openFixture(t, "tree-multi", "tree")
 	w := "d1c44683-21c8-4917-a80b-8705bb83f024"
-	res := s.history(t, "list_items", "", &history.ListItemsArgs{WindowID: sp(w), Limit: ip(3), MaxCharsPerItem: ip(40)}).(history.ItemsResult)
+	res := s.listItems(t, "", history.ListItemsArgs{WindowID: sp(w), Limit: ip(3), MaxCharsPerItem: ip(40)})
 	if diff := cmp.Diff([]string{"0bcc4862", "8fbd0d10", "4215c7e0"}, itemIDs(res.Items)); diff != "" {
 		t.Fatalf("items (-want +got):\n%s", diff)
 	}
@@ -292,12 +309,12 @@ func TestTreeListItemsArchivedWindow(t *testing.T) {
 	if res.Items[1].Role != "assistant" || res.Items[2].Role != "tool" {
 		t.Errorf("roles %s %s", res.Items[1].Role, res.Items[2].Role)
 	}
-	res = s.history(t, "list_items", "", &history.ListItemsArgs{WindowID: sp(w), Limit: ip(2), RecentFirst: bp(true)}).(history.ItemsResult)
+	res = s.listItems(t, "", history.ListItemsArgs{WindowID: sp(w), Limit: ip(2), RecentFirst: bp(true)})
 	if diff := cmp.Diff([]string{"121a7588", "fcf5a7a1"}, itemIDs(res.Items)); diff != "" {
 		t.Errorf("recent first (-want +got):\n%s", diff)
 	}
 	// A summary item has role assistant.
-	res = s.history(t, "list_items", "", &history.ListItemsArgs{WindowID: sp(w), Role: sp("assistant"), Limit: ip(2)}).(history.ItemsResult)
+	res = s.listItems(t, "", history.ListItemsArgs{WindowID: sp(w), Role: sp("assistant"), Limit: ip(2)})
 	if diff := cmp.Diff([]string{"0bcc4862", "8fbd0d10"}, itemIDs(res.Items)); diff != "" {
 		t.Errorf("assistant items (-want +got):\n%s", diff)
 	}
@@ -321,7 +338,7 @@ func TestTreeSearchOrder(t *testing.T) {
 		{"Constraints", true, []string{"7b988e15", "903e9593", "0bcc4862", "13499824", "2c4968f8", "b9e4d582"}},
 		{"shipment_io", false, []string{"13499824", "4c4124b0", "7a7a742c", "ab7f5871"}},
 	} {
-		res := s.history(t, "search_contents", "", &history.SearchArgs{Query: c.query, Limit: ip(25), RecentFirst: bp(c.recent)}).(history.ItemsResult)
+		res := s.search(t, "", history.SearchArgs{Query: c.query, Limit: ip(25), RecentFirst: bp(c.recent)})
 		if diff := cmp.Diff(c.want, itemIDs(res.Items)); diff != "" {
 			t.Errorf("%q recent=%v (-want +got):\n%s", c.query, c.recent, diff)
 		}
@@ -332,7 +349,7 @@ func TestTreeSearchOrder(t *testing.T) {
 		}
 	}
 	// Restricted to one archived window.
-	res := s.history(t, "search_contents", "", &history.SearchArgs{Query: "shipment_io", WindowID: sp("bdeff54f-0701-4681-9db7-9f0d115b43c4")}).(history.ItemsResult)
+	res := s.search(t, "", history.SearchArgs{Query: "shipment_io", WindowID: sp("bdeff54f-0701-4681-9db7-9f0d115b43c4")})
 	if diff := cmp.Diff([]string{"13499824", "4c4124b0"}, itemIDs(res.Items)); diff != "" {
 		t.Errorf("window filter (-want +got):\n%s", diff)
 	}
@@ -344,19 +361,19 @@ func TestTreeReadSummaryRange(t *testing.T) {
 	s := openFixture(t, "tree-multi", "tree")
 	sum := []rune(s.raw["13499824"].Summary)
 	w := "bdeff54f-0701-4681-9db7-9f0d115b43c4"
-	res := s.history(t, "read_item", "", &history.ReadItemArgs{ItemID: "13499824", WindowID: w, OffsetChars: ip(100), LimitChars: ip(200)}).(history.ReadResult)
+	res := s.readItem(t, "", history.ReadItemArgs{ItemID: "13499824", WindowID: w, OffsetChars: ip(100), LimitChars: ip(200)})
 	want := &history.ItemBody{WindowID: w, ItemID: "13499824", Role: "assistant", Summary: true, Content: string(sum[100:300]),
 		TotalChars: len(sum), NextOffsetChars: ip(300)}
 	if diff := cmp.Diff(want, res.Item); diff != "" {
 		t.Errorf("read (-want +got):\n%s", diff)
 	}
 	// The last range has no next offset.
-	res = s.history(t, "read_item", "", &history.ReadItemArgs{ItemID: "3499824", WindowID: w, OffsetChars: ip(len(sum) - 5)}).(history.ReadResult)
+	res = s.readItem(t, "", history.ReadItemArgs{ItemID: "3499824", WindowID: w, OffsetChars: ip(len(sum) - 5)})
 	if res.Item == nil || res.Item.Content != string(sum[len(sum)-5:]) || res.Item.NextOffsetChars != nil {
 		t.Errorf("tail read by suffix: %+v", res.Item)
 	}
 	// A summary read through a window it does not belong to is not found.
-	res = s.history(t, "read_item", "", &history.ReadItemArgs{ItemID: "13499824", WindowID: "fa330d3b-2daf-4e2b-9ab9-6c1693644497"}).(history.ReadResult)
+	res = s.readItem(t, "", history.ReadItemArgs{ItemID: "13499824", WindowID: "fa330d3b-2daf-4e2b-9ab9-6c1693644497"})
 	if res.Item != nil {
 		t.Errorf("read in the current window: %+v", res.Item)
 	}
@@ -427,13 +444,13 @@ func TestTreeManualSummaries(t *testing.T) {
 		{"722a1281", "21831903-3553-4f41-b578-b0e547b5467e"},
 		{"95ec8f29", "21831903-3553-4f41-b578-b0e547b5467e"},
 	} {
-		res := s.history(t, "read_item", "", &history.ReadItemArgs{ItemID: c.id, WindowID: c.window, LimitChars: ip(10)}).(history.ReadResult)
+		res := s.readItem(t, "", history.ReadItemArgs{ItemID: c.id, WindowID: c.window, LimitChars: ip(10)})
 		if res.Item == nil || res.Item.Summary || res.Item.Role != "assistant" || res.Item.TotalChars != len([]rune(s.raw[c.id].Summary)) {
 			t.Errorf("%s: %+v", c.id, res.Item)
 		}
 	}
 	// Search puts only the two Tree summaries first.
-	res := s.history(t, "search_contents", "", &history.SearchArgs{Query: "\n", Limit: ip(3)}).(history.ItemsResult)
+	res := s.search(t, "", history.SearchArgs{Query: "\n", Limit: ip(3)})
 	if diff := cmp.Diff([]string{"34cd52a5", "1af1a0b4"}, itemIDs(res.Items)[:2]); diff != "" || res.Items[2].Summary {
 		t.Errorf("search (-want +got):\n%s%+v", diff, res.Items[2])
 	}
@@ -445,7 +462,7 @@ func TestTreeManualSummaries(t *testing.T) {
 // their first reason, however many requests read them; their windows are
 // unavailable and their summaries visible.
 func TestTreeBadManifests(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	s := openFixture(t, "tree-bad-manifests-small", "tree")
 	for range 3 {
 		st, err := s.svc.SessionStateOf(ctx, s.id)
@@ -487,7 +504,7 @@ func TestTreeBadManifests(t *testing.T) {
 		}
 	}
 	// The summary of an invalid archive is no window's summary item.
-	res := s.history(t, "read_item", "", &history.ReadItemArgs{ItemID: "02f78178", WindowID: "7413c6e7-ea8c-4c57-a1b8-ff60e78d263c"}).(history.ReadResult)
+	res := s.readItem(t, "", history.ReadItemArgs{ItemID: "02f78178", WindowID: "7413c6e7-ea8c-4c57-a1b8-ff60e78d263c"})
 	if res.Item != nil {
 		t.Errorf("invalid archive read: %+v", res.Item)
 	}
@@ -562,7 +579,7 @@ func TestTreeCraftedCycleAndMissingParent(t *testing.T) {
 		craftedMessage("u3", "b2", "user", "current work"),
 	}
 	s := openSession(t, []byte(strings.Join(lines, "\n")+"\n"), "tree")
-	st, err := s.svc.SessionStateOf(context.Background(), s.id)
+	st, err := s.svc.SessionStateOf(t.Context(), s.id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -580,7 +597,7 @@ func TestTreeCraftedCycleAndMissingParent(t *testing.T) {
 	if len(a.HiddenSummaries) != 0 || a.NeedsBoundary || a.BoundaryEntryID != "b2" {
 		t.Errorf("context: %+v", a)
 	}
-	res := s.history(t, "search_contents", "", &history.SearchArgs{Query: "cycle"}).(history.ItemsResult)
+	res := s.search(t, "", history.SearchArgs{Query: "cycle"})
 	if len(res.Items) != 0 {
 		t.Errorf("cycle entries reachable: %+v", res.Items)
 	}
@@ -660,7 +677,7 @@ func TestTreeNavigation(t *testing.T) {
 		})
 	}
 	// The reopened window ends at the leaf.
-	res := s.history(t, "list_items", "c798916c", &history.ListItemsArgs{WindowID: sp("d1c44683-21c8-4917-a80b-8705bb83f024"), RecentFirst: bp(true), Limit: ip(1)}).(history.ItemsResult)
+	res := s.listItems(t, "c798916c", history.ListItemsArgs{WindowID: sp("d1c44683-21c8-4917-a80b-8705bb83f024"), RecentFirst: bp(true), Limit: ip(1)})
 	if diff := cmp.Diff([]string{"c798916c"}, itemIDs(res.Items)); diff != "" || res.Items[0].Summary {
 		t.Errorf("last item at the leaf (-want +got):\n%s", diff)
 	}
@@ -685,7 +702,7 @@ func TestTreeNavigation(t *testing.T) {
 		t.Errorf("archived branch context: %+v", a)
 	}
 	// An unknown leaf is an error.
-	if _, err := m.svc.Context(context.Background(), m.id, coordinator.ContextRequest{LeafID: "nope"}); contextd.ErrorCode(err) != contextd.ENotFound {
+	if _, err := m.svc.Context(t.Context(), m.id, coordinator.ContextRequest{LeafID: "nope"}); contextd.ErrorCode(err) != contextd.ENotFound {
 		t.Errorf("unknown leaf: %v", err)
 	}
 }
@@ -694,9 +711,9 @@ func TestTreeNavigation(t *testing.T) {
 // snapshot on the branch, then later note entries) equals
 // notesActiveBranch, through list_files_by_prefix and read_file.
 func TestTreeNotesAtLeaf(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	s := openFixture(t, "tree-multi", "tree")
-	out, err := s.svc.Notes(ctx, "list_files_by_prefix", s.cc(""), &notes.ListFilesByPrefixArgs{MaxResults: ip(100)})
+	out, err := s.svc.ListNoteFiles(ctx, s.cc(""), notes.ListFilesByPrefixArgs{MaxResults: ip(100)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -705,18 +722,18 @@ func TestTreeNotesAtLeaf(t *testing.T) {
 		want = append(want, notes.FileMeta{Path: n.Path, Bytes: n.Bytes, CreatedAt: notes.FormatTime(n.CreatedAt), UpdatedAt: notes.FormatTime(n.UpdatedAt)})
 	}
 	slices.SortFunc(want, func(a, b notes.FileMeta) int { return strings.Compare(a.Path, b.Path) })
-	if diff := cmp.Diff(want, out.(notes.ListResult).Files); diff != "" {
+	if diff := cmp.Diff(want, out.Files); diff != "" {
 		t.Errorf("files (-want +got):\n%s", diff)
 	}
 	if len(want) < 2 {
 		t.Fatalf("fixture has %d notes", len(want))
 	}
 	for _, n := range s.exp.Notes {
-		out, err := s.svc.Notes(ctx, "read_file", s.cc(""), &notes.ReadFileArgs{Path: n.Path})
+		out, err := s.svc.ReadNoteFile(ctx, s.cc(""), notes.ReadFileArgs{Path: n.Path})
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := out.(notes.ReadResult).File
+		f := out.File
 		if f == nil || f.Content != n.Text || f.Bytes != n.Bytes {
 			t.Errorf("%s: %+v", n.Path, f)
 		}
@@ -744,7 +761,7 @@ func TestTreeThreadHint(t *testing.T) {
 	for _, name := range []string{"tree-basic", "tree-multi", "tree-manual-summary"} {
 		t.Run(name, func(t *testing.T) {
 			s := openFixture(t, name, "tree")
-			got, err := s.svc.ThreadHint(context.Background(), s.cc(""))
+			got, err := s.svc.ThreadHint(t.Context(), s.cc(""))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -797,7 +814,7 @@ func textOf(t *testing.T, raw json.RawMessage, withThinking bool) string {
 // (first lines) and its last assistant message without a tool call (text
 // parts only).
 func TestTreeCompaction(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	s := openFixture(t, "tree-basic", "tree")
 	got, err := s.svc.Compaction(ctx, s.id, coordinator.CompactionRequest{})
 	if err != nil {
@@ -908,7 +925,7 @@ func TestTreeCompactionBounds(t *testing.T) {
 	if diff := cmp.Diff(13, len(s.windows(t, ""))); diff != "" {
 		t.Fatalf("windows: %s", diff)
 	}
-	got, err := s.svc.Compaction(context.Background(), s.id, coordinator.CompactionRequest{})
+	got, err := s.svc.Compaction(t.Context(), s.id, coordinator.CompactionRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,7 +178,7 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 		out.Append = []Boundary{s.NewBoundary(t.Agent, out.Window, hint)}
 		return nil
 	})
-	return out, mapDomainError(err)
+	return out, err
 }
 
 // nextHint is the thread hint of the next window: the note state of the
@@ -347,7 +347,7 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 		}
 		return project(b, &out)
 	})
-	return out, mapDomainError(err)
+	return out, err
 }
 
 // project fills out.Projection from the entry-id answer and the pairing

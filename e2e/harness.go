@@ -194,15 +194,9 @@ func NodeBinary(tb testing.TB) string {
 	return node
 }
 
-// runScript runs one e2e/*.mjs script with the pinned node and returns its stdout.
-// Relative paths in args resolve against the caller's working directory.
-func runScript(tb testing.TB, timeout time.Duration, script string, args ...string) []byte {
-	tb.Helper()
-	return RunScriptEnv(tb, timeout, nil, script, args...)
-}
-
-// RunScriptEnv is runScript with extra environment variables ("KEY=value") for the script.
-// It fails tb when the script fails or runs longer than timeout.
+// RunScriptEnv runs one e2e/*.mjs script with the pinned node and extra
+// environment variables ("KEY=value") and returns its stdout. Relative
+// paths in args resolve against the caller's working directory. It fails tb when the script fails or runs longer than timeout.
 func RunScriptEnv(tb testing.TB, timeout time.Duration, env []string, script string, args ...string) []byte {
 	tb.Helper()
 	node := NodeBinary(tb)

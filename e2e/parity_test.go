@@ -327,7 +327,7 @@ func piParityLeaves(t *testing.T, pv PiVersion, runs []leafRun) []ParityResult {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, NodeBinary(t), "--input-type=module", "-e", leafBatch)
 	cmd.Env = append(os.Environ(),
-		"PI_CODING_AGENT_DIR="+t.TempDir(), // as runScript: keep Pi away from ~/.pi
+		"PI_CODING_AGENT_DIR="+t.TempDir(), // as RunScriptEnv: keep Pi away from ~/.pi
 		"PI_PARITY_LEAF=",
 		pv.Env(),
 		"PARITY_SCRIPT="+filepath.Join(Dir(), "pi-parity.mjs"),

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"contextd"
 )
 
 // Source is the `source` field of every Local/Tree history result
@@ -35,34 +37,12 @@ const (
 	maxAmbiguousCandidates = 5    // candidates named in an ambiguous item_id error
 )
 
-// Error codes of *Error, for the HTTP layer to map to 4xx statuses.
-const (
-	// CodeInvalid: a required argument is missing or empty (HTTP 400/422).
-	CodeInvalid = "invalid"
-	// CodeNotFound: reserved for callers (an unknown session, say). The
-	// operations themselves never return it: an item that does not exist
-	// is `item: null` (reference §3.3) and an unknown window gives an empty
-	// list (reference §1.4).
-	CodeNotFound = "not_found"
-	// CodeAmbiguous: a read_item item_id suffix matches several items of
-	// the window (HTTP 409 or 422).
-	CodeAmbiguous = "ambiguous"
-)
-
-// Error is a user-facing error of a history operation. Message is a
-// sentence a model or a person can act on; Code is one of CodeInvalid,
-// CodeNotFound, CodeAmbiguous. Any other error returned by the operations
-// comes from the TextSource and is internal (HTTP 500).
-type Error struct {
-	Code    string
-	Message string
-}
-
-// Error returns the message.
-func (e *Error) Error() string { return e.Message }
-
-func invalid(format string, a ...any) *Error {
-	return &Error{Code: CodeInvalid, Message: fmt.Sprintf(format, a...)}
+// invalid is the error of a missing or empty argument (contextd.EInvalid,
+// HTTP 422). An item that does not exist is not an error: read_item
+// answers `item: null` (reference §3.3) and an unknown window gives an
+// empty list (reference §1.4).
+func invalid(format string, a ...any) *contextd.Error {
+	return contextd.Errorf(contextd.EInvalid, format, a...)
 }
 
 // ItemRef describes one history item without its text: where it lives
@@ -362,7 +342,7 @@ walk:
 
 // Search answers search_contents (reference §1.4, §3.3): the items whose
 // text contains query (case-sensitive literal substring; an empty query is
-// a CodeInvalid error), in SearchOrder (Tree archive summaries first, then
+// a contextd.EInvalid error), in SearchOrder (Tree archive summaries first, then
 // raw items window by window). With recent_first both groups are reversed
 // (newest summary first, then the newest raw items first): summaries stay
 // first, as the seed's Tree search requires ("summaries first, then raw
@@ -525,7 +505,7 @@ func PreviewJSONChars(p ItemPreview) int {
 }
 
 // ReadItem answers read_item (reference §1.4, §3.3). item_id and window_id
-// are required (an empty one is a CodeInvalid error). The item is looked
+// are required (an empty one is a contextd.EInvalid error). The item is looked
 // up in the window whose full ID equals window_id: an item whose ID equals
 // item_id wins; otherwise item_id must be a suffix of exactly one item ID
 // of that window (several: a CodeAmbiguous error naming up to 5
@@ -611,7 +591,7 @@ func (v *View) lookup(windowID, id string) (*ItemRef, error) {
 	if len(cands) > maxAmbiguousCandidates {
 		more = fmt.Sprintf(", and %d more", len(cands)-maxAmbiguousCandidates)
 	}
-	return nil, &Error{Code: CodeAmbiguous, Message: fmt.Sprintf(
+	return nil, contextd.Errorf(contextd.EAmbiguous,
 		"history read_item item_id %q is ambiguous in window %s: it is the end of %d item IDs (%s%s); pass the full item ID.",
-		id, windowID, len(cands), strings.Join(names, ", "), more)}
+		id, windowID, len(cands), strings.Join(names, ", "), more)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"contextd"
 )
 
 // builder assembles a View backed by MemTexts.
@@ -384,8 +386,8 @@ func TestSearch(t *testing.T) {
 		}
 	}
 	_, err := b.v.Search(SearchArgs{})
-	var he *Error
-	if !errors.As(err, &he) || he.Code != CodeInvalid || he.Message != "history search_contents requires a non-empty query." {
+	var he *contextd.Error
+	if !errors.As(err, &he) || he.Code != contextd.EInvalid || he.Message != "history search_contents requires a non-empty query." {
 		t.Errorf("empty query: %v", err)
 	}
 }
@@ -489,7 +491,7 @@ func TestTextSourceErrors(t *testing.T) {
 	if _, err := b.v.Search(SearchArgs{Query: "x"}); err == nil {
 		t.Error("nil texts: no error")
 	}
-	var he *Error
+	var he *contextd.Error
 	if _, err := b.v.ListItems(ListItemsArgs{}); err == nil || errors.As(err, &he) {
 		t.Errorf("nil texts should be an internal error: %v", err)
 	}
@@ -513,27 +515,27 @@ func TestReadItemMatching(t *testing.T) {
 	}
 	cases := []struct {
 		name, window, id string
-		want             string // item ID, "" = null
-		err              string // error code
+		want             string        // item ID, "" = null
+		err              contextd.Code // error code
 	}{
 		{"exact", "w", "abc123", "abc123", ""},
 		{"exact wins over suffix", "w", "123", "123", ""},
 		{"unique suffix", "w", "999", "abc999", ""},
 		{"unique suffix 2", "w", "z123", "xyz123", ""},
-		{"ambiguous suffix", "w", "23", "", CodeAmbiguous},
+		{"ambiguous suffix", "w", "23", "", contextd.EAmbiguous},
 		{"no match", "w", "nope", "", ""},
 		{"prefix is not a match", "w", "abc", "", ""},
 		{"other window", "w", "only-here", "", ""},
 		{"right window", "w-other", "only-here", "only-here", ""},
 		{"suffix of window id is not a window", "other", "only-here", "", ""},
 		{"unknown window", "zz", "abc123", "", ""},
-		{"empty item_id", "w", "", "", CodeInvalid},
-		{"empty window_id", "", "abc123", "", CodeInvalid},
-		{"many candidates", "w7", "7", "", CodeAmbiguous},
+		{"empty item_id", "w", "", "", contextd.EInvalid},
+		{"empty window_id", "", "abc123", "", contextd.EInvalid},
+		{"many candidates", "w7", "7", "", contextd.EAmbiguous},
 	}
 	for _, c := range cases {
 		r, err := b.v.ReadItem(ReadItemArgs{ItemID: c.id, WindowID: c.window})
-		var he *Error
+		var he *contextd.Error
 		switch {
 		case c.err != "":
 			if !errors.As(err, &he) || he.Code != c.err || r.Item != nil {

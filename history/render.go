@@ -3,7 +3,7 @@
 // history items that the caller builds from a Pi session: rendering of
 // session entries into items (Render), the four operations with the seed's
 // bounds and result shapes (View.ListWindows, View.ListItems, View.ReadItem,
-// View.Search), and the text access they need (TextSource, MemTexts).
+// View.Search), and the text access they need (TextSource).
 //
 // Sources: reference/codex-history-notes.md §1.4 (namespace `history`
 // argument fields), §3.3 (Local history: rendering, filters, bounds, result

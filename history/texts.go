@@ -1,13 +1,9 @@
 package history
 
-import (
-	"fmt"
-	"strings"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // TextSource gives the operations access to item texts, which stay in the
-// store (or in memory for MemTexts) rather than in the View. Offsets and
+// store (or in memory in tests) rather than in the View. Offsets and
 // lengths are Unicode code points; implementations must never split a code
 // point and must count an invalid UTF-8 byte as one code point (the
 // utf8.RuneCountInString rule), so that ItemRef.Chars, Prefix and Slice
@@ -27,55 +23,6 @@ type TextSource interface {
 	// fn must not call back into the TextSource. refs is read-only (it may
 	// be shared with other requests).
 	Search(query string, refs []ItemRef, limit int, fn func(ref ItemRef) bool) error
-}
-
-// MemTexts is an in-memory TextSource: item text by ItemRef.Key. It is
-// meant for tests and small views; a ref whose Key is missing is an error.
-type MemTexts map[int64]string
-
-func (m MemTexts) text(ref ItemRef) (string, error) {
-	s, ok := m[ref.Key]
-	if !ok {
-		return "", fmt.Errorf("history: no text for item %q (key %d)", ref.ItemID, ref.Key)
-	}
-	return s, nil
-}
-
-// Prefix implements TextSource.
-func (m MemTexts) Prefix(ref ItemRef, maxChars int) (string, error) {
-	s, err := m.text(ref)
-	if err != nil {
-		return "", err
-	}
-	return SliceChars(s, 0, maxChars), nil
-}
-
-// Slice implements TextSource.
-func (m MemTexts) Slice(ref ItemRef, offsetChars, limitChars int) (string, error) {
-	s, err := m.text(ref)
-	if err != nil {
-		return "", err
-	}
-	return SliceChars(s, offsetChars, limitChars), nil
-}
-
-// Search implements TextSource with strings.Contains.
-func (m MemTexts) Search(query string, refs []ItemRef, limit int, fn func(ref ItemRef) bool) error {
-	n := 0
-	for _, ref := range refs {
-		s, err := m.text(ref)
-		if err != nil {
-			return err
-		}
-		if !strings.Contains(s, query) {
-			continue
-		}
-		n++
-		if !fn(ref) || (limit > 0 && n >= limit) {
-			return nil
-		}
-	}
-	return nil
 }
 
 // SliceChars returns at most limit code points of s starting at code point

@@ -33,8 +33,9 @@
 //
 // # Errors
 //
-// Invalid input is reported as *Error with Code CodeInvalid (HTTP 422) or
-// CodeTooLarge (HTTP 413); its Message is the sentence the model sees.
+// Invalid input is reported as *contextd.Error with Code contextd.EInvalid
+// (HTTP 422) or contextd.ETooLarge (HTTP 413); its Message is the sentence
+// the model sees.
 // Malformed session entries are reported by DecodeEvent as errors wrapping
 // ErrMalformedEvent; callers count and skip them.
 package notes

@@ -1,27 +1,23 @@
 package notes
 
-import "errors"
+import (
+	"errors"
 
-// Error codes carried by *Error. The HTTP layer maps CodeInvalid to 422
-// Unprocessable Entity and CodeTooLarge to 413 Content Too Large.
-const (
-	CodeInvalid  = "invalid"   // bad argument: path, enum value, missing query, invalid UTF-8
-	CodeTooLarge = "too_large" // a note file or the note snapshot would exceed its byte limit
+	"contextd"
 )
 
-// Error is a user-facing failure of a note operation. Message is the
-// complete sentence to show the model (for example "Note file exceeds the
-// 1,000,000-byte limit", reference codex-history-notes.md §5); Code is
-// CodeInvalid or CodeTooLarge.
-type Error struct {
-	Code    string
-	Message string
+// invalidf is the error of a bad argument (path, enum value, missing
+// query, invalid UTF-8): contextd.EInvalid, HTTP 422. A note file or the
+// note snapshot over its byte limit is contextd.ETooLarge (HTTP 413).
+func invalidf(msg string) *contextd.Error {
+	return &contextd.Error{Code: contextd.EInvalid, Message: msg}
 }
 
-// Error returns e.Message unchanged.
-func (e *Error) Error() string { return e.Message }
-
-func invalidf(msg string) *Error { return &Error{Code: CodeInvalid, Message: msg} }
+// tooLarge is the error of a note file or the note snapshot over its byte
+// limit (msg is MsgFileTooLarge or MsgSnapshotTooLarge).
+func tooLarge(msg string) *contextd.Error {
+	return &contextd.Error{Code: contextd.ETooLarge, Message: msg}
+}
 
 // Fixed error messages (reference codex-history-notes.md §3.4, §5).
 const (

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"contextd"
 )
 
 // FuzzResolveFile checks the invariants of ResolveFile and ResolvePrefix on
@@ -21,9 +23,9 @@ func FuzzResolveFile(f *testing.F) {
 		for _, agent := range []string{"/root", "/root/worker"} {
 			got, err := ResolveFile(agent, path)
 			if err != nil {
-				var ne *Error
-				if !errors.As(err, &ne) || ne.Code != CodeInvalid || ne.Message == "" {
-					t.Fatalf("ResolveFile(%q, %q): error %#v is not an invalid *Error", agent, path, err)
+				var ne *contextd.Error
+				if !errors.As(err, &ne) || ne.Code != contextd.EInvalid || ne.Message == "" {
+					t.Fatalf("ResolveFile(%q, %q): error %#v is not an invalid *contextd.Error", agent, path, err)
 				}
 				if ne.Message != MsgPathRequired && !strings.Contains(ne.Message, `; use a relative path like "plan.md" or an absolute one like "`+agent+`/notes/plan.md"`) {
 					t.Fatalf("message names no accepted form: %s", ne.Message)
@@ -37,8 +39,8 @@ func FuzzResolveFile(f *testing.F) {
 
 			prefix, err := ResolvePrefix(agent, &path)
 			if err != nil {
-				var ne *Error
-				if !errors.As(err, &ne) || ne.Code != CodeInvalid {
+				var ne *contextd.Error
+				if !errors.As(err, &ne) || ne.Code != contextd.EInvalid {
 					t.Fatalf("ResolvePrefix(%q, %q): error %#v", agent, path, err)
 				}
 				continue
@@ -63,7 +65,7 @@ func checkResolved(t *testing.T, agent, path, got string) {
 	if a == "" {
 		t.Fatalf("ResolveFile(%q, %q) = %q: no <agent>/notes/ part", agent, path, got)
 	}
-	if _, err := NormalizeAgent(a); err != nil {
+	if _, err := normalizeAgent(a); err != nil {
 		t.Fatalf("ResolveFile(%q, %q) = %q: agent part %q is invalid", agent, path, got, a)
 	}
 	rest := strings.TrimPrefix(got, a+"/notes/")

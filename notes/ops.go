@@ -330,7 +330,7 @@ func plan(s *State, agent, action, rawPath, text string, now time.Time) (WriteRe
 	// resulting file and snapshot size without touching s.
 	old := s.lookup(path)
 	if action == ActionAppend && old != nil && len(old.Text)+len(text) > MaxFileBytes || len(text) > MaxFileBytes {
-		return WriteResult{}, AppendEntry{}, &Error{Code: CodeTooLarge, Message: MsgFileTooLarge}
+		return WriteResult{}, AppendEntry{}, tooLarge(MsgFileTooLarge)
 	}
 	scratch := &State{}
 	snapBytes := 0
@@ -351,7 +351,7 @@ func plan(s *State, agent, action, rawPath, text string, now time.Time) (WriteRe
 		snapBytes++ // the comma scratch did not count
 	}
 	if snapshotJSONLen(snapBytes, ts) > MaxSnapshotBytes {
-		return WriteResult{}, AppendEntry{}, &Error{Code: CodeTooLarge, Message: MsgSnapshotTooLarge}
+		return WriteResult{}, AppendEntry{}, tooLarge(MsgSnapshotTooLarge)
 	}
 	f, _ := scratch.File(path)
 	return WriteResult{Source: Source, File: f.Meta()},

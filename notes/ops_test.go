@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"contextd"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -37,11 +39,11 @@ func a(path, text string, ts int64) Event {
 	return Event{Action: ActionAppend, Path: path, Text: text, Timestamp: ts}
 }
 
-func asError(t *testing.T, err error, code, msg string) {
+func asError(t *testing.T, err error, code contextd.Code, msg string) {
 	t.Helper()
-	var ne *Error
+	var ne *contextd.Error
 	if !errors.As(err, &ne) || ne.Code != code || ne.Message != msg {
-		t.Fatalf("err = %#v, want *Error{%s, %q}", err, code, msg)
+		t.Fatalf("err = %#v, want *contextd.Error{%s, %q}", err, code, msg)
 	}
 }
 
@@ -152,11 +154,11 @@ func TestListOrderAndPrefix(t *testing.T) {
 		t.Errorf("worker default: %q", paths(res))
 	}
 	_, err := ListFilesByPrefix(s, "", ListFilesByPrefixArgs{FileOrderBy: ptr("size")})
-	asError(t, err, CodeInvalid, `Invalid file_order_by "size": use "name", "created_at" or "updated_at"`)
+	asError(t, err, contextd.EInvalid, `Invalid file_order_by "size": use "name", "created_at" or "updated_at"`)
 	_, err = ListFilesByPrefix(s, "", ListFilesByPrefixArgs{FileOrder: ptr("up")})
-	asError(t, err, CodeInvalid, `Invalid file_order "up": use "ascending" or "descending"`)
+	asError(t, err, contextd.EInvalid, `Invalid file_order "up": use "ascending" or "descending"`)
 	_, err = ListFilesByPrefix(s, "", ListFilesByPrefixArgs{Prefix: ptr("../")})
-	var ne *Error
+	var ne *contextd.Error
 	if !errors.As(err, &ne) {
 		t.Fatal(err)
 	}
@@ -222,7 +224,7 @@ func TestReadFileWindows(t *testing.T) {
 		t.Errorf("missing JSON: %s", b)
 	}
 	_, err = ReadFile(s, "", ReadFileArgs{Path: ""})
-	asError(t, err, CodeInvalid, MsgPathRequired)
+	asError(t, err, contextd.EInvalid, MsgPathRequired)
 	res, _ = ReadFile(s, "", ReadFileArgs{Path: "one.md"})
 	b, _ := json.Marshal(res)
 	want := `{"source":"pi-session","file":{"path":"/root/notes/one.md","bytes":4,"created_at":"2026-07-06T12:47:08.114Z","updated_at":"2026-07-06T12:47:08.114Z","content":"solo","start_line":1,"stop_line":1,"total_lines":1}}`
@@ -280,7 +282,7 @@ func TestSearchContents(t *testing.T) {
 		}
 	}
 	_, err := SearchContents(s, "", SearchArgs{})
-	asError(t, err, CodeInvalid, MsgQueryRequired)
+	asError(t, err, contextd.EInvalid, MsgQueryRequired)
 	res, _ := SearchContents(nil, "", SearchArgs{Query: "x"})
 	if b, _ := json.Marshal(res); string(b) != `{"source":"pi-session","files":[]}` {
 		t.Errorf("empty JSON: %s", b)
@@ -340,11 +342,11 @@ func TestPlanWriteAndAppend(t *testing.T) {
 	}
 
 	_, _, err = PlanWrite(s, "", WriteArgs{Path: "../x", Text: "t"}, now)
-	asError(t, err, CodeInvalid, `Invalid note path "../x": path components must not be empty, "." or ".."`+acceptedForms)
+	asError(t, err, contextd.EInvalid, `Invalid note path "../x": path components must not be empty, "." or ".."`+acceptedForms)
 	_, _, err = PlanAppend(s, "", AppendArgs{Path: "", Text: "t"}, now)
-	asError(t, err, CodeInvalid, MsgPathRequired)
+	asError(t, err, contextd.EInvalid, MsgPathRequired)
 	_, _, err = PlanWrite(s, "", WriteArgs{Path: "x", Text: "bad\xff"}, now)
-	asError(t, err, CodeInvalid, MsgTextNotUTF8)
+	asError(t, err, contextd.EInvalid, MsgTextNotUTF8)
 }
 
 func mustJSON(v any) []byte {
@@ -365,7 +367,7 @@ func TestPlanSizeLimit(t *testing.T) {
 		t.Fatalf("write exact: %v", err)
 	}
 	_, _, err := PlanWrite(nil, "", WriteArgs{Path: "w.md", Text: over}, now)
-	asError(t, err, CodeTooLarge, "Note file exceeds the 1,000,000-byte limit")
+	asError(t, err, contextd.ETooLarge, "Note file exceeds the 1,000,000-byte limit")
 
 	// Multi-byte characters count in UTF-8 bytes, not characters ("€" is 3 bytes).
 	euro := strings.Repeat("€", MaxFileBytes/3) // 999,999 bytes
@@ -373,7 +375,7 @@ func TestPlanSizeLimit(t *testing.T) {
 		t.Fatalf("write 999,999+1 bytes: %v", err)
 	}
 	_, _, err = PlanWrite(nil, "", WriteArgs{Path: "e.md", Text: euro + "é"}, now)
-	asError(t, err, CodeTooLarge, MsgFileTooLarge)
+	asError(t, err, contextd.ETooLarge, MsgFileTooLarge)
 
 	// append: the resulting file counts.
 	s := testState(t, w("/root/notes/a.md", strings.Repeat("y", 600_000), t0))
@@ -381,7 +383,7 @@ func TestPlanSizeLimit(t *testing.T) {
 		t.Fatalf("append to exact: %+v %v", res, err)
 	}
 	_, _, err = PlanAppend(s, "", AppendArgs{Path: "a.md", Text: strings.Repeat("z", 400_001)}, now)
-	asError(t, err, CodeTooLarge, MsgFileTooLarge)
+	asError(t, err, contextd.ETooLarge, MsgFileTooLarge)
 	if f, _ := s.File("/root/notes/a.md"); len(f.Text) != 600_000 {
 		t.Fatal("refused append changed the state")
 	}
@@ -394,7 +396,7 @@ func TestPlanSizeLimit(t *testing.T) {
 		t.Fatalf("append exact new: %v", err)
 	}
 	_, _, err = PlanAppend(s, "", AppendArgs{Path: "new.md", Text: over}, now)
-	asError(t, err, CodeTooLarge, MsgFileTooLarge)
+	asError(t, err, contextd.ETooLarge, MsgFileTooLarge)
 
 	// Replay skips an over-limit append and keeps the file as it was.
 	r := Replay([]Event{
@@ -486,14 +488,14 @@ func TestSnapshotLimit(t *testing.T) {
 	}
 	// A tenth file would push the snapshot over its cap: the write is refused.
 	_, _, err := PlanWrite(s, "", WriteArgs{Path: "9", Text: big}, now)
-	asError(t, err, CodeTooLarge, MsgSnapshotTooLarge)
+	asError(t, err, contextd.ETooLarge, MsgSnapshotTooLarge)
 	// A file that still fits is accepted...
 	room := MaxSnapshotBytes - snapshotJSONLen(s.snapBytes, t0) - len(`,{"path":"/root/notes/9","text":"","createdAt":1783342028114,"updatedAt":1783342028114}`)
 	if _, _, err := PlanWrite(s, "", WriteArgs{Path: "9", Text: big[:room]}, now); err != nil {
 		t.Fatalf("write that exactly fills the snapshot: %v", err)
 	}
 	_, _, err = PlanWrite(s, "", WriteArgs{Path: "9", Text: big[:room+1]}, now)
-	asError(t, err, CodeTooLarge, MsgSnapshotTooLarge)
+	asError(t, err, contextd.ETooLarge, MsgSnapshotTooLarge)
 	// ...and replacing an existing file's text counts only the difference.
 	if _, _, err := PlanWrite(s, "", WriteArgs{Path: "0", Text: big}, now); err != nil {
 		t.Fatalf("rewrite: %v", err)
@@ -501,7 +503,7 @@ func TestSnapshotLimit(t *testing.T) {
 	// Replay does not enforce the cap (entries already exist); Snapshot does.
 	s2 := testState(t, append(evs, w("/root/notes/9", big, t0))...)
 	_, err = Snapshot(s2, now)
-	asError(t, err, CodeTooLarge, MsgSnapshotTooLarge)
+	asError(t, err, contextd.ETooLarge, MsgSnapshotTooLarge)
 }
 
 func TestFormatTime(t *testing.T) {

@@ -152,13 +152,11 @@ func ResolvePrefix(agent string, prefix *string) (string, error) {
 	return full, nil
 }
 
-// NormalizeAgent validates an agent name and returns it, with "" mapped to
+// normalizeAgent validates an agent name and returns it, with "" mapped to
 // DefaultAgent. A valid agent name is "/root" or "/root/<name>[/<name>…]"
 // (reference §1.2; oh-my-pi's sub-agents are "/root/<id>"), with no empty,
 // ".", ".." or "notes" component, no trailing "/", and the character rules
-// of ResolveFile. Errors are *Error with CodeInvalid.
-func NormalizeAgent(agent string) (string, error) { return normalizeAgent(agent) }
-
+// of ResolveFile. Errors are *contextd.Error with contextd.EInvalid.
 func normalizeAgent(agent string) (string, error) {
 	if agent == "" {
 		return DefaultAgent, nil

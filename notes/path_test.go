@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"contextd"
 )
 
 const acceptedForms = `; use a relative path like "plan.md" or an absolute one like "/root/notes/plan.md"`
@@ -77,9 +79,9 @@ func TestResolveFile(t *testing.T) {
 				}
 				return
 			}
-			var ne *Error
-			if !errors.As(err, &ne) || ne.Code != CodeInvalid {
-				t.Fatalf("ResolveFile(%q, %q) = %q, %v; want *Error invalid", tt.agent, tt.path, got, err)
+			var ne *contextd.Error
+			if !errors.As(err, &ne) || ne.Code != contextd.EInvalid {
+				t.Fatalf("ResolveFile(%q, %q) = %q, %v; want *contextd.Error invalid", tt.agent, tt.path, got, err)
 			}
 			if ne.Message != tt.msg {
 				t.Fatalf("message\n got %s\nwant %s", ne.Message, tt.msg)
@@ -131,8 +133,8 @@ func TestResolvePrefix(t *testing.T) {
 				}
 				return
 			}
-			var ne *Error
-			if !errors.As(err, &ne) || ne.Code != CodeInvalid || ne.Message != tt.msg {
+			var ne *contextd.Error
+			if !errors.As(err, &ne) || ne.Code != contextd.EInvalid || ne.Message != tt.msg {
 				t.Fatalf("got %q, %v\nwant error %s", got, err, tt.msg)
 			}
 		})
@@ -141,18 +143,18 @@ func TestResolvePrefix(t *testing.T) {
 
 func TestNormalizeAgent(t *testing.T) {
 	for _, ok := range []string{"/root", "/root/worker", "/root/a/b", "/root/notes_x"} {
-		if got, err := NormalizeAgent(ok); err != nil || got != ok {
-			t.Errorf("NormalizeAgent(%q) = %q, %v", ok, got, err)
+		if got, err := normalizeAgent(ok); err != nil || got != ok {
+			t.Errorf("normalizeAgent(%q) = %q, %v", ok, got, err)
 		}
 	}
-	if got, err := NormalizeAgent(""); err != nil || got != DefaultAgent {
-		t.Errorf("NormalizeAgent(\"\") = %q, %v", got, err)
+	if got, err := normalizeAgent(""); err != nil || got != DefaultAgent {
+		t.Errorf("normalizeAgent(\"\") = %q, %v", got, err)
 	}
 	for _, bad := range []string{"root", "/", "/root/", "/root//x", "/root/notes", "/root/x/notes", "/root/..", "/other", "/root/a\x00", `/root\x`, "/" + strings.Repeat("r", MaxPathBytes)} {
-		_, err := NormalizeAgent(bad)
-		var ne *Error
-		if !errors.As(err, &ne) || ne.Code != CodeInvalid || !strings.HasPrefix(ne.Message, "Invalid agent name ") {
-			t.Errorf("NormalizeAgent(%q) = %v, want invalid", bad, err)
+		_, err := normalizeAgent(bad)
+		var ne *contextd.Error
+		if !errors.As(err, &ne) || ne.Code != contextd.EInvalid || !strings.HasPrefix(ne.Message, "Invalid agent name ") {
+			t.Errorf("normalizeAgent(%q) = %v, want invalid", bad, err)
 		}
 	}
 }

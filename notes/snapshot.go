@@ -56,7 +56,7 @@ func Snapshot(s *State, now time.Time) (SnapshotData, error) {
 		snapBytes = s.snapBytes
 	}
 	if snapshotJSONLen(snapBytes, ts) > MaxSnapshotBytes {
-		return SnapshotData{}, &Error{Code: CodeTooLarge, Message: MsgSnapshotTooLarge}
+		return SnapshotData{}, tooLarge(MsgSnapshotTooLarge)
 	}
 	d := SnapshotData{Protocol: Protocol, Timestamp: ts, Files: []SnapshotFile{}}
 	for _, f := range s.Files() {

@@ -101,7 +101,7 @@ func (s *State) Apply(ev Event) error {
 				return invalidf(fmt.Sprintf("note snapshot %q has an invalid file %q", ev.EntryID, f.Path))
 			}
 			if len(f.Text) > MaxFileBytes {
-				return &Error{Code: CodeTooLarge, Message: MsgFileTooLarge}
+				return tooLarge(MsgFileTooLarge)
 			}
 			files[f.Path] = &stateFile{File: File(f), textJSON: jsonStringLen(f.Text)}
 		}
@@ -131,7 +131,7 @@ func (s *State) Apply(ev Event) error {
 		}
 	}
 	if len(next.Text) > MaxFileBytes {
-		return &Error{Code: CodeTooLarge, Message: MsgFileTooLarge}
+		return tooLarge(MsgFileTooLarge)
 	}
 	s.put(old, next)
 	return nil

@@ -477,7 +477,7 @@ func piMigrateInPlace(t *testing.T, path string) migration {
 	const script = `const { SessionManager } = await import("@earendil-works/pi-coding-agent");
 const sm = SessionManager.open(process.argv[1], process.argv[2]);
 console.log(JSON.stringify({ version: sm.getHeader().version, entries: sm.getEntries().length, leaf: sm.getLeafId(), branch: sm.getBranch().map((e) => e.id) }));`
-	ctx, cancel := context.WithTimeout(context.Background(), e2e.ParityTimeout)
+	ctx, cancel := context.WithTimeout(t.Context(), e2e.ParityTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, e2e.NodeBinary(t), "--input-type=module", "-e", script, path, filepath.Join(t.TempDir(), "pi-sessions"))
 	cmd.Dir = e2e.Dir() // resolves the pinned Pi package from e2e/node_modules

@@ -1,13 +1,12 @@
 package reliability
 
 // Shared helpers: a real contextd stack wired as cmd/contextd wires it
-// (store index and state, coordinator with the Tree hooks, api with the
-// rollover routes) behind an httptest server on 127.0.0.1, plus fixture
-// copying and request helpers.
+// (testkit.OpenBackend: store index and state, coordinator; then the api)
+// behind an httptest server on 127.0.0.1, plus fixture copying and request
+// helpers.
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -16,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +22,7 @@ import (
 	"contextd"
 	"contextd/api"
 	"contextd/coordinator"
+	"contextd/internal/testkit"
 	"contextd/remote"
 	"contextd/store"
 )
@@ -45,24 +44,6 @@ const (
 	piMonoV1ID   = "5fd1e58c-9635-410e-a644-133a96057c90" // testdata/pi-sessions/pi-mono-session.jsonl, a v1 file
 )
 
-// lockedBuffer is an io.Writer safe for concurrent log writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // stack is one running contextd: the same wiring as cmd/contextd run()
 // minus flags, over Sessions (the sessions directory) and StateDir (index/
 // and state.db), served by httptest on a loopback port.
@@ -74,8 +55,9 @@ type stack struct {
 	State    *store.State
 	Svc      *coordinator.Service
 	HTTP     *httptest.Server
-	Log      *lockedBuffer
+	Log      *testkit.LockedBuffer
 	client   *http.Client
+	backend  *testkit.Backend
 	stopped  bool
 }
 
@@ -90,28 +72,13 @@ type stackOptions struct {
 // The stack is stopped by t.Cleanup unless stopped before.
 func startStack(t testing.TB, sessions, stateDir string, opts stackOptions) *stack {
 	t.Helper()
-	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	s := &stack{t: t, Sessions: sessions, StateDir: stateDir, Log: &lockedBuffer{}}
-	log := slog.New(slog.NewTextHandler(s.Log, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	s := &stack{t: t, Sessions: sessions, StateDir: stateDir, Log: &testkit.LockedBuffer{}}
 	reg := prometheus.NewRegistry()
-	ctx := context.Background()
-	var err error
-	s.Index, err = store.OpenIndex(ctx, sessions, filepath.Join(stateDir, "index"), store.Options{BatchBytes: opts.BatchBytes, Logger: log, Metrics: store.NewMetrics(reg)})
-	if err != nil {
-		t.Fatalf("open index: %v", err)
-	}
-	s.State, err = store.OpenState(ctx, filepath.Join(stateDir, "state.db"))
-	if err != nil {
-		s.Index.Close()
-		t.Fatalf("open state: %v", err)
-	}
-	mode := opts.DefaultMode
-	if mode == "" {
-		mode = contextd.ModeLocal
-	}
-	s.Svc = coordinator.New(s.Index, s.State, mode, log, coordinator.NewMetrics(reg))
+	be := testkit.OpenBackend(t, sessions, stateDir, testkit.Options{DefaultMode: opts.DefaultMode, BatchBytes: opts.BatchBytes,
+		Registry: reg, Log: s.Log, LogLevel: slog.LevelInfo})
+	s.backend = be
+	s.Index, s.State, s.Svc = be.Index, be.State, be.Svc
+	log := be.Logger
 	srv := api.New(api.Config{Token: testToken, Logger: log, Registry: reg}, s.Svc, remote.New("http://127.0.0.1:1", reg, log))
 	s.HTTP = httptest.NewServer(srv.Handler())
 	s.client = s.HTTP.Client()
@@ -127,8 +94,7 @@ func (s *stack) stop() {
 	}
 	s.stopped = true
 	s.HTTP.Close()
-	s.Index.Close()
-	s.State.Close()
+	s.backend.Close()
 }
 
 // answer is one finished HTTP exchange.

@@ -2,7 +2,6 @@ package reliability
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"math/rand"
 	"os"
@@ -65,7 +64,7 @@ func takeSnapshot(t testing.TB, s *store.Session) snapshot {
 // openIndex opens a store index over root in dir.
 func openIndex(t testing.TB, root, dir string, batch int64) *store.Index {
 	t.Helper()
-	x, err := store.OpenIndex(context.Background(), root, dir, store.Options{BatchBytes: batch})
+	x, err := store.OpenIndex(t.Context(), root, dir, store.Options{BatchBytes: batch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +187,7 @@ func cutPoints(t testing.TB, src []byte, rng *rand.Rand) []int {
 // checkIncremental grows a file chunk by chunk (ending at cuts), syncing
 // after each, and compares the result with a cold index of src.
 func checkIncremental(t *testing.T, src []byte, cuts []int, wantEntries int) {
-	ctx := context.Background()
+	ctx := t.Context()
 	coldRoot := t.TempDir()
 	writeFile(t, filepath.Join(coldRoot, "s.jsonl"), src)
 	cold := openIndex(t, coldRoot, filepath.Join(t.TempDir(), "index"), 0)

@@ -478,7 +478,7 @@ func computeLoadStates(t *testing.T, s *loadSession) *loadStates {
 			t.Fatal(err)
 		}
 		wins := history.LocalWindows(tree, seqs, ref)
-		view := &history.View{Agent: "/root", Windows: wins, Texts: history.MemTexts{}}
+		view := &history.View{Agent: "/root", Windows: wins} // list_windows reads no item text
 		lw, _ := view.ListWindows(history.ListWindowsArgs{Limit: ptr(100)})
 		b, _ := json.Marshal(lw)
 		out.windows[string(b)] = true

@@ -178,7 +178,7 @@ func sameLabels(got []*dto.LabelPair, want map[string]string) bool {
 
 // wantErr checks that err is a *contextd.Error with code whose message
 // starts with prefix and contains every part.
-func wantErr(t *testing.T, err error, code, prefix string, parts ...string) string {
+func wantErr(t *testing.T, err error, code contextd.Code, prefix string, parts ...string) string {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("Forward succeeded, want %s error", code)
@@ -241,7 +241,7 @@ func TestForwardByteForByte(t *testing.T) {
 	be := newBackend(t, answerJSON(200, oddAnswer, "x-request-id", "req_ok"))
 	cl, reg, logs := newClient(be.URL + "/backend-api/codex/") // trailing "/" is ignored
 	for _, o := range allOps {
-		got, err := cl.Forward(context.Background(), Call{Namespace: o.ns, Op: o.op, Body: []byte(oddBody), Header: callerHeader()})
+		got, err := cl.Forward(t.Context(), Call{Namespace: o.ns, Op: o.op, Body: []byte(oddBody), Header: callerHeader()})
 		if err != nil {
 			t.Fatalf("%s/%s: %v", o.ns, o.op, err)
 		}
@@ -318,7 +318,7 @@ func TestForwardMinimalHeaders(t *testing.T) {
 	cl, _, _ := newClient(be.URL)
 	h := http.Header{}
 	h.Set("Authorization", secretToken)
-	if _, err := cl.Forward(context.Background(), Call{Namespace: "notes", Op: "thread_hint", Body: []byte(`{"context":{"session_id":"s"}}`), Header: h}); err != nil {
+	if _, err := cl.Forward(t.Context(), Call{Namespace: "notes", Op: "thread_hint", Body: []byte(`{"context":{"session_id":"s"}}`), Header: h}); err != nil {
 		t.Fatal(err)
 	}
 	r := be.requests()[0]
@@ -336,10 +336,10 @@ func TestForwardWithoutAuthorization(t *testing.T) {
 	for _, auth := range []string{"", "   "} {
 		h := callerHeader()
 		h.Set("Authorization", auth)
-		_, err := cl.Forward(context.Background(), Call{Namespace: "history", Op: "search_contents", Body: []byte(oddBody), Header: h})
+		_, err := cl.Forward(t.Context(), Call{Namespace: "history", Op: "search_contents", Body: []byte(oddBody), Header: h})
 		wantErr(t, err, contextd.EUnauthorized, "Unable to perform operation: Could not resolve backend authentication.", "Authorization: Bearer")
 	}
-	_, err := cl.Forward(context.Background(), Call{Namespace: "history", Op: "list_items", Body: []byte(`{}`)})
+	_, err := cl.Forward(t.Context(), Call{Namespace: "history", Op: "list_items", Body: []byte(`{}`)})
 	wantErr(t, err, contextd.EUnauthorized, "Unable to perform operation: Could not resolve backend authentication.")
 	if n := len(be.requests()); n != 0 {
 		t.Errorf("backend called %d times without Authorization, want 0", n)
@@ -366,7 +366,7 @@ func TestForwardFailures(t *testing.T) {
 	cases := []struct {
 		name    string
 		answer  http.HandlerFunc
-		code    string
+		code    contextd.Code
 		prefix  string
 		outcome string
 		parts   []string
@@ -430,7 +430,7 @@ func TestForwardFailures(t *testing.T) {
 			be := newBackend(t, tc.answer)
 			cl, reg, logs := newClient(be.URL)
 			cl.MaxResponseBytes = 64
-			_, err := cl.Forward(context.Background(), Call{Namespace: "notes", Op: "write_file", Body: []byte(oddBody), Header: callerHeader()})
+			_, err := cl.Forward(t.Context(), Call{Namespace: "notes", Op: "write_file", Body: []byte(oddBody), Header: callerHeader()})
 			wantErr(t, err, tc.code, tc.prefix, tc.parts...)
 			if n := len(be.requests()); n != 1 {
 				t.Errorf("backend saw %d requests, want exactly 1 (no retry, no redirect)", n)
@@ -459,7 +459,7 @@ func TestForwardAcceptsObjects(t *testing.T) {
 		be := newBackend(t, answerJSON(201, body))
 		cl, _, _ := newClient(be.URL)
 		cl.MaxResponseBytes = 64
-		got, err := cl.Forward(context.Background(), Call{Namespace: "notes", Op: "thread_hint", Body: []byte(`{}`), Header: callerHeader()})
+		got, err := cl.Forward(t.Context(), Call{Namespace: "notes", Op: "thread_hint", Body: []byte(`{}`), Header: callerHeader()})
 		if err != nil {
 			t.Fatalf("%q: %v", body, err)
 		}
@@ -500,7 +500,7 @@ func TestForwardTimeout(t *testing.T) {
 			cl, reg, logs := newClient(be.URL)
 			cl.Timeout = 150 * time.Millisecond
 			start := time.Now()
-			_, err := cl.Forward(context.Background(), Call{Namespace: "history", Op: "search_contents", Body: []byte(oddBody), Header: callerHeader()})
+			_, err := cl.Forward(t.Context(), Call{Namespace: "history", Op: "search_contents", Body: []byte(oddBody), Header: callerHeader()})
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("Forward took %v with a 150ms timeout", d)
 			}
@@ -520,7 +520,7 @@ func TestForwardCallerCanceled(t *testing.T) {
 		<-r.Context().Done()
 	})
 	cl, reg, _ := newClient(be.URL)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	go func() { <-entered; cancel() }()
 	_, err := cl.Forward(ctx, Call{Namespace: "history", Op: "list_items", Body: []byte(`{}`), Header: callerHeader()})
 	wantErr(t, err, contextd.EUpstream, "Unable to perform operation: The backend request failed.", "caller canceled")
@@ -537,7 +537,7 @@ func TestForwardConnectionRefused(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	cl, reg, logs := newClient("http://" + addr)
-	_, err = cl.Forward(context.Background(), Call{Namespace: "notes", Op: "read_file", Body: []byte(`{}`), Header: callerHeader()})
+	_, err = cl.Forward(t.Context(), Call{Namespace: "notes", Op: "read_file", Body: []byte(`{}`), Header: callerHeader()})
 	wantErr(t, err, contextd.EUpstream, "Unable to perform operation: The backend request failed.", "could not connect", "connection refused", "--codex-base-url")
 	if got := metricValue(t, reg, "contextd_remote_requests_total", map[string]string{"namespace": "notes", "operation": "read_file", "outcome": "network_error"}); got != 1 {
 		t.Errorf("network_error counter %v, want 1", got)
@@ -548,7 +548,7 @@ func TestForwardConnectionRefused(t *testing.T) {
 func TestForwardBadBaseURL(t *testing.T) {
 	for _, base := range []string{"", "chatgpt.com/backend-api/codex", "ftp://example.com", "http://", "https://user:hunter2@/x"} {
 		cl, _, _ := newClient(base)
-		_, err := cl.Forward(context.Background(), Call{Namespace: "notes", Op: "read_file", Body: []byte(`{}`), Header: callerHeader()})
+		_, err := cl.Forward(t.Context(), Call{Namespace: "notes", Op: "read_file", Body: []byte(`{}`), Header: callerHeader()})
 		msg := wantErr(t, err, contextd.EUpstream, "Unable to perform operation: Could not resolve the backend provider.", "--codex-base-url", DefaultBaseURL)
 		if strings.Contains(msg, "hunter2") {
 			t.Errorf("message %q leaks the URL password", msg)
@@ -559,7 +559,7 @@ func TestForwardBadBaseURL(t *testing.T) {
 func TestForwardUnknownOperation(t *testing.T) {
 	be := newBackend(t, answerJSON(200, `{}`))
 	cl, reg, _ := newClient(be.URL)
-	_, err := cl.Forward(context.Background(), Call{Namespace: "history", Op: "write_file", Body: []byte(`{}`), Header: callerHeader()})
+	_, err := cl.Forward(t.Context(), Call{Namespace: "history", Op: "write_file", Body: []byte(`{}`), Header: callerHeader()})
 	wantErr(t, err, contextd.EInternal, "remote: unknown operation")
 	if len(be.requests()) != 0 {
 		t.Error("backend called for an unknown operation")
@@ -578,7 +578,7 @@ func TestForwardCopiesBody(t *testing.T) {
 	be := newBackend(t, answerJSON(200, `{}`))
 	cl, _, _ := newClient(be.URL)
 	buf := []byte(oddBody)
-	if _, err := cl.Forward(context.Background(), Call{Namespace: "notes", Op: "write_file", Body: buf, Header: callerHeader()}); err != nil {
+	if _, err := cl.Forward(t.Context(), Call{Namespace: "notes", Op: "write_file", Body: buf, Header: callerHeader()}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range buf {

@@ -5,7 +5,6 @@ package remote
 
 import (
 	"bufio"
-	"context"
 	"net"
 	"strings"
 	"testing"
@@ -56,7 +55,7 @@ func TestForwardMalformedResponseNotEchoed(t *testing.T) {
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + secret + "\r\n",
 	} {
 		cl, _, logs := newClient(rawBackend(t, answer))
-		_, err := cl.Forward(context.Background(), Call{Namespace: "history", Op: "list_items", Body: []byte(`{}`), Header: callerHeader()})
+		_, err := cl.Forward(t.Context(), Call{Namespace: "history", Op: "list_items", Body: []byte(`{}`), Header: callerHeader()})
 		msg := wantErr(t, err, contextd.EUpstream, "Unable to perform operation:")
 		if strings.Contains(msg, secret) {
 			t.Errorf("backend text reached the detail: %q", msg)
@@ -79,7 +78,7 @@ func TestBaseURLUserInfoNeverEchoed(t *testing.T) {
 			t.Errorf("CheckBaseURL error leaks the password: %v", err)
 		}
 		cl, _, logs := newClient(base)
-		_, ferr := cl.Forward(context.Background(), Call{Namespace: "notes", Op: "read_file", Body: []byte(`{}`), Header: callerHeader()})
+		_, ferr := cl.Forward(t.Context(), Call{Namespace: "notes", Op: "read_file", Body: []byte(`{}`), Header: callerHeader()})
 		if ferr == nil || strings.Contains(ferr.Error(), "hunter2") || strings.Contains(logs.String(), "hunter2") {
 			t.Errorf("Forward with %q: %v (logs %s); want an error without the password", base, ferr, logs)
 		}

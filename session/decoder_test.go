@@ -11,8 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// parseBoth parses the lines of a file with the single-pass decoder and
-// with the encoding/json oracle, from the same parser state.
+// compareFile parses the lines of a file with the single-pass decoder and
+// with the encoding/json oracle, from the same parser state, fails t where
+// they disagree, and returns the number of lines.
 func compareFile(t *testing.T, path string) int {
 	t.Helper()
 	f, err := os.Open(path)

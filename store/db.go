@@ -57,7 +57,7 @@ func OpenDB(ctx context.Context, path string, fsys fs.FS, dir string) (*DB, erro
 // JSONL), FULL for the state database (OpenState).
 func openDB(ctx context.Context, path string, fsys fs.FS, dir, synchronous string) (*DB, error) {
 	if err := privateDir(filepath.Dir(path)); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("create database directory: %w", err)
 	}
 	// The databases hold note snapshots and registrations: user-only
 	// (0600), including the -wal and -shm files (issue 12 item 6).
@@ -66,7 +66,7 @@ func openDB(ctx context.Context, path string, fsys fs.FS, dir, synchronous strin
 	}
 	for _, p := range []string{path + "-wal", path + "-shm"} {
 		if err := narrowIfExists(p); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("restrict %s to its owner: %w", filepath.Base(p), err)
 		}
 	}
 	q := url.Values{}
@@ -77,7 +77,7 @@ func openDB(ctx context.Context, path string, fsys fs.FS, dir, synchronous strin
 	q.Set("_txlock", "immediate")
 	w, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("open writer: %w", err)
 	}
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
@@ -111,7 +111,7 @@ func openDB(ctx context.Context, path string, fsys fs.FS, dir, synchronous strin
 	rq.Set("mode", "ro")
 	r, err := sql.Open("sqlite3", "file:"+path+"?"+rq.Encode())
 	if err != nil {
-		return fail(err)
+		return fail(fmt.Errorf("open reader: %w", err))
 	}
 	r.SetMaxOpenConns(8)
 	db.Reader = r
@@ -130,9 +130,13 @@ func (db *DB) Close() error {
 	return errors.Join(errs...)
 }
 
+// isCorrupt reports whether err is SQLite's SQLITE_CORRUPT ("database disk
+// image is malformed") or SQLITE_NOTADB ("file is not a database"):
+// mattn/go-sqlite3 returns a sqlite3.Error value whose Code is the primary
+// result code.
 func isCorrupt(err error) bool {
-	s := err.Error()
-	return strings.Contains(s, "not a database") || strings.Contains(s, "malformed") || strings.Contains(s, "corrupt")
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.Code == sqlite3.ErrCorrupt || se.Code == sqlite3.ErrNotADB)
 }
 
 // migrate applies every migration in fsys/dir numbered above the current
@@ -140,7 +144,7 @@ func isCorrupt(err error) bool {
 func migrate(ctx context.Context, db *sql.DB, fsys fs.FS, dir string) error {
 	names, err := fs.Glob(fsys, dir+"/*.sql")
 	if err != nil {
-		return err
+		return fmt.Errorf("list migrations: %w", err)
 	}
 	sort.Strings(names)
 	type step struct {
@@ -167,7 +171,7 @@ func migrate(ctx context.Context, db *sql.DB, fsys fs.FS, dir string) error {
 		if isCorrupt(err) {
 			return fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}
-		return err
+		return fmt.Errorf("read user_version: %w", err)
 	}
 	if len(steps) > 0 && current > steps[len(steps)-1].version {
 		return fmt.Errorf("%w: file has version %d, binary knows %d", ErrNewerSchema, current, steps[len(steps)-1].version)
@@ -178,11 +182,11 @@ func migrate(ctx context.Context, db *sql.DB, fsys fs.FS, dir string) error {
 		}
 		body, err := fs.ReadFile(fsys, s.name)
 		if err != nil {
-			return err
+			return fmt.Errorf("migration %s: %w", s.name, err)
 		}
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
-			return err
+			return fmt.Errorf("migration %s: begin: %w", s.name, err)
 		}
 		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 			tx.Rollback()
@@ -190,10 +194,10 @@ func migrate(ctx context.Context, db *sql.DB, fsys fs.FS, dir string) error {
 		}
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", s.version)); err != nil {
 			tx.Rollback()
-			return err
+			return fmt.Errorf("migration %s: set user_version: %w", s.name, err)
 		}
 		if err := tx.Commit(); err != nil {
-			return err
+			return fmt.Errorf("migration %s: commit: %w", s.name, err)
 		}
 	}
 	return nil

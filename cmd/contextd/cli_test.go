@@ -4,16 +4,16 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"contextd/internal/testkit"
 )
 
 // runCLI runs the command line with a fixed environment and returns
@@ -21,7 +21,7 @@ import (
 func runCLI(t *testing.T, envm map[string]string, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	err := run(context.Background(), args, env(envm), &out, &errb)
+	err := run(t.Context(), args, env(envm), &out, &errb)
 	return out.String(), errb.String(), err
 }
 
@@ -203,34 +203,32 @@ func TestInspectTreeCLI(t *testing.T) {
 	}
 }
 
-// startServe runs serve in the background and waits for /healthz. It
-// returns the stderr buffer (the log) and a stop function that waits for
-// the graceful shutdown.
-func startServe(t *testing.T, envm map[string]string, args ...string) (*syncBuffer, func()) {
+// startServe runs serve in the background on 127.0.0.1:0 (args must not
+// name --addr and must name --state-dir) and waits until it answers
+// /healthz at the address its discovery file names. It returns the log,
+// that address (host:port) and a stop function that waits for the
+// graceful shutdown.
+func startServe(t *testing.T, envm map[string]string, args ...string) (*testkit.LockedBuffer, string, func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	logs := &syncBuffer{}
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, append([]string{"serve"}, args...), env(envm), io.Discard, logs) }()
-	addr := ""
+	state := ""
 	for i, a := range args {
-		if a == "--addr" {
-			addr = args[i+1]
+		switch a {
+		case "--addr":
+			t.Fatal("startServe picks the address itself")
+		case "--state-dir":
+			state = args[i+1]
 		}
 	}
-	for i := 0; ; i++ {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if i == 200 {
-			cancel()
-			t.Fatalf("serve did not start: %v\n%s", err, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if state == "" {
+		t.Fatal("startServe needs --state-dir (its discovery file names the address)")
 	}
-	return logs, func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &testkit.LockedBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), env(envm), io.Discard, logs)
+	}()
+	stop := func() {
 		cancel()
 		select {
 		case err := <-done:
@@ -241,6 +239,8 @@ func startServe(t *testing.T, envm map[string]string, args ...string) (*syncBuff
 			t.Fatal("no shutdown within 10 s")
 		}
 	}
+	url := testkit.WaitServing(t, state, os.Getpid(), 10*time.Second, logs.String)
+	return logs, strings.TrimPrefix(url, "http://"), stop
 }
 
 // TestStartupLogAndMistypedSessionsDir: the start-up log names the token
@@ -251,8 +251,7 @@ func TestStartupLogAndMistypedSessionsDir(t *testing.T) {
 	dir := t.TempDir()
 	typo := filepath.Join(dir, "sesions")
 	state := filepath.Join(dir, "state")
-	addr := freeAddr(t)
-	logs, stop := startServe(t, nil, "--addr", addr, "--sessions-dir", typo, "--state-dir", state)
+	logs, _, stop := startServe(t, nil, "--sessions-dir", typo, "--state-dir", state)
 	stop()
 	log := logs.String()
 	for _, want := range []string{
@@ -266,8 +265,7 @@ func TestStartupLogAndMistypedSessionsDir(t *testing.T) {
 		}
 	}
 	// From the environment, the warning names the variable.
-	addr = freeAddr(t)
-	logs, stop = startServe(t, map[string]string{"PI_CODING_AGENT_SESSION_DIR": typo}, "--addr", addr, "--state-dir", state)
+	logs, _, stop = startServe(t, map[string]string{"PI_CODING_AGENT_SESSION_DIR": typo}, "--state-dir", state)
 	stop()
 	if want := "sessions directory " + typo + " (from $PI_CODING_AGENT_SESSION_DIR) does not exist"; !strings.Contains(logs.String(), want) {
 		t.Errorf("log lacks %q:\n%s", want, logs.String())
@@ -290,8 +288,7 @@ func TestHealthcheckAndSessions(t *testing.T) {
 	os.MkdirAll(filepath.Join(sessions, "pi-sessions"), 0o755)
 	os.WriteFile(filepath.Join(sessions, "pi-sessions", "compact.jsonl"), b, 0o600)
 	state := filepath.Join(dir, "state")
-	addr := freeAddr(t)
-	_, stop := startServe(t, nil, "--addr", addr, "--sessions-dir", sessions, "--state-dir", state)
+	_, addr, stop := startServe(t, nil, "--sessions-dir", sessions, "--state-dir", state)
 	defer stop()
 
 	out, _, err := runCLI(t, nil, "healthcheck", "--addr", addr)
@@ -302,7 +299,7 @@ func TestHealthcheckAndSessions(t *testing.T) {
 	if out, _, err := runCLI(t, map[string]string{"CONTEXTD_ADDR": "0.0.0.0" + port}, "healthcheck", "--quiet"); err != nil || out != "" {
 		t.Errorf("healthcheck via CONTEXTD_ADDR=0.0.0.0%s: %q, %v", port, out, err)
 	}
-	if _, _, err := runCLI(t, nil, "healthcheck", "--addr", freeAddr(t)); err == nil || !strings.Contains(err.Error(), "is not answering") {
+	if _, _, err := runCLI(t, nil, "healthcheck", "--addr", closedAddr(t)); err == nil || !strings.Contains(err.Error(), "is not answering") {
 		t.Errorf("healthcheck on a closed port: %v", err)
 	}
 
@@ -320,25 +317,6 @@ pi-tree/tree-basic.jsonl                v3  tree       62 entries  1 archive
 	if _, _, err := runCLI(t, nil, "sessions", "--addr", addr, "--state-dir", dir); err == nil || !strings.Contains(err.Error(), "read the token") {
 		t.Errorf("sessions without a token file: %v", err)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the server goroutine's writes and
-// the test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestREADMETreeDrawing: the drawing README "Inspecting a session" shows is

@@ -28,6 +28,8 @@ import (
 	"testing"
 	"time"
 
+	"contextd/internal/testkit"
+
 	_ "github.com/mattn/go-sqlite3" // read index.db directly
 )
 
@@ -196,14 +198,13 @@ type child struct {
 
 func startChild(t *testing.T, sessions, state string, opts ...func(*exec.Cmd)) *child {
 	t.Helper()
-	addr := freeAddr(t)
-	c := &child{t: t, url: "http://" + addr, logPath: filepath.Join(t.TempDir(), "contextd.log"), exited: make(chan struct{}),
+	c := &child{t: t, logPath: filepath.Join(t.TempDir(), "contextd.log"), exited: make(chan struct{}),
 		client: &http.Client{Timeout: 3 * time.Minute}}
 	logf, err := os.Create(c.logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.cmd = exec.Command(os.Args[0], "serve", "--addr", addr, "--sessions-dir", sessions, "--state-dir", state)
+	c.cmd = exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--sessions-dir", sessions, "--state-dir", state)
 	c.cmd.Env = append(os.Environ(), runMainEnv+"=1")
 	c.cmd.Stdout, c.cmd.Stderr = logf, logf
 	for _, o := range opts {
@@ -225,7 +226,8 @@ func startChild(t *testing.T, sessions, state string, opts ...func(*exec.Cmd)) *
 			<-c.exited
 		}
 	})
-	c.token = waitStarted(t, c.url, state, 60*time.Second, c.log)
+	c.url = testkit.WaitServing(t, state, c.cmd.Process.Pid, 60*time.Second, c.log)
+	c.token = readToken(t, state)
 	return c
 }
 
@@ -555,34 +557,15 @@ func TestCrashMidIndexing(t *testing.T) {
 	}
 }
 
-// lockedBuffer collects log output written from several goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // serveInProcess runs run("serve") in this process, its log captured,
 // until stop is called (stop is idempotent and also runs at cleanup).
-func serveInProcess(t *testing.T, sessions, state string) (c *child, logs *lockedBuffer, stop func()) {
+func serveInProcess(t *testing.T, sessions, state string) (c *child, logs *testkit.LockedBuffer, stop func()) {
 	t.Helper()
-	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	logs = &lockedBuffer{}
+	logs = &testkit.LockedBuffer{}
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", addr, "--sessions-dir", sessions, "--state-dir", state}, env(nil), io.Discard, logs)
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--sessions-dir", sessions, "--state-dir", state}, env(nil), io.Discard, logs)
 	}()
 	var once sync.Once
 	stop = func() {
@@ -594,27 +577,15 @@ func serveInProcess(t *testing.T, sessions, state string) (c *child, logs *locke
 		})
 	}
 	t.Cleanup(stop)
-	c = &child{t: t, url: "http://" + addr, client: &http.Client{Timeout: time.Minute}}
-	c.token = waitStarted(t, c.url, state, 30*time.Second, logs.String)
+	c = &child{t: t, client: &http.Client{Timeout: time.Minute}}
+	c.url = testkit.WaitServing(t, state, os.Getpid(), 30*time.Second, logs.String)
+	c.token = readToken(t, state)
 	return c, logs, stop
 }
 
-// waitStarted waits until the contextd at url answers /healthz (failing
-// the test with its log after timeout) and returns the token from state.
-func waitStarted(t *testing.T, url, state string, timeout time.Duration, log func() string) string {
+// readToken returns the service token contextd wrote to state/token.
+func readToken(t *testing.T, state string) string {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		resp, err := http.Get(url + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("contextd did not start: %v\n%s", err, log())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 	tok, err := os.ReadFile(filepath.Join(state, "token"))
 	if err != nil {
 		t.Fatal(err)

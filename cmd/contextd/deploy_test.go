@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -40,7 +39,7 @@ func checkCommandLine(t *testing.T, args []string, envm map[string]string) *conf
 		}
 		return c
 	}
-	err = run(context.Background(), args, env(envm), io.Discard, io.Discard)
+	err = run(t.Context(), args, env(envm), io.Discard, io.Discard)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) && !strings.Contains(err.Error(), "is not answering") {
 		t.Errorf("contextd %q: %v", args, err)
 	}

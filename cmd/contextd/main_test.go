@@ -16,13 +16,17 @@ import (
 	"time"
 
 	"contextd/buildinfo"
+	"contextd/internal/testkit"
 )
 
 func env(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-func freeAddr(t *testing.T) string {
+// closedAddr is a loopback address nothing listens on: a port the kernel
+// handed out and that was closed again. Only for checking the answer to
+// "nothing there"; a test that serves listens on 127.0.0.1:0 instead.
+func closedAddr(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -47,29 +51,21 @@ func TestServe(t *testing.T) {
 	os.WriteFile(filepath.Join(sessions, "b.jsonl"), b, 0o600)
 	b, _ = os.ReadFile(filepath.Join("..", "..", "testdata", "pi-tree", "tree-bad-manifests-small.jsonl"))
 	os.WriteFile(filepath.Join(sessions, "c.jsonl"), b, 0o600)
-	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	var stderr bytes.Buffer
+	stderr := &testkit.LockedBuffer{}
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", addr}, env(map[string]string{
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, env(map[string]string{
 			"CONTEXTD_SESSIONS_DIR": sessions, "CONTEXTD_STATE_DIR": filepath.Join(dir, "state"),
-		}), io.Discard, &stderr)
+		}), io.Discard, stderr)
 	}()
-	var resp *http.Response
-	var err error
-	for i := 0; i < 100; i++ {
-		resp, err = http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
+	// The discovery file names the listener (a port the kernel chose for
+	// :0, answering /healthz), this process and the version.
+	url := testkit.WaitServing(t, filepath.Join(dir, "state"), os.Getpid(), 30*time.Second, stderr.String)
+	addr := strings.TrimPrefix(url, "http://")
+	if host, port, err := net.SplitHostPort(addr); err != nil || host != "127.0.0.1" || port == "0" {
+		t.Errorf("discovery URL %q: want http://127.0.0.1:<the port bound for :0>", url)
 	}
-	if err != nil {
-		t.Fatalf("server did not start: %v\n%s", err, stderr.String())
-	}
-	resp.Body.Close()
-	// The discovery file names the listener, this process and the version.
 	disc, err := os.ReadFile(filepath.Join(dir, "state", "contextd.json"))
 	if want := fmt.Sprintf(`{"url":"http://%s","pid":%d,"version":%q}`+"\n", addr, os.Getpid(), buildinfo.Read().Version); err != nil || string(disc) != want {
 		t.Errorf("discovery file = %q (%v), want %q", disc, err, want)
@@ -85,7 +81,10 @@ func TestServe(t *testing.T) {
 	if n := len(strings.TrimSpace(string(tok))); n != 64 {
 		t.Errorf("token has %d hex chars, want 64 (256 bits)", n)
 	}
-	resp, _ = http.Get("http://" + addr + "/v1/sessions")
+	resp, err := http.Get("http://" + addr + "/v1/sessions")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("without token: %d, want 401", resp.StatusCode)
 	}
@@ -149,7 +148,7 @@ func TestServe(t *testing.T) {
 func TestRefusesNonLoopback(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "s")
-	err := run(context.Background(), []string{"serve", "--addr", "0.0.0.0:0", "--sessions-dir", dir, "--state-dir", state}, env(nil), io.Discard, io.Discard)
+	err := run(t.Context(), []string{"serve", "--addr", "0.0.0.0:0", "--sessions-dir", dir, "--state-dir", state}, env(nil), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--allow-non-loopback") {
 		t.Fatalf("err = %v, want a refusal naming --allow-non-loopback", err)
 	}
@@ -161,7 +160,7 @@ func TestRefusesNonLoopback(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	err = run(context.Background(), []string{"serve", "--addr", busy.Addr().String(), "--sessions-dir", dir, "--state-dir", state}, env(nil), io.Discard, io.Discard)
+	err = run(t.Context(), []string{"serve", "--addr", busy.Addr().String(), "--sessions-dir", dir, "--state-dir", state}, env(nil), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "address already in use") || !strings.Contains(err.Error(), "pass another --addr") {
 		t.Fatalf("busy address: err = %v, want 'address already in use … pass another --addr'", err)
 	}
@@ -192,7 +191,7 @@ func TestDefaultsFollowPi(t *testing.T) {
 // skipped line 1013 (SOURCES.md).
 func TestInspect(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"inspect", filepath.Join("..", "..", "testdata", "pi-sessions", "compact.jsonl")}, env(nil), &out, io.Discard); err != nil {
+	if err := run(t.Context(), []string{"inspect", filepath.Join("..", "..", "testdata", "pi-sessions", "compact.jsonl")}, env(nil), &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"(version 1)", "entries:   1011", "line 1013: invalid_json"} {
@@ -207,7 +206,7 @@ func TestReindex(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join("..", "..", "testdata", "pi-tree", "tree-basic.jsonl"))
 	os.WriteFile(filepath.Join(dir, "a.jsonl"), b, 0o600)
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"reindex", "--sessions-dir", dir, "--state-dir", filepath.Join(dir, "state")}, env(nil), &out, io.Discard); err != nil {
+	if err := run(t.Context(), []string{"reindex", "--sessions-dir", dir, "--state-dir", filepath.Join(dir, "state")}, env(nil), &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(out.String(), "reindexed 1 session files") {

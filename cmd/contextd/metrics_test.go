@@ -75,8 +75,7 @@ func servedMetrics(t *testing.T) ([]byte, map[string]exportedMetric) {
 		os.WriteFile(filepath.Join(sessions, filepath.Base(f)), b, 0o600)
 	}
 	state := filepath.Join(dir, "state")
-	addr := freeAddr(t)
-	_, stop := startServe(t, nil, "--addr", addr, "--sessions-dir", sessions, "--state-dir", state)
+	_, addr, stop := startServe(t, nil, "--sessions-dir", sessions, "--state-dir", state)
 	defer stop()
 	tok, _ := os.ReadFile(filepath.Join(state, "token"))
 	get := func(path string) []byte {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,8 +13,8 @@ import (
 // others can read is refused (issue 12 items 6 and 9).
 func TestStartRefusesUnsafeSettings(t *testing.T) {
 	dir := t.TempDir()
-	args := []string{"serve", "--addr", freeAddr(t), "--sessions-dir", dir, "--state-dir", filepath.Join(dir, "s")}
-	err := run(context.Background(), append(args, "--codex-base-url", "http://user:hunter2@[::1"), env(nil), io.Discard, io.Discard)
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--sessions-dir", dir, "--state-dir", filepath.Join(dir, "s")}
+	err := run(t.Context(), append(args, "--codex-base-url", "http://user:hunter2@[::1"), env(nil), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--codex-base-url") || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("bad --codex-base-url: %v, want a refusal naming the flag without the password", err)
 	}
@@ -23,7 +22,7 @@ func TestStartRefusesUnsafeSettings(t *testing.T) {
 	os.MkdirAll(state, 0o700)
 	os.WriteFile(filepath.Join(state, "token"), []byte(strings.Repeat("a", 32)+"\n"), 0o644)
 	os.Chmod(filepath.Join(state, "token"), 0o644)
-	err = run(context.Background(), args, env(nil), io.Discard, io.Discard)
+	err = run(t.Context(), args, env(nil), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "chmod 600") {
 		t.Errorf("world-readable token file: %v, want a refusal saying chmod 600", err)
 	}
