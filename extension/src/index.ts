@@ -298,6 +298,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 					const leaf = leafBody(ctx).leaf_id;
 					if (leaf) context.leaf_id = leaf;
 				} else {
+					headers = await codexHeaders(ctx);
 					// Remote is Codex-transport only, no fallback (reference §3.1, §3.7).
 					if (!isCodexTransport(ctx.model)) {
 						const m = ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : "none";
@@ -305,7 +306,6 @@ export default function contextdExtension(pi: ExtensionAPI) {
 							`remote mode works only on the Codex transport (an openai-codex model); the current model is ${m}; pick an openai-codex model with /model, or switch the contextd mode to local or tree`,
 						);
 					}
-					headers = await codexHeaders(ctx);
 				}
 				const ans = await c.call<Record<string, unknown>>("POST", `/alpha/${ns}/v2/${action}`, { ...codexArguments(params as Record<string, unknown>), context }, headers);
 				if (!local) {

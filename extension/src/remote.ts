@@ -270,8 +270,9 @@ type Item = Record<string, unknown>;
 /**
  * The Codex Responses request body with the reserved namespaces in Codex's
  * shape (§1.4, §1.5, §3.7 "Wire shaping"):
- *   - tools: each flat `history`/`notes` function spec is replaced, in
- *     place, by that namespace's spec;
+ *   - tools (top-level `tools`, and the `tools` of `additional_tools` and
+ *     `tool_search_output` input items): each flat `history`/`notes`
+ *     function spec is replaced, in place, by that namespace's spec;
  *   - input: a replayed router call {name: "history", arguments:
  *     '{"action":"read_item",...}'} becomes {namespace: "history", name:
  *     "read_item", arguments: '{...}'} (action removed, other keys in their
@@ -284,11 +285,16 @@ type Item = Record<string, unknown>;
 export function shapeCodexRequest(payload: unknown, encrypted: ReadonlyMap<string, string>): unknown {
 	if (!payload || typeof payload !== "object" || Array.isArray(payload)) return payload;
 	const body = { ...(payload as Item) };
-	if (Array.isArray(body.tools)) {
-		body.tools = (body.tools as Item[]).map((t) => (t?.type === "function" && typeof t.name === "string" && t.name in NAMESPACE_SPECS ? NAMESPACE_SPECS[t.name] : t));
-	}
+	const shapeTools = (tools: Item[]) => tools.map((t) => (t?.type === "function" && typeof t.name === "string" && t.name in NAMESPACE_SPECS ? NAMESPACE_SPECS[t.name] : t));
+	if (Array.isArray(body.tools)) body.tools = shapeTools(body.tools as Item[]);
 	if (Array.isArray(body.input)) {
 		body.input = (body.input as Item[]).map((it) => {
+			// Pi 1.6 declares tools in the input too: `additional_tools`
+			// developer items and `tool_search_output` items (pi-ai
+			// openai-responses-shared.js, deferred tools).
+			if ((it?.type === "additional_tools" || it?.type === "tool_search_output") && Array.isArray(it.tools)) {
+				return { ...it, tools: shapeTools(it.tools as Item[]) };
+			}
 			if (it?.type === "function_call" && typeof it.name === "string" && it.name in NAMESPACE_SPECS) {
 				let args: Record<string, unknown> = {};
 				try {

@@ -79,6 +79,7 @@ test("request shaping: namespace specs in place, namespaced replay, encrypted_co
 			{ type: "function_call_output", call_id: "call_1", output: "notes operation completed" },
 			{ type: "function_call", id: "fc_2", call_id: "call_2", name: "history", arguments: '{"action":"list_windows"}', namespace: "history" },
 			{ type: "function_call_output", call_id: "call_2", output: '{"windows":[]}' },
+			{ type: "additional_tools", role: "developer", tools: [{ type: "function", name: "history", description: "router", parameters: {} }] },
 		],
 	};
 	const before = JSON.stringify(payload);
@@ -94,5 +95,6 @@ test("request shaping: namespace specs in place, namespaced replay, encrypted_co
 		{ type: "function_call_output", call_id: "call_1", output: [{ type: "encrypted_content", encrypted_content: "CIPHER-1" }] },
 		{ type: "function_call", id: "fc_2", call_id: "call_2", name: "list_windows", arguments: "{}", namespace: "history" },
 		payload.input[4],
+		{ type: "additional_tools", role: "developer", tools: [HISTORY_SPEC] },
 	]);
 });
