@@ -758,15 +758,24 @@ func TestPiExtensionTreeNavigationAndCompact(t *testing.T) {
 	})
 }
 
-// TestPiExtensionInstallAndAutoStart: `pi install ./extension` records the
-// package in the agent's settings.json and Pi loads it from there (no -e);
-// with auto-start on and no contextd running, the extension starts the
-// configured binary, waits for /healthz and registers the session.
+// TestPiExtensionInstallAndAutoStart: `pi install ./extension`, run as the
+// README says from the repository root, records the package in the
+// agent's settings.json as a path relative to the agent directory (Pi's
+// package manager, normalizePackageSourceForSettings: resolved against the
+// cwd, stored relative to the user scope's base dir, and resolved against
+// that base dir when loading), so Pi started from another cwd loads it
+// (no -e); with auto-start on and no contextd running, the extension
+// starts the configured binary, waits for /healthz and registers the
+// session.
 func TestPiExtensionInstallAndAutoStart(t *testing.T) {
 	eachPi(t, func(t *testing.T, v piVersion) {
 		r := newRig(t, v, "local", []step{{Text: "hello back"}})
-		install := exec.Command(NodeBinary(t), filepath.Join(Dir(), "node_modules", v.CLI), "install", filepath.Join(Dir(), "..", "extension"))
-		install.Dir = r.work
+		repo, err := filepath.Abs(filepath.Join(Dir(), ".."))
+		if err != nil {
+			t.Fatal(err)
+		}
+		install := exec.Command(NodeBinary(t), filepath.Join(Dir(), "node_modules", v.CLI), "install", "./extension")
+		install.Dir = repo
 		install.Env = append(os.Environ(), "HOME="+filepath.Join(r.dir, "home"), "PI_CODING_AGENT_DIR="+r.agent, "PI_OFFLINE=1")
 		if out, err := install.CombinedOutput(); err != nil {
 			t.Fatalf("pi install: %v\n%s", err, out)
@@ -775,9 +784,12 @@ func TestPiExtensionInstallAndAutoStart(t *testing.T) {
 			Packages []string `json:"packages"`
 		}
 		b, _ := os.ReadFile(filepath.Join(r.agent, "settings.json"))
-		if err := json.Unmarshal(b, &settings); err != nil || len(settings.Packages) != 1 || !strings.HasSuffix(settings.Packages[0], "extension") {
-			t.Fatalf("settings.json after pi install: %s", b)
+		wantRel, _ := filepath.Rel(r.agent, filepath.Join(repo, "extension"))
+		if err := json.Unmarshal(b, &settings); err != nil || len(settings.Packages) != 1 || settings.Packages[0] != wantRel {
+			t.Fatalf("settings.json after pi install: %s, want packages [%q] (relative to the agent dir)", b, wantRel)
 		}
+		// Pi below runs in r.work, not in the repository: the recorded
+		// relative path must resolve from the agent dir.
 		r.installed = true
 		r.env = append(r.env, "CONTEXTD_AUTOSTART=1", "CONTEXTD_BIN="+contextdBinary(t), "CONTEXTD_URL=http://"+r.addr)
 		t.Cleanup(func() {
