@@ -339,13 +339,62 @@ export default function contextdExtension(pi: ExtensionAPI) {
 	// ---- Tree rollover (settled phase) ------------------------------------
 
 	if (mode === "tree") {
+		// Input the user sends while a rollover runs (typed during the
+		// summarization) would start a run on the old branch, or run before
+		// the boundary's turn; it is held and delivered as a follow-up of the
+		// boundary's run, so it lands after the new boundary (seed
+		// lifecycle). Pi 0.85 fires `input` at once and may start the
+		// boundary's run while the settled handler still runs; Pi 1.6 defers
+		// both the user's prompt and the boundary's sendMessage until the
+		// settled handlers have returned (agent-session.js
+		// _deferredSettledActions), in arrival order, so input stays held
+		// until the boundary's run starts. A failed or deferred rollover
+		// starts no run: held input is delivered at once.
+		let rolling = false; // input is held
+		let settledDone = false; // the rollover returned "completed"
+		let runStarted = false; // agent_start seen while rolling
+		const held: { text: string; images?: unknown[] }[] = [];
+		const release = () => {
+			rolling = settledDone = runStarted = false;
+			for (const h of held.splice(0)) {
+				const content = h.images?.length ? [{ type: "text" as const, text: h.text }, ...(h.images as never[])] : h.text;
+				pi.sendUserMessage(content, { deliverAs: "followUp" });
+			}
+		};
+		pi.on("input", (event) => {
+			if (!rolling || event.source === "extension") return { action: "continue" as const };
+			held.push({ text: event.text, images: event.images });
+			return { action: "handled" as const };
+		});
+		pi.on("agent_start", () => {
+			if (!rolling) return;
+			if (settledDone) release();
+			else runStarted = true;
+		});
 		pi.on("agent_settled", async (_event, ctx) => {
 			const p = pending;
 			if (!p) return;
 			pending = undefined;
+			rolling = true;
+			settledDone = runStarted = false;
+			let outcome: Awaited<ReturnType<typeof rollover>> = "failed";
+			try {
+				outcome = await rollover(p, ctx);
+			} finally {
+				if (outcome !== "completed" || runStarted) {
+					release();
+				} else {
+					// The boundary's run starts after this handler (1.6) or
+					// shortly; never hold input longer than 10 s.
+					settledDone = true;
+					setTimeout(() => {
+						if (rolling && settledDone) release();
+					}, 10_000).unref?.();
+				}
+			}
 			// Deferred: calls of the leaf's batch have no result yet;
 			// settle again at the next agent_settled.
-			if ((await rollover(p, ctx)) === "deferred" && pending === undefined) pending = p;
+			if (outcome === "deferred" && pending === undefined) pending = p;
 		});
 	}
 
