@@ -297,6 +297,17 @@ func TestPiExtensionRemoteCodexTransport(t *testing.T) {
 				t.Errorf("%s: authorization %q account %q body %v", c.Path, c.Header.Get("Authorization"), c.Header.Get("ChatGPT-Account-ID"), c.Body)
 			}
 		}
+		codex.mu.Lock()
+		for _, c := range codex.reqs {
+			want := `{"mode":"tokens","limit":10000}`
+			if c.Path == "/alpha/notes/v2/thread_hint" {
+				want = `{"mode":"bytes","limit":4000}`
+			}
+			if got := c.Header.Get("X-Openai-Tool-Output-Truncation-Policy"); got != want {
+				t.Errorf("%s: truncation policy %q, want %q", c.Path, got, want)
+			}
+		}
+		codex.mu.Unlock()
 		if calls[0].Body["recent_first"] != true || calls[0].Header.Get("X-Openai-Encrypted-Tool-Arguments") != "" {
 			t.Errorf("list_windows forwarded as %v %v", calls[0].Header, calls[0].Body)
 		}

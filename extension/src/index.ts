@@ -15,7 +15,7 @@ import { type PlannedEntry, settleRollover } from "./rollover.ts";
 import { boundaryMessage, identityOf, nextIdentity, sliceAtLatestBoundary, usableHint, type WindowIdentity } from "./windows.ts";
 import { resolveSettings, type Settings } from "./settings.ts";
 import { notify } from "./notify.ts";
-import { encryptedOutputs, isCodexTransport, remoteResult, routerMessage, shapeCodexRequest } from "./remote.ts";
+import { encryptedOutputs, isCodexTransport, remoteResult, routerMessage, shapeCodexRequest, TRUNCATION_HEADER, truncationPolicy } from "./remote.ts";
 import { contextRemaining, deliveredThresholds, dueReminder, guardDecision, reminderMessage, type ResetEntry, resetLogLines, windowNoteWrites } from "./quality.ts";
 import { randomUUID } from "node:crypto";
 import { Type } from "typebox";
@@ -103,7 +103,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 	/** The backend's thread hint through contextd; "" when there is none or the call fails (Codex omits it then). */
 	async function remoteHint(ctx: ExtensionContext): Promise<string> {
 		try {
-			const headers = await codexHeaders(ctx);
+			const headers = { ...(await codexHeaders(ctx)), [TRUNCATION_HEADER]: truncationPolicy("thread_hint") };
 			const a = await need().call<{ text?: unknown }>("POST", "/alpha/notes/v2/thread_hint", { context: { session_id: sessionId, current_agent_name: settings.agentName } }, headers);
 			return usableHint(a.text);
 		} catch {
@@ -298,7 +298,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 					const leaf = leafBody(ctx).leaf_id;
 					if (leaf) context.leaf_id = leaf;
 				} else {
-					headers = await codexHeaders(ctx);
+					headers = { ...(await codexHeaders(ctx)), [TRUNCATION_HEADER]: truncationPolicy(action) };
 					// Remote is Codex-transport only, no fallback (reference §3.1, §3.7).
 					if (!isCodexTransport(ctx.model)) {
 						const m = ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : "none";

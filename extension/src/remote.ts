@@ -226,6 +226,21 @@ export function routerMessage<M extends { role: string; content?: unknown }>(mes
 	return changed ? { ...message, content } : undefined;
 }
 
+// ---- backend call headers ----------------------------------------------------
+
+/** The output truncation header of Codex's backend calls (§1.6). */
+export const TRUNCATION_HEADER = "x-openai-tool-output-truncation-policy";
+
+/**
+ * The truncation policy JSON a backend call sends (§1.6, §3.7; serde
+ * tag "mode", content "limit"): {"mode":"bytes","limit":4000} for
+ * thread_hint (the hint's 4,000-byte cap), {"mode":"tokens","limit":10000}
+ * for every tool operation (the seed's value and the older Codex cap).
+ */
+export function truncationPolicy(operation: string): string {
+	return operation === "thread_hint" ? '{"mode":"bytes","limit":4000}' : '{"mode":"tokens","limit":10000}';
+}
+
 // ---- results ----------------------------------------------------------------
 
 /** What a Remote tool returns: the model-visible text and the details Pi stores. */

@@ -4,7 +4,7 @@
 // and §3.7 (wire shaping, `<ns> operation completed`).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { encryptedOutputs, HISTORY_SPEC, NOTES_SPEC, remoteResult, routerMessage, shapeCodexRequest } from "../src/remote.ts";
+import { encryptedOutputs, HISTORY_SPEC, NOTES_SPEC, remoteResult, routerMessage, shapeCodexRequest, truncationPolicy } from "../src/remote.ts";
 
 test("namespace specs: shape, operations, required order, encrypted fields, no bounds (§1.4)", () => {
 	assert.equal(HISTORY_SPEC.type, "namespace");
@@ -97,4 +97,9 @@ test("request shaping: namespace specs in place, namespaced replay, encrypted_co
 		payload.input[4],
 		{ type: "additional_tools", role: "developer", tools: [HISTORY_SPEC] },
 	]);
+});
+
+test("truncation policy: bytes 4000 for thread_hint, tokens 10000 for operations (§1.6, §3.7)", () => {
+	assert.equal(truncationPolicy("thread_hint"), '{"mode":"bytes","limit":4000}');
+	assert.equal(truncationPolicy("search_contents"), '{"mode":"tokens","limit":10000}');
 });
