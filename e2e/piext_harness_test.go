@@ -106,6 +106,8 @@ type rig struct {
 	// installed: the extension was installed with `pi install`, so Pi
 	// loads it from settings.json instead of -e.
 	installed bool
+	// model: Pi's --model; "" means the faux provider's faux/faux-1.
+	model string
 
 	cd  *exec.Cmd
 	cdN int
@@ -245,7 +247,11 @@ func (r *rig) startPi(args ...string) *piProc {
 	if !r.installed {
 		argv = append(argv, "-e", filepath.Join(Dir(), "..", "extension"))
 	}
-	argv = append(append(argv, "-e", filepath.Join(Dir(), "faux", "faux-provider.ts"), "--model", "faux/faux-1"), args...)
+	model := r.model
+	if model == "" {
+		model = "faux/faux-1"
+	}
+	argv = append(append(argv, "-e", filepath.Join(Dir(), "faux", "faux-provider.ts"), "--model", model), args...)
 	cmd := exec.Command(node, argv...)
 	cmd.Dir = r.work
 	cmd.Env = append(os.Environ(), "HOME="+filepath.Join(r.dir, "home"), "PI_CODING_AGENT_DIR="+r.agent, "PI_OFFLINE=1",

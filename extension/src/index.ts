@@ -14,6 +14,8 @@ import { applyProjection, type Projection } from "./projection.ts";
 import { type PlannedEntry, settleRollover } from "./rollover.ts";
 import { boundaryMessage, identityOf, nextIdentity, sliceAtLatestBoundary, usableHint, type WindowIdentity } from "./windows.ts";
 import { resolveSettings, type Settings } from "./settings.ts";
+import { notify } from "./notify.ts";
+import { encryptedOutputs, isCodexTransport, remoteResult, routerMessage, shapeCodexRequest, TRUNCATION_HEADER, truncationPolicy } from "./remote.ts";
 import { contextRemaining, deliveredThresholds, dueReminder, guardDecision, reminderMessage, type ResetEntry, resetLogLines, windowNoteWrites } from "./quality.ts";
 import { randomUUID } from "node:crypto";
 import { Type } from "typebox";
@@ -47,7 +49,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 		settings = resolveSettings({ agentDir: getAgentDir(), env: process.env, flags: {} });
 	} catch (err) {
 		const msg = `contextd: ${(err as Error).message}; the extension is inactive`;
-		pi.on("session_start", async (_e, ctx) => ctx.ui.notify(msg, "error"));
+		pi.on("session_start", async (_e, ctx) => notify(ctx, msg, "error"));
 		return;
 	}
 	const mode = settings.mode;
@@ -101,7 +103,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 	/** The backend's thread hint through contextd; "" when there is none or the call fails (Codex omits it then). */
 	async function remoteHint(ctx: ExtensionContext): Promise<string> {
 		try {
-			const headers = await codexHeaders(ctx);
+			const headers = { ...(await codexHeaders(ctx)), [TRUNCATION_HEADER]: truncationPolicy("thread_hint") };
 			const a = await need().call<{ text?: unknown }>("POST", "/alpha/notes/v2/thread_hint", { context: { session_id: sessionId, current_agent_name: settings.agentName } }, headers);
 			return usableHint(a.text);
 		} catch {
@@ -130,7 +132,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 		const file = ctx.sessionManager.getSessionFile();
 		if (!file) {
 			unavailable = "context management needs a saved session; this one is not persisted (--no-session)";
-			ctx.ui.notify(`contextd: ${unavailable}`, "error");
+			notify(ctx, `contextd: ${unavailable}`, "error");
 			return;
 		}
 		try {
@@ -144,7 +146,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 			if (mode === "remote") await ensureRemoteWindow(ctx);
 		} catch (err) {
 			unavailable = (err as Error).message;
-			ctx.ui.notify(`contextd: ${unavailable}`, "error");
+			notify(ctx, `contextd: ${unavailable}`, "error");
 		}
 	});
 
@@ -156,7 +158,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 		try {
 			await ensureWindow(ctx);
 		} catch (err) {
-			ctx.ui.notify(`contextd: ${(err as Error).message}`, "error");
+			notify(ctx, `contextd: ${(err as Error).message}`, "error");
 		}
 	});
 
@@ -170,7 +172,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 				ans = await client.call<ContextAnswer>("POST", `${sessionPath()}/context`, leafBody(ctx));
 			} catch (err) {
 				const msg = `contextd: ${(err as Error).message}; this request is sent without context management`;
-				if (msg !== contextError) ctx.ui.notify(msg, "error");
+				if (msg !== contextError) notify(ctx, msg, "error");
 				contextError = msg;
 				return;
 			}
@@ -179,7 +181,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 			try {
 				return { messages: applyProjection(event.messages as never[], ans.projection) };
 			} catch (err) {
-				ctx.ui.notify(`contextd: ${(err as Error).message}; the request was stopped`, "error");
+				notify(ctx, `contextd: ${(err as Error).message}; the request was stopped`, "error");
 				ctx.abort();
 				return;
 			}
@@ -190,6 +192,21 @@ export default function contextdExtension(pi: ExtensionAPI) {
 		// Only the current window reaches the model; earlier windows are
 		// recovered through the Codex backend, never from local data.
 		pi.on("context", async (event) => ({ messages: sliceAtLatestBoundary(event.messages as never[]) }));
+
+		// The reserved namespaces on the wire (remote.ts; reference
+		// codex-history-notes.md §1.4, §1.5, §3.7): namespace specs and
+		// namespaced calls out, encrypted outputs replayed as
+		// encrypted_content items.
+		pi.on("before_provider_request", (event, ctx) => {
+			if (!isCodexTransport(ctx.model)) return undefined;
+			return shapeCodexRequest(event.payload, encryptedOutputs(ctx.sessionManager.getBranch()));
+		});
+		// A namespaced call from the model becomes a router call before Pi
+		// looks its tool up by name (§1.4 "Calls on the wire").
+		pi.on("message_end", (event) => {
+			const message = routerMessage(event.message as { role: string; content?: unknown });
+			return message ? { message: message as typeof event.message } : undefined;
+		});
 	}
 
 	// ---- tools -------------------------------------------------------------
@@ -281,9 +298,20 @@ export default function contextdExtension(pi: ExtensionAPI) {
 					const leaf = leafBody(ctx).leaf_id;
 					if (leaf) context.leaf_id = leaf;
 				} else {
-					headers = await codexHeaders(ctx);
+					headers = { ...(await codexHeaders(ctx)), [TRUNCATION_HEADER]: truncationPolicy(action) };
+					// Remote is Codex-transport only, no fallback (reference §3.1, §3.7).
+					if (!isCodexTransport(ctx.model)) {
+						const m = ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : "none";
+						throw new ContextdError(
+							`remote mode works only on the Codex transport (an openai-codex model); the current model is ${m}; pick an openai-codex model with /model, or switch the contextd mode to local or tree`,
+						);
+					}
 				}
 				const ans = await c.call<Record<string, unknown>>("POST", `/alpha/${ns}/v2/${action}`, { ...codexArguments(params as Record<string, unknown>), context }, headers);
+				if (!local) {
+					const r = remoteResult(ns, action, ans);
+					return { content: text(r.text), details: r.details };
+				}
 				const { append, ...result } = ans;
 				if (Array.isArray(append)) {
 					// The note entry lands before the tool result.
@@ -311,13 +339,62 @@ export default function contextdExtension(pi: ExtensionAPI) {
 	// ---- Tree rollover (settled phase) ------------------------------------
 
 	if (mode === "tree") {
+		// Input the user sends while a rollover runs (typed during the
+		// summarization) would start a run on the old branch, or run before
+		// the boundary's turn; it is held and delivered as a follow-up of the
+		// boundary's run, so it lands after the new boundary (seed
+		// lifecycle). Pi 0.85 fires `input` at once and may start the
+		// boundary's run while the settled handler still runs; Pi 1.6 defers
+		// both the user's prompt and the boundary's sendMessage until the
+		// settled handlers have returned (agent-session.js
+		// _deferredSettledActions), in arrival order, so input stays held
+		// until the boundary's run starts. A failed or deferred rollover
+		// starts no run: held input is delivered at once.
+		let rolling = false; // input is held
+		let settledDone = false; // the rollover returned "completed"
+		let runStarted = false; // agent_start seen while rolling
+		const held: { text: string; images?: unknown[] }[] = [];
+		const release = () => {
+			rolling = settledDone = runStarted = false;
+			for (const h of held.splice(0)) {
+				const content = h.images?.length ? [{ type: "text" as const, text: h.text }, ...(h.images as never[])] : h.text;
+				pi.sendUserMessage(content, { deliverAs: "followUp" });
+			}
+		};
+		pi.on("input", (event) => {
+			if (!rolling || event.source === "extension") return { action: "continue" as const };
+			held.push({ text: event.text, images: event.images });
+			return { action: "handled" as const };
+		});
+		pi.on("agent_start", () => {
+			if (!rolling) return;
+			if (settledDone) release();
+			else runStarted = true;
+		});
 		pi.on("agent_settled", async (_event, ctx) => {
 			const p = pending;
 			if (!p) return;
 			pending = undefined;
+			rolling = true;
+			settledDone = runStarted = false;
+			let outcome: Awaited<ReturnType<typeof rollover>> = "failed";
+			try {
+				outcome = await rollover(p, ctx);
+			} finally {
+				if (outcome !== "completed" || runStarted) {
+					release();
+				} else {
+					// The boundary's run starts after this handler (1.6) or
+					// shortly; never hold input longer than 10 s.
+					settledDone = true;
+					setTimeout(() => {
+						if (rolling && settledDone) release();
+					}, 10_000).unref?.();
+				}
+			}
 			// Deferred: calls of the leaf's batch have no result yet;
 			// settle again at the next agent_settled.
-			if ((await rollover(p, ctx)) === "deferred" && pending === undefined) pending = p;
+			if (outcome === "deferred" && pending === undefined) pending = p;
 		});
 	}
 
@@ -334,7 +411,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 			setEditorText: (t) => ctx.ui.setEditorText(t),
 			appendEntry: (t, data) => pi.appendEntry(t, data),
 			sendMessage: (m, o) => pi.sendMessage(m, o),
-			notifyError: (m) => ctx.ui.notify(m, "error"),
+			notifyError: (m) => notify(ctx, m, "error"),
 			setInternalNavigation: (on) => {
 				internalNavigation = on;
 			},
@@ -353,7 +430,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 					compaction: { summary: a.summary, firstKeptEntryId: a.first_kept_entry_id, tokensBefore: event.preparation.tokensBefore, details: a.details },
 				};
 			} catch (err) {
-				ctx.ui.notify(`contextd: ${(err as Error).message}; compaction cancelled so archived windows are not lost`, "error");
+				notify(ctx, `contextd: ${(err as Error).message}; compaction cancelled so archived windows are not lost`, "error");
 				return { cancel: true };
 			}
 		});
@@ -364,7 +441,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 	pi.registerCommand("contextd", {
 		description: "Show contextd's mode, window, archives, rollovers and health",
 		handler: async (_args, ctx) => {
-			ctx.ui.notify(await status(), "info");
+			notify(ctx, await status(), "info");
 		},
 	});
 

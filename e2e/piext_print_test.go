@@ -1,0 +1,38 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPiExtensionPrintModeUnreachable: in print mode (`pi -p`) Pi binds no
+// UI, so ctx.ui.notify is a no-op; the extension's one-line "contextd not
+// reachable" message must still reach the user, on stderr, exactly once,
+// while stdout carries only the model's answer.
+func TestPiExtensionPrintModeUnreachable(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r := newRig(t, v, "local", []step{{Text: "answer without contextd"}})
+		// No contextd is started: the rig's address answers nothing.
+		cmd := exec.Command(NodeBinary(t), filepath.Join(Dir(), "node_modules", v.CLI), "-p",
+			"-e", filepath.Join(Dir(), "..", "extension"), "-e", filepath.Join(Dir(), "faux", "faux-provider.ts"), "--model", "faux/faux-1", "hello")
+		cmd.Dir = r.work
+		cmd.Env = append(os.Environ(), "HOME="+filepath.Join(r.dir, "home"), "PI_CODING_AGENT_DIR="+r.agent, "PI_OFFLINE=1",
+			"CONTEXTD_MODE=local", "CONTEXTD_URL=http://"+r.addr, "CONTEXTD_E2E_SCRIPT="+r.script, "CONTEXTD_E2E_LOG="+r.logPath)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("pi -p: %v\nstderr:\n%s", err, stderr.String())
+		}
+		want := "contextd: contextd is not reachable at http://" + r.addr + "; run `contextd serve` (or set CONTEXTD_AUTOSTART=1), then /reload\n"
+		if got := strings.Count(stderr.String(), want); got != 1 {
+			t.Errorf("stderr holds the unreachable message %d times, want once:\n%s\nwant line: %s", got, stderr.String(), want)
+		}
+		if strings.TrimSpace(stdout.String()) != "answer without contextd" {
+			t.Errorf("stdout = %q, want only the model's answer", stdout.String())
+		}
+	})
+}

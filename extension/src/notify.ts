@@ -1,0 +1,20 @@
+// One-line messages to the person running Pi, in every run mode.
+//
+// Pi's TUI and RPC modes show ctx.ui.notify; print and JSON modes bind no
+// UI (ctx.hasUI is false and notify is a no-op, pi-coding-agent
+// core/extensions/runner.js noOpUIContext), so there the line goes to
+// stderr, where print mode also reports extension errors
+// ("Extension error (...)", modes/print-mode.js), and never mixes into the
+// model's answer on stdout.
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+
+export type Level = "info" | "warning" | "error";
+
+/** Shows msg in Pi's UI, or writes it as one stderr line when Pi has none. */
+export function notify(ctx: Pick<ExtensionContext, "hasUI" | "ui">, msg: string, level: Level, stderr: { write(s: string): unknown } = process.stderr): void {
+	if (ctx.hasUI) {
+		ctx.ui.notify(msg, level);
+		return;
+	}
+	stderr.write(`${msg}\n`);
+}

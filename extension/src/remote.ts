@@ -1,0 +1,332 @@
+// Remote mode on the Codex transport: the wire shape of Codex's reserved
+// `history` and `notes` namespaces (reference codex-history-notes.md §1.4,
+// §1.5, §3.7).
+//
+// Pi registers tools by flat name and looks a model's tool call up by name
+// only, while Codex declares each namespace as one `namespace` tool whose
+// children share names across namespaces (`search_contents` is in both).
+// So Pi keeps the flat `history` and `notes` router tools (an `action`
+// argument selects the operation) and this module translates at the two
+// edges of a model call:
+//   - outgoing (before_provider_request): the router tool specs become the
+//     namespace specs, replayed router calls become namespaced
+//     `function_call` items, and outputs the backend returned encrypted are
+//     replayed as `encrypted_content` items (§1.5, §3.7 "Wire shaping");
+//   - incoming (message_end): a namespaced call from the model becomes a
+//     router call before Pi looks its tool up.
+// Nothing here decrypts: ciphertext goes from the backend's answer into the
+// tool result's details and from there into the next request.
+
+/** The pi-ai API of the openai-codex provider (the Codex Responses transport). */
+export const CODEX_API = "openai-codex-responses";
+
+export const HISTORY_NAMESPACE = "history";
+export const NOTES_NAMESPACE = "notes";
+
+/** Is this model on the Codex transport? Remote mode works only there (§3.1, §3.7: no fallback). */
+export function isCodexTransport(model: { api?: string; provider?: string } | undefined): boolean {
+	return model?.api === CODEX_API;
+}
+
+// ---- namespace tool specs (§1.4) ----------------------------------------
+//
+// Serialized form of codex-rs 0.154.0-alpha.3 as the reference describes it:
+// nullables are anyOf [{type: X}, {type: null}], no minimum/maximum, no
+// additionalProperties, `encrypted: true` on the four encrypted fields,
+// properties and `required` in the serialized order. The descriptions are
+// the reference's paraphrases; the backend validates reserved schemas
+// byte-for-byte, so byte-exact text has to come from the pinned protocol
+// file cited in §1.4.
+
+type Schema = Record<string, unknown>;
+const str = (description: string): Schema => ({ type: "string", description });
+const int = (description: string): Schema => ({ type: "integer", description });
+const bool = (description: string): Schema => ({ type: "boolean", description });
+const nullable = (type: string, description: string, extra: Schema = {}): Schema => ({ anyOf: [{ type, ...extra }, { type: "null" }], description });
+const encrypted = (description: string): Schema => ({ type: "string", encrypted: true, description });
+const object = (properties: Record<string, Schema>, required?: string[]): Schema => ({
+	type: "object",
+	properties,
+	...(required ? { required } : {}),
+});
+
+const agentName = nullable("string", "Agent whose history to read: omit for the current agent, else an absolute name or one relative to the current agent.");
+const role = nullable("string", "Only items of this role; null or omitted includes every role.", { enum: ["user", "assistant", "tool", "system", "developer"] });
+const toolNamespace = nullable("string", "Only tool items of this namespace; when set, non-tool messages are excluded.");
+const toolName = nullable("string", "Only tool items of this tool; when set, non-tool messages are excluded.");
+const windowFilter = nullable("string", "Full window ID; null or omitted includes every window.");
+
+/** One child of a namespace spec. */
+export interface NamespaceFunction {
+	type: "function";
+	name: string;
+	description: string;
+	strict: false;
+	parameters: Schema;
+}
+
+/** A Responses `namespace` tool (§1.4 "Spec shape"). */
+export interface NamespaceSpec {
+	type: "namespace";
+	name: string;
+	description: string;
+	tools: NamespaceFunction[];
+}
+
+const fn = (name: string, description: string, parameters: Schema): NamespaceFunction => ({ type: "function", name, description, strict: false, parameters });
+
+/** §1.4 "Namespace `history`". */
+export const HISTORY_SPEC: NamespaceSpec = {
+	type: "namespace",
+	name: HISTORY_NAMESPACE,
+	description:
+		"Recover prior conversation after a context-window reset, using agent names and the opaque window and item IDs these tools return. Pass returned IDs unchanged. Items are ordered by persisted ordinal, then creation time; an unknown window gives no matches. The current agent is the default; absolute or relative agent names select another agent. History is read-only and eventually consistent (a few seconds). This is private model-only state: use it silently and never disclose the tool, its use or its contents to the user.",
+	tools: [
+		fn(
+			"list_windows",
+			"List an agent's context windows as window ID and item-count pairs. Private, model-only.",
+			object({ limit: int("Maximum windows returned."), agent_name: agentName, recent_first: bool("Newest windows first.") }),
+		),
+		fn(
+			"list_items",
+			"List history items, optionally filtered by window, role and tool. Private, model-only.",
+			object({
+				limit: int("Maximum items returned."),
+				recent_first: bool("Newest items first."),
+				tool_namespace: toolNamespace,
+				role,
+				agent_name: agentName,
+				tool_name: toolName,
+				window_id: windowFilter,
+				max_chars_per_item: int("Cap on each item's truncated_content, in characters."),
+			}),
+		),
+		fn(
+			"read_item",
+			"Read a bounded character range of one history item. Private, model-only.",
+			object(
+				{
+					agent_name: agentName,
+					item_id: str("The item ID: the suffix shown in the item's trailing [id: ...] marker."),
+					offset_chars: int("Zero-based character offset where reading starts."),
+					limit_chars: int("Maximum characters returned."),
+					window_id: str("Full ID of the window that contains the item."),
+				},
+				["item_id", "window_id"],
+			),
+		),
+		fn(
+			"search_contents",
+			"Search history by case-sensitive literal substring. Private, model-only.",
+			object(
+				{
+					limit: int("Maximum matching items returned."),
+					query: encrypted("Case-sensitive literal substring to find."),
+					recent_first: bool("Newest matches first."),
+					tool_namespace: toolNamespace,
+					role,
+					agent_name: agentName,
+					tool_name: toolName,
+					window_id: windowFilter,
+				},
+				["query"],
+			),
+		),
+	],
+};
+
+/** §1.4 "Namespace `notes`". */
+export const NOTES_SPEC: NamespaceSpec = {
+	type: "namespace",
+	name: NOTES_NAMESPACE,
+	description:
+		"Private notes that survive context-window transitions within this rollout. Paths are virtual: a relative file path resolves under the current agent's <agent_name>/notes; cross-agent paths must be absolute, <agent_name>/notes[/<path>]. Reads, listings, searches and writes may access other agents' notes. File operations require path; prefix arguments may be omitted. Empty, . and .. components are unsupported and ~ is literal. Reads reflect successful writes immediately; listings and searches are eventually consistent. Each file must stay at or below 1,000,000 UTF-8 bytes. This is private model-only state: use it silently and never disclose the tool, its use or its contents to the user.",
+	tools: [
+		fn(
+			"list_files_by_prefix",
+			"List note files by path prefix. Private, model-only.",
+			object({
+				prefix: nullable("string", "Note path prefix."),
+				max_results: int("Maximum files returned."),
+				file_order_by: { type: "string", enum: ["name", "created_at", "updated_at"], description: "Sort key." },
+				file_order: { type: "string", enum: ["ascending", "descending"], description: "Sort direction." },
+			}),
+		),
+		fn(
+			"read_file",
+			"Read a note file, whole or a line range. Private, model-only.",
+			object(
+				{
+					path: str("Note file path."),
+					start_line: nullable("integer", "First line, inclusive, 1-based; negative counts from the end."),
+					stop_line: nullable("integer", "Last line, inclusive, 1-based; negative counts from the end."),
+				},
+				["path"],
+			),
+		),
+		fn(
+			"search_contents",
+			"Search note lines by case-sensitive literal substring. Private, model-only.",
+			object(
+				{
+					max_matches_per_file: int("Maximum matching lines per file."),
+					query: encrypted("Case-sensitive literal, matched per line."),
+					recent_file_first: bool("Order files by creation time, newest first."),
+					max_files: int("Maximum files returned."),
+					path_prefix: nullable("string", "Only files under this prefix."),
+				},
+				["query"],
+			),
+		),
+		fn("append_to_file", "Append text to a note file exactly as given. Private, model-only.", object({ text: encrypted("Text appended exactly as given."), path: str("Note file path.") }, ["text", "path"])),
+		fn("write_file", "Replace a note file's whole content. Private, model-only.", object({ text: encrypted("The full new content."), path: str("Note file path.") }, ["text", "path"])),
+	],
+};
+
+export const NAMESPACE_SPECS: Record<string, NamespaceSpec> = { [HISTORY_NAMESPACE]: HISTORY_SPEC, [NOTES_NAMESPACE]: NOTES_SPEC };
+
+const operationsOf = (ns: string): string[] => NAMESPACE_SPECS[ns]?.tools.map((t) => t.name) ?? [];
+
+// ---- incoming: namespaced call → router call ------------------------------
+
+interface ToolCallBlock {
+	type: "toolCall";
+	name: string;
+	arguments: Record<string, unknown>;
+	namespace?: string;
+	[k: string]: unknown;
+}
+
+/**
+ * The router form of a namespaced call (§1.4 "Calls on the wire"): a
+ * toolCall {namespace: "history", name: "search_contents", arguments}
+ * becomes {name: "history", arguments: {action: "search_contents",
+ * ...arguments}}, namespace kept. Undefined for any other block.
+ */
+export function routerCall(block: unknown): ToolCallBlock | undefined {
+	const b = block as ToolCallBlock;
+	if (!b || b.type !== "toolCall" || typeof b.namespace !== "string" || !(b.namespace in NAMESPACE_SPECS)) return undefined;
+	if (b.name === b.namespace) return undefined; // already a router call
+	if (!operationsOf(b.namespace).includes(b.name)) return undefined;
+	return { ...b, name: b.namespace, arguments: { action: b.name, ...(b.arguments ?? {}) } };
+}
+
+/**
+ * The assistant message with its namespaced history/notes calls in router
+ * form, or undefined when it has none (message_end handler result).
+ */
+export function routerMessage<M extends { role: string; content?: unknown }>(message: M): M | undefined {
+	if (message.role !== "assistant" || !Array.isArray(message.content)) return undefined;
+	let changed = false;
+	const content = message.content.map((b: unknown) => {
+		const r = routerCall(b);
+		if (r) changed = true;
+		return r ?? b;
+	});
+	return changed ? { ...message, content } : undefined;
+}
+
+// ---- backend call headers ----------------------------------------------------
+
+/** The output truncation header of Codex's backend calls (§1.6). */
+export const TRUNCATION_HEADER = "x-openai-tool-output-truncation-policy";
+
+/**
+ * The truncation policy JSON a backend call sends (§1.6, §3.7; serde
+ * tag "mode", content "limit"): {"mode":"bytes","limit":4000} for
+ * thread_hint (the hint's 4,000-byte cap), {"mode":"tokens","limit":10000}
+ * for every tool operation (the seed's value and the older Codex cap).
+ */
+export function truncationPolicy(operation: string): string {
+	return operation === "thread_hint" ? '{"mode":"bytes","limit":4000}' : '{"mode":"tokens","limit":10000}';
+}
+
+// ---- results ----------------------------------------------------------------
+
+/** What a Remote tool returns: the model-visible text and the details Pi stores. */
+export interface RemoteResult {
+	text: string;
+	details: { namespace: string; action: string; encrypted_output?: string };
+}
+
+/**
+ * The tool result of a backend answer (§1.5, §3.7). With `encrypted_output`
+ * the text is the seed's fixed `<ns> operation completed` and the
+ * ciphertext stays in details (never shown as local text; the next request
+ * replays it as `encrypted_content`); otherwise the JSON text of the answer.
+ */
+export function remoteResult(namespace: string, action: string, answer: Record<string, unknown>): RemoteResult {
+	if (typeof answer.encrypted_output === "string") {
+		return { text: `${namespace} operation completed`, details: { namespace, action, encrypted_output: answer.encrypted_output } };
+	}
+	return { text: JSON.stringify(answer), details: { namespace, action } };
+}
+
+/**
+ * call_id → ciphertext of every Remote tool result on the branch whose
+ * details hold `encrypted_output`. The key is the Responses call_id, the
+ * part of Pi's toolCallId before "|" (pi-ai joins call_id|item_id).
+ */
+export function encryptedOutputs(entries: readonly unknown[]): Map<string, string> {
+	const out = new Map<string, string>();
+	for (const e of entries as { type?: string; message?: { role?: string; toolName?: string; toolCallId?: string; details?: { encrypted_output?: unknown } } }[]) {
+		const m = e?.type === "message" ? e.message : undefined;
+		if (!m || m.role !== "toolResult" || !m.toolName || !(m.toolName in NAMESPACE_SPECS)) continue;
+		const c = m.details?.encrypted_output;
+		if (typeof c === "string" && typeof m.toolCallId === "string") out.set(m.toolCallId.split("|")[0], c);
+	}
+	return out;
+}
+
+// ---- outgoing: request shaping ---------------------------------------------
+
+type Item = Record<string, unknown>;
+
+/**
+ * The Codex Responses request body with the reserved namespaces in Codex's
+ * shape (§1.4, §1.5, §3.7 "Wire shaping"):
+ *   - tools (top-level `tools`, and the `tools` of `additional_tools` and
+ *     `tool_search_output` input items): each flat `history`/`notes`
+ *     function spec is replaced, in place, by that namespace's spec;
+ *   - input: a replayed router call {name: "history", arguments:
+ *     '{"action":"read_item",...}'} becomes {namespace: "history", name:
+ *     "read_item", arguments: '{...}'} (action removed, other keys in their
+ *     order); its id and call_id are kept;
+ *   - input: the function_call_output of a call whose result was encrypted
+ *     gets output [{type: "encrypted_content", encrypted_content}].
+ * Returns a new body; the input is not modified. A body that is not an
+ * object is returned as is.
+ */
+export function shapeCodexRequest(payload: unknown, encrypted: ReadonlyMap<string, string>): unknown {
+	if (!payload || typeof payload !== "object" || Array.isArray(payload)) return payload;
+	const body = { ...(payload as Item) };
+	const shapeTools = (tools: Item[]) => tools.map((t) => (t?.type === "function" && typeof t.name === "string" && t.name in NAMESPACE_SPECS ? NAMESPACE_SPECS[t.name] : t));
+	if (Array.isArray(body.tools)) body.tools = shapeTools(body.tools as Item[]);
+	if (Array.isArray(body.input)) {
+		body.input = (body.input as Item[]).map((it) => {
+			// Pi 1.6 declares tools in the input too: `additional_tools`
+			// developer items and `tool_search_output` items (pi-ai
+			// openai-responses-shared.js, deferred tools).
+			if ((it?.type === "additional_tools" || it?.type === "tool_search_output") && Array.isArray(it.tools)) {
+				return { ...it, tools: shapeTools(it.tools as Item[]) };
+			}
+			if (it?.type === "function_call" && typeof it.name === "string" && it.name in NAMESPACE_SPECS) {
+				let args: Record<string, unknown> = {};
+				try {
+					args = JSON.parse(String(it.arguments ?? "{}")) as Record<string, unknown>;
+				} catch {
+					return it;
+				}
+				const { action, ...rest } = args;
+				if (typeof action !== "string" || !operationsOf(it.name).includes(action)) return it;
+				const { namespace: _ns, ...item } = it;
+				return { ...item, namespace: it.name, name: action, arguments: JSON.stringify(rest) };
+			}
+			if (it?.type === "function_call_output" && typeof it.call_id === "string" && encrypted.has(it.call_id)) {
+				return { ...it, output: [{ type: "encrypted_content", encrypted_content: encrypted.get(it.call_id) }] };
+			}
+			return it;
+		});
+	}
+	return body;
+}
