@@ -15,9 +15,10 @@ import { type PlannedEntry, settleRollover } from "./rollover.ts";
 import { boundaryMessage, identityOf, nextIdentity, sliceAtLatestBoundary, usableHint, type WindowIdentity } from "./windows.ts";
 import { resolveSettings, type Settings } from "./settings.ts";
 import { notify } from "./notify.ts";
-import { encryptedOutputs, isCodexTransport, remoteResult, routerMessage, shapeCodexRequest, TRUNCATION_HEADER, truncationPolicy } from "./remote.ts";
+import { encryptedOutputs, isCodexTransport, NAMESPACE_SPECS, type NamespaceSpecs, remoteResult, routerMessage, shapeCodexRequest, specsFromProtocol, TRUNCATION_HEADER, truncationPolicy } from "./remote.ts";
 import { contextRemaining, deliveredThresholds, dueReminder, guardDecision, reminderMessage, type ResetEntry, resetLogLines, windowNoteWrites } from "./quality.ts";
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { Type } from "typebox";
 import {
 	codexArguments,
@@ -197,9 +198,24 @@ export default function contextdExtension(pi: ExtensionAPI) {
 		// codex-history-notes.md §1.4, §1.5, §3.7): namespace specs and
 		// namespaced calls out, encrypted outputs replayed as
 		// encrypted_content items.
+		// A configured protocol file (settings.codexSchemaFile) gives the
+		// byte-exact specs; when it cannot be read the request is not sent
+		// with other schemas (§3.7, no fallback): the hook throws and Pi
+		// reports the error.
+		let specs: NamespaceSpecs = NAMESPACE_SPECS;
+		let specsError = "";
+		if (settings.codexSchemaFile) {
+			try {
+				specs = specsFromProtocol(JSON.parse(readFileSync(settings.codexSchemaFile, "utf8")));
+			} catch (err) {
+				specsError = `contextd: the Codex schema file ${settings.codexSchemaFile} cannot be used: ${(err as Error).message}; fix the file or unset CONTEXTD_CODEX_SCHEMA / codexSchemaFile`;
+				pi.on("session_start", async (_e, ctx) => notify(ctx, specsError, "error"));
+			}
+		}
 		pi.on("before_provider_request", (event, ctx) => {
 			if (!isCodexTransport(ctx.model)) return undefined;
-			return shapeCodexRequest(event.payload, encryptedOutputs(ctx.sessionManager.getBranch()));
+			if (specsError) throw new Error(specsError);
+			return shapeCodexRequest(event.payload, encryptedOutputs(ctx.sessionManager.getBranch()), specs);
 		});
 		// A namespaced call from the model becomes a router call before Pi
 		// looks its tool up by name (§1.4 "Calls on the wire").

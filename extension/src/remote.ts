@@ -36,7 +36,8 @@ export function isCodexTransport(model: { api?: string; provider?: string } | un
 // properties and `required` in the serialized order. The descriptions are
 // the reference's paraphrases; the backend validates reserved schemas
 // byte-for-byte, so byte-exact text has to come from the pinned protocol
-// file cited in §1.4.
+// file cited in §1.4: the `codexSchemaFile` setting (CONTEXTD_CODEX_SCHEMA)
+// names such a file and specsFromProtocol reads it.
 
 type Schema = Record<string, unknown>;
 const str = (description: string): Schema => ({ type: "string", description });
@@ -185,6 +186,48 @@ export const NOTES_SPEC: NamespaceSpec = {
 
 export const NAMESPACE_SPECS: Record<string, NamespaceSpec> = { [HISTORY_NAMESPACE]: HISTORY_SPEC, [NOTES_NAMESPACE]: NOTES_SPEC };
 
+/** The namespace specs a request is shaped with: the built-in ones, or those of a protocol file. */
+export type NamespaceSpecs = Readonly<Record<string, NamespaceSpec>>;
+
+/**
+ * The namespace specs of a serialized-schema protocol file, the form the
+ * reference cites in §1.4 for byte-exact schemas (codex-rs 0.154.0-alpha.3
+ * serialized by oh-my-pi's codex-history-notes.protocol.json): one JSON
+ * object keyed by endpoint ("alpha/history/v2/list_windows", …), each value
+ * {namespace, namespaceDescription, name, description, parameters}. The
+ * file's own text is used unchanged (descriptions, property order, anyOf
+ * nullables, `encrypted` flags); children keep the file's order. The file
+ * must describe exactly the nine operations of §1.4, each under its own
+ * endpoint, with one description per namespace; anything else is an error
+ * that says what is wrong (Remote mode then refuses rather than sending
+ * other schemas: §3.7, no fallback).
+ */
+export function specsFromProtocol(protocol: unknown): NamespaceSpecs {
+	if (!protocol || typeof protocol !== "object" || Array.isArray(protocol)) {
+		throw new Error("the Codex schema file must be a JSON object keyed by endpoint (alpha/<namespace>/v2/<operation>)");
+	}
+	const out: Record<string, NamespaceSpec> = {};
+	for (const [endpoint, raw] of Object.entries(protocol as Record<string, unknown>)) {
+		const v = raw as { namespace?: unknown; namespaceDescription?: unknown; name?: unknown; description?: unknown; parameters?: unknown };
+		const ns = typeof v?.namespace === "string" ? v.namespace : "";
+		if (!(ns in NAMESPACE_SPECS)) throw new Error(`${endpoint}: namespace must be "history" or "notes", got ${JSON.stringify(v?.namespace)}`);
+		if (typeof v.name !== "string" || !operationsOf(ns).includes(v.name)) throw new Error(`${endpoint}: "${String(v.name)}" is not an operation of namespace ${ns}`);
+		if (endpoint !== `alpha/${ns}/v2/${v.name}`) throw new Error(`${endpoint}: the key must be alpha/${ns}/v2/${v.name}`);
+		if (typeof v.namespaceDescription !== "string" || typeof v.description !== "string") throw new Error(`${endpoint}: namespaceDescription and description must be strings`);
+		if (!v.parameters || typeof v.parameters !== "object" || Array.isArray(v.parameters)) throw new Error(`${endpoint}: parameters must be a JSON schema object`);
+		const spec = (out[ns] ??= { type: "namespace", name: ns, description: v.namespaceDescription, tools: [] });
+		if (spec.description !== v.namespaceDescription) throw new Error(`${endpoint}: namespaceDescription differs from the other ${ns} operations`);
+		if (spec.tools.some((t) => t.name === v.name)) throw new Error(`${endpoint}: operation listed twice`);
+		spec.tools.push(fn(v.name, v.description, v.parameters as Schema));
+	}
+	for (const ns of Object.keys(NAMESPACE_SPECS)) {
+		const have = new Set(out[ns]?.tools.map((t) => t.name) ?? []);
+		const missing = operationsOf(ns).filter((op) => !have.has(op));
+		if (missing.length > 0) throw new Error(`the Codex schema file lacks ${missing.map((op) => `alpha/${ns}/v2/${op}`).join(", ")}`);
+	}
+	return out;
+}
+
 const operationsOf = (ns: string): string[] => NAMESPACE_SPECS[ns]?.tools.map((t) => t.name) ?? [];
 
 // ---- incoming: namespaced call → router call ------------------------------
@@ -297,10 +340,10 @@ type Item = Record<string, unknown>;
  * Returns a new body; the input is not modified. A body that is not an
  * object is returned as is.
  */
-export function shapeCodexRequest(payload: unknown, encrypted: ReadonlyMap<string, string>): unknown {
+export function shapeCodexRequest(payload: unknown, encrypted: ReadonlyMap<string, string>, specs: NamespaceSpecs = NAMESPACE_SPECS): unknown {
 	if (!payload || typeof payload !== "object" || Array.isArray(payload)) return payload;
 	const body = { ...(payload as Item) };
-	const shapeTools = (tools: Item[]) => tools.map((t) => (t?.type === "function" && typeof t.name === "string" && t.name in NAMESPACE_SPECS ? NAMESPACE_SPECS[t.name] : t));
+	const shapeTools = (tools: Item[]) => tools.map((t) => (t?.type === "function" && typeof t.name === "string" && t.name in specs ? specs[t.name] : t));
 	if (Array.isArray(body.tools)) body.tools = shapeTools(body.tools as Item[]);
 	if (Array.isArray(body.input)) {
 		body.input = (body.input as Item[]).map((it) => {

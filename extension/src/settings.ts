@@ -3,7 +3,7 @@
 // Precedence, highest first: Pi CLI flags (--contextd-mode, --contextd-url),
 // environment (CONTEXTD_MODE, CONTEXTD_URL, CONTEXTD_TOKEN_FILE,
 // CONTEXTD_STATE_DIR, CONTEXTD_BIN, CONTEXTD_AUTOSTART, CONTEXTD_AGENT_NAME,
-// CONTEXTD_NOTES_GUARD, CONTEXTD_REMINDER_THRESHOLDS),
+// CONTEXTD_NOTES_GUARD, CONTEXTD_REMINDER_THRESHOLDS, CONTEXTD_CODEX_SCHEMA),
 // the "contextd" object of Pi's settings.json in the agent directory, then
 // the defaults, which match contextd's own: state directory
 // $PI_CODING_AGENT_DIR/contextd (else ~/.pi/agent/contextd), token file
@@ -32,6 +32,13 @@ export interface Settings {
 	notesGuard: NotesGuard;
 	/** Context-usage percentages at which a reminder is sent, once per window, ascending; default [70, 85]; [] disables. */
 	reminderThresholds: number[];
+	/**
+	 * Remote mode: a serialized-schema protocol file whose namespace specs are
+	 * sent byte for byte instead of the built-in ones (remote.ts
+	 * specsFromProtocol; reference codex-history-notes.md §1.4). Undefined:
+	 * the built-in specs.
+	 */
+	codexSchemaFile?: string;
 }
 
 export const DEFAULT_REMINDER_THRESHOLDS = [70, 85];
@@ -54,6 +61,7 @@ interface FileSettings {
 	agentName?: string;
 	notesGuard?: string;
 	reminderThresholds?: number[] | string;
+	codexSchemaFile?: string;
 }
 
 /** "70,85" or [70, 85] → [70, 85]; "off", "" or [] → []. Each must be a number in (0, 100]. */
@@ -104,5 +112,6 @@ export function resolveSettings(src: SettingsSources): Settings {
 		agentName: pick(src.env.CONTEXTD_AGENT_NAME, file.agentName) ?? "/root",
 		notesGuard: guardRaw as NotesGuard,
 		reminderThresholds: thrRaw === undefined ? [...DEFAULT_REMINDER_THRESHOLDS] : parseThresholds(thrRaw),
+		codexSchemaFile: pick(src.env.CONTEXTD_CODEX_SCHEMA, file.codexSchemaFile),
 	};
 }

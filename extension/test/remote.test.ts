@@ -4,7 +4,7 @@
 // and §3.7 (wire shaping, `<ns> operation completed`).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { encryptedOutputs, HISTORY_SPEC, NOTES_SPEC, remoteResult, routerMessage, shapeCodexRequest, truncationPolicy } from "../src/remote.ts";
+import { encryptedOutputs, HISTORY_SPEC, NOTES_SPEC, remoteResult, routerMessage, shapeCodexRequest, specsFromProtocol, truncationPolicy } from "../src/remote.ts";
 
 test("namespace specs: shape, operations, required order, encrypted fields, no bounds (§1.4)", () => {
 	assert.equal(HISTORY_SPEC.type, "namespace");
@@ -102,4 +102,59 @@ test("request shaping: namespace specs in place, namespaced replay, encrypted_co
 test("truncation policy: bytes 4000 for thread_hint, tokens 10000 for operations (§1.6, §3.7)", () => {
 	assert.equal(truncationPolicy("thread_hint"), '{"mode":"bytes","limit":4000}');
 	assert.equal(truncationPolicy("search_contents"), '{"mode":"tokens","limit":10000}');
+});
+
+// A protocol file in the serialized-schema form of §1.4 (keys are endpoints,
+// each value names its namespace and operation). The texts below are ours,
+// written for this test; a real file carries Codex's own texts, which are sent
+// unchanged.
+function protocolFile(): Record<string, Record<string, unknown>> {
+	const ops: [string, string[]][] = [
+		["history", ["list_windows", "list_items", "read_item", "search_contents"]],
+		["notes", ["list_files_by_prefix", "read_file", "search_contents", "append_to_file", "write_file"]],
+	];
+	const out: Record<string, Record<string, unknown>> = {};
+	for (const [ns, names] of ops) {
+		for (const name of names) {
+			out[`alpha/${ns}/v2/${name}`] = {
+				namespace: ns,
+				namespaceDescription: `NS-${ns} text from the file`,
+				name,
+				description: `OP-${ns}.${name} text from the file`,
+				parameters: { type: "object", properties: { q: { anyOf: [{ type: "string" }, { type: "null" }], description: `P-${name}` } } },
+			};
+		}
+	}
+	return out;
+}
+
+test("a protocol file's specs are sent unchanged, in the file's order (§1.4 byte-exact schemas)", () => {
+	const specs = specsFromProtocol(protocolFile());
+	assert.equal(specs.history.description, "NS-history text from the file");
+	assert.deepEqual(specs.notes.tools.map((t) => t.name), ["list_files_by_prefix", "read_file", "search_contents", "append_to_file", "write_file"]);
+	assert.deepEqual(specs.history.tools[3], {
+		type: "function",
+		name: "search_contents",
+		description: "OP-history.search_contents text from the file",
+		strict: false,
+		parameters: { type: "object", properties: { q: { anyOf: [{ type: "string" }, { type: "null" }], description: "P-search_contents" } } },
+	});
+	const body = shapeCodexRequest({ tools: [{ type: "function", name: "history" }, { type: "function", name: "notes" }, { type: "function", name: "read" }] }, new Map(), specs) as { tools: unknown[] };
+	assert.deepEqual(body.tools, [specs.history, specs.notes, { type: "function", name: "read" }]);
+});
+
+test("a protocol file that is not the nine operations is refused, saying what is wrong", () => {
+	const missing = protocolFile();
+	delete missing["alpha/notes/v2/write_file"];
+	assert.throws(() => specsFromProtocol(missing), { message: "the Codex schema file lacks alpha/notes/v2/write_file" });
+	const wrongKey = protocolFile();
+	wrongKey["alpha/history/v2/list_windows"].name = "list_items";
+	assert.throws(() => specsFromProtocol(wrongKey), { message: "alpha/history/v2/list_windows: the key must be alpha/history/v2/list_items" });
+	const unknownNs = protocolFile();
+	unknownNs["alpha/history/v2/read_item"].namespace = "memories";
+	assert.throws(() => specsFromProtocol(unknownNs), { message: 'alpha/history/v2/read_item: namespace must be "history" or "notes", got "memories"' });
+	const twoTexts = protocolFile();
+	twoTexts["alpha/notes/v2/read_file"].namespaceDescription = "other";
+	assert.throws(() => specsFromProtocol(twoTexts), { message: "alpha/notes/v2/read_file: namespaceDescription differs from the other notes operations" });
+	assert.throws(() => specsFromProtocol([]), /JSON object keyed by endpoint/);
 });
