@@ -326,7 +326,7 @@ func (s *Service) Register(ctx context.Context, sessionID string, req RegisterRe
 type BranchEntry struct {
 	EntryID    string `json:"entry_id"`
 	Type       string `json:"type"`
-	Role       string `json:"role" doc:"Effective role of the context message: user, assistant, toolResult, bashExecution, custom, system (Pi 1.x system prompt messages, and the systemMessage of a 1.x compaction), branchSummary, compactionSummary; for a message entry the stored role as Pi sends it (unknown when it has none)."`
+	Role       string `json:"role" doc:"Effective role of the context message (Pi's roles, session.ContextRoles): user, assistant, toolResult, bashExecution, custom, system (Pi 1.x system prompt messages, and the systemMessage of a 1.x compaction), branchSummary, compactionSummary; for a message entry the stored role as Pi sends it; unknown when it has none or one Pi does not declare (the message is still listed)."`
 	CustomType string `json:"custom_type,omitempty"`
 	StopReason string `json:"stop_reason,omitempty"`
 	EditID     string `json:"edit_id,omitempty" doc:"The context_edit entry whose replacement content the model is sent instead of the entry's own (Pi 1.x rules). Entries a context_edit omits are not listed."`
@@ -392,6 +392,9 @@ func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string, tail i
 			be := BranchEntry{EntryID: e.ID, Type: e.Type, Role: m.Role}
 			if m.Role == e.Role {
 				be.StopReason = e.StopReason
+			}
+			if !session.KnownContextRole(be.Role) {
+				be.Role = session.RoleUnknown
 			}
 			if e.Type == session.TypeCustomMessage {
 				be.CustomType = e.CustomType

@@ -1,14 +1,24 @@
-// Package openapi holds contextd's generated OpenAPI 3.1 document,
-// committed as openapi.yaml. Regenerate it with
+// Package openapi holds contextd's generated OpenAPI documents, committed:
+// openapi.yaml (3.1, the document huma builds from the Go types, finished
+// by api's finishSpec) and openapi-3.0.yaml (its 3.0.3 downgrade, for
+// generators that read only 3.0, such as oapi-codegen). Regenerate both
+// with
 //
 //	go run -tags sqlite_fts5 ./cmd/contextd openapi > openapi/openapi.yaml
+//	go run -tags sqlite_fts5 ./cmd/contextd openapi --openapi-version 3.0 > openapi/openapi-3.0.yaml
 //
-// TestSpecIsCurrent fails when the file is stale.
+// TestSpecIsCurrent fails when either is stale; the client tests generate a
+// TypeScript and a Go client from them and compile both.
 package openapi
 
 import _ "embed"
 
-// YAML is the committed OpenAPI document.
+// YAML is the committed OpenAPI 3.1 document.
 //
 //go:embed openapi.yaml
 var YAML []byte
+
+// YAML30 is the committed OpenAPI 3.0.3 downgrade.
+//
+//go:embed openapi-3.0.yaml
+var YAML30 []byte

@@ -1,0 +1,146 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"contextd/history"
+	"contextd/session"
+)
+
+// DefaultServerURL is the servers entry of the OpenAPI document: contextd's
+// default --addr (cmd/contextd), on plain HTTP (loopback only).
+const DefaultServerURL = "http://127.0.0.1:7467"
+
+// RemoteResult is the 200 body of a Codex route in Remote mode: the Codex
+// backend's JSON object, forwarded unchanged (reference
+// codex-history-notes.md §1.5: a result holding encrypted_output is
+// ciphertext the client never decrypts; in practice every result is). Other
+// members the backend adds pass through as they are.
+type RemoteResult struct {
+	_               struct{} `additionalProperties:"true"`
+	EncryptedOutput string   `json:"encrypted_output" doc:"Remote mode: the Codex backend's encrypted result, opaque to contextd and to the client (the model reads it)."`
+}
+
+// Roles of the documents' role fields, taken from the code that produces
+// them (so the enum cannot drift from what contextd answers).
+var (
+	// itemRoles: history.Render's roles of history items (reference §3.3
+	// "Normalized rendering"); system is never produced.
+	itemRoles = []any{history.RoleUser, history.RoleAssistant, history.RoleTool, history.RoleDeveloper}
+	// filterRoles: the Codex role filter (reference §1.4 table:
+	// user|assistant|tool|system|developer|null), plus "" which means no
+	// filter (§3.3 "Filters").
+	filterRoles = []any{history.RoleUser, history.RoleAssistant, history.RoleTool, history.RoleSystem, history.RoleDeveloper, "", nil}
+	// contextRoles: session.ContextRoles, Pi's context message roles (see
+	// there for where in Pi each comes from), plus session.RoleUnknown.
+	contextRoles = func() []any {
+		out := []any{}
+		for _, r := range session.ContextRoles {
+			out = append(out, r)
+		}
+		return append(out, session.RoleUnknown)
+	}()
+)
+
+// arrayNullable is set once, before the first API is built: result arrays
+// are never null (every handler answers [] for none), so huma must not
+// document them as [array, null]. huma reads the package variable while it
+// builds schemas; the Once orders that write before every read.
+var arrayNullable sync.Once
+
+func setArrayNullable() {
+	arrayNullable.Do(func() { huma.DefaultArrayNullable = false })
+}
+
+// finishSpec completes the document huma derived from the Go types with
+// what struct tags cannot say. It panics when a schema or property it
+// names is missing (a renamed type), so a stale name fails every test that
+// builds a Server.
+//
+//   - servers: DefaultServerURL;
+//   - nullable objects: HistoryReadResult.item and NotesReadResult.file are
+//     null when nothing matches (reference §3.3, §3.4), written as
+//     anyOf [$ref, {type: null}] (huma refuses nullable on struct fields);
+//   - role enums (itemRoles, filterRoles, contextRoles);
+//   - the Codex routes' request body is application/json only (their
+//     handlers keep the raw bytes too, to forward them unchanged in Remote
+//     mode, which huma would advertise as application/octet-stream; any
+//     other media type gets 415 from checkBody);
+//   - the Codex routes' 200 body is anyOf [the local result, RemoteResult].
+func finishSpec(o *huma.OpenAPI) {
+	o.Servers = []*huma.Server{{URL: DefaultServerURL, Description: "contextd on its default address (--addr 127.0.0.1:7467); the extension reads the actual URL from <state-dir>/contextd.json."}}
+	reg := o.Components.Schemas
+	nullableObject(reg, "HistoryReadResult", "item")
+	nullableObject(reg, "NotesReadResult", "file")
+	setEnum(reg, "HistoryItemPreview", "role", itemRoles)
+	setEnum(reg, "HistoryItemBody", "role", itemRoles)
+	setEnum(reg, "ListItemsBody", "role", filterRoles)
+	setEnum(reg, "HistorySearchBody", "role", filterRoles)
+	setEnum(reg, "CoordinatorBranchEntry", "role", contextRoles)
+
+	remote := reg.Schema(reflect.TypeOf(RemoteResult{}), true, "RemoteResult")
+	for p, item := range o.Paths {
+		if !strings.HasPrefix(p, "/alpha/") {
+			continue
+		}
+		op := item.Post
+		if op == nil || op.RequestBody == nil {
+			panic(fmt.Sprintf("api: Codex route %s has no POST body", p))
+		}
+		if _, ok := op.RequestBody.Content["application/json"]; !ok {
+			panic(fmt.Sprintf("api: Codex route %s has no application/json body", p))
+		}
+		delete(op.RequestBody.Content, "application/octet-stream")
+		mt := op.Responses[fmt.Sprint(http.StatusOK)].Content["application/json"]
+		mt.Schema = &huma.Schema{AnyOf: []*huma.Schema{mt.Schema, remote},
+			Description: "Local and Tree mode: the Codex-shaped result. Remote mode: the Codex backend's JSON object unchanged ({\"encrypted_output\": …})."}
+	}
+}
+
+// property returns schema name's property prop, panicking when either is
+// missing.
+func property(reg huma.Registry, name, prop string) (*huma.Schema, *huma.Schema) {
+	s := reg.Map()[name]
+	if s == nil || s.Properties[prop] == nil {
+		panic(fmt.Sprintf("api: finishSpec: schema %s has no property %q", name, prop))
+	}
+	return s, s.Properties[prop]
+}
+
+// nullableObject rewrites an object-valued property (a $ref) as
+// anyOf [$ref, {type: null}], keeping its description.
+func nullableObject(reg huma.Registry, name, prop string) {
+	s, p := property(reg, name, prop)
+	if p.Ref == "" {
+		panic(fmt.Sprintf("api: finishSpec: %s.%s is not a $ref", name, prop))
+	}
+	s.Properties[prop] = &huma.Schema{Description: p.Description, AnyOf: []*huma.Schema{{Ref: p.Ref}, {Type: "null"}}}
+}
+
+// setEnum sets a string property's enum (a nil value allows null) and
+// refreshes huma's validation messages: request bodies are validated
+// against it too.
+func setEnum(reg huma.Registry, name, prop string, values []any) {
+	_, p := property(reg, name, prop)
+	if p.Type != huma.TypeString {
+		panic(fmt.Sprintf("api: finishSpec: %s.%s is not a string", name, prop))
+	}
+	p.Enum = values
+	p.PrecomputeMessages()
+}
+
+// exportedName turns an operation id into a type name: list-sessions →
+// ListSessions, history-read_item → HistoryReadItem.
+func exportedName(id string) string {
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(id, func(r rune) bool { return r == '-' || r == '_' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}
