@@ -64,9 +64,13 @@ func setArrayNullable() {
 // builds a Server.
 //
 //   - servers: DefaultServerURL;
-//   - nullable objects: HistoryReadResult.item and NotesReadResult.file are
-//     null when nothing matches (reference §3.3, §3.4), written as
-//     anyOf [$ref, {type: null}] (huma refuses nullable on struct fields);
+//   - nullable objects: a pointer-to-struct field without omitempty is
+//     answered null when unset, e.g. HistoryReadResult.item and
+//     NotesReadResult.file when nothing matches (reference §3.3, §3.4):
+//     written as anyOf [$ref, {type: null}] (huma refuses nullable on
+//     struct fields);
+//   - the second success status of register-session (201 new, 200
+//     updated) and rollover-create (201 new, 200 joined);
 //   - role enums (itemRoles, filterRoles, contextRoles);
 //   - the Codex routes' request body is application/json only (their
 //     handlers keep the raw bytes too, to forward them unchanged in Remote
@@ -76,8 +80,9 @@ func setArrayNullable() {
 func finishSpec(o *huma.OpenAPI) {
 	o.Servers = []*huma.Server{{URL: DefaultServerURL, Description: "contextd on its default address (--addr 127.0.0.1:7467); the extension reads the actual URL from <state-dir>/contextd.json."}}
 	reg := o.Components.Schemas
-	nullableObject(reg, "HistoryReadResult", "item")
-	nullableObject(reg, "NotesReadResult", "file")
+	nullablePointers(reg)
+	alsoStatus(o, "register-session", http.StatusCreated, "The session was registered (200: its registration was updated).")
+	alsoStatus(o, "rollover-create", http.StatusOK, "The same leaf joined the pending rollover (201: a new one was recorded).")
 	setEnum(reg, "HistoryItemPreview", "role", itemRoles)
 	setEnum(reg, "HistoryItemBody", "role", itemRoles)
 	setEnum(reg, "ListItemsBody", "role", filterRoles)
@@ -111,6 +116,57 @@ func property(reg huma.Registry, name, prop string) (*huma.Schema, *huma.Schema)
 		panic(fmt.Sprintf("api: finishSpec: schema %s has no property %q", name, prop))
 	}
 	return s, s.Properties[prop]
+}
+
+// nullablePointers applies nullableObject to every property of a
+// registered struct whose field is a pointer to a struct and has no
+// omitempty: encoding/json writes null for it when nil.
+func nullablePointers(reg huma.Registry) {
+	for name, s := range reg.Map() {
+		t := reg.TypeFromRef("#/components/schemas/" + name)
+		for t != nil && t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t == nil || t.Kind() != reflect.Struct || s.Properties == nil {
+			continue
+		}
+		for _, f := range reflect.VisibleFields(t) {
+			if !f.IsExported() || f.Anonymous || f.Type.Kind() != reflect.Pointer || f.Type.Elem().Kind() != reflect.Struct {
+				continue
+			}
+			tag, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if tag == "-" || strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,") {
+				continue
+			}
+			if tag == "" {
+				tag = f.Name
+			}
+			if p := s.Properties[tag]; p != nil && p.Ref != "" {
+				nullableObject(reg, name, tag)
+			}
+		}
+	}
+}
+
+// alsoStatus documents a second success status of operation id with the
+// same body as its default status.
+func alsoStatus(o *huma.OpenAPI, id string, status int, desc string) {
+	for _, item := range o.Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Put, item.Post} {
+			if op == nil || op.OperationID != id {
+				continue
+			}
+			def := op.Responses[fmt.Sprint(op.DefaultStatus)]
+			if def == nil {
+				panic(fmt.Sprintf("api: finishSpec: %s has no %d response", id, op.DefaultStatus))
+			}
+			r := *def
+			r.Description = desc
+			op.Responses[fmt.Sprint(status)] = &r
+			return
+		}
+	}
+	panic(fmt.Sprintf("api: finishSpec: no operation %s", id))
 }
 
 // nullableObject rewrites an object-valued property (a $ref) as
