@@ -984,8 +984,11 @@ export interface components {
             skipped: {
                 [key: string]: number;
             };
-            /** @description ok, missing, outside, not_a_session, empty, unreadable */
-            state: string;
+            /**
+             * @description ok; awaiting_file (registered, and Pi has not written the file yet: it writes it at the session's first message); missing (deleted after it was indexed); outside, not_a_session, empty, unreadable; remote (a Remote session, listed from its registration)
+             * @enum {string}
+             */
+            state: "ok" | "awaiting_file" | "missing" | "outside" | "not_a_session" | "empty" | "unreadable" | "remote";
             /**
              * Format: int64
              * @description Header version (1 when absent).
@@ -1024,8 +1027,11 @@ export interface components {
             skipped: {
                 [key: string]: number;
             };
-            /** @description ok, missing, outside, not_a_session, empty, unreadable */
-            state: string;
+            /**
+             * @description ok; awaiting_file (registered, and Pi has not written the file yet: it writes it at the session's first message); missing (deleted after it was indexed); outside, not_a_session, empty, unreadable; remote (a Remote session, listed from its registration)
+             * @enum {string}
+             */
+            state: "ok" | "awaiting_file" | "missing" | "outside" | "not_a_session" | "empty" | "unreadable" | "remote";
             /**
              * Format: int64
              * @description Header version (1 when absent).
