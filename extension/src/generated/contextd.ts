@@ -1227,7 +1227,7 @@ export interface components {
             context: components["schemas"]["CoordinatorCallContext"];
             /**
              * Format: int64
-             * @description Maximum number of items. Default 10, maximum 25; absent, null or less than 1 means the default. The answer also stops before the items' JSON would exceed 8,000 characters (the first item is always included).
+             * @description Maximum number of items: at least 1 (the Codex schema's minimum; 0 or less is refused with 422), default 10 when absent or null, more than 25 means 25. The answer also stops before the items' JSON would exceed 8,000 characters (the first item is always included).
              */
             limit?: number | null;
             /** @description Case-sensitive literal substring to find in item contents. Must not be empty. */
@@ -1275,7 +1275,7 @@ export interface components {
             file_order_by?: "name" | "created_at" | "updated_at" | null;
             /**
              * Format: int64
-             * @description Maximum number of files returned. Absent, null, 0 or negative: 20; above 100: 100.
+             * @description Maximum number of files returned: at least 1 (the Codex schema's minimum; 0 or less is refused with 422); absent or null: 20; above 100: 100.
              */
             max_results?: number | null;
             /** @description Path prefix: relative to the current agent's notes directory ("drafts/") or absolute ("/root/notes/drafts/", "/root/worker/notes/"); a prefix ending at "notes" gets a trailing "/". Absent, null or empty: the current agent's notes directory. */
@@ -1287,12 +1287,12 @@ export interface components {
             context: components["schemas"]["CoordinatorCallContext"];
             /**
              * Format: int64
-             * @description Maximum number of items. Default 10, maximum 25; absent, null or less than 1 means the default. The answer also stops before the items' JSON would exceed 8,000 characters (the first item is always included).
+             * @description Maximum number of items: at least 1 (the Codex schema's minimum; 0 or less is refused with 422), default 10 when absent or null, more than 25 means 25. The answer also stops before the items' JSON would exceed 8,000 characters (the first item is always included).
              */
             limit?: number | null;
             /**
              * Format: int64
-             * @description Cap on each item's truncated_content, in characters (Unicode code points). Default and maximum 1,000; absent, null or less than 1 means the default.
+             * @description Cap on each item's truncated_content, in characters (Unicode code points): at least 1 (the Codex schema's minimum; 0 or less is refused with 422), default 1,000 when absent or null, more than 1,000 means 1,000.
              */
             max_chars_per_item?: number | null;
             /** @description When true, newest items first (the whole order is reversed). */
@@ -1318,7 +1318,7 @@ export interface components {
             context: components["schemas"]["CoordinatorCallContext"];
             /**
              * Format: int64
-             * @description Maximum number of windows to return. Default 20, maximum 100; absent, null or less than 1 means the default, more than 100 means 100.
+             * @description Maximum number of windows to return: at least 1 (the Codex schema's minimum; 0 or less is refused with 422), default 20 when absent or null, more than 100 means 100.
              */
             limit?: number | null;
             /** @description When true, newest windows first; otherwise oldest first. */
@@ -1436,12 +1436,12 @@ export interface components {
             context: components["schemas"]["CoordinatorCallContext"];
             /**
              * Format: int64
-             * @description Maximum number of files with matches. Absent, null, 0 or negative: 20; above 100: 100.
+             * @description Maximum number of files with matches: at least 1 (the Codex schema's minimum; 0 or less is refused with 422); absent or null: 20; above 100: 100.
              */
             max_files?: number | null;
             /**
              * Format: int64
-             * @description Maximum matching lines per file. Absent, null, 0 or negative: 20; above 100: 100.
+             * @description Maximum matching lines per file: at least 1 (the Codex schema's minimum; 0 or less is refused with 422); absent or null: 20; above 100: 100.
              */
             max_matches_per_file?: number | null;
             /** @description Only search files under this prefix (same rules as list_files_by_prefix prefix). Absent, null or empty: the current agent's notes directory. */
@@ -1474,7 +1474,7 @@ export interface components {
             start_line?: number | null;
             /**
              * Format: int64
-             * @description Last line to return, 1-based and inclusive; negative counts from the end. Absent, null or 0: the last line. Clamped to the file's lines.
+             * @description Last line to return, 1-based and inclusive; negative counts from the end. Absent, null or 0: the last line. Clamped to the file's lines. With both given, start_line after stop_line is refused (422).
              */
             stop_line?: number | null;
         };
@@ -1486,12 +1486,12 @@ export interface components {
             item_id: string;
             /**
              * Format: int64
-             * @description Maximum characters (Unicode code points) to return. Default and maximum 8,000; absent, null or less than 1 means the default.
+             * @description Maximum characters (Unicode code points) to return: at least 1 (the Codex schema's minimum; 0 or less is refused with 422), default 8,000 when absent or null, more than 8,000 means 8,000.
              */
             limit_chars?: number | null;
             /**
              * Format: int64
-             * @description Zero-based start offset in characters (Unicode code points). Clamped to [0, total_chars]; absent or null means 0.
+             * @description Zero-based start offset in characters (Unicode code points): at least 0 (the Codex schema's minimum; a negative offset is refused with 422), 0 when absent or null; past total_chars reads nothing.
              */
             offset_chars?: number | null;
             /** @description Full ID of the window that contains the item. */
