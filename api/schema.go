@@ -9,6 +9,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"contextd"
 	"contextd/history"
 	"contextd/session"
 )
@@ -71,7 +72,8 @@ func setArrayNullable() {
 //     struct fields);
 //   - the second success status of register-session (201 new, 200
 //     updated) and rollover-create (201 new, 200 joined);
-//   - role enums (itemRoles, filterRoles, contextRoles);
+//   - role enums (itemRoles, filterRoles, contextRoles), and the four
+//     modes on every field of type contextd.Mode;
 //   - the Codex routes' request body is application/json only (their
 //     handlers keep the raw bytes too, to forward them unchanged in Remote
 //     mode, which huma would advertise as application/octet-stream; any
@@ -81,6 +83,7 @@ func finishSpec(o *huma.OpenAPI) {
 	o.Servers = []*huma.Server{{URL: DefaultServerURL, Description: "contextd on its default address (--addr 127.0.0.1:7467); the extension reads the actual URL from <state-dir>/contextd.json."}}
 	reg := o.Components.Schemas
 	nullablePointers(reg)
+	modeEnums(reg)
 	alsoStatus(o, "register-session", http.StatusCreated, "The session was registered (200: its registration was updated).")
 	alsoStatus(o, "rollover-create", http.StatusOK, "The same leaf joined the pending rollover (201: a new one was recorded).")
 	setEnum(reg, "HistoryItemPreview", "role", itemRoles)
@@ -143,6 +146,27 @@ func nullablePointers(reg huma.Registry) {
 			}
 			if p := s.Properties[tag]; p != nil && p.Ref != "" {
 				nullableObject(reg, name, tag)
+			}
+		}
+	}
+}
+
+// modeEnums sets the enum of every property whose field has type
+// contextd.Mode (contextd.ParseMode accepts exactly these).
+func modeEnums(reg huma.Registry) {
+	modes := []any{contextd.ModeOff, contextd.ModeLocal, contextd.ModeTree, contextd.ModeRemote}
+	for name, s := range reg.Map() {
+		t := reg.TypeFromRef("#/components/schemas/" + name)
+		if t == nil || t.Kind() != reflect.Struct {
+			continue
+		}
+		for _, f := range reflect.VisibleFields(t) {
+			if !f.IsExported() || f.Type != reflect.TypeOf(contextd.Mode("")) {
+				continue
+			}
+			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if p := s.Properties[tag]; p != nil && p.Type == huma.TypeString && p.Enum == nil {
+				setEnum(reg, name, tag, modes)
 			}
 		}
 	}

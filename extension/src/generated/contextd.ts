@@ -505,7 +505,8 @@ export interface components {
         };
         ContextdRegistration: {
             agent_name: string;
-            mode: string;
+            /** @enum {string} */
+            mode: "off" | "local" | "tree" | "remote";
             pi_version: string;
             /** Format: date-time */
             registered_at: string;
@@ -633,7 +634,8 @@ export interface components {
             hidden_summaries: components["schemas"]["CoordinatorHiddenSummary"][];
             /** @description The leaf the answer is for. */
             leaf_id: string;
-            mode: string;
+            /** @enum {string} */
+            mode: "off" | "local" | "tree" | "remote";
             /** @description true when the branch has no current boundary (first window, after user navigation into an archive, or a rollover cut short after navigation: then window is the archived window the chain continues from): append one with POST …/windows. */
             needs_boundary: boolean;
             /** @description toolResult entries the projection does not send: no open call of a replayed assistant precedes them in the sent context (call missing, before the slice, in an errored or aborted assistant) or their call already has a result (see problems). */
@@ -969,7 +971,8 @@ export interface components {
             incomplete_rollover: components["schemas"]["CoordinatorIncompleteRollover"] | null;
             /** @description Pi's default leaf: the last entry. */
             leaf: string;
-            mode: string;
+            /** @enum {string} */
+            mode: "off" | "local" | "tree" | "remote";
             /** @description No boundary on the active branch: the extension should append one (POST …/windows). */
             needs_boundary: boolean;
             problems: components["schemas"]["CoordinatorSessionProblem"][];
@@ -1019,7 +1022,8 @@ export interface components {
             file: string;
             /** @description Pi's default leaf: the last entry. */
             leaf: string;
-            mode: string;
+            /** @enum {string} */
+            mode: "off" | "local" | "tree" | "remote";
             problems: components["schemas"]["CoordinatorSessionProblem"][];
             registered: boolean;
             session_id: string;
