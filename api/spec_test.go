@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -296,5 +297,70 @@ func TestResponsesMatchSpec(t *testing.T) {
 		if !d.seen[op] {
 			t.Errorf("%s was never answered with a 2xx in this test", op)
 		}
+	}
+}
+
+// TestSpecDocuments: the four served documents (3.1 and its 3.0.3
+// downgrade, JSON and YAML) are the ones Spec* build, and the shapes the
+// generators need are in both: servers, the nullable read_item item (3.1:
+// anyOf with a null type; 3.0, which has no null type: allOf + nullable),
+// no octet-stream request body, result arrays without null.
+func TestSpecDocuments(t *testing.T) {
+	s := newTestServer(t, serverOptions{})
+	for _, d := range []struct {
+		path, contentType string
+		build             func() ([]byte, error)
+	}{
+		{"/openapi.json", "application/openapi+json", SpecJSON},
+		{"/openapi.yaml", "application/openapi+yaml", SpecYAML},
+		{"/openapi-3.0.json", "application/openapi+json", Spec30JSON},
+		{"/openapi-3.0.yaml", "application/openapi+yaml", Spec30YAML},
+	} {
+		want, err := d.build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := s.get(d.path)
+		if r.Status != http.StatusOK || r.Header.Get("Content-Type") != d.contentType || !bytes.Equal(r.Body, want) {
+			t.Errorf("GET %s: %d %q, %d bytes; want the %d bytes Spec builds", d.path, r.Status, r.Header.Get("Content-Type"), len(r.Body), len(want))
+		}
+	}
+	item := func(doc []byte) map[string]any {
+		var v struct {
+			OpenAPI    string `json:"openapi"`
+			Servers    []struct{ URL string }
+			Components struct {
+				Schemas map[string]struct {
+					Properties map[string]map[string]any
+				}
+			}
+		}
+		if err := json.Unmarshal(doc, &v); err != nil {
+			t.Fatal(err)
+		}
+		if len(v.Servers) != 1 || v.Servers[0].URL != "http://127.0.0.1:7467" {
+			t.Errorf("%s servers %+v", v.OpenAPI, v.Servers)
+		}
+		if items := v.Components.Schemas["HistoryItemsResult"].Properties["items"]; items["type"] != "array" {
+			t.Errorf("%s: items type %v, want array (never null)", v.OpenAPI, items["type"])
+		}
+		return v.Components.Schemas["HistoryReadResult"].Properties["item"]
+	}
+	j31, _ := SpecJSON()
+	j30, _ := Spec30JSON()
+	ref := map[string]any{"$ref": "#/components/schemas/HistoryItemBody"}
+	if got := item(j31); !reflect.DeepEqual(got["anyOf"], []any{ref, map[string]any{"type": "null"}}) {
+		t.Errorf("3.1 item: %v", got)
+	}
+	if got := item(j30); !reflect.DeepEqual(got["allOf"], []any{ref}) || got["nullable"] != true || got["anyOf"] != nil {
+		t.Errorf("3.0 item: %v", got)
+	}
+	for name, doc := range map[string][]byte{"3.1": j31, "3.0": j30} {
+		if bytes.Contains(doc, []byte("octet-stream")) {
+			t.Errorf("%s advertises application/octet-stream", name)
+		}
+	}
+	if bytes.Contains(j30, []byte(`"type":"null"`)) {
+		t.Error("the 3.0 document has a null type")
 	}
 }
