@@ -230,21 +230,28 @@ func TestResponsesMatchSpec(t *testing.T) {
 		} `json:"windows"`
 	}
 	s.codexOK("history/list_windows", id, "", nil, &windows)
-	s.codexOK("history/list_windows", id, "", map[string]any{"agent_name": "/root/other"}, nil)
+	empty := func(r response, want string) {
+		t.Helper()
+		if !bytes.Contains(r.Body, []byte(want)) {
+			t.Errorf("%s, want %s", r.Body, want)
+		}
+	}
+	empty(s.codexOK("history/list_windows", id, "", map[string]any{"agent_name": "/root/other"}, nil), `"windows":[]`)
 	var items struct {
 		Items []struct {
 			ItemID string `json:"item_id"`
 		} `json:"items"`
 	}
 	s.codexOK("history/list_items", id, "", map[string]any{"window_id": windows.Windows[0].WindowID}, &items)
-	s.codexOK("history/list_items", id, "", map[string]any{"window_id": "no-such-window", "role": nil}, nil)
+	empty(s.codexOK("history/list_items", id, "", map[string]any{"window_id": "no-such-window", "role": nil}, nil), `"items":[]`)
 	s.codexOK("history/read_item", id, "", map[string]any{"window_id": windows.Windows[0].WindowID, "item_id": items.Items[0].ItemID}, nil)
-	s.codexOK("history/read_item", id, "", map[string]any{"window_id": windows.Windows[0].WindowID, "item_id": "no-such-item"}, nil)
+	empty(s.codexOK("history/read_item", id, "", map[string]any{"window_id": windows.Windows[0].WindowID, "item_id": "no-such-item"}, nil), `"item":null`)
 	s.codexOK("history/search_contents", id, "", map[string]any{"query": "the", "role": "assistant"}, nil)
-	s.codexOK("history/search_contents", id, "", map[string]any{"query": "no such text anywhere"}, nil)
+	empty(s.codexOK("history/search_contents", id, "", map[string]any{"query": "no such text anywhere"}, nil), `"items":[]`)
 	s.codexOK("notes/list_files_by_prefix", id, "", nil, nil)
-	s.codexOK("notes/read_file", id, "", map[string]any{"path": "missing.md"}, nil)
-	s.codexOK("notes/search_contents", id, "", map[string]any{"query": "x"}, nil)
+	empty(s.codexOK("notes/list_files_by_prefix", id, "", map[string]any{"prefix": "/root/notes/no-such-dir/"}, nil), `"files":[]`)
+	empty(s.codexOK("notes/read_file", id, "", map[string]any{"path": "missing.md"}, nil), `"file":null`)
+	empty(s.codexOK("notes/search_contents", id, "", map[string]any{"query": "no such note text"}, nil), `"files":[]`)
 	s.codexOK("notes/write_file", id, "", map[string]any{"path": "plan.md", "text": "- a\n"}, nil)
 	s.codexOK("notes/append_to_file", id, "", map[string]any{"path": "plan.md", "text": "- b\n"}, nil)
 	s.codexOK("notes/thread_hint", id, "", nil, nil)
