@@ -564,9 +564,19 @@ func TestLocalBoundsHistory(t *testing.T) {
 		value any // nil: the argument is absent; "null": JSON null
 		want  int
 	}
+	// want -1: refused with 422 (the Codex schemas' minimum 1; reference
+	// §1.4 table "integer ≥1").
 	clamp := func(def, max int) []clampCase {
-		return []clampCase{{nil, def}, {"null", def}, {-1, def}, {-1000000, def}, {0, def}, {1, 1}, {max - 1, max - 1},
+		return []clampCase{{nil, def}, {"null", def}, {-1, -1}, {-1000000, -1}, {0, -1}, {1, 1}, {max - 1, max - 1},
 			{max, max}, {max + 1, max}, {1000000000, max}, {huge, max}}
+	}
+	refused := func(r response, field, bound string) {
+		t.Helper()
+		p := r.problem(t)
+		if r.Status != http.StatusUnprocessableEntity || len(p.Errors) != 1 || p.Errors[0].Location != "body."+field || p.Errors[0].Message != "expected number >= "+bound ||
+			!strings.Contains(p.Detail, "body."+field+": expected number >= "+bound) {
+			t.Errorf("%s: %d %s, want 422 naming body.%s and its minimum %s", field, r.Status, r.Body, field, bound)
+		}
 	}
 	with := func(base map[string]any, key string, v any) map[string]any {
 		m := map[string]any{}
@@ -583,6 +593,10 @@ func TestLocalBoundsHistory(t *testing.T) {
 		return m
 	}
 	for _, tc := range clamp(history.DefaultWindowsLimit, history.MaxWindowsLimit) { // 20, 100
+		if tc.want < 0 {
+			refused(s.codex("history/list_windows", "hand-bounds", "", with(nil, "limit", tc.value)), "limit", "1")
+			continue
+		}
 		var got history.WindowsResult
 		s.codexOK("history/list_windows", "hand-bounds", "", with(nil, "limit", tc.value), &got)
 		if len(got.Windows) != tc.want {
@@ -590,6 +604,11 @@ func TestLocalBoundsHistory(t *testing.T) {
 		}
 	}
 	for _, tc := range clamp(history.DefaultItemsLimit, history.MaxItemsLimit) { // 10, 25
+		if tc.want < 0 {
+			refused(s.codex("history/list_items", "hand-bounds", "", with(nil, "limit", tc.value)), "limit", "1")
+			refused(s.codex("history/search_contents", "hand-bounds", "", with(map[string]any{"query": "ping"}, "limit", tc.value)), "limit", "1")
+			continue
+		}
 		var got history.ItemsResult
 		s.codexOK("history/list_items", "hand-bounds", "", with(nil, "limit", tc.value), &got)
 		if len(got.Items) != tc.want || (tc.want > 0 && got.Items[0].TruncatedContent != "ping 001") {
@@ -606,6 +625,10 @@ func TestLocalBoundsHistory(t *testing.T) {
 	// points, 4f1722d3 70,034 (counted by hand).
 	lb := localBasic(t)
 	for _, tc := range clamp(history.DefaultMaxCharsPerItem, history.MaxMaxCharsPerItem) {
+		if tc.want < 0 {
+			refused(lb.codex("history/list_items", localBasicSessionID, "", with(map[string]any{"window_id": lbW0, "role": "tool", "limit": 1}, "max_chars_per_item", tc.value)), "max_chars_per_item", "1")
+			continue
+		}
 		var got history.ItemsResult
 		lb.codexOK("history/list_items", localBasicSessionID, "", with(map[string]any{"window_id": lbW0, "role": "tool", "limit": 1}, "max_chars_per_item", tc.value), &got)
 		if len(got.Items) != 1 || got.Items[0].ItemID != "0ae5ea70" || utf8.RuneCountInString(got.Items[0].TruncatedContent) != tc.want || got.Items[0].ContentChars != 2956 {
@@ -613,14 +636,21 @@ func TestLocalBoundsHistory(t *testing.T) {
 		}
 	}
 	for _, tc := range clamp(history.DefaultReadLimitChars, history.MaxReadLimitChars) {
+		if tc.want < 0 {
+			refused(lb.codex("history/read_item", localBasicSessionID, "", with(map[string]any{"window_id": lbW0, "item_id": "4f1722d3"}, "limit_chars", tc.value)), "limit_chars", "1")
+			continue
+		}
 		var got history.ReadResult
 		lb.codexOK("history/read_item", localBasicSessionID, "", with(map[string]any{"window_id": lbW0, "item_id": "4f1722d3"}, "limit_chars", tc.value), &got)
 		if got.Item == nil || utf8.RuneCountInString(got.Item.Content) != tc.want || got.Item.NextOffsetChars == nil || *got.Item.NextOffsetChars != tc.want {
 			t.Errorf("limit_chars %v: %d code points, want %d", tc.value, utf8.RuneCountInString(got.Item.Content), tc.want)
 		}
 	}
-	// offset_chars is clamped to [0, total_chars]: negative reads from 0;
-	// at or past the end gives "" and no next_offset_chars.
+	// offset_chars is at least 0 (the Codex schema's minimum): negative is
+	// refused; at or past the end gives "" and no next_offset_chars.
+	for _, v := range []any{-1, -huge} {
+		refused(lb.codex("history/read_item", localBasicSessionID, "", with(map[string]any{"window_id": lbW0, "item_id": "4f1722d3"}, "offset_chars", v)), "offset_chars", "0")
+	}
 	text := toolResultText(t, jsonlEntry(t, lb.path(localBasicFile), "4f1722d3"))
 	for _, tc := range []struct {
 		value any
@@ -629,8 +659,6 @@ func TestLocalBoundsHistory(t *testing.T) {
 	}{
 		{nil, runeSlice(text, 0, 8000), 8000},
 		{"null", runeSlice(text, 0, 8000), 8000},
-		{-1, runeSlice(text, 0, 8000), 8000},
-		{-huge, runeSlice(text, 0, 8000), 8000},
 		{0, runeSlice(text, 0, 8000), 8000},
 		{70000, runeSlice(text, 70000, 34), -1},
 		{70033, runeSlice(text, 70033, 1), -1},
@@ -652,15 +680,23 @@ func TestLocalBoundsHistory(t *testing.T) {
 
 // TestLocalBoundsNotes: the notes bounds of reference §3.4 through HTTP:
 // list max_results, search max_files and max_matches_per_file (default
-// 20, max 100 each; absent, null, 0 and negatives take the default), and
-// read_file line indices.
+// 20, max 100 each; absent and null take the default; 0 and negatives are
+// refused, the Codex schemas' minimum 1), and read_file line indices (a
+// reversed range is refused, naming both).
 func TestLocalBoundsNotes(t *testing.T) {
 	s := boundsSession(t) // 106 note files; many.md has 105 matching lines
 	const huge = int64(9223372036854775807)
 	cases := []struct {
 		value any
 		want  int
-	}{{nil, 20}, {"null", 20}, {-1, 20}, {0, 20}, {1, 1}, {99, 99}, {100, 100}, {101, 100}, {1000000000, 100}, {huge, 100}}
+	}{{nil, 20}, {"null", 20}, {-1, -1}, {0, -1}, {1, 1}, {99, 99}, {100, 100}, {101, 100}, {1000000000, 100}, {huge, 100}}
+	refused := func(r response, field string) {
+		t.Helper()
+		p := r.problem(t)
+		if r.Status != http.StatusUnprocessableEntity || len(p.Errors) != 1 || p.Errors[0].Location != "body."+field || p.Errors[0].Message != "expected number >= 1" {
+			t.Errorf("%s: %d %s, want 422 naming body.%s and its minimum 1", field, r.Status, r.Body, field)
+		}
+	}
 	arg := func(base map[string]any, key string, v any) map[string]any {
 		m := map[string]any{}
 		for k, x := range base {
@@ -674,6 +710,12 @@ func TestLocalBoundsNotes(t *testing.T) {
 		return m
 	}
 	for _, tc := range cases {
+		if tc.want < 0 {
+			refused(s.codex("notes/list_files_by_prefix", "hand-bounds", "", arg(nil, "max_results", tc.value)), "max_results")
+			refused(s.codex("notes/search_contents", "hand-bounds", "", arg(map[string]any{"query": "match"}, "max_files", tc.value)), "max_files")
+			refused(s.codex("notes/search_contents", "hand-bounds", "", arg(map[string]any{"query": "match", "path_prefix": "many"}, "max_matches_per_file", tc.value)), "max_matches_per_file")
+			continue
+		}
 		var list notes.ListResult
 		s.codexOK("notes/list_files_by_prefix", "hand-bounds", "", arg(nil, "max_results", tc.value), &list)
 		if len(list.Files) != tc.want || list.Files[0].Path != "/root/notes/f001.md" {
@@ -705,7 +747,6 @@ func TestLocalBoundsNotes(t *testing.T) {
 		{104, 1000, 104, 105},
 		{huge, huge, 105, 105},
 		{-huge, -huge, 1, 1},
-		{5, 3, 5, 3}, // start after stop: empty content
 	} {
 		var got notes.ReadResult
 		args := arg(arg(map[string]any{"path": "many.md"}, "start_line", tc.start), "stop_line", tc.stop)
@@ -717,6 +758,21 @@ func TestLocalBoundsNotes(t *testing.T) {
 		if got.File == nil || got.File.StartLine != tc.wantStart || got.File.StopLine != tc.wantTo || got.File.TotalLines != 105 ||
 			got.File.Content != strings.Join(want, "\n") {
 			t.Errorf("start %v stop %v: %+v, want lines %d..%d", tc.start, tc.stop, got.File, tc.wantStart, tc.wantTo)
+		}
+	}
+	// Both given and reversed (negatives resolved against 105 lines): 422
+	// naming both as sent and as lines.
+	for _, tc := range []struct {
+		start, stop int
+		detail      string
+	}{
+		{5, 3, "start_line 5 is after stop_line 3 (lines 5 and 3 of 105); pass a start_line at or before stop_line"},
+		{-2, 3, "start_line -2 is after stop_line 3 (lines 104 and 3 of 105); pass a start_line at or before stop_line"},
+		{200, -104, "start_line 200 is after stop_line -104 (lines 200 and 2 of 105); pass a start_line at or before stop_line"},
+	} {
+		r := s.codex("notes/read_file", "hand-bounds", "", map[string]any{"path": "many.md", "start_line": tc.start, "stop_line": tc.stop})
+		if p := r.problem(t); r.Status != http.StatusUnprocessableEntity || p.Detail != tc.detail {
+			t.Errorf("start %d stop %d: %d %s, want 422 %q", tc.start, tc.stop, r.Status, r.Body, tc.detail)
 		}
 	}
 }
@@ -746,7 +802,7 @@ func TestLocalWrongTypes(t *testing.T) {
 		{"history/read_item", "item_id", 5, "expected string"},
 		{"history/read_item", "window_id", false, "expected string"},
 		{"history/read_item", "offset_chars", "0", "expected integer"},
-		{"history/read_item", "limit_chars", 0.5, "expected integer"},
+		{"history/read_item", "limit_chars", 1.5, "expected integer"},
 		{"history/search_contents", "query", 42, "expected string"},
 		{"history/search_contents", "limit", "10", "expected integer"},
 		{"notes/list_files_by_prefix", "prefix", 1, "expected string"},
@@ -793,7 +849,7 @@ func TestLocalWrongTypes(t *testing.T) {
 		{"history/list_windows", `{"limit": 1e30, "context": {"session_id": "` + localBasicSessionID + `"}}`, "limit"},
 		{"history/list_items", `{"limit": 99999999999999999999999, "context": {"session_id": "` + localBasicSessionID + `"}}`, "limit"},
 		{"history/list_items", `{"max_chars_per_item": 2.0, "context": {"session_id": "` + localBasicSessionID + `"}}`, "max_chars_per_item"},
-		{"history/read_item", `{"item_id": "2623e50c", "window_id": "` + lbW0 + `", "offset_chars": -1e20, "context": {"session_id": "` + localBasicSessionID + `"}}`, "offset_chars"},
+		{"history/read_item", `{"item_id": "2623e50c", "window_id": "` + lbW0 + `", "offset_chars": 1e20, "context": {"session_id": "` + localBasicSessionID + `"}}`, "offset_chars"},
 		{"notes/list_files_by_prefix", `{"max_results": 1e19, "context": {"session_id": "` + localBasicSessionID + `"}}`, "max_results"},
 	} {
 		r := s.post(codexPath(tc.op), tc.body)

@@ -191,7 +191,7 @@ func (s *hxStack) do(req *http.Request) hxResp {
 	s.tb.Helper()
 	if s.URL == "" {
 		w := httptest.NewRecorder()
-		s.API.Handler().ServeHTTP(w, req)
+		specChecked(s.tb, s.API.Handler()).ServeHTTP(w, req)
 		return hxResp{Status: w.Code, Header: w.Header(), Body: w.Body.Bytes()}
 	}
 	resp, err := http.DefaultTransport.RoundTrip(req)

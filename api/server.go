@@ -81,6 +81,7 @@ func New(cfg Config, svc *coordinator.Service, rc *remote.Client) *Server {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
 	installErrorDetails()
+	setArrayNullable()
 	s := &Server{cfg: cfg, svc: svc, remote: rc, log: cfg.Logger}
 	s.metrics = newHTTPMetrics(cfg.Registry)
 	r := chi.NewRouter()
@@ -99,6 +100,8 @@ func New(cfg Config, svc *coordinator.Service, rc *remote.Client) *Server {
 	s.router = r
 	s.api = humachi.New(r, HumaConfig())
 	s.register(s.api)
+	finishSpec(s.api.OpenAPI())
+	s.serveSpecs(r)
 	if svc != nil {
 		// Rollovers a previous run left open count as pending from the start.
 		svc.RefreshPending(context.Background())
@@ -115,15 +118,17 @@ func New(cfg Config, svc *coordinator.Service, rc *remote.Client) *Server {
 	return s
 }
 
-// HumaConfig is the huma configuration: OpenAPI 3.1 at /openapi.json and
-// /openapi.yaml, no /docs page (it loads scripts from a CDN) and no $schema
-// link fields in bodies (the Codex mirror answers exact shapes).
+// HumaConfig is the huma configuration: no /docs page (it loads scripts
+// from a CDN), no $schema link fields in bodies (the Codex mirror answers
+// exact shapes) and no spec routes of huma's own (serveSpecs serves the
+// finished document and its 3.0 downgrade).
 func HumaConfig() huma.Config {
 	c := huma.DefaultConfig("contextd", Version)
 	c.Components.Schemas = huma.NewMapRegistry("#/components/schemas/", schemaNamer)
 	c.Formats = map[string]huma.Format{"application/json": strictJSON, "json": strictJSON}
 	c.CreateHooks = nil
 	c.DocsPath = ""
+	c.OpenAPIPath = ""
 	c.SchemasPath = ""
 	c.Info.Description = "Codex-style context management for Pi coding-agent sessions: history, notes, windows and rollovers over Pi's session JSONL."
 	c.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
@@ -163,14 +168,21 @@ func errInvalidUTF8(data []byte) error {
 }
 
 // schemaNamer prefixes schema names with their package (history.ReadResult
-// → HistoryReadResult) so equal type names of different packages differ.
+// → HistoryReadResult) so equal type names of different packages differ;
+// huma's own types (ErrorModel) keep their names.
 func schemaNamer(t reflect.Type, hint string) string {
 	name := huma.DefaultSchemaNamer(t, hint)
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
 		t = t.Elem()
 	}
+	if op, ok := strings.CutSuffix(hint, "Response"); ok && t.Name() == "" {
+		// An anonymous response body is named by its operation:
+		// list-sessionsResponse → ListSessionsResult (not …Response: client
+		// generators give each operation's response wrapper that name).
+		return exportedName(op) + "Result"
+	}
 	pkg := path.Base(t.PkgPath())
-	if pkg == "" || pkg == "." || pkg == "api" || strings.HasPrefix(name, strings.ToUpper(pkg[:1])+pkg[1:]) {
+	if pkg == "" || pkg == "." || pkg == "api" || t.PkgPath() == reflect.TypeOf(huma.ErrorModel{}).PkgPath() || strings.HasPrefix(name, strings.ToUpper(pkg[:1])+pkg[1:]) {
 		return name
 	}
 	return strings.ToUpper(pkg[:1]) + pkg[1:] + name

@@ -108,7 +108,7 @@ func newTestServer(t *testing.T, opts serverOptions, files ...fixture) *testServ
 		rc = remote.New("", nil, nil)
 	}
 	s.API = New(cfg, s.Svc, rc)
-	s.HTTP = httptest.NewServer(s.API.Handler())
+	s.HTTP = httptest.NewServer(specChecked(t, s.API.Handler()))
 	t.Cleanup(s.HTTP.Close)
 	s.URL = s.HTTP.URL
 	return s

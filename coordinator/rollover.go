@@ -437,8 +437,8 @@ func (s *Service) CommitRollover(ctx context.Context, sessionID, rolloverID stri
 // once its planned entries are in the file, in order after the summary
 // (Tree: manifest, note snapshot, boundary; Local: the boundary);
 // EPrecondition names the missing ones. Completing again answers the same;
-// pending or settled rollovers (commit first) and aborted ones are
-// EConflict.
+// pending or settled rollovers (the message lists the steps still to do)
+// and aborted ones are EConflict.
 func (s *Service) CompleteRollover(ctx context.Context, sessionID, rolloverID string) (RolloverInfo, error) {
 	r, err := s.loadRollover(ctx, sessionID, rolloverID)
 	if err != nil {
@@ -449,8 +449,14 @@ func (s *Service) CompleteRollover(ctx context.Context, sessionID, rolloverID st
 		return rolloverInfo(r)
 	case store.RolloverAborted:
 		return RolloverInfo{}, abortedError(r)
-	case store.RolloverPending, store.RolloverSettled:
-		return RolloverInfo{}, contextd.Errorf(contextd.EConflict, "rollover %s is %s: commit it first (POST /v1/sessions/%s/rollovers/%s/commit)", r.ID, r.State, sessionID, r.ID)
+	case store.RolloverPending:
+		return RolloverInfo{}, contextd.Errorf(contextd.EConflict, "rollover %s cannot complete yet: it is still pending (new_context asked for it; the window closes once the agent's turn has settled). "+
+			"The steps in order: settle it (POST %s/settle), navigate in Tree mode, commit it (POST %s/commit), append the entries the commit answers to the session, then complete",
+			r.ID, rolloverPath(sessionID, r.ID), rolloverPath(sessionID, r.ID))
+	case store.RolloverSettled:
+		return RolloverInfo{}, contextd.Errorf(contextd.EConflict, "rollover %s cannot complete yet: it is settled but not committed. "+
+			"Commit it (POST %s/commit; in Tree mode with the id of the branch_summary navigateTree appended), append the entries the commit answers to the session, then complete",
+			r.ID, rolloverPath(sessionID, r.ID))
 	}
 	t, err := s.Resolve(ctx, sessionID)
 	if err != nil {
@@ -474,6 +480,11 @@ func (s *Service) CompleteRollover(ctx context.Context, sessionID, rolloverID st
 		return RolloverInfo{}, err
 	}
 	return rolloverInfo(r)
+}
+
+// rolloverPath is the route of one rollover, for messages.
+func rolloverPath(sessionID, rolloverID string) string {
+	return "/v1/sessions/" + sessionID + "/rollovers/" + rolloverID
 }
 
 // finish moves a committed rollover to completed and records its metrics;

@@ -715,7 +715,14 @@ func TestRolloverRefusals(t *testing.T) {
 		_, err := e.svc.CommitRollover(ctx, basicID, "r", coordinator.CommitRequest{SummaryEntryID: basicSummary})
 		wantCode(t, err, contextd.EConflict, "rollover r is pending: settle it first")
 		_, err = e.svc.CompleteRollover(ctx, basicID, "r")
-		wantCode(t, err, contextd.EConflict, "rollover r is pending: commit it first")
+		wantCode(t, err, contextd.EConflict, "rollover r cannot complete yet: it is still pending (new_context asked for it; the window closes once the agent's turn has settled). "+
+			"The steps in order: settle it (POST /v1/sessions/"+basicID+"/rollovers/r/settle), navigate in Tree mode, commit it (POST /v1/sessions/"+basicID+"/rollovers/r/commit), append the entries the commit answers to the session, then complete")
+		if _, err := e.svc.SettleRollover(ctx, basicID, "r", coordinator.SettleRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.svc.CompleteRollover(ctx, basicID, "r")
+		wantCode(t, err, contextd.EConflict, "rollover r cannot complete yet: it is settled but not committed. "+
+			"Commit it (POST /v1/sessions/"+basicID+"/rollovers/r/commit; in Tree mode with the id of the branch_summary navigateTree appended), append the entries the commit answers to the session, then complete")
 	})
 	t.Run("ancestry mismatch", func(t *testing.T) {
 		e := pending(t)

@@ -30,7 +30,7 @@ type SessionSummary struct {
 	Version    int              `json:"version" doc:"Header version (1 when absent)."`
 	Mode       contextd.Mode    `json:"mode"`
 	Registered bool             `json:"registered"`
-	State      string           `json:"state" doc:"ok, missing, outside, not_a_session, empty, unreadable"`
+	State      string           `json:"state" doc:"ok; awaiting_file (registered, and Pi has not written the file yet: it writes it at the session's first message); missing (deleted after it was indexed); outside, not_a_session, empty, unreadable; remote (a Remote session, listed from its registration)" enum:"ok,awaiting_file,missing,outside,not_a_session,empty,unreadable,remote"`
 	Entries    int              `json:"entries"`
 	Bytes      int64            `json:"bytes" doc:"Bytes indexed (offset after the last complete line)."`
 	Leaf       string           `json:"leaf" doc:"Pi's default leaf: the last entry."`
@@ -38,6 +38,21 @@ type SessionSummary struct {
 	Archives   int              `json:"archives" doc:"Valid Tree archive manifests in the file."`
 	Skipped    map[string]int   `json:"skipped" doc:"Skipped lines by reason."`
 	Problems   []SessionProblem `json:"problems"`
+}
+
+// StateAwaitingFile is the state of a registered session whose file Pi
+// has not written yet (it is never listed without its registration).
+const StateAwaitingFile = "awaiting_file"
+
+// neverWritten reports whether sess's file does not exist and was never
+// indexed.
+func neverWritten(sess *store.Session) bool {
+	var never bool
+	_ = sess.Read(func(v *store.View) error {
+		never = v.State == store.StateMissing && v.Tree == nil
+		return nil
+	})
+	return never
 }
 
 func (s *Service) summarize(sess *store.Session, reg *contextd.Registration) SessionSummary {
@@ -50,6 +65,9 @@ func (s *Service) summarize(sess *store.Session, reg *contextd.Registration) Ses
 			out.Mode = modeHint(v, out.Mode)
 		}
 		out.State = string(v.State)
+		if reg != nil && v.State == store.StateMissing && v.Tree == nil {
+			out.State, out.SessionID = StateAwaitingFile, reg.SessionID
+		}
 		out.Bytes = v.Bytes
 		for r, n := range v.Stats.Skipped {
 			out.Skipped[string(r)] = n
@@ -115,16 +133,28 @@ func (s *Service) ListSessions(ctx context.Context) ([]SessionSummary, error) {
 		return nil, sessionsDirError(err)
 	}
 	byID := map[string]*contextd.Registration{}
+	awaiting := map[string]*contextd.Registration{} // path → registration of a file Pi has not written yet
 	for i := range regs {
 		r := &regs[i]
 		if r.Mode == contextd.ModeRemote {
 			continue
 		}
 		byID[r.SessionID] = r
-		if p, err := s.Index.Resolve(r.SessionFile); err == nil {
-			if err := s.Index.Session(p).Sync(ctx); err != nil {
-				return nil, err
-			}
+		p, err := s.Index.Resolve(r.SessionFile)
+		if lp, under := s.Index.Lexical(r.SessionFile); under && errors.Is(err, fs.ErrNotExist) {
+			// Registered before Pi wrote it (the extension registers at
+			// session start): listed at its path as awaiting_file.
+			p, err = lp, nil
+		}
+		if err != nil {
+			continue
+		}
+		sess := s.Index.Session(p)
+		if err := sess.Sync(ctx); err != nil {
+			return nil, err
+		}
+		if neverWritten(sess) {
+			awaiting[p] = r
 		}
 	}
 	out := remotes
@@ -135,6 +165,14 @@ func (s *Service) ListSessions(ctx context.Context) ([]SessionSummary, error) {
 		reg := byID[sess.SessionID()]
 		if reg != nil && reg.SessionFile != sess.Path() {
 			reg = nil // another file with the same header id (a copy): not the registered one
+		}
+		if r := awaiting[sess.Path()]; r != nil && neverWritten(sess) {
+			reg = r
+		}
+		if reg == nil && neverWritten(sess) {
+			// A path looked at for a registration that since moved
+			// elsewhere: no file, nothing indexed, nobody's session.
+			continue
 		}
 		out = append(out, s.summarize(sess, reg))
 	}
@@ -326,7 +364,7 @@ func (s *Service) Register(ctx context.Context, sessionID string, req RegisterRe
 type BranchEntry struct {
 	EntryID    string `json:"entry_id"`
 	Type       string `json:"type"`
-	Role       string `json:"role" doc:"Effective role of the context message: user, assistant, toolResult, bashExecution, custom, system (Pi 1.x system prompt messages, and the systemMessage of a 1.x compaction), branchSummary, compactionSummary; for a message entry the stored role as Pi sends it (unknown when it has none)."`
+	Role       string `json:"role" doc:"Effective role of the context message (Pi's roles, session.ContextRoles): user, assistant, toolResult, bashExecution, custom, system (Pi 1.x system prompt messages, and the systemMessage of a 1.x compaction), branchSummary, compactionSummary; for a message entry the stored role as Pi sends it; unknown when it has none or one Pi does not declare (the message is still listed)."`
 	CustomType string `json:"custom_type,omitempty"`
 	StopReason string `json:"stop_reason,omitempty"`
 	EditID     string `json:"edit_id,omitempty" doc:"The context_edit entry whose replacement content the model is sent instead of the entry's own (Pi 1.x rules). Entries a context_edit omits are not listed."`
@@ -392,6 +430,9 @@ func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string, tail i
 			be := BranchEntry{EntryID: e.ID, Type: e.Type, Role: m.Role}
 			if m.Role == e.Role {
 				be.StopReason = e.StopReason
+			}
+			if !session.KnownContextRole(be.Role) {
+				be.Role = session.RoleUnknown
 			}
 			if e.Type == session.TypeCustomMessage {
 				be.CustomType = e.CustomType

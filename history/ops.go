@@ -94,7 +94,7 @@ type View struct {
 // ListWindowsArgs are the list_windows arguments (reference §1.4 table,
 // Codex field names). nil means absent.
 type ListWindowsArgs struct {
-	Limit       *int    `json:"limit,omitempty" nullable:"true" doc:"Maximum number of windows to return. Default 20, maximum 100; absent, null or less than 1 means the default, more than 100 means 100."`
+	Limit       *int    `json:"limit,omitempty" nullable:"true" minimum:"1" doc:"Maximum number of windows to return: at least 1 (the Codex schema's minimum; 0 or less is refused with 422), default 20 when absent or null, more than 100 means 100."`
 	AgentName   *string `json:"agent_name,omitempty" nullable:"true" doc:"Agent whose windows to list. Absent, null, empty or the current agent name (default /root) selects the current agent; any other agent has no local history, so the list is empty."`
 	RecentFirst *bool   `json:"recent_first,omitempty" nullable:"true" doc:"When true, newest windows first; otherwise oldest first."`
 }
@@ -117,14 +117,14 @@ type WindowsResult struct {
 // field names). nil means absent; for the string filters "" also means no
 // filter.
 type ListItemsArgs struct {
-	Limit           *int    `json:"limit,omitempty" nullable:"true" doc:"Maximum number of items. Default 10, maximum 25; absent, null or less than 1 means the default. The answer also stops before the items' JSON would exceed 8,000 characters (the first item is always included)."`
+	Limit           *int    `json:"limit,omitempty" nullable:"true" minimum:"1" doc:"Maximum number of items: at least 1 (the Codex schema's minimum; 0 or less is refused with 422), default 10 when absent or null, more than 25 means 25. The answer also stops before the items' JSON would exceed 8,000 characters (the first item is always included)."`
 	RecentFirst     *bool   `json:"recent_first,omitempty" nullable:"true" doc:"When true, newest items first (the whole order is reversed)."`
 	ToolNamespace   *string `json:"tool_namespace,omitempty" nullable:"true" doc:"Only items whose tool namespace equals this (exact). When set, non-tool items are excluded. Empty or null means no filter."`
 	Role            *string `json:"role,omitempty" nullable:"true" doc:"Only items with this role (user, assistant, tool, system or developer; exact). Empty or null means no filter."`
 	AgentName       *string `json:"agent_name,omitempty" nullable:"true" doc:"Agent whose history to list. Absent, null, empty or the current agent name (default /root) selects the current agent; any other agent gives an empty list."`
 	ToolName        *string `json:"tool_name,omitempty" nullable:"true" doc:"Only items whose tool name equals this (exact; flat history/notes router calls are listed under their action). When set, non-tool items are excluded. Empty or null means no filter."`
 	WindowID        *string `json:"window_id,omitempty" nullable:"true" doc:"Full window ID; only items of that window. Null or empty means all windows; an unknown window gives no items."`
-	MaxCharsPerItem *int    `json:"max_chars_per_item,omitempty" nullable:"true" doc:"Cap on each item's truncated_content, in characters (Unicode code points). Default and maximum 1,000; absent, null or less than 1 means the default."`
+	MaxCharsPerItem *int    `json:"max_chars_per_item,omitempty" nullable:"true" minimum:"1" doc:"Cap on each item's truncated_content, in characters (Unicode code points): at least 1 (the Codex schema's minimum; 0 or less is refused with 422), default 1,000 when absent or null, more than 1,000 means 1,000."`
 }
 
 // ItemPreview is one list_items / search_contents entry (reference §3.3):
@@ -155,8 +155,8 @@ type ItemsResult struct {
 type ReadItemArgs struct {
 	AgentName   *string `json:"agent_name,omitempty" nullable:"true" doc:"Agent whose history to read. Absent, null, empty or the current agent name (default /root) selects the current agent; any other agent gives item null."`
 	ItemID      string  `json:"item_id" doc:"Item ID as returned by list_items or search_contents, or a unique suffix of it."`
-	OffsetChars *int    `json:"offset_chars,omitempty" nullable:"true" doc:"Zero-based start offset in characters (Unicode code points). Clamped to [0, total_chars]; absent or null means 0."`
-	LimitChars  *int    `json:"limit_chars,omitempty" nullable:"true" doc:"Maximum characters (Unicode code points) to return. Default and maximum 8,000; absent, null or less than 1 means the default."`
+	OffsetChars *int    `json:"offset_chars,omitempty" nullable:"true" minimum:"0" doc:"Zero-based start offset in characters (Unicode code points): at least 0 (the Codex schema's minimum; a negative offset is refused with 422), 0 when absent or null; past total_chars reads nothing."`
+	LimitChars  *int    `json:"limit_chars,omitempty" nullable:"true" minimum:"1" doc:"Maximum characters (Unicode code points) to return: at least 1 (the Codex schema's minimum; 0 or less is refused with 422), default 8,000 when absent or null, more than 8,000 means 8,000."`
 	WindowID    string  `json:"window_id" doc:"Full ID of the window that contains the item."`
 }
 
@@ -190,7 +190,7 @@ type ReadResult struct {
 // filters "" also means no filter.
 type SearchArgs struct {
 	Query         string  `json:"query" doc:"Case-sensitive literal substring to find in item contents. Must not be empty."`
-	Limit         *int    `json:"limit,omitempty" nullable:"true" doc:"Maximum number of items. Default 10, maximum 25; absent, null or less than 1 means the default. The answer also stops before the items' JSON would exceed 8,000 characters (the first item is always included)."`
+	Limit         *int    `json:"limit,omitempty" nullable:"true" minimum:"1" doc:"Maximum number of items: at least 1 (the Codex schema's minimum; 0 or less is refused with 422), default 10 when absent or null, more than 25 means 25. The answer also stops before the items' JSON would exceed 8,000 characters (the first item is always included)."`
 	RecentFirst   *bool   `json:"recent_first,omitempty" nullable:"true" doc:"When true, newest items first (Tree archive summaries still come before raw items)."`
 	ToolNamespace *string `json:"tool_namespace,omitempty" nullable:"true" doc:"Only items whose tool namespace equals this (exact). When set, non-tool items are excluded. Empty or null means no filter."`
 	Role          *string `json:"role,omitempty" nullable:"true" doc:"Only items with this role (user, assistant, tool, system or developer; exact). Empty or null means no filter."`

@@ -48,7 +48,7 @@ type FileMeta struct {
 // (reference §1.4 "Namespace notes"). Nil fields are absent.
 type ListFilesByPrefixArgs struct {
 	Prefix      *string `json:"prefix,omitempty" nullable:"true" doc:"Path prefix: relative to the current agent's notes directory (\"drafts/\") or absolute (\"/root/notes/drafts/\", \"/root/worker/notes/\"); a prefix ending at \"notes\" gets a trailing \"/\". Absent, null or empty: the current agent's notes directory."`
-	MaxResults  *int    `json:"max_results,omitempty" nullable:"true" doc:"Maximum number of files returned. Absent, null, 0 or negative: 20; above 100: 100."`
+	MaxResults  *int    `json:"max_results,omitempty" nullable:"true" minimum:"1" doc:"Maximum number of files returned: at least 1 (the Codex schema's minimum; 0 or less is refused with 422); absent or null: 20; above 100: 100."`
 	FileOrderBy *string `json:"file_order_by,omitempty" nullable:"true" enum:"name,created_at,updated_at" doc:"Sort key: the path (name), the creation time or the last update time. Default name; ties are broken by path."`
 	FileOrder   *string `json:"file_order,omitempty" nullable:"true" enum:"ascending,descending" doc:"Sort direction. Default ascending."`
 }
@@ -109,7 +109,7 @@ func ListFilesByPrefix(s *State, agent string, args ListFilesByPrefixArgs) (List
 type ReadFileArgs struct {
 	Path      string `json:"path" doc:"Note file path: relative to the current agent's notes directory (\"plan.md\") or absolute (\"/root/notes/plan.md\")."`
 	StartLine *int   `json:"start_line,omitempty" nullable:"true" doc:"First line to return, 1-based and inclusive; negative counts from the end (-1 is the last line). Absent, null or 0: line 1. Clamped to the file's lines."`
-	StopLine  *int   `json:"stop_line,omitempty" nullable:"true" doc:"Last line to return, 1-based and inclusive; negative counts from the end. Absent, null or 0: the last line. Clamped to the file's lines."`
+	StopLine  *int   `json:"stop_line,omitempty" nullable:"true" doc:"Last line to return, 1-based and inclusive; negative counts from the end. Absent, null or 0: the last line. Clamped to the file's lines. With both given, start_line after stop_line is refused (422)."`
 }
 
 // FileContent is a read file: its metadata plus the returned window
@@ -135,10 +135,11 @@ type ReadResult struct {
 // "Line indices"): both 1-based and inclusive; a negative value n means line
 // total_lines+1+n (-1 is the last line); 0 or nil means the default (1 for
 // start, total_lines for stop); the results are clamped to [1, total_lines].
-// When start_line > stop_line after clamping, content is "" and both values
-// are reported as clamped. An empty file gives content "" with start_line,
-// stop_line and total_lines 0. A missing file gives File == nil. Errors:
-// *Error CodeInvalid for a bad path or agent.
+// Both given (non-zero) with start_line after stop_line (compared after
+// resolving negatives, before clamping) is refused: *Error CodeInvalid
+// naming both. An empty file gives content "" with start_line, stop_line
+// and total_lines 0. A missing file gives File == nil. Errors: *Error
+// CodeInvalid for a bad path or agent, or a reversed range.
 func ReadFile(s *State, agent string, args ReadFileArgs) (ReadResult, error) {
 	path, err := ResolveFile(agent, args.Path)
 	if err != nil {
@@ -150,6 +151,21 @@ func ReadFile(s *State, agent string, args ReadFileArgs) (ReadResult, error) {
 	}
 	lines := splitLines(f.Text)
 	total := len(lines)
+	if a, b := args.StartLine, args.StopLine; a != nil && b != nil && *a != 0 && *b != 0 && total > 0 {
+		// Both given: a range that ends before it starts is a mistake,
+		// not an empty read (issue 14). Negative values count from the
+		// end, so compare them resolved.
+		from, to := *a, *b
+		if from < 0 {
+			from = total + 1 + from
+		}
+		if to < 0 {
+			to = total + 1 + to
+		}
+		if from > to {
+			return ReadResult{}, invalidf(fmt.Sprintf("start_line %d is after stop_line %d (lines %d and %d of %d); pass a start_line at or before stop_line", *a, *b, from, to, total))
+		}
+	}
 	start, stop := lineIndex(args.StartLine, 1, total), lineIndex(args.StopLine, total, total)
 	content := ""
 	if start >= 1 && start <= stop {
@@ -180,9 +196,9 @@ func lineIndex(v *int, def, total int) int {
 // SearchArgs are the arguments of notes.search_contents (reference §1.4).
 type SearchArgs struct {
 	Query             string  `json:"query" doc:"Case-sensitive literal text, matched against each line separately (so a query containing a newline never matches). Required, non-empty."`
-	MaxMatchesPerFile *int    `json:"max_matches_per_file,omitempty" nullable:"true" doc:"Maximum matching lines per file. Absent, null, 0 or negative: 20; above 100: 100."`
+	MaxMatchesPerFile *int    `json:"max_matches_per_file,omitempty" nullable:"true" minimum:"1" doc:"Maximum matching lines per file: at least 1 (the Codex schema's minimum; 0 or less is refused with 422); absent or null: 20; above 100: 100."`
 	RecentFileFirst   *bool   `json:"recent_file_first,omitempty" nullable:"true" doc:"Order files by creation time, newest first (ties by path). Default false: by path."`
-	MaxFiles          *int    `json:"max_files,omitempty" nullable:"true" doc:"Maximum number of files with matches. Absent, null, 0 or negative: 20; above 100: 100."`
+	MaxFiles          *int    `json:"max_files,omitempty" nullable:"true" minimum:"1" doc:"Maximum number of files with matches: at least 1 (the Codex schema's minimum; 0 or less is refused with 422); absent or null: 20; above 100: 100."`
 	PathPrefix        *string `json:"path_prefix,omitempty" nullable:"true" doc:"Only search files under this prefix (same rules as list_files_by_prefix prefix). Absent, null or empty: the current agent's notes directory."`
 }
 

@@ -197,8 +197,6 @@ func TestReadFileWindows(t *testing.T) {
 		{"r.md", ptr(-100), ptr(2), "l1\nl2", 1, 2, 5},
 		{"r.md", ptr(3), ptr(100), "l3\nl4\n", 3, 5, 5},
 		{"r.md", ptr(100), ptr(200), "", 5, 5, 5},
-		{"r.md", ptr(4), ptr(2), "", 4, 2, 5},
-		{"r.md", ptr(-1), ptr(-5), "", 5, 1, 5},
 		{"r.md", ptr(-100), ptr(-100), "l1", 1, 1, 5},
 		{"one.md", nil, nil, "solo", 1, 1, 1},
 		{"one.md", ptr(-1), ptr(7), "solo", 1, 1, 1},
@@ -230,6 +228,22 @@ func TestReadFileWindows(t *testing.T) {
 	want := `{"source":"pi-session","file":{"path":"/root/notes/one.md","bytes":4,"created_at":"2026-07-06T12:47:08.114Z","updated_at":"2026-07-06T12:47:08.114Z","content":"solo","start_line":1,"stop_line":1,"total_lines":1}}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
+	}
+	// Both given and reversed (negatives resolved against 5 lines): refused,
+	// naming both; an empty file has no lines to reverse.
+	for _, tc := range []struct {
+		start, stop int
+		msg         string
+	}{
+		{4, 2, "start_line 4 is after stop_line 2 (lines 4 and 2 of 5); pass a start_line at or before stop_line"},
+		{-1, -5, "start_line -1 is after stop_line -5 (lines 5 and 1 of 5); pass a start_line at or before stop_line"},
+	} {
+		_, err := ReadFile(s, "", ReadFileArgs{Path: "r.md", StartLine: ptr(tc.start), StopLine: ptr(tc.stop)})
+		// The code (invalid argument, HTTP 422) is checked through the API
+		// in api's TestLocalBoundsNotes.
+		if err == nil || err.Error() != tc.msg {
+			t.Errorf("[%d,%d]: %v, want %q", tc.start, tc.stop, err, tc.msg)
+		}
 	}
 }
 

@@ -46,6 +46,36 @@ const (
 	RoleSystem = "system"
 )
 
+// Roles of context messages that are not stored message roles (Pi
+// buildSessionContext): a custom_message is sent as RoleCustom, a branch
+// summary as RoleBranchSummary, a compaction as RoleCompactionSummary.
+// RoleUnknown is contextd's: a message entry without a role.
+const (
+	RoleBranchSummary     = "branchSummary"
+	RoleCompactionSummary = "compactionSummary"
+	RoleUnknown           = "unknown"
+)
+
+// ContextRoles are the roles of the messages Pi builds a model context
+// from, as Pi declares them: user, assistant and toolResult are pi-ai's
+// Message union (dist/types.d.ts UserMessage, AssistantMessage,
+// ToolResultMessage); bashExecution, custom, branchSummary and
+// compactionSummary are the coding agent's CustomAgentMessages
+// (dist/core/messages.d.ts, Pi 0.85.1 and 1.6.0); system is pi-ai 1.x's
+// SystemMessage (Pi 1.6.0). A message entry may store any other string as
+// its role; ContextRole reports it as stored.
+var ContextRoles = []string{RoleUser, RoleAssistant, RoleToolResult, RoleBashExecution, RoleCustom, RoleSystem, RoleBranchSummary, RoleCompactionSummary}
+
+// KnownContextRole reports whether role is one of ContextRoles.
+func KnownContextRole(role string) bool {
+	for _, r := range ContextRoles {
+		if r == role {
+			return true
+		}
+	}
+	return false
+}
+
 // Custom types of the context-management protocol (reference
 // codex-history-notes.md §3.2, §3.4, §3.6).
 const (

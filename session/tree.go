@@ -324,7 +324,7 @@ func ContextRole(e *Entry) string {
 	switch e.Type {
 	case TypeMessage:
 		if e.Role == "" {
-			return "unknown"
+			return RoleUnknown
 		}
 		return e.Role
 	case TypeCustomMessage:
@@ -333,9 +333,9 @@ func ContextRole(e *Entry) string {
 		if e.EmptySummary {
 			return ""
 		}
-		return "branchSummary"
+		return RoleBranchSummary
 	case TypeCompaction:
-		return "compactionSummary"
+		return RoleCompactionSummary
 	}
 	return ""
 }

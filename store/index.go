@@ -346,7 +346,9 @@ func (x *Index) under(p string) bool {
 
 // Discover lists the *.jsonl files in the sessions directory and in its
 // direct subdirectories (Pi's per-cwd "--<cwd>--" folders and flat custom
-// session dirs, reference pi-session-format.md §1), sorted. A missing
+// session dirs, reference pi-session-format.md §1), sorted; a directory
+// named *.jsonl there is listed too (its sync reports it unreadable, "not
+// a regular file", and nothing under it is read). A missing
 // sessions directory lists nothing; one that exists but cannot be listed
 // is a *SessionsDirError. Unreadable subdirectories are skipped.
 func (x *Index) Discover() ([]string, error) {
@@ -362,6 +364,13 @@ func (x *Index) Discover() ([]string, error) {
 			return nil
 		}
 		depth := strings.Count(strings.TrimPrefix(p, x.root), string(filepath.Separator))
+		if d.IsDir() && p != x.root && strings.HasSuffix(d.Name(), ".jsonl") {
+			// A directory named like a session file: listed, so its sync
+			// reports it as not a regular file (unreadable), and not
+			// descended into.
+			out = append(out, p)
+			return filepath.SkipDir
+		}
 		if d.IsDir() {
 			if depth > 1 {
 				return filepath.SkipDir

@@ -36,7 +36,7 @@ var commands = []command{
 	{"inspect", "FILE.jsonl", "describe one session file; --tree draws its entry tree"},
 	{"eval", "FILE.jsonl", "recoverability of a session file: per archived window, the share of dropped identifiers history search_contents and read_item give back"},
 	{"healthcheck", "", "exit 0 when a running contextd answers /healthz (container HEALTHCHECK, service managers)"},
-	{"openapi", "", "print the OpenAPI 3.1 spec (YAML, or --format json)"},
+	{"openapi", "", "print the OpenAPI 3.1 spec (YAML, or --format json; --openapi-version 3.0 for its 3.0.3 downgrade)"},
 	{"version", "", "print the version, commit, Go and SQLite versions (also --version)"},
 	{"help", "[COMMAND]", "print this help, or the flags of COMMAND"},
 }
@@ -174,10 +174,11 @@ func runVersion(cmd command, args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// runOpenAPI is `contextd openapi [--format yaml|json]`.
+// runOpenAPI is `contextd openapi [--format yaml|json] [--openapi-version 3.1|3.0]`.
 func runOpenAPI(cmd command, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet(cmd, stderr)
 	format := fs.String("format", "yaml", "yaml or json")
+	version := fs.String("openapi-version", "3.1", "OpenAPI version: 3.1 (the document), or 3.0 (its 3.0.3 downgrade, for generators such as oapi-codegen)")
 	if err := parseArgs(fs, args, stdout); err != nil {
 		return err
 	}
@@ -187,7 +188,10 @@ func runOpenAPI(cmd command, args []string, stdout, stderr io.Writer) error {
 	if *format != "yaml" && *format != "json" {
 		return fmt.Errorf("--format %q: use yaml or json", *format)
 	}
-	return printOpenAPI(stdout, *format)
+	if *version != "3.1" && *version != "3.0" {
+		return fmt.Errorf("--openapi-version %q: use 3.1 or 3.0", *version)
+	}
+	return printOpenAPI(stdout, *format, *version)
 }
 
 // runInspect is `contextd inspect [--tree [--expand]] FILE.jsonl`: it exits

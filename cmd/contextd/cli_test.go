@@ -53,7 +53,7 @@ func TestCommandHelpListsOnlyItsFlags(t *testing.T) {
 		"inspect":     {"expand", "max-line-bytes", "tree"},
 		"eval":        {"json", "mode"},
 		"healthcheck": {"addr", "quiet", "timeout"},
-		"openapi":     {"format"},
+		"openapi":     {"format", "openapi-version"},
 		"version":     nil,
 	}
 	flagLine := regexp.MustCompile(`(?m)^  -([a-z-]+)`)

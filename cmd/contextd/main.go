@@ -476,16 +476,14 @@ func registerIndexGauges(reg prometheus.Registerer, x *store.Index) {
 		}))
 }
 
-func printOpenAPI(w io.Writer, format string) error {
-	b, err := api.SpecYAML()
+func printOpenAPI(w io.Writer, format, version string) error {
+	build := map[[2]string]func() ([]byte, error){
+		{"yaml", "3.1"}: api.SpecYAML, {"json", "3.1"}: api.SpecJSON,
+		{"yaml", "3.0"}: api.Spec30YAML, {"json", "3.0"}: api.Spec30JSON,
+	}[[2]string{format, version}]
+	b, err := build()
 	if err != nil {
 		return err
-	}
-	if format == "json" {
-		b, err = api.SpecJSON()
-		if err != nil {
-			return err
-		}
 	}
 	_, err = w.Write(b)
 	return err

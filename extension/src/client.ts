@@ -4,15 +4,106 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { components, operations, paths } from "./generated/contextd.ts";
 import { DEFAULT_URL, type Settings } from "./settings.ts";
+
+/**
+ * contextd's API types, generated from openapi/openapi.yaml by
+ * openapi-typescript into ./generated/contextd.ts (committed; the Go test
+ * openapi/clients_test.go fails when it is stale).
+ */
+export type Schemas = components["schemas"];
+/** An operation id of the OpenAPI document ("session-context", "history-read_item", …). */
+export type OperationId = keyof operations;
+type JSONOf<R> = R extends { content: { "application/json": infer B } } ? B : never;
+/** The JSON answer of operation K: its 200 (or 201) body. */
+export type Result<K extends OperationId> = JSONOf<operations[K]["responses"][keyof operations[K]["responses"] & (200 | 201)]>;
+/** The JSON request body of operation K (undefined for operations without one). */
+export type RequestBody<K extends OperationId> = operations[K] extends { requestBody: { content: { "application/json": infer B } } } ? B : undefined;
+/** The path parameters of operation K. */
+export type PathParams<K extends OperationId> = operations[K]["parameters"] extends { path: infer P } ? P : never;
+/** The query parameters of operation K. */
+export type QueryParams<K extends OperationId> = operations[K]["parameters"] extends { query?: infer Q } ? Q : never;
+/** What a Codex route answers in Remote mode: the backend's object, unchanged. */
+export type RemoteResult = Schemas["RemoteResult"];
+
+// The answers the extension reads, by their schema names.
+export type ContextAnswer = Schemas["CoordinatorContextAnswer"];
+export type WindowsAnswer = Schemas["CoordinatorWindowsAnswer"];
+export type SessionState = Schemas["CoordinatorSessionState"];
+export type RolloverCreated = Schemas["CoordinatorRolloverCreated"];
+export type SettleAnswer = Schemas["CoordinatorSettleAnswer"];
+export type CommitAnswer = Schemas["CoordinatorCommitAnswer"];
+export type RolloverInfo = Schemas["CoordinatorRolloverInfo"];
+export type RolloverLog = Schemas["CoordinatorRolloverLog"];
+export type CompactionAnswer = Schemas["CoordinatorCompactionAnswer"];
+export type ThreadHintResult = Schemas["CoordinatorThreadHintResult"];
+export type RegisterRequest = Schemas["CoordinatorRegisterRequest"];
+
+type Method = "get" | "put" | "post";
+/** The [METHOD, path template] pairs whose generated operation is K. */
+type RouteOf<K extends OperationId> = {
+	[P in keyof paths]: {
+		[M in Method]: paths[P][M] extends operations[K] ? (operations[K] extends paths[P][M] ? readonly [Uppercase<M>, P] : never) : never;
+	}[Method];
+}[keyof paths];
+
+/**
+ * Method and path of every operation. The type makes it complete and
+ * correct: an operation missing here, or a path or method that is not the
+ * operation's in the generated document, fails the type check.
+ */
+export const ROUTES: { readonly [K in OperationId]: RouteOf<K> } = {
+	"list-sessions": ["GET", "/v1/sessions"],
+	"get-session": ["GET", "/v1/sessions/{session_id}"],
+	"register-session": ["PUT", "/v1/sessions/{session_id}"],
+	"get-branch": ["GET", "/v1/sessions/{session_id}/branch"],
+	"session-context": ["POST", "/v1/sessions/{session_id}/context"],
+	"session-windows": ["POST", "/v1/sessions/{session_id}/windows"],
+	"session-compaction": ["POST", "/v1/sessions/{session_id}/compaction"],
+	"rebuild-index": ["POST", "/v1/index/rebuild"],
+	"rollover-create": ["POST", "/v1/sessions/{session_id}/rollovers"],
+	"rollover-log": ["GET", "/v1/sessions/{session_id}/rollovers"],
+	"rollover-get": ["GET", "/v1/sessions/{session_id}/rollovers/{rollover_id}"],
+	"rollover-settle": ["POST", "/v1/sessions/{session_id}/rollovers/{rollover_id}/settle"],
+	"rollover-commit": ["POST", "/v1/sessions/{session_id}/rollovers/{rollover_id}/commit"],
+	"rollover-complete": ["POST", "/v1/sessions/{session_id}/rollovers/{rollover_id}/complete"],
+	"rollover-abort": ["POST", "/v1/sessions/{session_id}/rollovers/{rollover_id}/abort"],
+	"window-cut": ["GET", "/v1/sessions/{session_id}/windows/{window_id}/cut"],
+	"history-list_windows": ["POST", "/alpha/history/v2/list_windows"],
+	"history-list_items": ["POST", "/alpha/history/v2/list_items"],
+	"history-read_item": ["POST", "/alpha/history/v2/read_item"],
+	"history-search_contents": ["POST", "/alpha/history/v2/search_contents"],
+	"notes-list_files_by_prefix": ["POST", "/alpha/notes/v2/list_files_by_prefix"],
+	"notes-read_file": ["POST", "/alpha/notes/v2/read_file"],
+	"notes-search_contents": ["POST", "/alpha/notes/v2/search_contents"],
+	"notes-write_file": ["POST", "/alpha/notes/v2/write_file"],
+	"notes-append_to_file": ["POST", "/alpha/notes/v2/append_to_file"],
+	"notes-thread_hint": ["POST", "/alpha/notes/v2/thread_hint"],
+};
+
+/** The arguments of request(K): path and query parameters, body and extra headers. */
+export type RequestArgs<K extends OperationId> = ([PathParams<K>] extends [never] ? { path?: undefined } : { path: PathParams<K> }) &
+	([QueryParams<K>] extends [never] ? { query?: undefined } : { query?: QueryParams<K> }) &
+	(RequestBody<K> extends undefined ? { body?: undefined } : { body: RequestBody<K> }) & { headers?: Record<string, string> };
+
+/** Fills a path template's {name} parameters, URL-encoded. */
+export function fillPath(template: string, params: Record<string, string> = {}): string {
+	return template.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
+		const v = params[name];
+		if (v === undefined) throw new ContextdError(`internal: no value for {${name}} in ${template}`);
+		return encodeURIComponent(v);
+	});
+}
 
 /** A failed call to contextd; message is the text shown to the model or user. */
 export class ContextdError extends Error {
-	constructor(
-		message: string,
-		readonly status = 0,
-	) {
+	readonly status: number;
+	// No parameter properties in this file: Node's type stripping (the unit
+	// tests) cannot load them.
+	constructor(message: string, status = 0) {
 		super(message);
+		this.status = status;
 	}
 }
 
@@ -41,10 +132,25 @@ export async function healthy(url: string, timeoutMs = 1500): Promise<boolean> {
 }
 
 export class Contextd {
-	constructor(
-		readonly url: string,
-		private readonly token: string,
-	) {}
+	readonly url: string;
+	private readonly token: string;
+	constructor(url: string, token: string) {
+		this.url = url;
+		this.token = token;
+	}
+
+	/**
+	 * Calls operation op with the generated types: the body and parameters
+	 * are checked against the OpenAPI document and the answer is typed as
+	 * its success body. Errors as call().
+	 */
+	async request<K extends OperationId>(op: K, args: RequestArgs<K>): Promise<Result<K>> {
+		const [method, template] = ROUTES[op];
+		let path = fillPath(template, args.path as Record<string, string> | undefined);
+		const query = Object.entries((args.query ?? {}) as Record<string, string | number | undefined>).filter(([, v]) => v !== undefined);
+		if (query.length > 0) path += "?" + new URLSearchParams(query.map(([k, v]) => [k, String(v)])).toString();
+		return this.call<Result<K>>(method, path, args.body, args.headers);
+	}
 
 	/**
 	 * Calls contextd and returns the decoded JSON answer. Errors: a

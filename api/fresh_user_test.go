@@ -1,0 +1,70 @@
+package api
+
+// Fixes from a fresh-user run (issue 14): what GET /v1/sessions lists for
+// a session registered before Pi wrote its file, after that registration
+// moves to another file, and for a directory named like a session file.
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"contextd"
+	"contextd/coordinator"
+)
+
+// TestSessionsListAwaitingAndDirectory: a registration whose file does not
+// exist yet is listed with state awaiting_file under its own id and the
+// path contextd will read; re-registering it elsewhere leaves exactly one
+// row for it, at the new path; a directory named dir.jsonl is listed as
+// unreadable ("not a regular file"), as the README's security table says.
+func TestSessionsListAwaitingAndDirectory(t *testing.T) {
+	s := newTestServer(t, serverOptions{}, piTree("local-basic.jsonl"))
+	if err := os.Mkdir(filepath.Join(s.Sessions, "dir.jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.put("/v1/sessions/later", map[string]any{"session_file": "later.jsonl", "mode": "local"}); r.Status != http.StatusCreated {
+		t.Fatalf("register: %d %s", r.Status, r.Body)
+	}
+	// /context makes the coordinator look at the path (a session object
+	// for it), as the extension does before Pi writes the file.
+	s.mustOK("/v1/sessions/later/context", map[string]any{}, nil)
+	byFile := func() map[string]coordinator.SessionSummary {
+		out := map[string]coordinator.SessionSummary{}
+		for _, r := range s.sessionsList() {
+			out[filepath.Base(r.File)] = r
+		}
+		return out
+	}
+	rows := byFile()
+	if len(rows) != 3 {
+		t.Fatalf("rows %v, want local-basic.jsonl, dir.jsonl, later.jsonl", rows)
+	}
+	later := rows["later.jsonl"]
+	if later.SessionID != "later" || later.State != coordinator.StateAwaitingFile || !later.Registered || later.Mode != contextd.ModeLocal ||
+		later.File != filepath.Join(s.Sessions, "later.jsonl") || later.Entries != 0 {
+		t.Errorf("awaiting row: %+v", later)
+	}
+	dir := rows["dir.jsonl"]
+	if dir.State != "unreadable" || len(dir.Problems) != 1 || dir.Problems[0].Reason != "unreadable" || dir.Problems[0].Detail == "" ||
+		!strings.Contains(dir.Problems[0].Detail, "not a regular file") {
+		t.Errorf("dir.jsonl row: %+v", dir)
+	}
+	if st := s.get("/v1/sessions/later"); st.Status != http.StatusOK || !strings.Contains(string(st.Body), `"state":"awaiting_file"`) {
+		t.Errorf("GET /v1/sessions/later: %d %s", st.Status, st.Body)
+	}
+
+	// Registered again under another (still unwritten) file: one row, the new one.
+	if r := s.put("/v1/sessions/later", map[string]any{"session_file": "later-2.jsonl", "mode": "tree"}); r.Status != http.StatusOK {
+		t.Fatalf("re-register: %d %s", r.Status, r.Body)
+	}
+	rows = byFile()
+	if _, stale := rows["later.jsonl"]; stale || len(rows) != 3 {
+		t.Fatalf("after re-registration: %v, want local-basic.jsonl, dir.jsonl, later-2.jsonl", rows)
+	}
+	if r := rows["later-2.jsonl"]; r.SessionID != "later" || r.State != coordinator.StateAwaitingFile || r.Mode != contextd.ModeTree {
+		t.Errorf("re-registered row: %+v", r)
+	}
+}
