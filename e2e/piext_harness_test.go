@@ -239,6 +239,43 @@ type piProc struct {
 }
 
 // startPi starts Pi in RPC mode with the extension and the faux provider.
+
+// summaryHold pauses the faux branch summary of a Tree rollover
+// (CONTEXTD_E2E_HOLD_SUMMARY in e2e/faux): the summarizer writes
+// "summary-started" into the hold directory and waits for
+// "summary-continue".
+type summaryHold struct{ dir string }
+
+// holdSummary makes the next Pi started by r pause its branch summary.
+func (r *rig) holdSummary() summaryHold {
+	h := summaryHold{filepath.Join(r.dir, "hold")}
+	if err := os.MkdirAll(h.dir, 0o700); err != nil {
+		r.t.Fatal(err)
+	}
+	r.env = append(r.env, "CONTEXTD_E2E_HOLD_SUMMARY="+h.dir)
+	return h
+}
+
+// waitStarted waits up to 60 s for the summary to start.
+func (h summaryHold) waitStarted(t *testing.T, p *piProc) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for _, err := os.Stat(filepath.Join(h.dir, "summary-started")); err != nil; _, err = os.Stat(filepath.Join(h.dir, "summary-started")) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no summarization started; events %s", summarizeEvents(p.snapshot()))
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+}
+
+// release lets the held summary finish.
+func (h summaryHold) release(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(h.dir, "summary-continue"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (r *rig) startPi(args ...string) *piProc {
 	r.t.Helper()
 	node := NodeBinary(r.t)

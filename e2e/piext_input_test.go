@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,22 +21,14 @@ import (
 func TestPiExtensionInputDuringSummarization(t *testing.T) {
 	eachPi(t, func(t *testing.T, v piVersion) {
 		r := newRig(t, v, "tree", []step{tool("new_context", nil), {Text: "new window"}, {Text: "answered the typed input"}})
-		hold := filepath.Join(r.dir, "hold")
-		os.MkdirAll(hold, 0o700)
-		r.env = append(r.env, "CONTEXTD_E2E_HOLD_SUMMARY="+hold)
+		hold := r.holdSummary()
 		r.startContextd()
 		p := r.startPi()
 		p.send(map[string]any{"type": "prompt", "message": "roll over"})
-		deadline := time.Now().Add(60 * time.Second)
-		for _, err := os.Stat(filepath.Join(hold, "summary-started")); err != nil; _, err = os.Stat(filepath.Join(hold, "summary-started")) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no summarization started; events %s", summarizeEvents(p.snapshot()))
-			}
-			time.Sleep(30 * time.Millisecond)
-		}
+		hold.waitStarted(t, p)
 		p.send(map[string]any{"type": "prompt", "message": "typed during summary", "streamingBehavior": "followUp"})
 		time.Sleep(300 * time.Millisecond)
-		os.WriteFile(filepath.Join(hold, "summary-continue"), nil, 0o600)
+		hold.release(t)
 		p.waitFor("the typed input's answer", 60*time.Second, func([]map[string]any) bool {
 			for _, q := range r.requests() {
 				if q.Kind == "turn" && q.Step == 2 {

@@ -462,24 +462,16 @@ func TestPiExtensionKilledMidRollover(t *testing.T) {
 		for _, restart := range []bool{true, false} {
 			t.Run(map[bool]string{true: "restarted", false: "left-down"}[restart], func(t *testing.T) {
 				r := newRig(t, v, "tree", []step{tool("bash", map[string]any{"command": factCommand}), tool("new_context", nil), {Text: "new window"}})
-				hold := filepath.Join(r.dir, "hold")
-				os.MkdirAll(hold, 0o700)
-				r.env = append(r.env, "CONTEXTD_E2E_HOLD_SUMMARY="+hold)
+				hold := r.holdSummary()
 				r.startContextd()
 				p := r.startPi()
 				p.send(map[string]any{"type": "prompt", "message": "roll over"})
-				deadline := time.Now().Add(60 * time.Second)
-				for _, err := os.Stat(filepath.Join(hold, "summary-started")); err != nil; _, err = os.Stat(filepath.Join(hold, "summary-started")) {
-					if time.Now().After(deadline) {
-						t.Fatalf("no summarization started; events %s", summarizeEvents(p.snapshot()))
-					}
-					time.Sleep(30 * time.Millisecond)
-				}
+				hold.waitStarted(t, p)
 				r.stopContextd(true)
 				if restart {
 					r.startContextd()
 				}
-				os.WriteFile(filepath.Join(hold, "summary-continue"), nil, 0o600)
+				hold.release(t)
 				_, sid, es := func() (string, string, []entry) {
 					if restart {
 						p.waitSettled(2)
