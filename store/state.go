@@ -74,26 +74,43 @@ func (s *State) Close() error { return s.DB.Close() }
 const timeFmt = time.RFC3339Nano
 
 // PutRegistration creates or replaces the registration of r.SessionID and
-// reports whether it was new. RegisteredAt is kept on update.
+// reports whether it was new. RegisteredAt is kept on update. The read of
+// the old registration and the write are one transaction on the single
+// writer connection, so of concurrent first registrations of one id
+// exactly one reports new.
 func (s *State) PutRegistration(ctx context.Context, r contextd.Registration) (contextd.Registration, bool, error) {
 	now := s.Now().UTC()
-	old, found, err := s.Registration(ctx, r.SessionID)
+	r.RegisteredAt, r.UpdatedAt = now, now
+	tx, err := s.DB.Writer.BeginTx(ctx, nil)
 	if err != nil {
+		return r, false, fmt.Errorf("state database: begin registration: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	old, err := scanRegistration(tx.QueryRowContext(ctx, `SELECT `+registrationColumns+` FROM registrations WHERE session_id=?`, r.SessionID).Scan)
+	found := err == nil
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return r, false, err
 	}
-	r.RegisteredAt, r.UpdatedAt = now, now
 	if found {
 		r.RegisteredAt = old.RegisteredAt
 	}
-	_, err = s.write(ctx, `INSERT INTO registrations(session_id, session_file, mode, agent_name, pi_version, registered_at, updated_at) VALUES (?,?,?,?,?,?,?)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO registrations(`+registrationColumns+`) VALUES (?,?,?,?,?,?,?)
 ON CONFLICT(session_id) DO UPDATE SET session_file=excluded.session_file, mode=excluded.mode, agent_name=excluded.agent_name, pi_version=excluded.pi_version, updated_at=excluded.updated_at`,
-		r.SessionID, r.SessionFile, string(r.Mode), r.AgentName, r.PiVersion, r.RegisteredAt.Format(timeFmt), r.UpdatedAt.Format(timeFmt))
-	return r, !found, err
+		r.SessionID, r.SessionFile, string(r.Mode), r.AgentName, r.PiVersion, r.RegisteredAt.Format(timeFmt), r.UpdatedAt.Format(timeFmt)); err != nil {
+		return r, false, err
+	}
+	if err := tx.Commit(); err != nil {
+		return r, false, err
+	}
+	return r, !found, s.checkpoint(ctx)
 }
+
+// registrationColumns are the registrations columns in scanRegistration's order.
+const registrationColumns = `session_id, session_file, mode, agent_name, pi_version, registered_at, updated_at`
 
 // Registration returns the registration of sessionID.
 func (s *State) Registration(ctx context.Context, sessionID string) (contextd.Registration, bool, error) {
-	row := s.DB.Reader.QueryRowContext(ctx, `SELECT session_id, session_file, mode, agent_name, pi_version, registered_at, updated_at FROM registrations WHERE session_id=?`, sessionID)
+	row := s.DB.Reader.QueryRowContext(ctx, `SELECT `+registrationColumns+` FROM registrations WHERE session_id=?`, sessionID)
 	r, err := scanRegistration(row.Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return contextd.Registration{}, false, nil
@@ -103,7 +120,7 @@ func (s *State) Registration(ctx context.Context, sessionID string) (contextd.Re
 
 // Registrations lists every registration by session id.
 func (s *State) Registrations(ctx context.Context) ([]contextd.Registration, error) {
-	rows, err := s.DB.Reader.QueryContext(ctx, `SELECT session_id, session_file, mode, agent_name, pi_version, registered_at, updated_at FROM registrations ORDER BY session_id`)
+	rows, err := s.DB.Reader.QueryContext(ctx, `SELECT `+registrationColumns+` FROM registrations ORDER BY session_id`)
 	if err != nil {
 		return nil, err
 	}
