@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"contextd"
 	"contextd/coordinator"
 )
@@ -66,5 +68,48 @@ func TestSessionsListAwaitingAndDirectory(t *testing.T) {
 	}
 	if r := rows["later-2.jsonl"]; r.SessionID != "later" || r.State != coordinator.StateAwaitingFile || r.Mode != contextd.ModeTree {
 		t.Errorf("re-registered row: %+v", r)
+	}
+}
+
+// TestSessionCopies: two existing files carry one header id (a copy of
+// tree-multi.jsonl at zz/copy.jsonl). GET /v1/sessions/{id} serves the one
+// with the smallest path, tree-multi.jsonl, before and after a rebuild
+// (the rebuild re-indexes in another order), and reports
+// duplicate_session_id naming the copy; the listing reports it on both
+// rows. Registering the id at a path that does not exist is refused with
+// 409 naming the file that holds the session, and changes nothing.
+func TestSessionCopies(t *testing.T) {
+	const id = "019f429d-87f0-7841-b1ab-51687b222864"
+	s := newTestServer(t, serverOptions{}, piTree("tree-multi.jsonl"), fixture{Src: filepath.Join(fixturePiTree, "tree-multi.jsonl"), Name: "zz/copy.jsonl"})
+	orig, cp := filepath.Join(s.Sessions, "tree-multi.jsonl"), filepath.Join(s.Sessions, "zz", "copy.jsonl")
+	check := func(when string) {
+		t.Helper()
+		var st coordinator.SessionState
+		s.getJSON("/v1/sessions/"+id, &st)
+		want := []coordinator.SessionProblem{{Reason: "duplicate_session_id", Detail: "the header id is also that of " + cp + "; contextd serves the file with the smallest path; register the one Pi writes with PUT /v1/sessions/{id} to choose it"}}
+		if st.File != orig || !cmp.Equal(st.Problems, want) {
+			t.Errorf("%s: file %s problems %+v, want %s and %+v", when, st.File, st.Problems, orig, want)
+		}
+	}
+	check("first lookup")
+	if r := s.post("/v1/index/rebuild", map[string]any{}); r.Status != http.StatusOK {
+		t.Fatalf("rebuild: %d %s", r.Status, r.Body)
+	}
+	check("after rebuild")
+	for _, r := range s.sessionsList() {
+		if len(r.Problems) != 1 || r.Problems[0].Reason != "duplicate_session_id" {
+			t.Errorf("row %s: problems %+v, want one duplicate_session_id", r.File, r.Problems)
+		}
+	}
+
+	r := s.put("/v1/sessions/"+id, map[string]any{"session_file": "pi-tree/nonexistent.jsonl", "mode": "tree"})
+	wantMsg := `session \"` + id + `\" is already in ` + orig
+	if r.Status != http.StatusConflict || !strings.Contains(string(r.Body), wantMsg) {
+		t.Fatalf("register a missing path: %d %s, want 409 containing %s", r.Status, r.Body, wantMsg)
+	}
+	var st coordinator.SessionState
+	s.getJSON("/v1/sessions/"+id, &st)
+	if st.Registered || st.File != orig || st.State != "ok" {
+		t.Errorf("after the refused registration: registered %v file %s state %s, want false %s ok", st.Registered, st.File, st.State, orig)
 	}
 }

@@ -1984,20 +1984,26 @@ func TestRegisterBeforeFileExists(t *testing.T) {
 // as with --sessions-dir ./testdata); it registers. A relative path that
 // names no file is registered where contextd looked (the extension
 // registers before Pi writes the file, issue 9): the registration names
-// that absolute path and /context answers awaiting_file.
+// that absolute path and /context answers awaiting_file. For a session
+// whose file exists elsewhere, a path that names no file is a 409 (it
+// would cut the session off its windows; TestSessionCopies).
 func TestRegisterRelativeToSessionsDir(t *testing.T) {
 	s := newTestServer(t, serverOptions{}, fixture{Src: filepath.Join(fixturePiTree, "local-basic.jsonl"), Name: "pi-tree/local-basic.jsonl"})
 	if r := s.register(localBasicSessionID, "pi-tree/local-basic.jsonl", contextd.ModeLocal); r.Status != http.StatusCreated && r.Status != http.StatusOK {
 		t.Fatalf("register pi-tree/local-basic.jsonl: %d %s", r.Status, r.Body)
 	}
-	r := s.register(localBasicSessionID, "local-basic.jsonl", contextd.ModeLocal)
+	if r := s.register(localBasicSessionID, "local-basic.jsonl", contextd.ModeLocal); r.Status != http.StatusConflict {
+		t.Errorf("register the indexed session at a missing path: %d %s, want 409", r.Status, r.Body)
+	}
+	const later = "019f3776-0000-7000-8000-000000000001"
+	r := s.register(later, "local-basic.jsonl", contextd.ModeLocal)
 	var reg contextd.Registration
 	r.decode(t, &reg)
-	if r.Status != http.StatusOK || reg.SessionFile != filepath.Join(s.Index.Root(), "local-basic.jsonl") {
-		t.Errorf("%d %s\nwant 200 naming %s", r.Status, r.Body, filepath.Join(s.Index.Root(), "local-basic.jsonl"))
+	if r.Status != http.StatusCreated || reg.SessionFile != filepath.Join(s.Index.Root(), "local-basic.jsonl") {
+		t.Errorf("%d %s\nwant 201 naming %s", r.Status, r.Body, filepath.Join(s.Index.Root(), "local-basic.jsonl"))
 	}
 	var ctx coordinator.ContextAnswer
-	s.mustOK("/v1/sessions/"+localBasicSessionID+"/context", map[string]any{}, &ctx)
+	s.mustOK("/v1/sessions/"+later+"/context", map[string]any{}, &ctx)
 	if !ctx.AwaitingFile {
 		t.Errorf("context of a registration without its file: %+v, want awaiting_file", ctx)
 	}

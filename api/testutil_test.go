@@ -308,6 +308,16 @@ func codexPath(op string) string {
 	return "/alpha/" + ns + "/v2/" + name
 }
 
+// getJSON sends GET path, requires 200 and decodes the answer into out.
+func (s *testServer) getJSON(path string, out any) {
+	s.t.Helper()
+	r := s.get(path)
+	if r.Status != http.StatusOK {
+		s.t.Fatalf("GET %s: status %d, want 200\nbody: %.2000s", path, r.Status, r.Body)
+	}
+	r.decode(s.t, out)
+}
+
 // sessionsList answers GET /v1/sessions, decoded.
 func (s *testServer) sessionsList() []coordinator.SessionSummary {
 	s.t.Helper()

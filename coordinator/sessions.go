@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"sort"
 	"strconv"
+	"strings"
 
 	"contextd"
 	"contextd/session"
@@ -18,7 +19,7 @@ import (
 // the file's state.
 type SessionProblem struct {
 	Line   int    `json:"line,omitempty" doc:"1-based line number, for a skipped line."`
-	Reason string `json:"reason" doc:"blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover; from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule)"`
+	Reason string `json:"reason" doc:"blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule)"`
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -43,6 +44,32 @@ type SessionSummary struct {
 // StateAwaitingFile is the state of a registered session whose file Pi
 // has not written yet (it is never listed without its registration).
 const StateAwaitingFile = "awaiting_file"
+
+// gone reports whether sess's file was deleted or moved outside the
+// sessions directory since it was indexed.
+func gone(sess *store.Session) bool {
+	var g bool
+	_ = sess.Read(func(v *store.View) error {
+		g = v.State == store.StateMissing || v.State == store.StateOutside
+		return nil
+	})
+	return g
+}
+
+// duplicateProblem is the problem of a session file whose header id is
+// also that of other existing files (copies of one session): which file
+// contextd serves and where the others are.
+func duplicateProblem(others []string, registered bool) SessionProblem {
+	rule := "contextd serves the file with the smallest path; register the one Pi writes with PUT /v1/sessions/{id} to choose it"
+	if registered {
+		rule = "contextd serves the registered file"
+	}
+	return SessionProblem{Reason: ReasonDuplicateID, Detail: fmt.Sprintf("the header id is also that of %s; %s", strings.Join(others, ", "), rule)}
+}
+
+// ReasonDuplicateID is the SessionProblem reason of a session id that the
+// headers of several existing files carry.
+const ReasonDuplicateID = "duplicate_session_id"
 
 // neverWritten reports whether sess's file does not exist and was never
 // indexed.
@@ -177,6 +204,28 @@ func (s *Service) ListSessions(ctx context.Context) ([]SessionSummary, error) {
 		out = append(out, s.summarize(sess, reg))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
+	// Copies of one session (several existing files with one header id):
+	// each row names the others.
+	files := map[string][]string{}
+	for _, r := range out {
+		if r.SessionID != "" && r.State == string(store.StateOK) {
+			files[r.SessionID] = append(files[r.SessionID], r.File)
+		}
+	}
+	for i, r := range out {
+		same := files[r.SessionID]
+		if len(same) < 2 || r.State != string(store.StateOK) {
+			continue
+		}
+		var others []string
+		for _, f := range same {
+			if f != r.File {
+				others = append(others, f)
+			}
+		}
+		reg := byID[r.SessionID]
+		out[i].Problems = append(out[i].Problems, duplicateProblem(others, reg != nil && reg.SessionFile == r.File))
+	}
 	return out, nil
 }
 
@@ -215,6 +264,21 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 		reg = &t.Reg
 	}
 	out.SessionSummary = s.summarize(t.Session, reg)
+	if !gone(t.Session) {
+		copies, err := s.Index.WithID(ctx, sessionID)
+		if err != nil {
+			return SessionState{}, err
+		}
+		var others []string
+		for _, c := range copies {
+			if c != t.Session && !gone(c) {
+				others = append(others, c.Path())
+			}
+		}
+		if len(others) > 0 {
+			out.Problems = append(out.Problems, duplicateProblem(others, t.Registered))
+		}
+	}
 	out.EntriesByType = map[string]int{}
 	_ = t.Session.Read(func(v *store.View) error {
 		if v.Tree == nil {
@@ -317,6 +381,18 @@ func (s *Service) Register(ctx context.Context, sessionID string, req RegisterRe
 		// entries until Pi writes it.
 		path, _ = s.Index.Lexical(req.SessionFile)
 		err = fs.ErrNotExist
+		// …unless the session already has a file: Pi keeps one file per
+		// session, so a missing path for an id whose file exists is a
+		// mistake that would cut the session off its windows.
+		known, kerr := s.Index.WithID(ctx, sessionID)
+		if kerr != nil {
+			return contextd.Registration{}, false, kerr
+		}
+		for _, k := range known {
+			if k.Path() != path && !gone(k) {
+				return contextd.Registration{}, false, contextd.Errorf(contextd.EConflict, "session %q is already in %s, and session_file %q does not exist; register that file (Pi keeps one file per session), or move it to the new path first", sessionID, k.Path(), req.SessionFile)
+			}
+		}
 	case errors.Is(err, store.ErrNotRegular):
 		return contextd.Registration{}, false, contextd.Errorf(contextd.EInvalid, "session_file %q is not a regular file; pass the path of a session .jsonl file", req.SessionFile)
 	case err != nil:

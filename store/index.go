@@ -480,48 +480,87 @@ func (x *Index) SyncAllExcept(ctx context.Context, skip func(path string) bool) 
 }
 
 // FindByID returns the session whose header id is sessionID, syncing it.
-// When several files carry the same id, the most recently indexed path
-// wins. It reports false when no file has that id.
+// When several files carry the same id (copies of one session), the one
+// with the smallest path in byte order wins (an existing file before one
+// deleted since it was indexed), so the answer does not
+// depend on the order files were indexed in (nor change after a rebuild);
+// WithID lists them all. It reports false when no file has that id.
 func (x *Index) FindByID(ctx context.Context, sessionID string) (*Session, bool, error) {
-	for _, s := range x.Sessions() {
-		if s.SessionID() == sessionID {
-			if err := s.Sync(ctx); err != nil {
-				return nil, false, err
-			}
-			// The file may have been emptied or rewritten as another
-			// session since it was last read: check the id again.
-			if s.SessionID() == sessionID {
-				return s, true, nil
-			}
+	found, err := x.WithID(ctx, sessionID)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(found) == 0 {
+		// Unknown: look at new files' headers.
+		if _, err := x.SyncAll(ctx); err != nil {
+			return nil, false, err
+		}
+		if found, err = x.WithID(ctx, sessionID); err != nil {
+			return nil, false, err
 		}
 	}
-	// Not loaded yet: the index may know it from an earlier run.
+	if len(found) == 0 {
+		return nil, false, nil
+	}
+	return found[0], true, nil
+}
+
+// WithID returns the sessions already known to the index (loaded, or
+// indexed in an earlier run) whose file's header id is sessionID, each
+// synced: files that exist first, then those deleted or moved outside
+// since they were indexed, each group by path. It does not look at files
+// never indexed.
+func (x *Index) WithID(ctx context.Context, sessionID string) ([]*Session, error) {
+	paths := map[string]bool{}
+	for _, s := range x.Sessions() {
+		if s.SessionID() == sessionID {
+			paths[s.path] = true
+		}
+	}
 	x.mu.Lock()
 	db := x.db
 	x.mu.Unlock()
-	var path string
-	err := db.Reader.QueryRowContext(ctx, "SELECT path FROM sessions WHERE session_id = ? ORDER BY file_id DESC LIMIT 1", sessionID).Scan(&path)
-	if err == nil {
-		s := x.Session(path)
+	rows, err := db.Reader.QueryContext(ctx, "SELECT path FROM sessions WHERE session_id = ?", sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, err
+		}
+		paths[p] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var out []*Session
+	for p := range paths {
+		s := x.Session(p)
 		if err := s.Sync(ctx); err != nil {
-			return nil, false, err
+			return nil, err
 		}
+		// The file may have been emptied or rewritten as another session
+		// since it was last read: check the id again.
 		if s.SessionID() == sessionID {
-			return s, true, nil
-		}
-	} else if !errors.Is(err, sql.ErrNoRows) {
-		return nil, false, err
-	}
-	// Unknown: look at new files' headers.
-	if _, err := x.SyncAll(ctx); err != nil {
-		return nil, false, err
-	}
-	for _, s := range x.Sessions() {
-		if s.SessionID() == sessionID {
-			return s, true, nil
+			out = append(out, s)
 		}
 	}
-	return nil, false, nil
+	gone := make(map[*Session]bool, len(out))
+	for _, s := range out {
+		_ = s.Read(func(v *View) error {
+			gone[s] = v.State == StateMissing || v.State == StateOutside
+			return nil
+		})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if gone[out[i]] != gone[out[j]] {
+			return !gone[out[i]]
+		}
+		return out[i].path < out[j].path
+	})
+	return out, nil
 }
 
 // Rebuild drops the whole derived index (database and item texts) and
