@@ -88,9 +88,14 @@ func upperFirst(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// parseArgs parses args into fs. A -h/--help before any "--" prints the
-// command's usage and flags to stdout (so it can be piped) and returns
-// flag.ErrHelp, which run turns into exit 0.
+// parseArgs parses args into fs, with flags before or after the
+// positional arguments (contextd inspect FILE --tree is contextd inspect
+// --tree FILE); after "--" every argument is positional. Go's flag stops
+// at the first non-flag, so the rest is parsed again after each
+// positional argument, and fs.Args() is left holding the positional
+// arguments in order. A -h/--help before any "--" prints the command's
+// usage and flags to stdout (so it can be piped) and returns flag.ErrHelp,
+// which run turns into exit 0.
 func parseArgs(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	for _, a := range args {
 		if a == "--" {
@@ -102,7 +107,22 @@ func parseArgs(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 			return flag.ErrHelp
 		}
 	}
-	return fs.Parse(args)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			pos = append(pos, rest...) // the flags ended at "--"
+			break
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+	return fs.Parse(append([]string{"--"}, pos...))
 }
 
 // noArgs refuses positional arguments left after the flags.
@@ -152,6 +172,10 @@ func runHelp(args []string, getenv func(string) string, stdout io.Writer) error 
 		usage(stdout)
 		return nil
 	case 1:
+		if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+			usage(stdout) // contextd help --help
+			return nil
+		}
 		if _, ok := lookup(args[0]); !ok || args[0] == "help" {
 			return fmt.Errorf("no help for %q; contextd --help lists the commands", args[0])
 		}
@@ -205,7 +229,7 @@ func runInspect(cmd command, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("inspect takes exactly one session file, got %d arguments; usage: contextd inspect [--tree] FILE.jsonl", fs.NArg())
+		return fmt.Errorf("inspect takes exactly one session file, got %d arguments; usage: contextd inspect [--tree [--expand]] FILE.jsonl", fs.NArg())
 	}
 	if *expand && !*tree {
 		return errors.New("--expand only applies to --tree")
