@@ -256,6 +256,17 @@ func addrFlag(fs *flag.FlagSet, getenv func(string) string) *string {
 	return fs.String("addr", def, "address of the running contextd (env CONTEXTD_ADDR); 0.0.0.0 is called as 127.0.0.1")
 }
 
+// addrFromEnv prefixes err, a refusal of --addr, with CONTEXTD_ADDR when
+// the value came from it.
+func addrFromEnv(fs *flag.FlagSet, getenv func(string) string, err error) error {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "addr" })
+	if !given && getenv("CONTEXTD_ADDR") != "" {
+		return fmt.Errorf("CONTEXTD_ADDR (the value of --addr): %w", err)
+	}
+	return err
+}
+
 // runHealthcheck is `contextd healthcheck`: GET /healthz, exit 0 on 200 ok.
 func runHealthcheck(ctx context.Context, cmd command, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlagSet(cmd, stderr)
@@ -273,7 +284,7 @@ func runHealthcheck(ctx context.Context, cmd command, args []string, getenv func
 	}
 	base, err := client.BaseURL(*addr)
 	if err != nil {
-		return err
+		return addrFromEnv(fs, getenv, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -299,7 +310,7 @@ func runSessions(ctx context.Context, cmd command, args []string, getenv func(st
 	}
 	base, err := client.BaseURL(*addr)
 	if err != nil {
-		return err
+		return addrFromEnv(fs, getenv, err)
 	}
 	token, err := client.ReadToken(filepath.Join(*state, "token"))
 	if err != nil {

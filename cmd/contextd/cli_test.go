@@ -149,6 +149,7 @@ func TestNonsenseValuesRefused(t *testing.T) {
 		{nil, append([]string{"serve", "--sessions-dir", ""}, "--state-dir", dir), "--sessions-dir and --state-dir must not be empty"},
 		{nil, []string{"healthcheck", "--timeout", "0s"}, "--timeout 0s: use a positive duration"},
 		{nil, []string{"healthcheck", "--addr", "localhost"}, `--addr "localhost"`},
+		{map[string]string{"CONTEXTD_ADDR": "localhost"}, []string{"sessions"}, `CONTEXTD_ADDR (the value of --addr): --addr "localhost"`},
 		{nil, []string{"openapi", "--format", "xml"}, `--format "xml": use yaml or json`},
 		{nil, []string{"inspect", "--max-line-bytes", "5", fixture}, "--max-line-bytes 5: use at least 1024"},
 		{nil, []string{"inspect", "--expand", fixture}, "--expand only applies to --tree"},
@@ -254,7 +255,9 @@ func startServe(t *testing.T, envm map[string]string, args ...string) (*testkit.
 }
 
 // TestStartupLogAndMistypedSessionsDir: the start-up log names the token
-// file and the sessions directory with where it came from; a sessions
+// file, the state directory and the sessions directory with where it came
+// from (a `contextd --sessions-dir /tmp` run by accident says what it
+// uses); a sessions
 // directory that does not exist is named in the warning, with the flag
 // that set it.
 func TestStartupLogAndMistypedSessionsDir(t *testing.T) {
@@ -267,6 +270,7 @@ func TestStartupLogAndMistypedSessionsDir(t *testing.T) {
 	for _, want := range []string{
 		"level=WARN msg=\"sessions directory " + typo + " (from --sessions-dir) does not exist; it is indexed once Pi creates it. If that path is mistyped, pass the folder Pi writes sessions to with --sessions-dir\"",
 		"token_file=" + filepath.Join(state, "token"),
+		"state_dir=" + state,
 		"sessions_dir=" + typo,
 		"sessions_dir_from=--sessions-dir",
 	} {

@@ -337,7 +337,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	// leaves nothing behind.
 	var ln net.Listener
 	if cmd == "serve" {
-		l, err := listen(c.Addr, c.AllowNonLocal)
+		l, err := listen(c.Addr, c.origin("addr", c.Addr), c.AllowNonLocal)
 		if err != nil {
 			return err
 		}
@@ -419,14 +419,15 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 // test can list every metric serve exports, also those not yet observed.
 var wrapRegisterer func(prometheus.Registerer) prometheus.Registerer
 
-// listen refuses a non-loopback address unless allowed explicitly.
-func listen(addr string, allowNonLoopback bool) (net.Listener, error) {
+// listen refuses a non-loopback address unless allowed explicitly. name
+// is the address as the user set it (origin), for the messages.
+func listen(addr, name string, allowNonLoopback bool) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("--addr %q: %w", addr, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if !api.IsLoopbackHost(host) && !allowNonLoopback {
-		return nil, fmt.Errorf("--addr %q is not a loopback address; contextd serves local tools only. Pass --allow-non-loopback to bind it anyway (e.g. in a container); the token stays required", addr)
+		return nil, fmt.Errorf("%s is not a loopback address; contextd serves local tools only. Pass --allow-non-loopback to bind it anyway (e.g. in a container); the token stays required", name)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

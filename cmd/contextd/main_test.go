@@ -152,6 +152,11 @@ func TestRefusesNonLoopback(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--allow-non-loopback") {
 		t.Fatalf("err = %v, want a refusal naming --allow-non-loopback", err)
 	}
+	// From the environment, the refusal names the variable.
+	err = run(t.Context(), []string{"serve", "--sessions-dir", dir, "--state-dir", state}, env(map[string]string{"CONTEXTD_ADDR": "0.0.0.0:0"}), io.Discard, io.Discard)
+	if want := `CONTEXTD_ADDR="0.0.0.0:0" is not a loopback address`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("err = %v, want one starting %q", err, want)
+	}
 	if _, err := os.Stat(state); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("state directory after a refused address: %v, want none created", err)
 	}
