@@ -15,7 +15,7 @@ type RolloverPath struct {
 	RolloverID string `path:"rollover_id" minLength:"1" maxLength:"256" doc:"Rollover id answered by POST /v1/sessions/{session_id}/rollovers."`
 }
 
-const rolloverRefusals = " Refusals: 404 unknown session or rollover; 409 off/remote mode, a rollover already pending, a step out of order or an aborted rollover; 412 session changed, missing boundary or leaf, ancestry mismatch, summary not written yet; 422 summary mismatch or a parent cycle."
+const rolloverRefusals = " Refusals: 404 unknown session, rollover or leaf_id (the same answer as every route with a leaf_id); 409 off/remote mode, a rollover already pending, a step out of order or an aborted rollover; 412 session changed, missing boundary, the rollover's boundary or archived leaf no longer in the file, ancestry mismatch, summary not written yet; 422 summary mismatch or a parent cycle."
 
 // registerRollovers registers the rollover routes (DESIGN.md §5.3).
 func (s *Server) registerRollovers(api huma.API) {

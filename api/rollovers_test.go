@@ -196,3 +196,34 @@ func TestRolloverRoutesOffMode(t *testing.T) {
 }
 
 func rollLongString(n int) string { return string(bytes.Repeat([]byte("x"), n)) }
+
+// TestUnknownLeafSame404: a leaf_id that is not an entry of the file is
+// 404 with the same detail on every route that takes one: the rollover
+// create, settle and reset log, /branch and /context.
+func TestUnknownLeafSame404(t *testing.T) {
+	s, _ := rolloverServer(t, contextd.ModeLocal)
+	sess := "/v1/sessions/" + rollTreeID
+	want := `leaf_id "nope" is not an entry of session "` + rollTreeID + `"; pass the id of an entry in its file, or omit leaf_id to use the last entry`
+	check := func(name string, r response) {
+		t.Helper()
+		if r.Status != http.StatusNotFound {
+			t.Errorf("%s: status %d, want 404: %s", name, r.Status, r.Body)
+			return
+		}
+		if p := r.problem(t); p.Detail != want {
+			t.Errorf("%s: detail %q, want %q", name, p.Detail, want)
+		}
+	}
+	check("POST rollovers", s.post(sess+"/rollovers", map[string]any{"leaf_id": "nope"}))
+	check("GET rollovers", s.get(sess+"/rollovers?leaf_id=nope"))
+	check("GET branch", s.get(sess+"/branch?leaf_id=nope"))
+	check("POST context", s.post(sess+"/context", map[string]any{"leaf_id": "nope"}))
+	check("history list_windows", s.post("/alpha/history/v2/list_windows", map[string]any{"context": map[string]any{"session_id": rollTreeID, "leaf_id": "nope"}}))
+	r := s.post(sess+"/rollovers", map[string]any{"leaf_id": "42a59a75"})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	var created coordinator.RolloverCreated
+	r.decode(t, &created)
+	check("POST settle", s.post(sess+"/rollovers/"+created.RolloverID+"/settle", map[string]any{"leaf_id": "nope"}))
+}

@@ -86,10 +86,13 @@ func New(cfg Config, svc *coordinator.Service, rc *remote.Client) *Server {
 	s.metrics = newHTTPMetrics(cfg.Registry)
 	r := chi.NewRouter()
 	r.Use(s.recoverer, s.metrics.middleware, s.deadline, s.checkHost, s.checkOrigin, s.checkToken, s.checkBody)
-	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+	healthz := func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"status":"ok"}`))
-	})
+		w.Write([]byte(`{"status":"ok"}`)) // net/http sends no body to HEAD
+	}
+	r.Get("/healthz", healthz)
+	r.Head("/healthz", healthz) // probes that only look at the status
+
 	r.Handle("/metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{Registry: cfg.Registry}))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusNotFound, "No route "+clip(r.Method)+" "+clip(r.URL.Path)+"; see /openapi.json for the routes.")

@@ -169,7 +169,7 @@ type WindowRecovery struct {
 	WindowID  string         `json:"window_id"`
 	Dropped   int            `json:"dropped" doc:"Identifiers the cut dropped."`
 	Recovered int            `json:"recovered" doc:"Of those, found by search_contents (query = the identifier, window_id = the window) in its first page and returned by read_item, read through next_offset_chars, with the identifier in it."`
-	Share     float64        `json:"share" doc:"recovered / dropped; 1 when nothing was dropped."`
+	Share     *float64       `json:"share" doc:"recovered / dropped, 0 to 1; null when the cut dropped nothing (nothing to recover)."`
 	Misses    []RecoveryMiss `json:"misses,omitempty"`
 }
 
@@ -187,7 +187,7 @@ type Recoverability struct {
 	Windows   []WindowRecovery `json:"windows"`
 	Dropped   int              `json:"dropped"`
 	Recovered int              `json:"recovered"`
-	Share     float64          `json:"share" doc:"recovered / dropped over all windows; 1 when nothing was dropped."`
+	Share     *float64         `json:"share" doc:"recovered / dropped over all windows, 0 to 1; null when nothing was dropped, e.g. no closed window to evaluate."`
 }
 
 // RecoverabilityOf measures, for every window of the branch that a
@@ -202,7 +202,7 @@ func (s *Service) RecoverabilityOf(ctx context.Context, sessionID, leafID string
 	if err := requireLocal(t); err != nil {
 		return Recoverability{}, err
 	}
-	out := Recoverability{SessionID: sessionID, Windows: []WindowRecovery{}, Share: 1}
+	out := Recoverability{SessionID: sessionID, Windows: []WindowRecovery{}}
 	err = s.withBranch(t, leafID, func(b *Branch) error {
 		view, err := s.historyView(b, t.Agent)
 		if err != nil {
@@ -216,7 +216,7 @@ func (s *Service) RecoverabilityOf(ctx context.Context, sessionID, leafID string
 			if err != nil {
 				return err
 			}
-			wr := WindowRecovery{WindowID: w.ID, Share: 1}
+			wr := WindowRecovery{WindowID: w.ID}
 			for _, id := range c.Identifiers {
 				if id.Carried {
 					continue
@@ -228,12 +228,12 @@ func (s *Service) RecoverabilityOf(ctx context.Context, sessionID, leafID string
 				}
 				wr.Recovered++
 			}
-			if wr.Dropped > 0 {
-				wr.Share = float64(wr.Recovered) / float64(wr.Dropped)
-			}
+			wr.Share = share(wr.Recovered, wr.Dropped)
 			if s.Metrics != nil && s.Metrics.CutDropped != nil {
 				s.Metrics.CutDropped.Observe(float64(wr.Dropped))
-				s.Metrics.Recoverability.Observe(wr.Share)
+				if wr.Share != nil {
+					s.Metrics.Recoverability.Observe(*wr.Share)
+				}
 			}
 			out.Dropped += wr.Dropped
 			out.Recovered += wr.Recovered
@@ -241,10 +241,17 @@ func (s *Service) RecoverabilityOf(ctx context.Context, sessionID, leafID string
 		}
 		return nil
 	})
-	if out.Dropped > 0 {
-		out.Share = float64(out.Recovered) / float64(out.Dropped)
-	}
+	out.Share = share(out.Recovered, out.Dropped)
 	return out, err
+}
+
+// share is recovered / dropped, nil when dropped is 0.
+func share(recovered, dropped int) *float64 {
+	if dropped == 0 {
+		return nil
+	}
+	v := float64(recovered) / float64(dropped)
+	return &v
 }
 
 // recover1 runs search_contents then read_item for value in window; ""

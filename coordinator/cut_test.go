@@ -92,14 +92,14 @@ func TestRecoverabilityFixtures(t *testing.T) {
 			var dropped []int
 			for _, w := range r.Windows {
 				dropped = append(dropped, w.Dropped)
-				if w.Recovered != w.Dropped || w.Share != 1 || len(w.Misses) != 0 {
+				if w.Recovered != w.Dropped || w.Share == nil || *w.Share != 1 || len(w.Misses) != 0 {
 					t.Errorf("window %s: %d of %d recovered, misses %+v", w.WindowID, w.Recovered, w.Dropped, w.Misses)
 				}
 			}
 			if c.dropped != nil && !cmp.Equal(dropped, c.dropped) {
 				t.Errorf("dropped per window = %v, want %v", dropped, c.dropped)
 			}
-			if r.Share != 1 || r.Recovered != r.Dropped {
+			if r.Share == nil || *r.Share != 1 || r.Recovered != r.Dropped {
 				t.Errorf("overall %d of %d", r.Recovered, r.Dropped)
 			}
 		})

@@ -66,7 +66,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: []float64{0, 1, 5, 10, 25, 50, 100, 250, 500, 1000},
 		}),
 		Recoverability: f.NewHistogram(prometheus.HistogramOpts{
-			Name: "contextd_cut_recoverability_ratio", Help: "Share of a window's dropped identifiers that search_contents and read_item give back, per window whose recoverability is computed.",
+			Name: "contextd_cut_recoverability_ratio", Help: "Share of a window's dropped identifiers that search_contents and read_item give back, per window whose recoverability is computed and whose cut dropped any.",
 			Buckets: []float64{0, .5, .8, .9, .95, .99, 1},
 		}),
 		RolloverLoops: f.NewCounterVec(prometheus.CounterOpts{

@@ -146,8 +146,9 @@ type IncompleteRollover struct {
 
 // CreateRollover runs the tool phase of new_context (DESIGN.md §5.3 step
 // 1) at req.LeafID. It refuses: off or remote mode (EConflict); Tree mode
-// without command_context_ready (EPrecondition); a leaf that is not in the
-// file or a branch without a window boundary (EPrecondition); a parent
+// without command_context_ready (EPrecondition); a leaf_id that is not in
+// the file (ENotFound, as on every route with a leaf_id); a branch without
+// a window boundary (EPrecondition); a parent
 // cycle (EInvalid); another open rollover (EConflict "a rollover is already
 // pending"). A pending rollover requested at an ancestor of the leaf (a
 // repeated new_context in the same run) is joined: created is false and
@@ -240,7 +241,7 @@ func createdAnswer(r store.Rollover, merged bool) (RolloverCreated, error) {
 // SettleRollover runs the settled phase (DESIGN.md §5.3 step 2): it takes
 // the pending rollover, checks that the session is the same file, id and
 // mode (EPrecondition "session changed"), that req.LeafID is in the file
-// and descends from the leaf at the tool phase (EPrecondition "ancestry
+// (ENotFound) and descends from the leaf at the tool phase (EPrecondition "ancestry
 // mismatch"; EInvalid for a parent cycle) and that the rollover's boundary
 // is still the current boundary on its branch (EPrecondition), then
 // materializes the note state at the leaf (notes.Snapshot; ETooLarge

@@ -87,14 +87,15 @@ func (s *Service) loadRollover(ctx context.Context, sessionID, id string) (store
 }
 
 // rolloverBranch is withBranch with the rollover refusals: a leaf that is
-// not in the file is EPrecondition, a parent cycle EInvalid.
+// not in the file is ENotFound (as on every route with a leaf_id), a parent
+// cycle EInvalid.
 func (s *Service) rolloverBranch(t *Target, leafID string, fn func(b *Branch) error) error {
 	return t.Session.Read(func(v *store.View) error {
 		if err := usable(v); err != nil {
 			return err
 		}
 		if leafID != "" && v.Tree.Get(leafID) == nil {
-			return contextd.Errorf(contextd.EPrecondition, "leaf %q is not in the session file of %q; pass Pi's live leaf id (sessionManager.getLeafId())", leafID, t.SessionID)
+			return unknownLeaf(leafID, t.SessionID)
 		}
 		seqs, cycle, err := v.Tree.Branch(leafID)
 		if err != nil {

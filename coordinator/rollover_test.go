@@ -693,7 +693,7 @@ func TestRolloverRefusals(t *testing.T) {
 	t.Run("missing leaf", func(t *testing.T) {
 		e := newEnv(t, contextd.ModeTree, lineCall)
 		_, err := create(e, "nope")
-		wantCode(t, err, contextd.EPrecondition, `leaf "nope" is not in the session file`)
+		wantCode(t, err, contextd.ENotFound, `leaf_id "nope" is not an entry of session "`+basicID+`"; pass the id of an entry in its file, or omit leaf_id to use the last entry`)
 	})
 	t.Run("already pending", func(t *testing.T) {
 		e := pending(t)
@@ -729,7 +729,7 @@ func TestRolloverRefusals(t *testing.T) {
 		_, err := e.svc.SettleRollover(ctx, basicID, "r", coordinator.SettleRequest{LeafID: "b423e27c"})
 		wantCode(t, err, contextd.EPrecondition, `ancestry mismatch: leaf "b423e27c" does not descend from "720d6a83"`)
 		_, err = e.svc.SettleRollover(ctx, basicID, "r", coordinator.SettleRequest{LeafID: "nope"})
-		wantCode(t, err, contextd.EPrecondition, `leaf "nope" is not in the session file`)
+		wantCode(t, err, contextd.ENotFound, `leaf_id "nope" is not an entry of session "`+basicID+`"; pass the id of an entry in its file, or omit leaf_id to use the last entry`)
 		// Still pending: a correct settle works.
 		must[coordinator.SettleAnswer](t)(e.svc.SettleRollover(ctx, basicID, "r", coordinator.SettleRequest{LeafID: basicOldLeaf}))
 	})

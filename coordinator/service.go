@@ -236,7 +236,7 @@ func (s *Service) withBranch(t *Target, leafID string, fn func(b *Branch) error)
 		seqs, cycle, err := v.Tree.Branch(leafID)
 		var unk *session.ErrUnknownLeaf
 		if errors.As(err, &unk) {
-			return contextd.Errorf(contextd.ENotFound, "leaf_id %q is not an entry of session %q; pass the id of an entry in its file, or omit leaf_id to use the last entry", leafID, t.SessionID)
+			return unknownLeaf(leafID, t.SessionID)
 		}
 		if err != nil {
 			return err
@@ -247,6 +247,12 @@ func (s *Service) withBranch(t *Target, leafID string, fn func(b *Branch) error)
 		}
 		return fn(&Branch{V: v, Leaf: leaf, Seqs: seqs, Cycle: cycle, Target: t})
 	})
+}
+
+// unknownLeaf is the ENotFound of a leaf_id that is not an entry of the
+// session's file, the same on every route that takes a leaf_id.
+func unknownLeaf(leafID, sessionID string) error {
+	return contextd.Errorf(contextd.ENotFound, "leaf_id %q is not an entry of session %q; pass the id of an entry in its file, or omit leaf_id to use the last entry", leafID, sessionID)
 }
 
 // requireLocal refuses the modes that do not serve local history and notes

@@ -36,3 +36,34 @@ func TestPiExtensionPrintModeUnreachable(t *testing.T) {
 		}
 	})
 }
+
+// TestPiExtensionPrintModeInvalidMode: an unknown CONTEXTD_MODE in print
+// mode (no UI: ctx.ui.notify is a no-op) is still reported, as one line
+// on stderr exactly once; the extension stays inactive (it never tries to
+// reach contextd, so no "not reachable" line), and stdout carries only the
+// model's answer.
+func TestPiExtensionPrintModeInvalidMode(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r := newRig(t, v, "local", []step{{Text: "answer with the extension inactive"}})
+		cmd := exec.Command(NodeBinary(t), filepath.Join(Dir(), "node_modules", v.CLI), "-p",
+			"-e", filepath.Join(Dir(), "..", "extension"), "-e", filepath.Join(Dir(), "faux", "faux-provider.ts"), "--model", "faux/faux-1", "hello")
+		cmd.Dir = r.work
+		cmd.Env = append(os.Environ(), "HOME="+filepath.Join(r.dir, "home"), "PI_CODING_AGENT_DIR="+r.agent, "PI_OFFLINE=1",
+			"CONTEXTD_MODE=bogus", "CONTEXTD_URL=http://"+r.addr, "CONTEXTD_E2E_SCRIPT="+r.script, "CONTEXTD_E2E_LOG="+r.logPath)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("pi -p: %v\nstderr:\n%s", err, stderr.String())
+		}
+		want := "contextd: unknown contextd mode \"bogus\"; use off, local, tree or remote; the extension is inactive\n"
+		if got := strings.Count(stderr.String(), want); got != 1 {
+			t.Errorf("stderr holds the invalid-mode message %d times, want once:\n%s\nwant line: %s", got, stderr.String(), want)
+		}
+		if strings.Contains(stderr.String(), "not reachable") {
+			t.Errorf("the inactive extension tried to reach contextd:\n%s", stderr.String())
+		}
+		if strings.TrimSpace(stdout.String()) != "answer with the extension inactive" {
+			t.Errorf("stdout = %q, want only the model's answer", stdout.String())
+		}
+	})
+}

@@ -88,9 +88,14 @@ func upperFirst(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// parseArgs parses args into fs. A -h/--help before any "--" prints the
-// command's usage and flags to stdout (so it can be piped) and returns
-// flag.ErrHelp, which run turns into exit 0.
+// parseArgs parses args into fs, with flags before or after the
+// positional arguments (contextd inspect FILE --tree is contextd inspect
+// --tree FILE); after "--" every argument is positional. Go's flag stops
+// at the first non-flag, so the rest is parsed again after each
+// positional argument, and fs.Args() is left holding the positional
+// arguments in order. A -h/--help before any "--" prints the command's
+// usage and flags to stdout (so it can be piped) and returns flag.ErrHelp,
+// which run turns into exit 0.
 func parseArgs(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	for _, a := range args {
 		if a == "--" {
@@ -102,7 +107,22 @@ func parseArgs(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 			return flag.ErrHelp
 		}
 	}
-	return fs.Parse(args)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			pos = append(pos, rest...) // the flags ended at "--"
+			break
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+	return fs.Parse(append([]string{"--"}, pos...))
 }
 
 // noArgs refuses positional arguments left after the flags.
@@ -152,6 +172,10 @@ func runHelp(args []string, getenv func(string) string, stdout io.Writer) error 
 		usage(stdout)
 		return nil
 	case 1:
+		if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+			usage(stdout) // contextd help --help
+			return nil
+		}
 		if _, ok := lookup(args[0]); !ok || args[0] == "help" {
 			return fmt.Errorf("no help for %q; contextd --help lists the commands", args[0])
 		}
@@ -205,7 +229,7 @@ func runInspect(cmd command, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("inspect takes exactly one session file, got %d arguments; usage: contextd inspect [--tree] FILE.jsonl", fs.NArg())
+		return fmt.Errorf("inspect takes exactly one session file, got %d arguments; usage: contextd inspect [--tree [--expand]] FILE.jsonl", fs.NArg())
 	}
 	if *expand && !*tree {
 		return errors.New("--expand only applies to --tree")
@@ -232,6 +256,17 @@ func addrFlag(fs *flag.FlagSet, getenv func(string) string) *string {
 	return fs.String("addr", def, "address of the running contextd (env CONTEXTD_ADDR); 0.0.0.0 is called as 127.0.0.1")
 }
 
+// addrFromEnv prefixes err, a refusal of --addr, with CONTEXTD_ADDR when
+// the value came from it.
+func addrFromEnv(fs *flag.FlagSet, getenv func(string) string, err error) error {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "addr" })
+	if !given && getenv("CONTEXTD_ADDR") != "" {
+		return fmt.Errorf("CONTEXTD_ADDR (the value of --addr): %w", err)
+	}
+	return err
+}
+
 // runHealthcheck is `contextd healthcheck`: GET /healthz, exit 0 on 200 ok.
 func runHealthcheck(ctx context.Context, cmd command, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlagSet(cmd, stderr)
@@ -249,7 +284,7 @@ func runHealthcheck(ctx context.Context, cmd command, args []string, getenv func
 	}
 	base, err := client.BaseURL(*addr)
 	if err != nil {
-		return err
+		return addrFromEnv(fs, getenv, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -275,7 +310,7 @@ func runSessions(ctx context.Context, cmd command, args []string, getenv func(st
 	}
 	base, err := client.BaseURL(*addr)
 	if err != nil {
-		return err
+		return addrFromEnv(fs, getenv, err)
 	}
 	token, err := client.ReadToken(filepath.Join(*state, "token"))
 	if err != nil {

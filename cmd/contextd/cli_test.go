@@ -132,13 +132,24 @@ func TestNonsenseValuesRefused(t *testing.T) {
 		{nil, append([]string{"serve", "--max-body-bytes", "0"}, base...), "--max-body-bytes 0: use at least 1024"},
 		{nil, append([]string{"serve", "--max-line-bytes", "10"}, base...), "--max-line-bytes 10: use at least 1024"},
 		{nil, append([]string{"serve", "--addr", "7467"}, base...), `--addr "7467" is not host:port`},
-		{nil, append([]string{"serve", "--default-mode", "fast"}, base...), "fast"},
+		{nil, append([]string{"serve", "--default-mode", "weird"}, base...), `--default-mode "weird" is not a mode; use off, local, tree or remote`},
+		{map[string]string{"CONTEXTD_DEFAULT_MODE": "weird"}, append([]string{"serve"}, base...), `CONTEXTD_DEFAULT_MODE="weird" is not a mode; use off, local, tree or remote`},
+		// The flag wins over the variable, and the message names the flag.
+		{map[string]string{"CONTEXTD_DEFAULT_MODE": "tree"}, append([]string{"serve", "--default-mode", "weird"}, base...), `--default-mode "weird" is not a mode`},
+		{map[string]string{"CONTEXTD_LOG_FORMAT": "xml"}, append([]string{"serve"}, base...), `CONTEXTD_LOG_FORMAT="xml": use text or json`},
+		{map[string]string{"CONTEXTD_LOG_LEVEL": "loud"}, append([]string{"reindex"}, base...), `CONTEXTD_LOG_LEVEL="loud": use debug, info, warn or error`},
+		{map[string]string{"CONTEXTD_MEMORY_LIMIT": "-1"}, append([]string{"serve"}, base...), "CONTEXTD_MEMORY_LIMIT=-1 is negative"},
+		{map[string]string{"CONTEXTD_MAX_CONNS": "-2"}, append([]string{"serve"}, base...), "CONTEXTD_MAX_CONNS=-2 is negative"},
+		{map[string]string{"CONTEXTD_ADDR": "7467"}, append([]string{"serve"}, base...), `CONTEXTD_ADDR="7467" is not host:port`},
+		{map[string]string{"CONTEXTD_CODEX_BASE_URL": "ftp://x"}, append([]string{"serve"}, base...), `CONTEXTD_CODEX_BASE_URL (the value of --codex-base-url): --codex-base-url "ftp://x" is not an absolute http(s) URL`},
+		{map[string]string{"CONTEXTD_PATH_MAP": "/a"}, append([]string{"serve"}, base...), `CONTEXTD_PATH_MAP (the value of --path-map): --path-map "/a": write HOST=CONTAINER`},
 		{nil, append([]string{"serve", "--log-format", "xml"}, base...), `--log-format "xml": use text or json`},
 		{nil, append([]string{"serve", "--log-level", "loud"}, base...), `--log-level "loud"`},
 		{nil, append([]string{"serve", "--path-map", "/home/me/sessions"}, base...), `--path-map "/home/me/sessions": write HOST=CONTAINER`},
 		{nil, append([]string{"serve", "--sessions-dir", ""}, "--state-dir", dir), "--sessions-dir and --state-dir must not be empty"},
 		{nil, []string{"healthcheck", "--timeout", "0s"}, "--timeout 0s: use a positive duration"},
 		{nil, []string{"healthcheck", "--addr", "localhost"}, `--addr "localhost"`},
+		{map[string]string{"CONTEXTD_ADDR": "localhost"}, []string{"sessions"}, `CONTEXTD_ADDR (the value of --addr): --addr "localhost"`},
 		{nil, []string{"openapi", "--format", "xml"}, `--format "xml": use yaml or json`},
 		{nil, []string{"inspect", "--max-line-bytes", "5", fixture}, "--max-line-bytes 5: use at least 1024"},
 		{nil, []string{"inspect", "--expand", fixture}, "--expand only applies to --tree"},
@@ -244,7 +255,9 @@ func startServe(t *testing.T, envm map[string]string, args ...string) (*testkit.
 }
 
 // TestStartupLogAndMistypedSessionsDir: the start-up log names the token
-// file and the sessions directory with where it came from; a sessions
+// file, the state directory and the sessions directory with where it came
+// from (a `contextd --sessions-dir /tmp` run by accident says what it
+// uses); a sessions
 // directory that does not exist is named in the warning, with the flag
 // that set it.
 func TestStartupLogAndMistypedSessionsDir(t *testing.T) {
@@ -257,6 +270,7 @@ func TestStartupLogAndMistypedSessionsDir(t *testing.T) {
 	for _, want := range []string{
 		"level=WARN msg=\"sessions directory " + typo + " (from --sessions-dir) does not exist; it is indexed once Pi creates it. If that path is mistyped, pass the folder Pi writes sessions to with --sessions-dir\"",
 		"token_file=" + filepath.Join(state, "token"),
+		"state_dir=" + state,
 		"sessions_dir=" + typo,
 		"sessions_dir_from=--sessions-dir",
 	} {
@@ -332,5 +346,76 @@ func TestREADMETreeDrawing(t *testing.T) {
 	}
 	if !strings.Contains(string(readme), "contextd inspect --tree testdata/pi-tree/tree-basic.jsonl\n```\n\n```text\n"+out+"```\n") {
 		t.Errorf("README does not show the current drawing of tree-basic.jsonl:\n%s", out)
+	}
+}
+
+// TestStateDirNotADirectory: a --state-dir that is a file, or below a
+// file, is refused naming the flag, before anything is written.
+func TestStateDirNotADirectory(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "README.md")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, state := range []string{file, filepath.Join(file, "state")} {
+		for _, cmd := range []string{"serve", "reindex"} {
+			_, _, err := runCLI(t, nil, cmd, "--addr", "127.0.0.1:0", "--sessions-dir", dir, "--state-dir", state)
+			if cmd == "reindex" {
+				_, _, err = runCLI(t, nil, cmd, "--sessions-dir", dir, "--state-dir", state)
+			}
+			want := `--state-dir "` + state + `" is not a directory; pass a directory for the index, state database and token (created if missing)`
+			if err == nil || err.Error() != want {
+				t.Errorf("%s --state-dir %s: %v, want %q", cmd, state, err, want)
+			}
+		}
+	}
+	_, _, err := runCLI(t, map[string]string{"CONTEXTD_STATE_DIR": file}, "reindex", "--sessions-dir", dir)
+	if want := `CONTEXTD_STATE_DIR="` + file + `" is not a directory`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("CONTEXTD_STATE_DIR=%s: %v, want %q", file, err, want)
+	}
+	_, _, err = runCLI(t, nil, "serve", "--addr", "127.0.0.1:0", "--sessions-dir", file, "--state-dir", filepath.Join(dir, "s"))
+	if want := "--sessions-dir " + file + " (from --sessions-dir) is not a directory; pass the folder Pi writes sessions to"; err == nil || err.Error() != want {
+		t.Errorf("--sessions-dir a file: %v, want %q", err, want)
+	}
+}
+
+// TestFlagsAfterPositional: flags may follow the positional argument
+// (contextd inspect FILE --tree draws the same tree as inspect --tree
+// FILE); after "--" everything is positional.
+func TestFlagsAfterPositional(t *testing.T) {
+	p := filepath.Join("..", "..", "testdata", "pi-tree", "tree-basic.jsonl")
+	before, _, err := runCLI(t, nil, "inspect", "--tree", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _, err := runCLI(t, nil, "inspect", p, "--tree")
+	if err != nil || after != before {
+		t.Errorf("inspect FILE --tree: %v\n%s\nwant the drawing of inspect --tree FILE", err, after)
+	}
+	if !strings.Contains(before, "*") {
+		t.Errorf("inspect --tree drew no active path:\n%s", before)
+	}
+	evalJSON, _, err := runCLI(t, nil, "eval", p, "--json")
+	if err != nil || !strings.Contains(evalJSON, `"dropped": 46,`) {
+		t.Errorf("eval FILE --json: %v\n%s", err, evalJSON)
+	}
+	if _, _, err := runCLI(t, nil, "inspect", "--", p, "--tree"); err == nil || err.Error() != "inspect takes exactly one session file, got 2 arguments; usage: contextd inspect [--tree [--expand]] FILE.jsonl" {
+		t.Errorf("inspect -- FILE --tree: %v, want the 2-arguments refusal", err)
+	}
+	if _, _, err := runCLI(t, nil, "inspect", p, "--expand"); err == nil || err.Error() != "--expand only applies to --tree" {
+		t.Errorf("inspect FILE --expand: %v", err)
+	}
+}
+
+// TestHelpHelp: contextd help --help (and -h) prints the top-level help
+// and exits 0.
+func TestHelpHelp(t *testing.T) {
+	var want bytes.Buffer
+	usage(&want)
+	for _, h := range []string{"--help", "-h"} {
+		out, _, err := runCLI(t, nil, "help", h)
+		if err != nil || out != want.String() {
+			t.Errorf("help %s: %v\n%s\nwant the top-level help", h, err, out)
+		}
 	}
 }

@@ -139,7 +139,7 @@ func TestStateSurvivesKill9(t *testing.T) {
 				if err := json.Unmarshal(c.must("GET", base, nil), &st); err != nil {
 					t.Fatal(err)
 				}
-				lostLog := "level=ERROR msg=\"state database " + filepath.Join(state, "state.db") + " is empty although " + filepath.Join(state, "token") + " exists"
+				lostLog := "level=ERROR msg=\"state database " + filepath.Join(state, "state.db") + " is empty although " + filepath.Join(state, "token") + " and the index of an earlier run exist"
 				if loss == "state-removed" {
 					if !strings.Contains(c.log(), lostLog) {
 						t.Errorf("log lacks %q:\n%s", lostLog, c.log())

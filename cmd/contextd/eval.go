@@ -91,11 +91,23 @@ func runEval(ctx context.Context, cmd command, args []string, stdout, stderr io.
 	}
 	fmt.Fprintf(stdout, "%-38s %8s %10s %7s\n", "WINDOW", "DROPPED", "RECOVERED", "SHARE")
 	for _, w := range r.Windows {
-		fmt.Fprintf(stdout, "%-38s %8d %10d %6.1f%%\n", w.WindowID, w.Dropped, w.Recovered, 100*w.Share)
+		fmt.Fprintf(stdout, "%-38s %8d %10d %7s\n", w.WindowID, w.Dropped, w.Recovered, percent(w.Share))
 		for _, ms := range w.Misses {
 			fmt.Fprintf(stdout, "  miss %s %q: %s\n", ms.Kind, ms.Value, ms.Reason)
 		}
 	}
-	fmt.Fprintf(stdout, "%-38s %8d %10d %6.1f%%\n", "overall ("+string(m)+")", r.Dropped, r.Recovered, 100*r.Share)
+	if len(r.Windows) == 0 {
+		fmt.Fprintf(stdout, "(no closed windows to evaluate: in %s mode no rollover of this branch closed a window)\n", m)
+	}
+	fmt.Fprintf(stdout, "%-38s %8d %10d %7s\n", "overall ("+string(m)+")", r.Dropped, r.Recovered, percent(r.Share))
 	return nil
+}
+
+// percent is share as a percentage with one decimal, n/a for nil (nothing
+// was dropped, so there is nothing to recover).
+func percent(share *float64) string {
+	if share == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", 100**share)
 }

@@ -26,6 +26,30 @@ func TestEval(t *testing.T) {
 	if err != nil || !strings.Contains(out, `"dropped": 182,`) || !strings.Contains(out, `"share": 1`) {
 		t.Errorf("eval --json: %v\n%s", err, out)
 	}
+	// Nothing to evaluate: compact.jsonl has no window boundary, and in
+	// Local mode tree-basic's Tree archive closes no Local window. Exit 0,
+	// share n/a (JSON null), never 100%.
+	noWindows := "WINDOW                                  DROPPED  RECOVERED   SHARE\n" +
+		"(no closed windows to evaluate: in local mode no rollover of this branch closed a window)\n" +
+		"overall (local)                               0          0     n/a\n"
+	for _, args := range [][]string{
+		{"eval", filepath.Join("..", "..", "testdata", "pi-sessions", "compact.jsonl")},
+		{"eval", "--mode", "local", p},
+	} {
+		out, _, err = runCLI(t, nil, args...)
+		if err != nil || out != noWindows {
+			t.Errorf("%v: %v\n%s\nwant:\n%s", args, err, out, noWindows)
+		}
+	}
+	out, _, err = runCLI(t, nil, "eval", "--json", filepath.Join("..", "..", "testdata", "pi-sessions", "compact.jsonl"))
+	if want := `  "windows": [],
+  "dropped": 0,
+  "recovered": 0,
+  "share": null
+}
+`; err != nil || !strings.HasSuffix(out, want) {
+		t.Errorf("eval --json with no closed windows: %v\n%s\nwant it to end with\n%s", err, out, want)
+	}
 	if _, _, err := runCLI(t, nil, "eval"); err == nil || !strings.Contains(err.Error(), "eval takes exactly one session file, got 0 arguments") {
 		t.Errorf("no file: %v", err)
 	}

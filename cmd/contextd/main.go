@@ -65,6 +65,44 @@ type config struct {
 	// sessionsFrom says where SessionsDir came from (--sessions-dir, an
 	// environment variable, or Pi's default), for the start-up log.
 	sessionsFrom string
+	// flags are the flags given on the command line and getenv the
+	// environment, for origin.
+	flags  map[string]bool
+	getenv func(string) string
+}
+
+// flagEnv is the environment variable of each flag that has one.
+var flagEnv = map[string]string{
+	"sessions-dir": "CONTEXTD_SESSIONS_DIR", "state-dir": "CONTEXTD_STATE_DIR", "memory-limit": "CONTEXTD_MEMORY_LIMIT",
+	"log-format": "CONTEXTD_LOG_FORMAT", "log-level": "CONTEXTD_LOG_LEVEL", "addr": "CONTEXTD_ADDR",
+	"default-mode": "CONTEXTD_DEFAULT_MODE", "allow-non-loopback": "CONTEXTD_ALLOW_NON_LOOPBACK",
+	"allowed-hosts": "CONTEXTD_ALLOWED_HOSTS", "allowed-origins": "CONTEXTD_ALLOWED_ORIGINS",
+	"max-conns": "CONTEXTD_MAX_CONNS", "codex-base-url": "CONTEXTD_CODEX_BASE_URL", "path-map": "CONTEXTD_PATH_MAP",
+}
+
+// origin names a setting and its value as the user wrote it, for error
+// messages: `--default-mode "weird"` when the flag was given (or neither
+// was), `CONTEXTD_DEFAULT_MODE="weird"` when the value came from the
+// environment variable.
+// A string value is quoted, a number is not.
+func (c *config) origin(name string, value any) string {
+	v := fmt.Sprint(value)
+	if s, ok := value.(string); ok {
+		v = strconv.Quote(s)
+	}
+	if env := flagEnv[name]; env != "" && !c.flags[name] && c.getenv != nil && c.getenv(env) != "" {
+		return env + "=" + v
+	}
+	return "--" + name + " " + v
+}
+
+// fromEnv prefixes err, whose message names the flag, with the
+// environment variable the value came from, if it did.
+func (c *config) fromEnv(name string, err error) error {
+	if env := flagEnv[name]; env != "" && !c.flags[name] && c.getenv != nil && c.getenv(env) != "" {
+		return fmt.Errorf("%s (the value of --%s): %w", env, name, err)
+	}
+	return err
 }
 
 // defaultStateDir is $CONTEXTD_STATE_DIR, else $PI_CODING_AGENT_DIR/contextd,
@@ -150,7 +188,7 @@ func parseFlags(cmd command, args []string, getenv func(string) string, stdout, 
 	if v := getenv("CONTEXTD_PATH_MAP"); v != "" {
 		pathMap = splitList(v)
 	}
-	c := &config{sessionsFrom: sessionsFrom}
+	c := &config{sessionsFrom: sessionsFrom, flags: map[string]bool{}, getenv: getenv}
 	fs := newFlagSet(cmd, stderr)
 	fs.StringVar(&c.SessionsDir, "sessions-dir", env("CONTEXTD_SESSIONS_DIR", sessions), "Pi sessions directory (env CONTEXTD_SESSIONS_DIR; default $PI_CODING_AGENT_SESSION_DIR or $PI_CODING_AGENT_DIR/sessions or ~/.pi/agent/sessions)")
 	fs.StringVar(&c.StateDir, "state-dir", defaultStateDir(getenv), "state directory: index, state database, token (env CONTEXTD_STATE_DIR; default $PI_CODING_AGENT_DIR/contextd or ~/.pi/agent/contextd)")
@@ -187,19 +225,19 @@ func parseFlags(cmd command, args []string, getenv func(string) string, stdout, 
 	c.visited(fs)
 	var err error
 	if c.PathMap, err = store.ParsePathMap(pathMap); err != nil {
-		return nil, nil, err
+		return nil, nil, c.fromEnv("path-map", err)
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
-		return nil, nil, fmt.Errorf("--addr %q is not host:port; pass e.g. 127.0.0.1:7467", c.Addr)
+		return nil, nil, fmt.Errorf("%s is not host:port; pass e.g. 127.0.0.1:7467", c.origin("addr", c.Addr))
 	}
 	if _, err := contextd.ParseMode(c.DefaultMode); err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%s is not a mode; use off, local, tree or remote", c.origin("default-mode", c.DefaultMode))
 	}
 	if err := remote.CheckBaseURL(c.CodexBaseURL); err != nil {
-		return nil, nil, err
+		return nil, nil, c.fromEnv("codex-base-url", err)
 	}
 	if c.MaxConns < 0 {
-		return nil, nil, fmt.Errorf("--max-conns %d is negative; pass a connection count such as %d, or 0 for no limit", c.MaxConns, api.DefaultMaxConns)
+		return nil, nil, fmt.Errorf("%s is negative; pass a connection count such as %d, or 0 for no limit", c.origin("max-conns", c.MaxConns), api.DefaultMaxConns)
 	}
 	if c.MaxBodyBytes < 1024 {
 		return nil, nil, fmt.Errorf("--max-body-bytes %d: use at least 1024 (default %d)", c.MaxBodyBytes, api.DefaultMaxBodyBytes)
@@ -213,20 +251,21 @@ func (c *config) check() error {
 		return errors.New("--sessions-dir and --state-dir must not be empty")
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
-		return fmt.Errorf("--log-format %q: use text or json", c.LogFormat)
+		return fmt.Errorf("%s: use text or json", c.origin("log-format", c.LogFormat))
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
-		return fmt.Errorf("--log-level %q: use debug, info, warn or error", c.LogLevel)
+		return fmt.Errorf("%s: use debug, info, warn or error", c.origin("log-level", c.LogLevel))
 	}
 	if c.MaxLineBytes < 1024 {
 		return fmt.Errorf("--max-line-bytes %d: use at least 1024 (default %d)", c.MaxLineBytes, 64<<20)
 	}
+	mem := c.origin("memory-limit", c.MemoryLimit)
 	if c.MemoryLimit < 0 {
-		return fmt.Errorf("--memory-limit %d is negative; pass a number of bytes such as %d, or 0 for no limit", c.MemoryLimit, 128<<20)
+		return fmt.Errorf("%s is negative; pass a number of bytes such as %d, or 0 for no limit", mem, 128<<20)
 	}
 	if c.MemoryLimit > 0 && c.MemoryLimit < 16<<20 {
-		return fmt.Errorf("--memory-limit %d is under 16 MiB, too little to index a session; pass at least %d bytes, or 0 for no limit", c.MemoryLimit, 16<<20)
+		return fmt.Errorf("%s is under 16 MiB, too little to index a session; pass at least %d bytes, or 0 for no limit", mem, 16<<20)
 	}
 	return nil
 }
@@ -284,18 +323,21 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	if wrapRegisterer != nil {
 		mreg = wrapRegisterer(reg)
 	}
-	if fi, err := os.Stat(c.SessionsDir); err == nil && !fi.IsDir() {
-		return fmt.Errorf("--sessions-dir %s is not a directory; pass the folder Pi writes sessions to", c.SessionsDir)
+	if fi, err := os.Stat(c.SessionsDir); (err == nil && !fi.IsDir()) || errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("--sessions-dir %s (from %s) is not a directory; pass the folder Pi writes sessions to", c.SessionsDir, c.sessionsFromFlag())
 	} else if errors.Is(err, fs.ErrNotExist) {
 		log.Warn(fmt.Sprintf("sessions directory %s (from %s) does not exist; it is indexed once Pi creates it. If that path is mistyped, pass the folder Pi writes sessions to with --sessions-dir", c.SessionsDir, c.sessionsFromFlag()), "sessions_dir", c.SessionsDir)
 	} else if err := readableDir(c.SessionsDir); err != nil {
 		log.Warn(fmt.Sprintf("sessions directory %s (from %s) cannot be listed (%v); routes that need it answer 503 until the user contextd runs as has read and execute permission on it (chmod u+rx %s)", c.SessionsDir, c.sessionsFromFlag(), err, c.SessionsDir), "sessions_dir", c.SessionsDir)
 	}
+	if err := stateDirUsable(c); err != nil {
+		return err
+	}
 	// Bind before touching the state directory: a refused or busy address
 	// leaves nothing behind.
 	var ln net.Listener
 	if cmd == "serve" {
-		l, err := listen(c.Addr, c.AllowNonLocal)
+		l, err := listen(c.Addr, c.origin("addr", c.Addr), c.AllowNonLocal)
 		if err != nil {
 			return err
 		}
@@ -307,9 +349,14 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 			ln.Close()
 		}
 	}()
+	// An earlier run leaves the index directory behind: with a token, an
+	// index and no state.db, the state database was lost. A token without
+	// an index may be one the user wrote before the first start; a state.db
+	// with no registration is a run the extension never reached.
+	stateLost := exists(filepath.Join(c.StateDir, "index")) && !exists(filepath.Join(c.StateDir, "state.db"))
 	unlock, err := store.LockStateDir(c.StateDir)
 	if err != nil {
-		return err
+		return fmt.Errorf("--state-dir %s: %w", c.StateDir, err)
 	}
 	defer unlock()
 	index, err := store.OpenIndex(ctx, c.SessionsDir, filepath.Join(c.StateDir, "index"), store.Options{MaxLineBytes: c.MaxLineBytes, Logger: log, Metrics: store.NewMetrics(mreg), PathMap: c.PathMap})
@@ -330,7 +377,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("open state database: %w", err)
 	}
 	defer state.Close()
-	if tokenErr == nil {
+	if tokenErr == nil && stateLost {
 		warnEmptyState(ctx, log, state, c.StateDir)
 	}
 	token, err := api.LoadToken(filepath.Join(c.StateDir, "token"))
@@ -372,14 +419,15 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 // test can list every metric serve exports, also those not yet observed.
 var wrapRegisterer func(prometheus.Registerer) prometheus.Registerer
 
-// listen refuses a non-loopback address unless allowed explicitly.
-func listen(addr string, allowNonLoopback bool) (net.Listener, error) {
+// listen refuses a non-loopback address unless allowed explicitly. name
+// is the address as the user set it (origin), for the messages.
+func listen(addr, name string, allowNonLoopback bool) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("--addr %q: %w", addr, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if !api.IsLoopbackHost(host) && !allowNonLoopback {
-		return nil, fmt.Errorf("--addr %q is not a loopback address; contextd serves local tools only. Pass --allow-non-loopback to bind it anyway (e.g. in a container); the token stays required", addr)
+		return nil, fmt.Errorf("%s is not a loopback address; contextd serves local tools only. Pass --allow-non-loopback to bind it anyway (e.g. in a container); the token stays required", name)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -388,12 +436,30 @@ func listen(addr string, allowNonLoopback bool) (net.Listener, error) {
 	return ln, nil
 }
 
-// warnEmptyState logs at error level when the state database of a state
-// directory that already has a token file (so an earlier run served from
-// it) holds no registration and no rollover: its contents were lost, e.g.
-// a crash before this version made each write durable followed by a lost
-// state.db-wal, or a state.db deleted by hand. What the session files hold
-// is still served: unregistered sessions get the mode their file shows
+// exists reports whether path exists (any type).
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// stateDirUsable refuses a --state-dir that is a file, or below one, with
+// a sentence naming the flag (LockStateDir creates a missing directory).
+func stateDirUsable(c *config) error {
+	fi, err := os.Stat(c.StateDir)
+	if (err == nil && !fi.IsDir()) || errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("%s is not a directory; pass a directory for the index, state database and token (created if missing)", c.origin("state-dir", c.StateDir))
+	}
+	return nil
+}
+
+// warnEmptyState logs at error level when the state database was lost:
+// the state directory has a token file and the index of an earlier run but
+// no state.db (deleted by hand, or lost with its disk), so the new one
+// holds no registration and no rollover. A token file alone is no sign of
+// an earlier run (the README suggests writing one before the first
+// start), and an existing state.db with no registration is a run the
+// extension never registered with. What the session files hold is still
+// served: unregistered sessions get the mode their file shows
 // (coordinator.ModeHint) and a rollover cut short is reported from the
 // file (GET /v1/sessions/{id} incomplete_rollover).
 func warnEmptyState(ctx context.Context, log *slog.Logger, state *store.State, dir string) {
@@ -403,7 +469,7 @@ func warnEmptyState(ctx context.Context, log *slog.Logger, state *store.State, d
 		return
 	}
 	if empty {
-		log.Error(fmt.Sprintf("state database %s is empty although %s exists: the registrations, modes and rollovers of an earlier run are gone (state.db or state.db-wal lost or damaged). Sessions are served with the mode their file shows until the extension registers them again; rollovers cut short are reported from the session files",
+		log.Error(fmt.Sprintf("state database %s is empty although %s and the index of an earlier run exist: the registrations, modes and rollovers of an earlier run are gone (state.db lost). Sessions are served with the mode their file shows until the extension registers them again; rollovers cut short are reported from the session files",
 			filepath.Join(dir, "state.db"), filepath.Join(dir, "token")), "state_dir", dir)
 	}
 }
@@ -424,6 +490,7 @@ func readableDir(dir string) error {
 // visited records that --sessions-dir was given on the command line.
 func (c *config) visited(fs *flag.FlagSet) {
 	fs.Visit(func(f *flag.Flag) {
+		c.flags[f.Name] = true
 		if f.Name == "sessions-dir" {
 			c.sessionsFrom = "flag"
 		}

@@ -152,6 +152,11 @@ func TestRefusesNonLoopback(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--allow-non-loopback") {
 		t.Fatalf("err = %v, want a refusal naming --allow-non-loopback", err)
 	}
+	// From the environment, the refusal names the variable.
+	err = run(t.Context(), []string{"serve", "--sessions-dir", dir, "--state-dir", state}, env(map[string]string{"CONTEXTD_ADDR": "0.0.0.0:0"}), io.Discard, io.Discard)
+	if want := `CONTEXTD_ADDR="0.0.0.0:0" is not a loopback address`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("err = %v, want one starting %q", err, want)
+	}
 	if _, err := os.Stat(state); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("state directory after a refused address: %v, want none created", err)
 	}
@@ -211,5 +216,48 @@ func TestReindex(t *testing.T) {
 	}
 	if !strings.HasPrefix(out.String(), "reindexed 1 session files") {
 		t.Errorf("out = %q", out.String())
+	}
+}
+
+// TestOwnTokenIsNoLostState: a token the user wrote (README: write your
+// own when the generated one is weak) in an empty state directory is
+// used, and the first start logs no error; neither does a second start
+// after a run no extension registered with. A state.db deleted after a
+// run (the index stays) is the lost state and is logged at error level
+// (TestStateDurabilityAcrossKill9 covers the kills).
+func TestOwnTokenIsNoLostState(t *testing.T) {
+	dir := t.TempDir()
+	sessions, state := filepath.Join(dir, "sessions"), filepath.Join(dir, "state")
+	os.MkdirAll(sessions, 0o755)
+	os.MkdirAll(state, 0o700)
+	tok := "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" // 64 hex characters (SHA-256 of "test")
+	if err := os.WriteFile(filepath.Join(state, "token"), []byte(tok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lost := "is empty although " + filepath.Join(state, "token") + " and the index of an earlier run exist"
+	for _, start := range []string{"first start", "second start"} {
+		logs, addr, stop := startServe(t, nil, "--sessions-dir", sessions, "--state-dir", state)
+		req, _ := http.NewRequest("GET", "http://"+addr+"/v1/sessions", nil)
+		req.Header.Set("X-Contextd-Token", tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		stop()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: GET /v1/sessions with the user's token: %d, want 200", start, resp.StatusCode)
+		}
+		if strings.Contains(logs.String(), "level=ERROR") {
+			t.Errorf("%s with the user's token logged an error:\n%s", start, logs.String())
+		}
+	}
+	for _, n := range []string{"state.db", "state.db-wal", "state.db-shm"} {
+		os.Remove(filepath.Join(state, n))
+	}
+	logs, _, stop := startServe(t, nil, "--sessions-dir", sessions, "--state-dir", state)
+	stop()
+	if want := "level=ERROR msg=\"state database " + filepath.Join(state, "state.db") + " " + lost; !strings.Contains(logs.String(), want) {
+		t.Errorf("state.db deleted after a run: log lacks %q:\n%s", want, logs.String())
 	}
 }

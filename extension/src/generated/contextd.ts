@@ -343,7 +343,7 @@ export interface paths {
         put?: never;
         /**
          * Tool phase of new_context
-         * @description Records a pending rollover of the current window (Local or Tree mode; Tree needs command_context_ready) and answers the new_context tool result. 201 when created; 200 when a pending rollover requested at an ancestor of leaf_id already exists (joined, merged: true). Refusals: 404 unknown session or rollover; 409 off/remote mode, a rollover already pending, a step out of order or an aborted rollover; 412 session changed, missing boundary or leaf, ancestry mismatch, summary not written yet; 422 summary mismatch or a parent cycle.
+         * @description Records a pending rollover of the current window (Local or Tree mode; Tree needs command_context_ready) and answers the new_context tool result. 201 when created; 200 when a pending rollover requested at an ancestor of leaf_id already exists (joined, merged: true). Refusals: 404 unknown session, rollover or leaf_id (the same answer as every route with a leaf_id); 409 off/remote mode, a rollover already pending, a step out of order or an aborted rollover; 412 session changed, missing boundary, the rollover's boundary or archived leaf no longer in the file, ancestry mismatch, summary not written yet; 422 summary mismatch or a parent cycle.
          */
         post: operations["rollover-create"];
         delete?: never;
@@ -403,7 +403,7 @@ export interface paths {
         put?: never;
         /**
          * After navigation: the entries to append
-         * @description Tree: validates the branch_summary (parentId = the boundary's parent, fromId = the archived leaf) and answers the archive manifest, the note snapshot and the next boundary; Local: the next boundary. Repeating answers the same plan. Refusals: 404 unknown session or rollover; 409 off/remote mode, a rollover already pending, a step out of order or an aborted rollover; 412 session changed, missing boundary or leaf, ancestry mismatch, summary not written yet; 422 summary mismatch or a parent cycle.
+         * @description Tree: validates the branch_summary (parentId = the boundary's parent, fromId = the archived leaf) and answers the archive manifest, the note snapshot and the next boundary; Local: the next boundary. Repeating answers the same plan. Refusals: 404 unknown session, rollover or leaf_id (the same answer as every route with a leaf_id); 409 off/remote mode, a rollover already pending, a step out of order or an aborted rollover; 412 session changed, missing boundary, the rollover's boundary or archived leaf no longer in the file, ancestry mismatch, summary not written yet; 422 summary mismatch or a parent cycle.
          */
         post: operations["rollover-commit"];
         delete?: never;
@@ -423,7 +423,7 @@ export interface paths {
         put?: never;
         /**
          * Finish a committed rollover
-         * @description Completes the rollover once the committed entries are in the session file (412 names the missing ones). Repeating answers the same. Refusals: 404 unknown session or rollover; 409 off/remote mode, a rollover already pending, a step out of order or an aborted rollover; 412 session changed, missing boundary or leaf, ancestry mismatch, summary not written yet; 422 summary mismatch or a parent cycle.
+         * @description Completes the rollover once the committed entries are in the session file (412 names the missing ones). Repeating answers the same. Refusals: 404 unknown session, rollover or leaf_id (the same answer as every route with a leaf_id); 409 off/remote mode, a rollover already pending, a step out of order or an aborted rollover; 412 session changed, missing boundary, the rollover's boundary or archived leaf no longer in the file, ancestry mismatch, summary not written yet; 422 summary mismatch or a parent cycle.
          */
         post: operations["rollover-complete"];
         delete?: never;
@@ -443,7 +443,7 @@ export interface paths {
         put?: never;
         /**
          * Settled phase: take the pending rollover
-         * @description At agent_settled, with Pi's live leaf: checks the session and the leaf's ancestry, materializes the note state and answers the navigation plan (Tree: navigateTree(navigate_to, {summarize: true}); Local: navigate_to null). Repeating answers the same plan. Refusals: 404 unknown session or rollover; 409 off/remote mode, a rollover already pending, a step out of order or an aborted rollover; 412 session changed, missing boundary or leaf, ancestry mismatch, summary not written yet; 422 summary mismatch or a parent cycle.
+         * @description At agent_settled, with Pi's live leaf: checks the session and the leaf's ancestry, materializes the note state and answers the navigation plan (Tree: navigateTree(navigate_to, {summarize: true}); Local: navigate_to null). Repeating answers the same plan. Refusals: 404 unknown session, rollover or leaf_id (the same answer as every route with a leaf_id); 409 off/remote mode, a rollover already pending, a step out of order or an aborted rollover; 412 session changed, missing boundary, the rollover's boundary or archived leaf no longer in the file, ancestry mismatch, summary not written yet; 422 summary mismatch or a parent cycle.
          */
         post: operations["rollover-settle"];
         delete?: never;
