@@ -1,0 +1,485 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"contextd/history"
+	"contextd/session"
+)
+
+// encodeMeta is json.Marshal of e's entryMeta, written by hand (it runs
+// once per indexed entry): the same bytes, without reflection.
+func encodeMeta(buf []byte, e *session.Entry) []byte {
+	buf = append(buf, '{')
+	n := len(buf)
+	str := func(key, v string) {
+		if v == "" {
+			return
+		}
+		if len(buf) > n {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, '"')
+		buf = append(buf, key...)
+		buf = append(buf, '"', ':')
+		buf = appendJSONString(buf, v)
+	}
+	flag := func(key string, v bool) {
+		if !v {
+			return
+		}
+		if len(buf) > n {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, '"')
+		buf = append(buf, key...)
+		buf = append(buf, `":true`...)
+	}
+	str("role", e.Role)
+	str("stopReason", e.StopReason)
+	str("fromId", e.FromID())
+	flag("fromHook", e.FromHook)
+	flag("emptySummary", e.EmptySummary)
+	str("firstKeptEntryId", e.FirstKeptEntryID())
+	str("targetId", e.TargetID())
+	str("label", e.Label())
+	str("name", e.Name())
+	if e.Window != nil {
+		if len(buf) > n {
+			buf = append(buf, ',')
+		}
+		w, _ := json.Marshal(e.Window)
+		buf = append(append(buf, `"window":`...), w...)
+	}
+	if e.Edit != session.EditNone {
+		if len(buf) > n {
+			buf = append(buf, ',')
+		}
+		buf = strconv.AppendUint(append(buf, `"edit":`...), uint64(e.Edit), 10)
+	}
+	flag("systemMessage", e.SystemMessage)
+	return append(buf, '}')
+}
+
+// appendJSONString appends v as json.Marshal encodes a string (HTML
+// characters escaped too).
+func appendJSONString(buf []byte, v string) []byte {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(v)
+			return append(buf, b...)
+		}
+	}
+	buf = append(buf, '"')
+	buf = append(buf, v...)
+	return append(buf, '"')
+}
+
+func decodeMeta(s string, e *session.Entry) error {
+	var m entryMeta
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return err
+	}
+	e.Role, e.StopReason, e.FromHook, e.EmptySummary, e.Window = m.Role, m.StopReason, m.FromHook, m.EmptySummary, m.Window
+	e.SetRefs(session.EntryRefs{FromID: m.FromID, FirstKeptEntryID: m.FirstKeptEntryID, TargetID: m.TargetID, Label: m.Label, Name: m.Name})
+	e.Edit, e.SystemMessage = m.Edit, m.SystemMessage
+	return nil
+}
+
+// memEntry is e as the in-memory tree keeps it: the timestamp only for a
+// branch_summary (the Tree archives' hidden summaries name it); every
+// entry's timestamp stays in the entries.ts column. A quarter-million
+// timestamps are 8 MiB of heap for a 1 GiB session.
+func memEntry(e session.Entry) session.Entry {
+	if e.Type != session.TypeBranchSummary {
+		e.Timestamp = ""
+	}
+	return e
+}
+
+// textWriter appends item texts and counts the bytes written.
+type textWriter struct {
+	w *bufio.Writer
+	n int64
+}
+
+func (t *textWriter) write(s string) error {
+	n, err := t.w.WriteString(s)
+	t.n += int64(n)
+	return err
+}
+
+// pendingEntry is an entry parsed in the current batch.
+type pendingEntry struct {
+	e    session.Entry
+	item ItemMeta
+}
+
+// ingest indexes the bytes [s.next, size) in batches of about BatchBytes.
+// Each batch: parse and render, append item texts to the text file, then one
+// transaction with the entries and the new resume state, then publish to
+// readers.
+func (s *Session) ingest(ctx context.Context, db *DB, f *os.File, size int64) error {
+	tf, err := os.OpenFile(s.textPath(), os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	defer tf.Close()
+	for s.next < size {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if s.flightScanned > size {
+			s.flightScanned = s.next // cut and written again: look again
+		}
+		if s.flightFrom == s.next && s.flightScanned > s.next {
+			// An unterminated line seen before: look for its end in the
+			// new bytes only (issue 12 item 5).
+			nl, found, err := s.lineEnd(ctx, f, size)
+			if err != nil || !found {
+				return err
+			}
+			// It ends: one batch through its end indexes it (a line over
+			// the limit is skipped as too_long without being held).
+			s.flightFrom, s.flightScanned = 0, 0
+			if _, err := s.batch(ctx, db, f, tf, nl+1, size); err != nil {
+				return err
+			}
+			s.setFlightTooLong(0)
+			continue
+		}
+		end := s.next + s.x.opts.BatchBytes
+		if end > size {
+			end = size
+		}
+		progressed, err := s.batch(ctx, db, f, tf, end, size)
+		if err != nil {
+			return err
+		}
+		if !progressed {
+			// No "\n" in [next, end): the line at next is longer than the
+			// batch, or in flight. Remember how far it was scanned.
+			s.flightFrom, s.flightScanned = s.next, end
+			if end == size {
+				s.noteFlight()
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// lineEnd looks for the "\n" ending the line at s.next from s.flightScanned
+// to size, 64 MiB at a time (ctx is checked between steps, so a request
+// deadline cuts a huge scan and the next sync goes on from where it
+// stopped). found is false when the line is still in flight.
+func (s *Session) lineEnd(ctx context.Context, f *os.File, size int64) (nl int64, found bool, err error) {
+	const step = 64 << 20
+	for s.flightScanned < size {
+		if err := ctx.Err(); err != nil {
+			s.noteFlight()
+			return 0, false, err
+		}
+		to := min(s.flightScanned+step, size)
+		nl, found, err := session.FindNewline(f, s.flightScanned, to)
+		if err != nil || found {
+			return nl, found, err
+		}
+		s.flightScanned = to
+	}
+	s.noteFlight()
+	return 0, false, nil
+}
+
+// noteFlight publishes the length of the in-flight line when it is over the
+// line limit (it will be skipped as too_long when it ends).
+func (s *Session) noteFlight() {
+	n := s.flightScanned - s.flightFrom
+	if n <= int64(s.x.opts.MaxLineBytes) {
+		n = 0
+	}
+	s.setFlightTooLong(n)
+}
+
+func (s *Session) setFlightTooLong(n int64) {
+	s.mu.Lock()
+	s.flightTooLong = n
+	s.mu.Unlock()
+}
+
+func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, end, size int64) (bool, error) {
+	p := s.parser // copy: committed only with the batch
+	var hdr *session.Header
+	if p.Header != nil {
+		h := *p.Header
+		p.Header = &h
+	}
+	// Size the batch's entries once, from the entries per byte so far
+	// (growing by append allocated a fifth of the ingest's garbage).
+	var pend []pendingEntry
+	if s.tree != nil && s.next > 0 {
+		pend = make([]pendingEntry, 0, int(float64(end-s.next)*float64(s.tree.Len())/float64(s.next)*1.1)+16)
+	}
+	// Item texts stream into the text file at its committed end; the rows
+	// that point at them commit afterwards (a crash leaves only bytes that
+	// load truncates away).
+	texts := &textWriter{w: bufio.NewWriterSize(io.NewOffsetWriter(tf, s.textSize), int(min(1<<20, max(end-s.next, 4096))))}
+	newCalls := map[string]history.Call{}
+	var calls []history.CallRecord
+	var newNames names
+	stats := session.Stats{}
+	textOff := s.textSize
+	var first [32]byte
+	haveFirst := false
+	p.LookupSeq = func(seq int) (string, bool) {
+		if s.tree != nil && seq < s.tree.Len() {
+			return s.tree.IDAt(seq)
+		}
+		base := 0
+		if s.tree != nil {
+			base = s.tree.Len()
+		}
+		if i := seq - base; i >= 0 && i < len(pend) {
+			return pend[i].e.ID, true
+		}
+		return "", false
+	}
+	lookup := func(id string) (history.Call, bool) {
+		if c, ok := newCalls[id]; ok {
+			return c, true
+		}
+		c, ok := s.calls[id]
+		return c, ok
+	}
+	// handle finishes one line in file order: parser state, rendering, item
+	// text and tool calls.
+	handle := func(line []byte, off int64, tooLong bool) error {
+		stats.Lines++
+		lineNo := p.NextLine
+		if lineNo == 0 {
+			lineNo = 1
+		}
+		if tooLong {
+			p.NextLine = lineNo + 1
+			stats.Note(lineNo, off, session.SkipTooLong)
+			return nil
+		}
+		wasHeader := p.Header == nil
+		e, d, skip := p.ParseLine(line, off)
+		if skip != session.SkipNone {
+			stats.Note(lineNo, off, skip)
+			return nil
+		}
+		if e == nil {
+			if wasHeader {
+				hdr = p.Header
+			}
+			return nil
+		}
+		var im ItemMeta
+		if e.Type == session.TypeContextEdit && e.Edit != session.EditNone {
+			// The replacement is rendered with the edit's own line, so that an
+			// edit appended later never rewrites an earlier row (incremental =
+			// cold); readers apply it (View.Refs).
+			im = ItemMeta{Edit: e.Edit, TextOff: textOff + texts.n}
+			if e.Edit == session.EditReplace {
+				it := history.RenderReplacement(d.Replacement)
+				im.ToolName, im.ToolNamespace, im.Chars, im.TextLen = s.names.id(it.ToolName, &newNames), s.names.id(it.ToolNamespace, &newNames), int32(it.Chars), int32(len(it.Text))
+				if err := texts.write(it.Text); err != nil {
+					return fmt.Errorf("write item texts: %w", err)
+				}
+			}
+		} else if it, ok := history.Render(e, d, lookup); ok {
+			im = ItemMeta{IsItem: true, Role: s.names.id(it.Role, &newNames), ToolName: s.names.id(it.ToolName, &newNames), ToolNamespace: s.names.id(it.ToolNamespace, &newNames), Summary: it.Summary, Chars: int32(it.Chars),
+				TextOff: textOff + texts.n, TextLen: int32(len(it.Text))}
+			if err := texts.write(it.Text); err != nil {
+				return fmt.Errorf("write item texts: %w", err)
+			}
+		}
+		for _, c := range history.Calls(d) {
+			// Only a call with an action (flat router) or a namespace can
+			// change how its result renders; keep just those.
+			if c.ID != "" && (c.Action != "" || c.Namespace != "") {
+				newCalls[c.ID] = c.Call
+				calls = append(calls, c)
+			}
+		}
+		pend = append(pend, pendingEntry{e: *e, item: im})
+		return nil
+	}
+	start := s.next
+	next, err := session.ScanLines(f, start, end, s.x.opts.MaxLineBytes, func(line []byte, off int64, tooLong bool) error {
+		if off == 0 && line != nil {
+			first, haveFirst = sha256.Sum256(line), true
+		}
+		return handle(line, off, tooLong)
+	})
+	if err != nil {
+		return false, err
+	}
+	if next == start {
+		return false, nil
+	}
+	if start == 0 && haveFirst {
+		copy(s.firstLine[:], first[:])
+	}
+	// 1. item texts, before the rows that point at them.
+	if err := texts.w.Flush(); err != nil {
+		return false, fmt.Errorf("write item texts: %w", err)
+	}
+	newTextSize := textOff + texts.n
+	// The change check of the indexed bytes, extended over this batch
+	// (verify.go); stored with the resume state.
+	check, err := s.check.extended(f, start, next)
+	if err != nil {
+		return false, err
+	}
+	// 2. rows and resume state in one transaction.
+	merged := mergeStats(s.stats, stats)
+	tx, err := db.Writer.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	if err := insertEntries(ctx, tx, s.fileID, pend, &s.names, &newNames); err != nil {
+		return false, err
+	}
+	for _, c := range calls {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO tool_calls(file_id, call_id, name, namespace, action) VALUES (?,?,?,?,?)`, s.fileID, c.ID, c.Name, c.Namespace, c.Action); err != nil {
+			return false, err
+		}
+	}
+	hb := []byte("{}")
+	sid := ""
+	if p.Header != nil {
+		hb, _ = json.Marshal(p.Header)
+		sid = p.Header.ID
+	}
+	sb, _ := json.Marshal(merged)
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET session_id=?, header=?, not_pi=?, bytes_indexed=?, first_line=?, dev=?, ino=?, next_line=?, next_seq=?, last_v1_id=?, text_bytes=?, stats=? WHERE file_id=?`,
+		sid, string(hb), p.NotPi, next, s.firstLine[:], int64(s.dev), int64(s.ino), p.NextLine, p.NextSeq, p.LastV1ID, newTextSize, string(sb), s.fileID); err != nil {
+		return false, err
+	}
+	if err := s.saveCheck(ctx, tx, check); err != nil {
+		return false, err
+	}
+	if err := tx.Commit(); err != nil {
+		return false, err
+	}
+	s.check = check
+	// 3. publish.
+	s.mu.Lock()
+	if hdr != nil && s.tree == nil {
+		s.tree = session.NewTree(*hdr)
+	}
+	if s.tree != nil {
+		if n := s.tree.Len(); len(pend) > cap(s.items)-len(s.items) && size-next > s.x.opts.BatchBytes {
+			// Size the in-memory tables once for the whole file, from the
+			// entries per byte so far, rather than by append's growth, which
+			// holds old and new arrays at once (the peak memory of indexing
+			// a large file).
+			want := int(float64(n+len(pend)) * float64(size) / float64(next) * 1.05)
+			if more := want - n; more > len(pend) {
+				s.tree.Grow(more)
+				s.items = slices.Grow(s.items, more)
+			}
+		}
+	}
+	for i := range pend {
+		s.tree.Add(memEntry(pend[i].e))
+		s.items = append(s.items, pend[i].item)
+	}
+	for id, c := range newCalls {
+		s.calls[id] = c
+	}
+	s.names.publish(&newNames)
+	p.LookupSeq = nil
+	s.parser = p
+	s.next = next
+	s.textSize = newTextSize
+	s.stats = merged
+	s.mu.Unlock()
+
+	m := s.x.metrics
+	m.BytesIngested.Add(float64(next - start))
+	m.EntriesIngested.Add(float64(len(pend)))
+	for r, n := range stats.Skipped {
+		m.SkippedLines.WithLabelValues(string(r)).Add(float64(n))
+	}
+	return true, nil
+}
+
+// entryRowsPerInsert is how many entries rows one INSERT statement writes
+// (14 values each; SQLite allows 32766 parameters): one statement per
+// row made the database/sql and cgo calls a sixth of the ingest time.
+const entryRowsPerInsert = 64
+
+// insertEntries writes the entries rows of one batch.
+func insertEntries(ctx context.Context, tx *sql.Tx, fileID int64, pend []pendingEntry, nm, pending *names) error {
+	const cols = `INSERT INTO entries(file_id, seq, line, off, len, id, parent_id, type, ts, custom_type, meta, item, text_off, text_len) VALUES `
+	const row = `(?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	stmts := map[int]*sql.Stmt{}
+	defer func() {
+		for _, st := range stmts {
+			st.Close()
+		}
+	}()
+	args := make([]any, 0, 14*entryRowsPerInsert)
+	var meta []byte
+	for len(pend) > 0 {
+		n := min(len(pend), entryRowsPerInsert)
+		st := stmts[n]
+		if st == nil {
+			q := cols + row + strings.Repeat(","+row, n-1)
+			var err error
+			if st, err = tx.PrepareContext(ctx, q); err != nil {
+				return err
+			}
+			stmts[n] = st
+		}
+		args = args[:0]
+		for i := range pend[:n] {
+			e, im := &pend[i].e, &pend[i].item
+			var item any
+			if im.IsItem || im.Edit != session.EditNone {
+				b, _ := json.Marshal(itemJSON{Role: nm.nameOr(im.Role, pending), ToolName: nm.nameOr(im.ToolName, pending),
+					ToolNamespace: nm.nameOr(im.ToolNamespace, pending), Summary: im.Summary, Edit: im.Edit, Chars: im.Chars})
+				item = string(b)
+			}
+			meta = encodeMeta(meta[:0], e)
+			args = append(args, fileID, e.Seq, e.Line, e.Offset, e.Length, e.ID, e.ParentID, e.Type, e.Timestamp, e.CustomType, string(meta), item, im.TextOff, im.TextLen)
+		}
+		if _, err := st.ExecContext(ctx, args...); err != nil {
+			return err
+		}
+		pend = pend[n:]
+	}
+	return nil
+}
+
+func mergeStats(a, b session.Stats) session.Stats {
+	out := session.Stats{Lines: a.Lines + b.Lines}
+	for _, m := range []map[session.SkipReason]int{a.Skipped, b.Skipped} {
+		for r, n := range m {
+			if out.Skipped == nil {
+				out.Skipped = map[session.SkipReason]int{}
+			}
+			out.Skipped[r] += n
+		}
+	}
+	out.Problems = append(append([]session.Problem(nil), a.Problems...), b.Problems...)
+	if len(out.Problems) > session.MaxProblems {
+		out.Problems = out.Problems[:session.MaxProblems]
+	}
+	return out
+}
