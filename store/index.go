@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"contextd/migrations"
 	"contextd/session"
@@ -172,6 +173,9 @@ type Index struct {
 	mu     sync.Mutex // guards db, byPath
 	db     *DB
 	byPath map[string]*Session
+
+	bg      sync.WaitGroup // background builders of search block filters
+	closing atomic.Bool    // set by Close: builders stop
 }
 
 // OpenIndex opens the index in dir for the sessions directory root. A
@@ -242,6 +246,8 @@ func (x *Index) open(ctx context.Context) error {
 
 // Close closes the database.
 func (x *Index) Close() error {
+	x.closing.Store(true)
+	x.bg.Wait()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.db == nil {
@@ -306,6 +312,12 @@ func (x *Index) Forget(ctx context.Context, path string) error {
 		return nil
 	}
 	if _, err := db.Writer.ExecContext(ctx, `DELETE FROM entries WHERE file_id=?; DELETE FROM tool_calls WHERE file_id=?; DELETE FROM sessions WHERE file_id=?`, s.fileID, s.fileID, s.fileID); err != nil {
+		return err
+	}
+	if err := s.resetBlocks(0); err != nil {
+		return err
+	}
+	if err := os.Remove(s.blockPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	if err := os.Remove(s.textPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -513,6 +525,11 @@ func (x *Index) Rebuild(ctx context.Context) error {
 	for _, s := range sessions {
 		s.syncMu.Lock()
 		s.mu.Lock()
+		// Stop any builder of block filters before the files go.
+		s.blk.gen.Add(1)
+		s.blk.mu.Lock()
+		s.blk.done.Store(0)
+		s.blk.mu.Unlock()
 	}
 	err := func() error {
 		x.mu.Lock()

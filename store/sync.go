@@ -56,6 +56,8 @@ type Session struct {
 	// flightTooLong is its length so far once it is over MaxLineBytes
 	// (reported; 0 otherwise).
 	flightFrom, flightScanned, flightTooLong int64
+
+	blk blockFilters // search block filters (blocks.go); not under mu
 }
 
 func (s *Session) reset() {
@@ -208,6 +210,7 @@ func (s *Session) Sync(ctx context.Context) error {
 		s.state, s.stateMsg = StateOK, ""
 	}
 	s.mu.Unlock()
+	s.kickBlocks()
 	return nil
 }
 
@@ -265,7 +268,7 @@ func (s *Session) clear(ctx context.Context, db *DB) error {
 	s.mu.Lock()
 	s.fresh(s.fileID)
 	s.mu.Unlock()
-	return nil
+	return s.resetBlocks(0)
 }
 
 // forgetRows deletes a session's entries and tool calls and resets its
@@ -286,8 +289,16 @@ func (s *Session) fresh(fileID int64) {
 }
 
 // load reads this session's rows from SQLite into memory (or creates the
-// sessions row) and reconciles the item-text file with the committed size.
+// sessions row) and reconciles the item-text file and the search block
+// filters with the committed text size.
 func (s *Session) load(ctx context.Context, db *DB) error {
+	if err := s.loadRows(ctx, db); err != nil {
+		return err
+	}
+	return s.resetBlocks(s.textSize)
+}
+
+func (s *Session) loadRows(ctx context.Context, db *DB) error {
 	var (
 		fileID                          int64
 		header, stats, lastV1           string

@@ -435,6 +435,12 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 	}
 	defer f.Close()
 	fd := newFinder(query)
+	var cs *candidates
+	if t.v.s != nil {
+		if cs, err = t.v.s.blockCandidates(query, spans[0].off, spans[len(spans)-1].end); err != nil {
+			return err
+		}
+	}
 
 	var matched []bool // by Key, when !inOrder
 	var emit func(i int) bool
@@ -446,7 +452,7 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 	}
 
 	if total <= searchSplit || runtime.GOMAXPROCS(0) < 2 {
-		if _, err := scanSpans(f, fd, spans, nil, emit); err != nil {
+		if _, err := scanSpans(f, fd, cs, spans, nil, emit); err != nil {
 			return err
 		}
 	} else {
@@ -465,12 +471,12 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			_, err2 = scanSpans(f, fd, spans[half:], &stop, func(i int) bool {
+			_, err2 = scanSpans(f, fd, cs, spans[half:], &stop, func(i int) bool {
 				hits = append(hits, half+i)
 				return true
 			})
 		}()
-		more, err := scanSpans(f, fd, spans[:half], nil, emit)
+		more, err := scanSpans(f, fd, cs, spans[:half], nil, emit)
 		if !more || err != nil {
 			stop.Store(true)
 		}
@@ -504,8 +510,9 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 
 // scanSpans finds which of spans (ascending, disjoint) contain fd's query
 // and calls emit(i) for each, in order. It returns false when emit did
-// (and stops then), or when stop was set.
-func scanSpans(f *os.File, fd *finder, spans []span, stop *atomic.Bool, emit func(i int) bool) (bool, error) {
+// (and stops then), or when stop was set. Blocks that cs (nil: none) rules
+// out are not read.
+func scanSpans(f *os.File, fd *finder, cs *candidates, spans []span, stop *atomic.Bool, emit func(i int) bool) (bool, error) {
 	bp := searchPool.Get().(*[]byte)
 	defer searchPool.Put(bp)
 	buf := *bp
@@ -530,6 +537,13 @@ func scanSpans(f *os.File, fd *finder, spans []span, stop *atomic.Bool, emit fun
 			break
 		}
 		pos = max(pos, spans[cur].off)
+		if cs != nil {
+			// No match starts in a block the filters rule out.
+			if p := cs.skip(pos); p > pos {
+				pos = p
+				continue
+			}
+		}
 		// Read up to the end of the run of close spans from cur, at most
 		// one buffer.
 		k, runEnd := cur+1, spans[cur].end
@@ -538,6 +552,9 @@ func scanSpans(f *os.File, fd *finder, spans []span, stop *atomic.Bool, emit fun
 			k++
 		}
 		end := min(runEnd, pos+int64(len(buf)))
+		if cs != nil {
+			end = min(end, cs.limit(pos, nq))
+		}
 		chunk := buf[:end-pos]
 		if _, err := f.ReadAt(chunk, pos); err != nil {
 			return false, err
