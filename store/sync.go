@@ -261,11 +261,15 @@ func (s *Session) clear(ctx context.Context, db *DB) error {
 		if err := forgetRows(ctx, db, s.fileID); err != nil {
 			return err
 		}
+	}
+	// Truncate under mu: a search may have the text file mapped.
+	s.mu.Lock()
+	if s.fileID != 0 {
 		if err := os.Truncate(s.textPath(), 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.mu.Unlock()
 			return err
 		}
 	}
-	s.mu.Lock()
 	s.fresh(s.fileID)
 	s.mu.Unlock()
 	return s.resetBlocks(0)
