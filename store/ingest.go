@@ -217,127 +217,28 @@ func (s *Session) setFlightTooLong(n int64) {
 	s.mu.Unlock()
 }
 
+// batch indexes the complete lines of [s.next, end) (size is the file
+// size): parse and render them (batchWork.line), write their item texts,
+// commit their rows with the resume state, publish. It reports false when
+// no line ended before end.
 func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, end, size int64) (bool, error) {
-	p := s.parser // copy: committed only with the batch
-	var hdr *session.Header
-	if p.Header != nil {
-		h := *p.Header
-		p.Header = &h
-	}
-	// Size the batch's entries once, from the entries per byte so far
-	// (growing by append allocated a fifth of the ingest's garbage).
-	var pend []pendingEntry
-	if s.tree != nil && s.next > 0 {
-		pend = make([]pendingEntry, 0, int(float64(end-s.next)*float64(s.tree.Len())/float64(s.next)*1.1)+16)
-	}
-	// Item texts stream into the text file at its committed end; the rows
-	// that point at them commit afterwards (a crash leaves only bytes that
-	// load truncates away).
-	texts := &textWriter{w: bufio.NewWriterSize(io.NewOffsetWriter(tf, s.textSize), int(min(1<<20, max(end-s.next, 4096))))}
-	newCalls := map[string]history.Call{}
-	var calls []history.CallRecord
-	var newNames names
-	stats := session.Stats{}
-	textOff := s.textSize
-	var first [32]byte
-	haveFirst := false
-	p.LookupSeq = func(seq int) (string, bool) {
-		if s.tree != nil && seq < s.tree.Len() {
-			return s.tree.IDAt(seq)
-		}
-		base := 0
-		if s.tree != nil {
-			base = s.tree.Len()
-		}
-		if i := seq - base; i >= 0 && i < len(pend) {
-			return pend[i].e.ID, true
-		}
-		return "", false
-	}
-	lookup := func(id string) (history.Call, bool) {
-		if c, ok := newCalls[id]; ok {
-			return c, true
-		}
-		c, ok := s.calls[id]
-		return c, ok
-	}
-	// handle finishes one line in file order: parser state, rendering, item
-	// text and tool calls.
-	handle := func(line []byte, off int64, tooLong bool) error {
-		stats.Lines++
-		lineNo := p.NextLine
-		if lineNo == 0 {
-			lineNo = 1
-		}
-		if tooLong {
-			p.NextLine = lineNo + 1
-			stats.Note(lineNo, off, session.SkipTooLong)
-			return nil
-		}
-		wasHeader := p.Header == nil
-		e, d, skip := p.ParseLine(line, off)
-		if skip != session.SkipNone {
-			stats.Note(lineNo, off, skip)
-			return nil
-		}
-		if e == nil {
-			if wasHeader {
-				hdr = p.Header
-			}
-			return nil
-		}
-		var im ItemMeta
-		if e.Type == session.TypeContextEdit && e.Edit != session.EditNone {
-			// The replacement is rendered with the edit's own line, so that an
-			// edit appended later never rewrites an earlier row (incremental =
-			// cold); readers apply it (View.Refs).
-			im = ItemMeta{Edit: e.Edit, TextOff: textOff + texts.n}
-			if e.Edit == session.EditReplace {
-				it := history.RenderReplacement(d.Replacement)
-				im.ToolName, im.ToolNamespace, im.Chars, im.TextLen = s.names.id(it.ToolName, &newNames), s.names.id(it.ToolNamespace, &newNames), int32(it.Chars), int32(len(it.Text))
-				if err := texts.write(it.Text); err != nil {
-					return fmt.Errorf("write item texts: %w", err)
-				}
-			}
-		} else if it, ok := history.Render(e, d, lookup); ok {
-			im = ItemMeta{IsItem: true, Role: s.names.id(it.Role, &newNames), ToolName: s.names.id(it.ToolName, &newNames), ToolNamespace: s.names.id(it.ToolNamespace, &newNames), Summary: it.Summary, Chars: int32(it.Chars),
-				TextOff: textOff + texts.n, TextLen: int32(len(it.Text))}
-			if err := texts.write(it.Text); err != nil {
-				return fmt.Errorf("write item texts: %w", err)
-			}
-		}
-		for _, c := range history.Calls(d) {
-			// Only a call with an action (flat router) or a namespace can
-			// change how its result renders; keep just those.
-			if c.ID != "" && (c.Action != "" || c.Namespace != "") {
-				newCalls[c.ID] = c.Call
-				calls = append(calls, c)
-			}
-		}
-		pend = append(pend, pendingEntry{e: *e, item: im})
-		return nil
-	}
+	b := s.newBatch(tf, end)
 	start := s.next
-	next, err := session.ScanLines(f, start, end, s.x.opts.MaxLineBytes, func(line []byte, off int64, tooLong bool) error {
-		if off == 0 && line != nil {
-			first, haveFirst = sha256.Sum256(line), true
-		}
-		return handle(line, off, tooLong)
-	})
+	next, err := session.ScanLines(f, start, end, s.x.opts.MaxLineBytes, b.line)
 	if err != nil {
 		return false, err
 	}
 	if next == start {
 		return false, nil
 	}
-	if start == 0 && haveFirst {
-		copy(s.firstLine[:], first[:])
+	if start == 0 && b.haveFirst {
+		copy(s.firstLine[:], b.first[:])
 	}
 	// 1. item texts, before the rows that point at them.
-	if err := texts.w.Flush(); err != nil {
+	if err := b.texts.w.Flush(); err != nil {
 		return false, fmt.Errorf("write item texts: %w", err)
 	}
-	newTextSize := textOff + texts.n
+	newTextSize := b.textOff + b.texts.n
 	// The change check of the indexed bytes, extended over this batch
 	// (verify.go); stored with the resume state.
 	check, err := s.check.extended(f, start, next)
@@ -345,20 +246,164 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		return false, err
 	}
 	// 2. rows and resume state in one transaction.
-	merged := mergeStats(s.stats, stats)
-	tx, err := db.Writer.BeginTx(ctx, nil)
-	if err != nil {
+	merged := mergeStats(s.stats, b.stats)
+	if err := s.commitBatch(ctx, db, b, next, newTextSize, merged, check); err != nil {
 		return false, err
 	}
-	defer tx.Rollback()
-	if err := insertEntries(ctx, tx, s.fileID, pend, &s.names, &newNames); err != nil {
-		return false, err
+	s.check = check
+	// 3. publish.
+	s.publishBatch(b, next, size, newTextSize, merged)
+
+	m := s.x.metrics
+	m.BytesIngested.Add(float64(next - start))
+	m.EntriesIngested.Add(float64(len(b.pend)))
+	for r, n := range b.stats.Skipped {
+		m.SkippedLines.WithLabelValues(string(r)).Add(float64(n))
 	}
-	for _, c := range calls {
-		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO tool_calls(file_id, call_id, name, namespace, action) VALUES (?,?,?,?,?)`, s.fileID, c.ID, c.Name, c.Namespace, c.Action); err != nil {
-			return false, err
+	return true, nil
+}
+
+// batchWork is one ingest batch being parsed: a copy of the parser state
+// (committed only with the batch), the entries parsed and rendered so far,
+// their item texts (streamed into the text file at its committed end; the
+// rows that point at them commit afterwards, so a crash leaves only bytes
+// that load truncates away), the tool calls and names they add.
+type batchWork struct {
+	s         *Session
+	p         session.Parser
+	hdr       *session.Header // the header, when this batch parsed it
+	pend      []pendingEntry
+	texts     *textWriter
+	textOff   int64
+	newCalls  map[string]history.Call
+	calls     []history.CallRecord
+	newNames  names
+	stats     session.Stats
+	first     [32]byte // hash of the file's first line, when this batch read it
+	haveFirst bool
+}
+
+func (s *Session) newBatch(tf *os.File, end int64) *batchWork {
+	b := &batchWork{s: s, p: s.parser, textOff: s.textSize, newCalls: map[string]history.Call{}}
+	if b.p.Header != nil {
+		h := *b.p.Header
+		b.p.Header = &h
+	}
+	// Size the batch's entries once, from the entries per byte so far
+	// (growing by append allocated a fifth of the ingest's garbage).
+	if s.tree != nil && s.next > 0 {
+		b.pend = make([]pendingEntry, 0, int(float64(end-s.next)*float64(s.tree.Len())/float64(s.next)*1.1)+16)
+	}
+	b.texts = &textWriter{w: bufio.NewWriterSize(io.NewOffsetWriter(tf, s.textSize), int(min(1<<20, max(end-s.next, 4096))))}
+	b.p.LookupSeq = b.idAt
+	return b
+}
+
+// idAt is the parser's LookupSeq: the id of the entry at seq, indexed or
+// pending.
+func (b *batchWork) idAt(seq int) (string, bool) {
+	t := b.s.tree
+	if t != nil && seq < t.Len() {
+		return t.IDAt(seq)
+	}
+	base := 0
+	if t != nil {
+		base = t.Len()
+	}
+	if i := seq - base; i >= 0 && i < len(b.pend) {
+		return b.pend[i].e.ID, true
+	}
+	return "", false
+}
+
+// lookupCall finds a tool call by id, in this batch or indexed.
+func (b *batchWork) lookupCall(id string) (history.Call, bool) {
+	if c, ok := b.newCalls[id]; ok {
+		return c, true
+	}
+	c, ok := b.s.calls[id]
+	return c, ok
+}
+
+// line is session.ScanLines' callback: it finishes one line in file order
+// (parser state, rendering, item text and tool calls).
+func (b *batchWork) line(line []byte, off int64, tooLong bool) error {
+	if off == 0 && line != nil {
+		b.first, b.haveFirst = sha256.Sum256(line), true
+	}
+	s, p := b.s, &b.p
+	b.stats.Lines++
+	lineNo := p.NextLine
+	if lineNo == 0 {
+		lineNo = 1
+	}
+	if tooLong {
+		p.NextLine = lineNo + 1
+		b.stats.Note(lineNo, off, session.SkipTooLong)
+		return nil
+	}
+	wasHeader := p.Header == nil
+	e, d, skip := p.ParseLine(line, off)
+	if skip != session.SkipNone {
+		b.stats.Note(lineNo, off, skip)
+		return nil
+	}
+	if e == nil {
+		if wasHeader {
+			b.hdr = p.Header
+		}
+		return nil
+	}
+	var im ItemMeta
+	if e.Type == session.TypeContextEdit && e.Edit != session.EditNone {
+		// The replacement is rendered with the edit's own line, so that an
+		// edit appended later never rewrites an earlier row (incremental =
+		// cold); readers apply it (View.Refs).
+		im = ItemMeta{Edit: e.Edit, TextOff: b.textOff + b.texts.n}
+		if e.Edit == session.EditReplace {
+			it := history.RenderReplacement(d.Replacement)
+			im.ToolName, im.ToolNamespace, im.Chars, im.TextLen = s.names.id(it.ToolName, &b.newNames), s.names.id(it.ToolNamespace, &b.newNames), int32(it.Chars), int32(len(it.Text))
+			if err := b.texts.write(it.Text); err != nil {
+				return fmt.Errorf("write item texts: %w", err)
+			}
+		}
+	} else if it, ok := history.Render(e, d, b.lookupCall); ok {
+		im = ItemMeta{IsItem: true, Role: s.names.id(it.Role, &b.newNames), ToolName: s.names.id(it.ToolName, &b.newNames), ToolNamespace: s.names.id(it.ToolNamespace, &b.newNames), Summary: it.Summary, Chars: int32(it.Chars),
+			TextOff: b.textOff + b.texts.n, TextLen: int32(len(it.Text))}
+		if err := b.texts.write(it.Text); err != nil {
+			return fmt.Errorf("write item texts: %w", err)
 		}
 	}
+	for _, c := range history.Calls(d) {
+		// Only a call with an action (flat router) or a namespace can
+		// change how its result renders; keep just those.
+		if c.ID != "" && (c.Action != "" || c.Namespace != "") {
+			b.newCalls[c.ID] = c.Call
+			b.calls = append(b.calls, c)
+		}
+	}
+	b.pend = append(b.pend, pendingEntry{e: *e, item: im})
+	return nil
+}
+
+// commitBatch writes the batch's rows, tool calls and the new resume state
+// (bytes indexed through next, text size, parser state, stats, change
+// check) in one transaction.
+func (s *Session) commitBatch(ctx context.Context, db *DB, b *batchWork, next, newTextSize int64, merged session.Stats, check contentCheck) error {
+	tx, err := db.Writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := insertEntries(ctx, tx, s.fileID, b.pend, &s.names, &b.newNames); err != nil {
+		return err
+	}
+	for _, c := range b.calls {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO tool_calls(file_id, call_id, name, namespace, action) VALUES (?,?,?,?,?)`, s.fileID, c.ID, c.Name, c.Namespace, c.Action); err != nil {
+			return err
+		}
+	}
+	p := &b.p
 	hb := []byte("{}")
 	sid := ""
 	if p.Header != nil {
@@ -368,55 +413,49 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 	sb, _ := json.Marshal(merged)
 	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET session_id=?, header=?, not_pi=?, bytes_indexed=?, first_line=?, dev=?, ino=?, next_line=?, next_seq=?, last_v1_id=?, text_bytes=?, stats=? WHERE file_id=?`,
 		sid, string(hb), p.NotPi, next, s.firstLine[:], int64(s.dev), int64(s.ino), p.NextLine, p.NextSeq, p.LastV1ID, newTextSize, string(sb), s.fileID); err != nil {
-		return false, err
+		return err
 	}
 	if err := s.saveCheck(ctx, tx, check); err != nil {
-		return false, err
+		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return false, err
-	}
-	s.check = check
-	// 3. publish.
+	return tx.Commit()
+}
+
+// publishBatch makes a committed batch visible to readers: the tree, item
+// table, calls, names and resume state, under mu.
+func (s *Session) publishBatch(b *batchWork, next, size, newTextSize int64, merged session.Stats) {
 	s.mu.Lock()
-	if hdr != nil && s.tree == nil {
-		s.tree = session.NewTree(*hdr)
+	defer s.mu.Unlock()
+	if b.hdr != nil && s.tree == nil {
+		s.tree = session.NewTree(*b.hdr)
 	}
 	if s.tree != nil {
-		if n := s.tree.Len(); len(pend) > cap(s.items)-len(s.items) && size-next > s.x.opts.BatchBytes {
+		if n := s.tree.Len(); len(b.pend) > cap(s.items)-len(s.items) && size-next > s.x.opts.BatchBytes {
 			// Size the in-memory tables once for the whole file, from the
 			// entries per byte so far, rather than by append's growth, which
 			// holds old and new arrays at once (the peak memory of indexing
 			// a large file).
-			want := int(float64(n+len(pend)) * float64(size) / float64(next) * 1.05)
-			if more := want - n; more > len(pend) {
+			want := int(float64(n+len(b.pend)) * float64(size) / float64(next) * 1.05)
+			if more := want - n; more > len(b.pend) {
 				s.tree.Grow(more)
 				s.items = slices.Grow(s.items, more)
 			}
 		}
 	}
-	for i := range pend {
-		s.tree.Add(memEntry(pend[i].e))
-		s.items = append(s.items, pend[i].item)
+	for i := range b.pend {
+		s.tree.Add(memEntry(b.pend[i].e))
+		s.items = append(s.items, b.pend[i].item)
 	}
-	for id, c := range newCalls {
+	for id, c := range b.newCalls {
 		s.calls[id] = c
 	}
-	s.names.publish(&newNames)
+	s.names.publish(&b.newNames)
+	p := b.p
 	p.LookupSeq = nil
 	s.parser = p
 	s.next = next
 	s.textSize = newTextSize
 	s.stats = merged
-	s.mu.Unlock()
-
-	m := s.x.metrics
-	m.BytesIngested.Add(float64(next - start))
-	m.EntriesIngested.Add(float64(len(pend)))
-	for r, n := range stats.Skipped {
-		m.SkippedLines.WithLabelValues(string(r)).Add(float64(n))
-	}
-	return true, nil
 }
 
 // entryRowsPerInsert is how many entries rows one INSERT statement writes

@@ -116,33 +116,8 @@ func (s *Session) Sync(ctx context.Context) error {
 			return err
 		}
 	}
-	real, err := filepath.EvalSymlinks(s.path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			s.setMissing()
-			return nil
-		}
-		s.setState(StateUnusable, "the session file cannot be read")
-		return nil
-	}
-	if !s.x.under(real) {
-		s.setState(StateOutside, "the session file resolves outside the sessions directory")
-		return nil
-	}
-	f, fi, err := s.x.openSessionFile(real)
-	switch {
-	case err == nil:
-	case errors.Is(err, fs.ErrNotExist):
-		s.setMissing()
-		return nil
-	case errors.Is(err, ErrOutside):
-		s.setState(StateOutside, "the session file resolves outside the sessions directory")
-		return nil
-	case errors.Is(err, ErrNotRegular):
-		s.setState(StateUnusable, "the session path is not a regular file (a FIFO, device or directory); contextd reads only regular files")
-		return nil
-	default:
-		s.setState(StateUnusable, "the session file cannot be read")
+	f, fi, ok := s.openFile()
+	if !ok {
 		return nil
 	}
 	defer f.Close()
@@ -151,6 +126,69 @@ func (s *Session) Sync(ctx context.Context) error {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		dev, ino = uint64(st.Dev), uint64(st.Ino)
 	}
+	cause, err := s.changeCause(ctx, db, f, fi, dev, ino)
+	if err != nil {
+		return err
+	}
+	if cause != "" {
+		s.x.metrics.Reindexes.WithLabelValues(cause).Inc()
+		s.x.log.Info("session file changed in place, re-indexing it whole", "path", s.path, "cause", cause)
+		if err := s.clear(ctx, db); err != nil {
+			return err
+		}
+	}
+	s.dev, s.ino = dev, ino
+	s.mtime = fi.ModTime()
+	if size > s.next {
+		s.check.mtime, s.check.ctime = times(fi)
+		if err := s.ingest(ctx, db, f, size); err != nil {
+			return err
+		}
+	}
+	s.publishState(size)
+	s.kickBlocks()
+	return nil
+}
+
+// openFile opens the session file for a sync. When it cannot (missing,
+// outside the sessions directory, not a regular file, unreadable), it
+// records why in the session state and reports false.
+func (s *Session) openFile() (*os.File, fs.FileInfo, bool) {
+	real, err := filepath.EvalSymlinks(s.path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			s.setMissing()
+			return nil, nil, false
+		}
+		s.setState(StateUnusable, "the session file cannot be read")
+		return nil, nil, false
+	}
+	if !s.x.under(real) {
+		s.setState(StateOutside, "the session file resolves outside the sessions directory")
+		return nil, nil, false
+	}
+	f, fi, err := s.x.openSessionFile(real)
+	switch {
+	case err == nil:
+		return f, fi, true
+	case errors.Is(err, fs.ErrNotExist):
+		s.setMissing()
+	case errors.Is(err, ErrOutside):
+		s.setState(StateOutside, "the session file resolves outside the sessions directory")
+	case errors.Is(err, ErrNotRegular):
+		s.setState(StateUnusable, "the session path is not a regular file (a FIFO, device or directory); contextd reads only regular files")
+	default:
+		s.setState(StateUnusable, "the session file cannot be read")
+	}
+	return nil, nil, false
+}
+
+// changeCause says why the indexed bytes no longer describe the file f
+// (size, identity dev/ino), so that it must be re-indexed whole: "shrunk",
+// "replaced", "rewritten" (first line changed) or "changed_in_place"; ""
+// when the index can go on from s.next.
+func (s *Session) changeCause(ctx context.Context, db *DB, f *os.File, fi fs.FileInfo, dev, ino uint64) (string, error) {
+	size := fi.Size()
 	cause := ""
 	switch {
 	case size < s.next:
@@ -171,28 +209,19 @@ func (s *Session) Sync(ctx context.Context) error {
 	if cause == "" && s.next > 0 && size >= s.next {
 		changed, err := s.changedInPlace(ctx, db, f, fi, size > s.next)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if changed {
 			cause = "changed_in_place"
 		}
 	}
-	if cause != "" {
-		s.x.metrics.Reindexes.WithLabelValues(cause).Inc()
-		s.x.log.Info("session file changed in place, re-indexing it whole", "path", s.path, "cause", cause)
-		if err := s.clear(ctx, db); err != nil {
-			return err
-		}
-	}
-	s.dev, s.ino = dev, ino
-	s.mtime = fi.ModTime()
-	if size > s.next {
-		s.check.mtime, s.check.ctime = times(fi)
-		if err := s.ingest(ctx, db, f, size); err != nil {
-			return err
-		}
-	}
+	return cause, nil
+}
+
+// publishState records the file size and the session state after a sync.
+func (s *Session) publishState(size int64) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.fileSize = size
 	s.syncedAt = time.Now()
 	switch {
@@ -209,9 +238,6 @@ func (s *Session) Sync(ctx context.Context) error {
 	default:
 		s.state, s.stateMsg = StateOK, ""
 	}
-	s.mu.Unlock()
-	s.kickBlocks()
-	return nil
 }
 
 // setMissing records a missing file: one never indexed is not written yet
@@ -359,8 +385,14 @@ func (s *Session) loadRows(ctx context.Context, db *DB) error {
 	if err := s.loadCheck(ctx, db); err != nil {
 		return err
 	}
-	// The text file may hold bytes of a batch that never committed; drop
-	// them. If it lost committed bytes, the index of this file is unusable.
+	return s.reconcileText(ctx, db, fileID, tb)
+}
+
+// reconcileText makes the item-text file hold exactly the tb committed
+// bytes (caller holds mu). The file may hold bytes of a batch that never
+// committed; they are dropped. If it lost committed bytes, the index of
+// this file is unusable: its rows are forgotten and it is indexed again.
+func (s *Session) reconcileText(ctx context.Context, db *DB, fileID, tb int64) error {
 	fi, err := os.Stat(s.textPath())
 	switch {
 	case err == nil && fi.Size() >= tb:
