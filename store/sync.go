@@ -57,10 +57,12 @@ type Session struct {
 	// (reported; 0 otherwise).
 	flightFrom, flightScanned, flightTooLong int64
 
-	blk blockFilters // search block filters (blocks.go); not under mu
+	blk     blockFilters // search block filters (blocks.go); not under mu
+	decoded decodeCache  // entries DecodeEach decoded lately (decode_many.go); not under mu
 }
 
 func (s *Session) reset() {
+	s.decoded.clear()
 	s.loaded = false
 	s.fileID = 0
 	s.parser = session.Parser{}
