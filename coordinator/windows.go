@@ -448,7 +448,8 @@ func pairKeyOf(m *PairMessage) MessageKey {
 // entries in hidden. Assistant and toolResult entries are decoded for their
 // call ids (a context_edit replacement supplies an assistant's content);
 // boundaries and branch summaries get their keys. shown holds the entry
-// ids of every message Pi sends, hidden ones included.
+// ids of the hidden messages Pi sends (the only ones callers ask about: a
+// set of every id on a long branch cost /context milliseconds).
 //
 // Only the messages from d0 on are decoded (earlier assistant and
 // toolResult messages carry no call ids): d0 is the last assistant message
@@ -504,7 +505,7 @@ func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from s
 	}); err != nil {
 		return nil, nil, err
 	}
-	shown := make(map[string]bool, len(cms))
+	shown := make(map[string]bool, len(hidden))
 	out := make([]PairMessage, 0, len(cms))
 	for _, cm := range cms {
 		e := &tr.Entries[cm.Seq]
@@ -544,8 +545,8 @@ func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from s
 				m.Key = &MessageKey{Role: "branchSummary", FromID: e.FromID(), SummarySHA256: hex.EncodeToString(sum[:])}
 			}
 		}
-		shown[e.ID] = true
 		if hidden[e.ID] {
+			shown[e.ID] = true
 			continue
 		}
 		out = append(out, m)
