@@ -99,7 +99,8 @@ func (n *names) id(name string, pending *names) NameID {
 	if len(n.list) == 0 {
 		i++ // index 0 is ""
 	}
-	pending.list = append(pending.list, session.Intern(name))
+	name = session.Intern(name) // an owned copy: name may alias the parser's scratch
+	pending.list = append(pending.list, name)
 	pending.idx[name] = i
 	return i
 }

@@ -263,6 +263,10 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 	return true, nil
 }
 
+// maxKeptScratch bounds the decoding scratch a session keeps between
+// batches (memory held while idle).
+const maxKeptScratch = 1 << 20
+
 // batchWork is one ingest batch being parsed: a copy of the parser state
 // (committed only with the batch), the entries parsed and rendered so far,
 // their item texts (streamed into the text file at its committed end; the
@@ -281,6 +285,7 @@ type batchWork struct {
 	stats     session.Stats
 	first     [32]byte // hash of the file's first line, when this batch read it
 	haveFirst bool
+	scratch   []byte // the parser's Scratch: each line's decoded strings
 }
 
 func (s *Session) newBatch(tf *os.File, end int64) *batchWork {
@@ -296,6 +301,10 @@ func (s *Session) newBatch(tf *os.File, end int64) *batchWork {
 	}
 	b.texts = &textWriter{w: bufio.NewWriterSize(io.NewOffsetWriter(tf, s.textSize), int(min(1<<20, max(end-s.next, 4096))))}
 	b.p.LookupSeq = b.idAt
+	// Transient decoding: each line is rendered before the next is parsed;
+	// what is kept (entries, calls, names) is copied.
+	b.scratch = s.scratch[:0]
+	b.p.Scratch = &b.scratch
 	return b
 }
 
@@ -378,6 +387,7 @@ func (b *batchWork) line(line []byte, off int64, tooLong bool) error {
 		// Only a call with an action (flat router) or a namespace can
 		// change how its result renders; keep just those.
 		if c.ID != "" && (c.Action != "" || c.Namespace != "") {
+			c.ID, c.Name, c.Namespace, c.Action = strings.Clone(c.ID), session.Intern(c.Name), session.Intern(c.Namespace), session.Intern(c.Action)
 			b.newCalls[c.ID] = c.Call
 			b.calls = append(b.calls, c)
 		}
@@ -451,7 +461,12 @@ func (s *Session) publishBatch(b *batchWork, next, size, newTextSize int64, merg
 	}
 	s.names.publish(&b.newNames)
 	p := b.p
-	p.LookupSeq = nil
+	p.LookupSeq, p.Scratch = nil, nil
+	// Keep the scratch for the next batch unless a huge line grew it.
+	s.scratch = nil
+	if cap(b.scratch) <= maxKeptScratch {
+		s.scratch = b.scratch[:0]
+	}
 	s.parser = p
 	s.next = next
 	s.textSize = newTextSize
