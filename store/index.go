@@ -59,16 +59,6 @@ type ItemMeta struct {
 	Edit session.EditKind
 }
 
-// itemJSON is an ItemMeta as stored in the entries.item column.
-type itemJSON struct {
-	Role          string           `json:"role"`
-	ToolName      string           `json:"toolName,omitempty"`
-	ToolNamespace string           `json:"toolNamespace,omitempty"`
-	Summary       bool             `json:"summary,omitempty"`
-	Edit          session.EditKind `json:"edit,omitempty"`
-	Chars         int32            `json:"chars"`
-}
-
 // NameID is an index into a session's table of role and tool names.
 type NameID uint32
 
@@ -312,7 +302,7 @@ func (x *Index) Forget(ctx context.Context, path string) error {
 	if s.fileID == 0 {
 		return nil
 	}
-	if _, err := db.Writer.ExecContext(ctx, `DELETE FROM entries WHERE file_id=?; DELETE FROM tool_calls WHERE file_id=?; DELETE FROM sessions WHERE file_id=?`, s.fileID, s.fileID, s.fileID); err != nil {
+	if _, err := db.Writer.ExecContext(ctx, `DELETE FROM entry_blocks WHERE file_id=?; DELETE FROM tool_calls WHERE file_id=?; DELETE FROM sessions WHERE file_id=?`, s.fileID, s.fileID, s.fileID); err != nil {
 		return err
 	}
 	if err := s.resetBlocks(0); err != nil {

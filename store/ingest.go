@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -471,54 +470,6 @@ func (s *Session) publishBatch(b *batchWork, next, size, newTextSize int64, merg
 	s.next = next
 	s.textSize = newTextSize
 	s.stats = merged
-}
-
-// entryRowsPerInsert is how many entries rows one INSERT statement writes
-// (14 values each; SQLite allows 32766 parameters): one statement per
-// row made the database/sql and cgo calls a sixth of the ingest time.
-const entryRowsPerInsert = 64
-
-// insertEntries writes the entries rows of one batch.
-func insertEntries(ctx context.Context, tx *sql.Tx, fileID int64, pend []pendingEntry, nm, pending *names) error {
-	const cols = `INSERT INTO entries(file_id, seq, line, off, len, id, parent_id, type, ts, custom_type, meta, item, text_off, text_len) VALUES `
-	const row = `(?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
-	stmts := map[int]*sql.Stmt{}
-	defer func() {
-		for _, st := range stmts {
-			st.Close()
-		}
-	}()
-	args := make([]any, 0, 14*entryRowsPerInsert)
-	var meta []byte
-	for len(pend) > 0 {
-		n := min(len(pend), entryRowsPerInsert)
-		st := stmts[n]
-		if st == nil {
-			q := cols + row + strings.Repeat(","+row, n-1)
-			var err error
-			if st, err = tx.PrepareContext(ctx, q); err != nil {
-				return err
-			}
-			stmts[n] = st
-		}
-		args = args[:0]
-		for i := range pend[:n] {
-			e, im := &pend[i].e, &pend[i].item
-			var item any
-			if im.IsItem || im.Edit != session.EditNone {
-				b, _ := json.Marshal(itemJSON{Role: nm.nameOr(im.Role, pending), ToolName: nm.nameOr(im.ToolName, pending),
-					ToolNamespace: nm.nameOr(im.ToolNamespace, pending), Summary: im.Summary, Edit: im.Edit, Chars: im.Chars})
-				item = string(b)
-			}
-			meta = encodeMeta(meta[:0], e)
-			args = append(args, fileID, e.Seq, e.Line, e.Offset, e.Length, e.ID, e.ParentID, e.Type, e.Timestamp, e.CustomType, string(meta), item, im.TextOff, im.TextLen)
-		}
-		if _, err := st.ExecContext(ctx, args...); err != nil {
-			return err
-		}
-		pend = pend[n:]
-	}
-	return nil
 }
 
 func mergeStats(a, b session.Stats) session.Stats {

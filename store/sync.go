@@ -309,7 +309,7 @@ func (s *Session) clear(ctx context.Context, db *DB) error {
 // resume state, in one transaction.
 func forgetRows(ctx context.Context, db *DB, fileID int64) error {
 	_, err := db.Writer.ExecContext(ctx, `UPDATE sessions SET session_id='', header='{}', not_pi=0, bytes_indexed=0, first_line=x'', next_line=1, next_seq=0, last_v1_id='', text_bytes=0, stats='{}', indexed_crc=0, tail_crc=0, mtime_ns=0, ctime_ns=0 WHERE file_id=?;
-DELETE FROM entries WHERE file_id=?; DELETE FROM tool_calls WHERE file_id=?`, fileID, fileID, fileID)
+DELETE FROM entry_blocks WHERE file_id=?; DELETE FROM tool_calls WHERE file_id=?`, fileID, fileID, fileID)
 	return err
 }
 
@@ -431,49 +431,6 @@ type entryMeta struct {
 	Window           *session.WindowMarker `json:"window,omitempty"`
 	Edit             session.EditKind      `json:"edit,omitempty"`
 	SystemMessage    bool                  `json:"systemMessage,omitempty"`
-}
-
-// loadEntries adds the stored entries of fileID to tree, in Seq order,
-// and returns their item metadata. An error of the row iteration
-// (rows.Err: a cancelled context, an I/O error) fails the load, so that a
-// session is never left half loaded.
-func loadEntries(ctx context.Context, db *DB, fileID int64, tree *session.Tree, nm *names) ([]ItemMeta, error) {
-	rows, err := db.Writer.QueryContext(ctx, `SELECT seq, line, off, len, id, parent_id, type, ts, custom_type, meta, item, text_off, text_len FROM entries WHERE file_id=? ORDER BY seq`, fileID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []ItemMeta
-	for rows.Next() {
-		var e session.Entry
-		var meta string
-		var item sql.NullString
-		var toff, tlen int64
-		if err := rows.Scan(&e.Seq, &e.Line, &e.Offset, &e.Length, &e.ID, &e.ParentID, &e.Type, &e.Timestamp, &e.CustomType, &meta, &item, &toff, &tlen); err != nil {
-			return nil, err
-		}
-		if err := decodeMeta(meta, &e); err != nil {
-			return nil, err
-		}
-		e.Type, e.CustomType, e.Role, e.StopReason = session.Intern(e.Type), session.Intern(e.CustomType), session.Intern(e.Role), session.Intern(e.StopReason)
-		var im ItemMeta
-		if item.Valid {
-			var ij itemJSON
-			if err := json.Unmarshal([]byte(item.String), &ij); err != nil {
-				return nil, err
-			}
-			var pend names
-			im = ItemMeta{IsItem: ij.Edit == session.EditNone, TextOff: toff, TextLen: int32(tlen), Chars: ij.Chars, Summary: ij.Summary, Edit: ij.Edit,
-				Role: nm.id(ij.Role, &pend), ToolName: nm.id(ij.ToolName, &pend), ToolNamespace: nm.id(ij.ToolNamespace, &pend)}
-			nm.publish(&pend)
-		}
-		tree.Add(memEntry(e))
-		items = append(items, im)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, rows.Close()
 }
 
 // loadCalls fills calls with the stored tool calls of fileID; like
