@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 )
 
 // readChunk is the read size of the line scanner: 1 MiB, like Pi's
 // SESSION_READ_BUFFER_SIZE.
 const readChunk = 1 << 20
+
+// chunkPool holds the scanner's readChunk buffers: an index of a large file
+// scans it in many batches, each of which allocated (and the GC reclaimed)
+// its own.
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, readChunk); return &b }}
 
 // LineFunc receives one complete physical line (without "\n") starting at
 // byte offset off. line is nil and tooLong is true for a line longer than the
@@ -38,7 +44,14 @@ func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, fn LineF
 		// whole chunk allocated and zeroed for a few hundred bytes.
 		chunkSize = int(max(end-start, 512))
 	}
-	buf := make([]byte, chunkSize)
+	var buf []byte
+	if chunkSize == readChunk {
+		bp := chunkPool.Get().(*[]byte)
+		defer chunkPool.Put(bp)
+		buf = *bp
+	} else {
+		buf = make([]byte, chunkSize)
+	}
 	var long []byte // reused buffer for lines longer than buf
 	lineStart := start
 	pos := start

@@ -54,6 +54,7 @@ type Parser struct {
 	// line before the next: decoded strings are then not allocated one by
 	// one (they were half the bytes allocated while indexing).
 	Scratch *[]byte
+	lf      *lineFields // with Scratch: reused for each line
 }
 
 // SyntheticID is the deterministic id given to the entry on physical line
@@ -84,10 +85,18 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 	if p.NotPi {
 		return nil, nil, SkipBeforeHeader
 	}
+	var f *lineFields
 	if p.Scratch != nil {
 		*p.Scratch = (*p.Scratch)[:0]
+		// Transient: the fields of the previous line are done with too.
+		if p.lf == nil {
+			p.lf = &lineFields{}
+		}
+		f = p.lf
+	} else {
+		f = &lineFields{}
 	}
-	r, err := decodeLine(line, p.Scratch)
+	r, err := decodeLine(line, p.Scratch, f)
 	if err != nil {
 		return nil, nil, SkipInvalidJSON
 	}

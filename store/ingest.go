@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"contextd/history"
 	"contextd/session"
@@ -222,6 +223,7 @@ func (s *Session) setFlightTooLong(n int64) {
 // no line ended before end.
 func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, end, size int64) (bool, error) {
 	b := s.newBatch(tf, end)
+	defer b.release()
 	start := s.next
 	next, err := session.ScanLines(f, start, end, s.x.opts.MaxLineBytes, b.line)
 	if err != nil {
@@ -285,6 +287,19 @@ type batchWork struct {
 	first     [32]byte // hash of the file's first line, when this batch read it
 	haveFirst bool
 	scratch   []byte // the parser's Scratch: each line's decoded strings
+	bw        *bufio.Writer
+}
+
+// textBufPool holds the 1 MiB item-text writers of large batches.
+var textBufPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 1<<20) }}
+
+// release returns the batch's pooled buffers.
+func (b *batchWork) release() {
+	if b.bw != nil && b.bw.Size() == 1<<20 {
+		b.bw.Reset(nil)
+		textBufPool.Put(b.bw)
+	}
+	b.bw = nil
 }
 
 func (s *Session) newBatch(tf *os.File, end int64) *batchWork {
@@ -298,7 +313,14 @@ func (s *Session) newBatch(tf *os.File, end int64) *batchWork {
 	if s.tree != nil && s.next > 0 {
 		b.pend = make([]pendingEntry, 0, int(float64(end-s.next)*float64(s.tree.Len())/float64(s.next)*1.1)+16)
 	}
-	b.texts = &textWriter{w: bufio.NewWriterSize(io.NewOffsetWriter(tf, s.textSize), int(min(1<<20, max(end-s.next, 4096))))}
+	w := io.NewOffsetWriter(tf, s.textSize)
+	if end-s.next >= 1<<20 {
+		b.bw = textBufPool.Get().(*bufio.Writer)
+		b.bw.Reset(w)
+	} else {
+		b.bw = bufio.NewWriterSize(w, int(max(end-s.next, 4096)))
+	}
+	b.texts = &textWriter{w: b.bw}
 	b.p.LookupSeq = b.idAt
 	// Transient decoding: each line is rendered before the next is parsed;
 	// what is kept (entries, calls, names) is copied.

@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"sync"
 	"syscall"
 )
 
@@ -64,8 +65,19 @@ func times(fi fs.FileInfo) (mtime, ctime int64) {
 }
 
 // crcRange extends crc over [from, to) of r.
+// crcPool holds crcRange's 1 MiB read buffers (one per ingest batch
+// otherwise).
+var crcPool = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
+
 func crcRange(r io.ReaderAt, crc uint32, from, to int64) (uint32, error) {
-	buf := make([]byte, min(to-from, 1<<20))
+	var buf []byte
+	if to-from >= 1<<20 {
+		bp := crcPool.Get().(*[]byte)
+		defer crcPool.Put(bp)
+		buf = *bp
+	} else {
+		buf = make([]byte, max(to-from, 0))
+	}
 	for off := from; off < to; {
 		n := int64(len(buf))
 		if to-off < n {
