@@ -4,17 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"sync"
 )
 
 // readChunk is the read size of the line scanner: 1 MiB, like Pi's
 // SESSION_READ_BUFFER_SIZE.
 const readChunk = 1 << 20
-
-// chunkPool holds the scanner's readChunk buffers: an index of a large file
-// scans it in many batches, each of which allocated (and the GC reclaimed)
-// its own.
-var chunkPool = sync.Pool{New: func() any { b := make([]byte, readChunk); return &b }}
 
 // LineFunc receives one complete physical line (without "\n") starting at
 // byte offset off. line is nil and tooLong is true for a line longer than the
@@ -30,12 +24,21 @@ type LineFunc func(line []byte, off int64, tooLong bool) error
 // whole; longer ones are reported with tooLong. It returns the offset just
 // after the last complete line, where the next scan must start.
 func ScanLines(r io.ReaderAt, start, end int64, maxLine int, fn LineFunc) (int64, error) {
-	return scanLines(r, start, end, maxLine, readChunk, fn)
+	return scanLines(r, start, end, maxLine, readChunk, nil, fn)
 }
+
+// ScanLinesBuf is ScanLines reading into buf when it holds at least
+// ReadChunk bytes (a caller scanning many ranges reuses one buffer).
+func ScanLinesBuf(r io.ReaderAt, start, end int64, maxLine int, buf []byte, fn LineFunc) (int64, error) {
+	return scanLines(r, start, end, maxLine, readChunk, buf, fn)
+}
+
+// ReadChunk is the scanner's read size.
+const ReadChunk = readChunk
 
 // scanLines is ScanLines with the read size as a parameter (tests use tiny
 // ones to exercise lines longer than the buffer).
-func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, fn LineFunc) (int64, error) {
+func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, reuse []byte, fn LineFunc) (int64, error) {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
@@ -45,10 +48,8 @@ func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, fn LineF
 		chunkSize = int(max(end-start, 512))
 	}
 	var buf []byte
-	if chunkSize == readChunk {
-		bp := chunkPool.Get().(*[]byte)
-		defer chunkPool.Put(bp)
-		buf = *bp
+	if len(reuse) >= chunkSize {
+		buf = reuse[:chunkSize]
 	} else {
 		buf = make([]byte, chunkSize)
 	}

@@ -151,7 +151,7 @@ func (s *Session) buildBlocks() error {
 		return err
 	}
 	defer bf.Close()
-	const per = 16 // blocks read and written at a time
+	const per = 4 // blocks read and written at a time
 	buf := make([]byte, per*blockSize+blockOverlap+2)
 	recs := make([]byte, per*blockRecord)
 	for b < want {

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"contextd/history"
 	"contextd/session"
@@ -135,6 +134,7 @@ func (s *Session) ingest(ctx context.Context, db *DB, f *os.File, size int64) er
 		return err
 	}
 	defer tf.Close()
+	ib := &ingestBufs{}
 	for s.next < size {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -152,7 +152,7 @@ func (s *Session) ingest(ctx context.Context, db *DB, f *os.File, size int64) er
 			// It ends: one batch through its end indexes it (a line over
 			// the limit is skipped as too_long without being held).
 			s.flightFrom, s.flightScanned = 0, 0
-			if _, err := s.batch(ctx, db, f, tf, nl+1, size); err != nil {
+			if _, err := s.batch(ctx, db, f, tf, nl+1, size, ib); err != nil {
 				return err
 			}
 			s.setFlightTooLong(0)
@@ -162,7 +162,7 @@ func (s *Session) ingest(ctx context.Context, db *DB, f *os.File, size int64) er
 		if end > size {
 			end = size
 		}
-		progressed, err := s.batch(ctx, db, f, tf, end, size)
+		progressed, err := s.batch(ctx, db, f, tf, end, size, ib)
 		if err != nil {
 			return err
 		}
@@ -221,11 +221,20 @@ func (s *Session) setFlightTooLong(n int64) {
 // size): parse and render them (batchWork.line), write their item texts,
 // commit their rows with the resume state, publish. It reports false when
 // no line ended before end.
-func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, end, size int64) (bool, error) {
-	b := s.newBatch(tf, end)
-	defer b.release()
+func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, end, size int64, ib *ingestBufs) (bool, error) {
+	b := s.newBatch(tf, end, ib)
+	// The scratch (grown to this batch's largest line) serves the next
+	// batch unless a huge line grew it.
+	defer func() {
+		if cap(b.scratch) <= 1<<20 {
+			ib.scratch = b.scratch[:0]
+		}
+	}()
 	start := s.next
-	next, err := session.ScanLines(f, start, end, s.x.opts.MaxLineBytes, b.line)
+	if end-start >= session.ReadChunk && ib.chunk == nil {
+		ib.chunk = make([]byte, session.ReadChunk)
+	}
+	next, err := session.ScanLinesBuf(f, start, end, s.x.opts.MaxLineBytes, ib.chunk, b.line)
 	if err != nil {
 		return false, err
 	}
@@ -242,7 +251,10 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 	newTextSize := b.textOff + b.texts.n
 	// The change check of the indexed bytes, extended over this batch
 	// (verify.go); stored with the resume state.
-	check, err := s.check.extended(f, start, next)
+	if next-start >= 1<<20 && ib.crc == nil {
+		ib.crc = make([]byte, 1<<20)
+	}
+	check, err := s.check.extended(f, start, next, ib.crc)
 	if err != nil {
 		return false, err
 	}
@@ -264,10 +276,6 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 	return true, nil
 }
 
-// maxKeptScratch bounds the decoding scratch a session keeps between
-// batches (memory held while idle).
-const maxKeptScratch = 1 << 20
-
 // batchWork is one ingest batch being parsed: a copy of the parser state
 // (committed only with the batch), the entries parsed and rendered so far,
 // their item texts (streamed into the text file at its committed end; the
@@ -287,22 +295,19 @@ type batchWork struct {
 	first     [32]byte // hash of the file's first line, when this batch read it
 	haveFirst bool
 	scratch   []byte // the parser's Scratch: each line's decoded strings
-	bw        *bufio.Writer
 }
 
-// textBufPool holds the 1 MiB item-text writers of large batches.
-var textBufPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 1<<20) }}
-
-// release returns the batch's pooled buffers.
-func (b *batchWork) release() {
-	if b.bw != nil && b.bw.Size() == 1<<20 {
-		b.bw.Reset(nil)
-		textBufPool.Put(b.bw)
-	}
-	b.bw = nil
+// ingestBufs are the buffers one ingest call reuses for all its batches
+// (each batch allocated its own: a fifth of the bytes allocated while
+// indexing); they are garbage once the call returns.
+type ingestBufs struct {
+	chunk   []byte        // the line scanner's reads
+	crc     []byte        // the change check's reads
+	text    *bufio.Writer // item texts
+	scratch []byte        // the parser's Scratch
 }
 
-func (s *Session) newBatch(tf *os.File, end int64) *batchWork {
+func (s *Session) newBatch(tf *os.File, end int64, ib *ingestBufs) *batchWork {
 	b := &batchWork{s: s, p: s.parser, textOff: s.textSize, newCalls: map[string]history.Call{}}
 	if b.p.Header != nil {
 		h := *b.p.Header
@@ -314,17 +319,21 @@ func (s *Session) newBatch(tf *os.File, end int64) *batchWork {
 		b.pend = make([]pendingEntry, 0, int(float64(end-s.next)*float64(s.tree.Len())/float64(s.next)*1.1)+16)
 	}
 	w := io.NewOffsetWriter(tf, s.textSize)
+	var bw *bufio.Writer
 	if end-s.next >= 1<<20 {
-		b.bw = textBufPool.Get().(*bufio.Writer)
-		b.bw.Reset(w)
+		if ib.text == nil {
+			ib.text = bufio.NewWriterSize(w, 1<<20)
+		}
+		bw = ib.text
+		bw.Reset(w)
 	} else {
-		b.bw = bufio.NewWriterSize(w, int(max(end-s.next, 4096)))
+		bw = bufio.NewWriterSize(w, int(max(end-s.next, 4096)))
 	}
-	b.texts = &textWriter{w: b.bw}
+	b.texts = &textWriter{w: bw}
 	b.p.LookupSeq = b.idAt
 	// Transient decoding: each line is rendered before the next is parsed;
 	// what is kept (entries, calls, names) is copied.
-	b.scratch = s.scratch[:0]
+	b.scratch = ib.scratch[:0]
 	b.p.Scratch = &b.scratch
 	return b
 }
@@ -483,11 +492,7 @@ func (s *Session) publishBatch(b *batchWork, next, size, newTextSize int64, merg
 	s.names.publish(&b.newNames)
 	p := b.p
 	p.LookupSeq, p.Scratch = nil, nil
-	// Keep the scratch for the next batch unless a huge line grew it.
-	s.scratch = nil
-	if cap(b.scratch) <= maxKeptScratch {
-		s.scratch = b.scratch[:0]
-	}
+
 	s.parser = p
 	s.next = next
 	s.textSize = newTextSize

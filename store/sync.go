@@ -57,8 +57,6 @@ type Session struct {
 	// (reported; 0 otherwise).
 	flightFrom, flightScanned, flightTooLong int64
 
-	scratch []byte // the parser's decoding scratch, kept between batches (syncing goroutine only)
-
 	blk     blockFilters // search block filters (blocks.go); not under mu
 	decoded decodeCache  // entries DecodeEach decoded lately (decode_many.go); not under mu
 }
