@@ -448,7 +448,9 @@ func pairKeyOf(m *PairMessage) MessageKey {
 // entries in hidden. Assistant and toolResult entries are decoded for their
 // call ids (a context_edit replacement supplies an assistant's content);
 // boundaries and branch summaries get their keys. shown holds the entry
-// ids of every message Pi sends, hidden ones included.
+// ids of the hidden messages Pi sends (the only ones callers ask about: a
+// set of every id on a long branch cost /context milliseconds). With from
+// (and not lastBatch), the list starts at d0 (below).
 //
 // Only the messages from d0 on are decoded (earlier assistant and
 // toolResult messages carry no call ids): d0 is the last assistant message
@@ -497,6 +499,7 @@ func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from s
 			}
 		}
 	}
+	hiddenShown := make(map[string]bool, len(hidden))
 	dec := make(map[int]*session.Decoded, len(need))
 	if err := b.V.DecodeEach(need, func(seq int, _ *session.Entry, d *session.Decoded) error {
 		dec[seq] = d
@@ -504,9 +507,23 @@ func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from s
 	}); err != nil {
 		return nil, nil, err
 	}
-	shown := make(map[string]bool, len(cms))
-	out := make([]PairMessage, 0, len(cms))
-	for _, cm := range cms {
+	// A Local slice never sends what precedes d0, and the pairing rule
+	// looks back no further than d0 (PlanPairing), so the messages
+	// listed start there: a long branch cost /context a PairMessage per
+	// message on every call. Hidden summaries are looked for on the whole
+	// branch.
+	first := 0
+	if from != "" && !lastBatch {
+		first = d0
+		for _, cm := range cms[:d0] {
+			if id := tr.Entries[cm.Seq].ID; hidden[id] {
+				hiddenShown[id] = true
+			}
+		}
+	}
+	shown := hiddenShown
+	out := make([]PairMessage, 0, len(cms)-first)
+	for _, cm := range cms[first:] {
 		e := &tr.Entries[cm.Seq]
 		m := PairMessage{EntryID: e.ID, Line: e.Line, Role: cm.Role}
 		d := dec[cm.Seq]
@@ -544,8 +561,8 @@ func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from s
 				m.Key = &MessageKey{Role: "branchSummary", FromID: e.FromID(), SummarySHA256: hex.EncodeToString(sum[:])}
 			}
 		}
-		shown[e.ID] = true
 		if hidden[e.ID] {
+			shown[e.ID] = true
 			continue
 		}
 		out = append(out, m)

@@ -46,9 +46,9 @@ type lineFields struct {
 // decodeLine decodes one line. It fails only when JSON.parse would throw;
 // a value of an unexpected type leaves its field empty (Pi keeps the entry).
 // A valid line that is not an object gives isObject false.
-func decodeLine(line []byte) (*lineFields, error) {
-	d := &decoder{b: line}
-	f := &lineFields{}
+func decodeLine(line []byte, scratch *[]byte, f *lineFields) (*lineFields, error) {
+	d := &decoder{b: line, scratch: scratch}
+	*f = lineFields{}
 	if d.peek() != '{' {
 		if _, err := d.skip(); err != nil {
 			return nil, err

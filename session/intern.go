@@ -1,6 +1,9 @@
 package session
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // Entry types, roles, stop reasons and custom types come from a small
 // vocabulary but are decoded once per entry; interning them keeps one copy
@@ -15,10 +18,14 @@ var internTab = struct {
 const maxInterned = 4096
 
 // Intern returns a canonical copy of s for short, repeated strings (at most
-// 64 bytes). Safe for concurrent use.
+// 64 bytes); the result never shares s's bytes (s may alias a buffer that
+// is reused: Parser.Scratch). Safe for concurrent use.
 func Intern(s string) string {
-	if len(s) == 0 || len(s) > 64 {
-		return s
+	if len(s) == 0 {
+		return ""
+	}
+	if len(s) > 64 {
+		return strings.Clone(s)
 	}
 	internTab.RLock()
 	c, ok := internTab.m[s]
@@ -31,8 +38,9 @@ func Intern(s string) string {
 	if c, ok := internTab.m[s]; ok {
 		return c
 	}
+	c = strings.Clone(s)
 	if len(internTab.m) < maxInterned {
-		internTab.m[s] = s
+		internTab.m[c] = c
 	}
-	return s
+	return c
 }

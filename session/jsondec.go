@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -29,6 +30,10 @@ var errSyntax = errors.New("invalid JSON")
 type decoder struct {
 	b []byte
 	i int
+	// scratch, when set, receives the decoded bytes of strings with
+	// escapes; every string then aliases the input or *scratch instead of
+	// being copied (transient decoding: Parser.Scratch).
+	scratch *[]byte
 }
 
 func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -151,7 +156,30 @@ func (d *decoder) str() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if d.scratch != nil {
+		return d.transient(raw, esc), nil
+	}
 	return unquote(raw, esc), nil
+}
+
+// transient is unquote for transient decoding: the string aliases raw when
+// it needs no decoding, else the bytes appended to *d.scratch.
+func (d *decoder) transient(raw []byte, esc bool) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	if !esc && utf8.Valid(raw) {
+		return unsafe.String(&raw[0], len(raw))
+	}
+	start := len(*d.scratch)
+	// The decoded bytes are at most len(raw): one allocation, not
+	// append's growth steps (a tool result can be megabytes).
+	*d.scratch = appendUnquoted(slices.Grow(*d.scratch, len(raw)), raw)
+	b := (*d.scratch)[start:]
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // unquote decodes a validated string body (encoding/json rules: invalid
@@ -160,7 +188,16 @@ func unquote(raw []byte, esc bool) string {
 	if !esc && utf8.Valid(raw) {
 		return string(raw)
 	}
-	out := make([]byte, 0, len(raw))
+	out := appendUnquoted(make([]byte, 0, len(raw)), raw)
+	if len(out) == 0 {
+		return ""
+	}
+	// out is never written again: share its bytes instead of copying them.
+	return unsafe.String(&out[0], len(out))
+}
+
+// appendUnquoted appends the decoded bytes of a validated string body.
+func appendUnquoted(out, raw []byte) []byte {
 	for i := 0; i < len(raw); {
 		// Copy the run up to the next backslash in one go.
 		k := bytes.IndexByte(raw[i:], '\\')
@@ -225,11 +262,7 @@ func unquote(raw []byte, esc bool) string {
 		}
 		i += size
 	}
-	if len(out) == 0 {
-		return ""
-	}
-	// out is never written again: share its bytes instead of copying them.
-	return unsafe.String(&out[0], len(out))
+	return out
 }
 
 // appendFixUTF8 appends run with each invalid UTF-8 byte replaced by

@@ -24,12 +24,21 @@ type LineFunc func(line []byte, off int64, tooLong bool) error
 // whole; longer ones are reported with tooLong. It returns the offset just
 // after the last complete line, where the next scan must start.
 func ScanLines(r io.ReaderAt, start, end int64, maxLine int, fn LineFunc) (int64, error) {
-	return scanLines(r, start, end, maxLine, readChunk, fn)
+	return scanLines(r, start, end, maxLine, readChunk, nil, fn)
 }
+
+// ScanLinesBuf is ScanLines reading into buf when it holds at least
+// ReadChunk bytes (a caller scanning many ranges reuses one buffer).
+func ScanLinesBuf(r io.ReaderAt, start, end int64, maxLine int, buf []byte, fn LineFunc) (int64, error) {
+	return scanLines(r, start, end, maxLine, readChunk, buf, fn)
+}
+
+// ReadChunk is the scanner's read size.
+const ReadChunk = readChunk
 
 // scanLines is ScanLines with the read size as a parameter (tests use tiny
 // ones to exercise lines longer than the buffer).
-func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, fn LineFunc) (int64, error) {
+func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, reuse []byte, fn LineFunc) (int64, error) {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
@@ -38,7 +47,12 @@ func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, fn LineF
 		// whole chunk allocated and zeroed for a few hundred bytes.
 		chunkSize = int(max(end-start, 512))
 	}
-	buf := make([]byte, chunkSize)
+	var buf []byte
+	if len(reuse) >= chunkSize {
+		buf = reuse[:chunkSize]
+	} else {
+		buf = make([]byte, chunkSize)
+	}
 	var long []byte // reused buffer for lines longer than buf
 	lineStart := start
 	pos := start

@@ -41,11 +41,11 @@ func FuzzScanLines(f *testing.F) {
 			return nil
 		}
 		r := bytes.NewReader(data)
-		next, err := scanLines(r, 0, int64(cut), maxLine, chunk, collect)
+		next, err := scanLines(r, 0, int64(cut), maxLine, chunk, nil, collect)
 		if err != nil {
 			t.Fatal(err)
 		}
-		next, err = scanLines(r, next, -1, maxLine, chunk, collect)
+		next, err = scanLines(r, next, -1, maxLine, chunk, nil, collect)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -46,6 +46,15 @@ type Parser struct {
 	NextSeq   int     // Seq of the next entry
 	LastV1ID  string  // v1 files: id of the previous entry (the implicit parent)
 	LookupSeq func(seq int) (string, bool)
+	// Scratch, when set, makes the Decoded that ParseLine returns
+	// transient: its strings may alias line and *Scratch, which the next
+	// call reuses (it starts by truncating *Scratch), so the caller must be
+	// done with it (and with line) before parsing the next line. The Entry
+	// and the Header never alias them. For the indexer, which renders each
+	// line before the next: decoded strings are then not allocated one by
+	// one (they were half the bytes allocated while indexing).
+	Scratch *[]byte
+	lf      *lineFields // with Scratch: reused for each line
 }
 
 // SyntheticID is the deterministic id given to the entry on physical line
@@ -76,7 +85,18 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 	if p.NotPi {
 		return nil, nil, SkipBeforeHeader
 	}
-	r, err := decodeLine(line)
+	var f *lineFields
+	if p.Scratch != nil {
+		*p.Scratch = (*p.Scratch)[:0]
+		// Transient: the fields of the previous line are done with too.
+		if p.lf == nil {
+			p.lf = &lineFields{}
+		}
+		f = p.lf
+	} else {
+		f = &lineFields{}
+	}
+	r, err := decodeLine(line, p.Scratch, f)
 	if err != nil {
 		return nil, nil, SkipInvalidJSON
 	}
@@ -96,7 +116,7 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 			p.NotPi = true
 			return nil, nil, SkipBeforeHeader
 		}
-		h := &Header{Version: 1, ID: r.id, Cwd: r.cwd, ParentSession: r.parentSession, Timestamp: r.timestamp}
+		h := &Header{Version: 1, ID: strings.Clone(r.id), Cwd: strings.Clone(r.cwd), ParentSession: strings.Clone(r.parentSession), Timestamp: strings.Clone(r.timestamp)}
 		if r.hasVersion && r.version >= 1 {
 			h.Version = int(r.version)
 		} else if v, err := strconv.ParseFloat(strings.TrimSpace(r.versionText), 64); err == nil && r.versionText != "" && v >= 1 {
@@ -111,7 +131,7 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 		return nil, nil, SkipExtraHeader
 	}
 
-	e := &Entry{Seq: p.NextSeq, Line: lineNo, Offset: off, Length: len(line), Type: Intern(typ), Timestamp: r.timestamp}
+	e := &Entry{Seq: p.NextSeq, Line: lineNo, Offset: off, Length: len(line), Type: Intern(typ), Timestamp: p.own(r.timestamp)}
 	if p.Header.Version < 2 {
 		// migrateV1ToV2: linear chain in file order, fresh ids.
 		e.ID = SyntheticID(lineNo)
@@ -121,8 +141,8 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 		if !r.hasID {
 			return nil, nil, SkipMissingID
 		}
-		e.ID = r.id
-		e.ParentID = r.parentID
+		e.ID = p.own(r.id)
+		e.ParentID = p.own(r.parentID)
 	}
 	p.NextSeq++
 
@@ -149,7 +169,7 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 		e.CustomType = Intern(r.customType)
 		d.Data = r.data
 	case TypeBranchSummary:
-		e.SetRefs(EntryRefs{FromID: r.fromID})
+		e.SetRefs(EntryRefs{FromID: p.own(r.fromID)})
 		e.FromHook = r.fromHook
 		e.EmptySummary = r.summary == ""
 		d.Summary = r.summary
@@ -160,7 +180,7 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 		d.Details = r.details
 		e.SystemMessage = r.systemMessage
 		if r.hasFirstKeptID {
-			e.SetRefs(EntryRefs{FirstKeptEntryID: r.firstKeptEntryID})
+			e.SetRefs(EntryRefs{FirstKeptEntryID: p.own(r.firstKeptEntryID)})
 		} else if r.hasFirstKeptEntryIndex && p.Header.Version < 2 && p.LookupSeq != nil {
 			// Index into Pi's parsed-entries array, header = 0.
 			idx := r.firstKeptEntryIndex
@@ -171,11 +191,11 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 			}
 		}
 	case TypeLabel:
-		e.SetRefs(EntryRefs{TargetID: r.targetID, Label: r.label})
+		e.SetRefs(EntryRefs{TargetID: p.own(r.targetID), Label: p.own(r.label)})
 	case TypeSessionInfo:
-		e.SetRefs(EntryRefs{Name: r.name})
+		e.SetRefs(EntryRefs{Name: p.own(r.name)})
 	case TypeContextEdit:
-		e.SetRefs(EntryRefs{TargetID: r.targetID})
+		e.SetRefs(EntryRefs{TargetID: p.own(r.targetID)})
 		switch {
 		case r.replacementNull:
 			e.Edit = EditOmit
@@ -186,6 +206,15 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 		}
 	}
 	return e, d, SkipNone
+}
+
+// own returns s as the Entry keeps it: a copy when s may alias a buffer
+// (Parser.Scratch).
+func (p *Parser) own(s string) string {
+	if p.Scratch == nil {
+		return s
+	}
+	return strings.Clone(s)
 }
 
 // truthy reports whether a valid non-object JSON line is truthy in

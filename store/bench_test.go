@@ -63,6 +63,10 @@ func benchIndex(b *testing.B) (*Session, *sessiongen.Manifest) {
 	if err := s.Sync(context.Background()); err != nil {
 		b.Fatal(err)
 	}
+	// The search block filters, which Sync builds in the background.
+	if err := s.buildBlocks(); err != nil {
+		b.Fatal(err)
+	}
 	return s, m
 }
 
@@ -177,6 +181,22 @@ func BenchmarkSearchNoMatch(b *testing.B) {
 				err = fmt.Errorf("no-match query found %d items", len(res.Items))
 			}
 			return err
+		})
+	}
+}
+
+// BenchmarkSearchHit is search_contents over all windows with queries
+// that match: a common one ("func ") and pieces of a generated tool result.
+func BenchmarkSearchHit(b *testing.B) {
+	s, _ := benchIndex(b)
+	for _, q := range []string{"func ", "return err", "xq9"} {
+		b.Run(q, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				localView(b, s, func(v *history.View) error {
+					_, err := v.Search(history.SearchArgs{Query: q})
+					return err
+				})
+			}
 		})
 	}
 }

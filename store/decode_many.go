@@ -2,12 +2,15 @@ package store
 
 import (
 	"path/filepath"
+	"sync"
 
 	"contextd/session"
 )
 
 // DecodeEach decodes the entries at seqs (Seqs of v.Tree, any order) with
 // one open of the session file and calls fn for each, in the order given.
+// fn must not modify the entry or the decoded bodies: recently decoded
+// entries are kept (decodeCache) and shared by later calls.
 // Errors: ErrFileChanged when the file is gone, swapped, or an entry's
 // bytes no longer parse to the indexed entry; fn's error ends the walk.
 func (v *View) DecodeEach(seqs []int, fn func(seq int, e *session.Entry, d *session.Decoded) error) error {
@@ -24,8 +27,15 @@ func (v *View) DecodeEach(seqs []int, fn func(seq int, e *session.Entry, d *sess
 	}
 	defer f.Close()
 	h := v.Tree.Header
+	dc := &v.s.decoded
 	for _, seq := range seqs {
 		e := &v.Tree.Entries[seq]
+		if c, ok := dc.get(seq, e); ok {
+			if err := fn(seq, c.e, c.d); err != nil {
+				return err
+			}
+			continue
+		}
 		buf := make([]byte, e.Length)
 		if _, err := f.ReadAt(buf, e.Offset); err != nil {
 			return ErrFileChanged
@@ -35,9 +45,67 @@ func (v *View) DecodeEach(seqs []int, fn func(seq int, e *session.Entry, d *sess
 		if skip != session.SkipNone || got == nil || got.ID != e.ID {
 			return ErrFileChanged
 		}
+		dc.put(seq, e, decodedEntry{e: got, d: d})
 		if err := fn(seq, got, d); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// decodeCache keeps the entries DecodeEach decoded lately, by Seq, up to
+// decodeCacheBytes of their lines (an entry's line longer than an eighth
+// of that is not kept). /context pairs the tool calls of the current
+// window on every call (coordinator.pairMessages), which decoded the same
+// few hundred assistant and tool result lines each time (issue 16:
+// catch-up /context ≤ 1 ms). An indexed entry's bytes never change: a file
+// changed in place is re-indexed whole, which empties the cache (reset),
+// and each hit is checked against the entry's offset and length.
+type decodeCache struct {
+	mu    sync.Mutex
+	m     map[int]decodedEntry
+	bytes int
+}
+
+type decodedEntry struct {
+	e      *session.Entry
+	d      *session.Decoded
+	offset int64
+	length int
+}
+
+const decodeCacheBytes = 4 << 20
+
+func (c *decodeCache) get(seq int, e *session.Entry) (decodedEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	x, ok := c.m[seq]
+	if !ok || x.offset != e.Offset || x.length != e.Length {
+		return decodedEntry{}, false
+	}
+	return x, true
+}
+
+func (c *decodeCache) put(seq int, e *session.Entry, x decodedEntry) {
+	if e.Length > decodeCacheBytes/8 {
+		return
+	}
+	x.offset, x.length = e.Offset, e.Length
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || c.bytes+e.Length > decodeCacheBytes {
+		// Full: start again (the working set is one window's lines).
+		c.m, c.bytes = map[int]decodedEntry{}, 0
+	}
+	if old, ok := c.m[seq]; ok {
+		c.bytes -= old.length
+	}
+	c.m[seq] = x
+	c.bytes += e.Length
+}
+
+func (c *decodeCache) clear() {
+	c.mu.Lock()
+	c.m, c.bytes = nil, 0
+	c.mu.Unlock()
 }

@@ -65,7 +65,14 @@ func times(fi fs.FileInfo) (mtime, ctime int64) {
 
 // crcRange extends crc over [from, to) of r.
 func crcRange(r io.ReaderAt, crc uint32, from, to int64) (uint32, error) {
-	buf := make([]byte, min(to-from, 1<<20))
+	return crcRangeBuf(r, crc, from, to, nil)
+}
+
+// crcRangeBuf is crcRange reading into buf when it is not empty.
+func crcRangeBuf(r io.ReaderAt, crc uint32, from, to int64, buf []byte) (uint32, error) {
+	if len(buf) == 0 {
+		buf = make([]byte, min(max(to-from, 0), 1<<20))
+	}
 	for off := from; off < to; {
 		n := int64(len(buf))
 		if to-off < n {
@@ -90,9 +97,9 @@ func tailCRC(r io.ReaderAt, next int64) (uint32, error) {
 }
 
 // extended returns c after the bytes [from, to) of r were indexed.
-func (c contentCheck) extended(r io.ReaderAt, from, to int64) (contentCheck, error) {
+func (c contentCheck) extended(r io.ReaderAt, from, to int64, buf []byte) (contentCheck, error) {
 	var err error
-	if c.crc, err = crcRange(r, c.crc, from, to); err != nil {
+	if c.crc, err = crcRangeBuf(r, c.crc, from, to, buf); err != nil {
 		return c, err
 	}
 	c.tail, err = tailCRC(r, to)

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -366,6 +367,7 @@ var (
 	searchChunk       = 256 << 10
 	searchGap   int64 = 32 << 10
 	searchSplit int64 = 8 << 20
+	searchMap   int64 = 1 << 20 // searches over more bytes map the file
 )
 
 var searchPool = sync.Pool{New: func() any { b := make([]byte, searchChunk); return &b }}
@@ -434,7 +436,24 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 		return err
 	}
 	defer f.Close()
+	src := &textSource{f: f}
+	if total >= searchMap {
+		// Scan the page cache in place rather than copy it: the texts
+		// searched end by the last span, all committed, and the file is
+		// never truncated while a view is open (Read holds mu; truncations
+		// hold it for writing).
+		if m, err := syscall.Mmap(int(f.Fd()), 0, int(spans[len(spans)-1].end), syscall.PROT_READ, syscall.MAP_SHARED); err == nil {
+			src.mapped = m
+			defer syscall.Munmap(m)
+		}
+	}
 	fd := newFinder(query)
+	var cs *candidates
+	if t.v.s != nil {
+		if cs, err = t.v.s.blockCandidates(query, spans[0].off, spans[len(spans)-1].end); err != nil {
+			return err
+		}
+	}
 
 	var matched []bool // by Key, when !inOrder
 	var emit func(i int) bool
@@ -446,7 +465,7 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 	}
 
 	if total <= searchSplit || runtime.GOMAXPROCS(0) < 2 {
-		if _, err := scanSpans(f, fd, spans, nil, emit); err != nil {
+		if _, err := scanSpans(src, fd, cs, spans, nil, emit); err != nil {
 			return err
 		}
 	} else {
@@ -465,12 +484,12 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			_, err2 = scanSpans(f, fd, spans[half:], &stop, func(i int) bool {
+			_, err2 = scanSpans(src, fd, cs, spans[half:], &stop, func(i int) bool {
 				hits = append(hits, half+i)
 				return true
 			})
 		}()
-		more, err := scanSpans(f, fd, spans[:half], nil, emit)
+		more, err := scanSpans(src, fd, cs, spans[:half], nil, emit)
 		if !more || err != nil {
 			stop.Store(true)
 		}
@@ -504,8 +523,9 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 
 // scanSpans finds which of spans (ascending, disjoint) contain fd's query
 // and calls emit(i) for each, in order. It returns false when emit did
-// (and stops then), or when stop was set.
-func scanSpans(f *os.File, fd *finder, spans []span, stop *atomic.Bool, emit func(i int) bool) (bool, error) {
+// (and stops then), or when stop was set. Blocks that cs (nil: none) rules
+// out are not read.
+func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *atomic.Bool, emit func(i int) bool) (bool, error) {
 	bp := searchPool.Get().(*[]byte)
 	defer searchPool.Put(bp)
 	buf := *bp
@@ -530,6 +550,13 @@ func scanSpans(f *os.File, fd *finder, spans []span, stop *atomic.Bool, emit fun
 			break
 		}
 		pos = max(pos, spans[cur].off)
+		if cs != nil {
+			// No match starts in a block the filters rule out.
+			if p := cs.skip(pos); p > pos {
+				pos = p
+				continue
+			}
+		}
 		// Read up to the end of the run of close spans from cur, at most
 		// one buffer.
 		k, runEnd := cur+1, spans[cur].end
@@ -538,8 +565,11 @@ func scanSpans(f *os.File, fd *finder, spans []span, stop *atomic.Bool, emit fun
 			k++
 		}
 		end := min(runEnd, pos+int64(len(buf)))
-		chunk := buf[:end-pos]
-		if _, err := f.ReadAt(chunk, pos); err != nil {
+		if cs != nil {
+			end = min(end, cs.limit(pos, nq))
+		}
+		chunk, err := src.at(buf[:end-pos], pos)
+		if err != nil {
 			return false, err
 		}
 		for i := 0; i+len(fd.q) <= len(chunk); {
@@ -576,6 +606,22 @@ func scanSpans(f *os.File, fd *finder, spans []span, stop *atomic.Bool, emit fun
 		}
 	}
 	return true, nil
+}
+
+// textSource gives scanSpans the bytes of the item-text file: a slice of
+// the mapped file when it is mapped, else read into the caller's buffer.
+type textSource struct {
+	f      *os.File
+	mapped []byte
+}
+
+// at returns the len(buf) bytes at off.
+func (t *textSource) at(buf []byte, off int64) ([]byte, error) {
+	if t.mapped != nil {
+		return t.mapped[off : off+int64(len(buf))], nil
+	}
+	_, err := t.f.ReadAt(buf, off)
+	return buf, err
 }
 
 // finder finds a byte string by its rarest byte: bytes.IndexByte for

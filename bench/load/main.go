@@ -26,6 +26,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -370,6 +371,12 @@ func (s *server) status() (hwm, rss int64) {
 // do sends one request and returns the status, the body and the wall time
 // until the whole body was read.
 func (s *server) do(method, path string, body any) (int, []byte, time.Duration, error) {
+	return s.doWith(s.hc, method, path, body)
+}
+
+// doWith is do with another HTTP client (hitStep: one connection per
+// client).
+func (s *server) doWith(hc *http.Client, method, path string, body any) (int, []byte, time.Duration, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -387,7 +394,7 @@ func (s *server) do(method, path string, body any) (int, []byte, time.Duration, 
 		req.Header.Set("Content-Type", "application/json")
 	}
 	t := time.Now()
-	resp, err := s.hc.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, nil, time.Since(t), err
 	}
@@ -577,6 +584,9 @@ func run(c config) error {
 		if err := searchStep(srv, c, m, jsonlBytes); err != nil {
 			return err
 		}
+		if err := hitStep(srv, c, m); err != nil {
+			return err
+		}
 		if err := tailStep(srv, branchPath, 50); err != nil {
 			return err
 		}
@@ -645,6 +655,9 @@ func run(c config) error {
 
 	// 5. Search with no match vs grep and ripgrep; the /branch tail form.
 	if err := searchStep(srv, c, m, jsonlBytes); err != nil {
+		return err
+	}
+	if err := hitStep(srv, c, m); err != nil {
 		return err
 	}
 	if err := tailStep(srv, branchPath, 50); err != nil {
@@ -818,6 +831,93 @@ func searchStep(srv *server, c config, m *sessiongen.Manifest, jsonlBytes int64)
 		return err
 	}
 	ratioRow("search_contents, no match vs ripgrep", "ms", median(search), median(rg), 0.5, "", fmt.Sprintf("peer = rg -F -c on the JSONL (process wall time, median of %d)", len(rg)))
+	return nil
+}
+
+// hitStep: search_contents with a hit over all windows, hitClients clients
+// at once, each on its own connection (issue 16 target: p99 <= 25 ms on
+// this machine's cores). The queries are 16-byte pieces of one line of
+// sampled items' texts (read with read_item), so each has at least one
+// match; the clients cycle through them.
+func hitStep(srv *server, c config, m *sessiongen.Manifest) error {
+	const hitClients = 32
+	sid := map[string]any{"session_id": m.SessionID}
+	r := rand.New(rand.NewPCG(13, 17))
+	var queries []string
+	for tries := 0; len(queries) < hitClients && tries < 1000 && len(m.Sample) > 0; tries++ {
+		it := m.Sample[r.IntN(len(m.Sample))]
+		out, _, err := srv.must("POST", "/alpha/history/v2/read_item", map[string]any{"context": sid, "item_id": it.ItemID, "window_id": it.WindowID, "limit_chars": 2000})
+		if err != nil {
+			return err
+		}
+		var rr struct {
+			Item *struct {
+				Content string `json:"content"`
+			} `json:"item"`
+		}
+		if json.Unmarshal(out, &rr) != nil || rr.Item == nil || len(rr.Item.Content) < 64 {
+			continue
+		}
+		t := rr.Item.Content
+		i := r.IntN(len(t) - 32)
+		q := t[i : i+16]
+		ok := true
+		for j := 0; j < len(q); j++ {
+			if q[j] < 0x20 || q[j] >= 0x7f {
+				ok = false
+			}
+		}
+		if ok && strings.TrimSpace(q) == q {
+			queries = append(queries, q)
+		}
+	}
+	if len(queries) == 0 {
+		naRow(fmt.Sprintf("search_contents with a hit, %d clients p99", hitClients), "no query could be taken from the sampled items")
+		return nil
+	}
+	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: hitClients, MaxConnsPerHost: hitClients}}
+	per := max(c.n/hitClients, 10)
+	var mu sync.Mutex
+	var ds []time.Duration
+	var hits, misses int
+	var firstErr error
+	var wg sync.WaitGroup
+	for k := 0; k < hitClients; k++ {
+		wg.Add(1)
+		go func(k int) {
+			defer wg.Done()
+			for i := 0; i < per+1; i++ {
+				q := queries[(k+i)%len(queries)]
+				st, out, d, err := srv.doWith(hc, "POST", "/alpha/history/v2/search_contents", map[string]any{"query": q, "context": sid})
+				mu.Lock()
+				switch {
+				case err != nil || st != 200:
+					if firstErr == nil {
+						firstErr = fmt.Errorf("search_contents %q: %d %v %s", q, st, err, trunc(out, 200))
+					}
+				case i == 0: // each client's first request warms its connection
+				default:
+					ds = append(ds, d)
+					if bytes.Contains(out, []byte(`"items":[]`)) {
+						misses++
+					} else {
+						hits++
+					}
+				}
+				mu.Unlock()
+			}
+		}(k)
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	if misses > 0 {
+		fmt.Printf("warning: %d of %d searches with a hit found nothing\n", misses, hits+misses)
+	}
+	absRow(fmt.Sprintf("search_contents with a hit, %d clients p99", hitClients), "ms", pct(ds, 0.99), 25,
+		fmt.Sprintf("%d requests (%d per client, %d clients at once on %d CPUs), %d distinct 16-byte queries from sampled items, p50 %.2f ms, max %.2f ms; %d answered with items",
+			len(ds), per, hitClients, runtime.NumCPU(), len(queries), median(ds), pct(ds, 1), hits))
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -351,11 +352,108 @@ func readIndexRow(t *testing.T, dir, name string) indexRow {
 	if err != nil {
 		t.Fatalf("read the sessions row of %s: %v", name, err)
 	}
-	err = db.QueryRow(`SELECT count(*), count(DISTINCT id), coalesce(min(seq), -1), coalesce(max(seq), -1) FROM entries WHERE file_id = ?`, r.FileID).Scan(&r.Entries, &r.DistinctIDs, &r.MinSeq, &r.MaxSeq)
+	// Entries are stored packed, one entry_blocks row per batch
+	// (store/entryblock.go): read every record's seq and id.
+	rows, err := db.Query(`SELECT first_seq, n, data FROM entry_blocks WHERE file_id = ? ORDER BY first_seq`, r.FileID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer rows.Close()
+	r.MinSeq, r.MaxSeq = -1, -1
+	ids := map[string]bool{}
+	for rows.Next() {
+		var first, n int
+		var data []byte
+		if err := rows.Scan(&first, &n, &data); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := blockIDs(data, n)
+		if err != nil {
+			t.Fatalf("entry block at seq %d: %v", first, err)
+		}
+		for i, id := range recs {
+			seq := first + i
+			if r.MinSeq < 0 || seq < r.MinSeq {
+				r.MinSeq = seq
+			}
+			r.MaxSeq = max(r.MaxSeq, seq)
+			ids[id] = true
+			r.Entries++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	r.DistinctIDs = len(ids)
 	return r
+}
+
+// blockIDs returns the ids of the n records of an entry_blocks row (record
+// format in store/entryblock.go: uvarint line, offset, length; strings id,
+// parentId, type, timestamp, customType, meta; flags, edit; with flag 1
+// strings role, toolName, toolNamespace and uvarint chars; uvarint textOff,
+// textLen; a string is a uvarint length and its bytes).
+func blockIDs(b []byte, n int) ([]string, error) {
+	bad := errors.New("damaged record")
+	uv := func() (uint64, error) {
+		v, k := binary.Uvarint(b)
+		if k <= 0 {
+			return 0, bad
+		}
+		b = b[k:]
+		return v, nil
+	}
+	str := func() (string, error) {
+		l, err := uv()
+		if err != nil || l > uint64(len(b)) {
+			return "", bad
+		}
+		s := string(b[:l])
+		b = b[l:]
+		return s, nil
+	}
+	var ids []string
+	for range n {
+		for range 3 {
+			if _, err := uv(); err != nil {
+				return nil, err
+			}
+		}
+		id, err := str()
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+		for range 5 {
+			if _, err := str(); err != nil {
+				return nil, err
+			}
+		}
+		if len(b) < 2 {
+			return nil, bad
+		}
+		flags := b[0]
+		b = b[2:]
+		if flags&1 != 0 {
+			for range 3 {
+				if _, err := str(); err != nil {
+					return nil, err
+				}
+			}
+			if _, err := uv(); err != nil {
+				return nil, err
+			}
+		}
+		for range 2 {
+			if _, err := uv(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(b) != 0 {
+		return nil, bad
+	}
+	return ids, nil
 }
 
 // TestCrashMidIndexing SIGKILLs contextd while it indexes a large session
@@ -688,7 +786,7 @@ func TestUnusableIndexRebuilt(t *testing.T) {
 			defer db.Close()
 			var v, n int
 			db.QueryRow("PRAGMA user_version").Scan(&v)
-			db.QueryRow("SELECT count(*) FROM entries").Scan(&n)
+			db.QueryRow("SELECT coalesce(sum(n), 0) FROM entry_blocks").Scan(&n)
 			if v < 1 || v >= 999 || n != 106+62 {
 				t.Errorf("rebuilt index.db: user_version %d, %d entries; want the binary's version and 168 entries", v, n)
 			}

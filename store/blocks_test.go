@@ -1,0 +1,187 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"contextd/history"
+)
+
+// blockText is n bytes of a small alphabet with the needles written at
+// the given offsets (later ones over earlier ones).
+func blockText(r *rand.Rand, n int, needles map[int]string) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = "abcdefgh \n"[r.IntN(10)]
+	}
+	offs := make([]int, 0, len(needles))
+	for off := range needles {
+		offs = append(offs, off)
+	}
+	slices.Sort(offs)
+	for _, off := range offs {
+		copy(b[off:], needles[off])
+	}
+	return b
+}
+
+// blockSession is a session of index dir whose item-text file is text, cut
+// into items at cuts (ascending offsets), with its block filters built.
+func blockSession(t *testing.T, dir string, fileID int64, text []byte, cuts []int) (*Session, *View) {
+	t.Helper()
+	x := &Index{dir: dir}
+	if err := os.MkdirAll(x.textDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s := &Session{x: x, fileID: fileID, textSize: int64(len(text))}
+	if err := os.WriteFile(s.textPath(), text, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.buildBlocks(); err != nil {
+		t.Fatal(err)
+	}
+	v := &View{s: s}
+	prev := 0
+	for _, c := range append(cuts, len(text)) {
+		v.Items = append(v.Items, ItemMeta{IsItem: true, Chars: int32(utf8.RuneCount(text[prev:c])), TextOff: int64(prev), TextLen: int32(c - prev)})
+		prev = c
+	}
+	return s, v
+}
+
+// TestBlockFiltersSearch: with block filters built, Search calls fn exactly
+// as strings.Contains says, for matches that start just before a block
+// boundary, inside the overlap after it, queries longer than the overlap,
+// matches straddling items (no match), and queries the filters rule out
+// in most blocks (which must then be skipped: the test checks that some
+// are).
+func TestBlockFiltersSearch(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	long := "needle(" + strings.Repeat("Z", blockOverlap+40) + ")"
+	needles := map[int]string{
+		blockSize - 4:                  "needle(Q)",
+		2*blockSize - 1:                "needle(Q)",
+		3*blockSize + blockOverlap - 3: "needle(Q)",
+		4*blockSize - 100:              long,
+		5*blockSize - 3:                "Q(xyz",
+		6*blockSize + 17:               "needle(Q)",
+		7*blockSize + 5:                "needle(Q)", // the last, incomplete block
+	}
+	text := blockText(r, 7*blockSize+blockOverlap, needles)
+	var cuts []int
+	for c := r.IntN(5000); c < len(text); c += 1 + r.IntN(9000) {
+		cuts = append(cuts, c)
+	}
+	// An item boundary through one needle: that one is no match.
+	cuts = append(cuts, 6*blockSize+20)
+	slices.Sort(cuts)
+	cuts = slices.Compact(cuts)
+	s, v := blockSession(t, t.TempDir(), 1, text, cuts)
+	if got, want := s.blk.done.Load(), int64(6); got != want {
+		t.Fatalf("%d complete blocks recorded, want %d (text of %d bytes)", got, want, len(text))
+	}
+	cs, err := s.blockCandidates("needle(Q)", 0, int64(len(text)))
+	if err != nil || cs == nil {
+		t.Fatalf("no candidates (%v)", err)
+	}
+	// Blocks 0, 1, 2 (match starts), 5 (6*blockSize+17 is in block 6...)
+	// whatever the hash says, the blocks with a match start must be read
+	// and block 4 (only "Q(xyz" near its end, long needle starts in 3) has none.
+	for _, b := range []int64{0, 1, 3, 6} {
+		if !cs.reads(b) {
+			t.Errorf("block %d holds a match start of needle(Q) but is skipped", b)
+		}
+	}
+	skipped := 0
+	for _, rd := range cs.read {
+		if !rd {
+			skipped++
+		}
+	}
+	if skipped == 0 {
+		t.Errorf("the filters rule out no block for needle(Q): %v", cs.read)
+	}
+	texts := make([]string, len(v.Items))
+	for i, im := range v.Items {
+		texts[i] = string(text[im.TextOff : im.TextOff+int64(im.TextLen)])
+	}
+	ts := viewTexts{v: v, path: s.textPath()}
+	all := make([]history.ItemRef, len(v.Items))
+	for i := range all {
+		all[i] = history.ItemRef{ItemID: fmt.Sprint(i), Key: int64(i)}
+	}
+	queries := []string{"needle(Q)", long, "Q(xyz", "ZZZZ)", "needle", "zzzz", "abc", "Q("}
+	for _, p := range []struct {
+		chunk int
+		split int64
+	}{{256 << 10, 8 << 20}, {4 << 10, 8 << 20}, {64 << 10, 0}} {
+		func() {
+			defer func(c int, s int64) { searchChunk, searchSplit = c, s }(searchChunk, searchSplit)
+			searchChunk, searchSplit = p.chunk, p.split
+			for name, refs := range map[string][]history.ItemRef{"file": all, "reversed": reversed(all), "sparse": subset(r, all, 3)} {
+				for _, q := range queries {
+					want := searchOracle(texts, refs, q, 0)
+					var got []history.ItemRef
+					if err := ts.Search(q, refs, 0, func(ref history.ItemRef) bool { got = append(got, ref); return true }); err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(got, want) {
+						t.Fatalf("chunk %d, refs %s, query %q: got %v, want %v", p.chunk, name, q, keys(got), keys(want))
+					}
+				}
+			}
+		}()
+	}
+}
+
+// TestBlockFiltersIncremental: records built as the text grows (in steps
+// that end inside blocks and inside the overlap) are byte for byte the
+// records built once over the whole text, and resetBlocks keeps exactly
+// the records of the complete blocks of a shorter committed text.
+func TestBlockFiltersIncremental(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	text := blockText(r, 5*blockSize+1000, map[int]string{blockSize + 9: "needle"})
+	dir := t.TempDir()
+	once, _ := blockSession(t, dir, 1, text, nil)
+	grown, _ := blockSession(t, dir, 2, text[:1000], nil)
+	for _, n := range []int{blockSize, blockSize + blockOverlap + 1, blockSize + blockOverlap + 2, 3*blockSize + 5, len(text)} {
+		if err := os.WriteFile(grown.textPath(), text[:n], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		grown.textSize = int64(n)
+		if err := grown.buildBlocks(); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := grown.blk.done.Load(), blocksComplete(int64(n)); got != want {
+			t.Fatalf("text of %d bytes: %d records, want %d", n, got, want)
+		}
+	}
+	a, err := os.ReadFile(once.blockPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(grown.blockPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+blockRecord <= min(len(a), len(b)); i += blockRecord {
+		if !bytes.Equal(a[i:i+blockRecord], b[i:i+blockRecord]) {
+			t.Errorf("record %d differs", i/blockRecord)
+		}
+	}
+	if len(a) != 5*blockRecord || !bytes.Equal(a, b) {
+		t.Fatalf("records built once (%d bytes) and built growing (%d bytes) differ", len(a), len(b))
+	}
+	if err := grown.resetBlocks(2*blockSize + blockOverlap + 1); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(grown.blockPath()); err != nil || fi.Size() != blockRecord || grown.blk.done.Load() != 1 {
+		t.Fatalf("after a reset to a text of 2 blocks + overlap + 1 byte: %v records, %v", grown.blk.done.Load(), err)
+	}
+}

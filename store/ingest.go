@@ -1,0 +1,517 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"contextd/history"
+	"contextd/session"
+)
+
+// encodeMeta is json.Marshal of e's entryMeta, written by hand (it runs
+// once per indexed entry): the same bytes, without reflection.
+func encodeMeta(buf []byte, e *session.Entry) []byte {
+	buf = append(buf, '{')
+	n := len(buf)
+	str := func(key, v string) {
+		if v == "" {
+			return
+		}
+		if len(buf) > n {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, '"')
+		buf = append(buf, key...)
+		buf = append(buf, '"', ':')
+		buf = appendJSONString(buf, v)
+	}
+	flag := func(key string, v bool) {
+		if !v {
+			return
+		}
+		if len(buf) > n {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, '"')
+		buf = append(buf, key...)
+		buf = append(buf, `":true`...)
+	}
+	str("role", e.Role)
+	str("stopReason", e.StopReason)
+	str("fromId", e.FromID())
+	flag("fromHook", e.FromHook)
+	flag("emptySummary", e.EmptySummary)
+	str("firstKeptEntryId", e.FirstKeptEntryID())
+	str("targetId", e.TargetID())
+	str("label", e.Label())
+	str("name", e.Name())
+	if e.Window != nil {
+		if len(buf) > n {
+			buf = append(buf, ',')
+		}
+		w, _ := json.Marshal(e.Window)
+		buf = append(append(buf, `"window":`...), w...)
+	}
+	if e.Edit != session.EditNone {
+		if len(buf) > n {
+			buf = append(buf, ',')
+		}
+		buf = strconv.AppendUint(append(buf, `"edit":`...), uint64(e.Edit), 10)
+	}
+	flag("systemMessage", e.SystemMessage)
+	return append(buf, '}')
+}
+
+// appendJSONString appends v as json.Marshal encodes a string (HTML
+// characters escaped too).
+func appendJSONString(buf []byte, v string) []byte {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(v)
+			return append(buf, b...)
+		}
+	}
+	buf = append(buf, '"')
+	buf = append(buf, v...)
+	return append(buf, '"')
+}
+
+func decodeMeta(s string, e *session.Entry) error {
+	var m entryMeta
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return err
+	}
+	e.Role, e.StopReason, e.FromHook, e.EmptySummary, e.Window = m.Role, m.StopReason, m.FromHook, m.EmptySummary, m.Window
+	e.SetRefs(session.EntryRefs{FromID: m.FromID, FirstKeptEntryID: m.FirstKeptEntryID, TargetID: m.TargetID, Label: m.Label, Name: m.Name})
+	e.Edit, e.SystemMessage = m.Edit, m.SystemMessage
+	return nil
+}
+
+// memEntry is e as the in-memory tree keeps it: the timestamp only for a
+// branch_summary (the Tree archives' hidden summaries name it); every
+// entry's timestamp stays in the entries.ts column. A quarter-million
+// timestamps are 8 MiB of heap for a 1 GiB session.
+func memEntry(e session.Entry) session.Entry {
+	if e.Type != session.TypeBranchSummary {
+		e.Timestamp = ""
+	}
+	return e
+}
+
+// textWriter appends item texts and counts the bytes written.
+type textWriter struct {
+	w *bufio.Writer
+	n int64
+}
+
+func (t *textWriter) write(s string) error {
+	n, err := t.w.WriteString(s)
+	t.n += int64(n)
+	return err
+}
+
+// pendingEntry is an entry parsed in the current batch.
+type pendingEntry struct {
+	e    session.Entry
+	item ItemMeta
+}
+
+// ingest indexes the bytes [s.next, size) in batches of about BatchBytes.
+// Each batch: parse and render, append item texts to the text file, then one
+// transaction with the entries and the new resume state, then publish to
+// readers.
+func (s *Session) ingest(ctx context.Context, db *DB, f *os.File, size int64) error {
+	tf, err := os.OpenFile(s.textPath(), os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	defer tf.Close()
+	ib := &ingestBufs{}
+	for s.next < size {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if s.flightScanned > size {
+			s.flightScanned = s.next // cut and written again: look again
+		}
+		if s.flightFrom == s.next && s.flightScanned > s.next {
+			// An unterminated line seen before: look for its end in the
+			// new bytes only (issue 12 item 5).
+			nl, found, err := s.lineEnd(ctx, f, size)
+			if err != nil || !found {
+				return err
+			}
+			// It ends: one batch through its end indexes it (a line over
+			// the limit is skipped as too_long without being held).
+			s.flightFrom, s.flightScanned = 0, 0
+			if _, err := s.batch(ctx, db, f, tf, nl+1, size, ib); err != nil {
+				return err
+			}
+			s.setFlightTooLong(0)
+			continue
+		}
+		end := s.next + s.x.opts.BatchBytes
+		if end > size {
+			end = size
+		}
+		progressed, err := s.batch(ctx, db, f, tf, end, size, ib)
+		if err != nil {
+			return err
+		}
+		if !progressed {
+			// No "\n" in [next, end): the line at next is longer than the
+			// batch, or in flight. Remember how far it was scanned.
+			s.flightFrom, s.flightScanned = s.next, end
+			if end == size {
+				s.noteFlight()
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// lineEnd looks for the "\n" ending the line at s.next from s.flightScanned
+// to size, 64 MiB at a time (ctx is checked between steps, so a request
+// deadline cuts a huge scan and the next sync goes on from where it
+// stopped). found is false when the line is still in flight.
+func (s *Session) lineEnd(ctx context.Context, f *os.File, size int64) (nl int64, found bool, err error) {
+	const step = 64 << 20
+	for s.flightScanned < size {
+		if err := ctx.Err(); err != nil {
+			s.noteFlight()
+			return 0, false, err
+		}
+		to := min(s.flightScanned+step, size)
+		nl, found, err := session.FindNewline(f, s.flightScanned, to)
+		if err != nil || found {
+			return nl, found, err
+		}
+		s.flightScanned = to
+	}
+	s.noteFlight()
+	return 0, false, nil
+}
+
+// noteFlight publishes the length of the in-flight line when it is over the
+// line limit (it will be skipped as too_long when it ends).
+func (s *Session) noteFlight() {
+	n := s.flightScanned - s.flightFrom
+	if n <= int64(s.x.opts.MaxLineBytes) {
+		n = 0
+	}
+	s.setFlightTooLong(n)
+}
+
+func (s *Session) setFlightTooLong(n int64) {
+	s.mu.Lock()
+	s.flightTooLong = n
+	s.mu.Unlock()
+}
+
+// batch indexes the complete lines of [s.next, end) (size is the file
+// size): parse and render them (batchWork.line), write their item texts,
+// commit their rows with the resume state, publish. It reports false when
+// no line ended before end.
+func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, end, size int64, ib *ingestBufs) (bool, error) {
+	b := s.newBatch(tf, end, ib)
+	// The scratch (grown to this batch's largest line) serves the next
+	// batch unless a huge line grew it.
+	defer func() {
+		if cap(b.scratch) <= 1<<20 {
+			ib.scratch = b.scratch[:0]
+		}
+	}()
+	start := s.next
+	if end-start >= session.ReadChunk && ib.chunk == nil {
+		ib.chunk = make([]byte, session.ReadChunk)
+	}
+	next, err := session.ScanLinesBuf(f, start, end, s.x.opts.MaxLineBytes, ib.chunk, b.line)
+	if err != nil {
+		return false, err
+	}
+	if next == start {
+		return false, nil
+	}
+	if start == 0 && b.haveFirst {
+		copy(s.firstLine[:], b.first[:])
+	}
+	// 1. item texts, before the rows that point at them.
+	if err := b.texts.w.Flush(); err != nil {
+		return false, fmt.Errorf("write item texts: %w", err)
+	}
+	newTextSize := b.textOff + b.texts.n
+	// The change check of the indexed bytes, extended over this batch
+	// (verify.go); stored with the resume state.
+	if next-start >= 1<<20 && ib.crc == nil {
+		ib.crc = make([]byte, 1<<20)
+	}
+	check, err := s.check.extended(f, start, next, ib.crc)
+	if err != nil {
+		return false, err
+	}
+	// 2. rows and resume state in one transaction.
+	merged := mergeStats(s.stats, b.stats)
+	if err := s.commitBatch(ctx, db, b, next, newTextSize, merged, check); err != nil {
+		return false, err
+	}
+	s.check = check
+	// 3. publish.
+	s.publishBatch(b, next, size, newTextSize, merged)
+
+	m := s.x.metrics
+	m.BytesIngested.Add(float64(next - start))
+	m.EntriesIngested.Add(float64(len(b.pend)))
+	for r, n := range b.stats.Skipped {
+		m.SkippedLines.WithLabelValues(string(r)).Add(float64(n))
+	}
+	return true, nil
+}
+
+// batchWork is one ingest batch being parsed: a copy of the parser state
+// (committed only with the batch), the entries parsed and rendered so far,
+// their item texts (streamed into the text file at its committed end; the
+// rows that point at them commit afterwards, so a crash leaves only bytes
+// that load truncates away), the tool calls and names they add.
+type batchWork struct {
+	s         *Session
+	p         session.Parser
+	hdr       *session.Header // the header, when this batch parsed it
+	pend      []pendingEntry
+	texts     *textWriter
+	textOff   int64
+	newCalls  map[string]history.Call
+	calls     []history.CallRecord
+	newNames  names
+	stats     session.Stats
+	first     [32]byte // hash of the file's first line, when this batch read it
+	haveFirst bool
+	scratch   []byte // the parser's Scratch: each line's decoded strings
+}
+
+// ingestBufs are the buffers one ingest call reuses for all its batches
+// (each batch allocated its own: a fifth of the bytes allocated while
+// indexing); they are garbage once the call returns.
+type ingestBufs struct {
+	chunk   []byte        // the line scanner's reads
+	crc     []byte        // the change check's reads
+	text    *bufio.Writer // item texts
+	scratch []byte        // the parser's Scratch
+}
+
+func (s *Session) newBatch(tf *os.File, end int64, ib *ingestBufs) *batchWork {
+	b := &batchWork{s: s, p: s.parser, textOff: s.textSize, newCalls: map[string]history.Call{}}
+	if b.p.Header != nil {
+		h := *b.p.Header
+		b.p.Header = &h
+	}
+	// Size the batch's entries once, from the entries per byte so far
+	// (growing by append allocated a fifth of the ingest's garbage).
+	if s.tree != nil && s.next > 0 {
+		b.pend = make([]pendingEntry, 0, int(float64(end-s.next)*float64(s.tree.Len())/float64(s.next)*1.1)+16)
+	}
+	w := io.NewOffsetWriter(tf, s.textSize)
+	var bw *bufio.Writer
+	if end-s.next >= 1<<20 {
+		if ib.text == nil {
+			ib.text = bufio.NewWriterSize(w, 1<<20)
+		}
+		bw = ib.text
+		bw.Reset(w)
+	} else {
+		bw = bufio.NewWriterSize(w, int(max(end-s.next, 4096)))
+	}
+	b.texts = &textWriter{w: bw}
+	b.p.LookupSeq = b.idAt
+	// Transient decoding: each line is rendered before the next is parsed;
+	// what is kept (entries, calls, names) is copied.
+	b.scratch = ib.scratch[:0]
+	b.p.Scratch = &b.scratch
+	return b
+}
+
+// idAt is the parser's LookupSeq: the id of the entry at seq, indexed or
+// pending.
+func (b *batchWork) idAt(seq int) (string, bool) {
+	t := b.s.tree
+	if t != nil && seq < t.Len() {
+		return t.IDAt(seq)
+	}
+	base := 0
+	if t != nil {
+		base = t.Len()
+	}
+	if i := seq - base; i >= 0 && i < len(b.pend) {
+		return b.pend[i].e.ID, true
+	}
+	return "", false
+}
+
+// lookupCall finds a tool call by id, in this batch or indexed.
+func (b *batchWork) lookupCall(id string) (history.Call, bool) {
+	if c, ok := b.newCalls[id]; ok {
+		return c, true
+	}
+	c, ok := b.s.calls[id]
+	return c, ok
+}
+
+// line is session.ScanLines' callback: it finishes one line in file order
+// (parser state, rendering, item text and tool calls).
+func (b *batchWork) line(line []byte, off int64, tooLong bool) error {
+	if off == 0 && line != nil {
+		b.first, b.haveFirst = sha256.Sum256(line), true
+	}
+	s, p := b.s, &b.p
+	b.stats.Lines++
+	lineNo := p.NextLine
+	if lineNo == 0 {
+		lineNo = 1
+	}
+	if tooLong {
+		p.NextLine = lineNo + 1
+		b.stats.Note(lineNo, off, session.SkipTooLong)
+		return nil
+	}
+	wasHeader := p.Header == nil
+	e, d, skip := p.ParseLine(line, off)
+	if skip != session.SkipNone {
+		b.stats.Note(lineNo, off, skip)
+		return nil
+	}
+	if e == nil {
+		if wasHeader {
+			b.hdr = p.Header
+		}
+		return nil
+	}
+	var im ItemMeta
+	if e.Type == session.TypeContextEdit && e.Edit != session.EditNone {
+		// The replacement is rendered with the edit's own line, so that an
+		// edit appended later never rewrites an earlier row (incremental =
+		// cold); readers apply it (View.Refs).
+		im = ItemMeta{Edit: e.Edit, TextOff: b.textOff + b.texts.n}
+		if e.Edit == session.EditReplace {
+			it := history.RenderReplacement(d.Replacement)
+			im.ToolName, im.ToolNamespace, im.Chars, im.TextLen = s.names.id(it.ToolName, &b.newNames), s.names.id(it.ToolNamespace, &b.newNames), int32(it.Chars), int32(len(it.Text))
+			if err := b.texts.write(it.Text); err != nil {
+				return fmt.Errorf("write item texts: %w", err)
+			}
+		}
+	} else if it, ok := history.Render(e, d, b.lookupCall); ok {
+		im = ItemMeta{IsItem: true, Role: s.names.id(it.Role, &b.newNames), ToolName: s.names.id(it.ToolName, &b.newNames), ToolNamespace: s.names.id(it.ToolNamespace, &b.newNames), Summary: it.Summary, Chars: int32(it.Chars),
+			TextOff: b.textOff + b.texts.n, TextLen: int32(len(it.Text))}
+		if err := b.texts.write(it.Text); err != nil {
+			return fmt.Errorf("write item texts: %w", err)
+		}
+	}
+	for _, c := range history.Calls(d) {
+		// Only a call with an action (flat router) or a namespace can
+		// change how its result renders; keep just those.
+		if c.ID != "" && (c.Action != "" || c.Namespace != "") {
+			c.ID, c.Name, c.Namespace, c.Action = strings.Clone(c.ID), session.Intern(c.Name), session.Intern(c.Namespace), session.Intern(c.Action)
+			b.newCalls[c.ID] = c.Call
+			b.calls = append(b.calls, c)
+		}
+	}
+	b.pend = append(b.pend, pendingEntry{e: *e, item: im})
+	return nil
+}
+
+// commitBatch writes the batch's rows, tool calls and the new resume state
+// (bytes indexed through next, text size, parser state, stats, change
+// check) in one transaction.
+func (s *Session) commitBatch(ctx context.Context, db *DB, b *batchWork, next, newTextSize int64, merged session.Stats, check contentCheck) error {
+	tx, err := db.Writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := insertEntries(ctx, tx, s.fileID, b.pend, &s.names, &b.newNames); err != nil {
+		return err
+	}
+	for _, c := range b.calls {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO tool_calls(file_id, call_id, name, namespace, action) VALUES (?,?,?,?,?)`, s.fileID, c.ID, c.Name, c.Namespace, c.Action); err != nil {
+			return err
+		}
+	}
+	p := &b.p
+	hb := []byte("{}")
+	sid := ""
+	if p.Header != nil {
+		hb, _ = json.Marshal(p.Header)
+		sid = p.Header.ID
+	}
+	sb, _ := json.Marshal(merged)
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET session_id=?, header=?, not_pi=?, bytes_indexed=?, first_line=?, dev=?, ino=?, next_line=?, next_seq=?, last_v1_id=?, text_bytes=?, stats=? WHERE file_id=?`,
+		sid, string(hb), p.NotPi, next, s.firstLine[:], int64(s.dev), int64(s.ino), p.NextLine, p.NextSeq, p.LastV1ID, newTextSize, string(sb), s.fileID); err != nil {
+		return err
+	}
+	if err := s.saveCheck(ctx, tx, check); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// publishBatch makes a committed batch visible to readers: the tree, item
+// table, calls, names and resume state, under mu.
+func (s *Session) publishBatch(b *batchWork, next, size, newTextSize int64, merged session.Stats) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b.hdr != nil && s.tree == nil {
+		s.tree = session.NewTree(*b.hdr)
+	}
+	if s.tree != nil {
+		if n := s.tree.Len(); len(b.pend) > cap(s.items)-len(s.items) && size-next > s.x.opts.BatchBytes {
+			// Size the in-memory tables once for the whole file, from the
+			// entries per byte so far, rather than by append's growth, which
+			// holds old and new arrays at once (the peak memory of indexing
+			// a large file).
+			want := int(float64(n+len(b.pend)) * float64(size) / float64(next) * 1.05)
+			if more := want - n; more > len(b.pend) {
+				s.tree.Grow(more)
+				s.items = slices.Grow(s.items, more)
+			}
+		}
+	}
+	for i := range b.pend {
+		s.tree.Add(memEntry(b.pend[i].e))
+		s.items = append(s.items, b.pend[i].item)
+	}
+	for id, c := range b.newCalls {
+		s.calls[id] = c
+	}
+	s.names.publish(&b.newNames)
+	p := b.p
+	p.LookupSeq, p.Scratch = nil, nil
+
+	s.parser = p
+	s.next = next
+	s.textSize = newTextSize
+	s.stats = merged
+}
+
+func mergeStats(a, b session.Stats) session.Stats {
+	out := session.Stats{Lines: a.Lines + b.Lines}
+	for _, m := range []map[session.SkipReason]int{a.Skipped, b.Skipped} {
+		for r, n := range m {
+			if out.Skipped == nil {
+				out.Skipped = map[session.SkipReason]int{}
+			}
+			out.Skipped[r] += n
+		}
+	}
+	out.Problems = append(append([]session.Problem(nil), a.Problems...), b.Problems...)
+	if len(out.Problems) > session.MaxProblems {
+		out.Problems = out.Problems[:session.MaxProblems]
+	}
+	return out
+}

@@ -1,0 +1,454 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"contextd/history"
+	"contextd/session"
+)
+
+// Session is one session file's index: its in-memory tree and item table,
+// kept in step with the SQLite rows and the item-text file. Only Sync
+// mutates it (under syncMu); readers use Read, which holds mu for reading,
+// so a reader never sees half of a sync.
+type Session struct {
+	x    *Index
+	path string
+
+	syncMu sync.Mutex // one sync at a time; the syncing goroutine owns the fields below for writing
+
+	mu        sync.RWMutex // guards every field below against readers
+	loaded    bool
+	fileID    int64
+	parser    session.Parser
+	tree      *session.Tree
+	items     []ItemMeta
+	names     names
+	calls     map[string]history.Call
+	next      int64
+	textSize  int64
+	firstLine [32]byte
+	dev, ino  uint64
+	mtime     time.Time    // file mtime at the last sync (memory only)
+	check     contentCheck // change detection of the indexed bytes (verify.go)
+	stats     session.Stats
+	state     FileState
+	stateMsg  string
+	fileSize  int64
+	syncedAt  time.Time
+
+	// The unterminated last line (memory only): it starts at flightFrom
+	// (== next) and holds no "\n" before flightScanned, so the next sync
+	// looks for its end from flightScanned, not from its start.
+	// flightTooLong is its length so far once it is over MaxLineBytes
+	// (reported; 0 otherwise).
+	flightFrom, flightScanned, flightTooLong int64
+
+	blk     blockFilters // search block filters (blocks.go); not under mu
+	decoded decodeCache  // entries DecodeEach decoded lately (decode_many.go); not under mu
+}
+
+func (s *Session) reset() {
+	s.decoded.clear()
+	s.loaded = false
+	s.fileID = 0
+	s.parser = session.Parser{}
+	s.tree = nil
+	s.items = nil
+	s.names = names{}
+	s.calls = nil
+	s.next = 0
+	s.textSize = 0
+	s.firstLine = [32]byte{}
+	s.dev, s.ino = 0, 0
+	s.stats = session.Stats{}
+	s.flightFrom, s.flightScanned, s.flightTooLong = 0, 0, 0
+}
+
+// Path is the session file's path.
+func (s *Session) Path() string { return s.path }
+
+// SessionID is the header id, "" before the header is indexed.
+func (s *Session) SessionID() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.tree == nil {
+		return ""
+	}
+	return s.tree.Header.ID
+}
+
+func (s *Session) textPath() string {
+	return filepath.Join(s.x.textDir(), fmt.Sprintf("%d.txt", s.fileID))
+}
+
+// Sync brings the index of this session up to date with its file: a stat,
+// then only the new complete lines. A file that shrank, whose first line
+// changed or that was replaced (new inode) is re-indexed whole. Problems with
+// the file itself (missing, outside the sessions directory, not a Pi
+// session) are recorded in the session state, not returned; the error is for
+// index failures.
+func (s *Session) Sync(ctx context.Context) error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	start := time.Now()
+	defer func() { s.x.metrics.SyncDuration.Observe(time.Since(start).Seconds()) }()
+
+	s.x.mu.Lock()
+	db := s.x.db
+	s.x.mu.Unlock()
+	if db == nil {
+		return errors.New("index is closed")
+	}
+	if !s.loaded {
+		if err := s.load(ctx, db); err != nil {
+			return err
+		}
+	}
+	f, fi, ok := s.openFile()
+	if !ok {
+		return nil
+	}
+	defer f.Close()
+	size := fi.Size()
+	var dev, ino uint64
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		dev, ino = uint64(st.Dev), uint64(st.Ino)
+	}
+	cause, err := s.changeCause(ctx, db, f, fi, dev, ino)
+	if err != nil {
+		return err
+	}
+	if cause != "" {
+		s.x.metrics.Reindexes.WithLabelValues(cause).Inc()
+		s.x.log.Info("session file changed in place, re-indexing it whole", "path", s.path, "cause", cause)
+		if err := s.clear(ctx, db); err != nil {
+			return err
+		}
+	}
+	s.dev, s.ino = dev, ino
+	s.mtime = fi.ModTime()
+	if size > s.next {
+		s.check.mtime, s.check.ctime = times(fi)
+		if err := s.ingest(ctx, db, f, size); err != nil {
+			return err
+		}
+	}
+	s.publishState(size)
+	s.kickBlocks()
+	return nil
+}
+
+// openFile opens the session file for a sync. When it cannot (missing,
+// outside the sessions directory, not a regular file, unreadable), it
+// records why in the session state and reports false.
+func (s *Session) openFile() (*os.File, fs.FileInfo, bool) {
+	real, err := filepath.EvalSymlinks(s.path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			s.setMissing()
+			return nil, nil, false
+		}
+		s.setState(StateUnusable, "the session file cannot be read")
+		return nil, nil, false
+	}
+	if !s.x.under(real) {
+		s.setState(StateOutside, "the session file resolves outside the sessions directory")
+		return nil, nil, false
+	}
+	f, fi, err := s.x.openSessionFile(real)
+	switch {
+	case err == nil:
+		return f, fi, true
+	case errors.Is(err, fs.ErrNotExist):
+		s.setMissing()
+	case errors.Is(err, ErrOutside):
+		s.setState(StateOutside, "the session file resolves outside the sessions directory")
+	case errors.Is(err, ErrNotRegular):
+		s.setState(StateUnusable, "the session path is not a regular file (a FIFO, device or directory); contextd reads only regular files")
+	default:
+		s.setState(StateUnusable, "the session file cannot be read")
+	}
+	return nil, nil, false
+}
+
+// changeCause says why the indexed bytes no longer describe the file f
+// (size, identity dev/ino), so that it must be re-indexed whole: "shrunk",
+// "replaced", "rewritten" (first line changed) or "changed_in_place"; ""
+// when the index can go on from s.next.
+func (s *Session) changeCause(ctx context.Context, db *DB, f *os.File, fi fs.FileInfo, dev, ino uint64) (string, error) {
+	size := fi.Size()
+	cause := ""
+	switch {
+	case size < s.next:
+		cause = "shrunk"
+	case s.next > 0 && (dev != s.dev || ino != s.ino):
+		// Same size or larger but a different file: check the first line.
+		if fl, ok := firstLineHash(f); !ok || fl != s.firstLine {
+			cause = "replaced"
+		}
+	case s.next > 0 && (size > s.next || !fi.ModTime().Equal(s.mtime)):
+		// New bytes or a new mtime: make sure the file still starts with
+		// the same line (Pi rewrites a migrated file from line 1). An
+		// unchanged size, mtime and inode needs no read at all.
+		if fl, ok := firstLineHash(f); !ok || fl != s.firstLine {
+			cause = "rewritten"
+		}
+	}
+	if cause == "" && s.next > 0 && size >= s.next {
+		changed, err := s.changedInPlace(ctx, db, f, fi, size > s.next)
+		if err != nil {
+			return "", err
+		}
+		if changed {
+			cause = "changed_in_place"
+		}
+	}
+	return cause, nil
+}
+
+// publishState records the file size and the session state after a sync.
+func (s *Session) publishState(size int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fileSize = size
+	s.syncedAt = time.Now()
+	switch {
+	case s.parser.NotPi:
+		s.state, s.stateMsg = StateNotPi, "not a Pi session: the first parsed line is not a session header with a string id"
+	case s.tree == nil && len(s.stats.Skipped) > 0:
+		n := 0
+		for _, c := range s.stats.Skipped {
+			n += c
+		}
+		s.state, s.stateMsg = StateEmpty, fmt.Sprintf("no session header found: %d lines were skipped (see the line problems); a Pi session file starts with a session header line", n)
+	case s.tree == nil:
+		s.state, s.stateMsg = StateEmpty, "the file holds no complete header line yet"
+	default:
+		s.state, s.stateMsg = StateOK, ""
+	}
+}
+
+// setMissing records a missing file: one never indexed is not written yet
+// (a session registered before Pi wrote its file: Pi 0.85 writes it at the
+// first assistant message, 1.6 at the first user message); one indexed
+// before was deleted.
+func (s *Session) setMissing() {
+	s.mu.Lock()
+	never := s.tree == nil && s.next == 0
+	s.mu.Unlock()
+	if never {
+		s.setState(StateMissing, "the session file does not exist yet: Pi writes it at the session's first message")
+		return
+	}
+	s.setState(StateMissing, "the session file no longer exists")
+}
+
+func (s *Session) setState(st FileState, msg string) {
+	s.mu.Lock()
+	s.state, s.stateMsg = st, msg
+	s.mu.Unlock()
+}
+
+// firstLineHash hashes the first line (at most 1 MiB of it). It runs on
+// every sync that sees new bytes; a header line is a few hundred bytes, so
+// it reads 4 KiB at a time.
+func firstLineHash(f io.ReaderAt) ([32]byte, bool) {
+	buf := make([]byte, 4<<10)
+	var line []byte
+	for off := int64(0); off < 1<<20; off += int64(len(buf)) {
+		n, err := f.ReadAt(buf, off)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			line = append(line, buf[:i]...)
+			return sha256.Sum256(line), true
+		}
+		line = append(line, buf[:n]...)
+		if err != nil {
+			return [32]byte{}, false
+		}
+	}
+	return sha256.Sum256(line), true
+}
+
+// clear forgets everything indexed for this session (rows, texts, tree).
+func (s *Session) clear(ctx context.Context, db *DB) error {
+	if s.fileID != 0 {
+		if err := forgetRows(ctx, db, s.fileID); err != nil {
+			return err
+		}
+	}
+	// Truncate under mu: a search may have the text file mapped.
+	s.mu.Lock()
+	if s.fileID != 0 {
+		if err := os.Truncate(s.textPath(), 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.mu.Unlock()
+			return err
+		}
+	}
+	s.fresh(s.fileID)
+	s.mu.Unlock()
+	return s.resetBlocks(0)
+}
+
+// forgetRows deletes a session's entries and tool calls and resets its
+// resume state, in one transaction.
+func forgetRows(ctx context.Context, db *DB, fileID int64) error {
+	_, err := db.Writer.ExecContext(ctx, `UPDATE sessions SET session_id='', header='{}', not_pi=0, bytes_indexed=0, first_line=x'', next_line=1, next_seq=0, last_v1_id='', text_bytes=0, stats='{}', indexed_crc=0, tail_crc=0, mtime_ns=0, ctime_ns=0 WHERE file_id=?;
+DELETE FROM entry_blocks WHERE file_id=?; DELETE FROM tool_calls WHERE file_id=?`, fileID, fileID, fileID)
+	return err
+}
+
+// fresh resets the in-memory state to an empty, loaded session (caller holds mu).
+func (s *Session) fresh(fileID int64) {
+	s.reset()
+	s.fileID = fileID
+	s.loaded = true
+	s.calls = map[string]history.Call{}
+	s.check = contentCheck{known: true} // nothing indexed: CRC-32C 0
+}
+
+// load reads this session's rows from SQLite into memory (or creates the
+// sessions row) and reconciles the item-text file and the search block
+// filters with the committed text size.
+func (s *Session) load(ctx context.Context, db *DB) error {
+	if err := s.loadRows(ctx, db); err != nil {
+		return err
+	}
+	return s.resetBlocks(s.textSize)
+}
+
+func (s *Session) loadRows(ctx context.Context, db *DB) error {
+	var (
+		fileID                          int64
+		header, stats, lastV1           string
+		notPi                           bool
+		bytesIdx, nextLine, nextSeq, tb int64
+		first                           []byte
+		dev, ino                        int64
+	)
+	err := db.Writer.QueryRowContext(ctx, `SELECT file_id, header, not_pi, bytes_indexed, first_line, dev, ino, next_line, next_seq, last_v1_id, text_bytes, stats FROM sessions WHERE path=?`, s.path).
+		Scan(&fileID, &header, &notPi, &bytesIdx, &first, &dev, &ino, &nextLine, &nextSeq, &lastV1, &tb, &stats)
+	if errors.Is(err, sql.ErrNoRows) {
+		res, err := db.Writer.ExecContext(ctx, `INSERT INTO sessions(path) VALUES (?)`, s.path)
+		if err != nil {
+			return err
+		}
+		fileID, _ = res.LastInsertId()
+		s.mu.Lock()
+		s.fresh(fileID)
+		s.mu.Unlock()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var tree *session.Tree
+	var items []ItemMeta
+	var nm names
+	calls := map[string]history.Call{}
+	var h session.Header
+	if err := json.Unmarshal([]byte(header), &h); err == nil && h.ID != "" {
+		tree = session.NewTree(h)
+	}
+	if tree != nil {
+		if items, err = loadEntries(ctx, db, fileID, tree, &nm); err != nil {
+			return err
+		}
+		if err := loadCalls(ctx, db, fileID, calls); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fresh(fileID)
+	s.tree, s.items, s.calls, s.names = tree, items, calls, nm
+	s.parser = session.Parser{Header: nil, NotPi: notPi, NextLine: int(nextLine), NextSeq: int(nextSeq), LastV1ID: lastV1}
+	if tree != nil {
+		hh := tree.Header
+		s.parser.Header = &hh
+	}
+	s.next, s.textSize = bytesIdx, tb
+	copy(s.firstLine[:], first)
+	s.dev, s.ino = uint64(dev), uint64(ino)
+	_ = json.Unmarshal([]byte(stats), &s.stats)
+	if err := s.loadCheck(ctx, db); err != nil {
+		return err
+	}
+	return s.reconcileText(ctx, db, fileID, tb)
+}
+
+// reconcileText makes the item-text file hold exactly the tb committed
+// bytes (caller holds mu). The file may hold bytes of a batch that never
+// committed; they are dropped. If it lost committed bytes, the index of
+// this file is unusable: its rows are forgotten and it is indexed again.
+func (s *Session) reconcileText(ctx context.Context, db *DB, fileID, tb int64) error {
+	fi, err := os.Stat(s.textPath())
+	switch {
+	case err == nil && fi.Size() >= tb:
+		if fi.Size() > tb {
+			return os.Truncate(s.textPath(), tb)
+		}
+		return nil
+	case (err == nil || errors.Is(err, fs.ErrNotExist)) && tb == 0:
+		return nil
+	default:
+		s.x.log.Warn("item text file lost committed data, re-indexing the session", "path", s.path)
+		s.x.metrics.Reindexes.WithLabelValues("text_lost").Inc()
+		if err := forgetRows(ctx, db, fileID); err != nil {
+			return err
+		}
+		s.fresh(fileID)
+		return os.WriteFile(s.textPath(), nil, 0o600)
+	}
+}
+
+// entryMeta holds the Entry fields that have no column of their own.
+type entryMeta struct {
+	Role             string                `json:"role,omitempty"`
+	StopReason       string                `json:"stopReason,omitempty"`
+	FromID           string                `json:"fromId,omitempty"`
+	FromHook         bool                  `json:"fromHook,omitempty"`
+	EmptySummary     bool                  `json:"emptySummary,omitempty"`
+	FirstKeptEntryID string                `json:"firstKeptEntryId,omitempty"`
+	TargetID         string                `json:"targetId,omitempty"`
+	Label            string                `json:"label,omitempty"`
+	Name             string                `json:"name,omitempty"`
+	Window           *session.WindowMarker `json:"window,omitempty"`
+	Edit             session.EditKind      `json:"edit,omitempty"`
+	SystemMessage    bool                  `json:"systemMessage,omitempty"`
+}
+
+// loadCalls fills calls with the stored tool calls of fileID; like
+// loadEntries it fails on an error of the row iteration.
+func loadCalls(ctx context.Context, db *DB, fileID int64, calls map[string]history.Call) error {
+	rows, err := db.Writer.QueryContext(ctx, `SELECT call_id, name, namespace, action FROM tool_calls WHERE file_id=?`, fileID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var c history.Call
+		if err := rows.Scan(&id, &c.Name, &c.Namespace, &c.Action); err != nil {
+			return err
+		}
+		calls[id] = c
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return rows.Close()
+}
