@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -127,12 +126,6 @@ func (n *names) nameOr(i NameID, pending *names) string {
 	return ""
 }
 
-func (n *names) name(i NameID) string {
-	if int(i) < len(n.list) {
-		return n.list[i]
-	}
-	return ""
-}
 
 // Options configure an Index.
 type Options struct {

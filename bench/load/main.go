@@ -893,7 +893,7 @@ func hitStep(srv *server, c config, m *sessiongen.Manifest) error {
 				switch {
 				case err != nil || st != 200:
 					if firstErr == nil {
-						firstErr = fmt.Errorf("search_contents %q: %d %v %s", q, st, err, trunc(out, 200))
+						firstErr = fmt.Errorf("search_contents %q: %d %w %s", q, st, err, trunc(out, 200))
 					}
 				case i == 0: // each client's first request warms its connection
 				default:
