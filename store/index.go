@@ -126,7 +126,6 @@ func (n *names) nameOr(i NameID, pending *names) string {
 	return ""
 }
 
-
 // Options configure an Index.
 type Options struct {
 	// MaxLineBytes caps one JSONL line (default session.DefaultMaxLineBytes).
