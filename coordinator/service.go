@@ -195,11 +195,8 @@ func usable(v *store.View) error {
 		}
 		return nil
 	case store.StateNotPi:
-		return contextd.Errorf(contextd.EGone, "the session file is not a Pi session: its first parsed line is not a session header")
+		return contextd.Errorf(contextd.EGone, "the session file is unusable: %s", v.StateMsg)
 	case store.StateEmpty:
-		if v.Stats.Skipped != nil {
-			return contextd.Errorf(contextd.EGone, "the session file is unusable: %s", v.StateMsg)
-		}
 		return contextd.Errorf(contextd.EGone, "the session file holds no complete header line yet")
 	default:
 		return contextd.Errorf(contextd.EGone, "the session file cannot be read: %s", v.StateMsg)

@@ -27,7 +27,7 @@ const (
 	detailNoHeader = "the file holds no complete header line yet"
 	// detailSkipped63 is the state of a tree-basic copy rewritten as UTF-16:
 	// its 63 lines (62 entries and the header) are all invalid JSON.
-	detailSkipped63 = "no session header found: 63 lines were skipped (see the line problems); a Pi session file starts with a session header line"
+	detailSkipped63 = "not a Pi session: none of its 63 complete lines is a session header (see the line problems); a Pi session file is UTF-8 JSON lines that start with a session header line"
 	goneMissing     = "the session file cannot be read: " + detailMissing
 	goneOutside     = "the session file cannot be read: " + detailOutside
 	goneNoHeader    = "the session file holds no complete header line yet"
@@ -357,14 +357,14 @@ func TestFilesChangingUnderneath(t *testing.T) {
 				writeFile(t, r.path, u16)
 				if !registered {
 					r.expectUnknown(t)
-					if l := r.listed(t); l.State != "empty" || l.Skipped["invalid_json"] != 63 {
-						t.Errorf("listed: state %q skipped %v, want empty with 63 invalid_json lines", l.State, l.Skipped)
+					if l := r.listed(t); l.State != "not_a_session" || l.Skipped["invalid_json"] != 63 {
+						t.Errorf("listed: state %q skipped %v, want not_a_session with 63 invalid_json lines", l.State, l.Skipped)
 					}
 					return
 				}
-				// A garbage file is not "empty yet": the state says how many
-				// lines were skipped.
-				st := r.expectFileState(t, "empty", detailSkipped63)
+				// A garbage file is not "empty yet" but not a Pi session:
+				// the state says how many lines were skipped.
+				st := r.expectFileState(t, "not_a_session", detailSkipped63)
 				if st.Skipped["invalid_json"] != 63 || len(st.Problems) != 64 || st.Problems[0] != (coordinator.SessionProblem{Line: 1, Reason: "invalid_json"}) {
 					t.Errorf("skipped %v, %d problems (first %+v); want 63 invalid_json lines reported by line, then the state", st.Skipped, len(st.Problems), st.Problems[0])
 				}

@@ -25,7 +25,7 @@ const (
 	StateOK       FileState = "ok"
 	StateMissing  FileState = "missing"       // the file no longer exists
 	StateOutside  FileState = "outside"       // it resolves outside the sessions directory
-	StateNotPi    FileState = "not_a_session" // its first parsed line is not a session header
+	StateNotPi    FileState = "not_a_session" // its first parsed line is not a session header, or no complete line is one
 	StateEmpty    FileState = "empty"         // no complete line yet
 	StateUnusable FileState = "unreadable"    // an I/O error other than not-exist
 )

@@ -234,7 +234,9 @@ func (s *Session) publishState(size int64) {
 		for _, c := range s.stats.Skipped {
 			n += c
 		}
-		s.state, s.stateMsg = StateEmpty, fmt.Sprintf("no session header found: %d lines were skipped (see the line problems); a Pi session file starts with a session header line", n)
+		// No complete line is a session header: not a Pi session (a
+		// UTF-16 file, another format), not one Pi has yet to write.
+		s.state, s.stateMsg = StateNotPi, fmt.Sprintf("not a Pi session: none of its %d complete lines is a session header (see the line problems); a Pi session file is UTF-8 JSON lines that start with a session header line", n)
 	case s.tree == nil:
 		s.state, s.stateMsg = StateEmpty, "the file holds no complete header line yet"
 	default:
