@@ -163,6 +163,7 @@ type Index struct {
 	// preview (preview.go); Close cancels it.
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
+	bgSlot   chan struct{} // held by the one background full index running
 }
 
 // OpenIndex opens the index in dir for the sessions directory root. A
@@ -193,6 +194,7 @@ func OpenIndex(ctx context.Context, root, dir string, opts Options) (*Index, err
 		return nil, err
 	}
 	x.bgCtx, x.bgCancel = context.WithCancel(context.WithoutCancel(ctx))
+	x.bgSlot = make(chan struct{}, 1)
 	return x, nil
 }
 

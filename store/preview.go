@@ -129,10 +129,18 @@ func (s *Session) syncTree(ctx context.Context) error {
 		if beforeBackgroundSync != nil {
 			beforeBackgroundSync()
 		}
+		// One background index at a time: a sessions directory of many
+		// large files is indexed file after file, as SyncAll does, not
+		// all at once (memory).
+		s.x.bgSlot <- struct{}{}
+		defer func() { <-s.x.bgSlot }()
 		// The first phase's garbage (its read buffers and scratch) goes
 		// before the second phase grows the heap: without this the peak
 		// RSS of the whole cold index holds both (issue 16 peak RSS).
-		runtime.GC()
+		// Small files leave little garbage: no forced collection.
+		if p.size >= 64<<20 {
+			runtime.GC()
+		}
 		if err := s.Sync(s.x.bgCtx); err != nil && !s.x.closing.Load() {
 			s.x.log.Warn("indexing the items of a session after its tree failed; the next request retries", "path", s.path, "err", err)
 		}
