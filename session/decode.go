@@ -90,7 +90,7 @@ func decodeLine(line []byte, scratch *[]byte, f *lineFields, treeOnly bool) (*li
 			}
 		case "content":
 			if d.treeOnly {
-				_, err = d.skip()
+				err = skipContent(d, 1)
 			} else {
 				f.content, err = decodeContent(d, 1)
 			}
@@ -188,7 +188,7 @@ func decodeMessage(d *decoder, m *Message) error {
 			m.Role, _, err = d.optStr()
 		case "content":
 			if d.treeOnly {
-				_, err = d.skip()
+				err = skipContent(d, 2)
 			} else {
 				m.Content, err = decodeContent(d, 2)
 			}
@@ -264,6 +264,42 @@ func decodeContent(d *decoder, depth int) (Content, error) {
 			return c, nil
 		default:
 			return c, errSyntax
+		}
+	}
+}
+
+// skipContent validates and crosses a content value as decodeContent
+// reads it, with the same nesting depths (so that the same lines pass the
+// depth limit), decoding nothing (Parser.TreeOnly).
+func skipContent(d *decoder, depth int) error {
+	if d.peek() != '[' {
+		_, err := d.skip()
+		return err
+	}
+	d.i++
+	if d.peek() == ']' {
+		d.i++
+		return nil
+	}
+	skipMember := func([]byte) error { _, err := d.skip(); return err }
+	for {
+		var err error
+		if d.peek() == '{' {
+			err = d.object(depth+1, skipMember)
+		} else {
+			_, err = d.skip()
+		}
+		if err != nil {
+			return err
+		}
+		switch d.peek() {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			return nil
+		default:
+			return errSyntax
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package session
 
 import (
+	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -58,4 +60,67 @@ func TestTreeOnlyParsesTheSameEntries(t *testing.T) {
 	if !reflect.DeepEqual(full.Header, tree.Header) || full.NextSeq != 13 || tree.NextSeq != 13 {
 		t.Errorf("headers %+v / %+v, next seq %d / %d", full.Header, tree.Header, full.NextSeq, tree.NextSeq)
 	}
+}
+
+// TestTreeOnlyDepthLimit: values nested around the decoder's depth limit
+// (10,000) inside a message's content parts, a non-array content and a
+// custom message's content are accepted or skipped alike by both parses.
+func TestTreeOnlyDepthLimit(t *testing.T) {
+	hdr := `{"type":"session","version":3,"id":"h","timestamp":"t","cwd":"/"}`
+	agree := 0
+	for n := maxDepth - 4; n <= maxDepth+4; n++ {
+		deep := strings.Repeat("[", n) + strings.Repeat("]", n)
+		for _, l := range []string{
+			`{"type":"message","id":"a","message":{"role":"user","content":[{"type":"text","text":"x","extra":` + deep + `}]}}`,
+			`{"type":"message","id":"a","message":{"role":"user","content":[` + deep + `]}}`,
+			`{"type":"message","id":"a","message":{"role":"user","content":{"x":` + deep + `}}}`,
+			`{"type":"custom_message","id":"a","customType":"c","content":[{"type":"text","extra":` + deep + `}]}`,
+		} {
+			full, tree := Parser{}, Parser{TreeOnly: true}
+			full.ParseLine([]byte(hdr), 0)
+			tree.ParseLine([]byte(hdr), 0)
+			e1, _, s1 := full.ParseLine([]byte(l), 100)
+			e2, _, s2 := tree.ParseLine([]byte(l), 100)
+			if s1 != s2 || (e1 == nil) != (e2 == nil) {
+				t.Errorf("nesting %d, line %.80s...: full %v, tree-only %v", n, l, s1, s2)
+			}
+			if s1 == SkipNone {
+				agree++
+			}
+		}
+	}
+	// Both limits are crossed: some lines are kept, some skipped.
+	if agree == 0 || agree == 36 {
+		t.Errorf("%d of 36 lines kept: the nesting range does not cross the limit", agree)
+	}
+}
+
+// FuzzTreeOnlyAgrees: for any line after a v3 header, Parser.TreeOnly
+// gives the same skip reason and the same Entry as a full parse.
+func FuzzTreeOnlyAgrees(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"message","id":"a","message":{"role":"user","content":"hi"}}`,
+		`{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"history","arguments":{"action":"list_items"}}],"stopReason":"toolUse"}}`,
+		`{"type":"message","id":"a","message":{"role":"bashExecution","command":"ls","output":"x\u0000"}}`,
+		`{"type":"branch_summary","id":"b","fromId":"a","summary":"\u0041"}`,
+		`{"type":"custom_message","id":"w","customType":"codex-context-window","content":[{"type":"text","text":"t"}],"details":{"contextManagement":{"kind":"window"}}}`,
+		`{"type":"context_edit","id":"e","targetId":"a","replacement":{"content":[{"type":"text","text":"t"}]}}`,
+		`{"type":"message","id":"a","message":{"role":"user","content":"bad \x"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	hdr := []byte(`{"type":"session","version":3,"id":"s"}`)
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if bytes.IndexByte(line, '\n') >= 0 {
+			return
+		}
+		full, tree := Parser{}, Parser{TreeOnly: true}
+		full.ParseLine(hdr, 0)
+		tree.ParseLine(hdr, 0)
+		e1, _, s1 := full.ParseLine(line, 0)
+		e2, _, s2 := tree.ParseLine(line, 0)
+		if s1 != s2 || !reflect.DeepEqual(e1, e2) {
+			t.Fatalf("full parse %v %+v, tree-only %v %+v", s1, e1, s2, e2)
+		}
+	})
 }
