@@ -107,7 +107,7 @@ func (s *Service) localSearchOrder(b *Branch, view *history.View) []history.Item
 // b.Seqs is then shared, read-only, with other requests.
 func (s *Service) withCachedBranch(t *Target, leafID string, fn func(b *Branch) error) error {
 	hit := false
-	err := t.Session.Read(func(v *store.View) error {
+	err := t.read(func(v *store.View) error {
 		if err := usable(v); err != nil {
 			return err
 		}

@@ -81,6 +81,17 @@ type Target struct {
 	Mode       contextd.Mode
 	Agent      string
 	Session    *store.Session
+	// treeOnly: resolved for a request that reads only the entry tree
+	// (store.TreeOnly): its reads may see a cold index's tree preview.
+	treeOnly bool
+}
+
+// read is Session.Read, or Session.ReadTree for a tree-only target.
+func (t *Target) read(fn func(v *store.View) error) error {
+	if t.treeOnly {
+		return t.Session.ReadTree(fn)
+	}
+	return t.Session.Read(fn)
 }
 
 // Rules is the Pi projection rule set of the target: the one of its
@@ -121,7 +132,7 @@ func (s *Service) Resolve(ctx context.Context, sessionID string) (*Target, error
 	if err != nil {
 		return nil, err
 	}
-	t := &Target{SessionID: sessionID, Registered: registered, Reg: reg, Mode: mode, Agent: contextd.DefaultAgentName}
+	t := &Target{SessionID: sessionID, Registered: registered, Reg: reg, Mode: mode, Agent: contextd.DefaultAgentName, treeOnly: store.IsTreeOnly(ctx)}
 	if registered && reg.AgentName != "" {
 		t.Agent = reg.AgentName
 	}
@@ -161,7 +172,7 @@ func (s *Service) Resolve(ctx context.Context, sessionID string) (*Target, error
 		return nil, contextd.Errorf(contextd.ENotFound, "no session with id %q in the sessions directory %s; check the id or register its file with PUT /v1/sessions/%s", sessionID, s.Index.Root(), sessionID)
 	}
 	t.Session = sess
-	_ = sess.Read(func(v *store.View) error {
+	_ = t.read(func(v *store.View) error {
 		t.Mode = modeHint(v, t.Mode)
 		return nil
 	})
@@ -226,7 +237,7 @@ func (b *Branch) Refs() history.RefFunc {
 // leafID ("" = Pi's default leaf, the last entry). Errors: ENotFound for an
 // unknown leaf; EGone for an unusable file.
 func (s *Service) withBranch(t *Target, leafID string, fn func(b *Branch) error) error {
-	return t.Session.Read(func(v *store.View) error {
+	return t.read(func(v *store.View) error {
 		if err := usable(v); err != nil {
 			return err
 		}
@@ -271,7 +282,7 @@ func requireLocal(t *Target) error {
 // Error: EConflict (409) naming both ids.
 func headerMatches(t *Target) error {
 	var other string
-	_ = t.Session.Read(func(v *store.View) error {
+	_ = t.read(func(v *store.View) error {
 		if v.Tree != nil && v.Tree.Header.ID != t.SessionID {
 			other = v.Tree.Header.ID
 		}

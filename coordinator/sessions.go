@@ -465,7 +465,9 @@ type BranchAnswer struct {
 // messages, with the full counts (a 1 GiB session's whole answer lists a
 // quarter-million ids, 20 MB); tail 0 lists them all.
 func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string, tail int) (BranchAnswer, error) {
-	t, err := s.Resolve(ctx, sessionID)
+	// The answer reads only the entry tree: a cold index answers from its
+	// tree preview, before the items are built (store.TreeOnly).
+	t, err := s.Resolve(store.TreeOnly(ctx), sessionID)
 	if err != nil {
 		return BranchAnswer{}, err
 	}

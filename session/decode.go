@@ -46,8 +46,8 @@ type lineFields struct {
 // decodeLine decodes one line. It fails only when JSON.parse would throw;
 // a value of an unexpected type leaves its field empty (Pi keeps the entry).
 // A valid line that is not an object gives isObject false.
-func decodeLine(line []byte, scratch *[]byte, f *lineFields) (*lineFields, error) {
-	d := &decoder{b: line, scratch: scratch}
+func decodeLine(line []byte, scratch *[]byte, f *lineFields, treeOnly bool) (*lineFields, error) {
+	d := &decoder{b: line, scratch: scratch, treeOnly: treeOnly}
 	*f = lineFields{}
 	if d.peek() != '{' {
 		if _, err := d.skip(); err != nil {
@@ -89,7 +89,11 @@ func decodeLine(line []byte, scratch *[]byte, f *lineFields) (*lineFields, error
 				_, err = d.skip()
 			}
 		case "content":
-			f.content, err = decodeContent(d, 1)
+			if d.treeOnly {
+				err = skipContent(d, 1)
+			} else {
+				f.content, err = decodeContent(d, 1)
+			}
 		case "display":
 			f.display, err = d.optBool()
 		case "details":
@@ -97,7 +101,18 @@ func decodeLine(line []byte, scratch *[]byte, f *lineFields) (*lineFields, error
 		case "data":
 			f.data, err = d.skip()
 		case "summary":
-			f.summary, _, err = d.optStr()
+			if d.treeOnly && d.peek() == '"' {
+				// Only whether it is empty counts (Entry.EmptySummary): a
+				// non-empty raw body decodes to a non-empty string.
+				var raw []byte
+				raw, _, err = d.rawString()
+				f.summary = ""
+				if len(raw) > 0 {
+					f.summary = "-"
+				}
+			} else {
+				f.summary, _, err = d.optStr()
+			}
 		case "fromId":
 			f.fromID, _, err = d.optStr()
 		case "fromHook":
@@ -172,7 +187,11 @@ func decodeMessage(d *decoder, m *Message) error {
 		case "role":
 			m.Role, _, err = d.optStr()
 		case "content":
-			m.Content, err = decodeContent(d, 2)
+			if d.treeOnly {
+				err = skipContent(d, 2)
+			} else {
+				m.Content, err = decodeContent(d, 2)
+			}
 		case "stopReason":
 			m.StopReason, _, err = d.optStr()
 		case "toolName":
@@ -184,7 +203,11 @@ func decodeMessage(d *decoder, m *Message) error {
 		case "command":
 			m.Command, _, err = d.optStr()
 		case "output":
-			m.Output, _, err = d.optStr()
+			if d.treeOnly {
+				_, err = d.skip()
+			} else {
+				m.Output, _, err = d.optStr()
+			}
 		case "excludeFromContext":
 			m.ExcludeFromContext, err = d.optBool()
 		case "customType":
@@ -241,6 +264,42 @@ func decodeContent(d *decoder, depth int) (Content, error) {
 			return c, nil
 		default:
 			return c, errSyntax
+		}
+	}
+}
+
+// skipContent validates and crosses a content value as decodeContent
+// reads it, with the same nesting depths (so that the same lines pass the
+// depth limit), decoding nothing (Parser.TreeOnly).
+func skipContent(d *decoder, depth int) error {
+	if d.peek() != '[' {
+		_, err := d.skip()
+		return err
+	}
+	d.i++
+	if d.peek() == ']' {
+		d.i++
+		return nil
+	}
+	skipMember := func([]byte) error { _, err := d.skip(); return err }
+	for {
+		var err error
+		if d.peek() == '{' {
+			err = d.object(depth+1, skipMember)
+		} else {
+			_, err = d.skip()
+		}
+		if err != nil {
+			return err
+		}
+		switch d.peek() {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			return nil
+		default:
+			return errSyntax
 		}
 	}
 }

@@ -34,6 +34,10 @@ type decoder struct {
 	// escapes; every string then aliases the input or *scratch instead of
 	// being copied (transient decoding: Parser.Scratch).
 	scratch *[]byte
+	// treeOnly skips the bodies (message content and output, custom
+	// message content, summaries) that only rendering reads: they are
+	// validated and crossed, not decoded (Parser.TreeOnly).
+	treeOnly bool
 }
 
 func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

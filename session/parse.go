@@ -54,7 +54,14 @@ type Parser struct {
 	// line before the next: decoded strings are then not allocated one by
 	// one (they were half the bytes allocated while indexing).
 	Scratch *[]byte
-	lf      *lineFields // with Scratch: reused for each line
+	// TreeOnly makes ParseLine return the Entry only as the tree needs it
+	// (every Entry field is the same) and a Decoded without the bodies
+	// (message content and output, custom message content, summaries):
+	// those values are validated and crossed, not decoded, so the lines
+	// accepted and skipped are the same. For the store's first phase,
+	// which builds the tree before anything is rendered.
+	TreeOnly bool
+	lf       *lineFields // with Scratch: reused for each line
 }
 
 // SyntheticID is the deterministic id given to the entry on physical line
@@ -96,7 +103,7 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 	} else {
 		f = &lineFields{}
 	}
-	r, err := decodeLine(line, p.Scratch, f)
+	r, err := decodeLine(line, p.Scratch, f, p.TreeOnly)
 	if err != nil {
 		return nil, nil, SkipInvalidJSON
 	}

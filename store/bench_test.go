@@ -255,3 +255,29 @@ func BenchmarkReadItemBig(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTreePreview is the first phase of a cold index (preview.go):
+// the tree of the whole file, without items, texts or rows; the time
+// until a GET /branch can answer.
+func BenchmarkTreePreview(b *testing.B) {
+	root, path, _ := benchSession(b)
+	fi, _ := os.Stat(path)
+	b.SetBytes(fi.Size())
+	x, err := OpenIndex(context.Background(), root, filepath.Join(b.TempDir(), "index"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := x.Session(path).buildPreview(context.Background(), f, fi)
+		f.Close()
+		if err != nil || p == nil || p.tree.Len() == 0 {
+			b.Fatal(err)
+		}
+	}
+}

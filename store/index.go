@@ -157,8 +157,13 @@ type Index struct {
 	db     *DB
 	byPath map[string]*Session
 
-	bg      sync.WaitGroup // background builders of search block filters
+	bg      sync.WaitGroup // background builders of search block filters and full indexes after a tree preview
 	closing atomic.Bool    // set by Close: builders stop
+	// bgCtx is the context of the background syncs that follow a tree
+	// preview (preview.go); Close cancels it.
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+	bgSlot   chan struct{} // held by the one background full index running
 }
 
 // OpenIndex opens the index in dir for the sessions directory root. A
@@ -188,6 +193,8 @@ func OpenIndex(ctx context.Context, root, dir string, opts Options) (*Index, err
 	if err := x.open(ctx); err != nil {
 		return nil, err
 	}
+	x.bgCtx, x.bgCancel = context.WithCancel(context.WithoutCancel(ctx))
+	x.bgSlot = make(chan struct{}, 1)
 	return x, nil
 }
 
@@ -230,6 +237,7 @@ func (x *Index) open(ctx context.Context) error {
 // Close closes the database.
 func (x *Index) Close() error {
 	x.closing.Store(true)
+	x.bgCancel()
 	x.bg.Wait()
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -534,7 +542,7 @@ func (x *Index) WithID(ctx context.Context, sessionID string) ([]*Session, error
 	}
 	gone := make(map[*Session]bool, len(out))
 	for _, s := range out {
-		_ = s.Read(func(v *View) error {
+		_ = s.ReadFor(ctx, func(v *View) error {
 			gone[s] = v.State == StateMissing || v.State == StateOutside
 			return nil
 		})

@@ -57,12 +57,17 @@ type Session struct {
 	// (reported; 0 otherwise).
 	flightFrom, flightScanned, flightTooLong int64
 
+	// preview is the tree of a cold index served before its items are
+	// built (preview.go); nil once the full index is current.
+	preview *treePreview
+
 	blk     blockFilters // search block filters (blocks.go); not under mu
 	decoded decodeCache  // entries DecodeEach decoded lately (decode_many.go); not under mu
 }
 
 func (s *Session) reset() {
 	s.decoded.clear()
+	s.preview = nil
 	s.loaded = false
 	s.fileID = 0
 	s.parser = session.Parser{}
@@ -86,6 +91,9 @@ func (s *Session) SessionID() string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.tree == nil {
+		if s.preview != nil {
+			return s.preview.tree.Header.ID
+		}
 		return ""
 	}
 	return s.tree.Header.ID
@@ -101,9 +109,23 @@ func (s *Session) textPath() string {
 // the file itself (missing, outside the sessions directory, not a Pi
 // session) are recorded in the session state, not returned; the error is for
 // index failures.
+//
+// Under a context marked by TreeOnly, a cold index of a large file may
+// return after building only the tree (see preview.go); ReadTree then
+// serves it, and the full index follows in the background.
 func (s *Session) Sync(ctx context.Context) error {
+	if IsTreeOnly(ctx) {
+		return s.syncTree(ctx)
+	}
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
+	return s.syncLocked(ctx)
+}
+
+var errIndexClosed = errors.New("index is closed")
+
+// syncLocked is Sync's work; the caller holds syncMu.
+func (s *Session) syncLocked(ctx context.Context) error {
 	start := time.Now()
 	defer func() { s.x.metrics.SyncDuration.Observe(time.Since(start).Seconds()) }()
 
@@ -111,7 +133,7 @@ func (s *Session) Sync(ctx context.Context) error {
 	db := s.x.db
 	s.x.mu.Unlock()
 	if db == nil {
-		return errors.New("index is closed")
+		return errIndexClosed
 	}
 	if !s.loaded {
 		if err := s.load(ctx, db); err != nil {
@@ -120,6 +142,7 @@ func (s *Session) Sync(ctx context.Context) error {
 	}
 	f, fi, ok := s.openFile()
 	if !ok {
+		s.dropPreview()
 		return nil
 	}
 	defer f.Close()
@@ -148,8 +171,16 @@ func (s *Session) Sync(ctx context.Context) error {
 		}
 	}
 	s.publishState(size)
+	s.dropPreview()
 	s.kickBlocks()
 	return nil
+}
+
+// dropPreview forgets the tree preview once the full index is current.
+func (s *Session) dropPreview() {
+	s.mu.Lock()
+	s.preview = nil
+	s.mu.Unlock()
 }
 
 // openFile opens the session file for a sync. When it cannot (missing,

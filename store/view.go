@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -45,12 +46,40 @@ type View struct {
 func (s *Session) Read(fn func(v *View) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	return fn(s.view())
+}
+
+// view is the current state as a View (caller holds mu).
+func (s *Session) view() *View {
 	v := &View{s: s, Path: s.path, Tree: s.tree, Items: s.items, names: s.names.list, Stats: s.stats, State: s.state, StateMsg: s.stateMsg,
 		Bytes: s.next, FileSize: s.fileSize, SyncedAt: s.syncedAt, InFlightTooLong: s.flightTooLong}
 	if v.State == "" {
 		v.State = StateOK
 	}
-	return fn(v)
+	return v
+}
+
+// ReadTree is Read for a reader of the entry tree only: while the items of
+// a cold index are being built after a tree preview (Sync under TreeOnly),
+// fn sees the preview's tree, with no Items (len 0), Bytes the bytes the
+// preview covers and Stats its line counts. Otherwise it is Read.
+func (s *Session) ReadTree(fn func(v *View) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	p := s.preview
+	if p == nil {
+		return fn(s.view())
+	}
+	return fn(&View{s: s, Path: s.path, Tree: p.tree, names: s.names.list, Stats: p.stats, State: StateOK,
+		Bytes: p.next, FileSize: p.size, SyncedAt: p.at})
+}
+
+// ReadFor is ReadTree when ctx is marked by TreeOnly, else Read.
+func (s *Session) ReadFor(ctx context.Context, fn func(v *View) error) error {
+	if IsTreeOnly(ctx) {
+		return s.ReadTree(fn)
+	}
+	return s.Read(fn)
 }
 
 // Ref returns the history item reference of the entry at seq in window
