@@ -176,3 +176,25 @@ func BenchmarkServiceContext(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkServiceContextAfterAppend appends one entry (a user message
+// answering nothing) before each POST …/context at the new leaf: the
+// bench's catch-up row without HTTP.
+func BenchmarkServiceContextAfterAppend(b *testing.B) {
+	svc, m, path := benchService(b)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	leaf := m.LeafID
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id := fmt.Sprintf("%08x", 0xf0000000+i)
+		fmt.Fprintf(f, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-07-07T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"probe %d"}],"timestamp":1783382400000}}`+"\n", id, leaf, i)
+		leaf = id
+		if _, err := svc.Context(b.Context(), m.SessionID, ContextRequest{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -121,7 +121,10 @@ func (s *Service) withCachedBranch(t *Target, leafID string, fn func(b *Branch) 
 		}
 		seqs, cycle, ok := s.cache.branch(k)
 		if !ok {
-			return nil
+			if seqs, ok = s.cache.extendBranch(k, v.Tree); !ok {
+				return nil
+			}
+			s.cache.addBranch(k, seqs, false)
 		}
 		hit = true
 		return fn(&Branch{V: v, Leaf: leaf, Seqs: seqs, Cycle: cycle, Target: t})
@@ -176,7 +179,13 @@ type windowEntry struct {
 	// msgs is Tree.Project of the branch under key.rules, once a /branch
 	// asked for it (guarded by windowCache.mu; read-only once set).
 	msgs []session.ContextMessage
-	used uint64
+	// pairs is what /context's pairing rule reads of the branch, once a
+	// /context built it (guarded by windowCache.mu; read-only once set).
+	pairs *pairCache
+	// max is the largest seq of seqs, set by maxOnce.
+	maxOnce sync.Once
+	max     int
+	used    uint64
 }
 
 // windowCache is a small LRU of branches and their Local windows, safe
@@ -187,6 +196,33 @@ type windowCache struct {
 	mu      sync.Mutex
 	clock   uint64
 	entries []*windowEntry
+	// hints is modeHint's scan of each session's tree (guarded by mu; one
+	// per session, dropped when the session's tree is replaced).
+	hints map[*store.Session]treeMarks
+}
+
+// marks returns the treeMarks of tr, sess's tree in a view, extended from
+// the last scan of sess when tr is the same tree.
+func (c *windowCache) marks(sess *store.Session, tr *session.Tree) treeMarks {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.hints[sess]
+	if m.tree == tr && m.n == tr.Len() {
+		return m
+	}
+	if m.tree == tr && m.n > tr.Len() {
+		// An older view of the same tree (a request that read before
+		// the last sync): scan it alone.
+		var o treeMarks
+		o.scan(tr)
+		return o
+	}
+	m.scan(tr)
+	if c.hints == nil {
+		c.hints = map[*store.Session]treeMarks{}
+	}
+	c.hints[sess] = m
+	return m
 }
 
 func (c *windowCache) find(k windowKey) *windowEntry {
@@ -208,6 +244,47 @@ func (c *windowCache) branch(k windowKey) ([]int, bool, bool) {
 		return e.seqs, e.cycle, true
 	}
 	return nil, false, false
+}
+
+// extendBranch returns the branch of k's leaf as the cached branch of its
+// parent plus the leaf, when the parent's branch is cached for the same
+// tree (the usual case right after Pi appended an entry): Tree.Branch
+// would walk the whole branch again. It declines (false) unless the leaf
+// comes after every entry of that branch, so that the leaf cannot already
+// be on it (a parent cycle) and the walk from the leaf is exactly the
+// leaf, then the parent's walk.
+func (c *windowCache) extendBranch(k windowKey, tr *session.Tree) ([]int, bool) {
+	ls, ok := tr.Lookup(k.leaf)
+	if !ok {
+		return nil, false
+	}
+	parent := tr.Entries[ls].ParentID
+	if parent == "" {
+		return nil, false
+	}
+	c.mu.Lock()
+	var base *windowEntry
+	for _, e := range c.entries {
+		if e.key.sess == k.sess && e.key.tree == k.tree && e.key.rules == k.rules && e.key.leaf == parent && e.key.n <= k.n && !e.cycle &&
+			(base == nil || e.key.n > base.key.n) {
+			base = e
+		}
+	}
+	c.mu.Unlock()
+	if base == nil || len(base.seqs) == 0 || ls <= base.maxSeq() {
+		return nil, false
+	}
+	seqs := make([]int, len(base.seqs)+1, len(base.seqs)+1)
+	copy(seqs, base.seqs)
+	seqs[len(base.seqs)] = ls
+	return seqs, true
+}
+
+// maxSeq is the largest seq on e's branch (computed once; e.seqs is
+// read-only).
+func (e *windowEntry) maxSeq() int {
+	e.maxOnce.Do(func() { e.max = slices.Max(e.seqs) })
+	return e.max
 }
 
 // addBranch caches the branch of k (without windows).
@@ -262,6 +339,48 @@ func (c *windowCache) windows(k windowKey, seqs []int, cycle bool, build func(ba
 		wins = e.wins // built concurrently: serve one
 	}
 	return wins
+}
+
+// pairsFor returns the pairCache of k (branch seqs) for from, from the
+// cache or from build(base, added) (called without the lock), where base
+// is the pairCache of the longest cached branch of the same tree that is
+// a prefix of seqs and added the rest of seqs (nil, nil: none). An entry
+// evicted meanwhile is not re-added.
+func (c *windowCache) pairsFor(k windowKey, seqs []int, from string, build func(base *pairCache, added []int) (*pairCache, error)) (*pairCache, error) {
+	c.mu.Lock()
+	if e := c.find(k); e != nil && e.pairs != nil && e.pairs.from == from {
+		c.mu.Unlock()
+		return e.pairs, nil
+	}
+	var bases []*windowEntry
+	for _, e := range c.entries {
+		if e.pairs != nil && e.pairs.from == from && e.key.sess == k.sess && e.key.tree == k.tree && e.key.rules == k.rules && e.key.n <= k.n && len(e.seqs) < len(seqs) {
+			bases = append(bases, e)
+		}
+	}
+	c.mu.Unlock()
+	var base *windowEntry
+	for _, e := range bases {
+		if (base == nil || len(e.seqs) > len(base.seqs)) && slices.Equal(e.seqs, seqs[:len(e.seqs)]) {
+			base = e
+		}
+	}
+	var pc *pairCache
+	var err error
+	if base != nil {
+		pc, err = build(base.pairs, seqs[len(base.seqs):])
+	} else {
+		pc, err = build(nil, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.find(k); e != nil && e.pairs == nil {
+		e.pairs = pc
+	}
+	return pc, nil
 }
 
 // projection returns the context messages of k's branch (Tree.Project),
