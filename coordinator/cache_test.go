@@ -54,6 +54,23 @@ func sameAnswers(t *testing.T, step string, cached, plain *Service, sid string, 
 		if d := cmp.Diff(b, a); d != "" {
 			t.Fatalf("%s: search %q cached vs uncached (-uncached +cached):\n%s", step, q, d)
 		}
+		// Again, from the cache, and with another limit (another answer).
+		again, err := cached.SearchHistory(ctx, cc, history.SearchArgs{Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(b, again); d != "" {
+			t.Fatalf("%s: search %q from the cache vs uncached (-uncached +cached):\n%s", step, q, d)
+		}
+		one := 1
+		a, errA = cached.SearchHistory(ctx, cc, history.SearchArgs{Query: q, Limit: &one})
+		b, errB = plain.SearchHistory(ctx, cc, history.SearchArgs{Query: q, Limit: &one})
+		if errA != nil || errB != nil {
+			t.Fatal(errA, errB)
+		}
+		if d := cmp.Diff(b, a); d != "" {
+			t.Fatalf("%s: search %q limit 1 cached vs uncached (-uncached +cached):\n%s", step, q, d)
+		}
 	}
 }
 

@@ -182,6 +182,10 @@ type windowEntry struct {
 	// pairs is what /context's pairing rule reads of the branch, once a
 	// /context built it (guarded by windowCache.mu; read-only once set).
 	pairs *pairCache
+	// searches are search_contents answers of this state and leaf
+	// (guarded by windowCache.mu), about searchBytes in all.
+	searches    map[searchKey]*searchEntry
+	searchBytes int
 	// max is the largest seq of seqs, set by maxOnce.
 	maxOnce sync.Once
 	max     int
@@ -383,6 +387,69 @@ func (c *windowCache) pairsFor(k windowKey, seqs []int, from string, build func(
 	return pc, nil
 }
 
+// maxSearchBytes bounds the answers kept per cache entry (about their
+// JSON size): 8 entries keep at most 8 MiB of search answers.
+const maxSearchBytes = 1 << 20
+
+// searchEntry is one cached search_contents answer, or the search that
+// computes it (done closed when res and err are set).
+type searchEntry struct {
+	done chan struct{}
+	res  history.ItemsResult
+	err  error
+}
+
+// search returns the answer of sk in k's state of the session: cached,
+// or computed by run once while concurrent requests for the same answer
+// wait for it (32 clients repeating a query scan the texts once). Errors
+// are not kept. Callers get their own copy of the items.
+func (c *windowCache) search(k windowKey, sk searchKey, run func() (history.ItemsResult, error)) (history.ItemsResult, error) {
+	c.mu.Lock()
+	e := c.find(k)
+	if e == nil {
+		c.mu.Unlock()
+		return run()
+	}
+	if se, ok := e.searches[sk]; ok {
+		c.mu.Unlock()
+		<-se.done
+		if se.err != nil {
+			return run()
+		}
+		return history.ItemsResult{Source: se.res.Source, Items: slices.Clone(se.res.Items)}, nil
+	}
+	if e.searches == nil {
+		e.searches = map[searchKey]*searchEntry{}
+	}
+	se := &searchEntry{done: make(chan struct{})}
+	e.searches[sk] = se
+	c.mu.Unlock()
+
+	se.res, se.err = run()
+	size := 0
+	for _, it := range se.res.Items {
+		size += 128 + len(it.WindowID) + len(it.ItemID) + len(it.TruncatedContent)
+	}
+	c.mu.Lock()
+	if se.err != nil {
+		delete(e.searches, sk)
+	} else {
+		e.searchBytes += size + len(sk.query)
+		if e.searchBytes > maxSearchBytes {
+			// Full: keep only this answer.
+			clear(e.searches)
+			e.searches[sk] = se
+			e.searchBytes = size + len(sk.query)
+		}
+	}
+	c.mu.Unlock()
+	close(se.done)
+	if se.err != nil {
+		return history.ItemsResult{}, se.err
+	}
+	return history.ItemsResult{Source: se.res.Source, Items: slices.Clone(se.res.Items)}, nil
+}
+
 // projection returns the context messages of k's branch (Tree.Project),
 // from build (called without the lock) when k's entry has none yet. An
 // entry evicted meanwhile is not re-added: the result then serves this
@@ -528,11 +595,44 @@ func (s *Service) ReadItem(ctx context.Context, cc CallContext, a history.ReadIt
 // mode's order (Tree: summaries first).
 func (s *Service) SearchHistory(ctx context.Context, cc CallContext, a history.SearchArgs) (history.ItemsResult, error) {
 	return onHistoryView(ctx, s, cc, func(b *Branch, v *history.View) (history.ItemsResult, error) {
-		if a.Unfiltered() {
-			v.Ordered = s.windowsOf(b).searchOrder(b, v)
+		search := func() (history.ItemsResult, error) {
+			if a.Unfiltered() {
+				v.Ordered = s.windowsOf(b).searchOrder(b, v)
+			}
+			return v.Search(a)
 		}
-		return v.Search(a)
+		k, ok := keyOf(b.Target, b.V, b.Leaf)
+		if !ok || s.cache == nil || a.Query == "" {
+			return search()
+		}
+		return s.cache.search(k, searchKeyOf(b.Target.Mode, v.Agent, a), search)
 	})
+}
+
+// searchKey is what a search_contents answer depends on besides the
+// state of the session and the leaf (windowKey): the mode (which windows
+// are searched), the caller's agent and the arguments, nil and "" alike.
+type searchKey struct {
+	mode                                         contextd.Mode
+	agent, query                                 string
+	limit                                        int
+	recent                                       bool
+	namespace, role, agentName, toolName, window string
+}
+
+func searchKeyOf(mode contextd.Mode, agent string, a history.SearchArgs) searchKey {
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	limit := 0
+	if a.Limit != nil {
+		limit = *a.Limit
+	}
+	return searchKey{mode: mode, agent: agent, query: a.Query, limit: limit, recent: a.RecentFirst != nil && *a.RecentFirst,
+		namespace: str(a.ToolNamespace), role: str(a.Role), agentName: str(a.AgentName), toolName: str(a.ToolName), window: str(a.WindowID)}
 }
 
 // noteState replays the note entries of a branch (reference §3.4): the
