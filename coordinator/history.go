@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"contextd"
 	"contextd/history"
@@ -124,7 +125,7 @@ func (s *Service) withCachedBranch(t *Target, leafID string, fn func(b *Branch) 
 			if seqs, ok = s.cache.extendBranch(k, v.Tree); !ok {
 				return nil
 			}
-			s.cache.addBranch(k, seqs, false)
+			s.cache.addBranch(k, seqs, false, seqs[len(seqs)-1])
 		}
 		hit = true
 		return fn(&Branch{V: v, Leaf: leaf, Seqs: seqs, Cycle: cycle, Target: t})
@@ -134,7 +135,7 @@ func (s *Service) withCachedBranch(t *Target, leafID string, fn func(b *Branch) 
 	}
 	return s.withBranch(t, leafID, func(b *Branch) error {
 		if k, ok := keyOf(t, b.V, b.Leaf); ok && s.cache != nil {
-			s.cache.addBranch(k, b.Seqs, b.Cycle)
+			s.cache.addBranch(k, b.Seqs, b.Cycle, -1)
 		}
 		return fn(b)
 	})
@@ -189,7 +190,10 @@ type windowEntry struct {
 	// max is the largest seq of seqs, set by maxOnce.
 	maxOnce sync.Once
 	max     int
-	used    uint64
+	// grown is set by the one extension of seqs that appended in place
+	// (appendShared).
+	grown atomic.Bool
+	used  uint64
 }
 
 // windowCache is a small LRU of branches and their Local windows, safe
@@ -278,10 +282,20 @@ func (c *windowCache) extendBranch(k windowKey, tr *session.Tree) ([]int, bool) 
 	if base == nil || len(base.seqs) == 0 || ls <= base.maxSeq() {
 		return nil, false
 	}
-	seqs := make([]int, len(base.seqs)+1, len(base.seqs)+1)
-	copy(seqs, base.seqs)
-	seqs[len(base.seqs)] = ls
-	return seqs, true
+	return appendShared(base.seqs, &base.grown, ls), true
+}
+
+// appendShared returns s followed by v. s is shared and read-only up to
+// its length; the first caller for s (claimed: false before) may write
+// past it in place, the others copy (with room to grow): so a chain of
+// appends, one entry at a time, costs no copy of the whole branch each.
+func appendShared[T any](s []T, claimed *atomic.Bool, v ...T) []T {
+	if cap(s)-len(s) >= len(v) && claimed.CompareAndSwap(false, true) {
+		return append(s, v...)
+	}
+	out := make([]T, len(s), len(s)+len(v)+len(s)/4+64)
+	copy(out, s)
+	return append(out, v...)
 }
 
 // maxSeq is the largest seq on e's branch (computed once; e.seqs is
@@ -291,12 +305,17 @@ func (e *windowEntry) maxSeq() int {
 	return e.max
 }
 
-// addBranch caches the branch of k (without windows).
-func (c *windowCache) addBranch(k windowKey, seqs []int, cycle bool) {
+// addBranch caches the branch of k (without windows); maxSeq is the
+// largest of seqs when the caller knows it, else -1.
+func (c *windowCache) addBranch(k windowKey, seqs []int, cycle bool, maxSeq int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.find(k) == nil {
-		c.add(&windowEntry{key: k, seqs: seqs, cycle: cycle})
+		e := &windowEntry{key: k, seqs: seqs, cycle: cycle}
+		if maxSeq >= 0 {
+			e.maxOnce.Do(func() { e.max = maxSeq })
+		}
+		c.add(e)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+	"sync/atomic"
 
 	"contextd"
 	"contextd/notes"
@@ -610,6 +611,9 @@ type pairCache struct {
 	// (RulesPi16; nil when none): an appended entry one of them names
 	// would be edited, which extendPairs does not do.
 	targets map[string]bool
+	// grown is set by the one extension that appended to pairs in place
+	// (appendShared).
+	grown atomic.Bool
 }
 
 // cachedPairMessages is pairMessages(b, rules, hidden, from, false),
@@ -685,9 +689,7 @@ func extendPairs(b *Branch, rules session.Rules, base *pairCache, added []int) (
 	if err != nil {
 		return nil, false, err
 	}
-	pairs := make([]PairMessage, 0, len(base.pairs)+len(more))
-	pairs = append(append(pairs, base.pairs...), more...)
-	return &pairCache{from: base.from, pairs: pairs, targets: base.targets}, true, nil
+	return &pairCache{from: base.from, pairs: appendShared(base.pairs, &base.grown, more...), targets: base.targets}, true, nil
 }
 
 // awaitingFile reports whether t is a registered session whose file does
