@@ -13,7 +13,7 @@ import (
 
 // Block filters (issue 16): a search with no match must not read the whole
 // item-text file. The file is cut into blocks of blockSize bytes; block b
-// gets a blockRecord-byte bit set (texts/N.blk64, record b at b×blockRecord)
+// gets a blockRecord-byte bit set (texts/N.blk, record b at b×blockRecord)
 // with one bit set, by blockHash, for every trigram (3 consecutive bytes)
 // that starts in [b×blockSize, (b+1)×blockSize+blockOverlap). A match of a
 // query that starts in block b holds the trigrams of the query's first
@@ -29,13 +29,9 @@ import (
 // commits, in the background (a second phase: the first /branch answer
 // does not wait for them); the last, incomplete block is always read.
 //
-// Size: 1 KiB per 64 KiB of item text (1.6%). Blocks of 128 KiB (0.8%)
-// saturated: about 89% of a record's bits were set on the bench's session,
-// and a 16-byte query found 1-20 times still read 60% of the blocks; at
-// 64 KiB, 78% of the bits are set and such a query reads about 17%
-// (measured on the JSONL of the 128 MiB bench session).
+// Size: 1 KiB per 128 KiB of item text (0.8%).
 const (
-	blockSize    = 64 << 10
+	blockSize    = 128 << 10
 	blockOverlap = 256
 	blockBits    = 13
 	blockRecord  = 1 << blockBits / 8
@@ -75,16 +71,7 @@ func fillBlock(rec []byte, text []byte) {
 	}
 }
 
-// blockPath is the session's record file. Its name carries the block size
-// in KiB: records of another block size (an index written by an earlier
-// contextd) are never read as these.
 func (s *Session) blockPath() string {
-	return filepath.Join(s.x.textDir(), fmt.Sprintf("%d.blk%d", s.fileID, blockSize>>10))
-}
-
-// legacyBlockPath is where contextd before the 64 KiB blocks kept the
-// records (128 KiB blocks); resetBlocks removes that file.
-func (s *Session) legacyBlockPath() string {
 	return filepath.Join(s.x.textDir(), fmt.Sprintf("%d.blk", s.fileID))
 }
 
@@ -104,9 +91,6 @@ func (s *Session) resetBlocks(textSize int64) error {
 	s.blk.done.Store(keep)
 	if s.fileID == 0 {
 		return nil
-	}
-	if err := os.Remove(s.legacyBlockPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
 	}
 	if err := os.Truncate(s.blockPath(), keep*blockRecord); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err

@@ -2,12 +2,9 @@ package store
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -186,36 +183,5 @@ func TestBlockFiltersIncremental(t *testing.T) {
 	}
 	if fi, err := os.Stat(grown.blockPath()); err != nil || fi.Size() != blockRecord || grown.blk.done.Load() != 1 {
 		t.Fatalf("after a reset to a text of 2 blocks + overlap + 1 byte: %v records, %v", grown.blk.done.Load(), err)
-	}
-}
-
-// TestBlockFiltersLegacyFile: the records of an index written with 128
-// KiB blocks (texts/N.blk) are never read as 64 KiB records: resetBlocks
-// (run when a session's state is loaded) removes that file and keeps only
-// the records of N.blk64, so a search over such an index finds what the
-// text holds.
-func TestBlockFiltersLegacyFile(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 10))
-	text := blockText(r, 6*blockSize, map[int]string{4*blockSize + 77: "needle-legacy"})
-	s, _ := blockSession(t, t.TempDir(), 3, text, nil)
-	// An all-zero legacy record file would rule out every block.
-	if err := os.WriteFile(s.legacyBlockPath(), make([]byte, 6*blockRecord), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.resetBlocks(int64(len(text))); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(s.legacyBlockPath()); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("legacy record file still there after resetBlocks: %v", err)
-	}
-	if got := filepath.Base(s.blockPath()); got != "3.blk64" {
-		t.Fatalf("record file %q, want 3.blk64", got)
-	}
-	c, err := s.blockCandidates("needle-legacy", 0, int64(len(text)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c != nil && !c.reads(4) {
-		t.Fatal("block 4 (which holds the match) ruled out")
 	}
 }
