@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"contextd"
@@ -173,6 +174,67 @@ func BenchmarkServiceContext(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if _, err := svc.Context(b.Context(), m.SessionID, ContextRequest{}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkServiceContextAfterAppend appends one entry (a user message
+// answering nothing) before each POST …/context at the new leaf: the
+// bench's catch-up row without HTTP.
+func BenchmarkServiceContextAfterAppend(b *testing.B) {
+	svc, m, path := benchService(b)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	leaf := m.LeafID
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id := fmt.Sprintf("%08x", 0xf0000000+i)
+		fmt.Fprintf(f, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-07-07T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"probe %d"}],"timestamp":1783382400000}}`+"\n", id, leaf, i)
+		leaf = id
+		if _, err := svc.Context(b.Context(), m.SessionID, ContextRequest{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkServiceSearchHitDistinct is search_contents over all windows
+// with a new 16-byte query each time, taken from a sampled item's text
+// (so it matches at least once and the answer cache never serves it):
+// the cold cost of the bench's 32-client hit rows, one at a time.
+func BenchmarkServiceSearchHitDistinct(b *testing.B) {
+	svc, m, _ := benchService(b)
+	cc := CallContext{SessionID: m.SessionID}
+	r := rand.New(rand.NewPCG(13, 19))
+	var queries []string
+	for tries := 0; len(queries) < b.N+1 && tries < 50*(b.N+1); tries++ {
+		it := m.Sample[r.IntN(len(m.Sample))]
+		limit := 2000
+		out, err := svc.ReadItem(b.Context(), cc, history.ReadItemArgs{ItemID: it.ItemID, WindowID: it.WindowID, LimitChars: &limit})
+		if err != nil || out.Item == nil || len(out.Item.Content) < 64 {
+			continue
+		}
+		t := out.Item.Content
+		i := r.IntN(len(t) - 32)
+		q := t[i : i+16]
+		ok := true
+		for j := 0; j < len(q); j++ {
+			ok = ok && q[j] >= 0x20 && q[j] < 0x7f
+		}
+		if ok && strings.TrimSpace(q) == q {
+			queries = append(queries, q)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		out, err := svc.SearchHistory(b.Context(), cc, history.SearchArgs{Query: queries[i%len(queries)]})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(out.Items) == 0 {
+			b.Fatalf("query %q found nothing", queries[i%len(queries)])
 		}
 	}
 }

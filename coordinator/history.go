@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"contextd"
 	"contextd/history"
@@ -121,7 +122,10 @@ func (s *Service) withCachedBranch(t *Target, leafID string, fn func(b *Branch) 
 		}
 		seqs, cycle, ok := s.cache.branch(k)
 		if !ok {
-			return nil
+			if seqs, ok = s.cache.extendBranch(k, v.Tree); !ok {
+				return nil
+			}
+			s.cache.addBranch(k, seqs, false, seqs[len(seqs)-1])
 		}
 		hit = true
 		return fn(&Branch{V: v, Leaf: leaf, Seqs: seqs, Cycle: cycle, Target: t})
@@ -131,7 +135,7 @@ func (s *Service) withCachedBranch(t *Target, leafID string, fn func(b *Branch) 
 	}
 	return s.withBranch(t, leafID, func(b *Branch) error {
 		if k, ok := keyOf(t, b.V, b.Leaf); ok && s.cache != nil {
-			s.cache.addBranch(k, b.Seqs, b.Cycle)
+			s.cache.addBranch(k, b.Seqs, b.Cycle, -1)
 		}
 		return fn(b)
 	})
@@ -176,7 +180,20 @@ type windowEntry struct {
 	// msgs is Tree.Project of the branch under key.rules, once a /branch
 	// asked for it (guarded by windowCache.mu; read-only once set).
 	msgs []session.ContextMessage
-	used uint64
+	// pairs is what /context's pairing rule reads of the branch, once a
+	// /context built it (guarded by windowCache.mu; read-only once set).
+	pairs *pairCache
+	// searches are search_contents answers of this state and leaf
+	// (guarded by windowCache.mu), about searchBytes in all.
+	searches    map[searchKey]*searchEntry
+	searchBytes int
+	// max is the largest seq of seqs, set by maxOnce.
+	maxOnce sync.Once
+	max     int
+	// grown is set by the one extension of seqs that appended in place
+	// (appendShared).
+	grown atomic.Bool
+	used  uint64
 }
 
 // windowCache is a small LRU of branches and their Local windows, safe
@@ -187,6 +204,33 @@ type windowCache struct {
 	mu      sync.Mutex
 	clock   uint64
 	entries []*windowEntry
+	// hints is modeHint's scan of each session's tree (guarded by mu; one
+	// per session, dropped when the session's tree is replaced).
+	hints map[*store.Session]treeMarks
+}
+
+// marks returns the treeMarks of tr, sess's tree in a view, extended from
+// the last scan of sess when tr is the same tree.
+func (c *windowCache) marks(sess *store.Session, tr *session.Tree) treeMarks {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.hints[sess]
+	if m.tree == tr && m.n == tr.Len() {
+		return m
+	}
+	if m.tree == tr && m.n > tr.Len() {
+		// An older view of the same tree (a request that read before
+		// the last sync): scan it alone.
+		var o treeMarks
+		o.scan(tr)
+		return o
+	}
+	m.scan(tr)
+	if c.hints == nil {
+		c.hints = map[*store.Session]treeMarks{}
+	}
+	c.hints[sess] = m
+	return m
 }
 
 func (c *windowCache) find(k windowKey) *windowEntry {
@@ -210,12 +254,68 @@ func (c *windowCache) branch(k windowKey) ([]int, bool, bool) {
 	return nil, false, false
 }
 
-// addBranch caches the branch of k (without windows).
-func (c *windowCache) addBranch(k windowKey, seqs []int, cycle bool) {
+// extendBranch returns the branch of k's leaf as the cached branch of its
+// parent plus the leaf, when the parent's branch is cached for the same
+// tree (the usual case right after Pi appended an entry): Tree.Branch
+// would walk the whole branch again. It declines (false) unless the leaf
+// comes after every entry of that branch, so that the leaf cannot already
+// be on it (a parent cycle) and the walk from the leaf is exactly the
+// leaf, then the parent's walk.
+func (c *windowCache) extendBranch(k windowKey, tr *session.Tree) ([]int, bool) {
+	ls, ok := tr.Lookup(k.leaf)
+	if !ok {
+		return nil, false
+	}
+	parent := tr.Entries[ls].ParentID
+	if parent == "" {
+		return nil, false
+	}
+	c.mu.Lock()
+	var base *windowEntry
+	for _, e := range c.entries {
+		if e.key.sess == k.sess && e.key.tree == k.tree && e.key.rules == k.rules && e.key.leaf == parent && e.key.n <= k.n && !e.cycle &&
+			(base == nil || e.key.n > base.key.n) {
+			base = e
+		}
+	}
+	c.mu.Unlock()
+	if base == nil || len(base.seqs) == 0 || ls <= base.maxSeq() {
+		return nil, false
+	}
+	return appendShared(base.seqs, &base.grown, ls), true
+}
+
+// appendShared returns s followed by v. s is shared and read-only up to
+// its length; the first caller for s (claimed: false before) may write
+// past it in place, the others copy (with room to grow): so a chain of
+// appends, one entry at a time, costs no copy of the whole branch each.
+func appendShared[T any](s []T, claimed *atomic.Bool, v ...T) []T {
+	if cap(s)-len(s) >= len(v) && claimed.CompareAndSwap(false, true) {
+		return append(s, v...)
+	}
+	out := make([]T, len(s), len(s)+len(v)+len(s)/4+64)
+	copy(out, s)
+	return append(out, v...)
+}
+
+// maxSeq is the largest seq on e's branch (computed once; e.seqs is
+// read-only).
+func (e *windowEntry) maxSeq() int {
+	e.maxOnce.Do(func() { e.max = slices.Max(e.seqs) })
+	return e.max
+}
+
+// addBranch caches the branch of k (without windows); maxSeq is the
+// largest of seqs when the caller knows it, else -1.
+func (c *windowCache) addBranch(k windowKey, seqs []int, cycle bool, maxSeq int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.find(k) == nil {
-		c.add(&windowEntry{key: k, seqs: seqs, cycle: cycle})
+		e := &windowEntry{key: k, seqs: seqs, cycle: cycle}
+		if maxSeq >= 0 {
+			e.maxOnce.Do(func() { e.max = maxSeq })
+		}
+		c.add(e)
 	}
 }
 
@@ -262,6 +362,111 @@ func (c *windowCache) windows(k windowKey, seqs []int, cycle bool, build func(ba
 		wins = e.wins // built concurrently: serve one
 	}
 	return wins
+}
+
+// pairsFor returns the pairCache of k (branch seqs) for from, from the
+// cache or from build(base, added) (called without the lock), where base
+// is the pairCache of the longest cached branch of the same tree that is
+// a prefix of seqs and added the rest of seqs (nil, nil: none). An entry
+// evicted meanwhile is not re-added.
+func (c *windowCache) pairsFor(k windowKey, seqs []int, from string, build func(base *pairCache, added []int) (*pairCache, error)) (*pairCache, error) {
+	c.mu.Lock()
+	if e := c.find(k); e != nil && e.pairs != nil && e.pairs.from == from {
+		c.mu.Unlock()
+		return e.pairs, nil
+	}
+	var bases []*windowEntry
+	for _, e := range c.entries {
+		if e.pairs != nil && e.pairs.from == from && e.key.sess == k.sess && e.key.tree == k.tree && e.key.rules == k.rules && e.key.n <= k.n && len(e.seqs) < len(seqs) {
+			bases = append(bases, e)
+		}
+	}
+	c.mu.Unlock()
+	var base *windowEntry
+	for _, e := range bases {
+		if (base == nil || len(e.seqs) > len(base.seqs)) && slices.Equal(e.seqs, seqs[:len(e.seqs)]) {
+			base = e
+		}
+	}
+	var pc *pairCache
+	var err error
+	if base != nil {
+		pc, err = build(base.pairs, seqs[len(base.seqs):])
+	} else {
+		pc, err = build(nil, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.find(k); e != nil && e.pairs == nil {
+		e.pairs = pc
+	}
+	return pc, nil
+}
+
+// maxSearchBytes bounds the answers kept per cache entry (about their
+// JSON size): 8 entries keep at most 8 MiB of search answers.
+const maxSearchBytes = 1 << 20
+
+// searchEntry is one cached search_contents answer, or the search that
+// computes it (done closed when res and err are set).
+type searchEntry struct {
+	done chan struct{}
+	res  history.ItemsResult
+	err  error
+}
+
+// search returns the answer of sk in k's state of the session: cached,
+// or computed by run once while concurrent requests for the same answer
+// wait for it (32 clients repeating a query scan the texts once). Errors
+// are not kept. Callers get their own copy of the items.
+func (c *windowCache) search(k windowKey, sk searchKey, run func() (history.ItemsResult, error)) (history.ItemsResult, error) {
+	c.mu.Lock()
+	e := c.find(k)
+	if e == nil {
+		c.mu.Unlock()
+		return run()
+	}
+	if se, ok := e.searches[sk]; ok {
+		c.mu.Unlock()
+		<-se.done
+		if se.err != nil {
+			return run()
+		}
+		return history.ItemsResult{Source: se.res.Source, Items: slices.Clone(se.res.Items)}, nil
+	}
+	if e.searches == nil {
+		e.searches = map[searchKey]*searchEntry{}
+	}
+	se := &searchEntry{done: make(chan struct{})}
+	e.searches[sk] = se
+	c.mu.Unlock()
+
+	se.res, se.err = run()
+	size := 0
+	for _, it := range se.res.Items {
+		size += 128 + len(it.WindowID) + len(it.ItemID) + len(it.TruncatedContent)
+	}
+	c.mu.Lock()
+	if se.err != nil {
+		delete(e.searches, sk)
+	} else {
+		e.searchBytes += size + len(sk.query)
+		if e.searchBytes > maxSearchBytes {
+			// Full: keep only this answer.
+			clear(e.searches)
+			e.searches[sk] = se
+			e.searchBytes = size + len(sk.query)
+		}
+	}
+	c.mu.Unlock()
+	close(se.done)
+	if se.err != nil {
+		return history.ItemsResult{}, se.err
+	}
+	return history.ItemsResult{Source: se.res.Source, Items: slices.Clone(se.res.Items)}, nil
 }
 
 // projection returns the context messages of k's branch (Tree.Project),
@@ -409,11 +614,44 @@ func (s *Service) ReadItem(ctx context.Context, cc CallContext, a history.ReadIt
 // mode's order (Tree: summaries first).
 func (s *Service) SearchHistory(ctx context.Context, cc CallContext, a history.SearchArgs) (history.ItemsResult, error) {
 	return onHistoryView(ctx, s, cc, func(b *Branch, v *history.View) (history.ItemsResult, error) {
-		if a.Unfiltered() {
-			v.Ordered = s.windowsOf(b).searchOrder(b, v)
+		search := func() (history.ItemsResult, error) {
+			if a.Unfiltered() {
+				v.Ordered = s.windowsOf(b).searchOrder(b, v)
+			}
+			return v.Search(a)
 		}
-		return v.Search(a)
+		k, ok := keyOf(b.Target, b.V, b.Leaf)
+		if !ok || s.cache == nil || a.Query == "" {
+			return search()
+		}
+		return s.cache.search(k, searchKeyOf(b.Target.Mode, v.Agent, a), search)
 	})
+}
+
+// searchKey is what a search_contents answer depends on besides the
+// state of the session and the leaf (windowKey): the mode (which windows
+// are searched), the caller's agent and the arguments, nil and "" alike.
+type searchKey struct {
+	mode                                         contextd.Mode
+	agent, query                                 string
+	limit                                        int
+	recent                                       bool
+	namespace, role, agentName, toolName, window string
+}
+
+func searchKeyOf(mode contextd.Mode, agent string, a history.SearchArgs) searchKey {
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	limit := 0
+	if a.Limit != nil {
+		limit = *a.Limit
+	}
+	return searchKey{mode: mode, agent: agent, query: a.Query, limit: limit, recent: a.RecentFirst != nil && *a.RecentFirst,
+		namespace: str(a.ToolNamespace), role: str(a.Role), agentName: str(a.AgentName), toolName: str(a.ToolName), window: str(a.WindowID)}
 }
 
 // noteState replays the note entries of a branch (reference §3.4): the

@@ -176,18 +176,51 @@ func resumeHint(b *Branch, r *Resume) (string, error) {
 // managed); otherwise def. A Tree session before its first rollover holds
 // only boundaries and so keeps def.
 func modeHint(v *store.View, def contextd.Mode) contextd.Mode {
+	return modeHintFrom(v, def, nil, nil)
+}
+
+// treeMarks is what modeHint reads of a tree's first n entries: whether
+// one is a Tree archive or note snapshot, whether one is a boundary.
+type treeMarks struct {
+	tree              *session.Tree
+	n                 int
+	archive, boundary bool
+}
+
+// scan extends m over the entries of tr from m.n on (from 0 when m is for
+// another tree). A tree keeps its pointer only while entries are
+// appended to it (a rewrite builds a new one).
+func (m *treeMarks) scan(tr *session.Tree) {
+	if m.tree != tr || m.n > tr.Len() {
+		*m = treeMarks{tree: tr}
+	}
+	for i := m.n; i < tr.Len() && !m.archive; i++ {
+		e := &tr.Entries[i]
+		if e.Type == session.TypeCustom && (e.CustomType == session.CustomTypeTreeArchive || e.CustomType == session.CustomTypeNoteSnapshot) {
+			m.archive = true
+		}
+		m.boundary = m.boundary || e.IsBoundary()
+	}
+	m.n = tr.Len()
+}
+
+// modeHintFrom is modeHint with the scan of the tree kept in c (nil:
+// none) for sess, v's session, so that a request after Pi appended
+// entries reads only those.
+func modeHintFrom(v *store.View, def contextd.Mode, c *windowCache, sess *store.Session) contextd.Mode {
 	if v.Tree == nil || def == contextd.ModeRemote {
 		return def
 	}
-	boundary := false
-	for i := range v.Tree.Entries {
-		e := &v.Tree.Entries[i]
-		if e.Type == session.TypeCustom && (e.CustomType == session.CustomTypeTreeArchive || e.CustomType == session.CustomTypeNoteSnapshot) {
-			return contextd.ModeTree
-		}
-		boundary = boundary || e.IsBoundary()
+	var m treeMarks
+	if c != nil && sess != nil {
+		m = c.marks(sess, v.Tree)
+	} else {
+		m.scan(v.Tree)
 	}
-	if boundary && def == contextd.ModeOff {
+	if m.archive {
+		return contextd.ModeTree
+	}
+	if m.boundary && def == contextd.ModeOff {
 		return contextd.ModeLocal
 	}
 	return def

@@ -173,7 +173,7 @@ func (s *Service) Resolve(ctx context.Context, sessionID string) (*Target, error
 	}
 	t.Session = sess
 	_ = t.read(func(v *store.View) error {
-		t.Mode = modeHint(v, t.Mode)
+		t.Mode = modeHintFrom(v, t.Mode, s.cache, sess)
 		return nil
 	})
 	return t, nil

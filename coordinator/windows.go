@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+	"sync/atomic"
 
 	"contextd"
 	"contextd/notes"
@@ -345,7 +346,7 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 			// window after a Tree cut current.
 			out.NeedsBoundary = true
 		}
-		return project(b, &out)
+		return s.project(b, &out)
 	})
 	return out, err
 }
@@ -357,7 +358,7 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 // branch summary written inside a call/result pair after the results,
 // reporting each as a problem; OrphanedToolResults lists the dropped
 // results and SliceFromEntryID the first entry sent.
-func project(b *Branch, out *ContextAnswer) error {
+func (s *Service) project(b *Branch, out *ContextAnswer) error {
 	hidden := make(map[string]bool, len(out.HiddenSummaries))
 	for _, h := range out.HiddenSummaries {
 		hidden[h.EntryID] = true
@@ -371,7 +372,7 @@ func project(b *Branch, out *ContextAnswer) error {
 	if slice {
 		from = out.BoundaryEntryID
 	}
-	msgs, shown, err := pairMessages(b, rules, hidden, from, false)
+	msgs, shown, err := s.cachedPairMessages(b, rules, hidden, from)
 	if err != nil {
 		return err
 	}
@@ -471,19 +472,53 @@ func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from s
 		}
 	}
 	if from != "" {
-		for i := range cms {
-			if tr.Entries[cms[i].Seq].ID == from {
-				d0 = i
-				for j := i - 1; j >= 0; j-- {
-					if cms[j].Role == session.RoleAssistant {
-						d0 = j
-						break
-					}
-				}
-				break
-			}
+		d0 = sliceStart(tr, cms, from)
+	}
+	// A Local slice never sends what precedes d0, and the pairing rule
+	// looks back no further than d0 (PlanPairing), so the messages
+	// listed start there: a long branch cost /context a PairMessage per
+	// message on every call. Hidden summaries are looked for on the whole
+	// branch.
+	first := 0
+	if from != "" && !lastBatch {
+		first = d0
+	}
+	all, err := pairList(b, cms, first, d0, end)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, shown := withoutHidden(all, hidden)
+	for _, cm := range cms[:first] {
+		if id := tr.Entries[cm.Seq].ID; hidden[id] {
+			shown[id] = true
 		}
 	}
+	return out, shown, nil
+}
+
+// sliceStart is d0 of pairMessages: the index in cms of the last assistant
+// message before the message of entry from, else of that message; 0 when
+// no message is from's.
+func sliceStart(tr *session.Tree, cms []session.ContextMessage, from string) int {
+	for i := range cms {
+		if tr.Entries[cms[i].Seq].ID == from {
+			for j := i - 1; j >= 0; j-- {
+				if cms[j].Role == session.RoleAssistant {
+					return j
+				}
+			}
+			return i
+		}
+	}
+	return 0
+}
+
+// pairList returns the PairMessage of each of cms[first:], hidden ones
+// included; the assistant, toolResult and branch-summary messages among
+// cms[d0:end] are decoded for their call ids and keys (the others get
+// none).
+func pairList(b *Branch, cms []session.ContextMessage, first, d0, end int) ([]PairMessage, error) {
+	tr := b.V.Tree
 	var need []int
 	seen := map[int]bool{}
 	for _, cm := range cms[d0:end] {
@@ -499,29 +534,13 @@ func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from s
 			}
 		}
 	}
-	hiddenShown := make(map[string]bool, len(hidden))
 	dec := make(map[int]*session.Decoded, len(need))
 	if err := b.V.DecodeEach(need, func(seq int, _ *session.Entry, d *session.Decoded) error {
 		dec[seq] = d
 		return nil
 	}); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	// A Local slice never sends what precedes d0, and the pairing rule
-	// looks back no further than d0 (PlanPairing), so the messages
-	// listed start there: a long branch cost /context a PairMessage per
-	// message on every call. Hidden summaries are looked for on the whole
-	// branch.
-	first := 0
-	if from != "" && !lastBatch {
-		first = d0
-		for _, cm := range cms[:d0] {
-			if id := tr.Entries[cm.Seq].ID; hidden[id] {
-				hiddenShown[id] = true
-			}
-		}
-	}
-	shown := hiddenShown
 	out := make([]PairMessage, 0, len(cms)-first)
 	for _, cm := range cms[first:] {
 		e := &tr.Entries[cm.Seq]
@@ -561,13 +580,116 @@ func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from s
 				m.Key = &MessageKey{Role: "branchSummary", FromID: e.FromID(), SummarySHA256: hex.EncodeToString(sum[:])}
 			}
 		}
-		if hidden[e.ID] {
-			shown[e.ID] = true
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// withoutHidden returns a copy of msgs (the caller may modify it) without
+// the messages of the entries in hidden, and the set of those ids found.
+func withoutHidden(msgs []PairMessage, hidden map[string]bool) ([]PairMessage, map[string]bool) {
+	shown := make(map[string]bool, len(hidden))
+	out := make([]PairMessage, 0, len(msgs))
+	for _, m := range msgs {
+		if hidden[m.EntryID] {
+			shown[m.EntryID] = true
 			continue
 		}
 		out = append(out, m)
 	}
+	return out, shown
+}
+
+// pairCache is pairMessages' list for one branch and from, hidden
+// messages included, kept with the branch in the Service's cache so that
+// /context after Pi appended entries decodes only those (extendPairs).
+// Read-only once built.
+type pairCache struct {
+	from  string
+	pairs []PairMessage // pairList(cms, d0, d0, len(cms)) of the branch's projection
+	// targets holds the targetIds of the context edits on the branch
+	// (RulesPi16; nil when none): an appended entry one of them names
+	// would be edited, which extendPairs does not do.
+	targets map[string]bool
+	// grown is set by the one extension that appended to pairs in place
+	// (appendShared).
+	grown atomic.Bool
+}
+
+// cachedPairMessages is pairMessages(b, rules, hidden, from, false),
+// built from the Service's cache of b's branch (Local mode: no hidden
+// summaries before the slice): the same state of the session and leaf
+// reuses the list, a branch that extends a cached one by entries that do
+// not change how the earlier ones project (extendPairs) lists only the
+// new messages; otherwise the whole branch is projected again.
+func (s *Service) cachedPairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from string) ([]PairMessage, map[string]bool, error) {
+	k, ok := keyOf(b.Target, b.V, b.Leaf)
+	if !ok || s.cache == nil || (from != "" && len(hidden) > 0) || rules != k.rules {
+		return pairMessages(b, rules, hidden, from, false)
+	}
+	pc, err := s.cache.pairsFor(k, b.Seqs, from, func(base *pairCache, added []int) (*pairCache, error) {
+		if base != nil {
+			if pc, ok, err := extendPairs(b, rules, base, added); ok || err != nil {
+				return pc, err
+			}
+		}
+		return buildPairs(b, rules, from)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	out, shown := withoutHidden(pc.pairs, hidden)
 	return out, shown, nil
+}
+
+// buildPairs is the pairCache of b's whole branch.
+func buildPairs(b *Branch, rules session.Rules, from string) (*pairCache, error) {
+	tr := b.V.Tree
+	cms := tr.Project(b.Seqs, rules)
+	d0 := 0
+	if from != "" {
+		d0 = sliceStart(tr, cms, from)
+	}
+	pairs, err := pairList(b, cms, d0, d0, len(cms))
+	if err != nil {
+		return nil, err
+	}
+	pc := &pairCache{from: from, pairs: pairs}
+	if rules >= session.RulesPi16 {
+		for _, sq := range b.Seqs {
+			if e := &tr.Entries[sq]; e.Type == session.TypeContextEdit && e.Edit != session.EditNone {
+				if pc.targets == nil {
+					pc.targets = map[string]bool{}
+				}
+				pc.targets[e.TargetID()] = true
+			}
+		}
+	}
+	return pc, nil
+}
+
+// extendPairs is the pairCache of base's branch followed by the entries
+// added (seqs), when those project as their own messages appended after
+// base's (Tree.Project): none is a compaction (it reorders the context),
+// a context edit under RulesPi16, a boundary (the slice moves) or the
+// target of a context edit on the branch. ok is false otherwise.
+func extendPairs(b *Branch, rules session.Rules, base *pairCache, added []int) (*pairCache, bool, error) {
+	tr := b.V.Tree
+	cms := make([]session.ContextMessage, 0, len(added))
+	for _, sq := range added {
+		e := &tr.Entries[sq]
+		if e.Type == session.TypeCompaction || e.Type == session.TypeContextEdit || e.IsBoundary() || base.targets[e.ID] {
+			return nil, false, nil
+		}
+		if role := session.ContextRole(e); role != "" {
+			cms = append(cms, session.ContextMessage{Seq: sq, Role: role, EditSeq: -1})
+		}
+	}
+	more, err := pairList(b, cms, 0, 0, len(cms))
+	if err != nil {
+		return nil, false, err
+	}
+	return &pairCache{from: base.from, pairs: appendShared(base.pairs, &base.grown, more...), targets: base.targets}, true, nil
 }
 
 // awaitingFile reports whether t is a registered session whose file does

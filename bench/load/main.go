@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -584,7 +585,10 @@ func run(c config) error {
 		if err := searchStep(srv, c, m, jsonlBytes); err != nil {
 			return err
 		}
-		if err := hitStep(srv, c, m); err != nil {
+		if err := hitStep(srv, c, m, false); err != nil {
+			return err
+		}
+		if err := hitStep(srv, c, m, true); err != nil {
 			return err
 		}
 		if err := tailStep(srv, branchPath, 50); err != nil {
@@ -657,7 +661,10 @@ func run(c config) error {
 	if err := searchStep(srv, c, m, jsonlBytes); err != nil {
 		return err
 	}
-	if err := hitStep(srv, c, m); err != nil {
+	if err := hitStep(srv, c, m, false); err != nil {
+		return err
+	}
+	if err := hitStep(srv, c, m, true); err != nil {
 		return err
 	}
 	if err := tailStep(srv, branchPath, 50); err != nil {
@@ -798,7 +805,10 @@ func searchStep(srv *server, c config, m *sessiongen.Manifest, jsonlBytes int64)
 	sid := map[string]any{"session_id": m.SessionID}
 	var search []time.Duration
 	for i := 0; i < c.nSearch+2; i++ {
-		out, d, err := srv.must("POST", "/alpha/history/v2/search_contents", map[string]any{"query": c.query, "context": sid})
+		// Each request its own query (the no-match query and a number:
+		// still no match), so that contextd's answer cache does not
+		// serve it and each request scans the texts.
+		out, d, err := srv.must("POST", "/alpha/history/v2/search_contents", map[string]any{"query": c.query + strconv.Itoa(i), "context": sid})
 		if err != nil {
 			return err
 		}
@@ -820,7 +830,7 @@ func searchStep(srv *server, c config, m *sessiongen.Manifest, jsonlBytes int64)
 	if err != nil {
 		return err
 	}
-	note := fmt.Sprintf("median of %d; p99 %.1f ms; %.0f MiB/s; peer = LC_ALL=C grep -F -c on the JSONL (process wall time, median of %d)", len(search), pct(search, 0.99), float64(jsonlBytes)/(1<<20)/(median(search)/1000), len(grep))
+	note := fmt.Sprintf("median of %d, each a distinct query; p99 %.1f ms; %.0f MiB/s; peer = LC_ALL=C grep -F -c on the JSONL (process wall time, median of %d)", len(search), pct(search, 0.99), float64(jsonlBytes)/(1<<20)/(median(search)/1000), len(grep))
 	ratioRow("search_contents, no match vs grep", "ms", median(search), median(grep), 1.0, "0.2x", note)
 	if _, err := exec.LookPath("rg"); err != nil {
 		naRow("search_contents, no match vs ripgrep", "rg not installed (apt-get install ripgrep)")
@@ -839,12 +849,26 @@ func searchStep(srv *server, c config, m *sessiongen.Manifest, jsonlBytes int64)
 // this machine's cores). The queries are 16-byte pieces of one line of
 // sampled items' texts (read with read_item), so each has at least one
 // match; the clients cycle through them.
-func hitStep(srv *server, c config, m *sessiongen.Manifest) error {
+//
+// With distinct, every request has its own query (hitClients × (per+1)
+// of them), so contextd's answer cache serves none: the row then
+// measures the scan itself.
+func hitStep(srv *server, c config, m *sessiongen.Manifest, distinct bool) error {
 	const hitClients = 32
 	sid := map[string]any{"session_id": m.SessionID}
 	r := rand.New(rand.NewPCG(13, 17))
+	if distinct {
+		r = rand.New(rand.NewPCG(13, 19)) // not the queries of the other row
+	}
+	per := max(c.n/hitClients, 10)
+	want := hitClients
+	name := fmt.Sprintf("search_contents with a hit, %d clients p99", hitClients)
+	if distinct {
+		want = hitClients * (per + 1)
+		name = fmt.Sprintf("search_contents with a hit, %d clients, distinct queries p99", hitClients)
+	}
 	var queries []string
-	for tries := 0; len(queries) < hitClients && tries < 1000 && len(m.Sample) > 0; tries++ {
+	for tries := 0; len(queries) < want && tries < 30*want && len(m.Sample) > 0; tries++ {
 		it := m.Sample[r.IntN(len(m.Sample))]
 		out, _, err := srv.must("POST", "/alpha/history/v2/read_item", map[string]any{"context": sid, "item_id": it.ItemID, "window_id": it.WindowID, "limit_chars": 2000})
 		if err != nil {
@@ -867,16 +891,15 @@ func hitStep(srv *server, c config, m *sessiongen.Manifest) error {
 				ok = false
 			}
 		}
-		if ok && strings.TrimSpace(q) == q {
+		if ok && strings.TrimSpace(q) == q && !slices.Contains(queries, q) {
 			queries = append(queries, q)
 		}
 	}
 	if len(queries) == 0 {
-		naRow(fmt.Sprintf("search_contents with a hit, %d clients p99", hitClients), "no query could be taken from the sampled items")
+		naRow(name, "no query could be taken from the sampled items")
 		return nil
 	}
 	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: hitClients, MaxConnsPerHost: hitClients}}
-	per := max(c.n/hitClients, 10)
 	var mu sync.Mutex
 	var ds []time.Duration
 	var hits, misses int
@@ -888,6 +911,9 @@ func hitStep(srv *server, c config, m *sessiongen.Manifest) error {
 			defer wg.Done()
 			for i := 0; i < per+1; i++ {
 				q := queries[(k+i)%len(queries)]
+				if distinct {
+					q = queries[(k*(per+1)+i)%len(queries)]
+				}
 				st, out, d, err := srv.doWith(hc, "POST", "/alpha/history/v2/search_contents", map[string]any{"query": q, "context": sid})
 				mu.Lock()
 				switch {
@@ -915,7 +941,7 @@ func hitStep(srv *server, c config, m *sessiongen.Manifest) error {
 	if misses > 0 {
 		fmt.Printf("warning: %d of %d searches with a hit found nothing\n", misses, hits+misses)
 	}
-	absRow(fmt.Sprintf("search_contents with a hit, %d clients p99", hitClients), "ms", pct(ds, 0.99), 25,
+	absRow(name, "ms", pct(ds, 0.99), 25,
 		fmt.Sprintf("%d requests (%d per client, %d clients at once on %d CPUs), %d distinct 16-byte queries from sampled items, p50 %.2f ms, max %.2f ms; %d answered with items",
 			len(ds), per, hitClients, runtime.NumCPU(), len(queries), median(ds), pct(ds, 1), hits))
 	return nil
@@ -1352,7 +1378,7 @@ func treeBench(srv *server, c config) error {
 			return err
 		}
 		list = append(list, d)
-		_, d, err = srv.must("POST", "/alpha/history/v2/search_contents", map[string]any{"context": sid, "query": m.NoMatch})
+		_, d, err = srv.must("POST", "/alpha/history/v2/search_contents", map[string]any{"context": sid, "query": m.NoMatch + strconv.Itoa(i)})
 		if err != nil {
 			return err
 		}
