@@ -30,6 +30,15 @@ import (
 // quick.
 var PreviewMinBytes int64 = 4 << 20
 
+// PreviewMaxBytes is the largest file indexed in two phases. The preview's
+// tree stays live while the background full index builds its own, so above
+// it the two trees together outgrow the default memory limit: a 1 GiB file
+// indexed in two phases peaked at 176 MiB with the GC at half the CPU
+// (bench/run.sh, 2026-12-01), against 149 MiB and 14% in one phase
+// (issue 16: peak RSS ≤ 150 MiB, GC < 15%). Such files are indexed in one
+// phase until the full index can reuse the preview's tree.
+var PreviewMaxBytes int64 = 768 << 20
+
 // beforeBackgroundSync, when set (tests), runs before the background
 // full sync that follows a tree preview.
 var beforeBackgroundSync func()
@@ -93,16 +102,8 @@ func (s *Session) syncTree(ctx context.Context) error {
 	if p := s.previewNow(); p != nil && p.current(s.path) {
 		return nil
 	}
-	s.x.mu.Lock()
-	db := s.x.db
-	s.x.mu.Unlock()
-	if db == nil {
-		return errIndexClosed
-	}
-	if !s.loaded {
-		if err := s.load(ctx, db); err != nil {
-			return err
-		}
+	if _, err := s.loadedDB(ctx); err != nil {
+		return err
 	}
 	if s.next > 0 || s.tree != nil || s.x.closing.Load() {
 		return s.syncLocked(ctx)
@@ -149,10 +150,10 @@ func (s *Session) syncTree(ctx context.Context) error {
 }
 
 // buildPreview reads the complete lines of f (nil when the file is under
-// PreviewMinBytes) into a tree, parsing each line with Parser.TreeOnly.
+// PreviewMinBytes or from PreviewMaxBytes on) into a tree, parsing each line with Parser.TreeOnly.
 func (s *Session) buildPreview(ctx context.Context, f *os.File, fi os.FileInfo) (*treePreview, error) {
 	size := fi.Size()
-	if size < PreviewMinBytes {
+	if size < PreviewMinBytes || size >= PreviewMaxBytes {
 		return nil, nil
 	}
 	p := &treePreview{size: size, mtime: fi.ModTime(), at: time.Now()}

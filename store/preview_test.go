@@ -117,3 +117,40 @@ func TestTreePreview(t *testing.T) {
 		}
 	}
 }
+
+// TestTreePreviewMaxBytes: a file of PreviewMaxBytes or more is indexed in
+// one phase even by a tree-only sync (the preview's tree and the full
+// index's tree together outgrow the memory budget): ReadTree right after
+// it sees the full index, items included.
+func TestTreePreviewMaxBytes(t *testing.T) {
+	oldMin, oldMax := PreviewMinBytes, PreviewMaxBytes
+	t.Cleanup(func() { PreviewMinBytes, PreviewMaxBytes = oldMin, oldMax })
+	root := t.TempDir()
+	copyFile(t, filepath.Join("..", "testdata", "pi-tree", "local-basic.jsonl"), filepath.Join(root, "a.jsonl"))
+	fi, err := os.Stat(filepath.Join(root, "a.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	PreviewMinBytes, PreviewMaxBytes = 0, fi.Size()
+	x := MustOpenIndex(t, root)
+	// Were a preview built, the background index would wait here, so the
+	// check below cannot race it (released before the index closes).
+	release := make(chan struct{})
+	beforeBackgroundSync = func() { <-release }
+	t.Cleanup(func() { close(release); beforeBackgroundSync = nil })
+	ss, err := x.SyncAll(TreeOnly(t.Context()))
+	if err != nil || len(ss) != 1 {
+		t.Fatalf("sync: %v, %d sessions", err, len(ss))
+	}
+	if p := ss[0].previewNow(); p != nil {
+		t.Fatalf("a preview was built for a file of PreviewMaxBytes")
+	}
+	if err := ss[0].ReadTree(func(v *View) error {
+		if v.State != StateOK || v.Tree == nil || len(v.Items) == 0 {
+			t.Errorf("tree view: state %q, tree %v, %d items; want the full index", v.State, v.Tree != nil, len(v.Items))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

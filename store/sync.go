@@ -124,21 +124,31 @@ func (s *Session) Sync(ctx context.Context) error {
 
 var errIndexClosed = errors.New("index is closed")
 
+// loadedDB returns the index database with s's rows loaded from it (once
+// per session), or errIndexClosed. The caller holds syncMu.
+func (s *Session) loadedDB(ctx context.Context) (*DB, error) {
+	s.x.mu.Lock()
+	db := s.x.db
+	s.x.mu.Unlock()
+	if db == nil {
+		return nil, errIndexClosed
+	}
+	if !s.loaded {
+		if err := s.load(ctx, db); err != nil {
+			return nil, err
+		}
+	}
+	return db, nil
+}
+
 // syncLocked is Sync's work; the caller holds syncMu.
 func (s *Session) syncLocked(ctx context.Context) error {
 	start := time.Now()
 	defer func() { s.x.metrics.SyncDuration.Observe(time.Since(start).Seconds()) }()
 
-	s.x.mu.Lock()
-	db := s.x.db
-	s.x.mu.Unlock()
-	if db == nil {
-		return errIndexClosed
-	}
-	if !s.loaded {
-		if err := s.load(ctx, db); err != nil {
-			return err
-		}
+	db, err := s.loadedDB(ctx)
+	if err != nil {
+		return err
 	}
 	f, fi, ok := s.openFile()
 	if !ok {
