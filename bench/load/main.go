@@ -473,6 +473,21 @@ func readManifest(path string) (*sessiongen.Manifest, error) {
 	return &m, json.Unmarshal(b, &m)
 }
 
+// searchAndTail runs the search rows (no match vs grep and ripgrep; with a
+// hit, 32 clients, cached and distinct queries) and the /branch tail row.
+func searchAndTail(srv *server, c config, m *sessiongen.Manifest, jsonlBytes int64, branchPath string) error {
+	if err := searchStep(srv, c, m, jsonlBytes); err != nil {
+		return err
+	}
+	if err := hitStep(srv, c, m, false); err != nil {
+		return err
+	}
+	if err := hitStep(srv, c, m, true); err != nil {
+		return err
+	}
+	return tailStep(srv, branchPath, 50)
+}
+
 func run(c config) error {
 	m, err := readManifest(c.manifest)
 	if err != nil {
@@ -623,16 +638,7 @@ func run(c config) error {
 	absRow("full index: GC share of CPU", "%", fullGC, 15, fmt.Sprintf("GC CPU / process CPU until the first history answer; median GC %.2f CPU-s", medianF(durSeconds(fullGCs))))
 
 	if c.quick {
-		if err := searchStep(srv, c, m, jsonlBytes); err != nil {
-			return err
-		}
-		if err := hitStep(srv, c, m, false); err != nil {
-			return err
-		}
-		if err := hitStep(srv, c, m, true); err != nil {
-			return err
-		}
-		if err := tailStep(srv, branchPath, 50); err != nil {
+		if err := searchAndTail(srv, c, m, jsonlBytes, branchPath); err != nil {
 			return err
 		}
 		srv.stop()
@@ -699,16 +705,7 @@ func run(c config) error {
 	ratioRow("index size on disk", "MB", float64(idx)/(1<<20), float64(jsonlBytes)/(1<<20), 1.0, "", "peer = JSONL size; "+parts)
 
 	// 5. Search with no match vs grep and ripgrep; the /branch tail form.
-	if err := searchStep(srv, c, m, jsonlBytes); err != nil {
-		return err
-	}
-	if err := hitStep(srv, c, m, false); err != nil {
-		return err
-	}
-	if err := hitStep(srv, c, m, true); err != nil {
-		return err
-	}
-	if err := tailStep(srv, branchPath, 50); err != nil {
+	if err := searchAndTail(srv, c, m, jsonlBytes, branchPath); err != nil {
 		return err
 	}
 	sid := map[string]any{"session_id": m.SessionID}
