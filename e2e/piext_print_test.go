@@ -17,22 +17,13 @@ func TestPiExtensionPrintModeUnreachable(t *testing.T) {
 	eachPi(t, func(t *testing.T, v piVersion) {
 		r := newRig(t, v, "local", []step{{Text: "answer without contextd"}})
 		// No contextd is started: the rig's address answers nothing.
-		cmd := exec.Command(NodeBinary(t), filepath.Join(Dir(), "node_modules", v.CLI), "-p",
-			"-e", filepath.Join(Dir(), "..", "extension"), "-e", filepath.Join(Dir(), "faux", "faux-provider.ts"), "--model", "faux/faux-1", "hello")
-		cmd.Dir = r.work
-		cmd.Env = append(os.Environ(), "HOME="+filepath.Join(r.dir, "home"), "PI_CODING_AGENT_DIR="+r.agent, "PI_OFFLINE=1",
-			"CONTEXTD_MODE=local", "CONTEXTD_URL=http://"+r.addr, "CONTEXTD_E2E_SCRIPT="+r.script, "CONTEXTD_E2E_LOG="+r.logPath)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("pi -p: %v\nstderr:\n%s", err, stderr.String())
-		}
+		stdout, stderr := r.printMode(t, v, "local", "hello")
 		want := "contextd: contextd is not reachable at http://" + r.addr + "; run `contextd serve` (or set CONTEXTD_AUTOSTART=1), then /reload\n"
-		if got := strings.Count(stderr.String(), want); got != 1 {
-			t.Errorf("stderr holds the unreachable message %d times, want once:\n%s\nwant line: %s", got, stderr.String(), want)
+		if got := strings.Count(stderr, want); got != 1 {
+			t.Errorf("stderr holds the unreachable message %d times, want once:\n%s\nwant line: %s", got, stderr, want)
 		}
-		if strings.TrimSpace(stdout.String()) != "answer without contextd" {
-			t.Errorf("stdout = %q, want only the model's answer", stdout.String())
+		if strings.TrimSpace(stdout) != "answer without contextd" {
+			t.Errorf("stdout = %q, want only the model's answer", stdout)
 		}
 	})
 }
@@ -45,25 +36,34 @@ func TestPiExtensionPrintModeUnreachable(t *testing.T) {
 func TestPiExtensionPrintModeInvalidMode(t *testing.T) {
 	eachPi(t, func(t *testing.T, v piVersion) {
 		r := newRig(t, v, "local", []step{{Text: "answer with the extension inactive"}})
-		cmd := exec.Command(NodeBinary(t), filepath.Join(Dir(), "node_modules", v.CLI), "-p",
-			"-e", filepath.Join(Dir(), "..", "extension"), "-e", filepath.Join(Dir(), "faux", "faux-provider.ts"), "--model", "faux/faux-1", "hello")
-		cmd.Dir = r.work
-		cmd.Env = append(os.Environ(), "HOME="+filepath.Join(r.dir, "home"), "PI_CODING_AGENT_DIR="+r.agent, "PI_OFFLINE=1",
-			"CONTEXTD_MODE=bogus", "CONTEXTD_URL=http://"+r.addr, "CONTEXTD_E2E_SCRIPT="+r.script, "CONTEXTD_E2E_LOG="+r.logPath)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("pi -p: %v\nstderr:\n%s", err, stderr.String())
-		}
+		stdout, stderr := r.printMode(t, v, "bogus", "hello")
 		want := "contextd: unknown contextd mode \"bogus\"; use off, local, tree or remote; the extension is inactive\n"
-		if got := strings.Count(stderr.String(), want); got != 1 {
-			t.Errorf("stderr holds the invalid-mode message %d times, want once:\n%s\nwant line: %s", got, stderr.String(), want)
+		if got := strings.Count(stderr, want); got != 1 {
+			t.Errorf("stderr holds the invalid-mode message %d times, want once:\n%s\nwant line: %s", got, stderr, want)
 		}
-		if strings.Contains(stderr.String(), "not reachable") {
-			t.Errorf("the inactive extension tried to reach contextd:\n%s", stderr.String())
+		if strings.Contains(stderr, "not reachable") {
+			t.Errorf("the inactive extension tried to reach contextd:\n%s", stderr)
 		}
-		if strings.TrimSpace(stdout.String()) != "answer with the extension inactive" {
-			t.Errorf("stdout = %q, want only the model's answer", stdout.String())
+		if strings.TrimSpace(stdout) != "answer with the extension inactive" {
+			t.Errorf("stdout = %q, want only the model's answer", stdout)
 		}
 	})
+}
+
+// printMode runs `pi -p PROMPT` with the extension and the faux provider,
+// CONTEXTD_MODE=mode and the rig's contextd URL, and returns its stdout
+// and stderr; a non-zero exit fails the test.
+func (r *rig) printMode(t *testing.T, v piVersion, mode, prompt string) (stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(NodeBinary(t), filepath.Join(Dir(), "node_modules", v.CLI), "-p",
+		"-e", filepath.Join(Dir(), "..", "extension"), "-e", filepath.Join(Dir(), "faux", "faux-provider.ts"), "--model", "faux/faux-1", prompt)
+	cmd.Dir = r.work
+	cmd.Env = append(os.Environ(), "HOME="+filepath.Join(r.dir, "home"), "PI_CODING_AGENT_DIR="+r.agent, "PI_OFFLINE=1",
+		"CONTEXTD_MODE="+mode, "CONTEXTD_URL=http://"+r.addr, "CONTEXTD_E2E_SCRIPT="+r.script, "CONTEXTD_E2E_LOG="+r.logPath)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("pi -p: %v\nstderr:\n%s", err, errOut.String())
+	}
+	return out.String(), errOut.String()
 }
