@@ -142,6 +142,21 @@ type Entry struct {
 	Window *WindowMarker `json:"window,omitempty"`
 }
 
+// Equal reports whether e and o hold the same values in every field (Refs
+// and Window compared by value).
+func (e *Entry) Equal(o *Entry) bool {
+	if e.Seq != o.Seq || e.Line != o.Line || e.Offset != o.Offset || e.Length != o.Length ||
+		e.ID != o.ID || e.ParentID != o.ParentID || e.Type != o.Type || e.Timestamp != o.Timestamp ||
+		e.CustomType != o.CustomType || e.Role != o.Role || e.StopReason != o.StopReason ||
+		e.FromHook != o.FromHook || e.EmptySummary != o.EmptySummary || e.SystemMessage != o.SystemMessage || e.Edit != o.Edit {
+		return false
+	}
+	if (e.Refs == nil) != (o.Refs == nil) || e.Refs != nil && *e.Refs != *o.Refs {
+		return false
+	}
+	return (e.Window == nil) == (o.Window == nil) && (e.Window == nil || *e.Window == *o.Window)
+}
+
 // EntryRefs are the Entry fields of the rarer entry types.
 type EntryRefs struct {
 	FromID           string `json:"fromId,omitempty"`           // branch_summary

@@ -37,12 +37,15 @@ func (x *idIndex) grow(entries []Entry, want int) {
 }
 
 // free returns the slot holding id, or the empty slot where it belongs.
+// A slot holding a Seq at or past len(entries) is passed over: an index
+// shared with a longer tree (Tree.Reuse) serves a prefix of it, and an id
+// only the longer tree holds is not in the prefix.
 func (x *idIndex) free(entries []Entry, id string) int {
 	mask := len(x.slots) - 1
 	i := int(maphash.String(x.seed, id)) & mask
 	for {
 		v := x.slots[i]
-		if v == 0 || entries[v-1].ID == id {
+		if v == 0 || int(v) <= len(entries) && entries[v-1].ID == id {
 			return i
 		}
 		i = (i + 1) & mask

@@ -18,6 +18,13 @@ type Tree struct {
 	// been repeated (dupIDs false): a repeated id can re-point a parentId.
 	parents []int32
 	dupIDs  bool
+	// base, while set, is a tree whose first len(Entries) entries are
+	// exactly this tree's (Reuse): Entries and parents are prefixes of
+	// base's arrays and byID is base's index, read only up to
+	// len(Entries). Add extends the prefix while the entries it is given
+	// equal base's, and copies the prefix into arrays of its own at the
+	// first that does not.
+	base *Tree
 }
 
 // NewTree returns an empty tree for a file with header h.
@@ -25,8 +32,63 @@ func NewTree(h Header) *Tree {
 	return &Tree{Header: h}
 }
 
+// Reuse makes t, an empty tree, adopt base's entries as it is fed the
+// same ones: while each entry given to Add equals (Entry.Equal) base's
+// entry at the same Seq, t grows as a prefix of base's arrays (no copy,
+// no second id index); the first entry that differs makes t copy its
+// prefix and go on alone. A tree of a file's first N entries read twice
+// (the tree preview of a cold index, then its full index) is so kept in
+// memory once. base must no longer be added to; it may still be read
+// (the caller serializes reads of base with Adds to t, as store does
+// under Session.mu). Reuse does nothing when t is not empty, when the
+// headers differ, or when base has a repeated id (its index then points
+// some ids past a prefix). Source of the need: issue 16 (peak RSS ≤ 150
+// MiB indexing 1 GiB; two trees of a 1 GiB session peaked at 176 MiB).
+func (t *Tree) Reuse(base *Tree) {
+	if base == nil || len(t.Entries) != 0 || t.base != nil || base.dupIDs || base.Header != t.Header || len(base.Entries) == 0 {
+		return
+	}
+	t.base = base
+	t.Entries = base.Entries[:0]
+	t.parents = base.parents[:0]
+	t.byID = base.byID
+}
+
+// Reusing reports whether t is still a prefix of the tree given to Reuse.
+func (t *Tree) Reusing() bool { return t.base != nil }
+
+// detach gives t arrays of its own holding its entries (a copy of its
+// prefix of base) and forgets base.
+func (t *Tree) detach() {
+	b := t.base
+	t.base = nil
+	n := len(t.Entries)
+	t.Entries = append(make([]Entry, 0, len(b.Entries)), b.Entries[:n]...)
+	t.parents = append(make([]int32, 0, len(b.Entries)), b.parents[:n]...)
+	t.byID = idIndex{}
+	t.byID.grow(t.Entries, len(b.Entries))
+	for i := range t.Entries {
+		t.byID.put(t.Entries, t.Entries[i].ID, i)
+	}
+}
+
 // Add appends e (whose Seq must equal len(t.Entries)).
 func (t *Tree) Add(e Entry) {
+	if b := t.base; b != nil {
+		n := len(t.Entries)
+		if n < len(b.Entries) && b.Entries[n].Equal(&e) {
+			t.Entries = b.Entries[:n+1]
+			t.parents = b.parents[:n+1]
+			if n+1 == len(b.Entries) {
+				// All of base is t's: from here t appends past base's
+				// length (base never reads there) and its index may
+				// take new ids (base's lookups skip them).
+				t.base = nil
+			}
+			return
+		}
+		t.detach()
+	}
 	p := int32(-1)
 	if e.ParentID != "" {
 		if i, ok := t.byID.get(t.Entries, e.ParentID); ok {
@@ -50,6 +112,9 @@ func (t *Tree) Add(e Entry) {
 // avoids append's repeated copies, during which the old and new arrays are
 // both live.
 func (t *Tree) Grow(n int) {
+	if t.base != nil {
+		return // base's arrays are sized already
+	}
 	t.Entries = slices.Grow(t.Entries, n)
 	t.parents = slices.Grow(t.parents, n)
 	t.byID.grow(t.Entries, len(t.Entries)+n)

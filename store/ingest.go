@@ -468,6 +468,13 @@ func (s *Session) publishBatch(b *batchWork, next, size, newTextSize int64, merg
 	defer s.mu.Unlock()
 	if b.hdr != nil && s.tree == nil {
 		s.tree = session.NewTree(*b.hdr)
+		if s.preview != nil {
+			// The full index of a cold index after its tree preview: the
+			// entries it parses are the preview's (unless the file
+			// changed in between), so the tree is the preview's, not a
+			// second one beside it (issue 16 peak RSS; preview.go).
+			s.tree.Reuse(s.preview.tree)
+		}
 	}
 	if s.tree != nil {
 		if n := s.tree.Len(); len(b.pend) > cap(s.items)-len(s.items) && size-next > s.x.opts.BatchBytes {

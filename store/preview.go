@@ -20,24 +20,21 @@ import (
 // change check) is built right after by a background Sync, and every other
 // request waits for it as it waits for any sync (Session.syncMu), so the
 // history routes, notes and /context never see a state without items.
-// When the full sync commits, the preview is dropped: the tree it built
-// holds the same entries (session.TestTreeOnlyParsesTheSameEntries), and
-// nothing of the preview is stored, so drop + rebuild and incremental =
-// cold are untouched.
+// The full index does not build a second tree: its tree adopts the
+// preview's entries as it parses the same ones (session.Tree.Reuse), so a
+// file's entries are held once at every size (two trees of a 1 GiB
+// session peaked at 176 MiB with the GC at half the CPU; issue 16: peak
+// RSS ≤ 150 MiB, GC < 15%). An entry that differs from the preview's (the
+// file was rewritten in between) makes the full index's tree copy what
+// it shares and go on alone. When the full sync commits, the preview is
+// dropped: the tree it built holds the same entries
+// (session.TestTreeOnlyParsesTheSameEntries), and nothing of the preview
+// is stored, so drop + rebuild and incremental = cold are untouched.
 
 // PreviewMinBytes is the smallest file whose cold index answers tree reads
 // from a preview first (a variable for tests). Below it one phase is as
 // quick.
 var PreviewMinBytes int64 = 4 << 20
-
-// PreviewMaxBytes is the largest file indexed in two phases. The preview's
-// tree stays live while the background full index builds its own, so above
-// it the two trees together outgrow the default memory limit: a 1 GiB file
-// indexed in two phases peaked at 176 MiB with the GC at half the CPU
-// (bench/run.sh, 2026-12-01), against 149 MiB and 14% in one phase
-// (issue 16: peak RSS ≤ 150 MiB, GC < 15%). Such files are indexed in one
-// phase until the full index can reuse the preview's tree.
-var PreviewMaxBytes int64 = 768 << 20
 
 // beforeBackgroundSync, when set (tests), runs before the background
 // full sync that follows a tree preview.
@@ -150,10 +147,10 @@ func (s *Session) syncTree(ctx context.Context) error {
 }
 
 // buildPreview reads the complete lines of f (nil when the file is under
-// PreviewMinBytes or from PreviewMaxBytes on) into a tree, parsing each line with Parser.TreeOnly.
+// PreviewMinBytes) into a tree, parsing each line with Parser.TreeOnly.
 func (s *Session) buildPreview(ctx context.Context, f *os.File, fi os.FileInfo) (*treePreview, error) {
 	size := fi.Size()
-	if size < PreviewMinBytes || size >= PreviewMaxBytes {
+	if size < PreviewMinBytes {
 		return nil, nil
 	}
 	p := &treePreview{size: size, mtime: fi.ModTime(), at: time.Now()}

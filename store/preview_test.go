@@ -1,14 +1,17 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"contextd/bench/sessiongen"
 	"contextd/session"
 )
 
@@ -118,39 +121,152 @@ func TestTreePreview(t *testing.T) {
 	}
 }
 
-// TestTreePreviewMaxBytes: a file of PreviewMaxBytes or more is indexed in
-// one phase even by a tree-only sync (the preview's tree and the full
-// index's tree together outgrow the memory budget): ReadTree right after
-// it sees the full index, items included.
-func TestTreePreviewMaxBytes(t *testing.T) {
-	oldMin, oldMax := PreviewMinBytes, PreviewMaxBytes
-	t.Cleanup(func() { PreviewMinBytes, PreviewMaxBytes = oldMin, oldMax })
-	root := t.TempDir()
-	copyFile(t, filepath.Join("..", "testdata", "pi-tree", "local-basic.jsonl"), filepath.Join(root, "a.jsonl"))
-	fi, err := os.Stat(filepath.Join(root, "a.jsonl"))
+// genSession writes a generated session of about mb MiB (bench/sessiongen,
+// 8-hex ids, huge results of 64 KiB) to path.
+func genSession(t *testing.T, path string, mb float64) {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := sessiongen.Generate(&buf, sessiongen.Options{Bytes: int64(mb * (1 << 20)), Seed: 7, WindowEvery: 50, Big: []int{64 << 10}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// treePreviewOf runs a tree-only sync of the one session under root with
+// the background index held, and returns the session and the preview's
+// tree; release lets the background index go.
+func treePreviewOf(t *testing.T, root string) (s *Session, tree *session.Tree, release func()) {
+	t.Helper()
+	old := PreviewMinBytes
+	PreviewMinBytes = 0
+	held := make(chan struct{})
+	beforeBackgroundSync = func() { <-held }
+	var once sync.Once
+	release = func() { once.Do(func() { close(held) }) }
+	t.Cleanup(func() { release(); PreviewMinBytes, beforeBackgroundSync = old, nil })
+	x, err := OpenIndex(t.Context(), root, filepath.Join(t.TempDir(), "index"), Options{BatchBytes: 64 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	PreviewMinBytes, PreviewMaxBytes = 0, fi.Size()
-	x := MustOpenIndex(t, root)
-	// Were a preview built, the background index would wait here, so the
-	// check below cannot race it (released before the index closes).
-	release := make(chan struct{})
-	beforeBackgroundSync = func() { <-release }
-	t.Cleanup(func() { close(release); beforeBackgroundSync = nil })
+	t.Cleanup(func() { x.Close() })
 	ss, err := x.SyncAll(TreeOnly(t.Context()))
 	if err != nil || len(ss) != 1 {
 		t.Fatalf("sync: %v, %d sessions", err, len(ss))
 	}
-	if p := ss[0].previewNow(); p != nil {
-		t.Fatalf("a preview was built for a file of PreviewMaxBytes")
+	p := ss[0].previewNow()
+	if p == nil || p.tree == nil || p.tree.Len() == 0 {
+		t.Fatal("no tree preview")
 	}
-	if err := ss[0].ReadTree(func(v *View) error {
-		if v.State != StateOK || v.Tree == nil || len(v.Items) == 0 {
-			t.Errorf("tree view: state %q, tree %v, %d items; want the full index", v.State, v.Tree != nil, len(v.Items))
+	return ss[0], p.tree, release
+}
+
+// TestTreePreviewTreeReused: the full index that follows a tree preview
+// (in batches of 64 KiB here, so the reuse spans many) keeps the
+// preview's entries rather than a second copy of them (issue 16: two
+// trees of a 1 GiB session peaked at 176 MiB), and its answers equal a
+// one-phase index's, items and texts included.
+func TestTreePreviewTreeReused(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "gen.jsonl")
+	genSession(t, path, 1)
+	ref, err := OpenIndex(t.Context(), root, filepath.Join(t.TempDir(), "ref"), Options{BatchBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	one := ref.Session(path)
+	if err := one.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	want := snap(t, one)
+	if len(want.Entries) < 200 {
+		t.Fatalf("only %d entries generated", len(want.Entries))
+	}
+
+	s, pt, release := treePreviewOf(t, root)
+	release()
+	if err := s.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, snap(t, s)); d != "" {
+		t.Errorf("two phases (-one phase +two phases):\n%s", d)
+	}
+	if err := s.Read(func(v *View) error {
+		if &v.Tree.Entries[0] != &pt.Entries[0] || v.Tree.Reusing() {
+			t.Errorf("the full index built its own entries (reusing %v) instead of keeping the preview's", v.Tree.Reusing())
 		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+	if s.previewNow() != nil {
+		t.Error("the preview is still kept after the full index")
+	}
+}
+
+// TestTreePreviewFileRewritten: a file rewritten between the preview and
+// the full index (one id changed in the middle, same size) is indexed as
+// it is now: the full index's tree stops sharing the preview's at that
+// entry, its answers equal a one-phase index of the new bytes, the
+// preview's tree is unchanged, and no file is written.
+func TestTreePreviewFileRewritten(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "gen.jsonl")
+	genSession(t, path, 1)
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, pt, release := treePreviewOf(t, root)
+	mid := pt.Entries[pt.Len()/2]
+	changed := bytes.Clone(orig)
+	line := changed[mid.Offset : mid.Offset+int64(mid.Length)]
+	i := bytes.Index(line, []byte(`"id":"`+mid.ID+`"`))
+	if i < 0 {
+		t.Fatalf("id of entry %d not found in its line", mid.Seq)
+	}
+	line[i+6] ^= 1 // another hex digit: a new id, same length
+	if err := os.WriteFile(path, changed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if err := s.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	oneOf := func() snapshot {
+		ref, err := OpenIndex(t.Context(), root, filepath.Join(t.TempDir(), "ref"), Options{BatchBytes: 64 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ref.Close()
+		one := ref.Session(path)
+		if err := one.Sync(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return snap(t, one)
+	}
+	want := oneOf()
+	if want.Entries[mid.Seq].ID == mid.ID {
+		t.Fatal("the rewrite did not change the id")
+	}
+	if d := cmp.Diff(want, snap(t, s)); d != "" {
+		t.Errorf("after a rewrite between the phases (-one phase +two phases):\n%s", d)
+	}
+	if pt.Entries[mid.Seq].ID != mid.ID {
+		t.Error("the preview's tree was changed")
+	}
+	if err := s.Read(func(v *View) error {
+		if v.Tree.Reusing() || &v.Tree.Entries[0] == &pt.Entries[0] {
+			t.Error("the full index's tree still shares the preview's after a changed entry")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if !bytes.Equal(b, changed) {
+		t.Error("the session file was modified")
 	}
 }
