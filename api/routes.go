@@ -122,19 +122,16 @@ func (s *Server) registerSessions(api huma.API) {
 			return &registerOutput{Status: st, Body: reg}, nil
 		})
 
-	// The answer lists every entry of the branch: it is encoded by
-	// BranchAnswer.MarshalJSON and written as bytes (huma would re-scan a
+	// The answer lists every entry of the branch: it is encoded straight
+	// from the tree (Service.BranchJSON, the bytes of
+	// BranchAnswer.MarshalJSON) and written as bytes (huma would re-scan a
 	// marshaler's output), with its schema documented by hand.
 	op(s, api, huma.Operation{OperationID: "get-branch", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/branch", Tags: tags,
 		Summary: "Active branch and model-visible context", Description: "Entry ids root→leaf (Pi getBranch) and the model-visible context entries with their roles (Pi buildSessionContext).",
 		Responses: map[string]*huma.Response{"200": {Description: "The branch and its context entries.",
 			Content: map[string]*huma.MediaType{"application/json": {Schema: api.OpenAPI().Components.Schemas.Schema(reflect.TypeFor[coordinator.BranchAnswer](), true, "BranchAnswer")}}}}},
 		func(ctx context.Context, in *branchInput) (*codexOutput, error) {
-			b, err := s.svc.BranchOf(ctx, in.SessionID, in.LeafID, in.Tail)
-			if err != nil {
-				return nil, err
-			}
-			body, err := b.MarshalJSON()
+			body, err := s.svc.BranchJSON(ctx, in.SessionID, in.LeafID, in.Tail)
 			if err != nil {
 				return nil, err
 			}

@@ -456,6 +456,7 @@ func TestBranchRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		sameBranchJSON(t, svc, sid, 0, br)
 		out := br.Rules + ":"
 		for _, e := range br.Context {
 			out += " " + e.EntryID + "/" + e.Role
@@ -476,6 +477,23 @@ func TestBranchRules(t *testing.T) {
 		if got := show(); got != c.want {
 			t.Errorf("pi_version %q: %s\nwant %s", c.version, got, c.want)
 		}
+	}
+}
+
+// sameBranchJSON checks that BranchJSON (what GET …/branch writes) is
+// json.Marshal of the BranchOf answer br for the same arguments.
+func sameBranchJSON(t *testing.T, svc *Service, sid string, tail int, br BranchAnswer) {
+	t.Helper()
+	got, err := svc.BranchJSON(t.Context(), sid, "", tail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(br)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("tail %d: BranchJSON\n%s\nwant json.Marshal(BranchOf)\n%s", tail, got, want)
 	}
 }
 
@@ -500,6 +518,7 @@ func TestBranchTail(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		sameBranchJSON(t, svc, sid, c.tail, br)
 		if br.EntryCount == nil || *br.EntryCount != 6 || br.ContextCount == nil || *br.ContextCount != 6 {
 			t.Errorf("tail %d: counts %v %v, want 6 6", c.tail, br.EntryCount, br.ContextCount)
 		}

@@ -465,64 +465,100 @@ type BranchAnswer struct {
 // messages, with the full counts (a 1 GiB session's whole answer lists a
 // quarter-million ids, 20 MB); tail 0 lists them all.
 func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string, tail int) (BranchAnswer, error) {
-	// The answer reads only the entry tree: a cold index answers from its
-	// tree preview, before the items are built (store.TreeOnly).
-	t, err := s.Resolve(store.TreeOnly(ctx), sessionID)
-	if err != nil {
-		return BranchAnswer{}, err
-	}
-	if t.Session == nil {
-		return BranchAnswer{}, contextd.Errorf(contextd.EConflict, "session %q is in remote mode: contextd does not read its file", sessionID)
-	}
 	var out BranchAnswer
-	err = s.withCachedBranch(t, leafID, func(b *Branch) error {
-		tr := b.V.Tree
-		out.LeafID, out.Cycle = b.Leaf, b.Cycle
-		seqs := b.Seqs
-		if tail > 0 {
-			n := len(seqs)
-			out.EntryCount = &n
-			seqs = seqs[max(0, n-tail):]
+	err := s.branchParts(ctx, sessionID, leafID, tail, func(p *branchParts) {
+		out.LeafID, out.Rules, out.Cycle, out.EntryCount, out.ContextCount = p.leaf, p.rules, p.cycle, p.entryCount, p.contextCount
+		out.EntryIDs = make([]string, 0, len(p.seqs))
+		for _, sq := range p.seqs {
+			out.EntryIDs = append(out.EntryIDs, p.tree.Entries[sq].ID)
 		}
-		out.EntryIDs = make([]string, 0, len(seqs))
-		for _, sq := range seqs {
-			out.EntryIDs = append(out.EntryIDs, tr.Entries[sq].ID)
+		out.Context = make([]BranchEntry, 0, len(p.msgs))
+		for _, m := range p.msgs {
+			out.Context = append(out.Context, branchEntryOf(p.tree, m))
 		}
-		rules := t.Rules()
-		out.Rules = rules.String()
-		project := func() []session.ContextMessage { return tr.Project(b.Seqs, rules) }
-		var msgs []session.ContextMessage
-		if k, ok := keyOf(t, b.V, b.Leaf); ok && s.cache != nil {
-			msgs = s.cache.projection(k, project)
-		} else {
-			msgs = project()
-		}
-		if tail > 0 {
-			n := len(msgs)
-			out.ContextCount = &n
-			msgs = msgs[max(0, n-tail):]
-		}
-		out.Context = make([]BranchEntry, 0, len(msgs))
-		for _, m := range msgs {
-			e := &tr.Entries[m.Seq]
-			be := BranchEntry{EntryID: e.ID, Type: e.Type, Role: m.Role}
-			if m.Role == e.Role {
-				be.StopReason = e.StopReason
-			}
-			if !session.KnownContextRole(be.Role) {
-				be.Role = session.RoleUnknown
-			}
-			if e.Type == session.TypeCustomMessage {
-				be.CustomType = e.CustomType
-			}
-			if m.EditSeq >= 0 {
-				be.EditID = tr.Entries[m.EditSeq].ID
-			}
-			out.Context = append(out.Context, be)
-		}
-		return nil
 	})
 	return out, err
+}
+
+// BranchJSON is BranchOf encoded as JSON (the bytes BranchAnswer.MarshalJSON
+// writes for it), written straight from the entry tree: the whole answer
+// of a 1 GiB session is 257k ids and context messages, and the
+// BranchAnswer beside its encoding held about 30 MB more at the moment a
+// cold index peaks (issue 16: peak RSS ≤ 150 MiB).
+func (s *Service) BranchJSON(ctx context.Context, sessionID, leafID string, tail int) ([]byte, error) {
+	var b []byte
+	err := s.branchParts(ctx, sessionID, leafID, tail, func(p *branchParts) {
+		b = appendBranchJSON(nil, p.leaf, p.rules, false, len(p.seqs), func(i int) string { return p.tree.Entries[p.seqs[i]].ID },
+			p.cycle, false, len(p.msgs), func(i int) BranchEntry { return branchEntryOf(p.tree, p.msgs[i]) }, p.entryCount, p.contextCount)
+	})
+	return b, err
+}
+
+// branchParts is one /branch answer before it is listed: the tree, the
+// branch seqs and context messages (the tail of each for ?tail=N) and the
+// scalar fields. Valid only inside branchParts' callback.
+type branchParts struct {
+	tree                     *session.Tree
+	leaf, rules              string
+	cycle                    bool
+	seqs                     []int
+	msgs                     []session.ContextMessage
+	entryCount, contextCount *int
+}
+
+// branchParts resolves the session for a tree-only read (a cold index
+// answers from its tree preview, before the items are built:
+// store.TreeOnly) and calls fn with the parts of its /branch answer.
+func (s *Service) branchParts(ctx context.Context, sessionID, leafID string, tail int, fn func(p *branchParts)) error {
+	t, err := s.Resolve(store.TreeOnly(ctx), sessionID)
+	if err != nil {
+		return err
+	}
+	if t.Session == nil {
+		return contextd.Errorf(contextd.EConflict, "session %q is in remote mode: contextd does not read its file", sessionID)
+	}
+	return s.withCachedBranch(t, leafID, func(b *Branch) error {
+		p := branchParts{tree: b.V.Tree, leaf: b.Leaf, cycle: b.Cycle, seqs: b.Seqs}
+		if tail > 0 {
+			n := len(p.seqs)
+			p.entryCount = &n
+			p.seqs = p.seqs[max(0, n-tail):]
+		}
+		rules := t.Rules()
+		p.rules = rules.String()
+		project := func() []session.ContextMessage { return p.tree.Project(b.Seqs, rules) }
+		if k, ok := keyOf(t, b.V, b.Leaf); ok && s.cache != nil {
+			p.msgs = s.cache.projection(k, project)
+		} else {
+			p.msgs = project()
+		}
+		if tail > 0 {
+			n := len(p.msgs)
+			p.contextCount = &n
+			p.msgs = p.msgs[max(0, n-tail):]
+		}
+		fn(&p)
+		return nil
+	})
+}
+
+// branchEntryOf is the /branch context entry of message m.
+func branchEntryOf(tr *session.Tree, m session.ContextMessage) BranchEntry {
+	e := &tr.Entries[m.Seq]
+	be := BranchEntry{EntryID: e.ID, Type: e.Type, Role: m.Role}
+	if m.Role == e.Role {
+		be.StopReason = e.StopReason
+	}
+	if !session.KnownContextRole(be.Role) {
+		be.Role = session.RoleUnknown
+	}
+	if e.Type == session.TypeCustomMessage {
+		be.CustomType = e.CustomType
+	}
+	if m.EditSeq >= 0 {
+		be.EditID = tr.Entries[m.EditSeq].ID
+	}
+	return be
 }
 
 // Rebuild drops and rebuilds the derived index; registrations and rollovers
@@ -544,35 +580,46 @@ func (s *Service) Rebuild(ctx context.Context) (int, error) {
 // output is what encoding/json writes for the same value (checked by
 // TestBranchAnswerJSON).
 func (a BranchAnswer) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 64+len(a.EntryIDs)*12+len(a.Context)*80)
+	return appendBranchJSON(nil, a.LeafID, a.Rules, a.EntryIDs == nil, len(a.EntryIDs), func(i int) string { return a.EntryIDs[i] },
+		a.Cycle, a.Context == nil, len(a.Context), func(i int) BranchEntry { return a.Context[i] }, a.EntryCount, a.ContextCount), nil
+}
+
+// appendBranchJSON appends a BranchAnswer as encoding/json writes it: nIDs
+// entry ids given by id (null when idsNil), nCtx context entries given by
+// entry (null when ctxNil).
+func appendBranchJSON(b []byte, leaf, rules string, idsNil bool, nIDs int, id func(i int) string, cycle, ctxNil bool, nCtx int, entry func(i int) BranchEntry, entryCount, contextCount *int) []byte {
+	if b == nil {
+		b = make([]byte, 0, 64+nIDs*12+nCtx*80)
+	}
 	b = append(b, `{"leaf_id":`...)
-	b = appendJSONString(b, a.LeafID)
+	b = appendJSONString(b, leaf)
 	b = append(b, `,"rules":`...)
-	b = appendJSONString(b, a.Rules)
+	b = appendJSONString(b, rules)
 	b = append(b, `,"entry_ids":`...)
-	if a.EntryIDs == nil {
+	if idsNil {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, '[')
-		for i, id := range a.EntryIDs {
+		for i := range nIDs {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, id)
+			b = appendJSONString(b, id(i))
 		}
 		b = append(b, ']')
 	}
 	b = append(b, `,"cycle":`...)
-	b = strconv.AppendBool(b, a.Cycle)
+	b = strconv.AppendBool(b, cycle)
 	b = append(b, `,"context":`...)
-	if a.Context == nil {
+	if ctxNil {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, '[')
-		for i, e := range a.Context {
+		for i := range nCtx {
 			if i > 0 {
 				b = append(b, ',')
 			}
+			e := entry(i)
 			b = append(b, `{"entry_id":`...)
 			b = appendJSONString(b, e.EntryID)
 			b = append(b, `,"type":`...)
@@ -595,13 +642,13 @@ func (a BranchAnswer) MarshalJSON() ([]byte, error) {
 		}
 		b = append(b, ']')
 	}
-	if a.EntryCount != nil {
-		b = strconv.AppendInt(append(b, `,"entry_count":`...), int64(*a.EntryCount), 10)
+	if entryCount != nil {
+		b = strconv.AppendInt(append(b, `,"entry_count":`...), int64(*entryCount), 10)
 	}
-	if a.ContextCount != nil {
-		b = strconv.AppendInt(append(b, `,"context_count":`...), int64(*a.ContextCount), 10)
+	if contextCount != nil {
+		b = strconv.AppendInt(append(b, `,"context_count":`...), int64(*contextCount), 10)
 	}
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 // appendJSONString appends s as a JSON string: plain printable ASCII as is,
