@@ -33,6 +33,13 @@ type lineFields struct {
 	targetID, label, name  string
 	isObject               bool
 
+	// With a scratch (transient decoding), the message and the content
+	// parts of each line live here, reused for the next line (Parser.Scratch):
+	// a message and a parts slice allocated per line were a sixth of the
+	// bytes allocated while indexing.
+	msg   Message
+	parts []Part
+
 	// context_edit: replacement is null (replacementNull), or an object
 	// whose content is a string or an array (replacementOK, content in
 	// replacement).
@@ -48,7 +55,15 @@ type lineFields struct {
 // A valid line that is not an object gives isObject false.
 func decodeLine(line []byte, scratch *[]byte, f *lineFields, treeOnly bool) (*lineFields, error) {
 	d := &decoder{b: line, scratch: scratch, treeOnly: treeOnly}
-	*f = lineFields{}
+	parts := f.parts
+	clear(parts) // drop the previous line's strings (they alias its buffers)
+	*f = lineFields{parts: parts[:0]}
+	if scratch != nil {
+		if f.parts == nil {
+			f.parts = make([]Part, 0, 16)
+		}
+		d.parts = &f.parts
+	}
 	if d.peek() != '{' {
 		if _, err := d.skip(); err != nil {
 			return nil, err
@@ -81,7 +96,12 @@ func decodeLine(line []byte, scratch *[]byte, f *lineFields, treeOnly bool) (*li
 			f.customType, _, err = d.optStr()
 		case "message":
 			if d.peek() == '{' {
-				m := &Message{}
+				var m *Message
+				if d.parts != nil {
+					m = &f.msg
+				} else {
+					m = new(Message)
+				}
 				err = decodeMessage(d, m)
 				f.message = m
 			} else {
@@ -233,9 +253,25 @@ func decodeContent(d *decoder, depth int) (Content, error) {
 	}
 	d.i++
 	c := Content{Parts: []Part{}}
+	if d.parts != nil {
+		// Transient: the parts go to the line's shared array, each
+		// content's slice capped at its own end so that the next one
+		// appends past it.
+		start := len(*d.parts)
+		err := decodeParts(d, depth, func(p Part) { *d.parts = append(*d.parts, p) })
+		n := len(*d.parts)
+		c.Parts = (*d.parts)[start:n:n]
+		return c, err
+	}
+	return c, decodeParts(d, depth, func(p Part) { c.Parts = append(c.Parts, p) })
+}
+
+// decodeParts decodes the elements of a content array (after its "[")
+// through its "]", passing each part to add.
+func decodeParts(d *decoder, depth int, add func(p Part)) error {
 	if d.peek() == ']' {
 		d.i++
-		return c, nil
+		return nil
 	}
 	for {
 		d.ws()
@@ -248,22 +284,22 @@ func decodeContent(d *decoder, depth int) (Content, error) {
 			_, err = d.skip()
 		}
 		if err != nil {
-			return c, err
+			return err
 		}
 		switch p.Type {
 		case "text", "thinking", "image", "toolCall":
 		default:
 			p.Raw = d.b[start:d.i]
 		}
-		c.Parts = append(c.Parts, p)
+		add(p)
 		switch d.peek() {
 		case ',':
 			d.i++
 		case ']':
 			d.i++
-			return c, nil
+			return nil
 		default:
-			return c, errSyntax
+			return errSyntax
 		}
 	}
 }

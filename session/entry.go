@@ -142,9 +142,9 @@ type Entry struct {
 	Window *WindowMarker `json:"window,omitempty"`
 }
 
-// Equal reports whether e and o hold the same values in every field (Refs
+// Same reports whether e and o hold the same values in every field (Refs
 // and Window compared by value).
-func (e *Entry) Equal(o *Entry) bool {
+func (e *Entry) Same(o *Entry) bool {
 	if e.Seq != o.Seq || e.Line != o.Line || e.Offset != o.Offset || e.Length != o.Length ||
 		e.ID != o.ID || e.ParentID != o.ParentID || e.Type != o.Type || e.Timestamp != o.Timestamp ||
 		e.CustomType != o.CustomType || e.Role != o.Role || e.StopReason != o.StopReason ||

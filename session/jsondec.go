@@ -38,6 +38,9 @@ type decoder struct {
 	// message content, summaries) that only rendering reads: they are
 	// validated and crossed, not decoded (Parser.TreeOnly).
 	treeOnly bool
+	// parts, with scratch, is where content parts go (one array reused
+	// for every line, as *scratch is); nil: each content allocates its own.
+	parts *[]Part
 }
 
 func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -49,11 +49,14 @@ type Parser struct {
 	// Scratch, when set, makes the Decoded that ParseLine returns
 	// transient: its strings may alias line and *Scratch, which the next
 	// call reuses (it starts by truncating *Scratch), so the caller must be
-	// done with it (and with line) before parsing the next line. The Entry
-	// and the Header never alias them. For the indexer, which renders each
+	// done with it (and with line) before parsing the next line. The
+	// returned *Entry is reused by the next call too (copy the value to
+	// keep it); its strings and the Header never alias line or *Scratch. For the indexer, which renders each
 	// line before the next: decoded strings are then not allocated one by
 	// one (they were half the bytes allocated while indexing).
 	Scratch *[]byte
+	ent     Entry   // with Scratch: the Entry ParseLine returns, reused for each line
+	dec     Decoded // with Scratch: the Decoded ParseLine returns, reused for each line
 	// TreeOnly makes ParseLine return the Entry only as the tree needs it
 	// (every Entry field is the same) and a Decoded without the bodies
 	// (message content and output, custom message content, summaries):
@@ -138,7 +141,18 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 		return nil, nil, SkipExtraHeader
 	}
 
-	e := &Entry{Seq: p.NextSeq, Line: lineNo, Offset: off, Length: len(line), Type: Intern(typ), Timestamp: p.own(r.timestamp)}
+	var e *Entry
+	var d *Decoded
+	if p.Scratch != nil {
+		// Transient: the Entry and Decoded are the parser's, reused for
+		// the next line (a quarter-million of each were allocated for a
+		// 1 GiB session; callers copy the Entry they keep).
+		p.dec = Decoded{}
+		e, d = &p.ent, &p.dec
+	} else {
+		e, d = new(Entry), new(Decoded)
+	}
+	*e = Entry{Seq: p.NextSeq, Line: lineNo, Offset: off, Length: len(line), Type: Intern(typ), Timestamp: p.own(r.timestamp)}
 	if p.Header.Version < 2 {
 		// migrateV1ToV2: linear chain in file order, fresh ids.
 		e.ID = SyntheticID(lineNo)
@@ -153,7 +167,7 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 	}
 	p.NextSeq++
 
-	d := &Decoded{Display: r.display}
+	d.Display = r.display
 	switch typ {
 	case TypeMessage:
 		if m := r.message; m != nil {

@@ -131,16 +131,16 @@ func TestTreeReuseDiverges(t *testing.T) {
 	}
 }
 
-// TestEntryEqual: Equal tells apart two entries that differ in any one
-// field (so a field added to Entry must be added to Equal).
-func TestEntryEqual(t *testing.T) {
+// TestEntrySame: Same tells apart two entries that differ in any one
+// field (so a field added to Entry must be added to Same).
+func TestEntrySame(t *testing.T) {
 	base := Entry{Refs: &EntryRefs{}, Window: &WindowMarker{}}
 	rt := reflect.TypeFor[Entry]()
 	for i := range rt.NumField() {
 		a, b := base, base
 		a.Refs, b.Refs = &EntryRefs{}, &EntryRefs{}
 		a.Window, b.Window = &WindowMarker{}, &WindowMarker{}
-		if !a.Equal(&b) {
+		if !a.Same(&b) {
 			t.Fatal("equal entries reported different")
 		}
 		f := reflect.ValueOf(&b).Elem().Field(i)
@@ -163,12 +163,12 @@ func TestEntryEqual(t *testing.T) {
 		default:
 			t.Fatalf("field %s of kind %s: extend this test", rt.Field(i).Name, f.Kind())
 		}
-		if a.Equal(&b) {
+		if a.Same(&b) {
 			t.Errorf("entries differing in %s reported equal", rt.Field(i).Name)
 		}
 	}
 	var n Entry
-	if n.Equal(&base) {
+	if n.Same(&base) {
 		t.Error("nil Refs and Window reported equal to empty ones")
 	}
 }

@@ -33,7 +33,7 @@ func NewTree(h Header) *Tree {
 }
 
 // Reuse makes t, an empty tree, adopt base's entries as it is fed the
-// same ones: while each entry given to Add equals (Entry.Equal) base's
+// same ones: while each entry given to Add equals (Entry.Same) base's
 // entry at the same Seq, t grows as a prefix of base's arrays (no copy,
 // no second id index); the first entry that differs makes t copy its
 // prefix and go on alone. A tree of a file's first N entries read twice
@@ -76,7 +76,7 @@ func (t *Tree) detach() {
 func (t *Tree) Add(e Entry) {
 	if b := t.base; b != nil {
 		n := len(t.Entries)
-		if n < len(b.Entries) && b.Entries[n].Equal(&e) {
+		if n < len(b.Entries) && b.Entries[n].Same(&e) {
 			t.Entries = b.Entries[:n+1]
 			t.parents = b.parents[:n+1]
 			if n+1 == len(b.Entries) {
