@@ -2,6 +2,10 @@ package session
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -48,5 +52,58 @@ func TestParseLineScratchKeepsEntryOwned(t *testing.T) {
 	}
 	if e := &entries[1]; e.ID != "abcd0002" || e.ParentID != "abcd0001" || e.Role != RoleUser || e.Timestamp != "2026-01-01T00:00:02.000Z" {
 		t.Errorf("message entry %+v", *e)
+	}
+}
+
+// TestParseLineScratchDecodesEachLineAlone: a parser with Scratch (whose
+// Entry, Decoded, Message and content parts are reused from line to line)
+// returns, for every line of the fixture sessions, the same Entry and
+// Decoded as a parser without it, compared before the next line is
+// parsed; a line with fewer parts than the one before it gets only its
+// own.
+func TestParseLineScratchDecodesEachLineAlone(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "pi-*", "*.jsonl"))
+	if len(files) < 5 {
+		t.Fatalf("only %d fixture files", len(files))
+	}
+	extra := strings.Join([]string{
+		`{"type":"session","version":3,"id":"hdr-1","timestamp":"t","cwd":"/w"}`,
+		`{"type":"message","id":"a1","parentId":null,"message":{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"text","text":"b"},{"type":"toolCall","id":"c","name":"n","arguments":{}}],"stopReason":"toolUse"}}`,
+		`{"type":"message","id":"a2","parentId":"a1","message":{"role":"toolResult","toolCallId":"c","content":[{"type":"text","text":"only"}]}}`,
+		`{"type":"message","id":"a3","parentId":"a2","message":{"role":"user","content":[]}}`,
+		`{"type":"custom_message","id":"a4","parentId":"a3","customType":"x","content":[{"type":"text","text":"m"}],"display":true}`,
+		`{"type":"message","id":"a5","parentId":"a4","message":{"role":"user","content":"plain"}}`,
+	}, "\n") + "\n"
+	parts := 0
+	check := func(name string, data []byte) {
+		var scratch []byte
+		tr, plain := Parser{Scratch: &scratch}, Parser{}
+		for i, line := range bytes.Split(data, []byte("\n")) {
+			e1, d1, s1 := plain.ParseLine(bytes.Clone(line), int64(i))
+			e2, d2, s2 := tr.ParseLine(line, int64(i))
+			if s1 != s2 || (e1 == nil) != (e2 == nil) {
+				t.Fatalf("%s line %d: plain %v %v, scratch %v %v", name, i+1, e1, s1, e2, s2)
+			}
+			if e1 == nil {
+				continue
+			}
+			if !reflect.DeepEqual(*e1, *e2) || !reflect.DeepEqual(d1, d2) {
+				t.Fatalf("%s line %d: plain %+v %+v, scratch %+v %+v", name, i+1, *e1, d1, *e2, d2)
+			}
+			if d2.Message != nil {
+				parts += len(d2.Message.Content.Parts)
+			}
+		}
+	}
+	check("extra", []byte(extra))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(filepath.Base(f), data)
+	}
+	if parts < 100 {
+		t.Errorf("only %d content parts compared", parts)
 	}
 }
