@@ -25,6 +25,9 @@ type Tree struct {
 	// equal base's, and copies the prefix into arrays of its own at the
 	// first that does not.
 	base *Tree
+	// mem keeps reachable what the entries point at: Entries is memory
+	// the garbage collector does not scan (entrymem.go).
+	mem treeMem
 }
 
 // NewTree returns an empty tree for a file with header h.
@@ -49,6 +52,7 @@ func (t *Tree) Reuse(base *Tree) {
 		return
 	}
 	t.base = base
+	t.mem.held = base
 	t.Entries = base.Entries[:0]
 	t.parents = base.parents[:0]
 	t.byID = base.byID
@@ -58,17 +62,15 @@ func (t *Tree) Reuse(base *Tree) {
 func (t *Tree) Reusing() bool { return t.base != nil }
 
 // detach gives t arrays of its own holding its entries (a copy of its
-// prefix of base) and forgets base.
+// prefix of base, strings included) and forgets base.
 func (t *Tree) detach() {
 	b := t.base
-	t.base = nil
 	n := len(t.Entries)
-	t.Entries = append(make([]Entry, 0, len(b.Entries)), b.Entries[:n]...)
-	t.parents = append(make([]int32, 0, len(b.Entries)), b.parents[:n]...)
-	t.byID = idIndex{}
+	t.base, t.mem = nil, treeMem{}
+	t.Entries, t.parents, t.byID = makeEntries(0, len(b.Entries)), make([]int32, 0, len(b.Entries)), idIndex{}
 	t.byID.grow(t.Entries, len(b.Entries))
-	for i := range t.Entries {
-		t.byID.put(t.Entries, t.Entries[i].ID, i)
+	for i := range n {
+		t.Add(b.Entries[i])
 	}
 }
 
@@ -90,16 +92,20 @@ func (t *Tree) Add(e Entry) {
 		t.detach()
 	}
 	p := int32(-1)
+	shared := false
 	if e.ParentID != "" {
 		if i, ok := t.byID.get(t.Entries, e.ParentID); ok {
 			p = int32(i)
 			e.ParentID = t.Entries[i].ID // share the parent's id string
+			shared = true
 		} else {
 			// A parent that appears later in the file (never in files Pi
 			// writes) is resolved by id at walk time.
 			t.dupIDs = true
 		}
 	}
+	t.mem.own(&e, shared)
+	t.Entries = growEntries(t.Entries, 1, false)
 	t.Entries = append(t.Entries, e)
 	t.parents = append(t.parents, p)
 	if t.byID.put(t.Entries, e.ID, len(t.Entries)-1) {
@@ -115,7 +121,7 @@ func (t *Tree) Grow(n int) {
 	if t.base != nil {
 		return // base's arrays are sized already
 	}
-	t.Entries = slices.Grow(t.Entries, n)
+	t.Entries = growEntries(t.Entries, n, true)
 	t.parents = slices.Grow(t.parents, n)
 	t.byID.grow(t.Entries, len(t.Entries)+n)
 }

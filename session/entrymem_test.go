@@ -1,0 +1,119 @@
+package session
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// memEntryAt is entry i of the trees TestTreeEntriesSurviveGC builds: every
+// string freshly allocated (nothing else refers to it once the tree has
+// it), a Refs on every third entry and a Window on every fifth.
+func memEntryAt(i int) Entry {
+	e := Entry{Seq: i, Line: i + 2, Offset: int64(i) * 100, Length: 99,
+		ID: fmt.Sprintf("id-%06d", i), Type: strings.Clone(TypeMessage), Role: strings.Clone(RoleAssistant), StopReason: fmt.Sprintf("stop-%d", i%3)}
+	if i > 0 {
+		e.ParentID = fmt.Sprintf("id-%06d", i-1)
+	}
+	if i%7 == 0 {
+		e.ParentID = fmt.Sprintf("missing-%d", i) // a parent never added: its own copy
+	}
+	if i%3 == 0 {
+		e.Type, e.Timestamp = strings.Clone(TypeBranchSummary), fmt.Sprintf("2026-12-01T00:00:%02d.000Z", i%60)
+		e.SetRefs(EntryRefs{FromID: fmt.Sprintf("from-%d", i), Label: strings.Repeat("l", i%5)})
+	}
+	if i%5 == 0 {
+		e.Type, e.CustomType = strings.Clone(TypeCustomMessage), fmt.Sprintf("custom-%d", i%4)
+		e.Window = &WindowMarker{Kind: "window", CurrentWindowID: fmt.Sprintf("w-%d", i), WindowNumber: i}
+	}
+	if i == 11 {
+		e.ID = strings.Repeat("long-id-", 2000) // longer than a string chunk's share
+	}
+	return e
+}
+
+// churn allocates and drops pointer-rich garbage and collects several
+// times, so that memory the collector freed is reused and overwritten.
+func churn() {
+	for range 3 {
+		var junk [][]string
+		for j := range 2000 {
+			junk = append(junk, []string{strings.Repeat("x", 64+j%200), fmt.Sprint(j)})
+		}
+		runtime.KeepAlive(junk)
+		runtime.GC()
+	}
+}
+
+// TestTreeEntriesSurviveGC: a tree's entries live in memory the garbage
+// collector does not scan (entrymem.go), so everything they point at must
+// stay reachable by other means. After the entries given to Add are
+// dropped and the heap is collected and reused, every field of every entry
+// still reads as added: for a tree built alone, for one that reuses
+// another (the preview's) after that tree is dropped, and for one that
+// reused another, then diverged and copied its prefix.
+func TestTreeEntriesSurviveGC(t *testing.T) {
+	const n = 3000
+	h := Header{Version: 3, ID: "s"}
+	check := func(name string, tr *Tree, k int, at func(i int) Entry) {
+		t.Helper()
+		if tr.Len() != k {
+			t.Fatalf("%s: %d entries, want %d", name, tr.Len(), k)
+		}
+		for i := range k {
+			if want := at(i); !tr.Entries[i].Same(&want) {
+				t.Fatalf("%s: entry %d reads %+v, want %+v", name, i, tr.Entries[i], want)
+			}
+		}
+		for _, i := range []int{0, 1, 11, k - 1} {
+			if s, ok := tr.Lookup(at(i).ID); !ok || s != i {
+				t.Errorf("%s: Lookup(entry %d) = %d %v", name, i, s, ok)
+			}
+		}
+	}
+
+	alone := NewTree(h)
+	for i := range n {
+		alone.Add(memEntryAt(i))
+	}
+	churn()
+	check("alone", alone, n, memEntryAt)
+
+	base := NewTree(h)
+	for i := range n {
+		base.Add(memEntryAt(i))
+	}
+	reused := NewTree(h)
+	reused.Reuse(base)
+	for i := range n + 500 { // all of base, then 500 of its own
+		reused.Add(memEntryAt(i))
+	}
+	base = nil
+	churn()
+	check("reused", reused, n+500, memEntryAt)
+
+	other := func(i int) Entry {
+		e := memEntryAt(i)
+		if i >= n/2 {
+			e.ID = fmt.Sprintf("other-%06d", i)
+			e.ParentID = ""
+		}
+		return e
+	}
+	base = NewTree(h)
+	for i := range n {
+		base.Add(memEntryAt(i))
+	}
+	diverged := NewTree(h)
+	diverged.Reuse(base)
+	for i := range n {
+		diverged.Add(other(i))
+	}
+	if diverged.Reusing() {
+		t.Fatal("still reusing after a different entry")
+	}
+	base = nil
+	churn()
+	check("diverged", diverged, n, other)
+}
