@@ -10,7 +10,12 @@ import (
 // order and an id index. It mirrors Pi's SessionManager byId map: when ids
 // repeat, the later entry wins (Map.set), exactly as Pi resolves parents.
 type Tree struct {
-	Header  Header
+	Header Header
+	// Entries are the entries in file order (Entries[i].Seq == i). Read
+	// only: their memory is not scanned by the garbage collector and what
+	// they point at is kept reachable by the tree (entrymem.go), so an
+	// entry is written only by Add; never append to Entries or assign
+	// to its elements (copy an Entry out to change it).
 	Entries []Entry
 	byID    idIndex
 	// parents[i] is the Seq of entry i's parent as resolved when i was
