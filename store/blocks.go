@@ -1,73 +1,115 @@
 package store
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
-// Block filters (issue 16): a search with no match must not read the whole
-// item-text file. The file is cut into blocks of blockSize bytes; block b
-// gets a blockRecord-byte bit set (texts/N.blk, record b at b×blockRecord)
-// with one bit set, by blockHash, for every trigram (3 consecutive bytes)
-// that starts in [b×blockSize, (b+1)×blockSize+blockOverlap). A match of a
-// query that starts in block b holds the trigrams of the query's first
-// blockOverlap+2 bytes, all starting before (b+1)×blockSize+blockOverlap,
-// so a block whose set lacks one of them holds no match start and is not
-// read. A filter only ever skips bytes that cannot hold a match: answers are
-// the same with or without it (a block without a record yet is read).
+// Block filters (issue 16): a search must not read the whole item text
+// to find a phrase that few items hold. The text is cut into blocks of
+// blockSize bytes (the frames of textstore.go); block b gets a
+// blockRecord-byte Bloom filter (texts/N.blk, record b at b×blockRecord)
+// of every blockGram-byte substring (12-gram) that starts in
+// [b×blockSize, (b+1)×blockSize+blockOverlap). Each 12-gram sets three
+// bits of one 64-byte line of the record (blockKey), so a probe touches
+// one cache line. A match of a query (of blockGram bytes or more) that
+// starts in block b holds the 12-grams at the query's first
+// blockOverlap+1 positions, all starting before (b+1)×blockSize+
+// blockOverlap, so a block whose filter lacks one of them holds no match
+// start and is not read. A filter only ever skips bytes that cannot hold
+// a match: answers are the same with or without it (a block without a
+// record yet is read, and so is every block for a query shorter than
+// blockGram).
+//
+// Measured on the bench's generated sessions (bench/README.md), a 16-byte
+// query that few items hold leaves about as many candidate blocks as
+// blocks that hold a match: whole 12-grams place the phrase, where
+// trigrams or 8-grams are common everywhere.
 //
 // The records are derived from the committed item text alone, so an index
 // built in one pass and one built append by append have the same records.
 // Block b is complete, and gets its record, once the text has
-// (b+1)×blockSize+blockOverlap+2 bytes. Records are computed after a sync
-// commits, in the background (a second phase: the first /branch answer
-// does not wait for them); the last, incomplete block is always read.
+// (b+1)×blockSize+blockOverlap+blockGram-1 bytes. Records are computed
+// after a sync commits, in the background (a second phase: the first
+// /branch answer does not wait for them); the blocks after the last
+// record are always read.
 //
-// Size: 1 KiB per 128 KiB of item text (0.8%).
+// Size: 16 KiB per 64 KiB of item text (a quarter of the raw text; the
+// compressed frames leave the room for it).
 const (
-	blockSize    = 128 << 10
+	blockSize    = frameSize
 	blockOverlap = 256
-	blockBits    = 13
-	blockRecord  = 1 << blockBits / 8
+	blockGram    = 12
+	blockRecord  = 16 << 10
+	blockLines   = blockRecord / 64
 	// Searches over fewer bytes than this do not consult the filters.
 	blockMinSearch = 2 * blockSize
+	// blockMaxKeys bounds the 12-grams of a query probed per block.
+	blockMaxKeys = 8
 )
 
 // blockFilters is a session's filter state. done is how many records of the
 // .blk file are valid (readers read no further); mu is held by the builder
 // and by resets; gen changes on every reset so a builder working from an
-// older text size stops.
+// older text size stops. The records are read through a shared mapping of
+// the .blk file (mapped, under mapMu: resets unmap it before truncating).
 type blockFilters struct {
 	mu      sync.Mutex
 	gen     atomic.Uint64
 	done    atomic.Int64
 	pending atomic.Bool
 	running atomic.Bool
+
+	mapMu  sync.RWMutex
+	mapped []byte
 }
 
-// blockHash maps a trigram (its three bytes, first byte highest) to a bit.
-func blockHash(w uint32) uint32 { return (w * 0x9E3779B1) >> (32 - blockBits) }
+// blockKey is a 12-gram's hash: its line of a record (the top 8 bits)
+// and three bit numbers in that line (three 9-bit fields).
+func blockKey(g []byte) uint64 {
+	a := binary.LittleEndian.Uint64(g)
+	b := uint64(binary.LittleEndian.Uint32(g[8:]))
+	h := (a ^ b<<29 ^ b>>7) * 0x9E3779B97F4A7C15
+	h ^= h >> 31
+	h *= 0xBF58476D1CE4E5B9
+	return h ^ h>>29
+}
+
+// blockHas reports whether rec has the bits of key h.
+func blockHas(rec []byte, h uint64) bool {
+	line := rec[(h>>56)*64 : (h>>56)*64+64]
+	for _, x := range [3]uint64{h & 511, h >> 9 & 511, h >> 18 & 511} {
+		if line[x>>3]&(1<<(x&7)) == 0 {
+			return false
+		}
+	}
+	return true
+}
 
 // blocksComplete is the number of complete blocks of a text of n bytes.
 func blocksComplete(n int64) int64 {
-	if n < blockOverlap+2 {
+	if n < blockOverlap+blockGram-1 {
 		return 0
 	}
-	return (n - blockOverlap - 2) / blockSize
+	return (n - blockOverlap - blockGram + 1) / blockSize
 }
 
 // fillBlock sets rec (blockRecord bytes, zeroed) to the record of a block
-// whose bytes, with the blockOverlap+2 bytes after it, are text.
+// whose bytes, with the blockOverlap+blockGram-1 bytes after it, are text.
 func fillBlock(rec []byte, text []byte) {
-	for p := 0; p+3 <= len(text); p++ {
-		x := blockHash(uint32(text[p])<<16 | uint32(text[p+1])<<8 | uint32(text[p+2]))
-		rec[x>>3] |= 1 << (x & 7)
+	for p := 0; p+blockGram <= len(text); p++ {
+		h := blockKey(text[p:])
+		line := rec[(h>>56)*64 : (h>>56)*64+64]
+		for _, x := range [3]uint64{h & 511, h >> 9 & 511, h >> 18 & 511} {
+			line[x>>3] |= 1 << (x & 7)
+		}
 	}
 }
 
@@ -89,6 +131,7 @@ func (s *Session) resetBlocks(textSize int64) error {
 		}
 	}
 	s.blk.done.Store(keep)
+	s.blk.unmap()
 	if s.fileID == 0 {
 		return nil
 	}
@@ -96,6 +139,56 @@ func (s *Session) resetBlocks(textSize int64) error {
 		return err
 	}
 	return nil
+}
+
+// unmap drops the mapping of the .blk file (before it is truncated or
+// removed).
+func (f *blockFilters) unmap() {
+	f.mapMu.Lock()
+	defer f.mapMu.Unlock()
+	if f.mapped != nil {
+		_ = syscall.Munmap(f.mapped)
+		f.mapped = nil
+	}
+}
+
+// records calls fn with the mapped records [0, n) (at least; fn reads no
+// further), mapping the .blk file again when it has grown.
+func (s *Session) records(n int64, fn func(recs []byte)) (bool, error) {
+	f := &s.blk
+	f.mapMu.RLock()
+	if int64(len(f.mapped)) < n*blockRecord {
+		f.mapMu.RUnlock()
+		f.mapMu.Lock()
+		if int64(len(f.mapped)) < n*blockRecord {
+			if f.mapped != nil {
+				_ = syscall.Munmap(f.mapped)
+				f.mapped = nil
+			}
+			fh, err := os.Open(s.blockPath())
+			if err != nil {
+				f.mapMu.Unlock()
+				return false, err
+			}
+			// Room for growth: pages past the end of the file are never
+			// touched (fn reads only the records done says are written).
+			m, err := syscall.Mmap(int(fh.Fd()), 0, int(n*blockRecord*3/2), syscall.PROT_READ, syscall.MAP_SHARED)
+			fh.Close()
+			if err != nil {
+				f.mapMu.Unlock()
+				return false, err
+			}
+			f.mapped = m
+		}
+		f.mapMu.Unlock()
+		f.mapMu.RLock()
+	}
+	defer f.mapMu.RUnlock()
+	if int64(len(f.mapped)) < n*blockRecord {
+		return false, nil // unmapped by a reset meanwhile: no records to consult
+	}
+	fn(f.mapped[:n*blockRecord])
+	return true, nil
 }
 
 // kickBlocks starts the background builder of the records the committed
@@ -129,8 +222,9 @@ func (s *Session) kickBlocks() {
 func (s *Session) buildBlocks() error {
 	g := s.blk.gen.Load()
 	s.mu.RLock()
-	textSize, textPath, blockPath := s.textSize, s.textPath(), s.blockPath()
+	snap, blockPath := s.textSnap(), s.blockPath()
 	s.mu.RUnlock()
+	textSize := snap.size()
 	s.blk.mu.Lock()
 	defer s.blk.mu.Unlock()
 	if s.blk.gen.Load() != g {
@@ -141,10 +235,7 @@ func (s *Session) buildBlocks() error {
 	if b >= want {
 		return nil
 	}
-	tf, err := os.Open(textPath)
-	if err != nil {
-		return err
-	}
+	tf := newTextReader(snap, nil, false)
 	defer tf.Close()
 	bf, err := os.OpenFile(blockPath, os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -152,20 +243,20 @@ func (s *Session) buildBlocks() error {
 	}
 	defer bf.Close()
 	const per = 4 // blocks read and written at a time
-	buf := make([]byte, per*blockSize+blockOverlap+2)
+	buf := make([]byte, per*blockSize+blockOverlap+blockGram-1)
 	recs := make([]byte, per*blockRecord)
 	for b < want {
 		if s.blk.gen.Load() != g || s.x.closing.Load() {
 			return nil
 		}
 		n := min(per, want-b)
-		text := buf[:n*blockSize+blockOverlap+2]
-		if _, err := tf.ReadAt(text, b*blockSize); err != nil && !errors.Is(err, io.EOF) {
+		text := buf[:n*blockSize+blockOverlap+blockGram-1]
+		if _, err := tf.ReadAt(text, b*blockSize); err != nil {
 			return err
 		}
 		clear(recs)
 		for i := range n {
-			fillBlock(recs[i*blockRecord:(i+1)*blockRecord], text[i*blockSize:(i+1)*blockSize+blockOverlap+2])
+			fillBlock(recs[i*blockRecord:(i+1)*blockRecord], text[i*blockSize:(i+1)*blockSize+blockOverlap+blockGram-1])
 		}
 		if _, err := bf.WriteAt(recs[:n*blockRecord], b*blockRecord); err != nil {
 			return err
@@ -187,38 +278,41 @@ type candidates struct {
 // blockCandidates consults the records for a search of query over text
 // bytes [off, end); nil when there are none to consult.
 func (s *Session) blockCandidates(query string, off, end int64) (*candidates, error) {
-	if len(query) < 3 || end-off < blockMinSearch {
+	if len(query) < blockGram || end-off < blockMinSearch {
 		return nil, nil
 	}
 	first, last := off/blockSize, min(s.blk.done.Load(), (end-1)/blockSize+1)
 	if last <= first {
 		return nil, nil
 	}
-	q := query[:min(len(query), blockOverlap+2)]
-	bits := make([]uint32, 0, len(q)-2)
-	for p := 0; p+3 <= len(q); p++ {
-		bits = append(bits, blockHash(uint32(q[p])<<16|uint32(q[p+1])<<8|uint32(q[p+2])))
-	}
-	f, err := os.Open(s.blockPath())
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	recs := make([]byte, (last-first)*blockRecord)
-	if _, err := f.ReadAt(recs, first*blockRecord); err != nil {
-		return nil, err
+	// The keys: the 12-grams at positions [0, min(len-12, overlap)], at
+	// most blockMaxKeys of them spread over that range.
+	span := min(len(query)-blockGram, blockOverlap)
+	var keys []uint64
+	for i := range min(span+1, blockMaxKeys) {
+		p := 0
+		if k := min(span+1, blockMaxKeys); k > 1 {
+			p = i * span / (k - 1)
+		}
+		keys = append(keys, blockKey([]byte(query[p:p+blockGram])))
 	}
 	c := &candidates{first: first, read: make([]bool, last-first)}
-	for i := range c.read {
-		rec := recs[i*blockRecord : (i+1)*blockRecord]
-		ok := true
-		for _, x := range bits {
-			if rec[x>>3]&(1<<(x&7)) == 0 {
-				ok = false
-				break
+	ok, err := s.records(last, func(recs []byte) {
+		for i := range c.read {
+			b := first + int64(i)
+			rec := recs[b*blockRecord : (b+1)*blockRecord]
+			ok := true
+			for _, h := range keys {
+				if !blockHas(rec, h) {
+					ok = false
+					break
+				}
 			}
+			c.read[i] = ok
 		}
-		c.read[i] = ok
+	})
+	if err != nil || !ok {
+		return nil, err
 	}
 	return c, nil
 }

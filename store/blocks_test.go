@@ -39,14 +39,12 @@ func blockSession(t *testing.T, dir string, fileID int64, text []byte, cuts []in
 	if err := os.MkdirAll(x.textDir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	s := &Session{x: x, fileID: fileID, textSize: int64(len(text))}
-	if err := os.WriteFile(s.textPath(), text, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	s := &Session{x: x, fileID: fileID}
+	writeFrames(t, s, text)
 	if err := s.buildBlocks(); err != nil {
 		t.Fatal(err)
 	}
-	v := &View{s: s}
+	v := &View{s: s, text: s.textSnap()}
 	prev := 0
 	for _, c := range append(cuts, len(text)) {
 		v.Items = append(v.Items, ItemMeta{IsItem: true, Chars: int32(utf8.RuneCount(text[prev:c])), TextOff: int64(prev), TextLen: int32(c - prev)})
@@ -65,13 +63,13 @@ func TestBlockFiltersSearch(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	long := "needle(" + strings.Repeat("Z", blockOverlap+40) + ")"
 	needles := map[int]string{
-		blockSize - 4:                  "needle(Q)",
-		2*blockSize - 1:                "needle(Q)",
-		3*blockSize + blockOverlap - 3: "needle(Q)",
+		blockSize - 4:                  "needle(Q)xyz",
+		2*blockSize - 1:                "needle(Q)xyz",
+		3*blockSize + blockOverlap - 3: "needle(Q)xyz",
 		4*blockSize - 100:              long,
-		5*blockSize - 3:                "Q(xyz",
-		6*blockSize + 17:               "needle(Q)",
-		7*blockSize + 5:                "needle(Q)", // the last, incomplete block
+		5*blockSize - 3:                "Q(xyz-012345",
+		6*blockSize + 17:               "needle(Q)xyz",
+		7*blockSize + 5:                "needle(Q)xyz", // the last, incomplete block
 	}
 	text := blockText(r, 7*blockSize+blockOverlap, needles)
 	var cuts []int
@@ -86,13 +84,13 @@ func TestBlockFiltersSearch(t *testing.T) {
 	if got, want := s.blk.done.Load(), int64(6); got != want {
 		t.Fatalf("%d complete blocks recorded, want %d (text of %d bytes)", got, want, len(text))
 	}
-	cs, err := s.blockCandidates("needle(Q)", 0, int64(len(text)))
+	cs, err := s.blockCandidates("needle(Q)xyz", 0, int64(len(text)))
 	if err != nil || cs == nil {
 		t.Fatalf("no candidates (%v)", err)
 	}
 	// Blocks 0, 1, 2 (match starts), 5 (6*blockSize+17 is in block 6...)
 	// whatever the hash says, the blocks with a match start must be read
-	// and block 4 (only "Q(xyz" near its end, long needle starts in 3) has none.
+	// and block 4 (only "Q(xyz-012345" near its end, long needle starts in 3) has none.
 	for _, b := range []int64{0, 1, 3, 6} {
 		if !cs.reads(b) {
 			t.Errorf("block %d holds a match start of needle(Q) but is skipped", b)
@@ -111,12 +109,12 @@ func TestBlockFiltersSearch(t *testing.T) {
 	for i, im := range v.Items {
 		texts[i] = string(text[im.TextOff : im.TextOff+int64(im.TextLen)])
 	}
-	ts := viewTexts{v: v, path: s.textPath()}
+	ts := viewTexts{v: v, t: v.text}
 	all := make([]history.ItemRef, len(v.Items))
 	for i := range all {
 		all[i] = history.ItemRef{ItemID: fmt.Sprint(i), Key: int64(i)}
 	}
-	queries := []string{"needle(Q)", long, "Q(xyz", "ZZZZ)", "needle", "zzzz", "abc", "Q("}
+	queries := []string{"needle(Q)xyz", long, "Q(xyz-012345", "ZZZZ)", "needle", "zzzz", "abc", "Q("}
 	for _, p := range []struct {
 		chunk int
 		split int64
@@ -151,10 +149,7 @@ func TestBlockFiltersIncremental(t *testing.T) {
 	once, _ := blockSession(t, dir, 1, text, nil)
 	grown, _ := blockSession(t, dir, 2, text[:1000], nil)
 	for _, n := range []int{blockSize, blockSize + blockOverlap + 1, blockSize + blockOverlap + 2, 3*blockSize + 5, len(text)} {
-		if err := os.WriteFile(grown.textPath(), text[:n], 0o600); err != nil {
-			t.Fatal(err)
-		}
-		grown.textSize = int64(n)
+		writeFrames(t, grown, text[:n])
 		if err := grown.buildBlocks(); err != nil {
 			t.Fatal(err)
 		}

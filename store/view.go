@@ -7,14 +7,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -39,6 +38,7 @@ type View struct {
 	// InFlightTooLong is the length so far of an unterminated last line
 	// already over the line limit (0 when there is none).
 	InFlightTooLong int64
+	text            *textSnap // the committed item text (nil: none)
 }
 
 // Read calls fn with a view of the session. Syncs wait until fn returns, so
@@ -52,7 +52,7 @@ func (s *Session) Read(fn func(v *View) error) error {
 // view is the current state as a View (caller holds mu).
 func (s *Session) view() *View {
 	v := &View{s: s, Path: s.path, Tree: s.tree, Items: s.items, names: s.names.list, Stats: s.stats, State: s.state, StateMsg: s.stateMsg,
-		Bytes: s.next, FileSize: s.fileSize, SyncedAt: s.syncedAt, InFlightTooLong: s.flightTooLong}
+		Bytes: s.next, FileSize: s.fileSize, SyncedAt: s.syncedAt, InFlightTooLong: s.flightTooLong, text: s.textSnap()}
 	if v.State == "" {
 		v.State = StateOK
 	}
@@ -197,13 +197,24 @@ func (v *View) Decode(seq int) (*session.Entry, *session.Decoded, error) {
 
 // Texts is the history.TextSource of this view: item texts are read from
 // the session's item-text file.
-func (v *View) Texts() history.TextSource { return viewTexts{v: v, path: v.s.textPath()} }
+func (v *View) Texts() history.TextSource {
+	t := v.text
+	if t == nil {
+		t = &textSnap{}
+	}
+	var c *frameCache
+	if v.s != nil && v.s.x != nil {
+		c = v.s.x.frames
+	}
+	return viewTexts{v: v, t: t, cache: c}
+}
 
-// viewTexts reads item texts from path, the session's item-text file, at
-// the offsets of v.Items.
+// viewTexts reads item texts from t, the session's committed item text,
+// at the offsets of v.Items.
 type viewTexts struct {
-	v    *View
-	path string
+	v     *View
+	t     *textSnap
+	cache *frameCache
 }
 
 func (t viewTexts) meta(ref history.ItemRef) (ItemMeta, error) {
@@ -217,13 +228,10 @@ func (t viewTexts) read(off int64, n int) ([]byte, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	f, err := os.Open(t.path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
+	r := newTextReader(t.t, t.cache, true)
+	defer r.Close()
 	buf := make([]byte, n)
-	if _, err := f.ReadAt(buf, off); err != nil {
+	if _, err := r.ReadAt(buf, off); err != nil {
 		return nil, err
 	}
 	return buf, nil
@@ -286,10 +294,7 @@ func (t viewTexts) cut(im ItemMeta, off, n int) (string, error) {
 		}
 		return cutChars(b, off, n), nil
 	}
-	f, err := os.Open(t.path)
-	if err != nil {
-		return "", err
-	}
+	f := newTextReader(t.t, t.cache, true)
 	defer f.Close()
 	i, j, err := charRange(f, im, off, n)
 	if err != nil || i == j {
@@ -304,7 +309,7 @@ func (t viewTexts) cut(im ItemMeta, off, n int) (string, error) {
 
 // charRange returns the byte range [i, j) of the code points [off, off+n)
 // of the item's text (n < 0: to the end), reading it in cutBuf pieces.
-func charRange(f *os.File, im ItemMeta, off, n int) (int, int, error) {
+func charRange(f io.ReaderAt, im ItemMeta, off, n int) (int, int, error) {
 	bp := cutPool.Get().(*[]byte)
 	defer cutPool.Put(bp)
 	buf := *bp
@@ -396,7 +401,6 @@ var (
 	searchChunk       = 256 << 10
 	searchGap   int64 = 32 << 10
 	searchSplit int64 = 8 << 20
-	searchMap   int64 = 1 << 20 // searches over more bytes map the file
 )
 
 var searchPool = sync.Pool{New: func() any { b := make([]byte, searchChunk); return &b }}
@@ -460,25 +464,15 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 		// searched once: matched marks every ref by Key.
 		spans = slices.CompactFunc(spans, func(a, b span) bool { return a.off == b.off })
 	}
-	f, err := os.Open(t.path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	src := &textSource{f: f}
-	if total >= searchMap {
-		// Scan the page cache in place rather than copy it: the texts
-		// searched end by the last span, all committed, and the file is
-		// never truncated while a view is open (Read holds mu; truncations
-		// hold it for writing).
-		if m, err := syscall.Mmap(int(f.Fd()), 0, int(spans[len(spans)-1].end), syscall.PROT_READ, syscall.MAP_SHARED); err == nil {
-			src.mapped = m
-			defer syscall.Munmap(m)
-		}
-	}
+	// Each goroutine scanning has its own reader (textSource): frames
+	// are decoded into its own buffers, shared frames only looked up.
+	newSrc := func() *textSource { return &textSource{r: newTextReader(t.t, t.cache, false)} }
+	src := newSrc()
+	defer src.r.Close()
 	fd := newFinder(query)
 	var cs *candidates
 	if t.v.s != nil {
+		var err error
 		if cs, err = t.v.s.blockCandidates(query, spans[0].off, spans[len(spans)-1].end); err != nil {
 			return err
 		}
@@ -511,9 +505,11 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 		var hits []int
 		var err2 error
 		done := make(chan struct{})
+		src2 := newSrc()
 		go func() {
 			defer close(done)
-			_, err2 = scanSpans(src, fd, cs, spans[half:], &stop, func(i int) bool {
+			defer src2.r.Close()
+			_, err2 = scanSpans(src2, fd, cs, spans[half:], &stop, func(i int) bool {
 				hits = append(hits, half+i)
 				return true
 			})
@@ -637,19 +633,14 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 	return true, nil
 }
 
-// textSource gives scanSpans the bytes of the item-text file: a slice of
-// the mapped file when it is mapped, else read into the caller's buffer.
+// textSource gives scanSpans the bytes of the item text.
 type textSource struct {
-	f      *os.File
-	mapped []byte
+	r *textReader
 }
 
 // at returns the len(buf) bytes at off.
 func (t *textSource) at(buf []byte, off int64) ([]byte, error) {
-	if t.mapped != nil {
-		return t.mapped[off : off+int64(len(buf))], nil
-	}
-	_, err := t.f.ReadAt(buf, off)
+	_, err := t.r.ReadAt(buf, off)
 	return buf, err
 }
 
