@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"errors"
+	"math/bits"
 	"fmt"
 	"io/fs"
 	"os"
@@ -15,43 +16,47 @@ import (
 // Block filters (issue 16): a search must not read the whole item text
 // to find a phrase that few items hold. The text is cut into blocks of
 // blockSize bytes (the frames of textstore.go); block b gets a
-// blockRecord-byte Bloom filter (texts/N.blk, record b at b×blockRecord)
-// of every blockGram-byte substring (12-gram) that starts in
-// [b×blockSize, (b+1)×blockSize+blockOverlap). Each 12-gram sets three
-// bits of one 64-byte line of the record (blockKey), so a probe touches
-// one cache line. A match of a query (of blockGram bytes or more) that
-// starts in block b holds the 12-grams at the query's first
-// blockOverlap+1 positions, all starting before (b+1)×blockSize+
-// blockOverlap, so a block whose filter lacks one of them holds no match
-// start and is not read. A filter only ever skips bytes that cannot hold
-// a match: answers are the same with or without it (a block without a
-// record yet is read, and so is every block for a query shorter than
-// blockGram).
+// blockRecord-byte record (texts/N.blk, record b at b×blockRecord) of two
+// Bloom filters of blockHalf bytes: one of every 12-byte substring
+// (12-gram) and one of every 16-gram that starts in
+// [b×blockSize, (b+1)×blockSize+blockOverlap). Each n-gram sets three
+// bits of one 64-byte line of its filter (blockKey12, blockKey16), so a
+// probe touches one cache line. A match of a query that starts in block b
+// holds the n-grams at the query's first blockOverlap+1 positions, all
+// starting before (b+1)×blockSize+blockOverlap, so a block whose filters
+// lack one of them holds no match start and is not read. A filter only
+// ever skips bytes that cannot hold a match: answers are the same with or
+// without it (a block without a record yet is read, and so is every block
+// for a query shorter than 12 bytes).
 //
-// Measured on the bench's generated sessions (bench/README.md), a 16-byte
-// query that few items hold leaves about as many candidate blocks as
-// blocks that hold a match: whole 12-grams place the phrase, where
-// trigrams or 8-grams are common everywhere.
+// Measured on the bench's generated sessions (bench/README.md), 12-grams
+// leave for a 16-byte query that few items hold about as many candidate
+// blocks as blocks that hold a match, where trigrams or 8-grams are
+// common everywhere; the 16-gram filter rules out most of the rest (a
+// block whose lines hold every 12-gram of the query, but not the
+// phrase).
 //
 // The records are derived from the committed item text alone, so an index
 // built in one pass and one built append by append have the same records.
 // Block b is complete, and gets its record, once the text has
-// (b+1)×blockSize+blockOverlap+blockGram-1 bytes. Records are computed
-// after a sync commits, in the background (a second phase: the first
-// /branch answer does not wait for them); the blocks after the last
-// record are always read.
+// (b+1)×blockSize+blockOverlap+15 bytes. Records are computed after a sync
+// commits, in the background (a second phase: the first /branch answer
+// does not wait for them); the blocks after the last record are always
+// read.
 //
-// Size: 16 KiB per 64 KiB of item text (a quarter of the raw text; the
-// compressed frames leave the room for it).
+// Size: 32 KiB per 64 KiB of item text (half the raw text; the compressed
+// frames leave the room for it).
 const (
 	blockSize    = frameSize
 	blockOverlap = 256
-	blockGram    = 12
-	blockRecord  = 16 << 10
-	blockLines   = blockRecord / 64
+	blockGram    = 12 // the shortest query the filters serve
+	blockGramMax = 16
+	blockHalf    = 16 << 10 // one filter
+	blockRecord  = 2 * blockHalf
 	// Searches over fewer bytes than this do not consult the filters.
 	blockMinSearch = 2 * blockSize
-	// blockMaxKeys bounds the 12-grams of a query probed per block.
+	// blockMaxKeys bounds the n-grams of a query probed per block and
+	// filter.
 	blockMaxKeys = 8
 )
 
@@ -71,45 +76,67 @@ type blockFilters struct {
 	mapped []byte
 }
 
-// blockKey is a 12-gram's hash: its line of a record (the top 8 bits)
-// and three bit numbers in that line (three 9-bit fields).
-func blockKey(g []byte) uint64 {
-	a := binary.LittleEndian.Uint64(g)
-	b := uint64(binary.LittleEndian.Uint32(g[8:]))
-	h := (a ^ b<<29 ^ b>>7) * 0x9E3779B97F4A7C15
+// blockKey12 and blockKey16 hash the 12-gram and the 16-gram at the
+// start of g (16 bytes or more for blockKey16): the line of a filter (the
+// top 8 bits) and three bit numbers in that line (three 9-bit fields).
+func blockKey12(g []byte) uint64 {
+	return blockMix(binary.LittleEndian.Uint64(g), uint64(binary.LittleEndian.Uint32(g[8:])))
+}
+
+func blockKey16(g []byte) uint64 {
+	return blockMix(binary.LittleEndian.Uint64(g), binary.LittleEndian.Uint64(g[8:])^0x5851F42D4C957F2D)
+}
+
+func blockMix(a, b uint64) uint64 {
+	h := (a ^ bits.RotateLeft64(b, 29)) * 0x9E3779B97F4A7C15
 	h ^= h >> 31
 	h *= 0xBF58476D1CE4E5B9
 	return h ^ h>>29
 }
 
-// blockHas reports whether rec has the bits of key h.
-func blockHas(rec []byte, h uint64) bool {
-	line := rec[(h>>56)*64 : (h>>56)*64+64]
-	for _, x := range [3]uint64{h & 511, h >> 9 & 511, h >> 18 & 511} {
-		if line[x>>3]&(1<<(x&7)) == 0 {
-			return false
-		}
-	}
-	return true
+// blockSet sets the bits of key h in filter f.
+func blockSet(f *[blockHalf]byte, h uint64) {
+	line := (h >> 56) << 6
+	f[(line|(h&511)>>3)&(blockHalf-1)] |= 1 << (h & 7)
+	f[(line|(h>>9&511)>>3)&(blockHalf-1)] |= 1 << (h >> 9 & 7)
+	f[(line|(h>>18&511)>>3)&(blockHalf-1)] |= 1 << (h >> 18 & 7)
+}
+
+// blockHas reports whether filter f has the bits of key h.
+func blockHas(f *[blockHalf]byte, h uint64) bool {
+	line := (h >> 56) << 6
+	return f[(line|(h&511)>>3)&(blockHalf-1)]&(1<<(h&7)) != 0 &&
+		f[(line|(h>>9&511)>>3)&(blockHalf-1)]&(1<<(h>>9&7)) != 0 &&
+		f[(line|(h>>18&511)>>3)&(blockHalf-1)]&(1<<(h>>18&7)) != 0
 }
 
 // blocksComplete is the number of complete blocks of a text of n bytes.
 func blocksComplete(n int64) int64 {
-	if n < blockOverlap+blockGram-1 {
+	if n < blockOverlap+blockGramMax-1 {
 		return 0
 	}
-	return (n - blockOverlap - blockGram + 1) / blockSize
+	return (n - blockOverlap - blockGramMax + 1) / blockSize
 }
 
+// blockText is how many bytes of text fill a block's record: the block and
+// the blockOverlap+15 bytes after it.
+const blockText = blockSize + blockOverlap + blockGramMax - 1
+
 // fillBlock sets rec (blockRecord bytes, zeroed) to the record of a block
-// whose bytes, with the blockOverlap+blockGram-1 bytes after it, are text.
+// whose bytes, with the blockOverlap+15 bytes after it, are text
+// (blockText bytes).
 func fillBlock(rec []byte, text []byte) {
-	for p := 0; p+blockGram <= len(text); p++ {
-		h := blockKey(text[p:])
-		line := rec[(h>>56)*64 : (h>>56)*64+64]
-		for _, x := range [3]uint64{h & 511, h >> 9 & 511, h >> 18 & 511} {
-			line[x>>3] |= 1 << (x & 7)
-		}
+	f12 := (*[blockHalf]byte)(rec[:blockHalf])
+	f16 := (*[blockHalf]byte)(rec[blockHalf:blockRecord])
+	text = text[:blockText]
+	// 12-grams start up to blockText-12, 16-grams up to blockText-16; both
+	// before blockSize+blockOverlap.
+	for p := 0; p < blockSize+blockOverlap; p++ {
+		g := text[p : p+16]
+		a := binary.LittleEndian.Uint64(g)
+		c := binary.LittleEndian.Uint64(g[8:])
+		blockSet(f12, blockMix(a, c&0xFFFFFFFF))
+		blockSet(f16, blockMix(a, c^0x5851F42D4C957F2D))
 	}
 }
 
@@ -243,20 +270,20 @@ func (s *Session) buildBlocks() error {
 	}
 	defer bf.Close()
 	const per = 4 // blocks read and written at a time
-	buf := make([]byte, per*blockSize+blockOverlap+blockGram-1)
+	buf := make([]byte, (per-1)*blockSize+blockText)
 	recs := make([]byte, per*blockRecord)
 	for b < want {
 		if s.blk.gen.Load() != g || s.x.closing.Load() {
 			return nil
 		}
 		n := min(per, want-b)
-		text := buf[:n*blockSize+blockOverlap+blockGram-1]
+		text := buf[:(n-1)*blockSize+blockText]
 		if _, err := tf.ReadAt(text, b*blockSize); err != nil {
 			return err
 		}
 		clear(recs)
 		for i := range n {
-			fillBlock(recs[i*blockRecord:(i+1)*blockRecord], text[i*blockSize:(i+1)*blockSize+blockOverlap+blockGram-1])
+			fillBlock(recs[i*blockRecord:(i+1)*blockRecord], text[i*blockSize:i*blockSize+blockText])
 		}
 		if _, err := bf.WriteAt(recs[:n*blockRecord], b*blockRecord); err != nil {
 			return err
@@ -285,36 +312,55 @@ func (s *Session) blockCandidates(query string, off, end int64) (*candidates, er
 	if last <= first {
 		return nil, nil
 	}
-	// The keys: the 12-grams at positions [0, min(len-12, overlap)], at
-	// most blockMaxKeys of them spread over that range.
-	span := min(len(query)-blockGram, blockOverlap)
-	var keys []uint64
-	for i := range min(span+1, blockMaxKeys) {
-		p := 0
-		if k := min(span+1, blockMaxKeys); k > 1 {
-			p = i * span / (k - 1)
-		}
-		keys = append(keys, blockKey([]byte(query[p:p+blockGram])))
-	}
+	// The keys: the 12-grams (and 16-grams) at positions [0, min(len-n,
+	// overlap)], at most blockMaxKeys of each spread over that range.
+	k12 := blockKeys(query, blockGram, blockKey12)
+	k16 := blockKeys(query, blockGramMax, blockKey16)
 	c := &candidates{first: first, read: make([]bool, last-first)}
 	ok, err := s.records(last, func(recs []byte) {
+	blocks:
 		for i := range c.read {
 			b := first + int64(i)
 			rec := recs[b*blockRecord : (b+1)*blockRecord]
-			ok := true
-			for _, h := range keys {
-				if !blockHas(rec, h) {
-					ok = false
-					break
+			f12 := (*[blockHalf]byte)(rec[:blockHalf])
+			f16 := (*[blockHalf]byte)(rec[blockHalf:])
+			for _, h := range k16 {
+				if !blockHas(f16, h) {
+					continue blocks
 				}
 			}
-			c.read[i] = ok
+			for _, h := range k12 {
+				if !blockHas(f12, h) {
+					continue blocks
+				}
+			}
+			c.read[i] = true
 		}
 	})
 	if err != nil || !ok {
 		return nil, err
 	}
 	return c, nil
+}
+
+// blockKeys returns the keys (key) of query's n-grams at positions [0,
+// min(len-n, blockOverlap)], at most blockMaxKeys of them spread over
+// that range (none for a query shorter than n).
+func blockKeys(query string, n int, key func([]byte) uint64) []uint64 {
+	if len(query) < n {
+		return nil
+	}
+	span := min(len(query)-n, blockOverlap)
+	k := min(span+1, blockMaxKeys)
+	keys := make([]uint64, 0, k)
+	for i := range k {
+		p := 0
+		if k > 1 {
+			p = i * span / (k - 1)
+		}
+		keys = append(keys, key([]byte(query[p : p+n])))
+	}
+	return keys
 }
 
 // reads reports whether the block holding pos must be read.

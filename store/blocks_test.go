@@ -13,9 +13,9 @@ import (
 	"contextd/history"
 )
 
-// blockText is n bytes of a small alphabet with the needles written at
+// randBlockText is n bytes of a small alphabet with the needles written at
 // the given offsets (later ones over earlier ones).
-func blockText(r *rand.Rand, n int, needles map[int]string) []byte {
+func randBlockText(r *rand.Rand, n int, needles map[int]string) []byte {
 	b := make([]byte, n)
 	for i := range b {
 		b[i] = "abcdefgh \n"[r.IntN(10)]
@@ -71,7 +71,7 @@ func TestBlockFiltersSearch(t *testing.T) {
 		6*blockSize + 17:               "needle(Q)xyz",
 		7*blockSize + 5:                "needle(Q)xyz", // the last, incomplete block
 	}
-	text := blockText(r, 7*blockSize+blockOverlap, needles)
+	text := randBlockText(r, 7*blockSize+blockOverlap, needles)
 	var cuts []int
 	for c := r.IntN(5000); c < len(text); c += 1 + r.IntN(9000) {
 		cuts = append(cuts, c)
@@ -144,7 +144,7 @@ func TestBlockFiltersSearch(t *testing.T) {
 // the records of the complete blocks of a shorter committed text.
 func TestBlockFiltersIncremental(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	text := blockText(r, 5*blockSize+1000, map[int]string{blockSize + 9: "needle"})
+	text := randBlockText(r, 5*blockSize+1000, map[int]string{blockSize + 9: "needle"})
 	dir := t.TempDir()
 	once, _ := blockSession(t, dir, 1, text, nil)
 	grown, _ := blockSession(t, dir, 2, text[:1000], nil)

@@ -487,7 +487,10 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 		emit = func(i int) bool { matched[refs[spans[i].ref].Key] = true; return true }
 	}
 
-	if total <= searchSplit || runtime.GOMAXPROCS(0) < 2 {
+	// With block filters the bytes read are few: a second goroutine would
+	// only scan ahead for matches a limited search does not need (and
+	// compete with other searches for the cores).
+	if total <= searchSplit || runtime.GOMAXPROCS(0) < 2 || cs != nil {
 		if _, err := scanSpans(src, fd, cs, spans, nil, emit); err != nil {
 			return err
 		}
