@@ -3,9 +3,9 @@ package store
 import (
 	"encoding/binary"
 	"errors"
-	"math/bits"
 	"fmt"
 	"io/fs"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"sync"
@@ -45,7 +45,9 @@ import (
 // read.
 //
 // Size: 32 KiB per 64 KiB of item text (half the raw text; the compressed
-// frames leave the room for it).
+// frames leave the room for it). The records are laid out line-major by
+// segments of blockSeg blocks (the last segment takes its full size); the
+// number of blocks recorded is kept in texts/N.blkn (8 bytes).
 const (
 	blockSize    = frameSize
 	blockOverlap = 256
@@ -58,6 +60,14 @@ const (
 	// blockMaxKeys bounds the n-grams of a query probed per block and
 	// filter.
 	blockMaxKeys = 8
+	// The .blk file is line-major by segments of blockSeg blocks: the
+	// line l of filter t (0: 12-grams, 1: 16-grams) of the segment's
+	// block j is at segment offset ((t×blockLines+l)×blockSeg+j)×64, so a
+	// probe of one key reads blockSeg lines in a row (one 4 KiB page) per
+	// segment instead of one line (and page) per 32 KiB record.
+	blockSeg      = 64
+	blockLines    = blockHalf / 64
+	blockSegBytes = blockSeg * blockRecord
 )
 
 // blockFilters is a session's filter state. done is how many records of the
@@ -102,12 +112,12 @@ func blockSet(f *[blockHalf]byte, h uint64) {
 	f[(line|(h>>18&511)>>3)&(blockHalf-1)] |= 1 << (h >> 18 & 7)
 }
 
-// blockHas reports whether filter f has the bits of key h.
-func blockHas(f *[blockHalf]byte, h uint64) bool {
-	line := (h >> 56) << 6
-	return f[(line|(h&511)>>3)&(blockHalf-1)]&(1<<(h&7)) != 0 &&
-		f[(line|(h>>9&511)>>3)&(blockHalf-1)]&(1<<(h>>9&7)) != 0 &&
-		f[(line|(h>>18&511)>>3)&(blockHalf-1)]&(1<<(h>>18&7)) != 0
+// lineHas reports whether a filter line (64 bytes) has the bits of key h.
+func lineHas(line []byte, h uint64) bool {
+	line = line[:64]
+	return line[(h&511)>>3]&(1<<(h&7)) != 0 &&
+		line[(h>>9&511)>>3]&(1<<(h>>9&7)) != 0 &&
+		line[(h>>18&511)>>3]&(1<<(h>>18&7)) != 0
 }
 
 // blocksComplete is the number of complete blocks of a text of n bytes.
@@ -144,6 +154,33 @@ func (s *Session) blockPath() string {
 	return filepath.Join(s.x.textDir(), fmt.Sprintf("%d.blk", s.fileID))
 }
 
+func (s *Session) blockCountPath() string {
+	return filepath.Join(s.x.textDir(), fmt.Sprintf("%d.blkn", s.fileID))
+}
+
+// blocksRecorded reads the number of blocks recorded in the .blk file (0
+// when unknown).
+func (s *Session) blocksRecorded() int64 {
+	b, err := os.ReadFile(s.blockCountPath())
+	if err != nil || len(b) != 8 {
+		return 0
+	}
+	n := int64(binary.LittleEndian.Uint64(b))
+	if fi, err := os.Stat(s.blockPath()); err != nil || fi.Size() < segments(n)*blockSegBytes {
+		return 0
+	}
+	return n
+}
+
+func (s *Session) writeBlocksRecorded(n int64) error {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(n))
+	return os.WriteFile(s.blockCountPath(), b[:], 0o600)
+}
+
+// segments is the number of segments that n blocks take.
+func segments(n int64) int64 { return (n + blockSeg - 1) / blockSeg }
+
 // resetBlocks keeps the records still valid for a committed text of
 // textSize bytes (none for 0) and truncates the file to them. Callers hold
 // syncMu.
@@ -153,19 +190,25 @@ func (s *Session) resetBlocks(textSize int64) error {
 	defer s.blk.mu.Unlock()
 	keep := int64(0)
 	if s.fileID != 0 && textSize > 0 {
-		if fi, err := os.Stat(s.blockPath()); err == nil {
-			keep = min(fi.Size()/blockRecord, blocksComplete(textSize))
-		}
+		keep = min(s.blocksRecorded(), blocksComplete(textSize))
 	}
 	s.blk.done.Store(keep)
 	s.blk.unmap()
 	if s.fileID == 0 {
 		return nil
 	}
-	if err := os.Truncate(s.blockPath(), keep*blockRecord); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// Lines of blocks past keep in the last segment stay until rebuilt:
+	// nothing reads them.
+	if err := os.Truncate(s.blockPath(), segments(keep)*blockSegBytes); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return nil
+	if keep == 0 {
+		if err := os.Remove(s.blockCountPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	return s.writeBlocksRecorded(keep)
 }
 
 // unmap drops the mapping of the .blk file (before it is truncated or
@@ -179,15 +222,17 @@ func (f *blockFilters) unmap() {
 	}
 }
 
-// records calls fn with the mapped records [0, n) (at least; fn reads no
-// further), mapping the .blk file again when it has grown.
+// records calls fn with the mapped segments of the records [0, n) (at
+// least; fn reads no further), mapping the .blk file again when it has
+// grown.
 func (s *Session) records(n int64, fn func(recs []byte)) (bool, error) {
 	f := &s.blk
+	size := segments(n) * blockSegBytes
 	f.mapMu.RLock()
-	if int64(len(f.mapped)) < n*blockRecord {
+	if int64(len(f.mapped)) < size {
 		f.mapMu.RUnlock()
 		f.mapMu.Lock()
-		if int64(len(f.mapped)) < n*blockRecord {
+		if int64(len(f.mapped)) < size {
 			if f.mapped != nil {
 				_ = syscall.Munmap(f.mapped)
 				f.mapped = nil
@@ -199,7 +244,7 @@ func (s *Session) records(n int64, fn func(recs []byte)) (bool, error) {
 			}
 			// Room for growth: pages past the end of the file are never
 			// touched (fn reads only the records done says are written).
-			m, err := syscall.Mmap(int(fh.Fd()), 0, int(n*blockRecord*3/2), syscall.PROT_READ, syscall.MAP_SHARED)
+			m, err := syscall.Mmap(int(fh.Fd()), 0, int(size+size/2), syscall.PROT_READ, syscall.MAP_SHARED)
 			fh.Close()
 			if err != nil {
 				f.mapMu.Unlock()
@@ -211,10 +256,10 @@ func (s *Session) records(n int64, fn func(recs []byte)) (bool, error) {
 		f.mapMu.RLock()
 	}
 	defer f.mapMu.RUnlock()
-	if int64(len(f.mapped)) < n*blockRecord {
+	if int64(len(f.mapped)) < size {
 		return false, nil // unmapped by a reset meanwhile: no records to consult
 	}
-	fn(f.mapped[:n*blockRecord])
+	fn(f.mapped[:size])
 	return true, nil
 }
 
@@ -264,31 +309,46 @@ func (s *Session) buildBlocks() error {
 	}
 	tf := newTextReader(snap, nil, false)
 	defer tf.Close()
-	bf, err := os.OpenFile(blockPath, os.O_CREATE|os.O_WRONLY, 0o600)
+	bf, err := os.OpenFile(blockPath, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return err
 	}
 	defer bf.Close()
-	const per = 4 // blocks read and written at a time
-	buf := make([]byte, (per-1)*blockSize+blockText)
-	recs := make([]byte, per*blockRecord)
+	// One segment at a time: the lines of the segment's blocks recorded
+	// before are read back, the new blocks' lines set, the segment
+	// written whole.
+	seg := make([]byte, blockSegBytes)
+	rec := make([]byte, blockRecord)
+	buf := make([]byte, blockText)
 	for b < want {
 		if s.blk.gen.Load() != g || s.x.closing.Load() {
 			return nil
 		}
-		n := min(per, want-b)
-		text := buf[:(n-1)*blockSize+blockText]
-		if _, err := tf.ReadAt(text, b*blockSize); err != nil {
+		sg, j0 := b/blockSeg, b%blockSeg
+		jn := min(int64(blockSeg), want-sg*blockSeg)
+		clear(seg)
+		if j0 > 0 {
+			if _, err := bf.ReadAt(seg, sg*blockSegBytes); err != nil {
+				return err
+			}
+		}
+		for j := j0; j < jn; j++ {
+			if _, err := tf.ReadAt(buf, (sg*blockSeg+j)*blockSize); err != nil {
+				return err
+			}
+			clear(rec)
+			fillBlock(rec, buf)
+			for l := range 2 * blockLines {
+				copy(seg[(int64(l)*blockSeg+j)*64:], rec[l*64:(l+1)*64])
+			}
+		}
+		if _, err := bf.WriteAt(seg, sg*blockSegBytes); err != nil {
 			return err
 		}
-		clear(recs)
-		for i := range n {
-			fillBlock(recs[i*blockRecord:(i+1)*blockRecord], text[i*blockSize:i*blockSize+blockText])
-		}
-		if _, err := bf.WriteAt(recs[:n*blockRecord], b*blockRecord); err != nil {
+		b = sg*blockSeg + jn
+		if err := s.writeBlocksRecorded(b); err != nil {
 			return err
 		}
-		b += n
 		s.blk.done.Store(b)
 	}
 	return nil
@@ -318,23 +378,28 @@ func (s *Session) blockCandidates(query string, off, end int64) (*candidates, er
 	k16 := blockKeys(query, blockGramMax, blockKey16)
 	c := &candidates{first: first, read: make([]bool, last-first)}
 	ok, err := s.records(last, func(recs []byte) {
-	blocks:
-		for i := range c.read {
-			b := first + int64(i)
-			rec := recs[b*blockRecord : (b+1)*blockRecord]
-			f12 := (*[blockHalf]byte)(rec[:blockHalf])
-			f16 := (*[blockHalf]byte)(rec[blockHalf:])
-			for _, h := range k16 {
-				if !blockHas(f16, h) {
-					continue blocks
+		for sg := first / blockSeg; sg*blockSeg < last; sg++ {
+			base := sg * blockSegBytes
+			lo, hi := max(first-sg*blockSeg, 0), min(last-sg*blockSeg, blockSeg)
+			m := (uint64(1)<<hi - 1) &^ (uint64(1)<<lo - 1) // the blocks still candidates (1<<64 is 0)
+			for t, keys := range [2][]uint64{k16, k12} {
+				filter := int64(1 - t) // k16 is filter 1
+				for _, h := range keys {
+					row := base + (filter*blockLines+int64(h>>56))*blockSeg*64
+					for r := m; r != 0; r &= r - 1 {
+						j := int64(bits.TrailingZeros64(r))
+						if !lineHas(recs[row+j*64:], h) {
+							m &^= 1 << j
+						}
+					}
+					if m == 0 {
+						break
+					}
 				}
 			}
-			for _, h := range k12 {
-				if !blockHas(f12, h) {
-					continue blocks
-				}
+			for r := m; r != 0; r &= r - 1 {
+				c.read[sg*blockSeg+int64(bits.TrailingZeros64(r))-first] = true
 			}
-			c.read[i] = true
 		}
 	})
 	if err != nil || !ok {
@@ -358,7 +423,7 @@ func blockKeys(query string, n int, key func([]byte) uint64) []uint64 {
 		if k > 1 {
 			p = i * span / (k - 1)
 		}
-		keys = append(keys, key([]byte(query[p : p+n])))
+		keys = append(keys, key([]byte(query[p:p+n])))
 	}
 	return keys
 }

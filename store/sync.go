@@ -66,6 +66,7 @@ type Session struct {
 
 	blk     blockFilters // search block filters (blocks.go); not under mu
 	decoded decodeCache  // entries DecodeEach decoded lately (decode_many.go); not under mu
+	spans   spanCache    // the spans of the last large search (view.go); not under mu
 }
 
 func (s *Session) reset() {

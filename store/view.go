@@ -410,6 +410,81 @@ var spanPool = sync.Pool{New: func() any { return new([]span) }}
 
 const maxPooledSpans = 1 << 20
 
+// makeSpans returns the spans of refs' texts (items without text, or with
+// an empty one, have none) in file order, the text of an item named twice
+// once; inOrder says whether refs name them in file order (spans[i].ref
+// ascending with i), total is the bytes they cover. spans is appended to.
+func makeSpans(spans []span, refs []history.ItemRef, items []ItemMeta) ([]span, bool, int64) {
+	inOrder := true // spans strictly ascending in refs order
+	var total int64
+	for i, r := range refs {
+		if r.Key < 0 || int(r.Key) >= len(items) || !items[r.Key].hasText() || items[r.Key].TextLen == 0 {
+			continue
+		}
+		im := &items[r.Key]
+		s := span{off: im.TextOff, end: im.TextOff + int64(im.TextLen), ref: i}
+		if n := len(spans); n > 0 && spans[n-1].off >= s.off {
+			inOrder = false
+		}
+		spans = append(spans, s)
+		total += int64(im.TextLen)
+	}
+	if !inOrder {
+		slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.off, b.off) })
+		// The same text named twice (the same item in two refs) is
+		// searched once: matched marks every ref by Key.
+		spans = slices.CompactFunc(spans, func(a, b span) bool { return a.off == b.off })
+	}
+	return spans, inOrder, total
+}
+
+// spanCacheMin is the number of refs from which a search keeps its spans
+// for the next search over the same refs.
+const spanCacheMin = 4096
+
+// spanCache is the session's cache of the spans of the last large refs
+// list searched (nil for a small list or a view of no session).
+func (t viewTexts) spanCache() *spanCache {
+	if t.v.s == nil {
+		return nil
+	}
+	return &t.v.s.spans
+}
+
+// spanCache keeps the spans of one refs list: the coordinator hands every
+// unfiltered search of a leaf the same cached SearchOrder slice, so 32
+// clients searching one session build its spans (a quarter-million items
+// at 1 GiB) once. The list is kept, so its identity (first element's
+// address and length) names it while it is cached; items of a text epoch
+// never change.
+type spanCache struct {
+	mu      sync.Mutex
+	refs    []history.ItemRef
+	epoch   uint64
+	spans   []span
+	inOrder bool
+	total   int64
+}
+
+// get returns makeSpans(refs) for the text of epoch, from the cache when
+// it holds them. The spans returned are shared: read only.
+func (c *spanCache) get(refs []history.ItemRef, epoch uint64, items []ItemMeta) ([]span, bool, int64) {
+	if len(refs) < spanCacheMin {
+		return makeSpans(nil, refs, items)
+	}
+	c.mu.Lock()
+	if c.epoch == epoch && len(c.refs) == len(refs) && &c.refs[0] == &refs[0] {
+		defer c.mu.Unlock()
+		return c.spans, c.inOrder, c.total
+	}
+	c.mu.Unlock()
+	spans, inOrder, total := makeSpans(nil, refs, items)
+	c.mu.Lock()
+	c.refs, c.epoch, c.spans, c.inOrder, c.total = refs, epoch, spans, inOrder, total
+	c.mu.Unlock()
+	return spans, inOrder, total
+}
+
 // span is the text of one item to search: bytes [off, end) of the
 // item-text file, ref the index in refs of the first ref naming it.
 type span struct {
@@ -430,39 +505,23 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 		return nil
 	}
 	items := t.v.Items
-	sp := spanPool.Get().(*[]span)
-	defer func() {
-		if cap(*sp) <= maxPooledSpans {
-			spanPool.Put(sp)
-		}
-	}()
-	spans := (*sp)[:0]
-	defer func() { *sp = spans[:0] }()
-	inOrder := true // spans strictly ascending in refs order
+	var spans []span
+	var inOrder bool
 	var total int64
-	for i, r := range refs {
-		if r.Key < 0 || int(r.Key) >= len(items) || !items[r.Key].hasText() {
-			continue
-		}
-		im := &items[r.Key]
-		if int(im.TextLen) < len(query) {
-			continue
-		}
-		s := span{off: im.TextOff, end: im.TextOff + int64(im.TextLen), ref: i}
-		if n := len(spans); n > 0 && spans[n-1].off >= s.off {
-			inOrder = false
-		}
-		spans = append(spans, s)
-		total += int64(im.TextLen)
+	if c := t.spanCache(); c != nil {
+		spans, inOrder, total = c.get(refs, t.t.epoch, items)
+	} else {
+		sp := spanPool.Get().(*[]span)
+		defer func() {
+			if cap(*sp) <= maxPooledSpans {
+				spanPool.Put(sp)
+			}
+		}()
+		spans, inOrder, total = makeSpans((*sp)[:0], refs, items)
+		defer func() { *sp = spans[:0] }()
 	}
 	if len(spans) == 0 {
 		return nil
-	}
-	if !inOrder {
-		slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.off, b.off) })
-		// The same text named twice (the same item in two refs) is
-		// searched once: matched marks every ref by Key.
-		spans = slices.CompactFunc(spans, func(a, b span) bool { return a.off == b.off })
 	}
 	// Each goroutine scanning has its own reader (textSource): frames
 	// are decoded into its own buffers, shared frames only looked up.
