@@ -170,13 +170,124 @@ func TestBlockFiltersIncremental(t *testing.T) {
 			t.Errorf("record %d differs", i/blockRecord)
 		}
 	}
-	if len(a) != 5*blockRecord || !bytes.Equal(a, b) {
+	if len(a) != blockSegBytes || !bytes.Equal(a, b) {
 		t.Fatalf("records built once (%d bytes) and built growing (%d bytes) differ", len(a), len(b))
 	}
 	if err := grown.resetBlocks(2*blockSize + blockOverlap + 1); err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(grown.blockPath()); err != nil || fi.Size() != blockRecord || grown.blk.done.Load() != 1 {
+	if fi, err := os.Stat(grown.blockPath()); err != nil || fi.Size() != blockSegBytes || grown.blk.done.Load() != 1 {
 		t.Fatalf("after a reset to a text of 2 blocks + overlap + 1 byte: %v records, %v", grown.blk.done.Load(), err)
+	}
+}
+
+// wordText is n bytes of words from a small vocabulary (so that 12-grams
+// and 16-grams repeat across blocks, as in real item text).
+func wordText(r *rand.Rand, n int) []byte {
+	words := []string{"return ", "err ", "nil", " != ", "func ", "(ctx", ")", "{\n", "}\n", "if ", "the ", "cache ", "value", ".go", "test ", "ok ", "\t", "x", "y", "z", "0", "1", "2"}
+	b := make([]byte, 0, n+16)
+	for len(b) < n {
+		b = append(b, words[r.IntN(len(words))]...)
+	}
+	return b[:n]
+}
+
+// TestBlockFiltersNeverMiss: over a text of more than two segments of
+// blocks, grown in steps (frames, filters and their segments built
+// incremental, a step ending inside blocks, overlaps and segments), then
+// cut back and grown again with other bytes, Search finds exactly what
+// strings.Contains finds in every item, for phrases planted across block
+// and segment boundaries, inside the overlap, in the last incomplete
+// block and the tail, phrases cut by an item boundary, substrings of the
+// text of 12 to 40 bytes and short queries; and the filters do rule out
+// blocks (the test is not vacuous).
+func TestBlockFiltersNeverMiss(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	n := (2*blockSeg+5)*blockSize + 3000
+	needle := "NEEDLE-across-the-boundary!"
+	text := wordText(r, n)
+	plant := []int{blockSize - 10, blockSeg*blockSize - 13, blockSeg*blockSize + blockOverlap - 5, 3*blockSize + blockOverlap + 2, (2*blockSeg)*blockSize - 1, n - 2000, n - 40}
+	for _, p := range plant {
+		copy(text[p:], needle)
+	}
+	var cuts []int
+	for c := r.IntN(5000); c < n; c += 1 + r.IntN(20000) {
+		cuts = append(cuts, c)
+	}
+	cuts = append(cuts, 5*blockSize+3) // an item boundary through a planted copy
+	copy(text[5*blockSize-5:], needle)
+	slices.Sort(cuts)
+	cuts = slices.Compact(cuts)
+
+	dir := t.TempDir()
+	s := &Session{x: &Index{dir: dir}, fileID: 1}
+	check := func(text []byte, upto int) {
+		t.Helper()
+		writeFrames(t, s, text[:upto])
+		if err := s.buildBlocks(); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := s.blk.done.Load(), blocksComplete(int64(upto)); got != want {
+			t.Fatalf("text of %d bytes: %d blocks recorded, want %d", upto, got, want)
+		}
+		v := &View{s: s, text: s.textSnap()}
+		prev := 0
+		for _, c := range append(slices.Clone(cuts), upto) {
+			if c > upto || c <= prev {
+				continue
+			}
+			v.Items = append(v.Items, ItemMeta{IsItem: true, Chars: int32(c - prev), TextOff: int64(prev), TextLen: int32(c - prev)})
+			prev = c
+		}
+		texts := make([]string, len(v.Items))
+		all := make([]history.ItemRef, len(v.Items))
+		for i, im := range v.Items {
+			texts[i] = string(text[im.TextOff : im.TextOff+int64(im.TextLen)])
+			all[i] = history.ItemRef{ItemID: fmt.Sprint(i), Key: int64(i)}
+		}
+		queries := []string{needle, needle[:12], needle[3:19], "-across-the-", "NEEDLE", "return err", "nothing-like-this-here"}
+		for range 40 {
+			l := 12 + r.IntN(29)
+			p := r.IntN(upto - l)
+			queries = append(queries, string(text[p:p+l]))
+		}
+		skipped := false
+		ts := viewTexts{v: v, t: v.text}
+		for _, q := range queries {
+			if cs, err := s.blockCandidates(q, 0, int64(upto)); err != nil {
+				t.Fatal(err)
+			} else if cs != nil && slices.Contains(cs.read, false) {
+				skipped = true
+			}
+			for name, refs := range map[string][]history.ItemRef{"file": all, "reversed": reversed(all)} {
+				want := searchOracle(texts, refs, q, 0)
+				var got []history.ItemRef
+				if err := ts.Search(q, refs, 0, func(ref history.ItemRef) bool { got = append(got, ref); return true }); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("text of %d bytes, refs %s, query %q: got %v, want %v", upto, name, q, keys(got), keys(want))
+				}
+			}
+		}
+		if !skipped && upto > 4*blockSize {
+			t.Fatalf("text of %d bytes: the filters ruled out no block for any query", upto)
+		}
+	}
+	for _, upto := range []int{3*blockSize + 100, blockSeg*blockSize + blockOverlap + 7, (blockSeg+3)*blockSize - 1, 2*blockSeg*blockSize + blockOverlap + 15, n} {
+		check(text, upto)
+	}
+	// Cut back into the first segment (a rewrite of the session file),
+	// then grow again with other bytes: no record of the old text is used.
+	other := wordText(r, n)
+	for _, p := range plant {
+		copy(other[p+1:], needle)
+	}
+	if err := s.resetBlocks(blockSeg/2*blockSize + 5); err != nil {
+		t.Fatal(err)
+	}
+	copy(other, text[:blockSeg/2*blockSize+5])
+	for _, upto := range []int{blockSeg*blockSize + 9, n} {
+		check(other, upto)
 	}
 }
