@@ -20,8 +20,8 @@ import (
 // Bloom filters of blockHalf bytes: one of every 12-byte substring
 // (12-gram) and one of every 16-gram that starts in
 // [b×blockSize, (b+1)×blockSize+blockOverlap). Each n-gram sets three
-// bits of one 64-byte line of its filter (blockKey12, blockKey16), so a
-// probe touches one cache line. A match of a query that starts in block b
+// bits of one 64-bit word of its filter (blockKey12, blockKey16), so a
+// probe reads one word and a filling sets one. A match of a query that starts in block b
 // holds the n-grams at the query's first blockOverlap+1 positions, all
 // starting before (b+1)×blockSize+blockOverlap, so a block whose filters
 // lack one of them holds no match start and is not read. A filter only
@@ -33,7 +33,7 @@ import (
 // leave for a 16-byte query that few items hold about as many candidate
 // blocks as blocks that hold a match, where trigrams or 8-grams are
 // common everywhere; the 16-gram filter rules out most of the rest (a
-// block whose lines hold every 12-gram of the query, but not the
+// block whose lines of text hold every 12-gram of the query, but not the
 // phrase).
 //
 // The records are derived from the committed item text alone, so an index
@@ -45,7 +45,7 @@ import (
 // read.
 //
 // Size: 32 KiB per 64 KiB of item text (half the raw text; the compressed
-// frames leave the room for it). The records are laid out line-major by
+// frames leave the room for it). The records are laid out word-major by
 // segments of blockSeg blocks (the last segment takes its full size); the
 // number of blocks recorded is kept in texts/N.blkn (8 bytes).
 const (
@@ -60,13 +60,13 @@ const (
 	// blockMaxKeys bounds the n-grams of a query probed per block and
 	// filter.
 	blockMaxKeys = 8
-	// The .blk file is line-major by segments of blockSeg blocks: the
-	// line l of filter t (0: 12-grams, 1: 16-grams) of the segment's
-	// block j is at segment offset ((t×blockLines+l)×blockSeg+j)×64, so a
-	// probe of one key reads blockSeg lines in a row (one 4 KiB page) per
-	// segment instead of one line (and page) per 32 KiB record.
+	// The .blk file is word-major by segments of blockSeg blocks: the
+	// word w of filter t (0: 12-grams, 1: 16-grams) of the segment's
+	// block j is at segment offset ((t×blockWords+w)×blockSeg+j)×8, so a
+	// probe of one key reads blockSeg words in a row (512 bytes) per
+	// segment instead of one word (and page) per 32 KiB record.
 	blockSeg      = 64
-	blockLines    = blockHalf / 64
+	blockWords    = blockHalf / 8
 	blockSegBytes = blockSeg * blockRecord
 )
 
@@ -87,37 +87,45 @@ type blockFilters struct {
 }
 
 // blockKey12 and blockKey16 hash the 12-gram and the 16-gram at the
-// start of g (16 bytes or more for blockKey16): the line of a filter (the
-// top 8 bits) and three bit numbers in that line (three 9-bit fields).
+// start of g (16 bytes or more for blockKey16): the word of a filter (the
+// top 11 bits) and three bit numbers in that word (three 6-bit fields).
 func blockKey12(g []byte) uint64 {
-	return blockMix(binary.LittleEndian.Uint64(g), uint64(binary.LittleEndian.Uint32(g[8:])))
+	return blockHash(binary.LittleEndian.Uint64(g)*blockK1, uint64(binary.LittleEndian.Uint32(g[8:]))*blockK2)
 }
 
 func blockKey16(g []byte) uint64 {
-	return blockMix(binary.LittleEndian.Uint64(g), binary.LittleEndian.Uint64(g[8:])^0x5851F42D4C957F2D)
+	return blockHash(binary.LittleEndian.Uint64(g)*blockK1, binary.LittleEndian.Uint64(g[8:])*blockK3)
 }
 
-func blockMix(a, b uint64) uint64 {
-	h := (a ^ bits.RotateLeft64(b, 29)) * 0x9E3779B97F4A7C15
-	h ^= h >> 31
-	h *= 0xBF58476D1CE4E5B9
+// The multipliers of blockHash's inputs (odd 64-bit constants).
+const (
+	blockK1 = 0x9E3779B97F4A7C15
+	blockK2 = 0xBF58476D1CE4E5B9
+	blockK3 = 0x94D049BB133111EB
+)
+
+// blockHash mixes the products of an n-gram's two words: their sum's top
+// bits depend on every input bit, and the xor-shift brings them down to
+// the bit numbers.
+func blockHash(x, y uint64) uint64 {
+	h := x + y
 	return h ^ h>>29
 }
 
-// blockSet sets the bits of key h in filter f.
-func blockSet(f *[blockHalf]byte, h uint64) {
-	line := (h >> 56) << 6
-	f[(line|(h&511)>>3)&(blockHalf-1)] |= 1 << (h & 7)
-	f[(line|(h>>9&511)>>3)&(blockHalf-1)] |= 1 << (h >> 9 & 7)
-	f[(line|(h>>18&511)>>3)&(blockHalf-1)] |= 1 << (h >> 18 & 7)
+// blockBits is the three bits of key h in its word.
+func blockBits(h uint64) uint64 { return 1<<(h&63) | 1<<(h>>6&63) | 1<<(h>>12&63) }
+
+// blockSet sets the bits of key h in filter f (blockWords words, stored
+// little-endian).
+func blockSet(f *[blockWords]uint64, h uint64) {
+	f[h>>53&(blockWords-1)] |= blockBits(h)
 }
 
-// lineHas reports whether a filter line (64 bytes) has the bits of key h.
-func lineHas(line []byte, h uint64) bool {
-	line = line[:64]
-	return line[(h&511)>>3]&(1<<(h&7)) != 0 &&
-		line[(h>>9&511)>>3]&(1<<(h>>9&7)) != 0 &&
-		line[(h>>18&511)>>3]&(1<<(h>>18&7)) != 0
+// wordHas reports whether a filter word (8 bytes, little-endian) has the
+// bits of key h.
+func wordHas(word []byte, h uint64) bool {
+	b := blockBits(h)
+	return binary.LittleEndian.Uint64(word)&b == b
 }
 
 // blocksComplete is the number of complete blocks of a text of n bytes.
@@ -132,21 +140,26 @@ func blocksComplete(n int64) int64 {
 // the blockOverlap+15 bytes after it.
 const blockText = blockSize + blockOverlap + blockGramMax - 1
 
-// fillBlock sets rec (blockRecord bytes, zeroed) to the record of a block
-// whose bytes, with the blockOverlap+15 bytes after it, are text
-// (blockText bytes).
-func fillBlock(rec []byte, text []byte) {
-	f12 := (*[blockHalf]byte)(rec[:blockHalf])
-	f16 := (*[blockHalf]byte)(rec[blockHalf:blockRecord])
+// fillBlock sets rec (blockRecord bytes) to the record of a block whose
+// bytes, with the blockOverlap+15 bytes after it, are text (blockText
+// bytes). words is scratch of blockRecord/8 words.
+func fillBlock(rec []byte, text []byte, words []uint64) {
+	clear(words)
+	f12 := (*[blockWords]uint64)(words[:blockWords])
+	f16 := (*[blockWords]uint64)(words[blockWords : 2*blockWords])
 	text = text[:blockText]
 	// 12-grams start up to blockText-12, 16-grams up to blockText-16; both
 	// before blockSize+blockOverlap.
 	for p := 0; p < blockSize+blockOverlap; p++ {
 		g := text[p : p+16]
-		a := binary.LittleEndian.Uint64(g)
+		a := binary.LittleEndian.Uint64(g) * blockK1
 		c := binary.LittleEndian.Uint64(g[8:])
-		blockSet(f12, blockMix(a, c&0xFFFFFFFF))
-		blockSet(f16, blockMix(a, c^0x5851F42D4C957F2D))
+		blockSet(f12, blockHash(a, (c&0xFFFFFFFF)*blockK2))
+		blockSet(f16, blockHash(a, c*blockK3))
+	}
+	rec = rec[:blockRecord]
+	for i, w := range words[:blockRecord/8] {
+		binary.LittleEndian.PutUint64(rec[i*8:], w)
 	}
 }
 
@@ -314,11 +327,12 @@ func (s *Session) buildBlocks() error {
 		return err
 	}
 	defer bf.Close()
-	// One segment at a time: the lines of the segment's blocks recorded
-	// before are read back, the new blocks' lines set, the segment
+	// One segment at a time: the words of the segment's blocks recorded
+	// before are read back, the new blocks' words set, the segment
 	// written whole.
 	seg := make([]byte, blockSegBytes)
 	rec := make([]byte, blockRecord)
+	words := make([]uint64, blockRecord/8)
 	buf := make([]byte, blockText)
 	for b < want {
 		if s.blk.gen.Load() != g || s.x.closing.Load() {
@@ -336,10 +350,9 @@ func (s *Session) buildBlocks() error {
 			if _, err := tf.ReadAt(buf, (sg*blockSeg+j)*blockSize); err != nil {
 				return err
 			}
-			clear(rec)
-			fillBlock(rec, buf)
-			for l := range 2 * blockLines {
-				copy(seg[(int64(l)*blockSeg+j)*64:], rec[l*64:(l+1)*64])
+			fillBlock(rec, buf, words)
+			for w := range 2 * blockWords {
+				copy(seg[(int64(w)*blockSeg+j)*8:], rec[w*8:(w+1)*8])
 			}
 		}
 		if _, err := bf.WriteAt(seg, sg*blockSegBytes); err != nil {
@@ -385,10 +398,10 @@ func (s *Session) blockCandidates(query string, off, end int64) (*candidates, er
 			for t, keys := range [2][]uint64{k16, k12} {
 				filter := int64(1 - t) // k16 is filter 1
 				for _, h := range keys {
-					row := base + (filter*blockLines+int64(h>>56))*blockSeg*64
+					row := base + (filter*blockWords+int64(h>>53))*blockSeg*8
 					for r := m; r != 0; r &= r - 1 {
 						j := int64(bits.TrailingZeros64(r))
-						if !lineHas(recs[row+j*64:], h) {
+						if !wordHas(recs[row+j*8:], h) {
 							m &^= 1 << j
 						}
 					}
