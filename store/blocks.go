@@ -16,57 +16,52 @@ import (
 // Block filters (issue 16): a search must not read the whole item text
 // to find a phrase that few items hold. The text is cut into blocks of
 // blockSize bytes (the frames of textstore.go); block b gets a
-// blockRecord-byte record (texts/N.blk, record b at b×blockRecord) of two
-// Bloom filters of blockHalf bytes: one of every 12-byte substring
-// (12-gram) and one of every 16-gram that starts in
-// [b×blockSize, (b+1)×blockSize+blockOverlap). Each n-gram sets three
-// bits of one 64-bit word of its filter (blockKey12, blockKey16), so a
-// probe reads one word and a filling sets one. A match of a query that starts in block b
-// holds the n-grams at the query's first blockOverlap+1 positions, all
-// starting before (b+1)×blockSize+blockOverlap, so a block whose filters
-// lack one of them holds no match start and is not read. A filter only
-// ever skips bytes that cannot hold a match: answers are the same with or
-// without it (a block without a record yet is read, and so is every block
-// for a query shorter than 12 bytes).
+// blockRecord-byte Bloom filter (texts/N.blk) of every 12-byte substring
+// (12-gram) that starts in [b×blockSize, (b+1)×blockSize+blockOverlap).
+// Each 12-gram sets three bits of one 64-bit word of the filter
+// (blockKey), so a probe reads one word and a filling sets one. A match
+// of a query (of blockGram bytes or more) that starts in block b holds the
+// 12-grams at the query's first blockOverlap+1 positions, all starting
+// before (b+1)×blockSize+blockOverlap, so a block whose filter lacks one
+// of them holds no match start and is not read. A filter only ever skips
+// bytes that cannot hold a match: answers are the same with or without it
+// (a block without a record yet is read, and so is every block for a
+// query shorter than 12 bytes).
 //
 // Measured on the bench's generated sessions (bench/README.md), 12-grams
 // leave for a 16-byte query that few items hold about as many candidate
 // blocks as blocks that hold a match, where trigrams or 8-grams are
-// common everywhere; the 16-gram filter rules out most of the rest (a
-// block whose lines of text hold every 12-gram of the query, but not the
-// phrase).
+// common everywhere; a second filter of 16-grams ruled out 1.3% more
+// blocks for twice the filling time, and was dropped.
 //
 // The records are derived from the committed item text alone, so an index
 // built in one pass and one built append by append have the same records.
 // Block b is complete, and gets its record, once the text has
-// (b+1)×blockSize+blockOverlap+15 bytes. Records are computed after a sync
+// (b+1)×blockSize+blockOverlap+11 bytes. Records are computed after a sync
 // commits, in the background (a second phase: the first /branch answer
 // does not wait for them); the blocks after the last record are always
 // read.
 //
-// Size: 32 KiB per 64 KiB of item text (half the raw text; the compressed
-// frames leave the room for it). The records are laid out word-major by
-// segments of blockSeg blocks (the last segment takes its full size); the
-// number of blocks recorded is kept in texts/N.blkn (8 bytes).
+// Size: 16 KiB per 64 KiB of item text (a quarter of the raw text; the
+// compressed frames leave the room for it). The records are laid out
+// word-major by segments of blockSeg blocks (the last segment takes its
+// full size); the number of blocks recorded is kept in texts/N.blkn (8
+// bytes).
 const (
 	blockSize    = frameSize
 	blockOverlap = 256
 	blockGram    = 12 // the shortest query the filters serve
-	blockGramMax = 16
-	blockHalf    = 16 << 10 // one filter
-	blockRecord  = 2 * blockHalf
+	blockRecord  = 16 << 10
+	blockWords   = blockRecord / 8
 	// Searches over fewer bytes than this do not consult the filters.
 	blockMinSearch = 2 * blockSize
-	// blockMaxKeys bounds the n-grams of a query probed per block and
-	// filter.
+	// blockMaxKeys bounds the 12-grams of a query probed per block.
 	blockMaxKeys = 8
-	// The .blk file is word-major by segments of blockSeg blocks: the
-	// word w of filter t (0: 12-grams, 1: 16-grams) of the segment's
-	// block j is at segment offset ((t×blockWords+w)×blockSeg+j)×8, so a
-	// probe of one key reads blockSeg words in a row (512 bytes) per
-	// segment instead of one word (and page) per 32 KiB record.
+	// The .blk file is word-major by segments of blockSeg blocks: word w
+	// of the segment's block j is at segment offset (w×blockSeg+j)×8, so
+	// a probe of one key reads blockSeg words in a row (512 bytes) per
+	// segment instead of one word (and page) per record.
 	blockSeg      = 64
-	blockWords    = blockHalf / 8
 	blockSegBytes = blockSeg * blockRecord
 )
 
@@ -86,22 +81,17 @@ type blockFilters struct {
 	mapped []byte
 }
 
-// blockKey12 and blockKey16 hash the 12-gram and the 16-gram at the
-// start of g (16 bytes or more for blockKey16): the word of a filter (the
-// top 11 bits) and three bit numbers in that word (three 6-bit fields).
-func blockKey12(g []byte) uint64 {
+// blockKey hashes the 12-gram at the start of g: the word of the filter
+// (the top 11 bits) and three bit numbers in that word (three 6-bit
+// fields).
+func blockKey(g []byte) uint64 {
 	return blockHash(binary.LittleEndian.Uint64(g)*blockK1, uint64(binary.LittleEndian.Uint32(g[8:]))*blockK2)
-}
-
-func blockKey16(g []byte) uint64 {
-	return blockHash(binary.LittleEndian.Uint64(g)*blockK1, binary.LittleEndian.Uint64(g[8:])*blockK3)
 }
 
 // The multipliers of blockHash's inputs (odd 64-bit constants).
 const (
 	blockK1 = 0x9E3779B97F4A7C15
 	blockK2 = 0xBF58476D1CE4E5B9
-	blockK3 = 0x94D049BB133111EB
 )
 
 // blockHash mixes the products of an n-gram's two words: their sum's top
@@ -130,35 +120,29 @@ func wordHas(word []byte, h uint64) bool {
 
 // blocksComplete is the number of complete blocks of a text of n bytes.
 func blocksComplete(n int64) int64 {
-	if n < blockOverlap+blockGramMax-1 {
+	if n < blockOverlap+blockGram-1 {
 		return 0
 	}
-	return (n - blockOverlap - blockGramMax + 1) / blockSize
+	return (n - blockOverlap - blockGram + 1) / blockSize
 }
 
 // blockText is how many bytes of text fill a block's record: the block and
-// the blockOverlap+15 bytes after it.
-const blockText = blockSize + blockOverlap + blockGramMax - 1
+// the blockOverlap+11 bytes after it.
+const blockText = blockSize + blockOverlap + blockGram - 1
 
 // fillBlock sets rec (blockRecord bytes) to the record of a block whose
-// bytes, with the blockOverlap+15 bytes after it, are text (blockText
-// bytes). words is scratch of blockRecord/8 words.
+// bytes, with the blockOverlap+11 bytes after it, are text (blockText
+// bytes). words is scratch of blockWords words.
 func fillBlock(rec []byte, text []byte, words []uint64) {
-	clear(words)
-	f12 := (*[blockWords]uint64)(words[:blockWords])
-	f16 := (*[blockWords]uint64)(words[blockWords : 2*blockWords])
+	f := (*[blockWords]uint64)(words[:blockWords])
+	clear(f[:])
 	text = text[:blockText]
-	// 12-grams start up to blockText-12, 16-grams up to blockText-16; both
-	// before blockSize+blockOverlap.
 	for p := 0; p < blockSize+blockOverlap; p++ {
-		g := text[p : p+16]
-		a := binary.LittleEndian.Uint64(g) * blockK1
-		c := binary.LittleEndian.Uint64(g[8:])
-		blockSet(f12, blockHash(a, (c&0xFFFFFFFF)*blockK2))
-		blockSet(f16, blockHash(a, c*blockK3))
+		g := text[p : p+blockGram]
+		blockSet(f, blockHash(binary.LittleEndian.Uint64(g)*blockK1, uint64(binary.LittleEndian.Uint32(g[8:]))*blockK2))
 	}
 	rec = rec[:blockRecord]
-	for i, w := range words[:blockRecord/8] {
+	for i, w := range f {
 		binary.LittleEndian.PutUint64(rec[i*8:], w)
 	}
 }
@@ -332,7 +316,7 @@ func (s *Session) buildBlocks() error {
 	// written whole.
 	seg := make([]byte, blockSegBytes)
 	rec := make([]byte, blockRecord)
-	words := make([]uint64, blockRecord/8)
+	words := make([]uint64, blockWords)
 	buf := make([]byte, blockText)
 	for b < want {
 		if s.blk.gen.Load() != g || s.x.closing.Load() {
@@ -351,7 +335,7 @@ func (s *Session) buildBlocks() error {
 				return err
 			}
 			fillBlock(rec, buf, words)
-			for w := range 2 * blockWords {
+			for w := range blockWords {
 				copy(seg[(int64(w)*blockSeg+j)*8:], rec[w*8:(w+1)*8])
 			}
 		}
@@ -385,29 +369,23 @@ func (s *Session) blockCandidates(query string, off, end int64) (*candidates, er
 	if last <= first {
 		return nil, nil
 	}
-	// The keys: the 12-grams (and 16-grams) at positions [0, min(len-n,
-	// overlap)], at most blockMaxKeys of each spread over that range.
-	k12 := blockKeys(query, blockGram, blockKey12)
-	k16 := blockKeys(query, blockGramMax, blockKey16)
+	keys := blockKeys(query)
 	c := &candidates{first: first, read: make([]bool, last-first)}
 	ok, err := s.records(last, func(recs []byte) {
 		for sg := first / blockSeg; sg*blockSeg < last; sg++ {
 			base := sg * blockSegBytes
 			lo, hi := max(first-sg*blockSeg, 0), min(last-sg*blockSeg, blockSeg)
 			m := (uint64(1)<<hi - 1) &^ (uint64(1)<<lo - 1) // the blocks still candidates (1<<64 is 0)
-			for t, keys := range [2][]uint64{k16, k12} {
-				filter := int64(1 - t) // k16 is filter 1
-				for _, h := range keys {
-					row := base + (filter*blockWords+int64(h>>53))*blockSeg*8
-					for r := m; r != 0; r &= r - 1 {
-						j := int64(bits.TrailingZeros64(r))
-						if !wordHas(recs[row+j*8:], h) {
-							m &^= 1 << j
-						}
+			for _, h := range keys {
+				row := base + int64(h>>53)*blockSeg*8
+				for r := m; r != 0; r &= r - 1 {
+					j := int64(bits.TrailingZeros64(r))
+					if !wordHas(recs[row+j*8:], h) {
+						m &^= 1 << j
 					}
-					if m == 0 {
-						break
-					}
+				}
+				if m == 0 {
+					break
 				}
 			}
 			for r := m; r != 0; r &= r - 1 {
@@ -421,14 +399,14 @@ func (s *Session) blockCandidates(query string, off, end int64) (*candidates, er
 	return c, nil
 }
 
-// blockKeys returns the keys (key) of query's n-grams at positions [0,
-// min(len-n, blockOverlap)], at most blockMaxKeys of them spread over
-// that range (none for a query shorter than n).
-func blockKeys(query string, n int, key func([]byte) uint64) []uint64 {
-	if len(query) < n {
+// blockKeys returns the keys of query's 12-grams at positions [0,
+// min(len-12, blockOverlap)], at most blockMaxKeys of them spread over
+// that range (none for a query shorter than 12 bytes).
+func blockKeys(query string) []uint64 {
+	if len(query) < blockGram {
 		return nil
 	}
-	span := min(len(query)-n, blockOverlap)
+	span := min(len(query)-blockGram, blockOverlap)
 	k := min(span+1, blockMaxKeys)
 	keys := make([]uint64, 0, k)
 	for i := range k {
@@ -436,7 +414,7 @@ func blockKeys(query string, n int, key func([]byte) uint64) []uint64 {
 		if k > 1 {
 			p = i * span / (k - 1)
 		}
-		keys = append(keys, key([]byte(query[p:p+n])))
+		keys = append(keys, blockKey([]byte(query[p:p+blockGram])))
 	}
 	return keys
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -178,6 +179,24 @@ func (r *textReader) frame(f int) ([]byte, error) {
 		slot.own = data
 	}
 	return data, nil
+}
+
+// share puts frame f into the cache when this reader has it decoded in
+// its own buffer (a copy: the buffer is reused), so that the previews of
+// the items a search found do not decode it again.
+func (r *textReader) share(f int) {
+	if r.cache == nil || r.keep {
+		return
+	}
+	for _, d := range r.last {
+		if d.f == f+1 {
+			key := frameKey{epoch: r.t.epoch, frame: f}
+			if r.cache.get(key) == nil {
+				r.cache.put(key, bytes.Clone(d.data))
+			}
+			return
+		}
+	}
 }
 
 // remember keeps data, a frame shared with the cache, as the last frame

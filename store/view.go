@@ -539,11 +539,17 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 
 	var matched []bool // by Key, when !inOrder
 	var emit func(i int) bool
+	// The frame where a found item's text starts is likely decoded
+	// already: it goes to the shared cache for the item's preview.
 	if inOrder {
-		emit = func(i int) bool { return fn(refs[spans[i].ref]) }
+		emit = func(i int) bool { src.r.share(int(spans[i].off / frameSize)); return fn(refs[spans[i].ref]) }
 	} else {
 		matched = make([]bool, len(items))
-		emit = func(i int) bool { matched[refs[spans[i].ref].Key] = true; return true }
+		emit = func(i int) bool {
+			src.r.share(int(spans[i].off / frameSize))
+			matched[refs[spans[i].ref].Key] = true
+			return true
+		}
 	}
 
 	// With block filters the bytes read are few: a second goroutine would
