@@ -287,6 +287,16 @@ func (s *Session) kickBlocks() {
 	}()
 }
 
+// builderScratch is buildBlocks' memory (1.1 MiB), reused across runs.
+type builderScratch struct {
+	seg   [blockSegBytes]byte
+	rec   [blockRecord]byte
+	words [blockWords]uint64
+	buf   [blockText]byte
+}
+
+var builderPool = sync.Pool{New: func() any { return new(builderScratch) }}
+
 // buildBlocks writes the records of every complete block not written yet.
 func (s *Session) buildBlocks() error {
 	g := s.blk.gen.Load()
@@ -314,10 +324,9 @@ func (s *Session) buildBlocks() error {
 	// One segment at a time: the words of the segment's blocks recorded
 	// before are read back, the new blocks' words set, the segment
 	// written whole.
-	seg := make([]byte, blockSegBytes)
-	rec := make([]byte, blockRecord)
-	words := make([]uint64, blockWords)
-	buf := make([]byte, blockText)
+	sc := builderPool.Get().(*builderScratch)
+	defer builderPool.Put(sc)
+	seg, rec, words, buf := sc.seg[:], sc.rec[:], sc.words[:], sc.buf[:]
 	for b < want {
 		if s.blk.gen.Load() != g || s.x.closing.Load() {
 			return nil

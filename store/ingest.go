@@ -220,6 +220,10 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 	if end-start >= session.ReadChunk && ib.chunk == nil {
 		ib.chunk = make([]byte, session.ReadChunk)
 	}
+	if end-start >= 1<<20 {
+		b.texts.async()
+	}
+	defer b.texts.finish() // on early returns; a no-op after the one below
 	next, err := session.ScanLinesBuf(f, start, end, s.x.opts.MaxLineBytes, ib.chunk, b.line)
 	if err != nil {
 		return false, err
@@ -232,6 +236,9 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 	}
 	// 1. item texts, before the rows that point at them: the frames are
 	// written, their index entries now.
+	if err := b.texts.finish(); err != nil {
+		return false, fmt.Errorf("write item texts: %w", err)
+	}
 	if err := s.writeFrameIndex(len(s.frameEnds), b.texts.ends); err != nil {
 		return false, fmt.Errorf("write item texts: %w", err)
 	}

@@ -98,16 +98,35 @@ type decodedFrame struct {
 	own  []byte // this slot's buffer, when the reader decodes into it
 }
 
+// readerPool keeps textReaders with their buffers (a compressed frame and
+// two decoded ones): 32 searches at once would otherwise allocate them
+// per request.
+var readerPool = sync.Pool{New: func() any { return new(textReader) }}
+
 func newTextReader(t *textSnap, cache *frameCache, keep bool) *textReader {
-	return &textReader{t: t, cache: cache, keep: keep}
+	r := readerPool.Get().(*textReader)
+	r.t, r.cache, r.keep = t, cache, keep
+	return r
 }
 
-// Close closes the frame file, if it was opened.
+// Close closes the frame file, if it was opened, and gives the reader
+// back to the pool: it must not be used after.
 func (r *textReader) Close() error {
+	var err error
 	if r.f != nil {
-		return r.f.Close()
+		err = r.f.Close()
 	}
-	return nil
+	r.t, r.f, r.cache, r.next = nil, nil, nil, 0
+	for i := range r.last {
+		// Frames shared with the cache are let go; the reader's own
+		// buffers are kept.
+		r.last[i].f, r.last[i].data = 0, nil
+		if r.keep {
+			r.last[i].own = nil
+		}
+	}
+	readerPool.Put(r)
+	return err
 }
 
 // ReadAt fills p with the text bytes at off; it fails with errTextRange
@@ -276,6 +295,11 @@ func (c *frameCache) put(k frameKey, data []byte) {
 // buf (which starts as the committed tail) and each full frame is
 // compressed and written to the frame file at end. Nothing it writes is
 // visible before the batch commits (ends and buf are published then).
+//
+// In a large batch (start with async) the frames are compressed by a
+// second goroutine while the batch goes on parsing, in order; finish
+// waits for it. ends, end and enc belong to that goroutine until finish
+// returns.
 type frameWriter struct {
 	f    *os.File
 	end  int64   // end of the frames in the frame file
@@ -283,7 +307,14 @@ type frameWriter struct {
 	buf  []byte  // raw text after the last frame
 	enc  []byte
 	n    int64 // bytes written by this batch
+
+	work chan []byte // full raw frames for the compressing goroutine
+	free chan []byte // raw frame buffers it is done with
+	done chan error  // its result, once work is closed
 }
+
+// frameQueue is how many raw frames may wait for the compressing goroutine.
+const frameQueue = 4
 
 func (w *frameWriter) write(s string) error {
 	w.n += int64(len(s))
@@ -292,25 +323,65 @@ func (w *frameWriter) write(s string) error {
 		w.buf = append(w.buf, s[:k]...)
 		s = s[k:]
 		if len(w.buf) == frameSize {
-			if err := w.flushFrame(); err != nil {
-				return err
+			if w.work == nil {
+				if err := w.flushFrame(w.buf); err != nil {
+					return err
+				}
+				w.buf = w.buf[:0]
+				continue
+			}
+			w.work <- w.buf
+			select {
+			case b := <-w.free:
+				w.buf = b[:0]
+			default:
+				w.buf = make([]byte, 0, frameSize)
 			}
 		}
 	}
 	return nil
 }
 
-func (w *frameWriter) flushFrame() error {
+// async starts the compressing goroutine (finish must follow).
+func (w *frameWriter) async() {
+	w.work, w.free, w.done = make(chan []byte, frameQueue), make(chan []byte, frameQueue+2), make(chan error, 1)
+	go func() {
+		var err error
+		for raw := range w.work {
+			if err == nil {
+				err = w.flushFrame(raw)
+			}
+			select {
+			case w.free <- raw:
+			default:
+			}
+		}
+		w.done <- err
+	}()
+}
+
+// finish waits for the frames of this batch to be written (a no-op
+// without async, and once done).
+func (w *frameWriter) finish() error {
+	if w.work == nil {
+		return nil
+	}
+	close(w.work)
+	err := <-w.done
+	w.work, w.free, w.done = nil, nil, nil
+	return err
+}
+
+func (w *frameWriter) flushFrame(raw []byte) error {
 	if need := s2.MaxEncodedLen(frameSize); cap(w.enc) < need {
 		w.enc = make([]byte, need)
 	}
-	enc := s2.Encode(w.enc[:cap(w.enc)], w.buf)
+	enc := s2.Encode(w.enc[:cap(w.enc)], raw)
 	if _, err := w.f.WriteAt(enc, w.end); err != nil {
 		return err
 	}
 	w.end += int64(len(enc))
 	w.ends = append(w.ends, w.end)
-	w.buf = w.buf[:0]
 	return nil
 }
 

@@ -65,8 +65,9 @@ func TestTextReader(t *testing.T) {
 }
 
 // TestFrameWriterSteps: texts written in any pieces, with a commit (tail
-// carried to the next batch) between them, give the same frames as one
-// write of the whole text: frames depend on the text alone.
+// carried to the next batch) between them, compressed inline or by the
+// writer's second goroutine, give the same frames as one write of the
+// whole text: frames depend on the text alone.
 func TestFrameWriterSteps(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	text := make([]byte, 5*frameSize+123)
@@ -85,12 +86,18 @@ func TestFrameWriterSteps(t *testing.T) {
 	var tail []byte
 	var ends []int64
 	for off := 0; off < len(text); {
-		n := min(len(text)-off, 1+r.IntN(frameSize/2))
+		n := min(len(text)-off, 1+r.IntN(2*frameSize))
 		w := &frameWriter{f: f, buf: slices.Clone(tail)}
 		if len(ends) > 0 {
 			w.end = ends[len(ends)-1]
 		}
+		if r.IntN(2) == 0 {
+			w.async() // compressed by a second goroutine: the same frames
+		}
 		if err := w.write(string(text[off : off+n])); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.finish(); err != nil {
 			t.Fatal(err)
 		}
 		if err := steps.writeFrameIndex(len(ends), w.ends); err != nil {
