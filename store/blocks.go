@@ -16,43 +16,47 @@ import (
 // Block filters (issue 16): a search must not read the whole item text
 // to find a phrase that few items hold. The text is cut into blocks of
 // blockSize bytes (the frames of textstore.go); block b gets a
-// blockRecord-byte Bloom filter (texts/N.blk) of every 12-byte substring
-// (12-gram) that starts in [b×blockSize, (b+1)×blockSize+blockOverlap).
-// Each 12-gram sets three bits of one 64-bit word of the filter
-// (blockKey), so a probe reads one word and a filling sets one. A match
-// of a query (of blockGram bytes or more) that starts in block b holds the
-// 12-grams at the query's first blockOverlap+1 positions, all starting
-// before (b+1)×blockSize+blockOverlap, so a block whose filter lacks one
-// of them holds no match start and is not read. A filter only ever skips
-// bytes that cannot hold a match: answers are the same with or without it
-// (a block without a record yet is read, and so is every block for a
-// query shorter than 12 bytes).
+// blockRecord-byte Bloom filter (texts/N.blk) of every position p in
+// [b×blockSize, (b+1)×blockSize+blockOverlap): the 12 bytes at p (the
+// 12-gram) choose one 64-bit word of the filter and set two bits in it,
+// and the 16 bytes at p (the 16-gram) set two more bits in that same word
+// (blockKey), so filling sets one word per position and a probe reads one
+// word. A match of a query (of blockGram bytes or more) that starts in
+// block b holds the n-grams at the query's first blockOverlap+1
+// positions, all starting before (b+1)×blockSize+blockOverlap, so a block
+// whose filter lacks the bits of one of them (the 12-gram's, and the
+// 16-gram's where the query is long enough) holds no match start and is
+// not read. A filter only ever skips bytes that cannot hold a match:
+// answers are the same with or without it (a block without a record yet
+// is read, and so is every block for a query shorter than 12 bytes).
 //
 // Measured on the bench's generated sessions (bench/README.md), 12-grams
 // leave for a 16-byte query that few items hold about as many candidate
 // blocks as blocks that hold a match, where trigrams or 8-grams are
-// common everywhere; a second filter of 16-grams ruled out 1.3% more
-// blocks for twice the filling time, and was dropped.
+// common everywhere; the 16-gram bits rule out blocks whose lines hold
+// every 12-gram of a phrase but not the phrase (a search that must read
+// on to its tenth match read hundreds of such blocks without them).
 //
 // The records are derived from the committed item text alone, so an index
 // built in one pass and one built append by append have the same records.
 // Block b is complete, and gets its record, once the text has
-// (b+1)×blockSize+blockOverlap+11 bytes. Records are computed after a sync
+// (b+1)×blockSize+blockOverlap+15 bytes. Records are computed after a sync
 // commits, in the background (a second phase: the first /branch answer
 // does not wait for them); the blocks after the last record are always
 // read.
 //
-// Size: 16 KiB per 64 KiB of item text (a quarter of the raw text; the
-// compressed frames leave the room for it). The records are laid out
-// word-major by segments of blockSeg blocks (the last segment takes its
-// full size); the number of blocks recorded is kept in texts/N.blkn (8
-// bytes).
+// Size: 32 KiB per 64 KiB of item text (half the raw text; the compressed
+// frames leave the room for it). The records are laid out word-major by
+// segments of blockSeg blocks (the last segment takes its full size); the
+// number of blocks recorded is kept in texts/N.blkn (8 bytes).
 const (
 	blockSize    = frameSize
 	blockOverlap = 256
 	blockGram    = 12 // the shortest query the filters serve
-	blockRecord  = 16 << 10
+	blockGramMax = 16 // the 16-gram bits
+	blockRecord  = 32 << 10
 	blockWords   = blockRecord / 8
+	blockWordBit = 52 // a key's word is its hash >> blockWordBit (12 bits)
 	// Searches over fewer bytes than this do not consult the filters.
 	blockMinSearch = 2 * blockSize
 	// blockMaxKeys bounds the 12-grams of a query probed per block.
@@ -81,17 +85,26 @@ type blockFilters struct {
 	mapped []byte
 }
 
-// blockKey hashes the 12-gram at the start of g: the word of the filter
-// (the top 11 bits) and three bit numbers in that word (three 6-bit
-// fields).
-func blockKey(g []byte) uint64 {
-	return blockHash(binary.LittleEndian.Uint64(g)*blockK1, uint64(binary.LittleEndian.Uint32(g[8:]))*blockK2)
+// blockKey is the word (index into the filter) and the bits of the
+// n-grams at the start of g: the 12-gram's two bits, and the 16-gram's two
+// when g has 16 bytes or more.
+func blockKey(g []byte) (int, uint64) {
+	a := binary.LittleEndian.Uint64(g) * blockK1
+	c := uint64(binary.LittleEndian.Uint32(g[8:]))
+	h12 := blockHash(a, c*blockK2)
+	m := uint64(1)<<(h12&63) | uint64(1)<<(h12>>6&63)
+	if len(g) >= blockGramMax {
+		h16 := blockHash(a, binary.LittleEndian.Uint64(g[8:])*blockK3)
+		m |= uint64(1)<<(h16&63) | uint64(1)<<(h16>>6&63)
+	}
+	return int(h12 >> blockWordBit), m
 }
 
 // The multipliers of blockHash's inputs (odd 64-bit constants).
 const (
 	blockK1 = 0x9E3779B97F4A7C15
 	blockK2 = 0xBF58476D1CE4E5B9
+	blockK3 = 0x94D049BB133111EB
 )
 
 // blockHash mixes the products of an n-gram's two words: their sum's top
@@ -102,44 +115,33 @@ func blockHash(x, y uint64) uint64 {
 	return h ^ h>>29
 }
 
-// blockBits is the three bits of key h in its word.
-func blockBits(h uint64) uint64 { return 1<<(h&63) | 1<<(h>>6&63) | 1<<(h>>12&63) }
-
-// blockSet sets the bits of key h in filter f (blockWords words, stored
-// little-endian).
-func blockSet(f *[blockWords]uint64, h uint64) {
-	f[h>>53&(blockWords-1)] |= blockBits(h)
-}
-
-// wordHas reports whether a filter word (8 bytes, little-endian) has the
-// bits of key h.
-func wordHas(word []byte, h uint64) bool {
-	b := blockBits(h)
-	return binary.LittleEndian.Uint64(word)&b == b
-}
-
 // blocksComplete is the number of complete blocks of a text of n bytes.
 func blocksComplete(n int64) int64 {
-	if n < blockOverlap+blockGram-1 {
+	if n < blockOverlap+blockGramMax-1 {
 		return 0
 	}
-	return (n - blockOverlap - blockGram + 1) / blockSize
+	return (n - blockOverlap - blockGramMax + 1) / blockSize
 }
 
 // blockText is how many bytes of text fill a block's record: the block and
-// the blockOverlap+11 bytes after it.
-const blockText = blockSize + blockOverlap + blockGram - 1
+// the blockOverlap+15 bytes after it.
+const blockText = blockSize + blockOverlap + blockGramMax - 1
 
 // fillBlock sets rec (blockRecord bytes) to the record of a block whose
-// bytes, with the blockOverlap+11 bytes after it, are text (blockText
-// bytes). words is scratch of blockWords words.
+// bytes, with the blockOverlap+15 bytes after it, are text (blockText
+// bytes): blockKey of every position, inlined. words is scratch of
+// blockWords words.
 func fillBlock(rec []byte, text []byte, words []uint64) {
 	f := (*[blockWords]uint64)(words[:blockWords])
 	clear(f[:])
 	text = text[:blockText]
 	for p := 0; p < blockSize+blockOverlap; p++ {
-		g := text[p : p+blockGram]
-		blockSet(f, blockHash(binary.LittleEndian.Uint64(g)*blockK1, uint64(binary.LittleEndian.Uint32(g[8:]))*blockK2))
+		g := text[p : p+blockGramMax]
+		a := binary.LittleEndian.Uint64(g) * blockK1
+		c := binary.LittleEndian.Uint64(g[8:])
+		h12 := blockHash(a, (c&0xFFFFFFFF)*blockK2)
+		h16 := blockHash(a, c*blockK3)
+		f[h12>>blockWordBit&(blockWords-1)] |= uint64(1)<<(h12&63) | uint64(1)<<(h12>>6&63) | uint64(1)<<(h16&63) | uint64(1)<<(h16>>6&63)
 	}
 	rec = rec[:blockRecord]
 	for i, w := range f {
@@ -385,12 +387,12 @@ func (s *Session) blockCandidates(query string, off, end int64) (*candidates, er
 			base := sg * blockSegBytes
 			lo, hi := max(first-sg*blockSeg, 0), min(last-sg*blockSeg, blockSeg)
 			m := (uint64(1)<<hi - 1) &^ (uint64(1)<<lo - 1) // the blocks still candidates (1<<64 is 0)
-			for _, h := range keys {
-				row := base + int64(h>>53)*blockSeg*8
+			for _, k := range keys {
+				row := base + int64(k.word)*blockSeg*8
 				for r := m; r != 0; r &= r - 1 {
-					j := int64(bits.TrailingZeros64(r))
-					if !wordHas(recs[row+j*8:], h) {
-						m &^= 1 << j
+					j := row + int64(bits.TrailingZeros64(r))*8
+					if binary.LittleEndian.Uint64(recs[j:j+8])&k.bits != k.bits {
+						m &^= 1 << bits.TrailingZeros64(r)
 					}
 				}
 				if m == 0 {
@@ -408,22 +410,30 @@ func (s *Session) blockCandidates(query string, off, end int64) (*candidates, er
 	return c, nil
 }
 
-// blockKeys returns the keys of query's 12-grams at positions [0,
+// filterKey is what a probe checks: the bits in one word of a record.
+type filterKey struct {
+	word int
+	bits uint64
+}
+
+// blockKeys returns the keys of query's n-grams at positions [0,
 // min(len-12, blockOverlap)], at most blockMaxKeys of them spread over
-// that range (none for a query shorter than 12 bytes).
-func blockKeys(query string) []uint64 {
+// that range (none for a query shorter than 12 bytes); a position with 16
+// bytes of query from it has the 16-gram's bits too.
+func blockKeys(query string) []filterKey {
 	if len(query) < blockGram {
 		return nil
 	}
 	span := min(len(query)-blockGram, blockOverlap)
 	k := min(span+1, blockMaxKeys)
-	keys := make([]uint64, 0, k)
+	keys := make([]filterKey, 0, k)
 	for i := range k {
 		p := 0
 		if k > 1 {
 			p = i * span / (k - 1)
 		}
-		keys = append(keys, blockKey([]byte(query[p:p+blockGram])))
+		w, b := blockKey([]byte(query[p:min(len(query), p+blockGramMax)]))
+		keys = append(keys, filterKey{w, b})
 	}
 	return keys
 }

@@ -63,13 +63,13 @@ func TestBlockFiltersSearch(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	long := "needle(" + strings.Repeat("Z", blockOverlap+40) + ")"
 	needles := map[int]string{
-		blockSize - 4:                  "needle(Q)xyz",
-		2*blockSize - 1:                "needle(Q)xyz",
-		3*blockSize + blockOverlap - 3: "needle(Q)xyz",
+		blockSize - 4:                  "needle(Q)xyz-long-enough",
+		2*blockSize - 1:                "needle(Q)xyz-long-enough",
+		3*blockSize + blockOverlap - 3: "needle(Q)xyz-long-enough",
 		4*blockSize - 100:              long,
 		5*blockSize - 3:                "Q(xyz-012345",
-		6*blockSize + 17:               "needle(Q)xyz",
-		7*blockSize + 5:                "needle(Q)xyz", // the last, incomplete block
+		6*blockSize + 17:               "needle(Q)xyz-long-enough",
+		7*blockSize + 5:                "needle(Q)xyz-long-enough", // the last, incomplete block
 	}
 	text := randBlockText(r, 7*blockSize+blockOverlap, needles)
 	var cuts []int
@@ -84,7 +84,7 @@ func TestBlockFiltersSearch(t *testing.T) {
 	if got, want := s.blk.done.Load(), int64(6); got != want {
 		t.Fatalf("%d complete blocks recorded, want %d (text of %d bytes)", got, want, len(text))
 	}
-	cs, err := s.blockCandidates("needle(Q)xyz", 0, int64(len(text)))
+	cs, err := s.blockCandidates("needle(Q)xyz-long-enough", 0, int64(len(text)))
 	if err != nil || cs == nil {
 		t.Fatalf("no candidates (%v)", err)
 	}
@@ -114,7 +114,7 @@ func TestBlockFiltersSearch(t *testing.T) {
 	for i := range all {
 		all[i] = history.ItemRef{ItemID: fmt.Sprint(i), Key: int64(i)}
 	}
-	queries := []string{"needle(Q)xyz", long, "Q(xyz-012345", "ZZZZ)", "needle", "zzzz", "abc", "Q("}
+	queries := []string{"needle(Q)xyz-long-enough", long, "Q(xyz-012345", "ZZZZ)", "needle", "zzzz", "abc", "Q("}
 	for _, p := range []struct {
 		chunk int
 		split int64
