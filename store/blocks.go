@@ -289,6 +289,138 @@ func (s *Session) kickBlocks() {
 	}()
 }
 
+// blockFill builds the records of the blocks of a large ingest batch as
+// its frames are written (frameWriter's compressing goroutine), so that a
+// cold index has its filters when its last batch commits instead of a
+// background pass that decompresses every frame again. It owns the
+// filters (s.blk.mu) for the batch; the records it writes count (done)
+// only once the batch has committed. Blocks must follow the recorded ones
+// (next == done): the first needs its raw frame, kept from the previous
+// batch (prev) when that batch filled up to it.
+type blockFill struct {
+	bf    *os.File
+	next  int64  // the next block to record
+	prev  []byte // raw frame next, when known (frameSize bytes)
+	have  bool   // prev holds frame next
+	segNo int64  // the segment in sc.seg (-1: none)
+	dirty bool   // sc.seg holds records not written yet
+	sc    *builderScratch
+	err   error
+}
+
+// startFill takes the filters for a batch whose first new frame is frame
+// first, when no builder holds them; nil when it cannot fill (the
+// background builder then records the blocks after the sync).
+func (s *Session) startFill(first int64, keep *blockFill) *blockFill {
+	if !s.blk.mu.TryLock() {
+		return nil
+	}
+	next := s.blk.done.Load()
+	bf, err := os.OpenFile(s.blockPath(), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		s.blk.mu.Unlock()
+		return nil
+	}
+	f := &blockFill{bf: bf, next: next, segNo: -1, sc: builderPool.Get().(*builderScratch)}
+	// The raw frame of block next is known when the last batch kept it.
+	switch {
+	case keep != nil && keep.have && keep.next == next && next == first-1:
+		f.prev, f.have = keep.prev, true
+	case next == first:
+		f.prev = make([]byte, frameSize)
+	default:
+		f.err = errSkipFill // blocks before this batch's frames are missing
+	}
+	return f
+}
+
+// errSkipFill stops a blockFill that cannot record contiguous blocks.
+var errSkipFill = errors.New("block records not contiguous")
+
+// frame takes raw frame n of the text (in order): it completes the record
+// of block n-1 (whose last bytes the frame's first bytes are) and keeps
+// the frame for block n.
+func (f *blockFill) frame(n int64, raw []byte) {
+	if f.err != nil {
+		return
+	}
+	if f.have && n == f.next+1 {
+		buf := f.sc.buf[:]
+		copy(buf, f.prev)
+		copy(buf[frameSize:], raw[:blockText-frameSize])
+		f.err = f.record(f.next, buf)
+		f.next++
+	}
+	if n == f.next && f.err == nil {
+		copy(f.prev, raw)
+		f.have = true
+	} else {
+		f.have = false
+		f.err = errSkipFill
+	}
+}
+
+// record fills block b's record from text (blockText bytes) into its
+// segment, writing the previous segment out when b starts another.
+func (f *blockFill) record(b int64, text []byte) error {
+	sg := b / blockSeg
+	if sg != f.segNo {
+		if err := f.flush(); err != nil {
+			return err
+		}
+		clear(f.sc.seg[:])
+		if b%blockSeg > 0 {
+			if _, err := f.bf.ReadAt(f.sc.seg[:], sg*blockSegBytes); err != nil {
+				return err
+			}
+		}
+		f.segNo = sg
+	}
+	fillBlock(f.sc.rec[:], text, f.sc.words[:])
+	j := b % blockSeg
+	for w := range blockWords {
+		copy(f.sc.seg[(int64(w)*blockSeg+j)*8:], f.sc.rec[w*8:(w+1)*8])
+	}
+	f.dirty = true
+	return nil
+}
+
+// flush writes the segment in memory, if it holds new records.
+func (f *blockFill) flush() error {
+	if !f.dirty {
+		return nil
+	}
+	f.dirty = false
+	_, err := f.bf.WriteAt(f.sc.seg[:], f.segNo*blockSegBytes)
+	return err
+}
+
+// end finishes the batch's filling: when the batch committed (textSize is
+// the committed text), the blocks recorded count; the filters are given
+// back. It returns what the next batch may continue from (nil: nothing).
+func (s *Session) endFill(f *blockFill, committed bool, textSize int64) *blockFill {
+	defer s.blk.mu.Unlock()
+	defer f.bf.Close()
+	defer builderPool.Put(f.sc)
+	err := f.err
+	if err == nil {
+		err = f.flush()
+	}
+	if err != nil || !committed {
+		if err != nil && !errors.Is(err, errSkipFill) {
+			s.x.log.Warn("search block filters not recorded while indexing; the background builder records them", "path", s.path, "err", err)
+		}
+		return nil
+	}
+	if n := min(f.next, blocksComplete(textSize)); n > s.blk.done.Load() {
+		if err := s.writeBlocksRecorded(n); err != nil {
+			return nil
+		}
+		s.blk.done.Store(n)
+	}
+	return &blockFill{next: f.next, prev: f.prev, have: f.have}
+}
+
 // builderScratch is buildBlocks' memory (1.1 MiB), reused across runs.
 type builderScratch struct {
 	seg   [blockSegBytes]byte
