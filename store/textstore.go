@@ -253,7 +253,7 @@ type frameKey struct {
 }
 
 // frameCache keeps the most recently used decoded frames of all sessions
-// (at most frameCacheFrames of them: 4 MiB), for read_item and list_items,
+// (at most frameCacheFrames of them: 2 MiB), for read_item and list_items,
 // which read a few KiB at a time from the same frames.
 type frameCache struct {
 	mu    sync.Mutex
@@ -261,7 +261,7 @@ type frameCache struct {
 	order []frameKey // oldest first
 }
 
-const frameCacheFrames = 64
+const frameCacheFrames = 32
 
 func newFrameCache() *frameCache { return &frameCache{m: map[frameKey][]byte{}} }
 

@@ -422,7 +422,7 @@ func makeSpans(spans []span, refs []history.ItemRef, items []ItemMeta) ([]span, 
 			continue
 		}
 		im := &items[r.Key]
-		s := span{off: im.TextOff, end: im.TextOff + int64(im.TextLen), ref: i}
+		s := span{off: im.TextOff, n: uint32(im.TextLen), ref: int32(i)}
 		if n := len(spans); n > 0 && spans[n-1].off >= s.off {
 			inOrder = false
 		}
@@ -485,12 +485,16 @@ func (c *spanCache) get(refs []history.ItemRef, epoch uint64, items []ItemMeta) 
 	return spans, inOrder, total
 }
 
-// span is the text of one item to search: bytes [off, end) of the
-// item-text file, ref the index in refs of the first ref naming it.
+// span is the text of one item to search: bytes [off, off+n) of the
+// item text, ref the index in refs of the first ref naming it (16 bytes: a
+// quarter-million of them are kept per large session, spanCache).
 type span struct {
-	off, end int64
-	ref      int
+	off int64
+	n   uint32
+	ref int32
 }
+
+func (s span) end() int64 { return s.off + int64(s.n) }
 
 // Search calls fn, in the order of refs, for each ref whose text contains
 // query as a byte substring (case-sensitive literal), until fn returns
@@ -532,7 +536,7 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 	var cs *candidates
 	if t.v.s != nil {
 		var err error
-		if cs, err = t.v.s.blockCandidates(query, spans[0].off, spans[len(spans)-1].end); err != nil {
+		if cs, err = t.v.s.blockCandidates(query, spans[0].off, spans[len(spans)-1].end()); err != nil {
 			return err
 		}
 	}
@@ -566,7 +570,7 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 		// first's, so fn is called in order and never concurrently.
 		half, acc := 0, int64(0)
 		for half < len(spans)-1 && acc < total/2 {
-			acc += spans[half].end - spans[half].off
+			acc += spans[half].end() - spans[half].off
 			half++
 		}
 		var stop atomic.Bool
@@ -636,7 +640,7 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 			return false, nil
 		}
 		// A match from pos on ends at pos+len(q) or later.
-		for cur < len(spans) && spans[cur].end < pos+nq {
+		for cur < len(spans) && spans[cur].end() < pos+nq {
 			cur++
 		}
 		if cur == len(spans) {
@@ -652,9 +656,9 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 		}
 		// Read up to the end of the run of close spans from cur, at most
 		// one buffer.
-		k, runEnd := cur+1, spans[cur].end
+		k, runEnd := cur+1, spans[cur].end()
 		for k < len(spans) && runEnd-pos < int64(len(buf)) && spans[k].off-runEnd <= searchGap {
-			runEnd = max(runEnd, spans[k].end)
+			runEnd = max(runEnd, spans[k].end())
 			k++
 		}
 		end := min(runEnd, pos+int64(len(buf)))
@@ -671,7 +675,7 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 				break
 			}
 			p := pos + int64(i+j)
-			for cur < len(spans) && spans[cur].end < p+nq {
+			for cur < len(spans) && spans[cur].end() < p+nq {
 				cur++
 			}
 			if cur == len(spans) {
