@@ -297,8 +297,7 @@ func TestBlockFiltersNeverMiss(t *testing.T) {
 }
 
 // TestBlockFillIngest: the filters recorded while a large file is indexed
-// after a tree preview (by the batches' compressing goroutine, continued
-// across batches) are
+// (by the batches' compressing goroutine, continued across batches) are
 // byte for byte those the background builder computes from the committed
 // frames, and count only blocks whose text is committed.
 func TestBlockFillIngest(t *testing.T) {
@@ -317,11 +316,6 @@ func TestBlockFillIngest(t *testing.T) {
 	}
 	defer x.Close()
 	s := x.Session(path)
-	// A cold /branch: the tree preview answers, the full index follows in
-	// the background; the second Sync waits for it.
-	if err := s.Sync(TreeOnly(context.Background())); err != nil {
-		t.Fatal(err)
-	}
 	if err := s.Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -221,19 +221,10 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		ib.chunk = make([]byte, session.ReadChunk)
 	}
 	if end-start >= 1<<20 {
-		// A large batch: its frames are compressed by a second goroutine.
-		// In the full index that follows a tree preview (which already
-		// answered the cold /branch), that goroutine records the blocks'
-		// search filters too, so they are there when the index is; a
-		// one-phase cold index leaves them to the background builder
-		// rather than delay its first answer.
+		// A large batch: its frames are compressed, and its blocks'
+		// search filters recorded, by a second goroutine.
 		b.texts.frameNo = int64(len(s.frameEnds))
-		s.mu.RLock()
-		twoPhase := s.preview != nil
-		s.mu.RUnlock()
-		if twoPhase {
-			b.texts.fill = s.startFill(b.texts.frameNo, ib.fill)
-		}
+		b.texts.fill = s.startFill(b.texts.frameNo, ib.fill)
 		ib.fill = nil
 		b.texts.async()
 	}
