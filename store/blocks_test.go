@@ -2,18 +2,14 @@ package store
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
-	"contextd/bench/sessiongen"
 	"contextd/history"
 )
 
@@ -293,60 +289,5 @@ func TestBlockFiltersNeverMiss(t *testing.T) {
 	copy(other, text[:blockSeg/2*blockSize+5])
 	for _, upto := range []int{blockSeg*blockSize + 9, n} {
 		check(other, upto)
-	}
-}
-
-// TestBlockFillIngest: the filters recorded while a large file is indexed
-// (by the batches' compressing goroutine, continued across batches) are
-// byte for byte those the background builder computes from the committed
-// frames, and count only blocks whose text is committed.
-func TestBlockFillIngest(t *testing.T) {
-	root := t.TempDir()
-	path := filepath.Join(root, "s.jsonl")
-	var buf bytes.Buffer
-	if _, err := sessiongen.Generate(&buf, sessiongen.Options{Bytes: 20 << 20, Seed: 3, WindowEvery: 400}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	x, err := OpenIndex(context.Background(), root, filepath.Join(t.TempDir(), "index"), Options{BatchBytes: 2 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
-	s := x.Session(path)
-	if err := s.Sync(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	// Recorded while indexing: the background builder, which Sync starts
-	// after, has not had the time to record even half of them (it takes
-	// a decompression and a filling per block).
-	if got, n := s.blk.done.Load(), blocksComplete(s.textSize); got < n/2 {
-		t.Fatalf("right after the sync, %d blocks of %d recorded", got, n)
-	}
-	for s.blk.running.Load() {
-		time.Sleep(time.Millisecond)
-	}
-	want := blocksComplete(s.textSize)
-	if got := s.blk.done.Load(); got != want || want < 2*blockSeg {
-		t.Fatalf("%d blocks recorded of %d (text of %d bytes)", got, want, s.textSize)
-	}
-	filled, err := os.ReadFile(s.blockPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.resetBlocks(0); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.buildBlocks(); err != nil {
-		t.Fatal(err)
-	}
-	built, err := os.ReadFile(s.blockPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(filled, built) {
-		t.Fatalf("records filled while indexing (%d bytes) differ from records built after (%d bytes)", len(filled), len(built))
 	}
 }

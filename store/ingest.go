@@ -221,21 +221,9 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		ib.chunk = make([]byte, session.ReadChunk)
 	}
 	if end-start >= 1<<20 {
-		// A large batch: its frames are compressed, and its blocks'
-		// search filters recorded, by a second goroutine.
-		b.texts.frameNo = int64(len(s.frameEnds))
-		b.texts.fill = s.startFill(b.texts.frameNo, ib.fill)
-		ib.fill = nil
 		b.texts.async()
 	}
-	defer func() {
-		// On early returns (no-ops after the ones below).
-		b.texts.finish()
-		if b.texts.fill != nil {
-			s.endFill(b.texts.fill, false, 0)
-			b.texts.fill = nil
-		}
-	}()
+	defer b.texts.finish() // on early returns; a no-op after the one below
 	next, err := session.ScanLinesBuf(f, start, end, s.x.opts.MaxLineBytes, ib.chunk, b.line)
 	if err != nil {
 		return false, err
@@ -268,10 +256,6 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 	merged := mergeStats(s.stats, b.stats)
 	if err := s.commitBatch(ctx, db, b, next, newTextSize, merged, check); err != nil {
 		return false, err
-	}
-	if b.texts.fill != nil {
-		ib.fill = s.endFill(b.texts.fill, true, newTextSize)
-		b.texts.fill = nil
 	}
 	s.check = check
 	// 3. publish.
@@ -314,7 +298,6 @@ type ingestBufs struct {
 	chunk   []byte       // the line scanner's reads
 	crc     []byte       // the change check's reads
 	text    *frameWriter // item texts
-	fill    *blockFill   // where the last batch's block records stopped
 	scratch []byte       // the parser's Scratch
 }
 

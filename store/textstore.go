@@ -308,9 +308,6 @@ type frameWriter struct {
 	enc  []byte
 	n    int64 // bytes written by this batch
 
-	fill    *blockFill // records the blocks of the frames (nil: none)
-	frameNo int64      // the number of the next frame to write
-
 	work chan []byte // full raw frames for the compressing goroutine
 	free chan []byte // raw frame buffers it is done with
 	done chan error  // its result, once work is closed
@@ -354,10 +351,6 @@ func (w *frameWriter) async() {
 			if err == nil {
 				err = w.flushFrame(raw)
 			}
-			if w.fill != nil {
-				w.fill.frame(w.frameNo, raw)
-			}
-			w.frameNo++
 			select {
 			case w.free <- raw:
 			default:
