@@ -54,9 +54,9 @@ const (
 	blockOverlap = 256
 	blockGram    = 12 // the shortest query the filters serve
 	blockGramMax = 16 // the 16-gram bits
-	blockRecord  = 32 << 10
+	blockRecord  = 8 << 10
 	blockWords   = blockRecord / 8
-	blockWordBit = 52 // a key's word is its hash >> blockWordBit (12 bits)
+	blockWordBit = 54 // a key's word is its hash >> blockWordBit (10 bits)
 	// Searches over fewer bytes than this do not consult the filters.
 	blockMinSearch = 2 * blockSize
 	// blockMaxKeys bounds the 12-grams of a query probed per block.
@@ -221,10 +221,11 @@ func (f *blockFilters) unmap() {
 	}
 }
 
-// records calls fn with the mapped segments of the records [0, n) (at
-// least; fn reads no further), mapping the .blk file again when it has
-// grown.
-func (s *Session) records(n int64, fn func(recs []byte)) (bool, error) {
+// records returns the mapped segments of the records [0, n) (at least;
+// readers read no further), mapping the .blk file again when it has grown,
+// and the function that gives the mapping back (resets wait for it). nil
+// when a reset unmapped it meanwhile.
+func (s *Session) records(n int64) ([]byte, func(), error) {
 	f := &s.blk
 	size := segments(n) * blockSegBytes
 	f.mapMu.RLock()
@@ -239,27 +240,27 @@ func (s *Session) records(n int64, fn func(recs []byte)) (bool, error) {
 			fh, err := os.Open(s.blockPath())
 			if err != nil {
 				f.mapMu.Unlock()
-				return false, err
+				return nil, nil, err
 			}
 			// Room for growth: pages past the end of the file are never
-			// touched (fn reads only the records done says are written).
+			// touched (readers read only the records done says are
+			// written).
 			m, err := syscall.Mmap(int(fh.Fd()), 0, int(size+size/2), syscall.PROT_READ, syscall.MAP_SHARED)
 			fh.Close()
 			if err != nil {
 				f.mapMu.Unlock()
-				return false, err
+				return nil, nil, err
 			}
 			f.mapped = m
 		}
 		f.mapMu.Unlock()
 		f.mapMu.RLock()
 	}
-	defer f.mapMu.RUnlock()
 	if int64(len(f.mapped)) < size {
-		return false, nil // unmapped by a reset meanwhile: no records to consult
+		f.mapMu.RUnlock()
+		return nil, nil, nil // unmapped by a reset meanwhile: no records to consult
 	}
-	fn(f.mapped[:size])
-	return true, nil
+	return f.mapped[:size], f.mapMu.RUnlock, nil
 }
 
 // kickBlocks starts the background builder of the records the committed
@@ -362,16 +363,24 @@ func (s *Session) buildBlocks() error {
 	return nil
 }
 
-// candidates are the blocks a search must read: blocks [first, first+len(read))
-// have records, read[i] says whether block first+i may hold a match start;
-// every other block is read.
+// candidates are the blocks a search must read: blocks [first, last) have
+// records, and a block among them is read when its record holds every key
+// of the query; every other block is read. The records are probed lazily,
+// a segment at a time as the scan reaches it, so a search that stops at
+// its limit early probes few. Not safe for concurrent use; release gives
+// the records' mapping back.
 type candidates struct {
-	first int64
-	read  []bool
+	first, last int64
+	keys        []filterKey
+	recs        []byte   // the mapped records (valid until release)
+	masks       []uint64 // by segment from first/blockSeg: the blocks to read
+	known       []bool   // whether masks[i] is computed
+	release     func()
 }
 
 // blockCandidates consults the records for a search of query over text
-// bytes [off, end); nil when there are none to consult.
+// bytes [off, end); nil when there are none to consult. The caller must
+// call release on a non-nil result.
 func (s *Session) blockCandidates(query string, off, end int64) (*candidates, error) {
 	if len(query) < blockGram || end-off < blockMinSearch {
 		return nil, nil
@@ -380,34 +389,47 @@ func (s *Session) blockCandidates(query string, off, end int64) (*candidates, er
 	if last <= first {
 		return nil, nil
 	}
-	keys := blockKeys(query)
-	c := &candidates{first: first, read: make([]bool, last-first)}
-	ok, err := s.records(last, func(recs []byte) {
-		for sg := first / blockSeg; sg*blockSeg < last; sg++ {
-			base := sg * blockSegBytes
-			lo, hi := max(first-sg*blockSeg, 0), min(last-sg*blockSeg, blockSeg)
-			m := (uint64(1)<<hi - 1) &^ (uint64(1)<<lo - 1) // the blocks still candidates (1<<64 is 0)
-			for _, k := range keys {
-				row := base + int64(k.word)*blockSeg*8
-				for r := m; r != 0; r &= r - 1 {
-					j := row + int64(bits.TrailingZeros64(r))*8
-					if binary.LittleEndian.Uint64(recs[j:j+8])&k.bits != k.bits {
-						m &^= 1 << bits.TrailingZeros64(r)
-					}
-				}
-				if m == 0 {
-					break
-				}
-			}
-			for r := m; r != 0; r &= r - 1 {
-				c.read[sg*blockSeg+int64(bits.TrailingZeros64(r))-first] = true
-			}
-		}
-	})
-	if err != nil || !ok {
+	recs, release, err := s.records(last)
+	if err != nil || recs == nil {
 		return nil, err
 	}
-	return c, nil
+	n := (last-1)/blockSeg - first/blockSeg + 1
+	return &candidates{first: first, last: last, keys: blockKeys(query), recs: recs,
+		masks: make([]uint64, n), known: make([]bool, n), release: release}, nil
+}
+
+// segment returns the mask of the blocks to read among segment sg's
+// (bit j: block sg×blockSeg+j), probing it on first use: the first key
+// over every block of the segment (a branch-free pass over one 512-byte
+// row), the others over the blocks still in.
+func (c *candidates) segment(sg int64) uint64 {
+	i := sg - c.first/blockSeg
+	if c.known[i] {
+		return c.masks[i]
+	}
+	base := sg * blockSegBytes
+	lo, hi := max(c.first-sg*blockSeg, 0), min(c.last-sg*blockSeg, blockSeg)
+	k := c.keys[0]
+	row := c.recs[base+int64(k.word)*blockSeg*8 : base+int64(k.word+1)*blockSeg*8]
+	var m uint64
+	for j := lo; j < hi; j++ {
+		x := binary.LittleEndian.Uint64(row[j*8:])&k.bits ^ k.bits
+		m |= ((x|-x)>>63 ^ 1) << j // 1 when x == 0
+	}
+	for _, k := range c.keys[1:] {
+		if m == 0 {
+			break
+		}
+		row := c.recs[base+int64(k.word)*blockSeg*8 : base+int64(k.word+1)*blockSeg*8]
+		for r := m; r != 0; r &= r - 1 {
+			j := bits.TrailingZeros64(r)
+			if binary.LittleEndian.Uint64(row[j*8:])&k.bits != k.bits {
+				m &^= 1 << j
+			}
+		}
+	}
+	c.masks[i], c.known[i] = m, true
+	return m
 }
 
 // filterKey is what a probe checks: the bits in one word of a record.
@@ -438,17 +460,24 @@ func blockKeys(query string) []filterKey {
 	return keys
 }
 
-// reads reports whether the block holding pos must be read.
+// reads reports whether block b must be read.
 func (c *candidates) reads(b int64) bool {
-	i := b - c.first
-	return i < 0 || i >= int64(len(c.read)) || c.read[i]
+	if b < c.first || b >= c.last {
+		return true
+	}
+	return c.segment(b/blockSeg)>>(b%blockSeg)&1 != 0
 }
 
 // skip returns the first position at or after pos in a block to read.
 func (c *candidates) skip(pos int64) int64 {
 	b := pos / blockSize
-	for !c.reads(b) {
-		b++
+	for b >= c.first && b < c.last {
+		m := c.segment(b/blockSeg) >> (b % blockSeg) // the blocks from b on in b's segment
+		if m != 0 {
+			b += int64(bits.TrailingZeros64(m))
+			break
+		}
+		b = min((b/blockSeg+1)*blockSeg, c.last) // blocks from last on are read
 	}
 	return max(pos, b*blockSize)
 }
@@ -457,8 +486,7 @@ func (c *candidates) skip(pos int64) int64 {
 // query of nq bytes: nq-1 bytes past the start of the next block not to
 // read (math.MaxInt64 when there is none).
 func (c *candidates) limit(pos, nq int64) int64 {
-	b := pos/blockSize + 1
-	for ; b < c.first+int64(len(c.read)); b++ {
+	for b := max(pos/blockSize+1, c.first); b < c.last; b++ {
 		if !c.reads(b) {
 			return b*blockSize + nq - 1
 		}

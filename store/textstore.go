@@ -35,7 +35,7 @@ import (
 // which pays for the search block filters (blocks.go). Readers decompress
 // the frames they touch; read_item and list_items keep recently decoded
 // frames in the index's frameCache.
-const frameSize = 64 << 10
+const frameSize = 16 << 10
 
 // frameIndexEntry is the size of one N.s2x record.
 const frameIndexEntry = 8
@@ -261,7 +261,7 @@ type frameCache struct {
 	order []frameKey // oldest first
 }
 
-const frameCacheFrames = 32
+const frameCacheFrames = 128
 
 func newFrameCache() *frameCache { return &frameCache{m: map[frameKey][]byte{}} }
 

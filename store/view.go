@@ -539,6 +539,9 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 		if cs, err = t.v.s.blockCandidates(query, spans[0].off, spans[len(spans)-1].end()); err != nil {
 			return err
 		}
+		if cs != nil {
+			defer cs.release()
+		}
 	}
 
 	var matched []bool // by Key, when !inOrder
