@@ -482,11 +482,12 @@ func (c *candidates) skip(pos int64) int64 {
 	return max(pos, b*blockSize)
 }
 
-// limit returns where reading from pos (in a block to read) may stop for a
-// query of nq bytes: nq-1 bytes past the start of the next block not to
-// read (math.MaxInt64 when there is none).
-func (c *candidates) limit(pos, nq int64) int64 {
-	for b := max(pos/blockSize+1, c.first); b < c.last; b++ {
+// limit returns where reading from pos (in a block to read) up to end
+// may stop for a query of nq bytes: nq-1 bytes past the start of the next
+// block not to read, if it starts before end (else math.MaxInt64). Blocks
+// from end on are not probed.
+func (c *candidates) limit(pos, nq, end int64) int64 {
+	for b := max(pos/blockSize+1, c.first); b < c.last && b*blockSize < end; b++ {
 		if !c.reads(b) {
 			return b*blockSize + nq - 1
 		}

@@ -666,7 +666,7 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 		}
 		end := min(runEnd, pos+int64(len(buf)))
 		if cs != nil {
-			end = min(end, cs.limit(pos, nq))
+			end = min(end, cs.limit(pos, nq, end))
 		}
 		chunk, err := src.at(buf[:end-pos], pos)
 		if err != nil {
