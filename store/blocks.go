@@ -45,7 +45,7 @@ import (
 // does not wait for them); the blocks after the last record are always
 // read.
 //
-// Size: 32 KiB per 64 KiB of item text (half the raw text; the compressed
+// Size: 8 KiB per 16 KiB of item text (half the raw text; the compressed
 // frames leave the room for it). The records are laid out word-major by
 // segments of blockSeg blocks (the last segment takes its full size); the
 // number of blocks recorded is kept in texts/N.blkn (8 bytes).
@@ -290,7 +290,7 @@ func (s *Session) kickBlocks() {
 	}()
 }
 
-// builderScratch is buildBlocks' memory (1.1 MiB), reused across runs.
+// builderScratch is buildBlocks' memory (about 0.5 MiB), reused across runs.
 type builderScratch struct {
 	seg   [blockSegBytes]byte
 	rec   [blockRecord]byte
