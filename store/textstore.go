@@ -307,7 +307,10 @@ type frameWriter struct {
 	ends []int64 // ends of the frames written by this batch
 	buf  []byte  // raw text after the last frame
 	enc  []byte
-	n    int64 // bytes written by this batch
+	out  []byte // compressed frames not written yet, from outOff
+	n    int64  // bytes written by this batch
+
+	outOff int64
 
 	work chan []byte // full raw frames for the compressing goroutine
 	free chan []byte // raw frame buffers it is done with
@@ -364,26 +367,48 @@ func (w *frameWriter) async() {
 // finish waits for the frames of this batch to be written (a no-op
 // without async, and once done).
 func (w *frameWriter) finish() error {
-	if w.work == nil {
-		return nil
+	var err error
+	if w.work != nil {
+		close(w.work)
+		err = <-w.done
+		w.work, w.free, w.done = nil, nil, nil
 	}
-	close(w.work)
-	err := <-w.done
-	w.work, w.free, w.done = nil, nil, nil
+	if err == nil {
+		err = w.writeOut()
+	}
 	return err
 }
 
+// frameWriteBytes is how many compressed bytes are gathered per write.
+const frameWriteBytes = 256 << 10
+
+// flushFrame compresses a full raw frame into the pending output, written
+// to the frame file once frameWriteBytes are gathered (and by finish).
 func (w *frameWriter) flushFrame(raw []byte) error {
 	if need := s2.MaxEncodedLen(frameSize); cap(w.enc) < need {
 		w.enc = make([]byte, need)
 	}
 	enc := s2.Encode(w.enc[:cap(w.enc)], raw)
-	if _, err := w.f.WriteAt(enc, w.end); err != nil {
-		return err
+	if len(w.out) == 0 {
+		w.outOff = w.end
 	}
+	w.out = append(w.out, enc...)
 	w.end += int64(len(enc))
 	w.ends = append(w.ends, w.end)
+	if len(w.out) >= frameWriteBytes {
+		return w.writeOut()
+	}
 	return nil
+}
+
+// writeOut writes the pending compressed frames.
+func (w *frameWriter) writeOut() error {
+	if len(w.out) == 0 {
+		return nil
+	}
+	_, err := w.f.WriteAt(w.out, w.outOff)
+	w.out = w.out[:0]
+	return err
 }
 
 // writeFrameIndex appends the ends of frames [from, from+len(ends)) to the

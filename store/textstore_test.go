@@ -25,6 +25,9 @@ func writeFrames(tb testing.TB, s *Session, text []byte) {
 	if err := w.write(string(text)); err != nil {
 		tb.Fatal(err)
 	}
+	if err := w.finish(); err != nil {
+		tb.Fatal(err)
+	}
 	f.Close()
 	if err := os.Truncate(s.frameIndexPath(), 0); err != nil && !os.IsNotExist(err) {
 		tb.Fatal(err)
