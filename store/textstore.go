@@ -36,7 +36,12 @@ import (
 // which pays for the search block filters (blocks.go). Readers decompress
 // the frames they touch; read_item and list_items keep recently decoded
 // frames in the index's frameCache.
-const frameSize = 16 << 10
+const frameSize = TextFrameSize
+
+// TextFrameSize is the raw size of an item-text frame: the committed text
+// of a session is text_bytes bytes, the last text_bytes mod TextFrameSize
+// of them (text_tail) raw, the others in frames (texts/N.s2).
+const TextFrameSize = 16 << 10
 
 // frameIndexEntry is the size of one N.s2x record.
 const frameIndexEntry = 8
