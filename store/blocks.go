@@ -171,10 +171,13 @@ func (s *Session) blocksRecorded() int64 {
 	return n
 }
 
-func (s *Session) writeBlocksRecorded(n int64) error {
+// writeBlocksRecorded writes n as the number of blocks recorded to path
+// (the session's blockCountPath, taken by the caller where the file id is
+// stable).
+func writeBlocksRecorded(path string, n int64) error {
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], uint64(n))
-	return os.WriteFile(s.blockCountPath(), b[:], 0o600)
+	return os.WriteFile(path, b[:], 0o600)
 }
 
 // segments is the number of segments that n blocks take.
@@ -207,7 +210,7 @@ func (s *Session) resetBlocks(textSize int64) error {
 		}
 		return nil
 	}
-	return s.writeBlocksRecorded(keep)
+	return writeBlocksRecorded(s.blockCountPath(), keep)
 }
 
 // unmap drops the mapping of the .blk file (before it is truncated or
@@ -304,7 +307,7 @@ var builderPool = sync.Pool{New: func() any { return new(builderScratch) }}
 func (s *Session) buildBlocks() error {
 	g := s.blk.gen.Load()
 	s.mu.RLock()
-	snap, blockPath := s.textSnap(), s.blockPath()
+	snap, blockPath, countPath := s.textSnap(), s.blockPath(), s.blockCountPath()
 	s.mu.RUnlock()
 	textSize := snap.size()
 	s.blk.mu.Lock()
@@ -355,7 +358,7 @@ func (s *Session) buildBlocks() error {
 			return err
 		}
 		b = sg*blockSeg + jn
-		if err := s.writeBlocksRecorded(b); err != nil {
+		if err := writeBlocksRecorded(countPath, b); err != nil {
 			return err
 		}
 		s.blk.done.Store(b)
