@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -60,7 +61,7 @@ func TestTextReader(t *testing.T) {
 				t.Fatalf("keep %v: read %d bytes at %d: %v, bytes differ: %v", keep, c[1], c[0], err, !bytes.Equal(buf, text[c[0]:c[0]+c[1]]))
 			}
 		}
-		if _, err := rd.ReadAt(make([]byte, 2), int64(len(text)-1)); err != errTextRange {
+		if _, err := rd.ReadAt(make([]byte, 2), int64(len(text)-1)); !errors.Is(err, errTextRange) {
 			t.Fatalf("a read past the end: %v, want errTextRange", err)
 		}
 		rd.Close()
