@@ -16,7 +16,9 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"contextd/bench/sessiongen"
 	"contextd/history"
@@ -280,4 +282,53 @@ func BenchmarkTreePreview(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkSearchHitSampled is search_contents over all windows with the
+// queries of bench/load's hit rows: 16-byte printable pieces of the first
+// 2,000 bytes of sampled items' texts (most match thousands of items, a
+// few only a handful). It reports the slowest query's time too.
+func BenchmarkSearchHitSampled(b *testing.B) {
+	s, m := benchIndex(b)
+	r := rand.New(rand.NewPCG(13, 19))
+	var queries []string
+	localView(b, s, func(v *history.View) error {
+		for tries := 0; len(queries) < 64 && tries < 10000; tries++ {
+			it := m.Sample[r.IntN(len(m.Sample))]
+			res, err := v.ReadItem(history.ReadItemArgs{ItemID: it.ItemID, WindowID: it.WindowID})
+			if err != nil || res.Item == nil || len(res.Item.Content) < 64 {
+				continue
+			}
+			t := res.Item.Content[:min(len(res.Item.Content), 2000)]
+			i := r.IntN(len(t) - 32)
+			q := t[i : i+16]
+			ok := strings.TrimSpace(q) == q
+			for j := 0; j < len(q); j++ {
+				ok = ok && q[j] >= 0x20 && q[j] < 0x7f
+			}
+			if ok {
+				queries = append(queries, q)
+			}
+		}
+		return nil
+	})
+	var slowest time.Duration
+	slowQ := ""
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		q := queries[i%len(queries)]
+		t0 := time.Now()
+		localView(b, s, func(v *history.View) error {
+			res, err := v.Search(history.SearchArgs{Query: q})
+			if err == nil && len(res.Items) == 0 {
+				err = fmt.Errorf("query %q found nothing", q)
+			}
+			return err
+		})
+		if d := time.Since(t0); d > slowest {
+			slowest, slowQ = d, q
+		}
+	}
+	b.ReportMetric(float64(slowest)/1e6, "ms-slowest")
+	b.Logf("slowest query %q", slowQ)
 }

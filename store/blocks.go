@@ -1,79 +1,187 @@
 package store
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
-// Block filters (issue 16): a search with no match must not read the whole
-// item-text file. The file is cut into blocks of blockSize bytes; block b
-// gets a blockRecord-byte bit set (texts/N.blk, record b at b×blockRecord)
-// with one bit set, by blockHash, for every trigram (3 consecutive bytes)
-// that starts in [b×blockSize, (b+1)×blockSize+blockOverlap). A match of a
-// query that starts in block b holds the trigrams of the query's first
-// blockOverlap+2 bytes, all starting before (b+1)×blockSize+blockOverlap,
-// so a block whose set lacks one of them holds no match start and is not
-// read. A filter only ever skips bytes that cannot hold a match: answers are
-// the same with or without it (a block without a record yet is read).
+// Block filters (issue 16): a search must not read the whole item text
+// to find a phrase that few items hold. The text is cut into blocks of
+// blockSize bytes (the frames of textstore.go); block b gets a
+// blockRecord-byte Bloom filter (texts/N.blk) of every position p in
+// [b×blockSize, (b+1)×blockSize+blockOverlap): the 12 bytes at p (the
+// 12-gram) choose one 64-bit word of the filter and set two bits in it,
+// and the 16 bytes at p (the 16-gram) set two more bits in that same word
+// (blockKey), so filling sets one word per position and a probe reads one
+// word. A match of a query (of blockGram bytes or more) that starts in
+// block b holds the n-grams at the query's first blockOverlap+1
+// positions, all starting before (b+1)×blockSize+blockOverlap, so a block
+// whose filter lacks the bits of one of them (the 12-gram's, and the
+// 16-gram's where the query is long enough) holds no match start and is
+// not read. A filter only ever skips bytes that cannot hold a match:
+// answers are the same with or without it (a block without a record yet
+// is read, and so is every block for a query shorter than 12 bytes).
+//
+// Measured on the bench's generated sessions (bench/README.md), 12-grams
+// leave for a 16-byte query that few items hold about as many candidate
+// blocks as blocks that hold a match, where trigrams or 8-grams are
+// common everywhere; the 16-gram bits rule out blocks whose lines hold
+// every 12-gram of a phrase but not the phrase (a search that must read
+// on to its tenth match read hundreds of such blocks without them).
 //
 // The records are derived from the committed item text alone, so an index
 // built in one pass and one built append by append have the same records.
 // Block b is complete, and gets its record, once the text has
-// (b+1)×blockSize+blockOverlap+2 bytes. Records are computed after a sync
+// (b+1)×blockSize+blockOverlap+15 bytes. Records are computed after a sync
 // commits, in the background (a second phase: the first /branch answer
-// does not wait for them); the last, incomplete block is always read.
+// does not wait for them); the blocks after the last record are always
+// read.
 //
-// Size: 1 KiB per 128 KiB of item text (0.8%).
+// Size: 8 KiB per 16 KiB of item text (half the raw text; the compressed
+// frames leave the room for it). The records are laid out word-major by
+// segments of blockSeg blocks (the last segment takes its full size); the
+// number of blocks recorded is kept in texts/N.blkn (8 bytes).
 const (
-	blockSize    = 128 << 10
+	blockSize    = frameSize
 	blockOverlap = 256
-	blockBits    = 13
-	blockRecord  = 1 << blockBits / 8
+	blockGram    = 12 // the shortest query the filters serve
+	blockGramMax = 16 // the 16-gram bits
+	blockRecord  = 8 << 10
+	blockWords   = blockRecord / 8
+	blockWordBit = 54 // a key's word is its hash >> blockWordBit (10 bits)
 	// Searches over fewer bytes than this do not consult the filters.
 	blockMinSearch = 2 * blockSize
+	// blockMaxKeys bounds the 12-grams of a query probed per block.
+	blockMaxKeys = 8
+	// The .blk file is word-major by segments of blockSeg blocks: word w
+	// of the segment's block j is at segment offset (w×blockSeg+j)×8, so
+	// a probe of one key reads blockSeg words in a row (512 bytes) per
+	// segment instead of one word (and page) per record.
+	blockSeg      = 64
+	blockSegBytes = blockSeg * blockRecord
 )
 
 // blockFilters is a session's filter state. done is how many records of the
 // .blk file are valid (readers read no further); mu is held by the builder
 // and by resets; gen changes on every reset so a builder working from an
-// older text size stops.
+// older text size stops. The records are read through a shared mapping of
+// the .blk file (mapped, under mapMu: resets unmap it before truncating).
 type blockFilters struct {
 	mu      sync.Mutex
 	gen     atomic.Uint64
 	done    atomic.Int64
 	pending atomic.Bool
 	running atomic.Bool
+
+	mapMu  sync.RWMutex
+	mapped []byte
 }
 
-// blockHash maps a trigram (its three bytes, first byte highest) to a bit.
-func blockHash(w uint32) uint32 { return (w * 0x9E3779B1) >> (32 - blockBits) }
+// blockKey is the word (index into the filter) and the bits of the
+// n-grams at the start of g: the 12-gram's two bits, and the 16-gram's two
+// when g has 16 bytes or more.
+func blockKey(g []byte) (int, uint64) {
+	a := binary.LittleEndian.Uint64(g) * blockK1
+	c := uint64(binary.LittleEndian.Uint32(g[8:]))
+	h12 := blockHash(a, c*blockK2)
+	m := uint64(1)<<(h12&63) | uint64(1)<<(h12>>6&63)
+	if len(g) >= blockGramMax {
+		h16 := blockHash(a, binary.LittleEndian.Uint64(g[8:])*blockK3)
+		m |= uint64(1)<<(h16&63) | uint64(1)<<(h16>>6&63)
+	}
+	return int(h12 >> blockWordBit), m
+}
+
+// The multipliers of blockHash's inputs (odd 64-bit constants).
+const (
+	blockK1 = 0x9E3779B97F4A7C15
+	blockK2 = 0xBF58476D1CE4E5B9
+	blockK3 = 0x94D049BB133111EB
+)
+
+// blockHash mixes the products of an n-gram's two words: their sum's top
+// bits depend on every input bit, and the xor-shift brings them down to
+// the bit numbers.
+func blockHash(x, y uint64) uint64 {
+	h := x + y
+	return h ^ h>>29
+}
 
 // blocksComplete is the number of complete blocks of a text of n bytes.
 func blocksComplete(n int64) int64 {
-	if n < blockOverlap+2 {
+	if n < blockOverlap+blockGramMax-1 {
 		return 0
 	}
-	return (n - blockOverlap - 2) / blockSize
+	return (n - blockOverlap - blockGramMax + 1) / blockSize
 }
 
-// fillBlock sets rec (blockRecord bytes, zeroed) to the record of a block
-// whose bytes, with the blockOverlap+2 bytes after it, are text.
-func fillBlock(rec []byte, text []byte) {
-	for p := 0; p+3 <= len(text); p++ {
-		x := blockHash(uint32(text[p])<<16 | uint32(text[p+1])<<8 | uint32(text[p+2]))
-		rec[x>>3] |= 1 << (x & 7)
+// blockText is how many bytes of text fill a block's record: the block and
+// the blockOverlap+15 bytes after it.
+const blockText = blockSize + blockOverlap + blockGramMax - 1
+
+// fillBlock sets rec (blockRecord bytes) to the record of a block whose
+// bytes, with the blockOverlap+15 bytes after it, are text (blockText
+// bytes): blockKey of every position, inlined. words is scratch of
+// blockWords words.
+func fillBlock(rec []byte, text []byte, words []uint64) {
+	f := (*[blockWords]uint64)(words[:blockWords])
+	clear(f[:])
+	text = text[:blockText]
+	for p := 0; p < blockSize+blockOverlap; p++ {
+		g := text[p : p+blockGramMax]
+		a := binary.LittleEndian.Uint64(g) * blockK1
+		c := binary.LittleEndian.Uint64(g[8:])
+		h12 := blockHash(a, (c&0xFFFFFFFF)*blockK2)
+		h16 := blockHash(a, c*blockK3)
+		f[h12>>blockWordBit&(blockWords-1)] |= uint64(1)<<(h12&63) | uint64(1)<<(h12>>6&63) | uint64(1)<<(h16&63) | uint64(1)<<(h16>>6&63)
+	}
+	rec = rec[:blockRecord]
+	for i, w := range f {
+		binary.LittleEndian.PutUint64(rec[i*8:], w)
 	}
 }
 
 func (s *Session) blockPath() string {
 	return filepath.Join(s.x.textDir(), fmt.Sprintf("%d.blk", s.fileID))
 }
+
+func (s *Session) blockCountPath() string {
+	return filepath.Join(s.x.textDir(), fmt.Sprintf("%d.blkn", s.fileID))
+}
+
+// blocksRecorded reads the number of blocks recorded in the .blk file (0
+// when unknown).
+func (s *Session) blocksRecorded() int64 {
+	b, err := os.ReadFile(s.blockCountPath())
+	if err != nil || len(b) != 8 {
+		return 0
+	}
+	n := int64(binary.LittleEndian.Uint64(b))
+	if fi, err := os.Stat(s.blockPath()); err != nil || fi.Size() < segments(n)*blockSegBytes {
+		return 0
+	}
+	return n
+}
+
+// writeBlocksRecorded writes n as the number of blocks recorded to path
+// (the session's blockCountPath, taken by the caller where the file id is
+// stable).
+func writeBlocksRecorded(path string, n int64) error {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(n))
+	return os.WriteFile(path, b[:], 0o600)
+}
+
+// segments is the number of segments that n blocks take.
+func segments(n int64) int64 { return (n + blockSeg - 1) / blockSeg }
 
 // resetBlocks keeps the records still valid for a committed text of
 // textSize bytes (none for 0) and truncates the file to them. Callers hold
@@ -84,18 +192,78 @@ func (s *Session) resetBlocks(textSize int64) error {
 	defer s.blk.mu.Unlock()
 	keep := int64(0)
 	if s.fileID != 0 && textSize > 0 {
-		if fi, err := os.Stat(s.blockPath()); err == nil {
-			keep = min(fi.Size()/blockRecord, blocksComplete(textSize))
-		}
+		keep = min(s.blocksRecorded(), blocksComplete(textSize))
 	}
 	s.blk.done.Store(keep)
+	s.blk.unmap()
 	if s.fileID == 0 {
 		return nil
 	}
-	if err := os.Truncate(s.blockPath(), keep*blockRecord); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// Lines of blocks past keep in the last segment stay until rebuilt:
+	// nothing reads them.
+	if err := os.Truncate(s.blockPath(), segments(keep)*blockSegBytes); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return nil
+	if keep == 0 {
+		if err := os.Remove(s.blockCountPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	return writeBlocksRecorded(s.blockCountPath(), keep)
+}
+
+// unmap drops the mapping of the .blk file (before it is truncated or
+// removed).
+func (f *blockFilters) unmap() {
+	f.mapMu.Lock()
+	defer f.mapMu.Unlock()
+	if f.mapped != nil {
+		_ = syscall.Munmap(f.mapped)
+		f.mapped = nil
+	}
+}
+
+// records returns the mapped segments of the records [0, n) (at least;
+// readers read no further), mapping the .blk file again when it has grown,
+// and the function that gives the mapping back (resets wait for it). nil
+// when a reset unmapped it meanwhile.
+func (s *Session) records(n int64) ([]byte, func(), error) {
+	f := &s.blk
+	size := segments(n) * blockSegBytes
+	f.mapMu.RLock()
+	if int64(len(f.mapped)) < size {
+		f.mapMu.RUnlock()
+		f.mapMu.Lock()
+		if int64(len(f.mapped)) < size {
+			if f.mapped != nil {
+				_ = syscall.Munmap(f.mapped)
+				f.mapped = nil
+			}
+			fh, err := os.Open(s.blockPath())
+			if err != nil {
+				f.mapMu.Unlock()
+				return nil, nil, err
+			}
+			// Room for growth: pages past the end of the file are never
+			// touched (readers read only the records done says are
+			// written).
+			m, err := syscall.Mmap(int(fh.Fd()), 0, int(size+size/2), syscall.PROT_READ, syscall.MAP_SHARED)
+			fh.Close()
+			if err != nil {
+				f.mapMu.Unlock()
+				return nil, nil, err
+			}
+			f.mapped = m
+		}
+		f.mapMu.Unlock()
+		f.mapMu.RLock()
+	}
+	if int64(len(f.mapped)) < size {
+		f.mapMu.RUnlock()
+		return nil, nil, nil // unmapped by a reset meanwhile: no records to consult
+	}
+	return f.mapped[:size], f.mapMu.RUnlock, nil
 }
 
 // kickBlocks starts the background builder of the records the committed
@@ -125,12 +293,23 @@ func (s *Session) kickBlocks() {
 	}()
 }
 
+// builderScratch is buildBlocks' memory (about 0.5 MiB), reused across runs.
+type builderScratch struct {
+	seg   [blockSegBytes]byte
+	rec   [blockRecord]byte
+	words [blockWords]uint64
+	buf   [blockText]byte
+}
+
+var builderPool = sync.Pool{New: func() any { return new(builderScratch) }}
+
 // buildBlocks writes the records of every complete block not written yet.
 func (s *Session) buildBlocks() error {
 	g := s.blk.gen.Load()
 	s.mu.RLock()
-	textSize, textPath, blockPath := s.textSize, s.textPath(), s.blockPath()
+	snap, blockPath, countPath := s.textSnap(), s.blockPath(), s.blockCountPath()
 	s.mu.RUnlock()
+	textSize := snap.size()
 	s.blk.mu.Lock()
 	defer s.blk.mu.Unlock()
 	if s.blk.gen.Load() != g {
@@ -141,109 +320,177 @@ func (s *Session) buildBlocks() error {
 	if b >= want {
 		return nil
 	}
-	tf, err := os.Open(textPath)
-	if err != nil {
-		return err
-	}
+	tf := newTextReader(snap, nil, false)
 	defer tf.Close()
-	bf, err := os.OpenFile(blockPath, os.O_CREATE|os.O_WRONLY, 0o600)
+	bf, err := os.OpenFile(blockPath, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return err
 	}
 	defer bf.Close()
-	const per = 4 // blocks read and written at a time
-	buf := make([]byte, per*blockSize+blockOverlap+2)
-	recs := make([]byte, per*blockRecord)
+	// One segment at a time: the words of the segment's blocks recorded
+	// before are read back, the new blocks' words set, the segment
+	// written whole.
+	sc := builderPool.Get().(*builderScratch)
+	defer builderPool.Put(sc)
+	seg, rec, words, buf := sc.seg[:], sc.rec[:], sc.words[:], sc.buf[:]
 	for b < want {
 		if s.blk.gen.Load() != g || s.x.closing.Load() {
 			return nil
 		}
-		n := min(per, want-b)
-		text := buf[:n*blockSize+blockOverlap+2]
-		if _, err := tf.ReadAt(text, b*blockSize); err != nil && !errors.Is(err, io.EOF) {
+		sg, j0 := b/blockSeg, b%blockSeg
+		jn := min(int64(blockSeg), want-sg*blockSeg)
+		clear(seg)
+		if j0 > 0 {
+			if _, err := bf.ReadAt(seg, sg*blockSegBytes); err != nil {
+				return err
+			}
+		}
+		for j := j0; j < jn; j++ {
+			if _, err := tf.ReadAt(buf, (sg*blockSeg+j)*blockSize); err != nil {
+				return err
+			}
+			fillBlock(rec, buf, words)
+			for w := range blockWords {
+				copy(seg[(int64(w)*blockSeg+j)*8:], rec[w*8:(w+1)*8])
+			}
+		}
+		if _, err := bf.WriteAt(seg, sg*blockSegBytes); err != nil {
 			return err
 		}
-		clear(recs)
-		for i := range n {
-			fillBlock(recs[i*blockRecord:(i+1)*blockRecord], text[i*blockSize:(i+1)*blockSize+blockOverlap+2])
-		}
-		if _, err := bf.WriteAt(recs[:n*blockRecord], b*blockRecord); err != nil {
+		b = sg*blockSeg + jn
+		if err := writeBlocksRecorded(countPath, b); err != nil {
 			return err
 		}
-		b += n
 		s.blk.done.Store(b)
 	}
 	return nil
 }
 
-// candidates are the blocks a search must read: blocks [first, first+len(read))
-// have records, read[i] says whether block first+i may hold a match start;
-// every other block is read.
+// candidates are the blocks a search must read: blocks [first, last) have
+// records, and a block among them is read when its record holds every key
+// of the query; every other block is read. The records are probed lazily,
+// a segment at a time as the scan reaches it, so a search that stops at
+// its limit early probes few. Not safe for concurrent use; release gives
+// the records' mapping back.
 type candidates struct {
-	first int64
-	read  []bool
+	first, last int64
+	keys        []filterKey
+	recs        []byte   // the mapped records (valid until release)
+	masks       []uint64 // by segment from first/blockSeg: the blocks to read
+	known       []bool   // whether masks[i] is computed
+	release     func()
 }
 
 // blockCandidates consults the records for a search of query over text
-// bytes [off, end); nil when there are none to consult.
+// bytes [off, end); nil when there are none to consult. The caller must
+// call release on a non-nil result.
 func (s *Session) blockCandidates(query string, off, end int64) (*candidates, error) {
-	if len(query) < 3 || end-off < blockMinSearch {
+	if len(query) < blockGram || end-off < blockMinSearch {
 		return nil, nil
 	}
 	first, last := off/blockSize, min(s.blk.done.Load(), (end-1)/blockSize+1)
 	if last <= first {
 		return nil, nil
 	}
-	q := query[:min(len(query), blockOverlap+2)]
-	bits := make([]uint32, 0, len(q)-2)
-	for p := 0; p+3 <= len(q); p++ {
-		bits = append(bits, blockHash(uint32(q[p])<<16|uint32(q[p+1])<<8|uint32(q[p+2])))
-	}
-	f, err := os.Open(s.blockPath())
-	if err != nil {
+	recs, release, err := s.records(last)
+	if err != nil || recs == nil {
 		return nil, err
 	}
-	defer f.Close()
-	recs := make([]byte, (last-first)*blockRecord)
-	if _, err := f.ReadAt(recs, first*blockRecord); err != nil {
-		return nil, err
-	}
-	c := &candidates{first: first, read: make([]bool, last-first)}
-	for i := range c.read {
-		rec := recs[i*blockRecord : (i+1)*blockRecord]
-		ok := true
-		for _, x := range bits {
-			if rec[x>>3]&(1<<(x&7)) == 0 {
-				ok = false
-				break
-			}
-		}
-		c.read[i] = ok
-	}
-	return c, nil
+	n := (last-1)/blockSeg - first/blockSeg + 1
+	return &candidates{first: first, last: last, keys: blockKeys(query), recs: recs,
+		masks: make([]uint64, n), known: make([]bool, n), release: release}, nil
 }
 
-// reads reports whether the block holding pos must be read.
+// segment returns the mask of the blocks to read among segment sg's
+// (bit j: block sg×blockSeg+j), probing it on first use: the first key
+// over every block of the segment (a branch-free pass over one 512-byte
+// row), the others over the blocks still in.
+func (c *candidates) segment(sg int64) uint64 {
+	i := sg - c.first/blockSeg
+	if c.known[i] {
+		return c.masks[i]
+	}
+	base := sg * blockSegBytes
+	lo, hi := max(c.first-sg*blockSeg, 0), min(c.last-sg*blockSeg, blockSeg)
+	k := c.keys[0]
+	row := c.recs[base+int64(k.word)*blockSeg*8 : base+int64(k.word+1)*blockSeg*8]
+	var m uint64
+	for j := lo; j < hi; j++ {
+		x := binary.LittleEndian.Uint64(row[j*8:])&k.bits ^ k.bits
+		m |= ((x|-x)>>63 ^ 1) << j // 1 when x == 0
+	}
+	for _, k := range c.keys[1:] {
+		if m == 0 {
+			break
+		}
+		row := c.recs[base+int64(k.word)*blockSeg*8 : base+int64(k.word+1)*blockSeg*8]
+		for r := m; r != 0; r &= r - 1 {
+			j := bits.TrailingZeros64(r)
+			if binary.LittleEndian.Uint64(row[j*8:])&k.bits != k.bits {
+				m &^= 1 << j
+			}
+		}
+	}
+	c.masks[i], c.known[i] = m, true
+	return m
+}
+
+// filterKey is what a probe checks: the bits in one word of a record.
+type filterKey struct {
+	word int
+	bits uint64
+}
+
+// blockKeys returns the keys of query's n-grams at positions [0,
+// min(len-12, blockOverlap)], at most blockMaxKeys of them spread over
+// that range (none for a query shorter than 12 bytes); a position with 16
+// bytes of query from it has the 16-gram's bits too.
+func blockKeys(query string) []filterKey {
+	if len(query) < blockGram {
+		return nil
+	}
+	span := min(len(query)-blockGram, blockOverlap)
+	k := min(span+1, blockMaxKeys)
+	keys := make([]filterKey, 0, k)
+	for i := range k {
+		p := 0
+		if k > 1 {
+			p = i * span / (k - 1)
+		}
+		w, b := blockKey([]byte(query[p:min(len(query), p+blockGramMax)]))
+		keys = append(keys, filterKey{w, b})
+	}
+	return keys
+}
+
+// reads reports whether block b must be read.
 func (c *candidates) reads(b int64) bool {
-	i := b - c.first
-	return i < 0 || i >= int64(len(c.read)) || c.read[i]
+	if b < c.first || b >= c.last {
+		return true
+	}
+	return c.segment(b/blockSeg)>>(b%blockSeg)&1 != 0
 }
 
 // skip returns the first position at or after pos in a block to read.
 func (c *candidates) skip(pos int64) int64 {
 	b := pos / blockSize
-	for !c.reads(b) {
-		b++
+	for b >= c.first && b < c.last {
+		m := c.segment(b/blockSeg) >> (b % blockSeg) // the blocks from b on in b's segment
+		if m != 0 {
+			b += int64(bits.TrailingZeros64(m))
+			break
+		}
+		b = min((b/blockSeg+1)*blockSeg, c.last) // blocks from last on are read
 	}
 	return max(pos, b*blockSize)
 }
 
-// limit returns where reading from pos (in a block to read) may stop for a
-// query of nq bytes: nq-1 bytes past the start of the next block not to
-// read (math.MaxInt64 when there is none).
-func (c *candidates) limit(pos, nq int64) int64 {
-	b := pos/blockSize + 1
-	for ; b < c.first+int64(len(c.read)); b++ {
+// limit returns where reading from pos (in a block to read) up to end
+// may stop for a query of nq bytes: nq-1 bytes past the start of the next
+// block not to read, if it starts before end (else math.MaxInt64). Blocks
+// from end on are not probed.
+func (c *candidates) limit(pos, nq, end int64) int64 {
+	for b := max(pos/blockSize+1, c.first); b < c.last && b*blockSize < end; b++ {
 		if !c.reads(b) {
 			return b*blockSize + nq - 1
 		}

@@ -13,9 +13,9 @@ import (
 	"contextd/history"
 )
 
-// blockText is n bytes of a small alphabet with the needles written at
+// randBlockText is n bytes of a small alphabet with the needles written at
 // the given offsets (later ones over earlier ones).
-func blockText(r *rand.Rand, n int, needles map[int]string) []byte {
+func randBlockText(r *rand.Rand, n int, needles map[int]string) []byte {
 	b := make([]byte, n)
 	for i := range b {
 		b[i] = "abcdefgh \n"[r.IntN(10)]
@@ -39,14 +39,12 @@ func blockSession(t *testing.T, dir string, fileID int64, text []byte, cuts []in
 	if err := os.MkdirAll(x.textDir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	s := &Session{x: x, fileID: fileID, textSize: int64(len(text))}
-	if err := os.WriteFile(s.textPath(), text, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	s := &Session{x: x, fileID: fileID}
+	writeFrames(t, s, text)
 	if err := s.buildBlocks(); err != nil {
 		t.Fatal(err)
 	}
-	v := &View{s: s}
+	v := &View{s: s, text: s.textSnap()}
 	prev := 0
 	for _, c := range append(cuts, len(text)) {
 		v.Items = append(v.Items, ItemMeta{IsItem: true, Chars: int32(utf8.RuneCount(text[prev:c])), TextOff: int64(prev), TextLen: int32(c - prev)})
@@ -65,15 +63,15 @@ func TestBlockFiltersSearch(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	long := "needle(" + strings.Repeat("Z", blockOverlap+40) + ")"
 	needles := map[int]string{
-		blockSize - 4:                  "needle(Q)",
-		2*blockSize - 1:                "needle(Q)",
-		3*blockSize + blockOverlap - 3: "needle(Q)",
+		blockSize - 4:                  "needle(Q)xyz-long-enough",
+		2*blockSize - 1:                "needle(Q)xyz-long-enough",
+		3*blockSize + blockOverlap - 3: "needle(Q)xyz-long-enough",
 		4*blockSize - 100:              long,
-		5*blockSize - 3:                "Q(xyz",
-		6*blockSize + 17:               "needle(Q)",
-		7*blockSize + 5:                "needle(Q)", // the last, incomplete block
+		5*blockSize - 3:                "Q(xyz-012345",
+		6*blockSize + 17:               "needle(Q)xyz-long-enough",
+		7*blockSize + 5:                "needle(Q)xyz-long-enough", // the last, incomplete block
 	}
-	text := blockText(r, 7*blockSize+blockOverlap, needles)
+	text := randBlockText(r, 7*blockSize+blockOverlap, needles)
 	var cuts []int
 	for c := r.IntN(5000); c < len(text); c += 1 + r.IntN(9000) {
 		cuts = append(cuts, c)
@@ -86,37 +84,39 @@ func TestBlockFiltersSearch(t *testing.T) {
 	if got, want := s.blk.done.Load(), int64(6); got != want {
 		t.Fatalf("%d complete blocks recorded, want %d (text of %d bytes)", got, want, len(text))
 	}
-	cs, err := s.blockCandidates("needle(Q)", 0, int64(len(text)))
+	cs, err := s.blockCandidates("needle(Q)xyz-long-enough", 0, int64(len(text)))
 	if err != nil || cs == nil {
 		t.Fatalf("no candidates (%v)", err)
 	}
 	// Blocks 0, 1, 2 (match starts), 5 (6*blockSize+17 is in block 6...)
 	// whatever the hash says, the blocks with a match start must be read
-	// and block 4 (only "Q(xyz" near its end, long needle starts in 3) has none.
+	// and block 4 (only "Q(xyz-012345" near its end, long needle starts in 3) has none.
 	for _, b := range []int64{0, 1, 3, 6} {
 		if !cs.reads(b) {
 			t.Errorf("block %d holds a match start of needle(Q) but is skipped", b)
 		}
 	}
 	skipped := 0
-	for _, rd := range cs.read {
+	defer cs.release()
+	read := readsAll(cs)
+	for _, rd := range read {
 		if !rd {
 			skipped++
 		}
 	}
 	if skipped == 0 {
-		t.Errorf("the filters rule out no block for needle(Q): %v", cs.read)
+		t.Errorf("the filters rule out no block for needle(Q): %v", read)
 	}
 	texts := make([]string, len(v.Items))
 	for i, im := range v.Items {
 		texts[i] = string(text[im.TextOff : im.TextOff+int64(im.TextLen)])
 	}
-	ts := viewTexts{v: v, path: s.textPath()}
+	ts := viewTexts{v: v, t: v.text}
 	all := make([]history.ItemRef, len(v.Items))
 	for i := range all {
 		all[i] = history.ItemRef{ItemID: fmt.Sprint(i), Key: int64(i)}
 	}
-	queries := []string{"needle(Q)", long, "Q(xyz", "ZZZZ)", "needle", "zzzz", "abc", "Q("}
+	queries := []string{"needle(Q)xyz-long-enough", long, "Q(xyz-012345", "ZZZZ)", "needle", "zzzz", "abc", "Q("}
 	for _, p := range []struct {
 		chunk int
 		split int64
@@ -146,15 +146,12 @@ func TestBlockFiltersSearch(t *testing.T) {
 // the records of the complete blocks of a shorter committed text.
 func TestBlockFiltersIncremental(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	text := blockText(r, 5*blockSize+1000, map[int]string{blockSize + 9: "needle"})
+	text := randBlockText(r, 5*blockSize+1000, map[int]string{blockSize + 9: "needle"})
 	dir := t.TempDir()
 	once, _ := blockSession(t, dir, 1, text, nil)
 	grown, _ := blockSession(t, dir, 2, text[:1000], nil)
 	for _, n := range []int{blockSize, blockSize + blockOverlap + 1, blockSize + blockOverlap + 2, 3*blockSize + 5, len(text)} {
-		if err := os.WriteFile(grown.textPath(), text[:n], 0o600); err != nil {
-			t.Fatal(err)
-		}
-		grown.textSize = int64(n)
+		writeFrames(t, grown, text[:n])
 		if err := grown.buildBlocks(); err != nil {
 			t.Fatal(err)
 		}
@@ -175,13 +172,136 @@ func TestBlockFiltersIncremental(t *testing.T) {
 			t.Errorf("record %d differs", i/blockRecord)
 		}
 	}
-	if len(a) != 5*blockRecord || !bytes.Equal(a, b) {
+	if len(a) != blockSegBytes || !bytes.Equal(a, b) {
 		t.Fatalf("records built once (%d bytes) and built growing (%d bytes) differ", len(a), len(b))
 	}
 	if err := grown.resetBlocks(2*blockSize + blockOverlap + 1); err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(grown.blockPath()); err != nil || fi.Size() != blockRecord || grown.blk.done.Load() != 1 {
+	if fi, err := os.Stat(grown.blockPath()); err != nil || fi.Size() != blockSegBytes || grown.blk.done.Load() != 1 {
 		t.Fatalf("after a reset to a text of 2 blocks + overlap + 1 byte: %v records, %v", grown.blk.done.Load(), err)
+	}
+}
+
+// readsAll is whether each block of [cs.first, cs.last) is read.
+func readsAll(cs *candidates) []bool {
+	var out []bool
+	for b := cs.first; b < cs.last; b++ {
+		out = append(out, cs.reads(b))
+	}
+	return out
+}
+
+// wordText is n bytes of words from a small vocabulary (so that 12-grams
+// and 16-grams repeat across blocks, as in real item text).
+func wordText(r *rand.Rand, n int) []byte {
+	words := []string{"return ", "err ", "nil", " != ", "func ", "(ctx", ")", "{\n", "}\n", "if ", "the ", "cache ", "value", ".go", "test ", "ok ", "\t", "x", "y", "z", "0", "1", "2"}
+	b := make([]byte, 0, n+16)
+	for len(b) < n {
+		b = append(b, words[r.IntN(len(words))]...)
+	}
+	return b[:n]
+}
+
+// TestBlockFiltersNeverMiss: over a text of more than two segments of
+// blocks, grown in steps (frames, filters and their segments built
+// incremental, a step ending inside blocks, overlaps and segments), then
+// cut back and grown again with other bytes, Search finds exactly what
+// strings.Contains finds in every item, for phrases planted across block
+// and segment boundaries, inside the overlap, in the last incomplete
+// block and the tail, phrases cut by an item boundary, substrings of the
+// text of 12 to 40 bytes and short queries; and the filters do rule out
+// blocks (the test is not vacuous).
+func TestBlockFiltersNeverMiss(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	n := (2*blockSeg+5)*blockSize + 3000
+	needle := "NEEDLE-across-the-boundary!"
+	text := wordText(r, n)
+	plant := []int{blockSize - 10, blockSeg*blockSize - 13, blockSeg*blockSize + blockOverlap - 5, 3*blockSize + blockOverlap + 2, (2*blockSeg)*blockSize - 1, n - 2000, n - 40}
+	for _, p := range plant {
+		copy(text[p:], needle)
+	}
+	var cuts []int
+	for c := r.IntN(5000); c < n; c += 1 + r.IntN(20000) {
+		cuts = append(cuts, c)
+	}
+	cuts = append(cuts, 5*blockSize+3) // an item boundary through a planted copy
+	copy(text[5*blockSize-5:], needle)
+	slices.Sort(cuts)
+	cuts = slices.Compact(cuts)
+
+	dir := t.TempDir()
+	s := &Session{x: &Index{dir: dir}, fileID: 1}
+	check := func(text []byte, upto int) {
+		t.Helper()
+		writeFrames(t, s, text[:upto])
+		if err := s.buildBlocks(); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := s.blk.done.Load(), blocksComplete(int64(upto)); got != want {
+			t.Fatalf("text of %d bytes: %d blocks recorded, want %d", upto, got, want)
+		}
+		v := &View{s: s, text: s.textSnap()}
+		prev := 0
+		for _, c := range append(slices.Clone(cuts), upto) {
+			if c > upto || c <= prev {
+				continue
+			}
+			v.Items = append(v.Items, ItemMeta{IsItem: true, Chars: int32(c - prev), TextOff: int64(prev), TextLen: int32(c - prev)})
+			prev = c
+		}
+		texts := make([]string, len(v.Items))
+		all := make([]history.ItemRef, len(v.Items))
+		for i, im := range v.Items {
+			texts[i] = string(text[im.TextOff : im.TextOff+int64(im.TextLen)])
+			all[i] = history.ItemRef{ItemID: fmt.Sprint(i), Key: int64(i)}
+		}
+		queries := []string{needle, needle[:12], needle[3:19], "-across-the-", "NEEDLE", "return err", "nothing-like-this-here"}
+		for range 40 {
+			l := 12 + r.IntN(29)
+			p := r.IntN(upto - l)
+			queries = append(queries, string(text[p:p+l]))
+		}
+		skipped := false
+		ts := viewTexts{v: v, t: v.text}
+		for _, q := range queries {
+			if cs, err := s.blockCandidates(q, 0, int64(upto)); err != nil {
+				t.Fatal(err)
+			} else if cs != nil {
+				if slices.Contains(readsAll(cs), false) {
+					skipped = true
+				}
+				cs.release()
+			}
+			for name, refs := range map[string][]history.ItemRef{"file": all, "reversed": reversed(all)} {
+				want := searchOracle(texts, refs, q, 0)
+				var got []history.ItemRef
+				if err := ts.Search(q, refs, 0, func(ref history.ItemRef) bool { got = append(got, ref); return true }); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("text of %d bytes, refs %s, query %q: got %v, want %v", upto, name, q, keys(got), keys(want))
+				}
+			}
+		}
+		if !skipped && upto > 4*blockSize {
+			t.Fatalf("text of %d bytes: the filters ruled out no block for any query", upto)
+		}
+	}
+	for _, upto := range []int{3*blockSize + 100, blockSeg*blockSize + blockOverlap + 7, (blockSeg+3)*blockSize - 1, 2*blockSeg*blockSize + blockOverlap + 15, n} {
+		check(text, upto)
+	}
+	// Cut back into the first segment (a rewrite of the session file),
+	// then grow again with other bytes: no record of the old text is used.
+	other := wordText(r, n)
+	for _, p := range plant {
+		copy(other[p+1:], needle)
+	}
+	if err := s.resetBlocks(blockSeg/2*blockSize + 5); err != nil {
+		t.Fatal(err)
+	}
+	copy(other, text[:blockSeg/2*blockSize+5])
+	for _, upto := range []int{blockSeg*blockSize + 9, n} {
+		check(other, upto)
 	}
 }

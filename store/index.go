@@ -164,6 +164,8 @@ type Index struct {
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
 	bgSlot   chan struct{} // held by the one background full index running
+
+	frames *frameCache // decoded item-text frames (textstore.go)
 }
 
 // OpenIndex opens the index in dir for the sessions directory root. A
@@ -189,7 +191,7 @@ func OpenIndex(ctx context.Context, root, dir string, opts Options) (*Index, err
 	if r, err := filepath.EvalSymlinks(absRoot); err == nil {
 		absRoot = r
 	}
-	x := &Index{root: absRoot, dir: dir, opts: opts, log: opts.Logger, metrics: opts.Metrics, byPath: map[string]*Session{}}
+	x := &Index{root: absRoot, dir: dir, opts: opts, log: opts.Logger, metrics: opts.Metrics, byPath: map[string]*Session{}, frames: newFrameCache()}
 	if err := x.open(ctx); err != nil {
 		return nil, err
 	}
@@ -311,10 +313,7 @@ func (x *Index) Forget(ctx context.Context, path string) error {
 	if err := os.Remove(s.blockPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if err := os.Remove(s.textPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
+	return s.removeTextFiles()
 }
 
 // Lexical returns path mapped (Options.PathMap), made absolute (relative
@@ -569,6 +568,7 @@ func (x *Index) Rebuild(ctx context.Context) error {
 		s.blk.mu.Lock()
 		s.blk.done.Store(0)
 		s.blk.mu.Unlock()
+		s.blk.unmap()
 	}
 	err := func() error {
 		x.mu.Lock()

@@ -1,12 +1,10 @@
 package store
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -106,18 +104,6 @@ func memEntry(e session.Entry) session.Entry {
 	return e
 }
 
-// textWriter appends item texts and counts the bytes written.
-type textWriter struct {
-	w *bufio.Writer
-	n int64
-}
-
-func (t *textWriter) write(s string) error {
-	n, err := t.w.WriteString(s)
-	t.n += int64(n)
-	return err
-}
-
 // pendingEntry is an entry parsed in the current batch.
 type pendingEntry struct {
 	e    session.Entry
@@ -129,7 +115,7 @@ type pendingEntry struct {
 // transaction with the entries and the new resume state, then publish to
 // readers.
 func (s *Session) ingest(ctx context.Context, db *DB, f *os.File, size int64) error {
-	tf, err := os.OpenFile(s.textPath(), os.O_CREATE|os.O_WRONLY, 0o600)
+	tf, err := os.OpenFile(s.framePath(), os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
@@ -238,6 +224,10 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 	if end-start >= session.ReadChunk && ib.chunk == nil {
 		ib.chunk = make([]byte, session.ReadChunk)
 	}
+	if end-start >= 1<<20 {
+		b.texts.async()
+	}
+	defer b.texts.finish() // on early returns; a no-op after the one below
 	next, err := session.ScanLinesBuf(f, start, end, s.x.opts.MaxLineBytes, ib.chunk, b.line)
 	if err != nil {
 		return false, err
@@ -248,8 +238,12 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 	if start == 0 && b.haveFirst {
 		copy(s.firstLine[:], b.first[:])
 	}
-	// 1. item texts, before the rows that point at them.
-	if err := b.texts.w.Flush(); err != nil {
+	// 1. item texts, before the rows that point at them: the frames are
+	// written, their index entries now.
+	if err := b.texts.finish(); err != nil {
+		return false, fmt.Errorf("write item texts: %w", err)
+	}
+	if err := s.writeFrameIndex(len(s.frameEnds), b.texts.ends); err != nil {
 		return false, fmt.Errorf("write item texts: %w", err)
 	}
 	newTextSize := b.textOff + b.texts.n
@@ -283,14 +277,14 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 // batchWork is one ingest batch being parsed: a copy of the parser state
 // (committed only with the batch), the entries parsed and rendered so far,
 // their item texts (streamed into the text file at its committed end; the
-// rows that point at them commit afterwards, so a crash leaves only bytes
-// that load truncates away), the tool calls and names they add.
+// rows that point at them commit afterwards, so a crash leaves only frames
+// that load truncates away; the tail commits with the rows), the tool calls and names they add.
 type batchWork struct {
 	s         *Session
 	p         session.Parser
 	hdr       *session.Header // the header, when this batch parsed it
 	pend      []pendingEntry
-	texts     *textWriter
+	texts     *frameWriter
 	textOff   int64
 	newCalls  map[string]history.Call
 	calls     []history.CallRecord
@@ -305,10 +299,10 @@ type batchWork struct {
 // (each batch allocated its own: a fifth of the bytes allocated while
 // indexing); they are garbage once the call returns.
 type ingestBufs struct {
-	chunk   []byte        // the line scanner's reads
-	crc     []byte        // the change check's reads
-	text    *bufio.Writer // item texts
-	scratch []byte        // the parser's Scratch
+	chunk   []byte       // the line scanner's reads
+	crc     []byte       // the change check's reads
+	text    *frameWriter // item texts
+	scratch []byte       // the parser's Scratch
 	pend    []pendingEntry
 }
 
@@ -328,18 +322,18 @@ func (s *Session) newBatch(tf *os.File, end int64, ib *ingestBufs) *batchWork {
 			b.pend = make([]pendingEntry, 0, want)
 		}
 	}
-	w := io.NewOffsetWriter(tf, s.textSize)
-	var bw *bufio.Writer
-	if end-s.next >= 1<<20 {
-		if ib.text == nil {
-			ib.text = bufio.NewWriterSize(w, 1<<20)
-		}
-		bw = ib.text
-		bw.Reset(w)
-	} else {
-		bw = bufio.NewWriterSize(w, int(max(end-s.next, 4096)))
+	// Item texts: the committed tail, then this batch's texts, cut into
+	// frames after the committed ones.
+	if ib.text == nil {
+		ib.text = &frameWriter{buf: make([]byte, 0, frameSize)}
 	}
-	b.texts = &textWriter{w: bw}
+	w := ib.text
+	w.f, w.end, w.ends, w.n = tf, 0, w.ends[:0], 0
+	if n := len(s.frameEnds); n > 0 {
+		w.end = s.frameEnds[n-1]
+	}
+	w.buf = append(w.buf[:0], s.textTail...)
+	b.texts = w
 	b.p.LookupSeq = b.idAt
 	// Transient decoding: each line is rendered before the next is parsed;
 	// what is kept (entries, calls, names) is copied.
@@ -461,8 +455,8 @@ func (s *Session) commitBatch(ctx context.Context, db *DB, b *batchWork, next, n
 		sid = p.Header.ID
 	}
 	sb, _ := json.Marshal(merged)
-	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET session_id=?, header=?, not_pi=?, bytes_indexed=?, first_line=?, dev=?, ino=?, next_line=?, next_seq=?, last_v1_id=?, text_bytes=?, stats=? WHERE file_id=?`,
-		sid, string(hb), p.NotPi, next, s.firstLine[:], int64(s.dev), int64(s.ino), p.NextLine, p.NextSeq, p.LastV1ID, newTextSize, string(sb), s.fileID); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET session_id=?, header=?, not_pi=?, bytes_indexed=?, first_line=?, dev=?, ino=?, next_line=?, next_seq=?, last_v1_id=?, text_bytes=?, text_tail=?, stats=? WHERE file_id=?`,
+		sid, string(hb), p.NotPi, next, s.firstLine[:], int64(s.dev), int64(s.ino), p.NextLine, p.NextSeq, p.LastV1ID, newTextSize, b.texts.buf, string(sb), s.fileID); err != nil {
 		return err
 	}
 	if err := s.saveCheck(ctx, tx, check); err != nil {
@@ -513,6 +507,8 @@ func (s *Session) publishBatch(b *batchWork, next, size, newTextSize int64, merg
 	s.parser = p
 	s.next = next
 	s.textSize = newTextSize
+	s.frameEnds = append(s.frameEnds, b.texts.ends...)
+	s.textTail = slices.Clone(b.texts.buf)
 	s.stats = merged
 }
 

@@ -39,7 +39,10 @@ type Session struct {
 	names     names
 	calls     map[string]history.Call
 	next      int64
-	textSize  int64
+	textSize  int64   // bytes of item text: len(frameEnds)×frameSize + len(textTail)
+	frameEnds []int64 // item-text frames (textstore.go); appended to, never rewritten while published
+	textTail  []byte  // the item text after the last frame; replaced, never modified
+	textEpoch uint64  // textEpochs number of this state of the text
 	firstLine [32]byte
 	dev, ino  uint64
 	mtime     time.Time    // file mtime at the last sync (memory only)
@@ -63,6 +66,7 @@ type Session struct {
 
 	blk     blockFilters // search block filters (blocks.go); not under mu
 	decoded decodeCache  // entries DecodeEach decoded lately (decode_many.go); not under mu
+	spans   spanCache    // the spans of the last large search (view.go); not under mu
 }
 
 func (s *Session) reset() {
@@ -77,6 +81,7 @@ func (s *Session) reset() {
 	s.calls = nil
 	s.next = 0
 	s.textSize = 0
+	s.frameEnds, s.textTail, s.textEpoch = nil, nil, textEpochs.Add(1)
 	s.firstLine = [32]byte{}
 	s.dev, s.ino = 0, 0
 	s.stats = session.Stats{}
@@ -99,8 +104,9 @@ func (s *Session) SessionID() string {
 	return s.tree.Header.ID
 }
 
-func (s *Session) textPath() string {
-	return filepath.Join(s.x.textDir(), fmt.Sprintf("%d.txt", s.fileID))
+// textSnap is the committed item text (caller holds mu).
+func (s *Session) textSnap() *textSnap {
+	return &textSnap{epoch: s.textEpoch, path: s.framePath(), ends: s.frameEnds, tail: s.textTail}
 }
 
 // Sync brings the index of this session up to date with its file: a stat,
@@ -333,10 +339,10 @@ func (s *Session) clear(ctx context.Context, db *DB) error {
 			return err
 		}
 	}
-	// Truncate under mu: a search may have the text file mapped.
+	// Truncate under mu: no reader is reading the text files.
 	s.mu.Lock()
 	if s.fileID != 0 {
-		if err := os.Truncate(s.textPath(), 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if _, _, err := s.loadFrames(0); err != nil {
 			s.mu.Unlock()
 			return err
 		}
@@ -349,7 +355,7 @@ func (s *Session) clear(ctx context.Context, db *DB) error {
 // forgetRows deletes a session's entries and tool calls and resets its
 // resume state, in one transaction.
 func forgetRows(ctx context.Context, db *DB, fileID int64) error {
-	_, err := db.Writer.ExecContext(ctx, `UPDATE sessions SET session_id='', header='{}', not_pi=0, bytes_indexed=0, first_line=x'', next_line=1, next_seq=0, last_v1_id='', text_bytes=0, stats='{}', indexed_crc=0, tail_crc=0, mtime_ns=0, ctime_ns=0 WHERE file_id=?;
+	_, err := db.Writer.ExecContext(ctx, `UPDATE sessions SET session_id='', header='{}', not_pi=0, bytes_indexed=0, first_line=x'', next_line=1, next_seq=0, last_v1_id='', text_bytes=0, text_tail=x'', stats='{}', indexed_crc=0, tail_crc=0, mtime_ns=0, ctime_ns=0 WHERE file_id=?;
 DELETE FROM entry_blocks WHERE file_id=?; DELETE FROM tool_calls WHERE file_id=?`, fileID, fileID, fileID)
 	return err
 }
@@ -382,8 +388,9 @@ func (s *Session) loadRows(ctx context.Context, db *DB) error {
 		first                           []byte
 		dev, ino                        int64
 	)
-	err := db.Writer.QueryRowContext(ctx, `SELECT file_id, header, not_pi, bytes_indexed, first_line, dev, ino, next_line, next_seq, last_v1_id, text_bytes, stats FROM sessions WHERE path=?`, s.path).
-		Scan(&fileID, &header, &notPi, &bytesIdx, &first, &dev, &ino, &nextLine, &nextSeq, &lastV1, &tb, &stats)
+	var tail []byte
+	err := db.Writer.QueryRowContext(ctx, `SELECT file_id, header, not_pi, bytes_indexed, first_line, dev, ino, next_line, next_seq, last_v1_id, text_bytes, text_tail, stats FROM sessions WHERE path=?`, s.path).
+		Scan(&fileID, &header, &notPi, &bytesIdx, &first, &dev, &ino, &nextLine, &nextSeq, &lastV1, &tb, &tail, &stats)
 	if errors.Is(err, sql.ErrNoRows) {
 		res, err := db.Writer.ExecContext(ctx, `INSERT INTO sessions(path) VALUES (?)`, s.path)
 		if err != nil {
@@ -430,32 +437,39 @@ func (s *Session) loadRows(ctx context.Context, db *DB) error {
 	if err := s.loadCheck(ctx, db); err != nil {
 		return err
 	}
-	return s.reconcileText(ctx, db, fileID, tb)
+	return s.reconcileText(ctx, db, fileID, tb, tail)
 }
 
-// reconcileText makes the item-text file hold exactly the tb committed
-// bytes (caller holds mu). The file may hold bytes of a batch that never
-// committed; they are dropped. If it lost committed bytes, the index of
-// this file is unusable: its rows are forgotten and it is indexed again.
-func (s *Session) reconcileText(ctx context.Context, db *DB, fileID, tb int64) error {
-	fi, err := os.Stat(s.textPath())
-	switch {
-	case err == nil && fi.Size() >= tb:
-		if fi.Size() > tb {
-			return os.Truncate(s.textPath(), tb)
-		}
-		return nil
-	case (err == nil || errors.Is(err, fs.ErrNotExist)) && tb == 0:
-		return nil
-	default:
-		s.x.log.Warn("item text file lost committed data, re-indexing the session", "path", s.path)
-		s.x.metrics.Reindexes.WithLabelValues("text_lost").Inc()
-		if err := forgetRows(ctx, db, fileID); err != nil {
+// reconcileText makes the item-text files hold exactly the tb committed
+// bytes, tail the last of them (caller holds mu): the frames of a batch
+// that never committed are dropped. If the files lost committed frames,
+// the index of this file is unusable: its rows are forgotten and it is
+// indexed again.
+func (s *Session) reconcileText(ctx context.Context, db *DB, fileID, tb int64, tail []byte) error {
+	// The raw item-text file of an index before migration 0005 (which
+	// re-indexes every session).
+	if err := os.Remove(s.legacyTextPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	inFrames := tb - int64(len(tail))
+	if len(tail) < frameSize && inFrames >= 0 && inFrames%frameSize == 0 {
+		ends, ok, err := s.loadFrames(int(inFrames / frameSize))
+		if err != nil {
 			return err
 		}
-		s.fresh(fileID)
-		return os.WriteFile(s.textPath(), nil, 0o600)
+		if ok {
+			s.frameEnds, s.textTail = ends, tail
+			return nil
+		}
 	}
+	s.x.log.Warn("item text files lost committed data, re-indexing the session", "path", s.path)
+	s.x.metrics.Reindexes.WithLabelValues("text_lost").Inc()
+	if err := forgetRows(ctx, db, fileID); err != nil {
+		return err
+	}
+	s.fresh(fileID)
+	_, _, err := s.loadFrames(0)
+	return err
 }
 
 // entryMeta holds the Entry fields that have no column of their own.

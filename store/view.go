@@ -7,14 +7,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -39,6 +38,7 @@ type View struct {
 	// InFlightTooLong is the length so far of an unterminated last line
 	// already over the line limit (0 when there is none).
 	InFlightTooLong int64
+	text            *textSnap // the committed item text (nil: none)
 }
 
 // Read calls fn with a view of the session. Syncs wait until fn returns, so
@@ -52,7 +52,7 @@ func (s *Session) Read(fn func(v *View) error) error {
 // view is the current state as a View (caller holds mu).
 func (s *Session) view() *View {
 	v := &View{s: s, Path: s.path, Tree: s.tree, Items: s.items, names: s.names.list, Stats: s.stats, State: s.state, StateMsg: s.stateMsg,
-		Bytes: s.next, FileSize: s.fileSize, SyncedAt: s.syncedAt, InFlightTooLong: s.flightTooLong}
+		Bytes: s.next, FileSize: s.fileSize, SyncedAt: s.syncedAt, InFlightTooLong: s.flightTooLong, text: s.textSnap()}
 	if v.State == "" {
 		v.State = StateOK
 	}
@@ -197,13 +197,24 @@ func (v *View) Decode(seq int) (*session.Entry, *session.Decoded, error) {
 
 // Texts is the history.TextSource of this view: item texts are read from
 // the session's item-text file.
-func (v *View) Texts() history.TextSource { return viewTexts{v: v, path: v.s.textPath()} }
+func (v *View) Texts() history.TextSource {
+	t := v.text
+	if t == nil {
+		t = &textSnap{}
+	}
+	var c *frameCache
+	if v.s != nil && v.s.x != nil {
+		c = v.s.x.frames
+	}
+	return viewTexts{v: v, t: t, cache: c}
+}
 
-// viewTexts reads item texts from path, the session's item-text file, at
-// the offsets of v.Items.
+// viewTexts reads item texts from t, the session's committed item text,
+// at the offsets of v.Items.
 type viewTexts struct {
-	v    *View
-	path string
+	v     *View
+	t     *textSnap
+	cache *frameCache
 }
 
 func (t viewTexts) meta(ref history.ItemRef) (ItemMeta, error) {
@@ -217,13 +228,10 @@ func (t viewTexts) read(off int64, n int) ([]byte, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	f, err := os.Open(t.path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
+	r := newTextReader(t.t, t.cache, true)
+	defer r.Close()
 	buf := make([]byte, n)
-	if _, err := f.ReadAt(buf, off); err != nil {
+	if _, err := r.ReadAt(buf, off); err != nil {
 		return nil, err
 	}
 	return buf, nil
@@ -286,10 +294,7 @@ func (t viewTexts) cut(im ItemMeta, off, n int) (string, error) {
 		}
 		return cutChars(b, off, n), nil
 	}
-	f, err := os.Open(t.path)
-	if err != nil {
-		return "", err
-	}
+	f := newTextReader(t.t, t.cache, true)
 	defer f.Close()
 	i, j, err := charRange(f, im, off, n)
 	if err != nil || i == j {
@@ -304,7 +309,7 @@ func (t viewTexts) cut(im ItemMeta, off, n int) (string, error) {
 
 // charRange returns the byte range [i, j) of the code points [off, off+n)
 // of the item's text (n < 0: to the end), reading it in cutBuf pieces.
-func charRange(f *os.File, im ItemMeta, off, n int) (int, int, error) {
+func charRange(f io.ReaderAt, im ItemMeta, off, n int) (int, int, error) {
 	bp := cutPool.Get().(*[]byte)
 	defer cutPool.Put(bp)
 	buf := *bp
@@ -396,7 +401,6 @@ var (
 	searchChunk       = 256 << 10
 	searchGap   int64 = 32 << 10
 	searchSplit int64 = 8 << 20
-	searchMap   int64 = 1 << 20 // searches over more bytes map the file
 )
 
 var searchPool = sync.Pool{New: func() any { b := make([]byte, searchChunk); return &b }}
@@ -406,12 +410,91 @@ var spanPool = sync.Pool{New: func() any { return new([]span) }}
 
 const maxPooledSpans = 1 << 20
 
-// span is the text of one item to search: bytes [off, end) of the
-// item-text file, ref the index in refs of the first ref naming it.
-type span struct {
-	off, end int64
-	ref      int
+// makeSpans returns the spans of refs' texts (items without text, or with
+// an empty one, have none) in file order, the text of an item named twice
+// once; inOrder says whether refs name them in file order (spans[i].ref
+// ascending with i), total is the bytes they cover. spans is appended to.
+func makeSpans(spans []span, refs []history.ItemRef, items []ItemMeta) ([]span, bool, int64) {
+	inOrder := true // spans strictly ascending in refs order
+	var total int64
+	for i, r := range refs {
+		if r.Key < 0 || int(r.Key) >= len(items) || !items[r.Key].hasText() || items[r.Key].TextLen == 0 {
+			continue
+		}
+		im := &items[r.Key]
+		s := span{off: im.TextOff, n: uint32(im.TextLen), ref: int32(i)}
+		if n := len(spans); n > 0 && spans[n-1].off >= s.off {
+			inOrder = false
+		}
+		spans = append(spans, s)
+		total += int64(im.TextLen)
+	}
+	if !inOrder {
+		slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.off, b.off) })
+		// The same text named twice (the same item in two refs) is
+		// searched once: matched marks every ref by Key.
+		spans = slices.CompactFunc(spans, func(a, b span) bool { return a.off == b.off })
+	}
+	return spans, inOrder, total
 }
+
+// spanCacheMin is the number of refs from which a search keeps its spans
+// for the next search over the same refs.
+const spanCacheMin = 4096
+
+// spanCache is the session's cache of the spans of the last large refs
+// list searched (nil for a small list or a view of no session).
+func (t viewTexts) spanCache() *spanCache {
+	if t.v.s == nil {
+		return nil
+	}
+	return &t.v.s.spans
+}
+
+// spanCache keeps the spans of one refs list: the coordinator hands every
+// unfiltered search of a leaf the same cached SearchOrder slice, so 32
+// clients searching one session build its spans (a quarter-million items
+// at 1 GiB) once. The list is kept, so its identity (first element's
+// address and length) names it while it is cached; items of a text epoch
+// never change.
+type spanCache struct {
+	mu      sync.Mutex
+	refs    []history.ItemRef
+	epoch   uint64
+	spans   []span
+	inOrder bool
+	total   int64
+}
+
+// get returns makeSpans(refs) for the text of epoch, from the cache when
+// it holds them. The spans returned are shared: read only.
+func (c *spanCache) get(refs []history.ItemRef, epoch uint64, items []ItemMeta) ([]span, bool, int64) {
+	if len(refs) < spanCacheMin {
+		return makeSpans(nil, refs, items)
+	}
+	c.mu.Lock()
+	if c.epoch == epoch && len(c.refs) == len(refs) && &c.refs[0] == &refs[0] {
+		defer c.mu.Unlock()
+		return c.spans, c.inOrder, c.total
+	}
+	c.mu.Unlock()
+	spans, inOrder, total := makeSpans(nil, refs, items)
+	c.mu.Lock()
+	c.refs, c.epoch, c.spans, c.inOrder, c.total = refs, epoch, spans, inOrder, total
+	c.mu.Unlock()
+	return spans, inOrder, total
+}
+
+// span is the text of one item to search: bytes [off, off+n) of the
+// item text, ref the index in refs of the first ref naming it (16 bytes: a
+// quarter-million of them are kept per large session, spanCache).
+type span struct {
+	off int64
+	n   uint32
+	ref int32
+}
+
+func (s span) end() int64 { return s.off + int64(s.n) }
 
 // Search calls fn, in the order of refs, for each ref whose text contains
 // query as a byte substring (case-sensitive literal), until fn returns
@@ -426,74 +509,60 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 		return nil
 	}
 	items := t.v.Items
-	sp := spanPool.Get().(*[]span)
-	defer func() {
-		if cap(*sp) <= maxPooledSpans {
-			spanPool.Put(sp)
-		}
-	}()
-	spans := (*sp)[:0]
-	defer func() { *sp = spans[:0] }()
-	inOrder := true // spans strictly ascending in refs order
+	var spans []span
+	var inOrder bool
 	var total int64
-	for i, r := range refs {
-		if r.Key < 0 || int(r.Key) >= len(items) || !items[r.Key].hasText() {
-			continue
-		}
-		im := &items[r.Key]
-		if int(im.TextLen) < len(query) {
-			continue
-		}
-		s := span{off: im.TextOff, end: im.TextOff + int64(im.TextLen), ref: i}
-		if n := len(spans); n > 0 && spans[n-1].off >= s.off {
-			inOrder = false
-		}
-		spans = append(spans, s)
-		total += int64(im.TextLen)
+	if c := t.spanCache(); c != nil {
+		spans, inOrder, total = c.get(refs, t.t.epoch, items)
+	} else {
+		sp := spanPool.Get().(*[]span)
+		defer func() {
+			if cap(*sp) <= maxPooledSpans {
+				spanPool.Put(sp)
+			}
+		}()
+		spans, inOrder, total = makeSpans((*sp)[:0], refs, items)
+		defer func() { *sp = spans[:0] }()
 	}
 	if len(spans) == 0 {
 		return nil
 	}
-	if !inOrder {
-		slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.off, b.off) })
-		// The same text named twice (the same item in two refs) is
-		// searched once: matched marks every ref by Key.
-		spans = slices.CompactFunc(spans, func(a, b span) bool { return a.off == b.off })
-	}
-	f, err := os.Open(t.path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	src := &textSource{f: f}
-	if total >= searchMap {
-		// Scan the page cache in place rather than copy it: the texts
-		// searched end by the last span, all committed, and the file is
-		// never truncated while a view is open (Read holds mu; truncations
-		// hold it for writing).
-		if m, err := syscall.Mmap(int(f.Fd()), 0, int(spans[len(spans)-1].end), syscall.PROT_READ, syscall.MAP_SHARED); err == nil {
-			src.mapped = m
-			defer syscall.Munmap(m)
-		}
-	}
+	// Each goroutine scanning has its own reader (textSource): frames
+	// are decoded into its own buffers, shared frames only looked up.
+	newSrc := func() *textSource { return &textSource{r: newTextReader(t.t, t.cache, false)} }
+	src := newSrc()
+	defer src.r.Close()
 	fd := newFinder(query)
 	var cs *candidates
 	if t.v.s != nil {
-		if cs, err = t.v.s.blockCandidates(query, spans[0].off, spans[len(spans)-1].end); err != nil {
+		var err error
+		if cs, err = t.v.s.blockCandidates(query, spans[0].off, spans[len(spans)-1].end()); err != nil {
 			return err
+		}
+		if cs != nil {
+			defer cs.release()
 		}
 	}
 
 	var matched []bool // by Key, when !inOrder
 	var emit func(i int) bool
+	// The frame where a found item's text starts is likely decoded
+	// already: it goes to the shared cache for the item's preview.
 	if inOrder {
-		emit = func(i int) bool { return fn(refs[spans[i].ref]) }
+		emit = func(i int) bool { src.r.share(int(spans[i].off / frameSize)); return fn(refs[spans[i].ref]) }
 	} else {
 		matched = make([]bool, len(items))
-		emit = func(i int) bool { matched[refs[spans[i].ref].Key] = true; return true }
+		emit = func(i int) bool {
+			src.r.share(int(spans[i].off / frameSize))
+			matched[refs[spans[i].ref].Key] = true
+			return true
+		}
 	}
 
-	if total <= searchSplit || runtime.GOMAXPROCS(0) < 2 {
+	// With block filters the bytes read are few: a second goroutine would
+	// only scan ahead for matches a limited search does not need (and
+	// compete with other searches for the cores).
+	if total <= searchSplit || runtime.GOMAXPROCS(0) < 2 || cs != nil {
 		if _, err := scanSpans(src, fd, cs, spans, nil, emit); err != nil {
 			return err
 		}
@@ -504,16 +573,18 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 		// first's, so fn is called in order and never concurrently.
 		half, acc := 0, int64(0)
 		for half < len(spans)-1 && acc < total/2 {
-			acc += spans[half].end - spans[half].off
+			acc += spans[half].end() - spans[half].off
 			half++
 		}
 		var stop atomic.Bool
 		var hits []int
 		var err2 error
 		done := make(chan struct{})
+		src2 := newSrc()
 		go func() {
 			defer close(done)
-			_, err2 = scanSpans(src, fd, cs, spans[half:], &stop, func(i int) bool {
+			defer src2.r.Close()
+			_, err2 = scanSpans(src2, fd, cs, spans[half:], &stop, func(i int) bool {
 				hits = append(hits, half+i)
 				return true
 			})
@@ -572,7 +643,7 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 			return false, nil
 		}
 		// A match from pos on ends at pos+len(q) or later.
-		for cur < len(spans) && spans[cur].end < pos+nq {
+		for cur < len(spans) && spans[cur].end() < pos+nq {
 			cur++
 		}
 		if cur == len(spans) {
@@ -588,14 +659,14 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 		}
 		// Read up to the end of the run of close spans from cur, at most
 		// one buffer.
-		k, runEnd := cur+1, spans[cur].end
+		k, runEnd := cur+1, spans[cur].end()
 		for k < len(spans) && runEnd-pos < int64(len(buf)) && spans[k].off-runEnd <= searchGap {
-			runEnd = max(runEnd, spans[k].end)
+			runEnd = max(runEnd, spans[k].end())
 			k++
 		}
 		end := min(runEnd, pos+int64(len(buf)))
 		if cs != nil {
-			end = min(end, cs.limit(pos, nq))
+			end = min(end, cs.limit(pos, nq, end))
 		}
 		chunk, err := src.at(buf[:end-pos], pos)
 		if err != nil {
@@ -607,7 +678,7 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 				break
 			}
 			p := pos + int64(i+j)
-			for cur < len(spans) && spans[cur].end < p+nq {
+			for cur < len(spans) && spans[cur].end() < p+nq {
 				cur++
 			}
 			if cur == len(spans) {
@@ -637,19 +708,14 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 	return true, nil
 }
 
-// textSource gives scanSpans the bytes of the item-text file: a slice of
-// the mapped file when it is mapped, else read into the caller's buffer.
+// textSource gives scanSpans the bytes of the item text.
 type textSource struct {
-	f      *os.File
-	mapped []byte
+	r *textReader
 }
 
 // at returns the len(buf) bytes at off.
 func (t *textSource) at(buf []byte, off int64) ([]byte, error) {
-	if t.mapped != nil {
-		return t.mapped[off : off+int64(len(buf))], nil
-	}
-	_, err := t.f.ReadAt(buf, off)
+	_, err := t.r.ReadAt(buf, off)
 	return buf, err
 }
 

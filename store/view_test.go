@@ -3,8 +3,6 @@ package store
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +15,6 @@ import (
 // (item i has Key i), and returns their viewTexts.
 func memTexts(tb testing.TB, texts []string) viewTexts {
 	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "1.txt")
 	var all []byte
 	v := &View{}
 	for _, s := range texts {
@@ -25,10 +22,10 @@ func memTexts(tb testing.TB, texts []string) viewTexts {
 			TextOff: int64(len(all)), TextLen: int32(len(s))})
 		all = append(all, s...)
 	}
-	if err := os.WriteFile(path, all, 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	return viewTexts{v: v, path: path}
+	s := &Session{x: &Index{dir: tb.TempDir()}, fileID: 1}
+	writeFrames(tb, s, all)
+	v.text = s.textSnap()
+	return viewTexts{v: v, t: v.text, cache: newFrameCache()}
 }
 
 // oldSlice and oldPrefix are the earlier implementation: read at most

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"contextd/internal/testkit"
+	"contextd/store"
 
 	_ "github.com/mattn/go-sqlite3" // read index.db directly
 )
@@ -320,6 +321,7 @@ func codex(sessionID string, args map[string]any) map[string]any {
 // indexRow is the big session's row of index.db.
 type indexRow struct {
 	FileID, BytesIndexed, TextBytes int64
+	TailBytes                       int64 // text_tail: the raw end of the item text
 	Entries, DistinctIDs            int
 	MinSeq, MaxSeq                  int
 }
@@ -348,7 +350,7 @@ func readIndexRow(t *testing.T, dir, name string) indexRow {
 	}
 	defer db.Close()
 	var r indexRow
-	err = db.QueryRow(`SELECT file_id, bytes_indexed, text_bytes FROM sessions WHERE path LIKE ?`, "%/"+name).Scan(&r.FileID, &r.BytesIndexed, &r.TextBytes)
+	err = db.QueryRow(`SELECT file_id, bytes_indexed, text_bytes, length(text_tail) FROM sessions WHERE path LIKE ?`, "%/"+name).Scan(&r.FileID, &r.BytesIndexed, &r.TextBytes, &r.TailBytes)
 	if err != nil {
 		t.Fatalf("read the sessions row of %s: %v", name, err)
 	}
@@ -529,20 +531,29 @@ func TestCrashMidIndexing(t *testing.T) {
 	if crashed.Entries != crashed.MaxSeq+1 || crashed.DistinctIDs != crashed.Entries {
 		t.Errorf("crashed index: %d entries, %d distinct ids, seq %d..%d", crashed.Entries, crashed.DistinctIDs, crashed.MinSeq, crashed.MaxSeq)
 	}
-	if fi, err := os.Stat(filepath.Join(state, "index", "texts", fmt.Sprintf("%d.txt", crashed.FileID))); err != nil || fi.Size() < crashed.TextBytes {
-		t.Errorf("item text file: %v, size below the committed %d bytes", err, crashed.TextBytes)
+	// The item text: frames of store.TextFrameSize raw bytes (texts/N.s2,
+	// their ends in N.s2x), the rest raw in the sessions row.
+	texts := filepath.Join(state, "index", "texts")
+	frames := (crashed.TextBytes - crashed.TailBytes) / store.TextFrameSize
+	if (crashed.TextBytes-crashed.TailBytes)%store.TextFrameSize != 0 || crashed.TailBytes >= store.TextFrameSize {
+		t.Errorf("committed text of %d bytes with a tail of %d: not whole frames", crashed.TextBytes, crashed.TailBytes)
+	}
+	if fi, err := os.Stat(filepath.Join(texts, fmt.Sprintf("%d.s2x", crashed.FileID))); err != nil || fi.Size() < 8*frames {
+		t.Errorf("item text frame index: %v, below the %d committed frames", err, frames)
 	} else {
-		t.Logf("item text file: %d bytes, %d committed (bytes beyond come from the batch in progress)", fi.Size(), crashed.TextBytes)
+		t.Logf("item text frames: %d indexed, %d committed (frames beyond come from the batch in progress)", fi.Size()/8, frames)
 	}
 
-	// Texts of a batch that never committed: the restart must ignore them
-	// (load truncates the file to the committed size).
-	tf, err := os.OpenFile(filepath.Join(state, "index", "texts", fmt.Sprintf("%d.txt", crashed.FileID)), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
+	// Frames of a batch that never committed: the restart must ignore them
+	// (load truncates the frame files to the committed frames).
+	for _, ext := range []string{"s2", "s2x"} {
+		tf, err := os.OpenFile(filepath.Join(texts, fmt.Sprintf("%d.%s", crashed.FileID, ext)), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tf.Write(bytes.Repeat([]byte("uncommitted batch text "), 4096))
+		tf.Close()
 	}
-	tf.Write(bytes.Repeat([]byte("uncommitted batch text "), 4096))
-	tf.Close()
 
 	// 2. Restart on the crashed state, and a cold contextd on a fresh state
 	// directory, at the same time.

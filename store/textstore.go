@@ -1,0 +1,502 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/s2"
+)
+
+// Item texts are stored compressed (issue 16): the session's item text is
+// one stream of bytes (ItemMeta.TextOff/TextLen are offsets in it), cut
+// into frames of frameSize bytes. Every complete frame is s2-compressed
+// (klauspost/compress s2 block format) into texts/N.s2, one after the
+// other; texts/N.s2x holds the end offset in N.s2 of each frame (uint64
+// little-endian, frame f's bytes are [end[f-1], end[f]), end[-1] = 0). The
+// bytes after the last complete frame, the tail (under frameSize bytes),
+// are kept raw in the sessions row (text_tail), committed in the same
+// transaction as text_bytes, so the committed text is always
+// frames×frameSize + len(tail) bytes and a crash leaves at most frames
+// beyond the committed ones, which load truncates away.
+//
+// Frames are cut from the stream at multiples of frameSize, whatever the
+// ingest batches were: an index built in one pass and one built append by
+// append store the same frames.
+//
+// Compressed, the text takes about a quarter of its raw size on the bench
+// sessions (s2 on 16 KiB frames),
+// which pays for the search block filters (blocks.go). Readers decompress
+// the frames they touch; read_item and list_items keep recently decoded
+// frames in the index's frameCache.
+const frameSize = TextFrameSize
+
+// TextFrameSize is the raw size of an item-text frame: the committed text
+// of a session is text_bytes bytes, the last text_bytes mod TextFrameSize
+// of them (text_tail) raw, the others in frames (texts/N.s2).
+const TextFrameSize = 16 << 10
+
+// frameIndexEntry is the size of one N.s2x record.
+const frameIndexEntry = 8
+
+func (s *Session) framePath() string {
+	return filepath.Join(s.x.textDir(), fmt.Sprintf("%d.s2", s.fileID))
+}
+
+func (s *Session) frameIndexPath() string {
+	return filepath.Join(s.x.textDir(), fmt.Sprintf("%d.s2x", s.fileID))
+}
+
+// textEpochs numbers every state of a session's item text that readers
+// can see (each reset or load takes a new number), so that frameCache
+// entries of a dropped text are never served for a new one.
+var textEpochs atomic.Uint64
+
+// textSnap is the committed item text as a view sees it: len(ends)
+// compressed frames in path, then tail. ends and tail are never written
+// once published (later frames are appended past len(ends)).
+type textSnap struct {
+	epoch uint64
+	path  string
+	ends  []int64
+	tail  []byte
+}
+
+// size is the number of bytes of item text.
+func (t *textSnap) size() int64 { return int64(len(t.ends))*frameSize + int64(len(t.tail)) }
+
+// frameSpan returns the bytes of N.s2 that hold frame f.
+func (t *textSnap) frameSpan(f int) (int64, int64) {
+	start := int64(0)
+	if f > 0 {
+		start = t.ends[f-1]
+	}
+	return start, t.ends[f]
+}
+
+// errTextRange is returned for a read past the committed item text.
+var errTextRange = errors.New("item text read past the end of the committed text")
+
+// textReader reads a textSnap: ReadAt over the raw text, decompressing the
+// frames it touches. It keeps the last two frames it decoded (a search
+// reads consecutive, overlapping pieces); cache (nil: none) shares decoded
+// frames between requests. Not safe for concurrent use.
+type textReader struct {
+	t     *textSnap
+	f     *os.File
+	cache *frameCache
+	keep  bool // put frames decoded here into cache
+	comp  []byte
+	last  [2]decodedFrame
+	next  int // the slot of last to replace
+}
+
+type decodedFrame struct {
+	f    int    // frame number + 1 (0: empty slot)
+	data []byte // its bytes: own, or a frame shared with the cache
+	own  []byte // this slot's buffer, when the reader decodes into it
+}
+
+// readerPool keeps textReaders with their buffers (a compressed frame and
+// two decoded ones): 32 searches at once would otherwise allocate them
+// per request.
+var readerPool = sync.Pool{New: func() any { return new(textReader) }}
+
+func newTextReader(t *textSnap, cache *frameCache, keep bool) *textReader {
+	r := readerPool.Get().(*textReader)
+	r.t, r.cache, r.keep = t, cache, keep
+	return r
+}
+
+// Close closes the frame file, if it was opened, and gives the reader
+// back to the pool: it must not be used after.
+func (r *textReader) Close() error {
+	var err error
+	if r.f != nil {
+		err = r.f.Close()
+	}
+	r.t, r.f, r.cache, r.next = nil, nil, nil, 0
+	for i := range r.last {
+		// Frames shared with the cache are let go; the reader's own
+		// buffers are kept.
+		r.last[i].f, r.last[i].data = 0, nil
+		if r.keep {
+			r.last[i].own = nil
+		}
+	}
+	readerPool.Put(r)
+	return err
+}
+
+// ReadAt fills p with the text bytes at off; it fails with errTextRange
+// when they are not all committed.
+func (r *textReader) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off+int64(len(p)) > r.t.size() {
+		return 0, errTextRange
+	}
+	n := 0
+	for n < len(p) {
+		pos := off + int64(n)
+		f := int(pos / frameSize)
+		if f >= len(r.t.ends) {
+			n += copy(p[n:], r.t.tail[pos-int64(len(r.t.ends))*frameSize:])
+			continue
+		}
+		data, err := r.frame(f)
+		if err != nil {
+			return n, err
+		}
+		n += copy(p[n:], data[pos-int64(f)*frameSize:])
+	}
+	return n, nil
+}
+
+// frame returns the decoded bytes of frame f (frameSize bytes; not to be
+// modified).
+func (r *textReader) frame(f int) ([]byte, error) {
+	for _, d := range r.last {
+		if d.f == f+1 {
+			return d.data, nil
+		}
+	}
+	key := frameKey{epoch: r.t.epoch, frame: f}
+	if d := r.cache.get(key); d != nil {
+		r.remember(f, d)
+		return d, nil
+	}
+	if r.f == nil {
+		fh, err := os.Open(r.t.path)
+		if err != nil {
+			return nil, err
+		}
+		r.f = fh
+	}
+	start, end := r.t.frameSpan(f)
+	if int64(cap(r.comp)) < end-start {
+		r.comp = make([]byte, end-start)
+	}
+	comp := r.comp[:end-start]
+	if _, err := r.f.ReadAt(comp, start); err != nil {
+		return nil, fmt.Errorf("read item text frame %d: %w", f, err)
+	}
+	slot := &r.last[r.next]
+	r.next = 1 - r.next
+	var dst []byte
+	if !r.keep {
+		dst = slot.own
+	}
+	data, err := decodeFrame(dst, comp)
+	if err != nil {
+		slot.f = 0
+		return nil, fmt.Errorf("item text frame %d: %w", f, err)
+	}
+	slot.f, slot.data = f+1, data
+	if r.keep {
+		r.cache.put(key, data)
+	} else {
+		slot.own = data
+	}
+	return data, nil
+}
+
+// share puts frame f into the cache when this reader has it decoded in
+// its own buffer (a copy: the buffer is reused), so that the previews of
+// the items a search found do not decode it again.
+func (r *textReader) share(f int) {
+	if r.cache == nil || r.keep {
+		return
+	}
+	for _, d := range r.last {
+		if d.f == f+1 {
+			key := frameKey{epoch: r.t.epoch, frame: f}
+			if r.cache.get(key) == nil {
+				r.cache.put(key, bytes.Clone(d.data))
+			}
+			return
+		}
+	}
+}
+
+// remember keeps data, a frame shared with the cache, as the last frame
+// read.
+func (r *textReader) remember(f int, data []byte) {
+	slot := &r.last[r.next]
+	r.next = 1 - r.next
+	slot.f, slot.data = f+1, data
+}
+
+// errFrame is returned for a frame that does not decode to frameSize bytes.
+var errFrame = errors.New("corrupt item text frame")
+
+// decodeFrame decodes one compressed frame into dst (allocated when nil
+// or too small). A frame must decode to exactly frameSize bytes.
+func decodeFrame(dst, comp []byte) ([]byte, error) {
+	n, err := s2.DecodedLen(comp)
+	if err != nil || n != frameSize {
+		return nil, errFrame
+	}
+	if cap(dst) < frameSize {
+		dst = make([]byte, frameSize)
+	}
+	out, err := s2.Decode(dst[:frameSize], comp)
+	if err != nil || len(out) != frameSize {
+		return nil, errFrame
+	}
+	return out, nil
+}
+
+// frameKey names a decoded frame of one state of one session's text.
+type frameKey struct {
+	epoch uint64
+	frame int
+}
+
+// frameCache keeps the most recently used decoded frames of all sessions
+// (at most frameCacheFrames of them: 2 MiB), for read_item and list_items,
+// which read a few KiB at a time from the same frames.
+type frameCache struct {
+	mu    sync.Mutex
+	m     map[frameKey][]byte
+	order []frameKey // oldest first
+}
+
+const frameCacheFrames = 128
+
+func newFrameCache() *frameCache { return &frameCache{m: map[frameKey][]byte{}} }
+
+func (c *frameCache) get(k frameKey) []byte {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[k]
+}
+
+func (c *frameCache) put(k frameKey, data []byte) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[k]; ok {
+		return
+	}
+	if len(c.order) >= frameCacheFrames {
+		delete(c.m, c.order[0])
+		c.order = append(c.order[:0], c.order[1:]...)
+	}
+	c.m[k] = data
+	c.order = append(c.order, k)
+}
+
+// frameWriter appends item texts during an ingest batch: raw bytes go to
+// buf (which starts as the committed tail) and each full frame is
+// compressed and written to the frame file at end. Nothing it writes is
+// visible before the batch commits (ends and buf are published then).
+//
+// In a large batch (start with async) the frames are compressed by a
+// second goroutine while the batch goes on parsing, in order; finish
+// waits for it. ends, end and enc belong to that goroutine until finish
+// returns.
+type frameWriter struct {
+	f    *os.File
+	end  int64   // end of the frames in the frame file
+	ends []int64 // ends of the frames written by this batch
+	buf  []byte  // raw text after the last frame
+	enc  []byte
+	out  []byte // compressed frames not written yet, from outOff
+	n    int64  // bytes written by this batch
+
+	outOff int64
+
+	work chan []byte // full raw frames for the compressing goroutine
+	free chan []byte // raw frame buffers it is done with
+	done chan error  // its result, once work is closed
+}
+
+// frameQueue is how many raw frames may wait for the compressing goroutine.
+const frameQueue = 4
+
+func (w *frameWriter) write(s string) error {
+	w.n += int64(len(s))
+	for len(s) > 0 {
+		k := min(len(s), frameSize-len(w.buf))
+		w.buf = append(w.buf, s[:k]...)
+		s = s[k:]
+		if len(w.buf) == frameSize {
+			if w.work == nil {
+				if err := w.flushFrame(w.buf); err != nil {
+					return err
+				}
+				w.buf = w.buf[:0]
+				continue
+			}
+			w.work <- w.buf
+			select {
+			case b := <-w.free:
+				w.buf = b[:0]
+			default:
+				w.buf = make([]byte, 0, frameSize)
+			}
+		}
+	}
+	return nil
+}
+
+// async starts the compressing goroutine (finish must follow).
+func (w *frameWriter) async() {
+	w.work, w.free, w.done = make(chan []byte, frameQueue), make(chan []byte, frameQueue+2), make(chan error, 1)
+	go func() {
+		var err error
+		for raw := range w.work {
+			if err == nil {
+				err = w.flushFrame(raw)
+			}
+			select {
+			case w.free <- raw:
+			default:
+			}
+		}
+		w.done <- err
+	}()
+}
+
+// finish waits for the frames of this batch to be written (a no-op
+// without async, and once done).
+func (w *frameWriter) finish() error {
+	var err error
+	if w.work != nil {
+		close(w.work)
+		err = <-w.done
+		w.work, w.free, w.done = nil, nil, nil
+	}
+	if err == nil {
+		err = w.writeOut()
+	}
+	return err
+}
+
+// frameWriteBytes is how many compressed bytes are gathered per write.
+const frameWriteBytes = 256 << 10
+
+// flushFrame compresses a full raw frame into the pending output, written
+// to the frame file once frameWriteBytes are gathered (and by finish).
+func (w *frameWriter) flushFrame(raw []byte) error {
+	if need := s2.MaxEncodedLen(frameSize); cap(w.enc) < need {
+		w.enc = make([]byte, need)
+	}
+	enc := s2.Encode(w.enc[:cap(w.enc)], raw)
+	if len(w.out) == 0 {
+		w.outOff = w.end
+	}
+	w.out = append(w.out, enc...)
+	w.end += int64(len(enc))
+	w.ends = append(w.ends, w.end)
+	if len(w.out) >= frameWriteBytes {
+		return w.writeOut()
+	}
+	return nil
+}
+
+// writeOut writes the pending compressed frames.
+func (w *frameWriter) writeOut() error {
+	if len(w.out) == 0 {
+		return nil
+	}
+	_, err := w.f.WriteAt(w.out, w.outOff)
+	w.out = w.out[:0]
+	return err
+}
+
+// writeFrameIndex appends the ends of frames [from, from+len(ends)) to the
+// frame index file.
+func (s *Session) writeFrameIndex(from int, ends []int64) error {
+	if len(ends) == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(s.frameIndexPath(), os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	b := make([]byte, frameIndexEntry*len(ends))
+	for i, e := range ends {
+		binary.LittleEndian.PutUint64(b[i*frameIndexEntry:], uint64(e))
+	}
+	_, err = f.WriteAt(b, int64(from)*frameIndexEntry)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// loadFrames reads the ends of the first n frames and truncates the frame
+// files to them (dropping frames of a batch that never committed). ok is
+// false when the files hold fewer than n frames.
+func (s *Session) loadFrames(n int) (ends []int64, ok bool, err error) {
+	if n == 0 {
+		for _, p := range []string{s.framePath(), s.frameIndexPath()} {
+			if err := os.Truncate(p, 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, false, err
+			}
+		}
+		return nil, true, nil
+	}
+	b, err := os.ReadFile(s.frameIndexPath())
+	if errors.Is(err, fs.ErrNotExist) || len(b) < n*frameIndexEntry {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	ends = make([]int64, n, n+n/4+16)
+	prev := int64(0)
+	for i := range n {
+		e := int64(binary.LittleEndian.Uint64(b[i*frameIndexEntry:]))
+		if e <= prev {
+			return nil, false, nil
+		}
+		ends[i], prev = e, e
+	}
+	fi, err := os.Stat(s.framePath())
+	if err != nil || fi.Size() < prev {
+		return nil, false, nil
+	}
+	if fi.Size() > prev {
+		if err := os.Truncate(s.framePath(), prev); err != nil {
+			return nil, false, err
+		}
+	}
+	if len(b) > n*frameIndexEntry {
+		if err := os.Truncate(s.frameIndexPath(), int64(n)*frameIndexEntry); err != nil {
+			return nil, false, err
+		}
+	}
+	return ends, true, nil
+}
+
+// removeTextFiles deletes the session's item-text files (frames, frame
+// index and the raw text file of an index before migration 0005).
+func (s *Session) removeTextFiles() error {
+	for _, p := range []string{s.framePath(), s.frameIndexPath(), s.legacyTextPath()} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// legacyTextPath is the raw item-text file of indexes before migration
+// 0005 (removed when found).
+func (s *Session) legacyTextPath() string {
+	return filepath.Join(s.x.textDir(), fmt.Sprintf("%d.txt", s.fileID))
+}
+
+var _ io.ReaderAt = (*textReader)(nil)
