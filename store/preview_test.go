@@ -171,16 +171,7 @@ func TestTreePreviewTreeReused(t *testing.T) {
 	root := t.TempDir()
 	path := filepath.Join(root, "gen.jsonl")
 	genSession(t, path, 1)
-	ref, err := OpenIndex(t.Context(), root, filepath.Join(t.TempDir(), "ref"), Options{BatchBytes: 64 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
-	one := ref.Session(path)
-	if err := one.Sync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	want := snap(t, one)
+	want := onePhaseSnap(t, root, path)
 	if len(want.Entries) < 200 {
 		t.Fatalf("only %d entries generated", len(want.Entries))
 	}
@@ -235,19 +226,7 @@ func TestTreePreviewFileRewritten(t *testing.T) {
 	if err := s.Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	oneOf := func() snapshot {
-		ref, err := OpenIndex(t.Context(), root, filepath.Join(t.TempDir(), "ref"), Options{BatchBytes: 64 << 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ref.Close()
-		one := ref.Session(path)
-		if err := one.Sync(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		return snap(t, one)
-	}
-	want := oneOf()
+	want := onePhaseSnap(t, root, path)
 	if want.Entries[mid.Seq].ID == mid.ID {
 		t.Fatal("the rewrite did not change the id")
 	}
@@ -269,4 +248,21 @@ func TestTreePreviewFileRewritten(t *testing.T) {
 	if !bytes.Equal(b, changed) {
 		t.Error("the session file was modified")
 	}
+}
+
+// onePhaseSnap indexes the file at path under root in one phase (no tree
+// preview), in batches of 64 KiB, on a fresh index, and returns its
+// snapshot: what a two-phase index must equal.
+func onePhaseSnap(t *testing.T, root, path string) snapshot {
+	t.Helper()
+	ref, err := OpenIndex(t.Context(), root, filepath.Join(t.TempDir(), "ref"), Options{BatchBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	one := ref.Session(path)
+	if err := one.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return snap(t, one)
 }
