@@ -203,6 +203,79 @@ func BenchmarkSearchHit(b *testing.B) {
 	}
 }
 
+// BenchmarkSearchShort is search_contents over all windows with queries
+// shorter than the 12 bytes of the long search filter (the short filter's
+// trigrams serve them): 8-byte and 4-byte pieces of the no-match query
+// that match nothing, and 8-byte printable pieces of sampled items'
+// texts (each matching at least its item; most match many).
+func BenchmarkSearchShort(b *testing.B) {
+	s, m := benchIndex(b)
+	for _, n := range []int{8, 4} {
+		// The pieces that match nothing (a 4-byte piece such as "reco"
+		// may well match).
+		var pieces []string
+		for p := 0; p+n <= len(m.NoMatch); p++ {
+			q := m.NoMatch[p : p+n]
+			localView(b, s, func(v *history.View) error {
+				res, err := v.Search(history.SearchArgs{Query: q})
+				if err == nil && len(res.Items) == 0 {
+					pieces = append(pieces, q)
+				}
+				return err
+			})
+		}
+		if len(pieces) == 0 {
+			b.Fatalf("every %d-byte piece of %q matches", n, m.NoMatch)
+		}
+		b.Run(fmt.Sprintf("no-match-%d", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				q := pieces[i%len(pieces)]
+				localView(b, s, func(v *history.View) error {
+					res, err := v.Search(history.SearchArgs{Query: q})
+					if err == nil && len(res.Items) != 0 {
+						err = fmt.Errorf("no-match piece %q found %d items", q, len(res.Items))
+					}
+					return err
+				})
+			}
+		})
+	}
+	r := rand.New(rand.NewPCG(13, 23))
+	var queries []string
+	localView(b, s, func(v *history.View) error {
+		for tries := 0; len(queries) < 64 && tries < 10000; tries++ {
+			it := m.Sample[r.IntN(len(m.Sample))]
+			res, err := v.ReadItem(history.ReadItemArgs{ItemID: it.ItemID, WindowID: it.WindowID})
+			if err != nil || res.Item == nil || len(res.Item.Content) < 64 {
+				continue
+			}
+			t := res.Item.Content[:min(len(res.Item.Content), 2000)]
+			i := r.IntN(len(t) - 32)
+			q := t[i : i+8]
+			ok := strings.TrimSpace(q) == q
+			for j := 0; j < len(q); j++ {
+				ok = ok && q[j] >= 0x20 && q[j] < 0x7f
+			}
+			if ok {
+				queries = append(queries, q)
+			}
+		}
+		return nil
+	})
+	b.Run("hit-8", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			q := queries[i%len(queries)]
+			localView(b, s, func(v *history.View) error {
+				res, err := v.Search(history.SearchArgs{Query: q})
+				if err == nil && len(res.Items) == 0 {
+					err = fmt.Errorf("query %q found nothing", q)
+				}
+				return err
+			})
+		}
+	})
+}
+
 // BenchmarkListItems is list_items with limit 25 in a random window.
 func BenchmarkListItems(b *testing.B) {
 	s, m := benchIndex(b)

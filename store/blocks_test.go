@@ -210,8 +210,11 @@ func wordText(r *rand.Rand, n int) []byte {
 // strings.Contains finds in every item, for phrases planted across block
 // and segment boundaries, inside the overlap, in the last incomplete
 // block and the tail, phrases cut by an item boundary, substrings of the
-// text of 12 to 40 bytes and short queries; and the filters do rule out
-// blocks (the test is not vacuous).
+// text of 12 to 40 bytes, short queries of 3 to 11 bytes (the short
+// filter: pieces of the planted phrase, which then start across the same
+// boundaries, and substrings of the text) and queries of 1 and 2 bytes
+// (no filter); and the filters do rule out blocks for long and for short
+// queries (the test is not vacuous).
 func TestBlockFiltersNeverMiss(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	n := (2*blockSeg+5)*blockSize + 3000
@@ -256,13 +259,24 @@ func TestBlockFiltersNeverMiss(t *testing.T) {
 			texts[i] = string(text[im.TextOff : im.TextOff+int64(im.TextLen)])
 			all[i] = history.ItemRef{ItemID: fmt.Sprint(i), Key: int64(i)}
 		}
-		queries := []string{needle, needle[:12], needle[3:19], "-across-the-", "NEEDLE", "return err", "nothing-like-this-here"}
+		queries := []string{needle, needle[:12], needle[3:19], "-across-the-", "NEEDLE", "return err", "nothing-like-this-here",
+			"NEE", "EDLE-acr", "-the-boun", "ndary!", "y!", "N", "zzQ", "nothing-li"}
 		for range 40 {
 			l := 12 + r.IntN(29)
 			p := r.IntN(upto - l)
 			queries = append(queries, string(text[p:p+l]))
 		}
-		skipped := false
+		for range 40 {
+			l := blockShort + r.IntN(blockGram-blockShort)
+			p := r.IntN(upto - l)
+			queries = append(queries, string(text[p:p+l]))
+		}
+		for range 10 { // pieces of a planted copy, 3 to 11 bytes
+			l := blockShort + r.IntN(blockGram-blockShort)
+			p := r.IntN(len(needle) - l + 1)
+			queries = append(queries, needle[p:p+l])
+		}
+		skipped, shortSkipped := false, false
 		ts := viewTexts{v: v, t: v.text}
 		for _, q := range queries {
 			if cs, err := s.blockCandidates(q, 0, int64(upto)); err != nil {
@@ -270,6 +284,7 @@ func TestBlockFiltersNeverMiss(t *testing.T) {
 			} else if cs != nil {
 				if slices.Contains(readsAll(cs), false) {
 					skipped = true
+					shortSkipped = shortSkipped || len(q) < blockGram
 				}
 				cs.release()
 			}
@@ -284,8 +299,8 @@ func TestBlockFiltersNeverMiss(t *testing.T) {
 				}
 			}
 		}
-		if !skipped && upto > 4*blockSize {
-			t.Fatalf("text of %d bytes: the filters ruled out no block for any query", upto)
+		if (!skipped || !shortSkipped) && upto > 4*blockSize {
+			t.Fatalf("text of %d bytes: the filters ruled out no block for any query (%v) or any short query (%v)", upto, skipped, shortSkipped)
 		}
 	}
 	for _, upto := range []int{3*blockSize + 100, blockSeg*blockSize + blockOverlap + 7, (blockSeg+3)*blockSize - 1, 2*blockSeg*blockSize + blockOverlap + 15, n} {
