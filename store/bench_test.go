@@ -240,28 +240,7 @@ func BenchmarkSearchShort(b *testing.B) {
 			}
 		})
 	}
-	r := rand.New(rand.NewPCG(13, 23))
-	var queries []string
-	localView(b, s, func(v *history.View) error {
-		for tries := 0; len(queries) < 64 && tries < 10000; tries++ {
-			it := m.Sample[r.IntN(len(m.Sample))]
-			res, err := v.ReadItem(history.ReadItemArgs{ItemID: it.ItemID, WindowID: it.WindowID})
-			if err != nil || res.Item == nil || len(res.Item.Content) < 64 {
-				continue
-			}
-			t := res.Item.Content[:min(len(res.Item.Content), 2000)]
-			i := r.IntN(len(t) - 32)
-			q := t[i : i+8]
-			ok := strings.TrimSpace(q) == q
-			for j := 0; j < len(q); j++ {
-				ok = ok && q[j] >= 0x20 && q[j] < 0x7f
-			}
-			if ok {
-				queries = append(queries, q)
-			}
-		}
-		return nil
-	})
+	queries := sampledQueries(b, s, m, 23, 8)
 	b.Run("hit-8", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			q := queries[i%len(queries)]
@@ -363,28 +342,7 @@ func BenchmarkTreePreview(b *testing.B) {
 // few only a handful). It reports the slowest query's time too.
 func BenchmarkSearchHitSampled(b *testing.B) {
 	s, m := benchIndex(b)
-	r := rand.New(rand.NewPCG(13, 19))
-	var queries []string
-	localView(b, s, func(v *history.View) error {
-		for tries := 0; len(queries) < 64 && tries < 10000; tries++ {
-			it := m.Sample[r.IntN(len(m.Sample))]
-			res, err := v.ReadItem(history.ReadItemArgs{ItemID: it.ItemID, WindowID: it.WindowID})
-			if err != nil || res.Item == nil || len(res.Item.Content) < 64 {
-				continue
-			}
-			t := res.Item.Content[:min(len(res.Item.Content), 2000)]
-			i := r.IntN(len(t) - 32)
-			q := t[i : i+16]
-			ok := strings.TrimSpace(q) == q
-			for j := 0; j < len(q); j++ {
-				ok = ok && q[j] >= 0x20 && q[j] < 0x7f
-			}
-			if ok {
-				queries = append(queries, q)
-			}
-		}
-		return nil
-	})
+	queries := sampledQueries(b, s, m, 19, 16)
 	var slowest time.Duration
 	slowQ := ""
 	b.ResetTimer()
@@ -404,4 +362,35 @@ func BenchmarkSearchHitSampled(b *testing.B) {
 	}
 	b.ReportMetric(float64(slowest)/1e6, "ms-slowest")
 	b.Logf("slowest query %q", slowQ)
+}
+
+// sampledQueries returns up to 64 queries of n bytes (n ≤ 32) the way
+// bench/load's hit rows take them: printable pieces, without surrounding
+// spaces, of the first 2,000 bytes of sampled items' texts (read with
+// read_item), from a generator seeded with (13, seed).
+func sampledQueries(b *testing.B, s *Session, m *sessiongen.Manifest, seed uint64, n int) []string {
+	b.Helper()
+	r := rand.New(rand.NewPCG(13, seed))
+	var queries []string
+	localView(b, s, func(v *history.View) error {
+		for tries := 0; len(queries) < 64 && tries < 10000; tries++ {
+			it := m.Sample[r.IntN(len(m.Sample))]
+			res, err := v.ReadItem(history.ReadItemArgs{ItemID: it.ItemID, WindowID: it.WindowID})
+			if err != nil || res.Item == nil || len(res.Item.Content) < 64 {
+				continue
+			}
+			t := res.Item.Content[:min(len(res.Item.Content), 2000)]
+			i := r.IntN(len(t) - 32)
+			q := t[i : i+n]
+			ok := strings.TrimSpace(q) == q
+			for j := 0; j < len(q); j++ {
+				ok = ok && q[j] >= 0x20 && q[j] < 0x7f
+			}
+			if ok {
+				queries = append(queries, q)
+			}
+		}
+		return nil
+	})
+	return queries
 }
