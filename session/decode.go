@@ -292,14 +292,8 @@ func decodeParts(d *decoder, depth int, add func(p Part)) error {
 			p.Raw = d.b[start:d.i]
 		}
 		add(p)
-		switch d.peek() {
-		case ',':
-			d.i++
-		case ']':
-			d.i++
-			return nil
-		default:
-			return errSyntax
+		if done, err := d.arrayNext(); done || err != nil {
+			return err
 		}
 	}
 }
@@ -328,14 +322,8 @@ func skipContent(d *decoder, depth int) error {
 		if err != nil {
 			return err
 		}
-		switch d.peek() {
-		case ',':
-			d.i++
-		case ']':
-			d.i++
-			return nil
-		default:
-			return errSyntax
+		if done, err := d.arrayNext(); done || err != nil {
+			return err
 		}
 	}
 }

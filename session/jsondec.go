@@ -336,14 +336,8 @@ func (d *decoder) skipValue(depth int) error {
 			if err := d.skipValue(depth + 1); err != nil {
 				return err
 			}
-			switch d.peek() {
-			case ',':
-				d.i++
-			case ']':
-				d.i++
-				return nil
-			default:
-				return errSyntax
+			if done, err := d.arrayNext(); done || err != nil {
+				return err
 			}
 		}
 	case c == 't':
@@ -359,6 +353,22 @@ func (d *decoder) skipValue(depth int) error {
 	return errSyntax
 }
 
+// arrayNext steps over what follows an array element: a ',' (more
+// elements follow: false) or the closing ']' (true); anything else is
+// errSyntax.
+func (d *decoder) arrayNext() (bool, error) {
+	switch d.peek() {
+	case ',':
+		d.i++
+		return false, nil
+	case ']':
+		d.i++
+		return true, nil
+	}
+	return false, errSyntax
+}
+
+// lit crosses the literal s (true, false, null).
 func (d *decoder) lit(s string) error {
 	if !bytes.HasPrefix(d.b[d.i:], []byte(s)) {
 		return errSyntax

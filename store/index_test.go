@@ -39,6 +39,30 @@ func copyFile(tb testing.TB, src, dst string) {
 	}
 }
 
+// copyFixtures copies the Pi session fixtures (testdata/pi-sessions and
+// testdata/pi-tree, at least 5 files) into root and returns their base
+// names and the SHA-256 of each, to prove later that no file changed.
+func copyFixtures(t *testing.T, root string) ([]string, map[string][32]byte) {
+	t.Helper()
+	var names []string
+	for _, dir := range []string{"pi-sessions", "pi-tree"} {
+		m, _ := filepath.Glob(filepath.Join("..", "testdata", dir, "*.jsonl"))
+		for _, p := range m {
+			copyFile(t, p, filepath.Join(root, filepath.Base(p)))
+			names = append(names, filepath.Base(p))
+		}
+	}
+	if len(names) < 5 {
+		t.Fatalf("only %d fixture files", len(names))
+	}
+	hashes := map[string][32]byte{}
+	for _, n := range names {
+		b, _ := os.ReadFile(filepath.Join(root, n))
+		hashes[n] = sha256.Sum256(b)
+	}
+	return names, hashes
+}
+
 // snapshot captures everything a view exposes, to compare two indexes.
 type snapshot struct {
 	Header  session.Header
@@ -80,19 +104,7 @@ func snap(tb testing.TB, s *Session) snapshot {
 
 func TestIngestFixturesAndRebuild(t *testing.T) {
 	root := t.TempDir()
-	var names []string
-	for _, dir := range []string{"pi-sessions", "pi-tree"} {
-		m, _ := filepath.Glob(filepath.Join("..", "testdata", dir, "*.jsonl"))
-		for _, p := range m {
-			copyFile(t, p, filepath.Join(root, filepath.Base(p)))
-			names = append(names, filepath.Base(p))
-		}
-	}
-	hashes := map[string][32]byte{}
-	for _, n := range names {
-		b, _ := os.ReadFile(filepath.Join(root, n))
-		hashes[n] = sha256.Sum256(b)
-	}
+	names, hashes := copyFixtures(t, root)
 	ctx := context.Background()
 	x := MustOpenIndex(t, root)
 	ss, err := x.SyncAll(ctx)

@@ -29,22 +29,7 @@ func TestTreePreview(t *testing.T) {
 	beforeBackgroundSync = func() { <-release }
 	t.Cleanup(func() { PreviewMinBytes, beforeBackgroundSync = old, nil })
 	root := t.TempDir()
-	var names []string
-	for _, dir := range []string{"pi-sessions", "pi-tree"} {
-		m, _ := filepath.Glob(filepath.Join("..", "testdata", dir, "*.jsonl"))
-		for _, p := range m {
-			copyFile(t, p, filepath.Join(root, filepath.Base(p)))
-			names = append(names, filepath.Base(p))
-		}
-	}
-	if len(names) < 5 {
-		t.Fatalf("only %d fixture files", len(names))
-	}
-	hashes := map[string][32]byte{}
-	for _, n := range names {
-		b, _ := os.ReadFile(filepath.Join(root, n))
-		hashes[n] = sha256.Sum256(b)
-	}
+	names, hashes := copyFixtures(t, root)
 	ctx := context.Background()
 	ref := MustOpenIndex(t, root)
 	if _, err := ref.SyncAll(ctx); err != nil {
