@@ -31,14 +31,19 @@ import (
 // is read).
 //
 // Queries of 3 to 11 bytes (issue 16: identifiers, error codes, file
-// names) use the record's short filter: a blockShortWords-word bitmap of
-// the trigram at every position in the same range (shortKey: one bit). A
-// match of such a query starting in block b has all its trigrams at
-// positions before (b+1)×blockSize+9, inside the range, so a block whose
-// short filter lacks one of them holds no match start. Every block is read
-// for a query of 1 or 2 bytes. Measured on the 128 MiB bench session, the
-// short filter has about 45% of its bits set, and a no-match 8-byte query
-// reads about 1 ms of frames (every frame without it: 93 ms).
+// names) use the record's short filter: a blockTriWords-word bitmap of the
+// trigram at every position in the same range (shortKey: one bit), then a
+// blockFiveWords-word bitmap of the 5-gram at every position (fiveKey: one
+// bit). A match of such a query starting in block b has all its trigrams
+// and 5-grams at positions before (b+1)×blockSize+9, inside the range, so a
+// block whose short filter lacks one of them holds no match start. A query
+// of 3 or 4 bytes probes trigrams only; every block is read for a query of
+// 1 or 2 bytes. Measured on the 512 MiB bench session with 400 sampled
+// 8-byte pieces (the bench's 8-byte hit row): with the trigram bitmap alone
+// (1 KiB) a search read on average 38 frames to its tenth matching frame
+// (p99 966, the pieces whose trigrams are common but whose 8 bytes are
+// rare), with a 2 KiB trigram bitmap 30 (p99 324), with 1 KiB of trigrams
+// and 1 KiB of 5-grams 14.5 (p99 102).
 //
 // Measured on the bench's generated sessions (bench/README.md), 12-grams
 // leave for a 16-byte query that few items hold about as many candidate
@@ -55,10 +60,11 @@ import (
 // does not wait for them); the blocks after the last record are always
 // read.
 //
-// Size: 9 KiB per 16 KiB of item text (the long filter's 8 KiB, half the
-// raw text, and the short filter's 1 KiB; the compressed frames leave the
-// room for them). A .blk file of the 8 KiB records before the short filter
-// is smaller than its count needs (blocksRecorded) and is rebuilt. The records are laid out word-major by
+// Size: 10 KiB per 16 KiB of item text (the long filter's 8 KiB, half the
+// raw text, and the short filter's 2 KiB; the compressed frames leave the
+// room for them). A .blk file of an earlier, smaller record (8 KiB before
+// the short filter, 9 KiB before its 5-grams) is smaller than its count
+// needs (blocksRecorded) and is rebuilt. The records are laid out word-major by
 // segments of blockSeg blocks (the last segment takes its full size); the
 // number of blocks recorded is kept in texts/N.blkn (8 bytes).
 const (
@@ -67,15 +73,18 @@ const (
 	blockGram    = 12 // the shortest query the long filter serves
 	blockGramMax = 16 // the 16-gram bits
 	blockShort   = 3  // the shortest query the short filter serves
+	blockFive    = 5  // the n-gram of the short filter's second bitmap
 	// A record is the long filter (blockLongWords words: 12- and
 	// 16-grams) followed by the short filter (blockShortWords words:
-	// trigrams).
+	// blockTriWords of trigrams, then blockFiveWords of 5-grams).
 	blockLongWords  = 1 << 10
-	blockShortWords = 1 << 7
+	blockTriWords   = 1 << 7
+	blockFiveWords  = 1 << 7
+	blockShortWords = blockTriWords + blockFiveWords
 	blockWords      = blockLongWords + blockShortWords
 	blockRecord     = blockWords * 8
 	blockWordBit    = 54 // a long key's word is its hash >> blockWordBit (10 bits)
-	blockShortBit   = 57 // a short key's word is blockLongWords + its hash >> blockShortBit (7 bits)
+	blockShortBit   = 57 // a short key's word is its bitmap's first word + its hash >> blockShortBit (7 bits)
 	// Searches over fewer bytes than this do not consult the filters.
 	blockMinSearch = 2 * blockSize
 	// blockMaxKeys bounds the n-grams of a query probed per block.
@@ -126,6 +135,13 @@ func shortKey(x uint64) (int, uint64) {
 	return blockLongWords + int(h>>blockShortBit), uint64(1) << (h >> 51 & 63)
 }
 
+// fiveKey is the word and bit of the 5-gram of x's low 5 bytes (x the
+// little-endian word at the 5-gram's position) in the short filter.
+func fiveKey(x uint64) (int, uint64) {
+	h := (x & 0xFF_FFFF_FFFF) * blockK3
+	return blockLongWords + blockTriWords + int(h>>blockShortBit), uint64(1) << (h >> 51 & 63)
+}
+
 // The multipliers of blockHash's inputs (odd 64-bit constants).
 const (
 	blockK1 = 0x9E3779B97F4A7C15
@@ -171,6 +187,8 @@ func fillBlock(rec []byte, text []byte, words []uint64) {
 		f[h12>>blockWordBit&(blockLongWords-1)] |= uint64(1)<<(h12&63) | uint64(1)<<(h12>>6&63) | uint64(1)<<(h16&63) | uint64(1)<<(h16>>6&63)
 		w3, b3 := shortKey(x)
 		f[w3] |= b3
+		w5, b5 := fiveKey(x)
+		f[w5] |= b5
 	}
 	rec = rec[:blockRecord]
 	for i, w := range f {
@@ -495,23 +513,34 @@ func blockKeys(query string) []filterKey {
 	return keys
 }
 
-// shortKeys returns the short filter's keys of the trigrams of query (3
-// to 11 bytes): at most blockMaxKeys of them, spread over its positions.
-// Every position of a match that starts in a block lies within the
-// block's first blockSize+blockOverlap positions, which the short filter
-// records.
+// shortKeys returns the short filter's keys of query (3 to 11 bytes): the
+// 5-grams first (the rarer, probed first), then the trigrams, at most
+// blockMaxKeys of each, spread over its positions. Every position of a
+// match that starts in a block lies within the block's first
+// blockSize+blockOverlap positions, which the short filter records.
 func shortKeys(query string) []filterKey {
-	span := len(query) - blockShort
+	keys := make([]filterKey, 0, 2*blockMaxKeys)
+	keys = appendGramKeys(keys, query, blockFive, fiveKey)
+	return appendGramKeys(keys, query, blockShort, shortKey)
+}
+
+// appendGramKeys appends the keys (key of the little-endian word holding
+// the n bytes) of query's n-grams, at most blockMaxKeys of them spread
+// over its positions; none when query is shorter than n.
+func appendGramKeys(keys []filterKey, query string, n int, key func(x uint64) (int, uint64)) []filterKey {
+	span := len(query) - n
+	if span < 0 {
+		return keys
+	}
 	k := min(span+1, blockMaxKeys)
-	keys := make([]filterKey, 0, k)
-	var g [8]byte
 	for i := range k {
 		p := 0
 		if k > 1 {
 			p = i * span / (k - 1)
 		}
-		copy(g[:], query[p:p+blockShort])
-		w, b := shortKey(binary.LittleEndian.Uint64(g[:]))
+		var g [8]byte
+		copy(g[:], query[p:p+n])
+		w, b := key(binary.LittleEndian.Uint64(g[:]))
 		keys = append(keys, filterKey{w, b})
 	}
 	return keys
