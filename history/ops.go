@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"contextd"
@@ -534,13 +535,19 @@ func (v *View) previews(refs []ItemRef, maxChars int) (ItemsResult, error) {
 // PreviewJSONChars is the size of p counted against MaxOutputChars: the
 // number of code points of its compact JSON encoding (encoding/json field
 // order, no HTML escaping, no trailing newline).
+// The encoding is written into a pooled buffer (a search answer measures
+// up to 25 previews of up to 4 KB each).
 func PreviewJSONChars(p ItemPreview) int {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	buf := previewBufs.Get().(*bytes.Buffer)
+	defer previewBufs.Put(buf)
+	buf.Reset()
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(p) // cannot fail: strings, ints and a bool
 	return utf8.RuneCount(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }
+
+var previewBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // ReadItem answers read_item (reference §1.4, §3.3). item_id and window_id
 // are required (an empty one is a contextd.EInvalid error). The item is looked

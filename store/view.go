@@ -224,18 +224,36 @@ func (t viewTexts) meta(ref history.ItemRef) (ItemMeta, error) {
 	return t.v.Items[ref.Key], nil
 }
 
-func (t viewTexts) read(off int64, n int) ([]byte, error) {
+// textBuf is the size of textPool's buffers: the 4,000 bytes that hold
+// the 1,000 code points of a preview, with room.
+const textBuf = 8 << 10
+
+var textPool = sync.Pool{New: func() any { b := make([]byte, textBuf); return &b }}
+
+// text returns conv of the n bytes of item text at off, read into a
+// pooled buffer when n ≤ textBuf (conv must not keep them): a preview
+// costs one allocation, its string.
+func (t viewTexts) text(off int64, n int, conv func(b []byte) string) (string, error) {
 	if n == 0 {
-		return nil, nil
+		return conv(nil), nil
+	}
+	var buf []byte
+	if n <= textBuf {
+		bp := textPool.Get().(*[]byte)
+		defer textPool.Put(bp)
+		buf = (*bp)[:n]
+	} else {
+		buf = make([]byte, n)
 	}
 	r := newTextReader(t.t, t.cache, true)
 	defer r.Close()
-	buf := make([]byte, n)
 	if _, err := r.ReadAt(buf, off); err != nil {
-		return nil, err
+		return "", err
 	}
-	return buf, nil
+	return conv(buf), nil
 }
+
+func bytesString(b []byte) string { return string(b) }
 
 // Prefix returns the first maxChars code points of the item's text (the
 // whole text when maxChars < 0).
@@ -279,8 +297,7 @@ func (t viewTexts) cut(im ItemMeta, off, n int) (string, error) {
 		if n >= 0 && n < size-i {
 			j = i + n
 		}
-		b, err := t.read(im.TextOff+int64(i), j-i)
-		return string(b), err
+		return t.text(im.TextOff+int64(i), j-i, bytesString)
 	}
 	// A code point takes at most 4 bytes: the first 4*(off+n) bytes hold
 	// the range. Short enough, read them at once.
@@ -288,11 +305,7 @@ func (t viewTexts) cut(im ItemMeta, off, n int) (string, error) {
 		size = 4 * (off + n)
 	}
 	if size <= cutBuf {
-		b, err := t.read(im.TextOff, size)
-		if err != nil {
-			return "", err
-		}
-		return cutChars(b, off, n), nil
+		return t.text(im.TextOff, size, func(b []byte) string { return cutChars(b, off, n) })
 	}
 	f := newTextReader(t.t, t.cache, true)
 	defer f.Close()
