@@ -48,7 +48,7 @@ func ExtendLocalWindows(wins []Window, t *session.Tree, branch []int, ref RefFun
 		if opened {
 			w := &out[len(out)-1]
 			if n := len(buf) - start; n > 0 {
-				w.Items = buf[start:len(buf)]
+				w.Items = buf[start:]
 			}
 		}
 	}
