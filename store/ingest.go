@@ -262,8 +262,11 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		return false, err
 	}
 	s.check = check
-	// 3. publish.
+	// 3. publish, and let the search filters of the frames now committed
+	// be built beside the next batch (blocks.go): a search right after a
+	// large index then finds (nearly) every record.
 	s.publishBatch(b, next, size, newTextSize, merged)
+	s.kickBlocks()
 
 	m := s.x.metrics
 	m.BytesIngested.Add(float64(next - start))
