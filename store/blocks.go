@@ -362,6 +362,15 @@ func (s *Session) buildBlocks() error {
 	sc := builderPool.Get().(*builderScratch)
 	defer builderPool.Put(sc)
 	seg, rec, words, buf := sc.seg[:], sc.rec[:], sc.words[:], sc.buf[:]
+	// A reset (Session.clear: the text files rewritten) may take the text
+	// from under the build: that is no failure, the reset keeps only the
+	// records still valid.
+	fail := func(err error) error {
+		if s.blk.gen.Load() != g {
+			return nil
+		}
+		return err
+	}
 	for b < want {
 		if s.blk.gen.Load() != g || s.x.closing.Load() {
 			return nil
@@ -371,12 +380,12 @@ func (s *Session) buildBlocks() error {
 		clear(seg)
 		if j0 > 0 {
 			if _, err := bf.ReadAt(seg, sg*blockSegBytes); err != nil {
-				return err
+				return fail(err)
 			}
 		}
 		for j := j0; j < jn; j++ {
 			if _, err := tf.ReadAt(buf, (sg*blockSeg+j)*blockSize); err != nil {
-				return err
+				return fail(err)
 			}
 			fillBlock(rec, buf, words)
 			for w := range blockWords {
