@@ -447,7 +447,30 @@ func BenchmarkFillBlock(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		for i := range n {
-			fillBlock(sc.rec[:], text[i*blockSize:], sc.words[:])
+			fillBlock(&sc.words, text[i*blockSize:])
+		}
+	}
+}
+
+// BenchmarkBuildBlocks is the background filter builder (buildBlocks)
+// over the generated session's first blocks: frames read and decoded,
+// records filled and written, MB/s of item text.
+func BenchmarkBuildBlocks(b *testing.B) {
+	text := fillBenchText(b)
+	x := &Index{dir: b.TempDir()}
+	if err := os.MkdirAll(x.textDir(), 0o700); err != nil {
+		b.Fatal(err)
+	}
+	s := &Session{x: x, fileID: 1}
+	writeFrames(b, s, text)
+	b.SetBytes(blocksComplete(int64(len(text))) * blockSize)
+	b.ResetTimer()
+	for range b.N {
+		if err := s.resetBlocks(0); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.buildBlocks(); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

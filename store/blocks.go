@@ -153,12 +153,10 @@ func blocksComplete(n int64) int64 {
 // the blockOverlap+15 bytes after it.
 const blockText = blockSize + blockOverlap + blockGramMax - 1
 
-// fillBlock sets rec (blockRecord bytes) to the record of a block whose
-// bytes, with the blockOverlap+15 bytes after it, are text (blockText
-// bytes): blockKey of every position, inlined. words is scratch of
-// blockWords words.
-func fillBlock(rec []byte, text []byte, words []uint64) {
-	f := (*[blockWords]uint64)(words[:blockWords])
+// fillBlock sets f to the record of a block (word w of the record is
+// f[w]) whose bytes, with the blockOverlap+15 bytes after it, are text
+// (blockText bytes): blockKey and shortKey of every position, inlined.
+func fillBlock(f *[blockWords]uint64, text []byte) {
 	clear(f[:])
 	text = text[:blockText]
 	for p := 0; p < blockSize+blockOverlap; p++ {
@@ -171,10 +169,6 @@ func fillBlock(rec []byte, text []byte, words []uint64) {
 		f[h12>>blockWordBit&(blockLongWords-1)] |= uint64(1)<<(h12&63) | uint64(1)<<(h12>>6&63) | uint64(1)<<(h16&63) | uint64(1)<<(h16>>6&63)
 		w3, b3 := shortKey(x)
 		f[w3] |= b3
-	}
-	rec = rec[:blockRecord]
-	for i, w := range f {
-		binary.LittleEndian.PutUint64(rec[i*8:], w)
 	}
 }
 
@@ -322,10 +316,9 @@ func (s *Session) kickBlocks() {
 	}()
 }
 
-// builderScratch is buildBlocks' memory (about 0.5 MiB), reused across runs.
+// builderScratch is buildBlocks' memory (about 0.6 MiB), reused across runs.
 type builderScratch struct {
 	seg   [blockSegBytes]byte
-	rec   [blockRecord]byte
 	words [blockWords]uint64
 	buf   [blockText]byte
 }
@@ -361,7 +354,7 @@ func (s *Session) buildBlocks() error {
 	// written whole.
 	sc := builderPool.Get().(*builderScratch)
 	defer builderPool.Put(sc)
-	seg, rec, words, buf := sc.seg[:], sc.rec[:], sc.words[:], sc.buf[:]
+	seg, words, buf := sc.seg[:], &sc.words, sc.buf[:]
 	// A reset (Session.clear: the text files rewritten) may take the text
 	// from under the build: that is no failure, the reset keeps only the
 	// records still valid.
@@ -387,9 +380,9 @@ func (s *Session) buildBlocks() error {
 			if _, err := tf.ReadAt(buf, (sg*blockSeg+j)*blockSize); err != nil {
 				return fail(err)
 			}
-			fillBlock(rec, buf, words)
-			for w := range blockWords {
-				copy(seg[(int64(w)*blockSeg+j)*8:], rec[w*8:(w+1)*8])
+			fillBlock(words, buf)
+			for w, v := range words {
+				binary.LittleEndian.PutUint64(seg[(int64(w)*blockSeg+j)*8:], v)
 			}
 		}
 		if _, err := bf.WriteAt(seg, sg*blockSegBytes); err != nil {

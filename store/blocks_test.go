@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -478,5 +479,33 @@ func TestBlocksBuilderStopsOnClose(t *testing.T) {
 	s.x.bg.Wait()
 	if d := s.blk.done.Load(); d != 0 || s.blocksRecorded() != 0 {
 		t.Fatalf("%d records (%d in .blkn) built while closing, want 0", d, s.blocksRecorded())
+	}
+}
+
+// TestFillBlockIsKeys: fillBlock's record is exactly the bits a probe
+// checks (blockKey of the 16 bytes at every position of the block and its
+// overlap, shortKey of the trigram there), on word text, random bytes and
+// runs of one byte.
+func TestFillBlockIsKeys(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	random := make([]byte, blockText)
+	for i := range random {
+		random[i] = byte(r.Uint32())
+	}
+	runs := bytes.Repeat([]byte("        ====\n"), blockText/13+1)[:blockText]
+	for name, text := range map[string][]byte{"words": wordText(r, blockText), "random": random, "runs": runs} {
+		var want [blockWords]uint64
+		for p := range blockSize + blockOverlap {
+			w, b := blockKey(text[p : p+blockGramMax])
+			want[w] |= b
+			w, b = shortKey(binary.LittleEndian.Uint64(text[p:]))
+			want[w] |= b
+		}
+		var got [blockWords]uint64
+		got[3] = 1 // fillBlock clears what it is given
+		fillBlock(&got, text)
+		if got != want {
+			t.Errorf("%s: fillBlock's record differs from the probes' keys", name)
+		}
 	}
 }
