@@ -62,16 +62,18 @@ import (
 // always read.
 //
 // Cost (BenchmarkFillBlock, BenchmarkBuildBlocks, on the bench session's
-// text, 2-core Xeon VM): fillBlock records 250-300 MB/s of text when the
-// other core is idle (about 55-65 µs per block: per position three
-// multiplies for the 12/16-gram word, one for the trigram and two
-// read-modify-writes; it is bound by instruction throughput, and table
-// lookups for the bits, split loops, a byte map for the trigrams or one
-// shared multiply per position measured no faster), 150-180 MB/s when the
-// other core is busy; buildBlocks as a whole 125-180 MB/s, of which
-// about 70% is fillBlock, 15% decoding the frames (s2) and the rest reads,
-// writes and the word-major layout. A 1 GiB session's records cost about
-// 4-7 CPU-seconds.
+// text, 2-core Xeon VM shared with other work, so figures are ranges):
+// fillBlock records 200-340 MB/s of text (about 48-80 µs per block; per
+// position three multiplies for the 12/16-gram word, one for the trigram,
+// two read-modify-writes); it is bound by instruction throughput. Tried
+// and no faster: split long/short loops, a byte map for the trigrams, one
+// multiply per position shared by the 12- and 16-gram; skipping the
+// positions inside the frame's s2 copies (their n-grams are an earlier
+// position's: 36% of the positions) made the fill alone 35-45% faster,
+// but walking the s2 tags cost as much. buildBlocks as a whole records
+// 135-200 MB/s: about 70% fillBlock, 15% decoding the frames (s2), the
+// rest reads, writes and the word-major layout. A 1 GiB session's
+// records cost about 4-6 CPU-seconds.
 //
 // Size: 9 KiB per 16 KiB of item text (the long filter's 8 KiB, half the
 // raw text, and the short filter's 1 KiB; the compressed frames leave the
