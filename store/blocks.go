@@ -31,14 +31,19 @@ import (
 // is read).
 //
 // Queries of 3 to 11 bytes (issue 16: identifiers, error codes, file
-// names) use the record's short filter: a blockShortWords-word bitmap of
-// the trigram at every position in the same range (shortKey: one bit). A
-// match of such a query starting in block b has all its trigrams at
-// positions before (b+1)×blockSize+9, inside the range, so a block whose
-// short filter lacks one of them holds no match start. Every block is read
-// for a query of 1 or 2 bytes. Measured on the 128 MiB bench session, the
-// short filter has about 45% of its bits set, and a no-match 8-byte query
-// reads about 1 ms of frames (every frame without it: 93 ms).
+// names) use the record's short filter: a blockTriWords-word bitmap of the
+// trigram at every position in the same range (shortKey: one bit), then a
+// blockFiveWords-word bitmap of the 5-gram at every position (fiveKey: one
+// bit). A match of such a query starting in block b has all its trigrams
+// and 5-grams at positions before (b+1)×blockSize+9, inside the range, so a
+// block whose short filter lacks one of them holds no match start. A query
+// of 3 or 4 bytes probes trigrams only; every block is read for a query of
+// 1 or 2 bytes. Measured on the 512 MiB bench session with 400 sampled
+// 8-byte pieces (the bench's 8-byte hit row): with the trigram bitmap alone
+// (1 KiB) a search read on average 38 frames to its tenth matching frame
+// (p99 966, the pieces whose trigrams are common but whose 8 bytes are
+// rare), with a 2 KiB trigram bitmap 30 (p99 324), with 1 KiB of trigrams
+// and 1 KiB of 5-grams 14.5 (p99 102).
 //
 // Measured on the bench's generated sessions (bench/README.md), 12-grams
 // leave for a 16-byte query that few items hold about as many candidate
@@ -63,9 +68,10 @@ import (
 //
 // Cost (BenchmarkFillBlock, BenchmarkBuildBlocks, on the bench session's
 // text, 2-core Xeon VM shared with other work, so figures are ranges):
-// fillBlock records 200-340 MB/s of text (about 48-80 µs per block; per
-// position three multiplies for the 12/16-gram word, one for the trigram,
-// two read-modify-writes); it is bound by instruction throughput. Tried
+// fillBlock records 200-340 MB/s of text before the 5-gram bitmap (about
+// 48-80 µs per block; per position three multiplies for the 12/16-gram
+// word, one each for the trigram and the 5-gram, three
+// read-modify-writes); it is bound by instruction throughput. Tried
 // and no faster: split long/short loops, a byte map for the trigrams, one
 // multiply per position shared by the 12- and 16-gram; skipping the
 // positions inside the frame's s2 copies (their n-grams are an earlier
@@ -75,10 +81,11 @@ import (
 // rest reads, writes and the word-major layout. A 1 GiB session's
 // records cost about 4-6 CPU-seconds.
 //
-// Size: 9 KiB per 16 KiB of item text (the long filter's 8 KiB, half the
-// raw text, and the short filter's 1 KiB; the compressed frames leave the
-// room for them). A .blk file of the 8 KiB records before the short filter
-// is smaller than its count needs (blocksRecorded) and is rebuilt. The records are laid out word-major by
+// Size: 10 KiB per 16 KiB of item text (the long filter's 8 KiB, half the
+// raw text, and the short filter's 2 KiB; the compressed frames leave the
+// room for them). A .blk file of an earlier, smaller record (8 KiB before
+// the short filter, 9 KiB before its 5-grams) is smaller than its count
+// needs (blocksRecorded) and is rebuilt. The records are laid out word-major by
 // segments of blockSeg blocks (the last segment takes its full size); the
 // number of blocks recorded is kept in texts/N.blkn (8 bytes).
 const (
@@ -87,15 +94,18 @@ const (
 	blockGram    = 12 // the shortest query the long filter serves
 	blockGramMax = 16 // the 16-gram bits
 	blockShort   = 3  // the shortest query the short filter serves
+	blockFive    = 5  // the n-gram of the short filter's second bitmap
 	// A record is the long filter (blockLongWords words: 12- and
 	// 16-grams) followed by the short filter (blockShortWords words:
-	// trigrams).
+	// blockTriWords of trigrams, then blockFiveWords of 5-grams).
 	blockLongWords  = 1 << 10
-	blockShortWords = 1 << 7
+	blockTriWords   = 1 << 7
+	blockFiveWords  = 1 << 7
+	blockShortWords = blockTriWords + blockFiveWords
 	blockWords      = blockLongWords + blockShortWords
 	blockRecord     = blockWords * 8
 	blockWordBit    = 54 // a long key's word is its hash >> blockWordBit (10 bits)
-	blockShortBit   = 57 // a short key's word is blockLongWords + its hash >> blockShortBit (7 bits)
+	blockShortBit   = 57 // a short key's word is its bitmap's first word + its hash >> blockShortBit (7 bits)
 	// Searches over fewer bytes than this do not consult the filters.
 	blockMinSearch = 2 * blockSize
 	// blockMaxKeys bounds the n-grams of a query probed per block.
@@ -144,6 +154,13 @@ func blockKey(g []byte) (int, uint64) {
 func shortKey(x uint64) (int, uint64) {
 	h := (x & 0xFFFFFF) * blockK2
 	return blockLongWords + int(h>>blockShortBit), uint64(1) << (h >> 51 & 63)
+}
+
+// fiveKey is the word and bit of the 5-gram of x's low 5 bytes (x the
+// little-endian word at the 5-gram's position) in the short filter.
+func fiveKey(x uint64) (int, uint64) {
+	h := (x & 0xFF_FFFF_FFFF) * blockK3
+	return blockLongWords + blockTriWords + int(h>>blockShortBit), uint64(1) << (h >> 51 & 63)
 }
 
 // The multipliers of blockHash's inputs (odd 64-bit constants).
@@ -197,6 +214,8 @@ func fillBlock(f *[blockWords]uint64, text []byte) {
 		f[h12>>blockWordBit&(blockLongWords-1)] |= two[h12&4095] | two[h16&4095]
 		w3, b3 := shortKey(x)
 		f[w3] |= b3
+		w5, b5 := fiveKey(x)
+		f[w5] |= b5
 	}
 }
 
@@ -358,7 +377,7 @@ func (s *Session) kickBlocks() {
 	}()
 }
 
-// builderScratch is buildBlocks' memory (about 0.6 MiB), reused across runs.
+// builderScratch is buildBlocks' memory (about 0.7 MiB), reused across runs.
 type builderScratch struct {
 	seg   [blockSegBytes]byte
 	words [blockWords]uint64
@@ -542,23 +561,34 @@ func blockKeys(query string) []filterKey {
 	return keys
 }
 
-// shortKeys returns the short filter's keys of the trigrams of query (3
-// to 11 bytes): at most blockMaxKeys of them, spread over its positions.
-// Every position of a match that starts in a block lies within the
-// block's first blockSize+blockOverlap positions, which the short filter
-// records.
+// shortKeys returns the short filter's keys of query (3 to 11 bytes): the
+// 5-grams first (the rarer, probed first), then the trigrams, at most
+// blockMaxKeys of each, spread over its positions. Every position of a
+// match that starts in a block lies within the block's first
+// blockSize+blockOverlap positions, which the short filter records.
 func shortKeys(query string) []filterKey {
-	span := len(query) - blockShort
+	keys := make([]filterKey, 0, 2*blockMaxKeys)
+	keys = appendGramKeys(keys, query, blockFive, fiveKey)
+	return appendGramKeys(keys, query, blockShort, shortKey)
+}
+
+// appendGramKeys appends the keys (key of the little-endian word holding
+// the n bytes) of query's n-grams, at most blockMaxKeys of them spread
+// over its positions; none when query is shorter than n.
+func appendGramKeys(keys []filterKey, query string, n int, key func(x uint64) (int, uint64)) []filterKey {
+	span := len(query) - n
+	if span < 0 {
+		return keys
+	}
 	k := min(span+1, blockMaxKeys)
-	keys := make([]filterKey, 0, k)
-	var g [8]byte
 	for i := range k {
 		p := 0
 		if k > 1 {
 			p = i * span / (k - 1)
 		}
-		copy(g[:], query[p:p+blockShort])
-		w, b := shortKey(binary.LittleEndian.Uint64(g[:]))
+		var g [8]byte
+		copy(g[:], query[p:p+n])
+		w, b := key(binary.LittleEndian.Uint64(g[:]))
 		keys = append(keys, filterKey{w, b})
 	}
 	return keys

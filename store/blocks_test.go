@@ -145,6 +145,61 @@ func TestBlockFiltersSearch(t *testing.T) {
 	}
 }
 
+// TestShortFilterFiveGrams: an 8-byte query whose six trigrams all occur
+// in a block, but never together, is ruled out there by the short
+// filter's 5-grams, while the block that holds the query is read; a
+// 4-byte query (trigrams only) still reads the block of its trigram, and
+// Search answers as strings.Contains does. The filler is "ab" text, so
+// the blocks hold few 5-grams and no filter bit of the query's is set by
+// chance (checked: the probe of block 0 rules it out, deterministically).
+func TestShortFilterFiveGrams(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	text := make([]byte, 3*blockSize+blockOverlap+blockGramMax)
+	for i := range text {
+		text[i] = "ab"[r.IntN(2)]
+	}
+	const q = "QRSTUVWX"
+	// Block 0: each trigram of q, apart.
+	for i, tri := range []string{"QRS", "RST", "STU", "TUV", "UVW", "VWX"} {
+		copy(text[1000+100*i:], tri+".")
+	}
+	copy(text[blockSize+5000:], q) // block 1: the query
+	s, v := blockSession(t, t.TempDir(), 1, text, []int{blockSize, 2 * blockSize})
+	if got, want := s.blk.done.Load(), int64(3); got != want {
+		t.Fatalf("%d blocks recorded, want %d", got, want)
+	}
+	cs, err := s.blockCandidates(q, 0, int64(len(text)))
+	if err != nil || cs == nil {
+		t.Fatalf("no candidates (%v)", err)
+	}
+	if got, want := readsAll(cs), []bool{false, true, false}; !slices.Equal(got, want) {
+		t.Errorf("blocks read for %q: %v, want %v (block 0 has its trigrams, not its 5-grams)", q, got, want)
+	}
+	cs.release()
+	cs, err = s.blockCandidates("QRS.", 0, int64(len(text)))
+	if err != nil || cs == nil {
+		t.Fatalf("no candidates (%v)", err)
+	}
+	if got, want := readsAll(cs), []bool{true, false, false}; !slices.Equal(got, want) {
+		t.Errorf("blocks read for %q: %v, want %v", "QRS.", got, want)
+	}
+	cs.release()
+	ts := viewTexts{v: v, t: v.text}
+	refs := []history.ItemRef{{ItemID: "0", Key: 0}, {ItemID: "1", Key: 1}, {ItemID: "2", Key: 2}}
+	for _, c := range []struct {
+		q    string
+		want []string
+	}{{q, []string{"1"}}, {"QRS.", []string{"0"}}, {"STUVW", []string{"1"}}, {"TUV", []string{"0", "1"}}, {"RSTU.", nil}} {
+		var got []string
+		if err := ts.Search(c.q, refs, 0, func(ref history.ItemRef) bool { got = append(got, ref.ItemID); return true }); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("search %q: items %v, want %v", c.q, got, c.want)
+		}
+	}
+}
+
 // TestBlockFiltersIncremental: records built as the text grows (in steps
 // that end inside blocks and inside the overlap) are byte for byte the
 // records built once over the whole text, and resetBlocks keeps exactly
@@ -484,8 +539,8 @@ func TestBlocksBuilderStopsOnClose(t *testing.T) {
 
 // TestFillBlockIsKeys: fillBlock's record is exactly the bits a probe
 // checks (blockKey of the 16 bytes at every position of the block and its
-// overlap, shortKey of the trigram there), on word text, random bytes and
-// runs of one byte.
+// overlap, shortKey of the trigram and fiveKey of the 5-gram there), on
+// word text, random bytes and runs of one byte.
 func TestFillBlockIsKeys(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 18))
 	random := make([]byte, blockText)
@@ -499,6 +554,8 @@ func TestFillBlockIsKeys(t *testing.T) {
 			w, b := blockKey(text[p : p+blockGramMax])
 			want[w] |= b
 			w, b = shortKey(binary.LittleEndian.Uint64(text[p:]))
+			want[w] |= b
+			w, b = fiveKey(binary.LittleEndian.Uint64(text[p:]))
 			want[w] |= b
 		}
 		var got [blockWords]uint64
