@@ -17,6 +17,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -240,7 +241,7 @@ func BenchmarkSearchShort(b *testing.B) {
 			}
 		})
 	}
-	queries := sampledQueries(b, s, m, 23, 8)
+	queries := sampledQueries(b, s, m, 23, 8, 64)
 	b.Run("hit-8", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			q := queries[i%len(queries)]
@@ -342,7 +343,7 @@ func BenchmarkTreePreview(b *testing.B) {
 // few only a handful). It reports the slowest query's time too.
 func BenchmarkSearchHitSampled(b *testing.B) {
 	s, m := benchIndex(b)
-	queries := sampledQueries(b, s, m, 19, 16)
+	queries := sampledQueries(b, s, m, 19, 16, 64)
 	var slowest time.Duration
 	slowQ := ""
 	b.ResetTimer()
@@ -364,16 +365,16 @@ func BenchmarkSearchHitSampled(b *testing.B) {
 	b.Logf("slowest query %q", slowQ)
 }
 
-// sampledQueries returns up to 64 queries of n bytes (n ≤ 32) the way
+// sampledQueries returns up to count queries of n bytes (n ≤ 32) the way
 // bench/load's hit rows take them: printable pieces, without surrounding
 // spaces, of the first 2,000 bytes of sampled items' texts (read with
 // read_item), from a generator seeded with (13, seed).
-func sampledQueries(b *testing.B, s *Session, m *sessiongen.Manifest, seed uint64, n int) []string {
+func sampledQueries(b *testing.B, s *Session, m *sessiongen.Manifest, seed uint64, n, count int) []string {
 	b.Helper()
 	r := rand.New(rand.NewPCG(13, seed))
 	var queries []string
 	localView(b, s, func(v *history.View) error {
-		for tries := 0; len(queries) < 64 && tries < 10000; tries++ {
+		for tries := 0; len(queries) < count && tries < 100*count; tries++ {
 			it := m.Sample[r.IntN(len(m.Sample))]
 			res, err := v.ReadItem(history.ReadItemArgs{ItemID: it.ItemID, WindowID: it.WindowID})
 			if err != nil || res.Item == nil || len(res.Item.Content) < 64 {
@@ -393,4 +394,122 @@ func sampledQueries(b *testing.B, s *Session, m *sessiongen.Manifest, seed uint6
 		return nil
 	})
 	return queries
+}
+
+// fillText is the item text of the first 512 complete blocks of a
+// generated session (fillBenchText), made once per test binary.
+var fillText struct {
+	once sync.Once
+	text []byte
+	err  error
+}
+
+// fillBenchText returns the item text of the generated session's first
+// blocks (at most 512 of them, with the bytes their records read after
+// them), as the ingest writes it.
+func fillBenchText(b *testing.B) []byte {
+	fillText.once.Do(func() {
+		root, path, _ := benchSession(b)
+		x, err := OpenIndex(context.Background(), root, filepath.Join(os.TempDir(), fmt.Sprintf("fill-index-%d", os.Getpid())), Options{})
+		if err != nil {
+			fillText.err = err
+			return
+		}
+		defer os.RemoveAll(x.dir)
+		defer x.Close()
+		s := x.Session(path)
+		if fillText.err = s.Sync(context.Background()); fillText.err != nil {
+			return
+		}
+		x.bg.Wait() // the background filter build, not measured here
+		s.mu.RLock()
+		snap := s.textSnap()
+		s.mu.RUnlock()
+		n := min(blocksComplete(snap.size()), 512)
+		fillText.text = make([]byte, (n-1)*blockSize+blockText)
+		tr := newTextReader(snap, nil, false)
+		defer tr.Close()
+		_, fillText.err = tr.ReadAt(fillText.text, 0)
+	})
+	if fillText.err != nil {
+		b.Fatal(fillText.err)
+	}
+	return fillText.text
+}
+
+// BenchmarkFillBlock is the search filters' record fill (fillBlock) over
+// the item text of the generated session: MB/s of item text recorded.
+func BenchmarkFillBlock(b *testing.B) {
+	text := fillBenchText(b)
+	n := int64(len(text)-blockText)/blockSize + 1
+	sc := new(builderScratch)
+	b.SetBytes(n * blockSize)
+	b.ResetTimer()
+	for range b.N {
+		for i := range n {
+			fillBlock(&sc.words, text[i*blockSize:])
+		}
+	}
+}
+
+// BenchmarkBuildBlocks is the background filter builder (buildBlocks)
+// over the generated session's first blocks: frames read and decoded,
+// records filled and written, MB/s of item text.
+func BenchmarkBuildBlocks(b *testing.B) {
+	text := fillBenchText(b)
+	x := &Index{dir: b.TempDir()}
+	if err := os.MkdirAll(x.textDir(), 0o700); err != nil {
+		b.Fatal(err)
+	}
+	s := &Session{x: x, fileID: 1}
+	writeFrames(b, s, text)
+	b.SetBytes(blocksComplete(int64(len(text))) * blockSize)
+	b.ResetTimer()
+	for range b.N {
+		if err := s.resetBlocks(0); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.buildBlocks(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSearchDistinct is search_contents over all windows with a new
+// query each time, as bench/load's distinct-query hit rows send them (352
+// 16-byte or 8-byte sampled pieces, cycled), over one history view built
+// once with its search order, as the coordinator caches them per leaf:
+// the cost of the scan, the filters, the frames and the previews, without
+// HTTP. With -benchmem it shows the garbage each search leaves.
+func BenchmarkSearchDistinct(b *testing.B) {
+	s, m := benchIndex(b)
+	for _, n := range []int{16, 8} {
+		queries := sampledQueries(b, s, m, uint64(20+n), n, 352)
+		b.Run(fmt.Sprintf("%d-byte", n), func(b *testing.B) {
+			err := s.Read(func(v *View) error {
+				seqs, _, err := v.Tree.Branch("")
+				if err != nil {
+					return err
+				}
+				hv := &history.View{Windows: history.LocalWindows(v.Tree, seqs, v.Ref), Texts: v.Texts()}
+				hv.Ordered = history.SearchOrder(hv)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					q := queries[i%len(queries)]
+					res, err := hv.Search(history.SearchArgs{Query: q})
+					if err == nil && len(res.Items) == 0 {
+						err = fmt.Errorf("query %q found nothing", q)
+					}
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
 }

@@ -31,14 +31,19 @@ import (
 // is read).
 //
 // Queries of 3 to 11 bytes (issue 16: identifiers, error codes, file
-// names) use the record's short filter: a blockShortWords-word bitmap of
-// the trigram at every position in the same range (shortKey: one bit). A
-// match of such a query starting in block b has all its trigrams at
-// positions before (b+1)×blockSize+9, inside the range, so a block whose
-// short filter lacks one of them holds no match start. Every block is read
-// for a query of 1 or 2 bytes. Measured on the 128 MiB bench session, the
-// short filter has about 45% of its bits set, and a no-match 8-byte query
-// reads about 1 ms of frames (every frame without it: 93 ms).
+// names) use the record's short filter: a blockTriWords-word bitmap of the
+// trigram at every position in the same range (shortKey: one bit), then a
+// blockFiveWords-word bitmap of the 5-gram at every position (fiveKey: one
+// bit). A match of such a query starting in block b has all its trigrams
+// and 5-grams at positions before (b+1)×blockSize+9, inside the range, so a
+// block whose short filter lacks one of them holds no match start. A query
+// of 3 or 4 bytes probes trigrams only; every block is read for a query of
+// 1 or 2 bytes. Measured on the 512 MiB bench session with 400 sampled
+// 8-byte pieces (the bench's 8-byte hit row): with the trigram bitmap alone
+// (1 KiB) a search read on average 38 frames to its tenth matching frame
+// (p99 966, the pieces whose trigrams are common but whose 8 bytes are
+// rare), with a 2 KiB trigram bitmap 30 (p99 324), with 1 KiB of trigrams
+// and 1 KiB of 5-grams 14.5 (p99 102).
 //
 // Measured on the bench's generated sessions (bench/README.md), 12-grams
 // leave for a 16-byte query that few items hold about as many candidate
@@ -50,15 +55,37 @@ import (
 // The records are derived from the committed item text alone, so an index
 // built in one pass and one built append by append have the same records.
 // Block b is complete, and gets its record, once the text has
-// (b+1)×blockSize+blockOverlap+15 bytes. Records are computed after a sync
-// commits, in the background (a second phase: the first /branch answer
-// does not wait for them); the blocks after the last record are always
-// read.
+// (b+1)×blockSize+blockOverlap+15 bytes. Records are computed in the
+// background (kickBlocks) after every ingest batch commits, not only once
+// the sync ends: while a large file is indexed (16 MiB of JSONL per
+// batch) the builder reads back the frames of the batches committed so
+// far and fills their records on the other core, beside the next batches,
+// so that a search right after the full index finds every record but
+// those of about the last batch (issue 16: no-match search vs ripgrep
+// right after a cold index, 1.26× → 0.01× at 512 MiB). No commit and no
+// answer waits for the builder; the blocks after the last record are
+// always read.
 //
-// Size: 9 KiB per 16 KiB of item text (the long filter's 8 KiB, half the
-// raw text, and the short filter's 1 KiB; the compressed frames leave the
-// room for them). A .blk file of the 8 KiB records before the short filter
-// is smaller than its count needs (blocksRecorded) and is rebuilt. The records are laid out word-major by
+// Cost (BenchmarkFillBlock, BenchmarkBuildBlocks, on the bench session's
+// text, 2-core Xeon VM shared with other work, so figures are ranges):
+// fillBlock records 200-340 MB/s of text before the 5-gram bitmap (about
+// 48-80 µs per block; per position three multiplies for the 12/16-gram
+// word, one each for the trigram and the 5-gram, three
+// read-modify-writes); it is bound by instruction throughput. Tried
+// and no faster: split long/short loops, a byte map for the trigrams, one
+// multiply per position shared by the 12- and 16-gram; skipping the
+// positions inside the frame's s2 copies (their n-grams are an earlier
+// position's: 36% of the positions) made the fill alone 35-45% faster,
+// but walking the s2 tags cost as much. buildBlocks as a whole records
+// 135-200 MB/s: about 70% fillBlock, 15% decoding the frames (s2), the
+// rest reads, writes and the word-major layout. A 1 GiB session's
+// records cost about 4-6 CPU-seconds.
+//
+// Size: 10 KiB per 16 KiB of item text (the long filter's 8 KiB, half the
+// raw text, and the short filter's 2 KiB; the compressed frames leave the
+// room for them). A .blk file of an earlier, smaller record (8 KiB before
+// the short filter, 9 KiB before its 5-grams) is smaller than its count
+// needs (blocksRecorded) and is rebuilt. The records are laid out word-major by
 // segments of blockSeg blocks (the last segment takes its full size); the
 // number of blocks recorded is kept in texts/N.blkn (8 bytes).
 const (
@@ -67,15 +94,18 @@ const (
 	blockGram    = 12 // the shortest query the long filter serves
 	blockGramMax = 16 // the 16-gram bits
 	blockShort   = 3  // the shortest query the short filter serves
+	blockFive    = 5  // the n-gram of the short filter's second bitmap
 	// A record is the long filter (blockLongWords words: 12- and
 	// 16-grams) followed by the short filter (blockShortWords words:
-	// trigrams).
+	// blockTriWords of trigrams, then blockFiveWords of 5-grams).
 	blockLongWords  = 1 << 10
-	blockShortWords = 1 << 7
+	blockTriWords   = 1 << 7
+	blockFiveWords  = 1 << 7
+	blockShortWords = blockTriWords + blockFiveWords
 	blockWords      = blockLongWords + blockShortWords
 	blockRecord     = blockWords * 8
 	blockWordBit    = 54 // a long key's word is its hash >> blockWordBit (10 bits)
-	blockShortBit   = 57 // a short key's word is blockLongWords + its hash >> blockShortBit (7 bits)
+	blockShortBit   = 57 // a short key's word is its bitmap's first word + its hash >> blockShortBit (7 bits)
 	// Searches over fewer bytes than this do not consult the filters.
 	blockMinSearch = 2 * blockSize
 	// blockMaxKeys bounds the n-grams of a query probed per block.
@@ -126,6 +156,13 @@ func shortKey(x uint64) (int, uint64) {
 	return blockLongWords + int(h>>blockShortBit), uint64(1) << (h >> 51 & 63)
 }
 
+// fiveKey is the word and bit of the 5-gram of x's low 5 bytes (x the
+// little-endian word at the 5-gram's position) in the short filter.
+func fiveKey(x uint64) (int, uint64) {
+	h := (x & 0xFF_FFFF_FFFF) * blockK3
+	return blockLongWords + blockTriWords + int(h>>blockShortBit), uint64(1) << (h >> 51 & 63)
+}
+
 // The multipliers of blockHash's inputs (odd 64-bit constants).
 const (
 	blockK1 = 0x9E3779B97F4A7C15
@@ -153,30 +190,46 @@ func blocksComplete(n int64) int64 {
 // the blockOverlap+15 bytes after it.
 const blockText = blockSize + blockOverlap + blockGramMax - 1
 
-// fillBlock sets rec (blockRecord bytes) to the record of a block whose
-// bytes, with the blockOverlap+15 bytes after it, are text (blockText
-// bytes): blockKey of every position, inlined. words is scratch of
-// blockWords words.
-func fillBlock(rec []byte, text []byte, words []uint64) {
-	f := (*[blockWords]uint64)(words[:blockWords])
+// fillBlock sets f to the record of a block (word w of the record is
+// f[w]) whose bytes, with the blockOverlap+15 bytes after it, are text
+// (blockText bytes): blockKey and shortKey of every position, inlined.
+// Written for instruction throughput, which bounds it (about 37
+// instructions per position): the multipliers come from variables, so
+// they stay in registers (constants are rematerialized at every
+// position), and a key's two bits come from blockTwoBits rather than
+// shifts and bit sets. BenchmarkFillBlock, best of 6 runs on the 2-core
+// VM: 277 → 340 MB/s (about 59 → 48 µs per block).
+func fillBlock(f *[blockWords]uint64, text []byte) {
 	clear(f[:])
 	text = text[:blockText]
+	two := &blockTwoBits
+	k1, k2, k3 := blockMul[0], blockMul[1], blockMul[2]
 	for p := 0; p < blockSize+blockOverlap; p++ {
 		g := text[p : p+blockGramMax]
 		x := binary.LittleEndian.Uint64(g)
-		a := x * blockK1
+		a := x * k1
 		c := binary.LittleEndian.Uint64(g[8:])
-		h12 := blockHash(a, (c&0xFFFFFFFF)*blockK2)
-		h16 := blockHash(a, c*blockK3)
-		f[h12>>blockWordBit&(blockLongWords-1)] |= uint64(1)<<(h12&63) | uint64(1)<<(h12>>6&63) | uint64(1)<<(h16&63) | uint64(1)<<(h16>>6&63)
+		h12 := blockHash(a, uint64(uint32(c))*k2)
+		h16 := blockHash(a, c*k3)
+		f[h12>>blockWordBit&(blockLongWords-1)] |= two[h12&4095] | two[h16&4095]
 		w3, b3 := shortKey(x)
 		f[w3] |= b3
-	}
-	rec = rec[:blockRecord]
-	for i, w := range f {
-		binary.LittleEndian.PutUint64(rec[i*8:], w)
+		w5, b5 := fiveKey(x)
+		f[w5] |= b5
 	}
 }
+
+// blockMul holds blockK1, blockK2 and blockK3 for fillBlock.
+var blockMul = [3]uint64{blockK1, blockK2, blockK3}
+
+// blockTwoBits[h&4095] is the two bits a key of hash h sets in its word,
+// 1<<(h&63) | 1<<(h>>6&63) (32 KiB).
+var blockTwoBits = func() (t [4096]uint64) {
+	for h := range t {
+		t[h] = 1<<(h&63) | 1<<(h>>6&63)
+	}
+	return t
+}()
 
 func (s *Session) blockPath() string {
 	return filepath.Join(s.x.textDir(), fmt.Sprintf("%d.blk", s.fileID))
@@ -297,6 +350,8 @@ func (s *Session) records(n int64) ([]byte, func(), error) {
 
 // kickBlocks starts the background builder of the records the committed
 // text now allows, unless one is running (it then goes on with them).
+// The syncing goroutine calls it after each ingest batch is published and
+// when a sync ends; it costs an atomic load when there is nothing new.
 func (s *Session) kickBlocks() {
 	if blocksComplete(s.textSize) <= s.blk.done.Load() {
 		return
@@ -322,17 +377,19 @@ func (s *Session) kickBlocks() {
 	}()
 }
 
-// builderScratch is buildBlocks' memory (about 0.5 MiB), reused across runs.
+// builderScratch is buildBlocks' memory (about 0.7 MiB), reused across runs.
 type builderScratch struct {
 	seg   [blockSegBytes]byte
-	rec   [blockRecord]byte
 	words [blockWords]uint64
 	buf   [blockText]byte
 }
 
 var builderPool = sync.Pool{New: func() any { return new(builderScratch) }}
 
-// buildBlocks writes the records of every complete block not written yet.
+// buildBlocks writes the records of every complete block of the committed
+// text (as of its start) not written yet, a segment at a time, and
+// publishes each segment's (done, .blkn) once it is written. A reset
+// (gen) or Close stops it at the next segment.
 func (s *Session) buildBlocks() error {
 	g := s.blk.gen.Load()
 	s.mu.RLock()
@@ -361,7 +418,16 @@ func (s *Session) buildBlocks() error {
 	// written whole.
 	sc := builderPool.Get().(*builderScratch)
 	defer builderPool.Put(sc)
-	seg, rec, words, buf := sc.seg[:], sc.rec[:], sc.words[:], sc.buf[:]
+	seg, words, buf := sc.seg[:], &sc.words, sc.buf[:]
+	// A reset (Session.clear: the text files rewritten) may take the text
+	// from under the build: that is no failure, the reset keeps only the
+	// records still valid.
+	fail := func(err error) error {
+		if s.blk.gen.Load() != g {
+			return nil
+		}
+		return err
+	}
 	for b < want {
 		if s.blk.gen.Load() != g || s.x.closing.Load() {
 			return nil
@@ -371,16 +437,16 @@ func (s *Session) buildBlocks() error {
 		clear(seg)
 		if j0 > 0 {
 			if _, err := bf.ReadAt(seg, sg*blockSegBytes); err != nil {
-				return err
+				return fail(err)
 			}
 		}
 		for j := j0; j < jn; j++ {
 			if _, err := tf.ReadAt(buf, (sg*blockSeg+j)*blockSize); err != nil {
-				return err
+				return fail(err)
 			}
-			fillBlock(rec, buf, words)
-			for w := range blockWords {
-				copy(seg[(int64(w)*blockSeg+j)*8:], rec[w*8:(w+1)*8])
+			fillBlock(words, buf)
+			for w, v := range words {
+				binary.LittleEndian.PutUint64(seg[(int64(w)*blockSeg+j)*8:], v)
 			}
 		}
 		if _, err := bf.WriteAt(seg, sg*blockSegBytes); err != nil {
@@ -495,23 +561,34 @@ func blockKeys(query string) []filterKey {
 	return keys
 }
 
-// shortKeys returns the short filter's keys of the trigrams of query (3
-// to 11 bytes): at most blockMaxKeys of them, spread over its positions.
-// Every position of a match that starts in a block lies within the
-// block's first blockSize+blockOverlap positions, which the short filter
-// records.
+// shortKeys returns the short filter's keys of query (3 to 11 bytes): the
+// 5-grams first (the rarer, probed first), then the trigrams, at most
+// blockMaxKeys of each, spread over its positions. Every position of a
+// match that starts in a block lies within the block's first
+// blockSize+blockOverlap positions, which the short filter records.
 func shortKeys(query string) []filterKey {
-	span := len(query) - blockShort
+	keys := make([]filterKey, 0, 2*blockMaxKeys)
+	keys = appendGramKeys(keys, query, blockFive, fiveKey)
+	return appendGramKeys(keys, query, blockShort, shortKey)
+}
+
+// appendGramKeys appends the keys (key of the little-endian word holding
+// the n bytes) of query's n-grams, at most blockMaxKeys of them spread
+// over its positions; none when query is shorter than n.
+func appendGramKeys(keys []filterKey, query string, n int, key func(x uint64) (int, uint64)) []filterKey {
+	span := len(query) - n
+	if span < 0 {
+		return keys
+	}
 	k := min(span+1, blockMaxKeys)
-	keys := make([]filterKey, 0, k)
-	var g [8]byte
 	for i := range k {
 		p := 0
 		if k > 1 {
 			p = i * span / (k - 1)
 		}
-		copy(g[:], query[p:p+blockShort])
-		w, b := shortKey(binary.LittleEndian.Uint64(g[:]))
+		var g [8]byte
+		copy(g[:], query[p:p+n])
+		w, b := key(binary.LittleEndian.Uint64(g[:]))
 		keys = append(keys, filterKey{w, b})
 	}
 	return keys
