@@ -17,6 +17,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -393,6 +394,85 @@ func sampledQueries(b *testing.B, s *Session, m *sessiongen.Manifest, seed uint6
 		return nil
 	})
 	return queries
+}
+
+// fillText is the item text of the first 512 complete blocks of a
+// generated session (fillBenchText), made once per test binary.
+var fillText struct {
+	once sync.Once
+	text []byte
+	err  error
+}
+
+// fillBenchText returns the item text of the generated session's first
+// blocks (at most 512 of them, with the bytes their records read after
+// them), as the ingest writes it.
+func fillBenchText(b *testing.B) []byte {
+	fillText.once.Do(func() {
+		root, path, _ := benchSession(b)
+		x, err := OpenIndex(context.Background(), root, filepath.Join(os.TempDir(), fmt.Sprintf("fill-index-%d", os.Getpid())), Options{})
+		if err != nil {
+			fillText.err = err
+			return
+		}
+		defer os.RemoveAll(x.dir)
+		defer x.Close()
+		s := x.Session(path)
+		if fillText.err = s.Sync(context.Background()); fillText.err != nil {
+			return
+		}
+		x.bg.Wait() // the background filter build, not measured here
+		s.mu.RLock()
+		snap := s.textSnap()
+		s.mu.RUnlock()
+		n := min(blocksComplete(snap.size()), 512)
+		fillText.text = make([]byte, (n-1)*blockSize+blockText)
+		tr := newTextReader(snap, nil, false)
+		defer tr.Close()
+		_, fillText.err = tr.ReadAt(fillText.text, 0)
+	})
+	if fillText.err != nil {
+		b.Fatal(fillText.err)
+	}
+	return fillText.text
+}
+
+// BenchmarkFillBlock is the search filters' record fill (fillBlock) over
+// the item text of the generated session: MB/s of item text recorded.
+func BenchmarkFillBlock(b *testing.B) {
+	text := fillBenchText(b)
+	n := int64(len(text)-blockText)/blockSize + 1
+	sc := new(builderScratch)
+	b.SetBytes(n * blockSize)
+	b.ResetTimer()
+	for range b.N {
+		for i := range n {
+			fillBlock(&sc.words, text[i*blockSize:])
+		}
+	}
+}
+
+// BenchmarkBuildBlocks is the background filter builder (buildBlocks)
+// over the generated session's first blocks: frames read and decoded,
+// records filled and written, MB/s of item text.
+func BenchmarkBuildBlocks(b *testing.B) {
+	text := fillBenchText(b)
+	x := &Index{dir: b.TempDir()}
+	if err := os.MkdirAll(x.textDir(), 0o700); err != nil {
+		b.Fatal(err)
+	}
+	s := &Session{x: x, fileID: 1}
+	writeFrames(b, s, text)
+	b.SetBytes(blocksComplete(int64(len(text))) * blockSize)
+	b.ResetTimer()
+	for range b.N {
+		if err := s.resetBlocks(0); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.buildBlocks(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // BenchmarkSearchDistinct is search_contents over all windows with a new

@@ -2,12 +2,17 @@ package store
 
 import (
 	"bytes"
+	"context"
+	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"contextd/history"
@@ -373,5 +378,191 @@ func TestBlockFiltersNeverMiss(t *testing.T) {
 	copy(other, text[:blockSeg/2*blockSize+5])
 	for _, upto := range []int{blockSeg*blockSize + 9, n} {
 		check(other, upto)
+	}
+}
+
+// TestBlocksBuiltBesideIngest: while one sync indexes a file in many
+// batches, the records of the text each batch commits are built beside
+// the next batches (kickBlocks after each commit), so that they exist
+// when the sync ends, and never for text not committed yet; at the end
+// the .blk file is byte for byte the one a single buildBlocks over the
+// final text writes.
+func TestBlocksBuiltBesideIngest(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "s.jsonl")
+	genSession(t, path, 5)
+	x, err := OpenIndex(context.Background(), root, filepath.Join(t.TempDir(), "index"), Options{BatchBytes: 192 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	s := x.Session(path)
+	type step struct{ committed, done int64 }
+	var steps []step
+	wait := 5 * time.Second
+	afterBatchCommit = func(s *Session) {
+		committed := blocksComplete(s.textSize)
+		if d := s.blk.done.Load(); d > committed {
+			t.Errorf("%d records for a committed text of %d complete blocks", d, committed)
+		}
+		// The builder runs while this sync still holds syncMu: wait for it
+		// to reach the text just committed (it never would if it ran only
+		// after the sync).
+		for deadline := time.Now().Add(wait); s.blk.done.Load() < committed && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		if s.blk.done.Load() < committed {
+			wait = 0 // behind once: do not wait at every batch
+		}
+		steps = append(steps, step{committed, s.blk.done.Load()})
+	}
+	defer func() { afterBatchCommit = nil }()
+	if err := s.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	afterBatchCommit = nil
+	x.bg.Wait()
+	final := blocksComplete(s.textSize)
+	if len(steps) < 10 || final < 2*blockSeg {
+		t.Fatalf("%d batches, %d complete blocks: want at least 10 batches and %d blocks", len(steps), final, 2*blockSeg)
+	}
+	for i, st := range steps {
+		if st.done != st.committed {
+			t.Errorf("batch %d: %d records while the sync went on, want the %d of the committed text", i, st.done, st.committed)
+		}
+	}
+	if got := s.blk.done.Load(); got != final {
+		t.Fatalf("%d records after the sync, want %d", got, final)
+	}
+	// The same records as one build over the final text.
+	s.mu.RLock()
+	snap := s.textSnap()
+	s.mu.RUnlock()
+	text := make([]byte, snap.size())
+	tr := newTextReader(snap, nil, false)
+	_, err = tr.ReadAt(text, 0)
+	tr.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	once, _ := blockSession(t, t.TempDir(), 1, text, nil)
+	a, err := os.ReadFile(once.blockPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(s.blockPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != int(segments(final)*blockSegBytes) || !bytes.Equal(a, b) {
+		t.Fatalf("records built beside the ingest (%d bytes) differ from one build (%d bytes)", len(b), len(a))
+	}
+	if n := once.blocksRecorded(); n != final || s.blocksRecorded() != final {
+		t.Fatalf(".blkn says %d and %d records, want %d", s.blocksRecorded(), n, final)
+	}
+}
+
+// TestBlocksResetWhileBuilding: a rewritten file cut back to a shorter
+// committed text (the frames rewritten, then resetBlocks, as Session.clear
+// and load do) while the background builder is running: once the reset
+// returns, no record past the shorter text's complete blocks is kept or
+// written, the builder logs nothing, and growing the text again with
+// other bytes gives exactly the records of one build over the new text.
+func TestBlocksResetWhileBuilding(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	n := 3*blockSeg*blockSize + 500
+	text := wordText(r, n)
+	var logged bytes.Buffer
+	x := &Index{dir: t.TempDir(), log: slog.New(slog.NewTextHandler(&logged, nil))}
+	s := &Session{x: x, fileID: 1}
+	if err := os.MkdirAll(x.textDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cut := blockSeg/2*blockSize + 5
+	setText := func(b []byte) {
+		s.blk.gen.Add(1) // what clear does before it rewrites the text files
+		s.mu.Lock()
+		writeFrames(t, s, b)
+		s.mu.Unlock()
+	}
+	for _, wait := range []time.Duration{0, time.Millisecond, 5 * time.Millisecond} {
+		setText(text)
+		if err := s.resetBlocks(0); err != nil {
+			t.Fatal(err)
+		}
+		s.kickBlocks()
+		time.Sleep(wait)
+		setText(text[:cut])
+		if err := s.resetBlocks(int64(cut)); err != nil {
+			t.Fatal(err)
+		}
+		if d, max := s.blk.done.Load(), blocksComplete(int64(cut)); d > max {
+			t.Fatalf("after the reset (builder given %v): %d records, want at most %d", wait, d, max)
+		}
+		x.bg.Wait()
+		if d, max := s.blk.done.Load(), blocksComplete(int64(cut)); d > max || s.blocksRecorded() > max {
+			t.Fatalf("builder given %v: %d records (%d in .blkn) once it stopped, want at most %d", wait, d, s.blocksRecorded(), max)
+		}
+	}
+	if logged.Len() > 0 {
+		t.Errorf("the builder stopped by a reset logged: %s", logged.String())
+	}
+	other := wordText(r, n)
+	copy(other, text[:cut])
+	setText(other)
+	s.kickBlocks()
+	x.bg.Wait()
+	once, _ := blockSession(t, t.TempDir(), 1, other, nil)
+	a, _ := os.ReadFile(once.blockPath())
+	b, _ := os.ReadFile(s.blockPath())
+	if s.blk.done.Load() != blocksComplete(int64(n)) || len(a) == 0 || !bytes.Equal(a, b) {
+		t.Fatalf("regrown: %d records, %d bytes; one build: %d bytes; equal %v", s.blk.done.Load(), len(b), len(a), bytes.Equal(a, b))
+	}
+}
+
+// TestBlocksBuilderStopsOnClose: a builder started once the index is
+// closing writes no record.
+func TestBlocksBuilderStopsOnClose(t *testing.T) {
+	text := wordText(rand.New(rand.NewPCG(15, 16)), 2*blockSeg*blockSize)
+	s := &Session{x: &Index{dir: t.TempDir()}, fileID: 1}
+	if err := os.MkdirAll(s.x.textDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFrames(t, s, text)
+	s.x.closing.Store(true)
+	s.kickBlocks()
+	s.x.bg.Wait()
+	if d := s.blk.done.Load(); d != 0 || s.blocksRecorded() != 0 {
+		t.Fatalf("%d records (%d in .blkn) built while closing, want 0", d, s.blocksRecorded())
+	}
+}
+
+// TestFillBlockIsKeys: fillBlock's record is exactly the bits a probe
+// checks (blockKey of the 16 bytes at every position of the block and its
+// overlap, shortKey of the trigram and fiveKey of the 5-gram there), on
+// word text, random bytes and runs of one byte.
+func TestFillBlockIsKeys(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	random := make([]byte, blockText)
+	for i := range random {
+		random[i] = byte(r.Uint32())
+	}
+	runs := bytes.Repeat([]byte("        ====\n"), blockText/13+1)[:blockText]
+	for name, text := range map[string][]byte{"words": wordText(r, blockText), "random": random, "runs": runs} {
+		var want [blockWords]uint64
+		for p := range blockSize + blockOverlap {
+			w, b := blockKey(text[p : p+blockGramMax])
+			want[w] |= b
+			w, b = shortKey(binary.LittleEndian.Uint64(text[p:]))
+			want[w] |= b
+			w, b = fiveKey(binary.LittleEndian.Uint64(text[p:]))
+			want[w] |= b
+		}
+		var got [blockWords]uint64
+		got[3] = 1 // fillBlock clears what it is given
+		fillBlock(&got, text)
+		if got != want {
+			t.Errorf("%s: fillBlock's record differs from the probes' keys", name)
+		}
 	}
 }

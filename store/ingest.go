@@ -104,6 +104,10 @@ func memEntry(e session.Entry) session.Entry {
 	return e
 }
 
+// afterBatchCommit, when set (tests), runs on the syncing goroutine after
+// each ingest batch is committed and published.
+var afterBatchCommit func(s *Session)
+
 // pendingEntry is an entry parsed in the current batch.
 type pendingEntry struct {
 	e    session.Entry
@@ -262,8 +266,14 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		return false, err
 	}
 	s.check = check
-	// 3. publish.
+	// 3. publish, and let the search filters of the frames now committed
+	// be built beside the next batch (blocks.go): a search right after a
+	// large index then finds (nearly) every record.
 	s.publishBatch(b, next, size, newTextSize, merged)
+	s.kickBlocks()
+	if afterBatchCommit != nil {
+		afterBatchCommit(s)
+	}
 
 	m := s.x.metrics
 	m.BytesIngested.Add(float64(next - start))

@@ -339,7 +339,10 @@ func (s *Session) clear(ctx context.Context, db *DB) error {
 			return err
 		}
 	}
-	// Truncate under mu: no reader is reading the text files.
+	// Truncate under mu: no reader is reading the text files. A filter
+	// builder reading them is told first (resetBlocks below then waits
+	// for it), so that it stops instead of failing on the truncated text.
+	s.blk.gen.Add(1)
 	s.mu.Lock()
 	if s.fileID != 0 {
 		if _, _, err := s.loadFrames(0); err != nil {
