@@ -38,11 +38,17 @@ func ExtendLocalWindows(wins []Window, t *session.Tree, branch []int, ref RefFun
 	}
 	start := len(buf) // start in buf of the items of the last window opened here
 	opened := false   // the last window was opened by this call
+	// The windows opened here take their items from buf in order, each
+	// slice's capacity running to the end of buf: so the items of
+	// consecutive windows lie back to back in one array, and SearchOrder
+	// takes them as one slice instead of copying (a quarter-million items
+	// at 1 GiB). Only the last window may grow, in a later call, which
+	// copies it first (above).
 	closeLast := func() {
 		if opened {
 			w := &out[len(out)-1]
 			if n := len(buf) - start; n > 0 {
-				w.Items = buf[start:len(buf):len(buf)]
+				w.Items = buf[start:]
 			}
 		}
 	}

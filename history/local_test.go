@@ -194,3 +194,75 @@ func TestSearchOrdered(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchOrderAdjacent: SearchOrder of Local windows built from scratch
+// is the array that holds their items (no copy: its first element is the
+// first window's), of windows extended after a prefix a copy, and of
+// windows with summaries the summaries first; in every case the items of
+// the windows in order, summaries first (reference §3.3).
+func TestSearchOrderAdjacent(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	flat := func(ws []Window) []ItemRef {
+		var s, o []ItemRef
+		for _, w := range ws {
+			for _, it := range w.Items {
+				if it.Summary {
+					s = append(s, it)
+				} else {
+					o = append(o, it)
+				}
+			}
+		}
+		return append(s, o...)
+	}
+	shared := 0
+	for _, n := range []int{0, 1, 5, 30, 200, 1000} {
+		tr, ref := randomTree(r, n)
+		branch, _, err := tr.Branch("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Local items are never summaries (randomTree marks some).
+		local := func(seq int, windowID string) (ItemRef, bool) {
+			r, ok := ref(seq, windowID)
+			r.Summary = false
+			return r, ok
+		}
+		if got, want := SearchOrder(&View{Windows: LocalWindows(tr, branch, ref)}), flat(LocalWindows(tr, branch, ref)); !reflect.DeepEqual(got, want) && len(want) > 0 {
+			t.Fatalf("n %d: SearchOrder of windows with summaries differs from their items, summaries first", n)
+		}
+		wins := LocalWindows(tr, branch, local)
+		got := SearchOrder(&View{Windows: wins})
+		if want := flat(wins); !reflect.DeepEqual(got, want) && len(want) > 0 {
+			t.Fatalf("n %d: SearchOrder of LocalWindows differs from the windows' items", n)
+		}
+		if len(got) > 0 {
+			first := 0
+			for len(wins[first].Items) == 0 {
+				first++
+			}
+			if &got[0] != &wins[first].Items[0] || cap(got) != len(got) {
+				t.Fatalf("n %d: SearchOrder of LocalWindows copied the items (or left room to append)", n)
+			}
+			shared++
+		}
+		cut := len(branch) / 2
+		ext := ExtendLocalWindows(LocalWindows(tr, branch[:cut], local), tr, branch[cut:], local)
+		if got, want := SearchOrder(&View{Windows: ext}), flat(ext); !reflect.DeepEqual(got, want) && len(want) > 0 {
+			t.Fatalf("n %d: SearchOrder of extended windows differs from their items", n)
+		}
+		if len(wins) > 1 && len(wins[0].Items) > 0 {
+			sum := slices.Clone(wins)
+			sum[1].Items = slices.Clone(sum[1].Items)
+			if len(sum[1].Items) > 0 {
+				sum[1].Items[0].Summary = true
+			}
+			if got, want := SearchOrder(&View{Windows: sum}), flat(sum); !reflect.DeepEqual(got, want) {
+				t.Fatalf("n %d: SearchOrder with a summary differs: %v, want %v", n, got, want)
+			}
+		}
+	}
+	if shared == 0 {
+		t.Fatal("no tree had items: the test checked nothing")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"contextd"
@@ -71,6 +72,9 @@ type ItemRef struct {
 // currentWindowId, reference §3.2) and its items in chronological order.
 // For a Tree archive the caller puts the summary item first, then the
 // archived raw entries (reference §3.6, SEED "Codex-shaped operations").
+// Items is read-only: LocalWindows puts the items of consecutive windows
+// back to back in one array, each slice's capacity running past its own
+// items, so an append to one window's items would overwrite the next's.
 type Window struct {
 	ID    string
 	Items []ItemRef
@@ -391,9 +395,44 @@ func (a SearchArgs) Unfiltered() bool {
 // operations"): first the summary items (Summary true) of all windows, in
 // window order, then the other items window by window, each window in item
 // order. For a Local view, which has no summaries, it is the view order.
+// The result is read-only: when the windows hold no summary and their
+// items lie back to back in one array (LocalWindows builds them so), it is
+// that array, not a copy.
 func SearchOrder(v *View) []ItemRef {
+	if all, ok := adjacentItems(v.Windows); ok {
+		return all
+	}
 	s, r := splitOrder(v)
 	return append(s, r...)
+}
+
+// adjacentItems returns the items of wins, in order, as one slice of the
+// array that holds them, when each window's items follow the previous
+// window's in that array (within its slice's capacity) and none is a
+// summary; ok is false otherwise, and for windows without items.
+func adjacentItems(wins []Window) (all []ItemRef, ok bool) {
+	n := 0
+	for i := range wins {
+		items := wins[i].Items
+		if len(items) == 0 {
+			continue
+		}
+		if all == nil {
+			all = items[:cap(items)]
+		} else if n >= len(all) || &all[n] != &items[0] {
+			return nil, false
+		}
+		for j := range items {
+			if items[j].Summary {
+				return nil, false
+			}
+		}
+		n += len(items)
+	}
+	if all == nil || n > len(all) {
+		return nil, false
+	}
+	return all[:n:n], true
 }
 
 func splitOrder(v *View) (summaries, raw []ItemRef) {
@@ -496,13 +535,19 @@ func (v *View) previews(refs []ItemRef, maxChars int) (ItemsResult, error) {
 // PreviewJSONChars is the size of p counted against MaxOutputChars: the
 // number of code points of its compact JSON encoding (encoding/json field
 // order, no HTML escaping, no trailing newline).
+// The encoding is written into a pooled buffer (a search answer measures
+// up to 25 previews of up to 4 KB each).
 func PreviewJSONChars(p ItemPreview) int {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	buf := previewBufs.Get().(*bytes.Buffer)
+	defer previewBufs.Put(buf)
+	buf.Reset()
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(p) // cannot fail: strings, ints and a bool
 	return utf8.RuneCount(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }
+
+var previewBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // ReadItem answers read_item (reference §1.4, §3.3). item_id and window_id
 // are required (an empty one is a contextd.EInvalid error). The item is looked

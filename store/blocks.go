@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -473,7 +474,19 @@ type candidates struct {
 	recs        []byte   // the mapped records (valid until release)
 	masks       []uint64 // by segment from first/blockSeg: the blocks to read
 	known       []bool   // whether masks[i] is computed
-	release     func()
+	unmap       func()   // gives the mapping back
+}
+
+// candPool keeps candidates with their masks (about 9 KiB at 1 GiB), which
+// every search of a large text would otherwise allocate.
+var candPool = sync.Pool{New: func() any { return new(candidates) }}
+
+// release gives the records' mapping back, and c to the pool: c must not
+// be used after.
+func (c *candidates) release() {
+	c.unmap()
+	c.recs, c.keys, c.unmap = nil, nil, nil
+	candPool.Put(c)
 }
 
 // blockCandidates consults the records for a search of query over text
@@ -492,8 +505,11 @@ func (s *Session) blockCandidates(query string, off, end int64) (*candidates, er
 		return nil, err
 	}
 	n := (last-1)/blockSeg - first/blockSeg + 1
-	return &candidates{first: first, last: last, keys: blockKeys(query), recs: recs,
-		masks: make([]uint64, n), known: make([]bool, n), release: release}, nil
+	c := candPool.Get().(*candidates)
+	c.first, c.last, c.keys, c.recs, c.unmap = first, last, blockKeys(query), recs, release
+	c.masks, c.known = slices.Grow(c.masks[:0], int(n))[:n], slices.Grow(c.known[:0], int(n))[:n]
+	clear(c.known)
+	return c, nil
 }
 
 // segment returns the mask of the blocks to read among segment sg's

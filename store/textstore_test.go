@@ -71,7 +71,82 @@ func TestTextReader(t *testing.T) {
 // TestFrameWriterSteps: texts written in any pieces, with a commit (tail
 // carried to the next batch) between them, compressed inline or by the
 // writer's second goroutine, give the same frames as one write of the
-// whole text: frames depend on the text alone.
+// TestFrameCacheCopies: the frame cache keeps its own copy of each frame
+// (a later change to the bytes put, or to a buffer got, does not reach
+// it), replaces the oldest frame once frameCacheFrames are held, and a
+// reader that finds its frames in the cache, or decodes them into its own
+// buffers, allocates nothing (0 allocations per read of a pooled reader).
+func TestFrameCacheCopies(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	text := make([]byte, 3*frameSize)
+	for i := range text {
+		text[i] = byte(r.IntN(7) + 'a')
+	}
+	s := &Session{x: &Index{dir: t.TempDir()}, fileID: 1}
+	writeFrames(t, s, text)
+	snap := s.textSnap()
+	c := newFrameCache()
+	frame := slices.Clone(text[frameSize : 2*frameSize])
+	k := frameKey{epoch: snap.epoch, frame: 1}
+	c.put(k, frame)
+	frame[0] = 'Z'
+	got := make([]byte, frameSize)
+	if !c.get(k, got) || !bytes.Equal(got, text[frameSize:2*frameSize]) {
+		t.Fatalf("frame 1 from the cache differs from the text")
+	}
+	got[1] = 'Z'
+	if !c.get(k, got) || got[1] != text[frameSize+1] {
+		t.Fatalf("a change to a copy got reached the cache")
+	}
+	for f := range frameCacheFrames {
+		c.put(frameKey{epoch: snap.epoch + 1, frame: f}, frame)
+	}
+	if c.get(k, got) {
+		t.Errorf("frame 1, the oldest of %d+1 frames put, is still cached", frameCacheFrames)
+	}
+	if !c.get(frameKey{epoch: snap.epoch + 1, frame: 0}, got) || got[0] != 'Z' {
+		t.Errorf("frame 0 of epoch+1, put after frame 1, is not cached")
+	}
+
+	// A reader of frames 0 and 2 with keep (read_item) decodes them and
+	// puts them in the cache.
+	buf := make([]byte, 100)
+	rd := newTextReader(snap, c, true)
+	for _, off := range []int64{10, 2*frameSize + 10} {
+		if _, err := rd.ReadAt(buf, off); err != nil || !bytes.Equal(buf, text[off:off+100]) {
+			t.Fatalf("read at %d: %v", off, err)
+		}
+	}
+	rd.Close()
+	for _, f := range []int{0, 2} {
+		if !c.get(frameKey{epoch: snap.epoch, frame: f}, got) || !bytes.Equal(got, text[f*frameSize:(f+1)*frameSize]) {
+			t.Errorf("frame %d read with keep is not in the cache", f)
+		}
+	}
+	// With a cache of two frames, readers of frames 0, 1, 2 in turn
+	// decode every frame they read: into their own buffers, and a reader
+	// with keep, or one that shares what it decoded, copies the frame into
+	// the cache's buffers. None allocates.
+	small := &frameCache{m: map[frameKey]int{}, slots: make([]frameSlot, 2)}
+	for _, keep := range []bool{true, false} {
+		rd := &textReader{t: snap, cache: small, keep: keep}
+		reads := func() {
+			for f := range 3 {
+				off := int64(f*frameSize + 10)
+				if _, err := rd.ReadAt(buf, off); err != nil || !bytes.Equal(buf, text[off:off+100]) {
+					t.Fatalf("read at %d: %v", off, err)
+				}
+				rd.share(f)
+			}
+		}
+		reads()
+		if n := testing.AllocsPerRun(20, reads); n != 0 {
+			t.Errorf("keep %v: reads of frames not cached allocate %.0f times per run, want 0", keep, n)
+		}
+		rd.Close()
+	}
+}
+
 func TestFrameWriterSteps(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	text := make([]byte, 5*frameSize+123)

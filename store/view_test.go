@@ -292,3 +292,27 @@ func TestFinder(t *testing.T) {
 		}
 	}
 }
+
+// TestSpanAfter: spanAfter finds the first span from cur ending at or
+// after end, by steps and by halves, as a linear walk does: spans of 10
+// bytes every 20 bytes (span i is [20i, 20i+10)), every cur and end.
+func TestSpanAfter(t *testing.T) {
+	spans := make([]span, 100)
+	for i := range spans {
+		spans[i] = span{off: int64(20 * i), n: 10, ref: int32(i)}
+	}
+	for cur := 0; cur <= len(spans); cur++ {
+		for end := int64(0); end <= 2010; end += 3 {
+			want := cur
+			for want < len(spans) && spans[want].end() < end {
+				want++
+			}
+			if got := spanAfter(spans, cur, end); got != want {
+				t.Fatalf("spanAfter(cur %d, end %d) = %d, want %d", cur, end, got, want)
+			}
+		}
+	}
+	if got := spanAfter(spans, 0, 1005); got != 50 {
+		t.Errorf("spanAfter(0, 1005) = %d, want 50 (span 50 is [1000, 1010))", got)
+	}
+}
