@@ -11,6 +11,7 @@ import (
 
 	"contextd"
 	"contextd/coordinator"
+	"contextd/store"
 )
 
 // rolloverBoundary is one completed Tree rollover of a fixture: the lines
@@ -309,10 +310,19 @@ func TestModeHintAfterStateLoss(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := openSession(t, content, "local")
-			// Forget the registration, as a lost state.db does.
+			// Forget the registration, as a lost state.db does: the rows
+			// go, and contextd starts again on the emptied database (a
+			// new State: the running one keeps what it read in memory,
+			// store.State).
 			if _, err := s.svc.State.DB.Writer.ExecContext(ctx, `DELETE FROM registrations`); err != nil {
 				t.Fatal(err)
 			}
+			restarted, err := store.OpenState(ctx, s.svc.State.DB.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { restarted.Close() })
+			s.svc.State = restarted
 			s.svc.DefaultMode = tc.def
 			st, err := s.svc.SessionStateOf(ctx, s.id)
 			if err != nil {

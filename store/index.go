@@ -301,6 +301,7 @@ func (x *Index) Forget(ctx context.Context, path string) error {
 	}
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
+	s.syncOK = 0 // its rows go: no later Sync may take an earlier one as its own
 	if s.fileID == 0 {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"contextd"
@@ -13,10 +14,31 @@ import (
 
 // State is contextd's own state database (state.db): registrations and
 // rollovers. Unlike the index it is never dropped by a rebuild.
+//
+// Registration answers from memory once it has read a session id: the
+// state directory is locked by one contextd (statedir.go) and
+// PutRegistration is the only writer of registrations, so a cached
+// registration (or its absence) stays true until PutRegistration replaces
+// it. Every request reads its session's registration, and 32 at once
+// queued on the database pool's lock for it (issue 16).
 type State struct {
 	DB  *DB
 	Now func() time.Time
+
+	regMu sync.RWMutex
+	regs  map[string]cachedRegistration // by session id
 }
+
+// cachedRegistration is a registration read from the database, or its
+// absence (found false).
+type cachedRegistration struct {
+	r     contextd.Registration
+	found bool
+}
+
+// maxCachedRegistrations bounds the registration cache (a few hundred
+// bytes each); past it the cache starts again empty.
+const maxCachedRegistrations = 1 << 14
 
 // OpenState opens (creating) the state database at path.
 //
@@ -100,22 +122,66 @@ ON CONFLICT(session_id) DO UPDATE SET session_file=excluded.session_file, mode=e
 		return r, false, err
 	}
 	if err := tx.Commit(); err != nil {
+		s.forgetRegistration(r.SessionID)
 		return r, false, err
 	}
+	s.cacheRegistration(r.SessionID, cachedRegistration{r, true})
 	return r, !found, s.checkpoint(ctx)
+}
+
+// cacheRegistration records what the database holds for sessionID.
+func (s *State) cacheRegistration(sessionID string, c cachedRegistration) {
+	s.regMu.Lock()
+	defer s.regMu.Unlock()
+	if s.regs == nil || len(s.regs) >= maxCachedRegistrations {
+		s.regs = make(map[string]cachedRegistration)
+	}
+	s.regs[sessionID] = c
+}
+
+// forgetRegistration drops sessionID from the cache (a write whose outcome
+// is unknown: the next read goes to the database).
+func (s *State) forgetRegistration(sessionID string) {
+	s.regMu.Lock()
+	defer s.regMu.Unlock()
+	delete(s.regs, sessionID)
 }
 
 // registrationColumns are the registrations columns in scanRegistration's order.
 const registrationColumns = `session_id, session_file, mode, agent_name, pi_version, registered_at, updated_at`
 
-// Registration returns the registration of sessionID.
+// Registration returns the registration of sessionID, and false when it
+// has none: from memory after the first read of the id (see State).
 func (s *State) Registration(ctx context.Context, sessionID string) (contextd.Registration, bool, error) {
+	s.regMu.RLock()
+	c, ok := s.regs[sessionID]
+	s.regMu.RUnlock()
+	if ok {
+		return c.r, c.found, nil
+	}
+	// A registration written while this read runs must not be replaced
+	// by what the read found before it: a write holds regMu only to
+	// store its result, so the read's result is stored only if no entry
+	// appeared meanwhile.
 	row := s.DB.Reader.QueryRowContext(ctx, `SELECT `+registrationColumns+` FROM registrations WHERE session_id=?`, sessionID)
 	r, err := scanRegistration(row.Scan)
-	if errors.Is(err, sql.ErrNoRows) {
-		return contextd.Registration{}, false, nil
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		c = cachedRegistration{}
+	case err != nil:
+		return r, false, err
+	default:
+		c = cachedRegistration{r, true}
 	}
-	return r, err == nil, err
+	s.regMu.Lock()
+	if s.regs == nil || len(s.regs) >= maxCachedRegistrations {
+		s.regs = make(map[string]cachedRegistration)
+	}
+	if _, written := s.regs[sessionID]; !written {
+		s.regs[sessionID] = c
+	}
+	s.regMu.Unlock()
+	return c.r, c.found, nil
 }
 
 // Registrations lists every registration by session id.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -29,6 +30,20 @@ type Session struct {
 	path string
 
 	syncMu sync.Mutex // one sync at a time; the syncing goroutine owns the fields below for writing
+	// Sync numbers the syncs it runs (syncBegun, counted as each begins,
+	// under syncMu) and keeps the number of the last one that ended
+	// without error (syncOK, under syncMu; 0 after a reset): a Sync that
+	// finds, once it holds syncMu, that a sync begun after its own call
+	// ended well returns at once, since that sync read the file as it was
+	// at the call or later. Concurrent requests (32 searches at once) so
+	// share one sync instead of queueing for one each.
+	syncBegun atomic.Uint64
+	syncOK    uint64
+	// syncedAt is when the last sync ended (Unix nanoseconds; 0: never),
+	// atomic so that a sync that changed nothing needs no write lock of
+	// mu (which would wait for every reader in progress and hold off new
+	// ones).
+	syncedAt atomic.Int64
 
 	mu        sync.RWMutex // guards every field below against readers
 	loaded    bool
@@ -51,7 +66,6 @@ type Session struct {
 	state     FileState
 	stateMsg  string
 	fileSize  int64
-	syncedAt  time.Time
 
 	// The unterminated last line (memory only): it starts at flightFrom
 	// (== next) and holds no "\n" before flightScanned, so the next sync
@@ -70,6 +84,7 @@ type Session struct {
 }
 
 func (s *Session) reset() {
+	s.syncOK = 0
 	s.decoded.clear()
 	s.preview = nil
 	s.loaded = false
@@ -123,9 +138,22 @@ func (s *Session) Sync(ctx context.Context) error {
 	if IsTreeOnly(ctx) {
 		return s.syncTree(ctx)
 	}
+	return s.syncSince(ctx, s.syncBegun.Load())
+}
+
+// syncSince is Sync for a call made when called syncs had begun.
+func (s *Session) syncSince(ctx context.Context, called uint64) error {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
-	return s.syncLocked(ctx)
+	if s.syncOK > called {
+		return nil // a sync begun after this call ended well meanwhile
+	}
+	n := s.syncBegun.Add(1)
+	if err := s.syncLocked(ctx); err != nil {
+		return err
+	}
+	s.syncOK = n
+	return nil
 }
 
 var errIndexClosed = errors.New("index is closed")
@@ -193,7 +221,12 @@ func (s *Session) syncLocked(ctx context.Context) error {
 }
 
 // dropPreview forgets the tree preview once the full index is current.
+// The caller holds syncMu (only syncs set the preview), so it reads
+// s.preview without mu and takes mu only when there is one to drop.
 func (s *Session) dropPreview() {
+	if s.preview == nil {
+		return
+	}
 	s.mu.Lock()
 	s.preview = nil
 	s.mu.Unlock()
@@ -268,14 +301,28 @@ func (s *Session) changeCause(ctx context.Context, db *DB, f *os.File, fi fs.Fil
 }
 
 // publishState records the file size and the session state after a sync.
+// The caller holds syncMu: the fields the state is made from are written
+// only by syncs, so they are read here without mu, and mu is taken only
+// when the size or the state changes (a sync that found nothing new takes
+// no write lock).
 func (s *Session) publishState(size int64) {
+	defer s.syncedAt.Store(time.Now().UnixNano())
+	state, msg := s.fileState()
+	if size == s.fileSize && state == s.state && msg == s.stateMsg {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fileSize = size
-	s.syncedAt = time.Now()
+	s.state, s.stateMsg = state, msg
+}
+
+// fileState is the state of the file as the last sync left it (caller
+// holds syncMu).
+func (s *Session) fileState() (FileState, string) {
 	switch {
 	case s.parser.NotPi:
-		s.state, s.stateMsg = StateNotPi, "not a Pi session: the first parsed line is not a session header with a string id"
+		return StateNotPi, "not a Pi session: the first parsed line is not a session header with a string id"
 	case s.tree == nil && len(s.stats.Skipped) > 0:
 		n := 0
 		for _, c := range s.stats.Skipped {
@@ -283,11 +330,11 @@ func (s *Session) publishState(size int64) {
 		}
 		// No complete line is a session header: not a Pi session (a
 		// UTF-16 file, another format), not one Pi has yet to write.
-		s.state, s.stateMsg = StateNotPi, fmt.Sprintf("not a Pi session: none of its %d complete lines is a session header (see the line problems); a Pi session file is UTF-8 JSON lines that start with a session header line", n)
+		return StateNotPi, fmt.Sprintf("not a Pi session: none of its %d complete lines is a session header (see the line problems); a Pi session file is UTF-8 JSON lines that start with a session header line", n)
 	case s.tree == nil:
-		s.state, s.stateMsg = StateEmpty, "the file holds no complete header line yet"
+		return StateEmpty, "the file holds no complete header line yet"
 	default:
-		s.state, s.stateMsg = StateOK, ""
+		return StateOK, ""
 	}
 }
 
@@ -511,4 +558,12 @@ func loadCalls(ctx context.Context, db *DB, fileID int64, calls map[string]histo
 		return err
 	}
 	return rows.Close()
+}
+
+// syncedAtTime is when the last sync ended (the zero time: never).
+func (s *Session) syncedAtTime() time.Time {
+	if ns := s.syncedAt.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
 }

@@ -246,9 +246,11 @@ type frameKey struct {
 // reused: put and get copy (a 16 KiB copy is about 1 µs, a decode of the
 // same frame about 18 µs on the bench machine), so that readers need not
 // hold a frame the cache may replace, and 32 searches at once leave no
-// decoded frames behind for the garbage collector.
+// decoded frames behind for the garbage collector. Gets share mu (they
+// only read slots), so concurrent searches copy out at the same time;
+// a put takes it alone.
 type frameCache struct {
-	mu    sync.Mutex
+	mu    sync.RWMutex
 	m     map[frameKey]int // slot of each frame held
 	slots []frameSlot      // a ring, replaced oldest first
 	hand  int              // the slot to replace next
@@ -271,8 +273,8 @@ func (c *frameCache) get(k frameKey, dst []byte) bool {
 	if c == nil {
 		return false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	i, ok := c.m[k]
 	if ok {
 		copy(dst, c.slots[i].data)

@@ -52,7 +52,7 @@ func (s *Session) Read(fn func(v *View) error) error {
 // view is the current state as a View (caller holds mu).
 func (s *Session) view() *View {
 	v := &View{s: s, Path: s.path, Tree: s.tree, Items: s.items, names: s.names.list, Stats: s.stats, State: s.state, StateMsg: s.stateMsg,
-		Bytes: s.next, FileSize: s.fileSize, SyncedAt: s.syncedAt, InFlightTooLong: s.flightTooLong, text: s.textSnap()}
+		Bytes: s.next, FileSize: s.fileSize, SyncedAt: s.syncedAtTime(), InFlightTooLong: s.flightTooLong, text: s.textSnap()}
 	if v.State == "" {
 		v.State = StateOK
 	}
