@@ -74,7 +74,7 @@ func (a *treeArchives) context(b *Branch, out *ContextAnswer) error {
 
 // searchOrder: Tree views keep no search order (history.View.Search
 // orders them itself).
-func (a *treeArchives) searchOrder(*Branch, *history.View) []history.ItemRef { return nil }
+func (a *treeArchives) searchOrder(*Branch, *history.View) history.ItemList { return nil }
 
 // count is the number of valid
 // manifests in v's file and one problem {reason "invalid_archive", detail

@@ -64,7 +64,8 @@ func (s *Service) cutOf(b *Branch, view *history.View, windowID string) (WindowC
 	}
 	ne := &tr.Entries[next]
 	out.NextWindowID = ne.Window.CurrentWindowID
-	out.Items = len(w.Items)
+	out.Items = w.Len()
+	items := w.All()
 	// What the next window starts with.
 	carried := map[string]string{}
 	_, d, err := b.V.Decode(next)
@@ -91,8 +92,8 @@ func (s *Service) cutOf(b *Branch, view *history.View, windowID string) (WindowC
 	}
 	carried["notes"] = nb.String()
 	// The window's item texts.
-	texts := make([]string, len(w.Items))
-	for i, ref := range w.Items {
+	texts := make([]string, len(items))
+	for i, ref := range items {
 		t, err := view.Texts.Slice(ref, 0, ref.Chars)
 		if err != nil {
 			return out, nil, err
@@ -103,7 +104,7 @@ func (s *Service) cutOf(b *Branch, view *history.View, windowID string) (WindowC
 		}
 	}
 	seen := map[cut.Identifier]bool{}
-	for i, ref := range w.Items {
+	for i, ref := range items {
 		if ref.Summary || ref.Role == history.RoleDeveloper || ref.ToolNamespace == history.NamespaceHistory || ref.ToolNamespace == history.NamespaceNotes ||
 			ref.ToolName == history.NamespaceHistory || ref.ToolName == history.NamespaceNotes {
 			continue
@@ -114,7 +115,7 @@ func (s *Service) cutOf(b *Branch, view *history.View, windowID string) (WindowC
 			}
 			seen[id] = true
 			ci := CutIdentifier{Kind: id.Kind, Value: id.Value, ItemIDs: []string{}}
-			for j, r := range w.Items {
+			for j, r := range items {
 				if !r.Summary && strings.Contains(texts[j], id.Value) {
 					ci.ItemIDs = append(ci.ItemIDs, r.ItemID)
 				}

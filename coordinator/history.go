@@ -33,7 +33,7 @@ type windowSource interface {
 	view(b *Branch, agent string) (*history.View, error)
 	// searchOrder is history.SearchOrder(view) from a cache, nil when the
 	// source keeps none (search then orders the view itself).
-	searchOrder(b *Branch, view *history.View) []history.ItemRef
+	searchOrder(b *Branch, view *history.View) history.ItemList
 }
 
 // localSource is the Local windowSource: the Service's window cache.
@@ -43,7 +43,7 @@ func (l localSource) view(b *Branch, agent string) (*history.View, error) {
 	return &history.View{Agent: agent, Windows: l.s.localWindows(b), Texts: b.V.Texts()}, nil
 }
 
-func (l localSource) searchOrder(b *Branch, view *history.View) []history.ItemRef {
+func (l localSource) searchOrder(b *Branch, view *history.View) history.ItemList {
 	return l.s.localSearchOrder(b, view)
 }
 
@@ -93,12 +93,12 @@ func (s *Service) localWindows(b *Branch) []history.Window {
 // localSearchOrder returns history.SearchOrder(view) for the Local view of
 // b, cached with its windows (built on the first unfiltered search of a
 // state of the session). Shared, read-only.
-func (s *Service) localSearchOrder(b *Branch, view *history.View) []history.ItemRef {
+func (s *Service) localSearchOrder(b *Branch, view *history.View) history.ItemList {
 	k, ok := keyOf(b.Target, b.V, b.Leaf)
 	if !ok || s.cache == nil {
 		return nil
 	}
-	return s.cache.searchOrder(k, func() []history.ItemRef { return history.SearchOrder(view) })
+	return s.cache.searchOrder(k, func() history.ItemList { return history.SearchOrder(view) })
 }
 
 // withCachedBranch is withBranch with the branch taken from the Service's cache
@@ -176,7 +176,7 @@ type windowEntry struct {
 	built bool
 	// ordered is history.SearchOrder of the windows, once built (guarded
 	// by windowCache.mu).
-	ordered []history.ItemRef
+	ordered history.ItemList
 	// msgs is Tree.Project of the branch under key.rules, once a /branch
 	// asked for it (guarded by windowCache.mu; read-only once set).
 	msgs []session.ContextMessage
@@ -495,7 +495,7 @@ func (c *windowCache) projection(k windowKey, build func() []session.ContextMess
 // searchOrder returns the SearchOrder of the windows of k, from build
 // (called without the lock) on the first call. Only entries whose windows
 // are built keep it; otherwise it is built for this request alone.
-func (c *windowCache) searchOrder(k windowKey, build func() []history.ItemRef) []history.ItemRef {
+func (c *windowCache) searchOrder(k windowKey, build func() history.ItemList) history.ItemList {
 	c.mu.Lock()
 	if e := c.find(k); e != nil && e.ordered != nil {
 		c.mu.Unlock()
@@ -810,8 +810,8 @@ func (s *Service) ThreadHint(ctx context.Context, cc CallContext) (ThreadHintRes
 // id, its summary item (Tree) and up to five user item ids, newest first.
 func recoveryOf(w history.Window) *notes.Recovery {
 	r := &notes.Recovery{WindowID: w.ID, UserItemIDs: history.UserItemIDs(w, 5)}
-	for _, it := range w.Items {
-		if it.Summary {
+	for i, n := 0, w.Len(); i < n; i++ {
+		if it := w.At(i); it.Summary {
 			r.SummaryItemID = it.ItemID
 			break
 		}

@@ -151,12 +151,12 @@ func (s *Service) compaction(b *Branch, view *history.View, out *CompactionAnswe
 	for _, w := range view.Windows[:n-1] {
 		var sec strings.Builder
 		if isArchived(w) {
-			text, err := view.Texts.Slice(w.Items[0], 0, MaxCompactionWindowChars)
+			text, err := view.Texts.Slice(w.At(0), 0, MaxCompactionWindowChars)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(&sec, "## Window %s (id %s), archived\n\n%s", number(w.ID), w.ID, strings.TrimSpace(text))
-			if w.Items[0].Chars > MaxCompactionWindowChars {
+			if w.At(0).Chars > MaxCompactionWindowChars {
 				sec.WriteString(" […]")
 			}
 		} else {
@@ -182,12 +182,12 @@ func (s *Service) compaction(b *Branch, view *history.View, out *CompactionAnswe
 
 // isArchived reports whether w is an archived Tree window: its first item
 // is a summary item.
-func isArchived(w history.Window) bool { return len(w.Items) > 0 && w.Items[0].Summary }
+func isArchived(w history.Window) bool { return w.Len() > 0 && w.At(0).Summary }
 
 // digest writes the user requests and the last reply of w.
 func digest(b *strings.Builder, br *Branch, ts history.TextSource, w history.Window) error {
 	var users []history.ItemRef
-	for _, r := range w.Items {
+	for _, r := range w.All() {
 		if r.Role == history.RoleUser {
 			users = append(users, r)
 		}
@@ -239,8 +239,8 @@ func digest(b *strings.Builder, br *Branch, ts history.TextSource, w history.Win
 // "\n" and trimmed; "" when there is none. Item keys are entry Seqs
 // (store.View.Refs: the context_edit's for a replaced item).
 func lastReply(br *Branch, w history.Window) (string, error) {
-	for i := len(w.Items) - 1; i >= 0; i-- {
-		r := w.Items[i]
+	for i := w.Len() - 1; i >= 0; i-- {
+		r := w.At(i)
 		if r.Role != history.RoleAssistant || r.Summary || r.ToolName != "" {
 			continue
 		}

@@ -116,14 +116,15 @@ func TestLocalBasicFixture(t *testing.T) {
 	wantEnds := [][2]string{{"2623e50c", "311c04e4"}, {"56ee3191", "8f24378d"}, {"7517beb7", "588752ae"}}
 	for i, w := range v.Windows {
 		sum := 0
-		for _, r := range w.Items {
+		items := w.All()
+		for _, r := range items {
 			sum += r.Chars
 		}
 		if sum != wantChars[i] {
 			t.Errorf("window %d: %d chars, want %d", i, sum, wantChars[i])
 		}
-		if w.Items[0].ItemID != wantEnds[i][0] || w.Items[len(w.Items)-1].ItemID != wantEnds[i][1] {
-			t.Errorf("window %d: items %s…%s", i, w.Items[0].ItemID, w.Items[len(w.Items)-1].ItemID)
+		if items[0].ItemID != wantEnds[i][0] || items[len(items)-1].ItemID != wantEnds[i][1] {
+			t.Errorf("window %d: items %s…%s", i, items[0].ItemID, items[len(items)-1].ItemID)
 		}
 	}
 
@@ -187,7 +188,7 @@ func TestLocalBasicFixture(t *testing.T) {
 	}
 	// Read the largest item of window 0 in pages.
 	var big ItemRef
-	for _, r := range v.Windows[0].Items {
+	for _, r := range v.Windows[0].All() {
 		if r.Chars > big.Chars {
 			big = r
 		}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"contextd/session"
 )
@@ -76,16 +77,16 @@ func TestExtendLocalWindows(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := oldLocalWindows(tr, branch, ref)
-		if got := LocalWindows(tr, branch, ref); !reflect.DeepEqual(got, want) {
+		if got := materialize(LocalWindows(tr, branch, ref)); !reflect.DeepEqual(got, want) {
 			t.Fatalf("n %d: LocalWindows differs from the earlier builder:\n%v\n%v", n, got, want)
 		}
 		for cut := 0; cut <= len(branch); cut += max(1, len(branch)/150) {
 			// The base is itself extended (its last window's items may have
 			// spare capacity).
 			base := ExtendLocalWindows(LocalWindows(tr, branch[:cut/2], ref), tr, branch[cut/2:cut], ref)
-			before := deepCopy(base)
+			before := materialize(base)
 			got := ExtendLocalWindows(base, tr, branch[cut:], ref)
-			if !reflect.DeepEqual(got, want) {
+			if !reflect.DeepEqual(materialize(got), want) {
 				t.Fatalf("n %d, cut %d: extended windows differ", n, cut)
 			}
 			// Another extension of the same base, with other items (as a
@@ -96,18 +97,18 @@ func TestExtendLocalWindows(t *testing.T) {
 				r.ItemID = "other"
 				return r, ok
 			})
-			if !reflect.DeepEqual(got, want) {
+			if !reflect.DeepEqual(materialize(got), want) {
 				t.Fatalf("n %d, cut %d: a second extension changed the first", n, cut)
 			}
 			again := ExtendLocalWindows(base, tr, branch[cut:], ref)
-			if !reflect.DeepEqual(again, want) || !reflect.DeepEqual(base, before) {
+			if !reflect.DeepEqual(materialize(again), want) || !reflect.DeepEqual(materialize(base), before) {
 				t.Fatalf("n %d, cut %d: extending changed the base or the earlier answer", n, cut)
 			}
 			// Growing one answer never writes into another.
 			if len(got) > 0 {
 				last := &got[len(got)-1]
-				last.Items = append(last.Items, ItemRef{ItemID: "extra"})
-				if !reflect.DeepEqual(again, want) || !reflect.DeepEqual(base, before) {
+				last.packed = append(last.packed, packedItem{kind: extraItem})
+				if !reflect.DeepEqual(materialize(again), want) || !reflect.DeepEqual(materialize(base), before) {
 					t.Fatalf("n %d, cut %d: appending to one answer changed another", n, cut)
 				}
 			}
@@ -115,10 +116,28 @@ func TestExtendLocalWindows(t *testing.T) {
 	}
 }
 
-func deepCopy(ws []Window) []Window {
-	out := slices.Clone(ws)
-	for i := range out {
-		out[i].Items = slices.Clone(out[i].Items)
+// materialize returns ws as windows that hold their items whole (Items;
+// nil for none), as oldLocalWindows builds them.
+func materialize(ws []Window) []Window {
+	var out []Window
+	for i := range ws {
+		w := Window{ID: ws[i].ID}
+		if ws[i].Len() > 0 {
+			w.Items = slices.Clone(ws[i].All())
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// listRefs returns the refs of l ([] for none).
+func listRefs(l ItemList) []ItemRef {
+	out := []ItemRef{}
+	for i := 0; i < l.Len(); i++ {
+		out = append(out, l.At(i))
+		if l.Key(i) != out[i].Key {
+			panic("ItemList.Key differs from At(i).Key")
+		}
 	}
 	return out
 }
@@ -152,7 +171,7 @@ func TestSearchCandidates(t *testing.T) {
 						want = append(want, r)
 					}
 				}
-				if got := v.searchCandidates(f, recent); !slices.Equal(got, want) {
+				if got := listRefs(v.searchCandidates(f, recent)); !slices.Equal(got, want) {
 					t.Fatalf("filter %+v recent %v:\n got %v\nwant %v", f, recent, got, want)
 				}
 			}
@@ -205,7 +224,7 @@ func TestSearchOrderAdjacent(t *testing.T) {
 	flat := func(ws []Window) []ItemRef {
 		var s, o []ItemRef
 		for _, w := range ws {
-			for _, it := range w.Items {
+			for _, it := range w.All() {
 				if it.Summary {
 					s = append(s, it)
 				} else {
@@ -228,36 +247,37 @@ func TestSearchOrderAdjacent(t *testing.T) {
 			r.Summary = false
 			return r, ok
 		}
-		if got, want := SearchOrder(&View{Windows: LocalWindows(tr, branch, ref)}), flat(LocalWindows(tr, branch, ref)); !reflect.DeepEqual(got, want) && len(want) > 0 {
+		if got, want := listRefs(SearchOrder(&View{Windows: LocalWindows(tr, branch, ref)})), flat(LocalWindows(tr, branch, ref)); !reflect.DeepEqual(got, want) && len(want) > 0 {
 			t.Fatalf("n %d: SearchOrder of windows with summaries differs from their items, summaries first", n)
 		}
 		wins := LocalWindows(tr, branch, local)
-		got := SearchOrder(&View{Windows: wins})
-		if want := flat(wins); !reflect.DeepEqual(got, want) && len(want) > 0 {
+		order := SearchOrder(&View{Windows: wins})
+		if want := flat(wins); !reflect.DeepEqual(listRefs(order), want) && len(want) > 0 {
 			t.Fatalf("n %d: SearchOrder of LocalWindows differs from the windows' items", n)
 		}
-		if len(got) > 0 {
+		if order.Len() > 0 {
+			got := order.(*packedList).items
 			first := 0
-			for len(wins[first].Items) == 0 {
+			for wins[first].Len() == 0 {
 				first++
 			}
-			if &got[0] != &wins[first].Items[0] || cap(got) != len(got) {
+			if &got[0] != &wins[first].packed[0] || cap(got) != len(got) {
 				t.Fatalf("n %d: SearchOrder of LocalWindows copied the items (or left room to append)", n)
 			}
 			shared++
 		}
 		cut := len(branch) / 2
 		ext := ExtendLocalWindows(LocalWindows(tr, branch[:cut], local), tr, branch[cut:], local)
-		if got, want := SearchOrder(&View{Windows: ext}), flat(ext); !reflect.DeepEqual(got, want) && len(want) > 0 {
+		if got, want := listRefs(SearchOrder(&View{Windows: ext})), flat(ext); !reflect.DeepEqual(got, want) && len(want) > 0 {
 			t.Fatalf("n %d: SearchOrder of extended windows differs from their items", n)
 		}
-		if len(wins) > 1 && len(wins[0].Items) > 0 {
+		if len(wins) > 1 && wins[0].Len() > 0 {
 			sum := slices.Clone(wins)
-			sum[1].Items = slices.Clone(sum[1].Items)
+			sum[1] = Window{ID: sum[1].ID, Items: slices.Clone(sum[1].All())}
 			if len(sum[1].Items) > 0 {
 				sum[1].Items[0].Summary = true
 			}
-			if got, want := SearchOrder(&View{Windows: sum}), flat(sum); !reflect.DeepEqual(got, want) {
+			if got, want := listRefs(SearchOrder(&View{Windows: sum})), flat(sum); !reflect.DeepEqual(got, want) {
 				t.Fatalf("n %d: SearchOrder with a summary differs: %v, want %v", n, got, want)
 			}
 		}
@@ -265,4 +285,75 @@ func TestSearchOrderAdjacent(t *testing.T) {
 	if shared == 0 {
 		t.Fatal("no tree had items: the test checked nothing")
 	}
+}
+
+// TestLocalWindowsPackedRefs: a window of LocalWindows gives back through
+// At exactly the refs its RefFunc returned, also those that do not fit
+// the packed form (another ItemID or WindowID than the entry's and
+// window's, a Key or Chars outside int32, a negative one), which are kept
+// whole; the packed form is 20 bytes. Through an extension too.
+func TestLocalWindowsPackedRefs(t *testing.T) {
+	if got := unsafe.Sizeof(packedItem{}); got != 20 {
+		t.Fatalf("packedItem is %d bytes, want 20", got)
+	}
+	tr, base := randomTree(rand.New(rand.NewPCG(9, 10)), 400)
+	odd := func(seq int, windowID string) (ItemRef, bool) {
+		r, ok := base(seq, windowID)
+		r.Summary = false
+		switch seq % 9 {
+		case 1:
+			r.ItemID = "renamed-" + r.ItemID
+		case 2:
+			r.Key = 1 << 40
+		case 3:
+			r.Chars = -1
+		case 4:
+			r.WindowID = "elsewhere"
+		case 5:
+			r.Key = -7
+		case 6:
+			r.Chars = 1 << 33
+		case 7:
+			r.ToolName, r.ToolNamespace, r.BashExecution, r.Role = "read", "fs", true, RoleTool
+		}
+		return r, ok
+	}
+	branch, _, err := tr.Branch("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := oldLocalWindows(tr, branch, odd)
+	extras := 0
+	for cut := 0; cut <= len(branch); cut += 37 {
+		for name, got := range map[string][]Window{
+			"fresh":    LocalWindows(tr, branch, odd),
+			"extended": ExtendLocalWindows(LocalWindows(tr, branch[:cut], odd), tr, branch[cut:], odd),
+		} {
+			if !reflect.DeepEqual(materialize(got), want) {
+				t.Fatalf("cut %d, %s: windows differ from their refs", cut, name)
+			}
+			for i := range got {
+				for j := range got[i].packed {
+					if got[i].packed[j].kind&extraItem != 0 {
+						extras++
+					}
+				}
+			}
+			if o := SearchOrder(&View{Windows: got}); !reflect.DeepEqual(Collect(o), flatItems(want)) {
+				t.Fatalf("cut %d, %s: SearchOrder differs", cut, name)
+			}
+		}
+	}
+	if extras == 0 {
+		t.Fatal("no ref was kept whole: the test checked nothing")
+	}
+}
+
+// flatItems is the items of ws in order (none is a summary here).
+func flatItems(ws []Window) []ItemRef {
+	var out []ItemRef
+	for _, w := range ws {
+		out = append(out, w.Items...)
+	}
+	return out
 }

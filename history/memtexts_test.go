@@ -36,9 +36,10 @@ func (m MemTexts) Slice(ref ItemRef, offsetChars, limitChars int) (string, error
 }
 
 // Search implements TextSource with strings.Contains.
-func (m MemTexts) Search(query string, refs []ItemRef, limit int, fn func(ref ItemRef) bool) error {
+func (m MemTexts) Search(query string, refs ItemList, limit int, fn func(ref ItemRef) bool) error {
 	n := 0
-	for _, ref := range refs {
+	for i := 0; i < refs.Len(); i++ {
+		ref := refs.At(i)
 		s, err := m.text(ref)
 		if err != nil {
 			return err

@@ -72,12 +72,73 @@ type ItemRef struct {
 // currentWindowId, reference §3.2) and its items in chronological order.
 // For a Tree archive the caller puts the summary item first, then the
 // archived raw entries (reference §3.6, SEED "Codex-shaped operations").
-// Items is read-only: LocalWindows puts the items of consecutive windows
-// back to back in one array, each slice's capacity running past its own
-// items, so an append to one window's items would overwrite the next's.
+// Items holds the items of a window built item by item (Tree archives,
+// tests); a window of LocalWindows leaves it nil and holds its items
+// packed. Read any window's items with Len and At (or All).
+// The items are read-only: LocalWindows puts the items of consecutive
+// windows back to back in one array, each slice's capacity running past
+// its own items, so an append to one window's items would overwrite the
+// next's.
 type Window struct {
 	ID    string
 	Items []ItemRef
+	// packed and tab, when tab is not nil, are the items of a window of
+	// LocalWindows (packedItem).
+	packed []packedItem
+	tab    *packTable
+}
+
+// ItemList is a read-only list of item references: what Search hands the
+// TextSource (SearchOrder, or the filtered candidates). At builds the
+// ref (no allocation); Key(i) is At(i).Key without building it.
+type ItemList interface {
+	Len() int
+	At(i int) ItemRef
+	Key(i int) int64
+}
+
+// RefList is an ItemList of refs held whole.
+type RefList []ItemRef
+
+// Len implements ItemList.
+func (l RefList) Len() int { return len(l) }
+
+// At implements ItemList.
+func (l RefList) At(i int) ItemRef { return l[i] }
+
+// Key implements ItemList.
+func (l RefList) Key(i int) int64 { return l[i].Key }
+
+// packedList is an ItemList of the packed items of Local windows, all
+// read through one table (the newest of their chain: packTable).
+type packedList struct {
+	items []packedItem
+	tab   *packTable
+}
+
+func (l *packedList) Len() int         { return len(l.items) }
+func (l *packedList) At(i int) ItemRef { return l.tab.ref(l.items[i]) }
+func (l *packedList) Key(i int) int64  { return l.tab.key(l.items[i]) }
+func (t *packTable) key(p packedItem) int64 {
+	if p.kind&extraItem != 0 {
+		return t.extras[p.kind&^extraItem].Key
+	}
+	return int64(p.key)
+}
+
+// SameList reports whether a and b are the same list: the same RefList
+// (same first element and length) or the same packed list (identity).
+// Callers that cache something per list (store's span cache) use it.
+func SameList(a, b ItemList) bool {
+	switch x := a.(type) {
+	case RefList:
+		y, ok := b.(RefList)
+		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
+	case *packedList:
+		y, ok := b.(*packedList)
+		return ok && x == y
+	}
+	return false
 }
 
 // View is what the operations run over: the current agent name (""
@@ -92,7 +153,7 @@ type View struct {
 	// Search over every item, in that order, then hands it to the
 	// TextSource as is instead of collecting the items again. Callers that
 	// keep a view for several requests set it (see SearchOrder).
-	Ordered []ItemRef
+	Ordered ItemList
 }
 
 // ListWindowsArgs are the list_windows arguments (reference §1.4 table,
@@ -263,7 +324,7 @@ func (v *View) ListWindows(a ListWindowsArgs) (WindowsResult, error) {
 		if boolArg(a.RecentFirst) {
 			w = &v.Windows[n-1-i]
 		}
-		res.Windows = append(res.Windows, WindowInfo{WindowID: w.ID, ItemCount: len(w.Items)})
+		res.Windows = append(res.Windows, WindowInfo{WindowID: w.ID, ItemCount: w.Len()})
 	}
 	return res, nil
 }
@@ -326,16 +387,17 @@ walk:
 		if f.windowID != "" && w.ID != f.windowID {
 			continue
 		}
-		ni := len(w.Items)
+		ni := w.Len()
 		for j := 0; j < ni; j++ {
-			r := &w.Items[j]
+			k := j
 			if recent {
-				r = &w.Items[ni-1-j]
+				k = ni - 1 - j
 			}
-			if !f.match(r) {
+			r := w.At(k)
+			if !f.match(&r) {
 				continue
 			}
-			refs = append(refs, *r)
+			refs = append(refs, r)
 			if len(refs) == limit {
 				break walk
 			}
@@ -395,54 +457,74 @@ func (a SearchArgs) Unfiltered() bool {
 // operations"): first the summary items (Summary true) of all windows, in
 // window order, then the other items window by window, each window in item
 // order. For a Local view, which has no summaries, it is the view order.
-// The result is read-only: when the windows hold no summary and their
-// items lie back to back in one array (LocalWindows builds them so), it is
-// that array, not a copy.
-func SearchOrder(v *View) []ItemRef {
-	if all, ok := adjacentItems(v.Windows); ok {
-		return all
+// The result is read-only: for windows of LocalWindows without a summary
+// whose packed items lie back to back in one array it is that array, not
+// a copy; for other windows of LocalWindows, their packed items copied
+// into one array (20 bytes an item); otherwise a RefList.
+func SearchOrder(v *View) ItemList {
+	if l, ok := packedOrder(v.Windows); ok {
+		return l
 	}
 	s, r := splitOrder(v)
-	return append(s, r...)
+	return RefList(append(s, r...))
 }
 
-// adjacentItems returns the items of wins, in order, as one slice of the
-// array that holds them, when each window's items follow the previous
-// window's in that array (within its slice's capacity) and none is a
-// summary; ok is false otherwise, and for windows without items.
-func adjacentItems(wins []Window) (all []ItemRef, ok bool) {
-	n := 0
+// packedOrder returns the items of wins, in order, as one packedList,
+// when every window is a window of LocalWindows and none holds a summary;
+// ok is false otherwise. When each window's items follow the previous
+// window's in one array (within its slice's capacity), the list is a
+// slice of that array.
+func packedOrder(wins []Window) (l *packedList, ok bool) {
+	if len(wins) == 0 {
+		return nil, false
+	}
+	var all []packedItem
+	adjacent, n := true, 0
 	for i := range wins {
-		items := wins[i].Items
-		if len(items) == 0 {
-			continue
-		}
-		if all == nil {
-			all = items[:cap(items)]
-		} else if n >= len(all) || &all[n] != &items[0] {
+		w := &wins[i]
+		if w.tab == nil {
 			return nil, false
 		}
-		for j := range items {
-			if items[j].Summary {
+		for _, p := range w.packed {
+			if p.kind&extraItem == 0 && w.tab.kinds[p.kind].summary ||
+				p.kind&extraItem != 0 && w.tab.extras[p.kind&^extraItem].Summary {
 				return nil, false
 			}
 		}
-		n += len(items)
+		if len(w.packed) == 0 || !adjacent {
+			n += len(w.packed)
+			continue
+		}
+		if all == nil {
+			all = w.packed[:cap(w.packed)]
+		} else if n >= len(all) || &all[n] != &w.packed[0] {
+			adjacent = false
+		}
+		n += len(w.packed)
 	}
-	if all == nil || n > len(all) {
-		return nil, false
+	// The last window's table holds every earlier window's as a prefix
+	// (packTable).
+	tab := wins[len(wins)-1].tab
+	if adjacent && n <= len(all) {
+		return &packedList{items: all[:n:n], tab: tab}, true
 	}
-	return all[:n:n], true
+	items := make([]packedItem, 0, n)
+	for i := range wins {
+		items = append(items, wins[i].packed...)
+	}
+	return &packedList{items: items, tab: tab}, true
 }
 
 func splitOrder(v *View) (summaries, raw []ItemRef) {
 	n := 0
 	for i := range v.Windows {
-		n += len(v.Windows[i].Items)
+		n += v.Windows[i].Len()
 	}
 	raw = make([]ItemRef, 0, n)
 	for i := range v.Windows {
-		for _, r := range v.Windows[i].Items {
+		w := &v.Windows[i]
+		for j, nj := 0, w.Len(); j < nj; j++ {
+			r := w.At(j)
 			if r.Summary {
 				summaries = append(summaries, r)
 			} else {
@@ -456,18 +538,19 @@ func splitOrder(v *View) (summaries, raw []ItemRef) {
 // searchCandidates returns the items of SearchOrder that pass f, each
 // group (summaries, then raw items) reversed when recent: what Search
 // gives the TextSource.
-func (v *View) searchCandidates(f filter, recent bool) []ItemRef {
+func (v *View) searchCandidates(f filter, recent bool) ItemList {
 	if v.Ordered != nil && f == (filter{}) && !recent {
 		return v.Ordered
 	}
 	n, sums := 0, 0
 	for i := range v.Windows {
-		if f.windowID != "" && v.Windows[i].ID != f.windowID {
+		w := &v.Windows[i]
+		if f.windowID != "" && w.ID != f.windowID {
 			continue
 		}
-		n += len(v.Windows[i].Items)
-		for j := range v.Windows[i].Items {
-			if v.Windows[i].Items[j].Summary {
+		n += w.Len()
+		for j, nj := 0, w.Len(); j < nj; j++ {
+			if w.At(j).Summary {
 				sums++
 			}
 		}
@@ -483,19 +566,20 @@ func (v *View) searchCandidates(f filter, recent bool) []ItemRef {
 			if recent {
 				w = &v.Windows[nw-1-i]
 			}
-			ni := len(w.Items)
+			ni := w.Len()
 			for j := 0; j < ni; j++ {
-				r := &w.Items[j]
+				k := j
 				if recent {
-					r = &w.Items[ni-1-j]
+					k = ni - 1 - j
 				}
-				if r.Summary == summary && f.match(r) {
-					cands = append(cands, *r)
+				r := w.At(k)
+				if r.Summary == summary && f.match(&r) {
+					cands = append(cands, r)
 				}
 			}
 		}
 	}
-	return cands
+	return RefList(cands)
 }
 
 // previews builds the previews of refs, in order, until the output cap:
@@ -612,13 +696,13 @@ func (v *View) lookup(windowID, id string) (*ItemRef, error) {
 		if w.ID != windowID {
 			continue
 		}
-		for j := range w.Items {
-			r := &w.Items[j]
+		for j, nj := 0, w.Len(); j < nj; j++ {
+			r := w.At(j)
 			if r.ItemID == id {
-				return r, nil
+				return &r, nil
 			}
 			if strings.HasSuffix(r.ItemID, id) {
-				cands = append(cands, r)
+				cands = append(cands, &r)
 			}
 		}
 	}

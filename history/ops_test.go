@@ -411,7 +411,7 @@ func treeView() *builder {
 func TestTreeOrder(t *testing.T) {
 	b := treeView()
 	var order []string
-	for _, r := range SearchOrder(&b.v) {
+	for _, r := range Collect(SearchOrder(&b.v)) {
 		order = append(order, r.ItemID)
 	}
 	if got := strings.Join(order, ","); got != "s0,s1,r0a,r0b,r1a,c1,c2" {
@@ -457,7 +457,7 @@ type countingTexts struct {
 	limit, calls int
 }
 
-func (c *countingTexts) Search(q string, refs []ItemRef, limit int, fn func(ItemRef) bool) error {
+func (c *countingTexts) Search(q string, refs ItemList, limit int, fn func(ItemRef) bool) error {
 	c.limit = limit
 	return c.MemTexts.Search(q, refs, 0, func(r ItemRef) bool {
 		c.calls++

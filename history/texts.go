@@ -22,7 +22,7 @@ type TextSource interface {
 	// 0, after limit matches; limit is a hint, fn's answer is authoritative.
 	// fn must not call back into the TextSource. refs is read-only (it may
 	// be shared with other requests).
-	Search(query string, refs []ItemRef, limit int, fn func(ref ItemRef) bool) error
+	Search(query string, refs ItemList, limit int, fn func(ref ItemRef) bool) error
 }
 
 // SliceChars returns at most limit code points of s starting at code point

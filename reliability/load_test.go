@@ -495,7 +495,7 @@ func computeLoadStates(t *testing.T, s *loadSession) *loadStates {
 
 		var all []history.ItemPreview
 		for _, w := range wins {
-			for _, r := range w.Items {
+			for _, r := range w.All() {
 				all = append(all, history.ItemPreview{WindowID: w.ID, ItemID: r.ItemID})
 			}
 		}

@@ -14,12 +14,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"contextd/bench/sessiongen"
 	"contextd/history"
@@ -511,5 +513,62 @@ func BenchmarkSearchDistinct(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
+	}
+}
+
+// BenchmarkLiveHeap reports the live heap of an indexed session once its
+// Local windows, search order and span cache exist, as after the first
+// search of a served session (issue 16: at 1 GiB the live heap sat at the
+// GC goal of the 128 MiB memory limit): live-MB is runtime/metrics
+// /gc/heap/live:bytes after two forced collections, windows-MB the part
+// the windows and search order hold (live heap with them minus without).
+// With CONTEXTD_HEAP_PROFILE=FILE it writes a heap profile there
+// (go tool pprof -sample_index=inuse_space FILE).
+//
+//	CONTEXTD_BENCH_MB=1024 go test -tags sqlite_fts5 -run '^$' -bench LiveHeap -benchtime 1x ./store
+func BenchmarkLiveHeap(b *testing.B) {
+	s, m := benchIndex(b)
+	queries := sampledQueries(b, s, m, 36, 16, 4)
+	live := func() float64 {
+		runtime.GC()
+		runtime.GC()
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		metrics.Read(sample)
+		return float64(sample[0].Value.Uint64()) / (1 << 20)
+	}
+	for range b.N {
+		before := live()
+		var hv *history.View
+		err := s.Read(func(v *View) error {
+			seqs, _, err := v.Tree.Branch("")
+			if err != nil {
+				return err
+			}
+			hv = &history.View{Windows: history.LocalWindows(v.Tree, seqs, v.Ref), Texts: v.Texts()}
+			hv.Ordered = history.SearchOrder(hv)
+			_, err = hv.Search(history.SearchArgs{Query: queries[0]})
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		after := live()
+		if p := os.Getenv("CONTEXTD_HEAP_PROFILE"); p != "" {
+			f, err := os.Create(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := pprof.WriteHeapProfile(f); err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		}
+		runtime.KeepAlive(hv)
+		b.ReportMetric(after, "live-MB")
+		b.ReportMetric(after-before, "windows-MB")
+		s.mu.RLock()
+		slack := float64(cap(s.items)-len(s.items)) * float64(unsafe.Sizeof(ItemMeta{})) / (1 << 20)
+		s.mu.RUnlock()
+		b.ReportMetric(slack, "items-slack-MB")
 	}
 }

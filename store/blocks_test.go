@@ -133,7 +133,7 @@ func TestBlockFiltersSearch(t *testing.T) {
 				for _, q := range queries {
 					want := searchOracle(texts, refs, q, 0)
 					var got []history.ItemRef
-					if err := ts.Search(q, refs, 0, func(ref history.ItemRef) bool { got = append(got, ref); return true }); err != nil {
+					if err := ts.Search(q, history.RefList(refs), 0, func(ref history.ItemRef) bool { got = append(got, ref); return true }); err != nil {
 						t.Fatal(err)
 					}
 					if !slices.Equal(got, want) {
@@ -191,7 +191,7 @@ func TestShortFilterFiveGrams(t *testing.T) {
 		want []string
 	}{{q, []string{"1"}}, {"QRS.", []string{"0"}}, {"STUVW", []string{"1"}}, {"TUV", []string{"0", "1"}}, {"RSTU.", nil}} {
 		var got []string
-		if err := ts.Search(c.q, refs, 0, func(ref history.ItemRef) bool { got = append(got, ref.ItemID); return true }); err != nil {
+		if err := ts.Search(c.q, history.RefList(refs), 0, func(ref history.ItemRef) bool { got = append(got, ref.ItemID); return true }); err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(got, c.want) {
@@ -351,7 +351,7 @@ func TestBlockFiltersNeverMiss(t *testing.T) {
 			for name, refs := range map[string][]history.ItemRef{"file": all, "reversed": reversed(all)} {
 				want := searchOracle(texts, refs, q, 0)
 				var got []history.ItemRef
-				if err := ts.Search(q, refs, 0, func(ref history.ItemRef) bool { got = append(got, ref); return true }); err != nil {
+				if err := ts.Search(q, history.RefList(refs), 0, func(ref history.ItemRef) bool { got = append(got, ref); return true }); err != nil {
 					t.Fatal(err)
 				}
 				if !slices.Equal(got, want) {

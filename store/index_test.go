@@ -325,7 +325,7 @@ func TestSearchScan(t *testing.T) {
 					want = append(want, r.ItemID)
 				}
 			}
-			v.Texts().Search(q, refs, 0, func(r history.ItemRef) bool { got = append(got, r.ItemID); return true })
+			v.Texts().Search(q, history.RefList(refs), 0, func(r history.ItemRef) bool { got = append(got, r.ItemID); return true })
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("search %q (-want +got):\n%s", q, d)
 			}

@@ -427,14 +427,15 @@ const maxPooledSpans = 1 << 20
 // an empty one, have none) in file order, the text of an item named twice
 // once; inOrder says whether refs name them in file order (spans[i].ref
 // ascending with i), total is the bytes they cover. spans is appended to.
-func makeSpans(spans []span, refs []history.ItemRef, items []ItemMeta) ([]span, bool, int64) {
+func makeSpans(spans []span, refs history.ItemList, items []ItemMeta) ([]span, bool, int64) {
 	inOrder := true // spans strictly ascending in refs order
 	var total int64
-	for i, r := range refs {
-		if r.Key < 0 || int(r.Key) >= len(items) || !items[r.Key].hasText() || items[r.Key].TextLen == 0 {
+	for i, n := 0, refs.Len(); i < n; i++ {
+		key := refs.Key(i)
+		if key < 0 || int(key) >= len(items) || !items[key].hasText() || items[key].TextLen == 0 {
 			continue
 		}
-		im := &items[r.Key]
+		im := &items[key]
 		s := span{off: im.TextOff, n: uint32(im.TextLen), ref: int32(i)}
 		if n := len(spans); n > 0 && spans[n-1].off >= s.off {
 			inOrder = false
@@ -467,12 +468,11 @@ func (t viewTexts) spanCache() *spanCache {
 // spanCache keeps the spans of one refs list: the coordinator hands every
 // unfiltered search of a leaf the same cached SearchOrder slice, so 32
 // clients searching one session build its spans (a quarter-million items
-// at 1 GiB) once. The list is kept, so its identity (first element's
-// address and length) names it while it is cached; items of a text epoch
-// never change.
+// at 1 GiB) once. The list is kept, so its identity (history.SameList)
+// names it while it is cached; items of a text epoch never change.
 type spanCache struct {
 	mu      sync.Mutex
-	refs    []history.ItemRef
+	refs    history.ItemList
 	epoch   uint64
 	spans   []span
 	inOrder bool
@@ -481,12 +481,12 @@ type spanCache struct {
 
 // get returns makeSpans(refs) for the text of epoch, from the cache when
 // it holds them. The spans returned are shared: read only.
-func (c *spanCache) get(refs []history.ItemRef, epoch uint64, items []ItemMeta) ([]span, bool, int64) {
-	if len(refs) < spanCacheMin {
+func (c *spanCache) get(refs history.ItemList, epoch uint64, items []ItemMeta) ([]span, bool, int64) {
+	if refs.Len() < spanCacheMin {
 		return makeSpans(nil, refs, items)
 	}
 	c.mu.Lock()
-	if c.epoch == epoch && len(c.refs) == len(refs) && &c.refs[0] == &refs[0] {
+	if c.epoch == epoch && c.refs != nil && history.SameList(c.refs, refs) {
 		defer c.mu.Unlock()
 		return c.spans, c.inOrder, c.total
 	}
@@ -517,8 +517,8 @@ func (s span) end() int64 { return s.off + int64(s.n) }
 // item. When refs are in file order, fn is called as the matches are
 // found, so a search stops reading once fn has had enough; otherwise the
 // matches are collected first. Large searches run on two goroutines.
-func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn func(ref history.ItemRef) bool) error {
-	if len(refs) == 0 || query == "" {
+func (t viewTexts) Search(query string, refs history.ItemList, limit int, fn func(ref history.ItemRef) bool) error {
+	if refs.Len() == 0 || query == "" {
 		return nil
 	}
 	items := t.v.Items
@@ -562,12 +562,12 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 	// The frame where a found item's text starts is likely decoded
 	// already: it goes to the shared cache for the item's preview.
 	if inOrder {
-		emit = func(i int) bool { src.r.share(int(spans[i].off / frameSize)); return fn(refs[spans[i].ref]) }
+		emit = func(i int) bool { src.r.share(int(spans[i].off / frameSize)); return fn(refs.At(int(spans[i].ref))) }
 	} else {
 		matched = make([]bool, len(items))
 		emit = func(i int) bool {
 			src.r.share(int(spans[i].off / frameSize))
-			matched[refs[spans[i].ref].Key] = true
+			matched[refs.Key(int(spans[i].ref))] = true
 			return true
 		}
 	}
@@ -623,9 +623,9 @@ func (t viewTexts) Search(query string, refs []history.ItemRef, limit int, fn fu
 		}
 	}
 	if !inOrder {
-		for _, r := range refs {
-			if r.Key >= 0 && int(r.Key) < len(matched) && matched[r.Key] {
-				if !fn(r) {
+		for i, n := 0, refs.Len(); i < n; i++ {
+			if k := refs.Key(i); k >= 0 && int(k) < len(matched) && matched[k] {
+				if !fn(refs.At(i)) {
 					return nil
 				}
 			}

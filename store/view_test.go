@@ -194,7 +194,7 @@ func TestSearchMatchesOracle(t *testing.T) {
 					for _, stop := range []int{0, 1, 3} {
 						want := searchOracle(texts, refs, q, stop)
 						var got []history.ItemRef
-						err := ts.Search(q, refs, stop, func(ref history.ItemRef) bool {
+						err := ts.Search(q, history.RefList(refs), stop, func(ref history.ItemRef) bool {
 							got = append(got, ref)
 							return stop == 0 || len(got) < stop
 						})
@@ -258,7 +258,7 @@ func TestSearchStraddle(t *testing.T) {
 			for _, rs := range [][]history.ItemRef{refs, reversed(refs)} {
 				want := searchOracle(texts, rs, q, 0)
 				var got []history.ItemRef
-				if err := ts.Search(q, rs, 0, func(r history.ItemRef) bool { got = append(got, r); return true }); err != nil {
+				if err := ts.Search(q, history.RefList(rs), 0, func(r history.ItemRef) bool { got = append(got, r); return true }); err != nil {
 					t.Fatal(err)
 				}
 				if !slices.Equal(got, want) {
