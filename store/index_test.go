@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -343,4 +344,53 @@ func contains(s, q string) bool {
 		}
 	}
 	return false
+}
+
+// At most cap(scanSlots) searches scan at once: with every slot taken, a
+// search waits, and it runs once a slot is given back.
+func TestSearchWaitsForAScanSlot(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	path := filepath.Join(root, "s.jsonl")
+	copyFile(t, filepath.Join("..", "testdata", "pi-tree", "local-basic.jsonl"), path)
+	s := MustOpenIndex(t, root).Session(path)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := cap(scanSlots); n != max(2, runtime.GOMAXPROCS(0)) {
+		t.Fatalf("%d scan slots, want max(2, GOMAXPROCS) = %d", n, max(2, runtime.GOMAXPROCS(0)))
+	}
+	for range cap(scanSlots) {
+		scanSlots <- struct{}{}
+	}
+	found := make(chan int, 1)
+	go s.Read(func(v *View) error {
+		var refs []history.ItemRef
+		for i := range v.Items {
+			if r, ok := v.Ref(i, "w"); ok {
+				refs = append(refs, r)
+			}
+		}
+		n := 0
+		err := v.Texts().Search("npx vitest run", history.RefList(refs), 0, func(history.ItemRef) bool { n++; return true })
+		if err != nil {
+			n = -1
+		}
+		found <- n
+		return nil
+	})
+	select {
+	case n := <-found:
+		t.Fatalf("a search ran with every scan slot taken (%d items)", n)
+	case <-time.After(200 * time.Millisecond):
+	}
+	<-scanSlots
+	// 15 items of local-basic.jsonl hold "npx vitest run" (TestSearchScan
+	// checks the same search against strings.Contains).
+	if n := <-found; n != 15 {
+		t.Fatalf("the search found %d items once a slot was free, want 15", n)
+	}
+	for range cap(scanSlots) - 1 {
+		<-scanSlots
+	}
 }
