@@ -138,17 +138,7 @@ func BenchmarkIngestLive(b *testing.B) {
 	b.ReportMetric(live, "MiB-live/index")
 	b.ReportMetric(live/(float64(fi.Size())/(1<<20)), "MiB-live/JSONL-MiB")
 	b.ReportMetric(float64(ms1.Sys)/(1<<20), "MiB-sys")
-	if p := os.Getenv("CONTEXTD_BENCH_HEAPPROFILE"); p != "" {
-		// What holds the live heap while the indexes are open.
-		f, err := os.Create(p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := pprof.WriteHeapProfile(f); err != nil {
-			b.Fatal(err)
-		}
-		f.Close()
-	}
+	writeHeapProfile(b) // what holds the live heap while the indexes are open
 	for _, x := range keep {
 		x.Close()
 	}
@@ -522,7 +512,7 @@ func BenchmarkSearchDistinct(b *testing.B) {
 // GC goal of the 128 MiB memory limit): live-MB is runtime/metrics
 // /gc/heap/live:bytes after two forced collections, windows-MB the part
 // the windows and search order hold (live heap with them minus without).
-// With CONTEXTD_HEAP_PROFILE=FILE it writes a heap profile there
+// With CONTEXTD_BENCH_HEAPPROFILE=FILE it writes a heap profile there
 // (go tool pprof -sample_index=inuse_space FILE).
 //
 //	CONTEXTD_BENCH_MB=1024 go test -tags sqlite_fts5 -run '^$' -bench LiveHeap -benchtime 1x ./store
@@ -553,16 +543,7 @@ func BenchmarkLiveHeap(b *testing.B) {
 			b.Fatal(err)
 		}
 		after := live()
-		if p := os.Getenv("CONTEXTD_HEAP_PROFILE"); p != "" {
-			f, err := os.Create(p)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := pprof.WriteHeapProfile(f); err != nil {
-				b.Fatal(err)
-			}
-			f.Close()
-		}
+		writeHeapProfile(b)
 		runtime.KeepAlive(hv)
 		b.ReportMetric(after, "live-MB")
 		b.ReportMetric(after-before, "windows-MB")
@@ -570,5 +551,23 @@ func BenchmarkLiveHeap(b *testing.B) {
 		slack := float64(cap(s.items)-len(s.items)) * float64(unsafe.Sizeof(ItemMeta{})) / (1 << 20)
 		s.mu.RUnlock()
 		b.ReportMetric(slack, "items-slack-MB")
+	}
+}
+
+// writeHeapProfile writes a heap profile to the file named by
+// CONTEXTD_BENCH_HEAPPROFILE, when it is set.
+func writeHeapProfile(b *testing.B) {
+	b.Helper()
+	p := os.Getenv("CONTEXTD_BENCH_HEAPPROFILE")
+	if p == "" {
+		return
+	}
+	f, err := os.Create(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
 	}
 }
