@@ -125,18 +125,22 @@ ON CONFLICT(session_id) DO UPDATE SET session_file=excluded.session_file, mode=e
 		s.forgetRegistration(r.SessionID)
 		return r, false, err
 	}
-	s.cacheRegistration(r.SessionID, cachedRegistration{r, true})
+	s.cacheRegistration(r.SessionID, cachedRegistration{r, true}, true)
 	return r, !found, s.checkpoint(ctx)
 }
 
-// cacheRegistration records what the database holds for sessionID.
-func (s *State) cacheRegistration(sessionID string, c cachedRegistration) {
+// cacheRegistration records what the database holds for sessionID: always
+// for a write (replace), and for a read only when no entry appeared while
+// it ran (a write that committed meanwhile has the newer registration).
+func (s *State) cacheRegistration(sessionID string, c cachedRegistration, replace bool) {
 	s.regMu.Lock()
 	defer s.regMu.Unlock()
 	if s.regs == nil || len(s.regs) >= maxCachedRegistrations {
 		s.regs = make(map[string]cachedRegistration)
 	}
-	s.regs[sessionID] = c
+	if _, held := s.regs[sessionID]; replace || !held {
+		s.regs[sessionID] = c
+	}
 }
 
 // forgetRegistration drops sessionID from the cache (a write whose outcome
@@ -159,10 +163,6 @@ func (s *State) Registration(ctx context.Context, sessionID string) (contextd.Re
 	if ok {
 		return c.r, c.found, nil
 	}
-	// A registration written while this read runs must not be replaced
-	// by what the read found before it: a write holds regMu only to
-	// store its result, so the read's result is stored only if no entry
-	// appeared meanwhile.
 	row := s.DB.Reader.QueryRowContext(ctx, `SELECT `+registrationColumns+` FROM registrations WHERE session_id=?`, sessionID)
 	r, err := scanRegistration(row.Scan)
 	switch {
@@ -173,14 +173,7 @@ func (s *State) Registration(ctx context.Context, sessionID string) (contextd.Re
 	default:
 		c = cachedRegistration{r, true}
 	}
-	s.regMu.Lock()
-	if s.regs == nil || len(s.regs) >= maxCachedRegistrations {
-		s.regs = make(map[string]cachedRegistration)
-	}
-	if _, written := s.regs[sessionID]; !written {
-		s.regs[sessionID] = c
-	}
-	s.regMu.Unlock()
+	s.cacheRegistration(sessionID, c, false)
 	return c.r, c.found, nil
 }
 
