@@ -45,7 +45,8 @@ const DefaultMaxBodyBytes = 8 << 20
 
 // Config configures the HTTP surface.
 type Config struct {
-	Token          string   // required on every route but /healthz (empty only in tests that set NoAuth)
+	Token          string   // required on every route but /healthz and ProofPath (empty only in tests that set NoAuth)
+	TokenFile      string   // where Token is kept, named in the 401 detail ("" = not named)
 	NoAuth         bool     // tests only: skip the token check
 	AllowedHosts   []string // Host names accepted besides loopback names and addresses
 	AllowedOrigins []string // Origin values accepted; any other present Origin is refused
@@ -92,6 +93,7 @@ func New(cfg Config, svc *coordinator.Service, rc *remote.Client) *Server {
 	}
 	r.Get("/healthz", healthz)
 	r.Head("/healthz", healthz) // probes that only look at the status
+	r.Get(ProofPath, s.serveProof)
 
 	r.Handle("/metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{Registry: cfg.Registry}))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
@@ -298,17 +300,24 @@ func (s *Server) checkOrigin(next http.Handler) http.Handler {
 	})
 }
 
-// checkToken requires the token header on every route but /healthz,
-// compared in constant time.
+// checkToken requires the token header on every route but /healthz and
+// ProofPath, compared in constant time. The 401 detail names the token
+// file (Config.TokenFile), so a client that read another one (a Pi with
+// another agent directory, a state directory recreated) can say which
+// file contextd reads.
 func (s *Server) checkToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.cfg.NoAuth || r.URL.Path == "/healthz" {
+		if s.cfg.NoAuth || r.URL.Path == "/healthz" || r.URL.Path == ProofPath {
 			next.ServeHTTP(w, r)
 			return
 		}
 		got := r.Header.Get(TokenHeader)
 		if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) != 1 {
-			writeProblem(w, http.StatusUnauthorized, "Missing or wrong "+TokenHeader+" header; send the token from the file `token` in contextd's state directory.")
+			where := "the file `token` in contextd's state directory"
+			if s.cfg.TokenFile != "" {
+				where = s.cfg.TokenFile
+			}
+			writeProblem(w, http.StatusUnauthorized, "Missing or wrong "+TokenHeader+" header; send the token from "+where+".")
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -22,6 +22,10 @@ type Info struct {
 	// URL is the base URL contextd serves on, e.g. http://127.0.0.1:7467
 	// (the listener's real address, so --addr 127.0.0.1:0 works).
 	URL string `json:"url"`
+	// Socket is the absolute path of the Unix domain socket contextd also
+	// serves on (--socket), "" when it serves TCP only. The extension
+	// prefers it: only the user can open a socket in the state directory.
+	Socket string `json:"socket,omitempty"`
 	// PID is the serving process's id.
 	PID int `json:"pid"`
 	// Version is contextd's version (the module version, or "devel").
