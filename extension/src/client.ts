@@ -3,10 +3,11 @@
 // act on. Finding contextd and checking that it is the user's own is
 // transport.ts's.
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { components, operations, paths } from "./generated/contextd.ts";
 import type { Settings } from "./settings.ts";
-import { ContextdError, DISCOVERY_FILE, type Endpoint, parseEndpoint, readDiscovery, readToken, Transport, UnreachableError } from "./transport.ts";
+import { ContextdError, DISCOVERY_FILE, type Endpoint, healthy, parseEndpoint, readDiscovery, readToken, Transport, UnreachableError } from "./transport.ts";
 
 /**
  * contextd's API types, generated from openapi/openapi.yaml by
@@ -119,7 +120,15 @@ export function locate(s: Settings): Endpoint {
 /** Locates contextd, reads the token and has contextd prove it holds it. */
 async function open(s: Settings): Promise<Transport> {
 	const ep = locate(s);
-	const t = new Transport(ep, readToken(s.tokenFile), s.tokenFile);
+	let token: string;
+	try {
+		token = readToken(s.tokenFile);
+	} catch (err) {
+		// No token file yet and nothing at the address: contextd never ran.
+		if (!existsSync(s.tokenFile) && !(await healthy(ep.label))) throw new UnreachableError(`contextd is not reachable at ${ep.label}`, "ECONNREFUSED");
+		throw err;
+	}
+	const t = new Transport(ep, token, s.tokenFile);
 	try {
 		await t.prove();
 	} catch (err) {
@@ -242,6 +251,10 @@ export async function connect(s: Settings): Promise<Contextd> {
 	}
 	if (s.autoStart && first instanceof UnreachableError) {
 		return new Contextd(await start(s), "", s);
+	}
+	if (first instanceof UnreachableError && first.code !== "") {
+		// Nothing listens at the address: say what to run, in Pi's terms.
+		throw new UnreachableError(`contextd is not reachable at ${locate(s).label}; run \`contextd serve\` (or set CONTEXTD_AUTOSTART=1), then /reload`, first.code);
 	}
 	throw first;
 }
