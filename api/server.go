@@ -196,15 +196,17 @@ func schemaNamer(t reflect.Type, hint string) string {
 // Handler is the root handler.
 func (s *Server) Handler() http.Handler { return s.router }
 
-// HTTPServer wraps h with timeouts suited to a local service. A kept-alive
+// HTTPServer wraps h with timeouts suited to a local service. A client
+// has ReadHeaderTimeout (2 s) to send a request's headers, a kept-alive
 // connection is closed after 15 s idle (Node's keep-alive agents reconnect
 // transparently), and when the LimitListener's cap is reached the
-// longest-idle one is closed first (ConnState: TrackConnState), so idle
-// sockets never starve new clients (issue 12 item 4).
+// connection waiting longest for its first headers is closed first, then
+// the longest-idle one (ConnState: TrackConnState), so slow and idle
+// sockets never starve new clients (docs/security.md).
 func HTTPServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
+		ReadHeaderTimeout: 2 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      90 * time.Second, // Remote calls take up to 35 s
 		IdleTimeout:       15 * time.Second,
