@@ -338,7 +338,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	} else if err := readableDir(c.SessionsDir); err != nil {
 		log.Warn(fmt.Sprintf("sessions directory %s (from %s) cannot be listed (%v); routes that need it answer 503 until the user contextd runs as has read and execute permission on it (chmod u+rx %s)", c.SessionsDir, c.sessionsFromFlag(), err, c.SessionsDir), "sessions_dir", c.SessionsDir)
 	}
-	if err := stateDirUsable(c); err != nil {
+	if err := stateDirUsable(c, log); err != nil {
 		return err
 	}
 	// Bind before touching the state directory: a refused or busy address
@@ -511,12 +511,39 @@ func exists(path string) bool {
 
 // stateDirUsable refuses a --state-dir that is a file, or below one, with
 // a sentence naming the flag (LockStateDir creates a missing directory).
-func stateDirUsable(c *config) error {
+// A state directory of another user is refused when others may write it
+// (its owner, or anyone, could replace the discovery file the extension
+// trusts and delete the user's files, as SSH refuses such key
+// directories), and warned about otherwise (a volume mounted into a
+// container); one of the user's own is narrowed to 0700 by LockStateDir.
+func stateDirUsable(c *config, log *slog.Logger) error {
 	fi, err := os.Stat(c.StateDir)
 	if (err == nil && !fi.IsDir()) || errors.Is(err, syscall.ENOTDIR) {
 		return fmt.Errorf("%s is not a directory; pass a directory for the index, state database and token (created if missing)", c.origin("state-dir", c.StateDir))
 	}
+	st, ok := statOwner(fi, err)
+	if !ok || st == os.Geteuid() {
+		return nil
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("%s belongs to uid %d, not to you (uid %d), and others may write it (mode %04o): they could replace the discovery file the Pi extension trusts and delete your files. Pass a directory of your own (e.g. the default ~/.pi/agent/contextd), or have its owner run `chown %d %s && chmod 700 %s`",
+			c.origin("state-dir", c.StateDir), st, os.Geteuid(), perm, os.Geteuid(), c.StateDir, c.StateDir)
+	}
+	log.Warn(fmt.Sprintf("state directory %s belongs to uid %d, not to uid %d that contextd runs as: its owner can replace the discovery file and the token. Use a directory of your own, or `chown %d %s` (a container's volume: chown it to the container's user)", c.StateDir, st, os.Geteuid(), os.Geteuid(), c.StateDir), "state_dir", c.StateDir)
 	return nil
+}
+
+// statOwner returns the owner uid of fi (from os.Stat with error err);
+// ok is false when there is no such file or no owner to read.
+func statOwner(fi os.FileInfo, err error) (int, bool) {
+	if err != nil {
+		return 0, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
 }
 
 // warnEmptyState logs at error level when the state database was lost:
