@@ -52,10 +52,10 @@ func newSquatter(t *testing.T, ln net.Listener) *squatter {
 		s.seen = append(s.seen, seenRequest{r.Method, r.URL.Path, r.Header.Clone(), string(b)})
 		s.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
-		switch {
-		case r.URL.Path == "/healthz":
+		switch r.URL.Path {
+		case "/healthz":
 			w.Write([]byte(`{"status":"ok"}`))
-		case r.URL.Path == "/v1/proof":
+		case "/v1/proof":
 			w.Write([]byte(`{"proof":"` + strings.Repeat("0", 64) + `"}`))
 		default:
 			plan := map[string]any{"append": []map[string]any{{"customType": "codex-context-window", "content": squatterText, "display": true, "details": map[string]any{}}},
