@@ -921,7 +921,7 @@ export interface components {
             session_id: string;
         };
         CoordinatorRolloverLoop: {
-            /** @description Their window ids, most recent first. */
+            /** @description Their window ids, most recent first: at most the 25 most recent (windows counts them all; history list_windows lists every window), each cut like history IDs (over 256 characters: "…" and the last 255). */
             window_ids: string[];
             /**
              * Format: int64
