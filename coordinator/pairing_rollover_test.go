@@ -331,4 +331,3 @@ func TestRolloverLoopWindowIDsBounded(t *testing.T) {
 		t.Errorf("rollover_loop (-want +got):\n%s", diff)
 	}
 }
-
