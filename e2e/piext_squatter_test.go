@@ -255,3 +255,19 @@ func TestPiExtensionSquatterBesideSlowedContextd(t *testing.T) {
 		noSquatterEntries(t, r)
 	})
 }
+
+// address is how the extension names the rig's contextd: unix:SOCKET when
+// the discovery file names a socket (the extension prefers it), else
+// http://ADDR.
+func (r *rig) address() string {
+	r.t.Helper()
+	var d struct{ Socket string }
+	b, err := os.ReadFile(filepath.Join(r.state, "contextd.json"))
+	if err != nil || json.Unmarshal(b, &d) != nil {
+		r.t.Fatalf("discovery file: %v %s", err, b)
+	}
+	if d.Socket != "" {
+		return "unix:" + d.Socket
+	}
+	return "http://" + r.addr
+}

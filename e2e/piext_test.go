@@ -325,7 +325,7 @@ func TestPiExtensionTree(t *testing.T) {
 		p.command(map[string]any{"type": "prompt", "message": "/contextd"})
 		p.waitFor("the /contextd status", 30*time.Second, func([]map[string]any) bool { return len(p.notices("info")) > 0 })
 		status := p.notices("info")[0]
-		for _, want := range []string{"contextd mode: tree", "http://" + r.addr + " (healthy)", fmt.Sprintf("window 1 (%s)", w1.CurrentWindowID), "no pending rollover"} {
+		for _, want := range []string{"contextd mode: tree", r.address() + " (healthy)", fmt.Sprintf("window 1 (%s)", w1.CurrentWindowID), "no pending rollover"} {
 			if !strings.Contains(status, want) {
 				t.Errorf("/contextd status lacks %q:\n%s", want, status)
 			}
