@@ -1,10 +1,10 @@
 // HTTP client of contextd: discovery (<state-dir>/contextd.json), the token
-// file, optional auto-start, and calls that turn every failure into one
+// file, starting contextd (launcher.ts), and calls that turn every failure into one
 // sentence a model or a person can act on.
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { components, operations, paths } from "./generated/contextd.ts";
+import { adopt, type Launched, launch } from "./launcher.ts";
 import { DEFAULT_URL, type Settings } from "./settings.ts";
 
 /**
@@ -134,6 +134,8 @@ export async function healthy(url: string, timeoutMs = 1500): Promise<boolean> {
 export class Contextd {
 	readonly url: string;
 	private readonly token: string;
+	/** Sentences for the person running Pi from connecting (launcher.ts: a version difference, a restart). */
+	readonly notices: string[] = [];
 	constructor(url: string, token: string) {
 		this.url = url;
 		this.token = token;
@@ -198,47 +200,38 @@ function readToken(file: string): string {
 
 /**
  * Finds a healthy contextd: the explicit URL, else the discovery file, else
- * the default URL; starts the binary when autoStart is set and none
- * answers. Errors: one sentence saying what to do.
+ * the default URL, with the launcher's version handshake; else starts one
+ * (launcher.ts: the bundled binary by default). Errors: one sentence
+ * saying what to do.
  */
 export async function connect(s: Settings): Promise<Contextd> {
 	const candidates: string[] = [];
+	const d = s.url ? undefined : readDiscovery(s.stateDir);
 	if (s.url) {
 		candidates.push(s.url.replace(/\/+$/, ""));
 	} else {
-		const d = readDiscovery(s.stateDir);
 		if (d) candidates.push(d.url);
 		candidates.push(DEFAULT_URL);
 	}
-	for (const url of candidates) {
-		if (await healthy(url)) return new Contextd(url, readToken(s.tokenFile));
+	const probe = { healthy, readDiscovery };
+	let found: Launched | undefined;
+	try {
+		for (const url of candidates) {
+			if (await healthy(url)) {
+				found = await adopt(s, url, d?.url === url ? d : undefined, probe);
+				break;
+			}
+		}
+		found ??= await launch(s, probe);
+	} catch (err) {
+		throw new ContextdError((err as Error).message);
 	}
-	if (s.autoStart) {
-		const url = await start(s);
-		return new Contextd(url, readToken(s.tokenFile));
+	if (found) {
+		const c = new Contextd(found.url, readToken(s.tokenFile));
+		c.notices.push(...found.notices);
+		return c;
 	}
 	throw new ContextdError(
 		`contextd is not reachable at ${candidates.join(" or ")}; run \`contextd serve\` (or set CONTEXTD_AUTOSTART=1), then /reload`,
 	);
-}
-
-async function start(s: Settings): Promise<string> {
-	const args = ["serve", "--state-dir", s.stateDir];
-	if (s.url) args.push("--addr", new URL(s.url).host);
-	let spawnError: Error | undefined;
-	const child = spawn(s.binary, args, { detached: true, stdio: "ignore" });
-	child.on("error", (err) => {
-		spawnError = err;
-	});
-	child.unref();
-	const deadline = Date.now() + 15_000;
-	while (Date.now() < deadline) {
-		if (spawnError) {
-			throw new ContextdError(`cannot start ${s.binary} (${(spawnError as NodeJS.ErrnoException).code ?? spawnError.message}); install contextd on PATH or set CONTEXTD_BIN`);
-		}
-		const url = s.url ? s.url.replace(/\/+$/, "") : readDiscovery(s.stateDir)?.url;
-		if (url && (await healthy(url, 500))) return url;
-		await new Promise((r) => setTimeout(r, 100));
-	}
-	throw new ContextdError(`started ${s.binary} but it did not answer /healthz within 15 s; run \`${s.binary} serve\` by hand to see why`);
 }
