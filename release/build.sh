@@ -145,4 +145,6 @@ for t in "${targets[@]}"; do
 	darwin-arm64) file -b "$bin" | grep -q '^Mach-O 64-bit arm64 executable' || { echo "darwin-arm64 is not a Mach-O arm64 executable" >&2; exit 1; } ;;
 	esac
 done
+# zig cc, probed by go build for its flags with "-o /dev/null", leaves "-.o" here.
+rm -f -- "$root/-.o"
 echo "== release $version in $out"

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -65,7 +66,7 @@ func runStop(ctx context.Context, cmd command, args []string, getenv func(string
 		return fmt.Errorf("cannot stop contextd pid %d (%s): %w", info.PID, info.URL, err)
 	}
 	deadline := time.Now().Add(*timeout)
-	for p.Signal(syscall.Signal(0)) == nil {
+	for running(p) {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("contextd pid %d did not exit within %s of SIGTERM; its log says why, or end it with kill -9 %d", info.PID, *timeout, info.PID)
 		}
@@ -77,4 +78,19 @@ func runStop(ctx context.Context, cmd command, args []string, getenv func(string
 	}
 	fmt.Fprintf(stdout, "stopped contextd pid %d (%s, version %s)\n", info.PID, info.URL, info.Version)
 	return nil
+}
+
+// running reports whether p still runs: it can be signalled and, where
+// /proc tells (Linux), is not a zombie waiting for a parent that does not
+// reap it (proc(5): the state after the command name in /proc/PID/stat).
+func running(p *os.Process) bool {
+	if p.Signal(syscall.Signal(0)) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid))
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }

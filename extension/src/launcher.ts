@@ -140,13 +140,23 @@ export function compareVersions(a: string, b: string): number {
 	return 0;
 }
 
-/** Whether process pid exists (signal 0; EPERM means it exists under another user). */
+/**
+ * Whether process pid runs: signal 0 reaches it (EPERM: it exists under
+ * another user) and, where /proc tells (Linux), it is not a zombie whose
+ * parent has not reaped it (proc(5): the state after the command name in
+ * /proc/PID/stat).
+ */
 export function alive(pid: number): boolean {
 	try {
 		process.kill(pid, 0);
-		return true;
 	} catch (err) {
 		return (err as NodeJS.ErrnoException).code === "EPERM";
+	}
+	try {
+		const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+		return stat[stat.lastIndexOf(")") + 2] !== "Z";
+	} catch {
+		return true;
 	}
 }
 
