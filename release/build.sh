@@ -75,7 +75,7 @@ for t in "${targets[@]}"; do
 	esac
 	flags=$ldflags
 	# Linux binaries are static (musl): they run on any distribution.
-	[ "$goos" = linux ] && flags="$flags -linkmode=external -extldflags=-static"
+	[ "$goos" = linux ] && flags="$flags -linkmode=external -extldflags '-static -s'"
 	start=$(date +%s)
 	bin=$stage/$t/bin/contextd
 	CGO_ENABLED=1 GOOS=$goos GOARCH=$goarch ZIG=$zig ZIG_TARGET=$zt CC=$root/release/zcc \
@@ -137,7 +137,7 @@ for t in "${targets[@]}"; do
 		if command -v qemu-aarch64 >/dev/null; then
 			checkversion "$t" qemu-aarch64 "$bin"
 		else
-			file -b "$bin" | grep -q 'ELF 64-bit LSB executable, ARM aarch64.*statically linked' || { echo "linux-arm64 is not a static aarch64 ELF" >&2; exit 1; }
+			file -b "$bin" | grep -Eq 'ELF 64-bit LSB (pie )?executable, ARM aarch64.*static' || { echo "linux-arm64 is not a static aarch64 ELF executable" >&2; exit 1; }
 			echo "linux-arm64: qemu-aarch64 not installed (apt-get install qemu-user); ELF header checked"
 		fi
 		;;
