@@ -164,13 +164,22 @@ function clientsDir(stateDir: string): string {
 	return join(stateDir, "clients");
 }
 
+/** The client files of this process, removed when it exits (one exit handler for all). */
+const ownClientFiles = new Set<string>();
+
 /** Records that Pi process pid uses the contextd of stateDir, until it exits. */
 export function registerClient(stateDir: string, pid: number): void {
 	const dir = clientsDir(stateDir);
 	mkdirSync(dir, { recursive: true, mode: 0o700 });
 	const file = join(dir, String(pid));
 	writeFileSync(file, "");
-	if (pid === process.pid) process.once("exit", () => rmSync(file, { force: true }));
+	if (pid !== process.pid || ownClientFiles.has(file)) return;
+	if (ownClientFiles.size === 0) {
+		process.once("exit", () => {
+			for (const f of ownClientFiles) rmSync(f, { force: true });
+		});
+	}
+	ownClientFiles.add(file);
 }
 
 /** The live Pi processes other than self that use the contextd of stateDir; files of dead ones are removed. */

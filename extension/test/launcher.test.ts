@@ -113,6 +113,11 @@ test("otherClients: live pids but self; files of dead ones removed", () => {
 	assert.equal(existsSync(join(state, "clients", "222")), false);
 	assert.equal(existsSync(join(state, "clients", String(process.pid))), true);
 	assert.deepEqual(otherClients(tmp(), process.pid), []);
+	// Every session start registers again: one exit handler removes all of this process's files.
+	const listeners = process.listenerCount("exit");
+	for (let i = 0; i < 20; i++) registerClient(state, process.pid);
+	registerClient(tmp(), process.pid);
+	assert.equal(process.listenerCount("exit"), listeners);
 });
 
 test("launch: off without a bundled binary unless asked; no binary is one sentence", async () => {
