@@ -27,6 +27,7 @@ export function installLifecycle(host: Host, slot: SessionSlot, onRegistered: (s
 		try {
 			const c = await host.connect(settings);
 			if (!slot.live(s, ctx, "registering the session")) return;
+			for (const n of c.notices ?? []) host.notify(ctx, `contextd: ${n}`, "warning");
 			await c.call("PUT", s.path, { session_file: s.file, mode: settings.mode, agent_name: settings.agentName, pi_version: host.piVersion });
 			if (!slot.live(s, ctx, "registering the session")) return;
 			s.client = c;
