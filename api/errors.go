@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,20 +21,111 @@ import (
 // statusOf maps an application error code to its HTTP status (the one
 // table, as in benbjohnson/wtf http.go).
 var statusOf = map[contextd.Code]int{
-	contextd.EInvalid:      http.StatusUnprocessableEntity,
-	contextd.EAmbiguous:    http.StatusUnprocessableEntity,
-	contextd.EBadRequest:   http.StatusBadRequest,
-	contextd.ENotFound:     http.StatusNotFound,
-	contextd.EConflict:     http.StatusConflict,
-	contextd.EPrecondition: http.StatusPreconditionFailed,
-	contextd.EGone:         http.StatusGone,
-	contextd.EForbidden:    http.StatusForbidden,
-	contextd.ETooLarge:     http.StatusRequestEntityTooLarge,
-	contextd.EUnauthorized: http.StatusUnauthorized,
-	contextd.EUpstream:     http.StatusBadGateway,
-	contextd.EUpstreamSlow: http.StatusGatewayTimeout,
-	contextd.EUnavailable:  http.StatusServiceUnavailable,
-	contextd.EInternal:     http.StatusInternalServerError,
+	contextd.EOpenToolCalls: http.StatusConflict,
+	contextd.EInvalid:       http.StatusUnprocessableEntity,
+	contextd.EAmbiguous:     http.StatusUnprocessableEntity,
+	contextd.EBadRequest:    http.StatusBadRequest,
+	contextd.ENotFound:      http.StatusNotFound,
+	contextd.EConflict:      http.StatusConflict,
+	contextd.EPrecondition:  http.StatusPreconditionFailed,
+	contextd.EGone:          http.StatusGone,
+	contextd.EForbidden:     http.StatusForbidden,
+	contextd.ETooLarge:      http.StatusRequestEntityTooLarge,
+	contextd.EUnauthorized:  http.StatusUnauthorized,
+	contextd.EUpstream:      http.StatusBadGateway,
+	contextd.EUpstreamSlow:  http.StatusGatewayTimeout,
+	contextd.EUnavailable:   http.StatusServiceUnavailable,
+	contextd.EInternal:      http.StatusInternalServerError,
+}
+
+// Codes of problems contextd answers outside its application errors:
+// statuses of the HTTP layer (the router, the security middleware, huma's
+// validation) and of the request's own fate.
+const (
+	CodeMethodNotAllowed     contextd.Code = "method_not_allowed"     // 405: no such method on the route
+	CodeMisdirected          contextd.Code = "misdirected"            // 421: Host is not a loopback address
+	CodeUnsupportedMediaType contextd.Code = "unsupported_media_type" // 415: the body is not application/json
+	CodeClientClosed         contextd.Code = "client_closed"          // 499: the client went away (logged only)
+	CodeTimeout              contextd.Code = "timeout"                // 503: the request ran past contextd's limit
+	CodeDiskFull             contextd.Code = "disk_full"              // 507: the state directory's disk is full
+)
+
+// ProblemCodes lists every code a problem body's code member can hold, in
+// the order the OpenAPI document lists them (ErrorModel.code's enum).
+var ProblemCodes = []contextd.Code{
+	contextd.EInvalid, contextd.EAmbiguous, contextd.EBadRequest, contextd.ENotFound, contextd.EConflict,
+	contextd.EOpenToolCalls, contextd.EPrecondition, contextd.EGone, contextd.EForbidden, contextd.ETooLarge,
+	contextd.EUnauthorized, contextd.EUpstream, contextd.EUpstreamSlow, contextd.EUnavailable, contextd.EInternal,
+	CodeMethodNotAllowed, CodeMisdirected, CodeUnsupportedMediaType, CodeClientClosed, CodeTimeout, CodeDiskFull,
+}
+
+// codeOfStatus is the code of a problem that carries only a status (huma's
+// own errors and the middleware's): the application code of that status,
+// else the HTTP layer's; any other 4xx is bad_request, anything else
+// internal.
+func codeOfStatus(status int) contextd.Code {
+	switch status {
+	case http.StatusBadRequest:
+		return contextd.EBadRequest
+	case http.StatusUnprocessableEntity:
+		return contextd.EInvalid
+	case http.StatusConflict:
+		return contextd.EConflict
+	case http.StatusMethodNotAllowed:
+		return CodeMethodNotAllowed
+	case http.StatusMisdirectedRequest:
+		return CodeMisdirected
+	case http.StatusUnsupportedMediaType:
+		return CodeUnsupportedMediaType
+	case StatusClientClosedRequest:
+		return CodeClientClosed
+	case http.StatusInsufficientStorage:
+		return CodeDiskFull
+	}
+	for c, st := range statusOf {
+		if st == status && c != contextd.EAmbiguous && c != contextd.EOpenToolCalls {
+			return c
+		}
+	}
+	if status >= 400 && status < 500 {
+		return contextd.EBadRequest
+	}
+	return contextd.EInternal
+}
+
+// ErrorModel is contextd's problem document (RFC 9457,
+// application/problem+json): huma's members plus code, the machine-readable
+// kind of the problem (one of ProblemCodes). Clients branch on code, never
+// on the detail sentence, which may be reworded.
+type ErrorModel struct {
+	huma.ErrorModel
+	Code contextd.Code `json:"code" doc:"What kind of problem this is, for programs: branch on it, never on detail (which may be reworded)."`
+}
+
+// TransformSchema lists ProblemCodes as code's enum and makes code required.
+func (*ErrorModel) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	if c := s.Properties["code"]; c != nil {
+		c.Enum = make([]any, len(ProblemCodes))
+		for i, code := range ProblemCodes {
+			c.Enum[i] = string(code)
+		}
+	}
+	if !slices.Contains(s.Required, "code") {
+		s.Required = append(s.Required, "code")
+	}
+	return s
+}
+
+// withCode is e (a huma error) as contextd's ErrorModel with code.
+func withCode(e huma.StatusError, code contextd.Code) huma.StatusError {
+	switch m := e.(type) {
+	case *ErrorModel:
+		m.Code = code
+		return m
+	case *huma.ErrorModel:
+		return &ErrorModel{ErrorModel: *m, Code: code}
+	}
+	return e
 }
 
 // problem turns any error into a huma status error. Application errors keep
@@ -49,17 +141,17 @@ func (s *Server) problem(op string, err error) error {
 	switch {
 	case errors.Is(err, context.Canceled):
 		s.log.Debug("client closed the request before the answer", "operation", op)
-		return huma.NewError(StatusClientClosedRequest, "The client closed the request before the answer was ready.")
+		return withCode(huma.NewError(StatusClientClosedRequest, "The client closed the request before the answer was ready."), CodeClientClosed)
 	case errors.Is(err, context.DeadlineExceeded):
 		s.log.Warn("request stopped at its deadline", "operation", op, "deadline", s.cfg.RequestTimeout)
-		return huma.NewError(http.StatusServiceUnavailable, "The request took longer than contextd's limit of "+s.cfg.RequestTimeout.String()+" and was stopped; retry it (indexing goes on from where it stopped).")
+		return withCode(huma.NewError(http.StatusServiceUnavailable, "The request took longer than contextd's limit of "+s.cfg.RequestTimeout.String()+" and was stopped; retry it (indexing goes on from where it stopped)."), CodeTimeout)
 	case errors.Is(err, store.ErrFileChanged):
 		// The file changed (or was swapped away) between the sync and a
 		// read of one of its lines: the read failed cleanly.
-		return huma.NewError(http.StatusPreconditionFailed, store.ErrFileChanged.Error())
+		return withCode(huma.NewError(http.StatusPreconditionFailed, store.ErrFileChanged.Error()), contextd.EPrecondition)
 	case store.IsDiskFull(err):
 		s.log.Error("disk full", "operation", op, "error", err)
-		return huma.NewError(http.StatusInsufficientStorage, "The disk holding contextd's state directory is full, so nothing was changed; free space on that disk and retry.")
+		return withCode(huma.NewError(http.StatusInsufficientStorage, "The disk holding contextd's state directory is full, so nothing was changed; free space on that disk and retry."), CodeDiskFull)
 	}
 	code := contextd.ErrorCode(err)
 	status, ok := statusOf[code]
@@ -68,9 +160,9 @@ func (s *Server) problem(op string, err error) error {
 	}
 	if status == http.StatusInternalServerError {
 		s.log.Error("internal error", "operation", op, "error", err)
-		return huma.NewError(status, "Internal error.")
+		return withCode(huma.NewError(status, "Internal error."), contextd.EInternal)
 	}
-	return huma.NewError(status, contextd.ErrorMessage(err))
+	return withCode(huma.NewError(status, contextd.ErrorMessage(err)), code)
 }
 
 // StatusClientClosedRequest is the status recorded for a request whose
@@ -81,7 +173,7 @@ const StatusClientClosedRequest = 499
 func writeProblem(w http.ResponseWriter, status int, detail string) {
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(status)
-	b, _ := json.Marshal(huma.ErrorModel{Title: http.StatusText(status), Status: status, Detail: detail})
+	b, _ := json.Marshal(ErrorModel{ErrorModel: huma.ErrorModel{Title: http.StatusText(status), Status: status, Detail: detail}, Code: codeOfStatus(status)})
 	w.Write(b)
 }
 
@@ -119,40 +211,49 @@ var installErrorDetails = sync.OnceFunc(func() {
 	// Values are dropped: they may hold note text or encrypted arguments.
 	base := huma.NewError
 	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
-		if status == http.StatusInternalServerError && msg == "cannot read request body" {
-			var tooBig *http.MaxBytesError
-			if len(errs) > 0 && errors.As(errs[0], &tooBig) {
-				return base(http.StatusRequestEntityTooLarge, "Request body is larger than the limit; send at most "+itoa(tooBig.Limit)+" bytes.")
-			}
-			return base(http.StatusBadRequest, bodyReadDetail(errs))
-		}
-		if len(errs) == 0 {
-			return base(status, msg)
-		}
-		parts := make([]string, 0, len(errs))
-		clean := make([]error, 0, len(errs))
-		for _, e := range errs {
-			d := &huma.ErrorDetail{Message: e.Error()}
-			if dd, ok := e.(huma.ErrorDetailer); ok {
-				got := dd.ErrorDetail()
-				d = &huma.ErrorDetail{Message: got.Message, Location: got.Location}
-			}
-			d = decodeErrorDetail(d)
-			clean = append(clean, d)
-			if len(parts) < 5 {
-				p := d.Message
-				if d.Location != "" {
-					p = d.Location + ": " + d.Message
-				}
-				parts = append(parts, p)
-			}
-		}
-		if len(errs) > 5 {
-			parts = append(parts, fmt.Sprintf("and %d more", len(errs)-5))
-		}
-		return base(status, "Invalid request: "+strings.Join(parts, "; ")+".", clean...)
+		e := detailed(base, status, msg, errs...)
+		return withCode(e, codeOfStatus(e.GetStatus()))
 	}
 })
+
+// detailed is huma's error for status, msg and errs with contextd's
+// details: an unreadable body is the client's fault (400, or 413 past the
+// limit), and every validation failure is also said in the detail
+// sentence.
+func detailed(base func(int, string, ...error) huma.StatusError, status int, msg string, errs ...error) huma.StatusError {
+	if status == http.StatusInternalServerError && msg == "cannot read request body" {
+		var tooBig *http.MaxBytesError
+		if len(errs) > 0 && errors.As(errs[0], &tooBig) {
+			return base(http.StatusRequestEntityTooLarge, "Request body is larger than the limit; send at most "+itoa(tooBig.Limit)+" bytes.")
+		}
+		return base(http.StatusBadRequest, bodyReadDetail(errs))
+	}
+	if len(errs) == 0 {
+		return base(status, msg)
+	}
+	parts := make([]string, 0, len(errs))
+	clean := make([]error, 0, len(errs))
+	for _, e := range errs {
+		d := &huma.ErrorDetail{Message: e.Error()}
+		if dd, ok := e.(huma.ErrorDetailer); ok {
+			got := dd.ErrorDetail()
+			d = &huma.ErrorDetail{Message: got.Message, Location: got.Location}
+		}
+		d = decodeErrorDetail(d)
+		clean = append(clean, d)
+		if len(parts) < 5 {
+			p := d.Message
+			if d.Location != "" {
+				p = d.Location + ": " + d.Message
+			}
+			parts = append(parts, p)
+		}
+	}
+	if len(errs) > 5 {
+		parts = append(parts, fmt.Sprintf("and %d more", len(errs)-5))
+	}
+	return base(status, "Invalid request: "+strings.Join(parts, "; ")+".", clean...)
+}
 
 // decodeErrorDetail rewrites the error huma reports when a body passed
 // schema validation but encoding/json could not decode it into the Go
