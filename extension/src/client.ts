@@ -96,14 +96,24 @@ export function fillPath(template: string, params: Record<string, string> = {}):
 	});
 }
 
-/** A failed call to contextd; message is the text shown to the model or user. */
+/** The machine-readable kind of a contextd problem (the problem body's code member; its values are the OpenAPI enum). */
+export type ProblemCode = Schemas["ErrorModel"]["code"];
+
+/**
+ * A failed call to contextd; message is the text shown to the model or
+ * user. status is the HTTP status (0: no answer), code the problem's code
+ * (undefined: no answer, or not a contextd problem). Branch on code, never
+ * on the message.
+ */
 export class ContextdError extends Error {
 	readonly status: number;
+	readonly code: ProblemCode | undefined;
 	// No parameter properties in this file: Node's type stripping (the unit
 	// tests) cannot load them.
-	constructor(message: string, status = 0) {
+	constructor(message: string, status = 0, code?: ProblemCode) {
 		super(message);
 		this.status = status;
+		this.code = code;
 	}
 }
 
@@ -173,8 +183,10 @@ export class Contextd {
 		const text = await res.text();
 		if (!res.ok) {
 			let detail = text;
+			let code: ProblemCode | undefined;
 			try {
-				const p = JSON.parse(text) as { detail?: string; title?: string; errors?: { message?: string; location?: string }[] };
+				const p = JSON.parse(text) as Partial<Schemas["ErrorModel"]>;
+				code = p.code;
 				detail = p.detail ?? p.title ?? text;
 				if (p.errors?.length) {
 					detail += ` (${p.errors.map((e) => `${e.location ?? ""}: ${e.message ?? ""}`).join("; ")})`;
@@ -182,7 +194,7 @@ export class Contextd {
 			} catch {
 				// not problem+json: keep the body text
 			}
-			throw new ContextdError(`contextd ${res.status}: ${detail}`, res.status);
+			throw new ContextdError(`contextd ${res.status}: ${detail}`, res.status, code);
 		}
 		return (text ? JSON.parse(text) : undefined) as T;
 	}

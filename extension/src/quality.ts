@@ -2,7 +2,8 @@
 // context-usage reminders and get_context_remaining, and the reset-log
 // lines of /contextd. Pure functions over Pi's entries and numbers, so
 // they run in unit tests.
-import { identityOf, WINDOW_TYPE } from "./windows.ts";
+import { WINDOW_TYPE } from "./generated/rules.ts";
+import { identityOf } from "./windows.ts";
 
 /** What new_context does when the window wrote no note: warn, refuse, or nothing (off). */
 export type NotesGuard = "warn" | "refuse" | "off";

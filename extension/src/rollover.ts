@@ -7,6 +7,7 @@
 // is aborted), after it no turn starts and contextd reports the rollover
 // as incomplete. Pi's objects are passed in, so this runs in unit tests.
 
+import { ContextdError } from "./client.ts";
 import type { RolloverOutcome } from "./tree-state.ts";
 
 /** An entry contextd plans for the extension to append: a custom entry (appendEntry) or a custom message (sendMessage). */
@@ -43,14 +44,13 @@ export interface RolloverDeps {
 }
 
 /**
- * contextd refuses a settle with 409 "... have no result yet ..." while the
+ * contextd refuses a settle with the problem code open_tool_calls while the
  * leaf's tool batch holds calls without results (a rollover never separates
  * a call from its result): the rollover stays pending and is settled again
  * at Pi's next agent_settled.
  */
 export function isOpenCallsConflict(err: unknown): boolean {
-	const e = err as { status?: number; message?: string };
-	return e?.status === 409 && typeof e.message === "string" && e.message.includes("have no result yet");
+	return err instanceof ContextdError && err.code === "open_tool_calls";
 }
 
 /**

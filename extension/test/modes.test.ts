@@ -227,7 +227,7 @@ test("tree on Pi 1.6's order: held after the phase returned until the boundary's
 });
 
 test("tree: a settle refused for open tool calls is deferred to the next agent_settled", async () => {
-	const conflict = new ContextdError("contextd 409: tool calls call_1 of the leaf's batch have no result yet; settle after they complete", 409);
+	const conflict = new ContextdError("contextd 409: tool calls call_1 of the leaf's batch are open", 409, "open_tool_calls");
 	const { f, ctx, navigations } = await treeSession(conflict);
 	await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
 	await f.pi.emit("agent_settled", {}, ctx);
