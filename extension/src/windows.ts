@@ -7,25 +7,14 @@
 // (generated/rules.ts); test/rules.test.ts requires the rendering to equal
 // contextd's own (coordinator.BoundaryContent).
 import { randomUUID } from "node:crypto";
+import type { Schemas } from "./client.ts";
 import { BOUNDARY_KIND, GUIDANCE, MAX_HINT_BYTES, WINDOW_TYPE } from "./generated/rules.ts";
 
-/** A boundary's details.contextManagement: which window it opens and the chain it belongs to. */
-export interface WindowIdentity {
-	protocol: 1;
-	kind: "window";
-	firstWindowId: string;
-	currentWindowId: string;
-	previousWindowId?: string;
-	windowNumber: number;
-}
+/** A boundary's details.contextManagement: which window it opens and the chain it belongs to (coordinator.WindowIdentity). */
+export type WindowIdentity = Schemas["CoordinatorWindowIdentity"];
 
-/** A boundary as Pi's sendMessage takes it. */
-export interface BoundaryMessage {
-	customType: string;
-	content: string;
-	display: boolean;
-	details: { protocol: 1; id: string; contextManagement: WindowIdentity };
-}
+/** A boundary as Pi's sendMessage takes it: contextd's planned boundary without its entry type. */
+export type BoundaryMessage = Omit<Schemas["CoordinatorBoundary"], "type">;
 
 /** The identity of a boundary message or entry (role custom / custom_message), if it is one. */
 export function identityOf(m: { customType?: string; details?: unknown }): WindowIdentity | undefined {

@@ -17,12 +17,12 @@ function fake(over: Partial<RolloverDeps> = {}, posts: Record<string, unknown> =
 	let editor = "half-typed request";
 	let internal = false;
 	const d: RolloverDeps = {
-		base: "/v1/sessions/s/rollovers/r",
-		post: async <T>(path: string) => {
-			log.push(`post ${path.split("/").pop()}`);
-			const v = posts[path.split("/").pop() ?? ""];
+		call: async (op) => {
+			const step = op.replace("rollover-", "");
+			log.push(`post ${step}`);
+			const v = posts[step];
 			if (v instanceof Error) throw v;
-			return v as T;
+			return v as never;
 		},
 		leafBody: () => ({ leaf_id: "leaf" }),
 		navigateTree: async (id, o) => {
