@@ -28,16 +28,27 @@ export type QueryParams<K extends OperationId> = operations[K]["parameters"] ext
 export type RemoteResult = Schemas["RemoteResult"];
 
 // The answers the extension reads, by their schema names.
+/** POST /v1/sessions/{id}/context's answer: the projection and the current window. */
 export type ContextAnswer = Schemas["CoordinatorContextAnswer"];
+/** POST /v1/sessions/{id}/windows's answer: the boundary to append. */
 export type WindowsAnswer = Schemas["CoordinatorWindowsAnswer"];
+/** GET /v1/sessions/{id}'s answer. */
 export type SessionState = Schemas["CoordinatorSessionState"];
+/** POST /v1/sessions/{id}/rollovers's answer (Tree tool phase). */
 export type RolloverCreated = Schemas["CoordinatorRolloverCreated"];
+/** POST …/rollovers/{rid}/settle's answer: where to navigate. */
 export type SettleAnswer = Schemas["CoordinatorSettleAnswer"];
+/** POST …/rollovers/{rid}/commit's answer: the entries to append. */
 export type CommitAnswer = Schemas["CoordinatorCommitAnswer"];
+/** One rollover's state. */
 export type RolloverInfo = Schemas["CoordinatorRolloverInfo"];
+/** GET /v1/sessions/{id}/rollovers's answer: the reset log. */
 export type RolloverLog = Schemas["CoordinatorRolloverLog"];
+/** POST /v1/sessions/{id}/compaction's answer (Tree /compact). */
 export type CompactionAnswer = Schemas["CoordinatorCompactionAnswer"];
+/** notes thread_hint's answer. */
 export type ThreadHintResult = Schemas["CoordinatorThreadHintResult"];
+/** PUT /v1/sessions/{id}'s body. */
 export type RegisterRequest = Schemas["CoordinatorRegisterRequest"];
 
 type Method = "get" | "put" | "post";
@@ -117,12 +128,14 @@ export class ContextdError extends Error {
 	}
 }
 
+/** contextd's discovery file, <state-dir>/contextd.json: where it listens, its pid and version. */
 export interface Discovery {
 	url: string;
 	pid: number;
 	version: string;
 }
 
+/** The discovery file of stateDir, or undefined when it is missing or unreadable. */
 export function readDiscovery(stateDir: string): Discovery | undefined {
 	try {
 		const d = JSON.parse(readFileSync(join(stateDir, "contextd.json"), "utf8")) as Discovery;
@@ -132,6 +145,7 @@ export function readDiscovery(stateDir: string): Discovery | undefined {
 	}
 }
 
+/** Whether contextd at url answers GET /healthz within timeoutMs milliseconds. */
 export async function healthy(url: string, timeoutMs = 1500): Promise<boolean> {
 	try {
 		const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(timeoutMs) });
@@ -141,6 +155,7 @@ export async function healthy(url: string, timeoutMs = 1500): Promise<boolean> {
 	}
 }
 
+/** A connection to contextd: its base URL and the service token every call sends (X-Contextd-Token). */
 export class Contextd {
 	readonly url: string;
 	private readonly token: string;

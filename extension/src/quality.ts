@@ -52,7 +52,7 @@ export function contextRemaining(u: Usage | undefined): { text: string; details:
  * The reminder due at this usage: the highest threshold (percent used)
  * reached and not yet delivered in the window, or undefined. thresholds
  * ascending; the first is kind "reminder", later ones "urgent" (the kinds
- * of Codex's window markers, reference §3.2).
+ * of Codex's window markers, docs/codex-contract.md "Window boundaries").
  */
 export function dueReminder(percent: number | null, thresholds: readonly number[], delivered: ReadonlySet<number>): { threshold: number; kind: "reminder" | "urgent" } | undefined {
 	if (percent === null) return undefined;

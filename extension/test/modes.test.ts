@@ -190,6 +190,7 @@ async function treeSession(settle: unknown = { navigate_to: "b0", summarize: tru
 	const f = fakeHost("tree", { notesGuard: "off" });
 	f.contextd.answers = {
 		"register-session": {},
+		"get-session": { rollover: null },
 		"rollover-create": { rollover_id: "r1", tool_result: "Rollover planned.", merged: false },
 		"rollover-settle": settle,
 		"rollover-commit": { append: boundaryPlan.append },
@@ -279,6 +280,24 @@ test("tree: a session replaced while input is held: the old session's pending wo
 	await f.pi.emit("agent_settled", {}, next);
 	assert.deepEqual(navigations, ["b0"]);
 	assert.deepEqual(f.pi.emitSync("input", { source: "interactive", text: "new" }, next), [{ action: "continue" }]);
+});
+
+test("tree: a session that starts with a pending rollover in contextd settles it at the next agent_settled", async () => {
+	const { f, ctx, navigations } = await treeSession();
+	f.contextd.answers["get-session"] = { rollover: { rollover_id: "r1", state: "pending" } };
+	await f.pi.emit("session_start", { reason: "resume" }, ctx);
+	await f.pi.commands.get(CAPTURE_COMMAND)?.("", { ...ctx.ctx, navigateTree: async (id: string) => {
+		navigations.push(id);
+		ctx.leafEntry = { id: "sum1", type: "branch_summary" };
+		return { cancelled: false };
+	} });
+	await f.pi.emit("agent_settled", {}, ctx);
+	assert.deepEqual(navigations, ["b0"]);
+	// A settled (not pending) rollover is contextd's incomplete one: nothing is re-planned.
+	f.contextd.answers["get-session"] = { rollover: { rollover_id: "r2", state: "settled" } };
+	await f.pi.emit("session_start", { reason: "reload" }, ctx);
+	await f.pi.emit("agent_settled", {}, ctx);
+	assert.equal(f.contextd.calls.filter((c) => c.startsWith("rollover-settle")).length, 1);
 });
 
 test("tree /compact asks contextd for the summary; when it cannot, the compaction is cancelled", async () => {

@@ -1,4 +1,4 @@
-// Rollover quality (contextd issue 15): notes guard, context usage and
+// Rollover quality: notes guard, context usage and
 // reminders, reset-log lines, and their settings.
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";

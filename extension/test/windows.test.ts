@@ -1,6 +1,6 @@
 // Remote-mode window boundaries: the same message contextd plans in Local
-// and Tree (coordinator.BoundaryContent), identity rules of reference
-// codex-history-notes.md §3.2, Codex's thread-hint bound (§1.6).
+// and Tree (coordinator.BoundaryContent), identity rules of docs/codex-contract.md
+// "Window boundaries", Codex's thread-hint bound ("Thread hint").
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { GUIDANCE } from "../src/generated/rules.ts";

@@ -37,6 +37,13 @@ export function installTree(host: Host, say: Say): void {
 	installLifecycle(host, slot, async (s, ctx) => {
 		pi.sendUserMessage(`/${CAPTURE_COMMAND}`, { expandPromptTemplates: true });
 		await ensureWindow(host, slot, s, ctx);
+		// The pending rollover is contextd's fact, not this runtime's: a
+		// session resumed or reloaded between new_context's tool phase and
+		// the settled phase settles it at the next agent_settled.
+		const st = await s.need().request("get-session", { path: s.params });
+		if (st.rollover?.state === "pending" && slot.live(s, ctx, "restoring the pending rollover")) {
+			dispatch(s, { type: "planned", rolloverId: st.rollover.rollover_id }, ctx);
+		}
 	});
 	installLocalHooks(host, slot);
 
