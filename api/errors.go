@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,96 +35,6 @@ var statusOf = map[contextd.Code]int{
 	contextd.EUpstreamSlow:  http.StatusGatewayTimeout,
 	contextd.EUnavailable:   http.StatusServiceUnavailable,
 	contextd.EInternal:      http.StatusInternalServerError,
-}
-
-// Codes of problems contextd answers outside its application errors:
-// statuses of the HTTP layer (the router, the security middleware, huma's
-// validation) and of the request's own fate.
-const (
-	CodeMethodNotAllowed     contextd.Code = "method_not_allowed"     // 405: no such method on the route
-	CodeMisdirected          contextd.Code = "misdirected"            // 421: Host is not a loopback address
-	CodeUnsupportedMediaType contextd.Code = "unsupported_media_type" // 415: the body is not application/json
-	CodeClientClosed         contextd.Code = "client_closed"          // 499: the client went away (logged only)
-	CodeTimeout              contextd.Code = "timeout"                // 503: the request ran past contextd's limit
-	CodeDiskFull             contextd.Code = "disk_full"              // 507: the state directory's disk is full
-)
-
-// ProblemCodes lists every code a problem body's code member can hold, in
-// the order the OpenAPI document lists them (ErrorModel.code's enum).
-var ProblemCodes = []contextd.Code{
-	contextd.EInvalid, contextd.EAmbiguous, contextd.EBadRequest, contextd.ENotFound, contextd.EConflict,
-	contextd.EOpenToolCalls, contextd.EPrecondition, contextd.EGone, contextd.EForbidden, contextd.ETooLarge,
-	contextd.EUnauthorized, contextd.EUpstream, contextd.EUpstreamSlow, contextd.EUnavailable, contextd.EInternal,
-	CodeMethodNotAllowed, CodeMisdirected, CodeUnsupportedMediaType, CodeClientClosed, CodeTimeout, CodeDiskFull,
-}
-
-// codeOfStatus is the code of a problem that carries only a status (huma's
-// own errors and the middleware's): the application code of that status,
-// else the HTTP layer's; any other 4xx is bad_request, anything else
-// internal.
-func codeOfStatus(status int) contextd.Code {
-	switch status {
-	case http.StatusBadRequest:
-		return contextd.EBadRequest
-	case http.StatusUnprocessableEntity:
-		return contextd.EInvalid
-	case http.StatusConflict:
-		return contextd.EConflict
-	case http.StatusMethodNotAllowed:
-		return CodeMethodNotAllowed
-	case http.StatusMisdirectedRequest:
-		return CodeMisdirected
-	case http.StatusUnsupportedMediaType:
-		return CodeUnsupportedMediaType
-	case StatusClientClosedRequest:
-		return CodeClientClosed
-	case http.StatusInsufficientStorage:
-		return CodeDiskFull
-	}
-	for c, st := range statusOf {
-		if st == status && c != contextd.EAmbiguous && c != contextd.EOpenToolCalls {
-			return c
-		}
-	}
-	if status >= 400 && status < 500 {
-		return contextd.EBadRequest
-	}
-	return contextd.EInternal
-}
-
-// ErrorModel is contextd's problem document (RFC 9457,
-// application/problem+json): huma's members plus code, the machine-readable
-// kind of the problem (one of ProblemCodes). Clients branch on code, never
-// on the detail sentence, which may be reworded.
-type ErrorModel struct {
-	huma.ErrorModel
-	Code contextd.Code `json:"code" doc:"What kind of problem this is, for programs: branch on it, never on detail (which may be reworded)."`
-}
-
-// TransformSchema lists ProblemCodes as code's enum and makes code required.
-func (*ErrorModel) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
-	if c := s.Properties["code"]; c != nil {
-		c.Enum = make([]any, len(ProblemCodes))
-		for i, code := range ProblemCodes {
-			c.Enum[i] = string(code)
-		}
-	}
-	if !slices.Contains(s.Required, "code") {
-		s.Required = append(s.Required, "code")
-	}
-	return s
-}
-
-// withCode is e (a huma error) as contextd's ErrorModel with code.
-func withCode(e huma.StatusError, code contextd.Code) huma.StatusError {
-	switch m := e.(type) {
-	case *ErrorModel:
-		m.Code = code
-		return m
-	case *huma.ErrorModel:
-		return &ErrorModel{ErrorModel: *m, Code: code}
-	}
-	return e
 }
 
 // problem turns any error into a huma status error. Application errors keep
@@ -210,50 +119,47 @@ var installErrorDetails = sync.OnceFunc(func() {
 	// detail sentence so a person reading only detail knows what to fix.
 	// Values are dropped: they may hold note text or encrypted arguments.
 	base := huma.NewError
+	detailed := func(status int, msg string, errs ...error) huma.StatusError {
+		if status == http.StatusInternalServerError && msg == "cannot read request body" {
+			var tooBig *http.MaxBytesError
+			if len(errs) > 0 && errors.As(errs[0], &tooBig) {
+				return base(http.StatusRequestEntityTooLarge, "Request body is larger than the limit; send at most "+itoa(tooBig.Limit)+" bytes.")
+			}
+			return base(http.StatusBadRequest, bodyReadDetail(errs))
+		}
+		if len(errs) == 0 {
+			return base(status, msg)
+		}
+		parts := make([]string, 0, len(errs))
+		clean := make([]error, 0, len(errs))
+		for _, e := range errs {
+			d := &huma.ErrorDetail{Message: e.Error()}
+			if dd, ok := e.(huma.ErrorDetailer); ok {
+				got := dd.ErrorDetail()
+				d = &huma.ErrorDetail{Message: got.Message, Location: got.Location}
+			}
+			d = decodeErrorDetail(d)
+			clean = append(clean, d)
+			if len(parts) < 5 {
+				p := d.Message
+				if d.Location != "" {
+					p = d.Location + ": " + d.Message
+				}
+				parts = append(parts, p)
+			}
+		}
+		if len(errs) > 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(errs)-5))
+		}
+		return base(status, "Invalid request: "+strings.Join(parts, "; ")+".", clean...)
+	}
+	// Every problem carries the code of its status (problem sets the
+	// application error's own code over it).
 	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
-		e := detailed(base, status, msg, errs...)
+		e := detailed(status, msg, errs...)
 		return withCode(e, codeOfStatus(e.GetStatus()))
 	}
 })
-
-// detailed is huma's error for status, msg and errs with contextd's
-// details: an unreadable body is the client's fault (400, or 413 past the
-// limit), and every validation failure is also said in the detail
-// sentence.
-func detailed(base func(int, string, ...error) huma.StatusError, status int, msg string, errs ...error) huma.StatusError {
-	if status == http.StatusInternalServerError && msg == "cannot read request body" {
-		var tooBig *http.MaxBytesError
-		if len(errs) > 0 && errors.As(errs[0], &tooBig) {
-			return base(http.StatusRequestEntityTooLarge, "Request body is larger than the limit; send at most "+itoa(tooBig.Limit)+" bytes.")
-		}
-		return base(http.StatusBadRequest, bodyReadDetail(errs))
-	}
-	if len(errs) == 0 {
-		return base(status, msg)
-	}
-	parts := make([]string, 0, len(errs))
-	clean := make([]error, 0, len(errs))
-	for _, e := range errs {
-		d := &huma.ErrorDetail{Message: e.Error()}
-		if dd, ok := e.(huma.ErrorDetailer); ok {
-			got := dd.ErrorDetail()
-			d = &huma.ErrorDetail{Message: got.Message, Location: got.Location}
-		}
-		d = decodeErrorDetail(d)
-		clean = append(clean, d)
-		if len(parts) < 5 {
-			p := d.Message
-			if d.Location != "" {
-				p = d.Location + ": " + d.Message
-			}
-			parts = append(parts, p)
-		}
-	}
-	if len(errs) > 5 {
-		parts = append(parts, fmt.Sprintf("and %d more", len(errs)-5))
-	}
-	return base(status, "Invalid request: "+strings.Join(parts, "; ")+".", clean...)
-}
 
 // decodeErrorDetail rewrites the error huma reports when a body passed
 // schema validation but encoding/json could not decode it into the Go
