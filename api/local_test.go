@@ -1342,24 +1342,30 @@ func TestLocalContext(t *testing.T) {
 	w2 := coordinator.WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: lbW0, CurrentWindowID: lbW2, PreviousWindowID: lbW1, WindowNumber: 2}
 	w1 := coordinator.WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: lbW0, CurrentWindowID: lbW1, PreviousWindowID: lbW0, WindowNumber: 1}
 	w0 := coordinator.WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: lbW0, CurrentWindowID: lbW0, WindowNumber: 0}
+	// notes: codex-context-note entries on the branch after its boundary
+	// (counted in local-basic.jsonl: 244df0e2, 9b371cc2, e94001b1 before
+	// 311c04e4; c968c743, 2bc664f4, f42c8deb before 8f24378d; 5aa4ca14,
+	// 8a54f746 before 588752ae; the reminders 82e29e2d, f795cd48 are no
+	// boundary).
 	for _, tc := range []struct {
 		leaf, wantLeaf, boundary string
 		window                   *coordinator.WindowIdentity
+		notes                    int
 	}{
-		{"", "588752ae", "177c1e63", &w2},
-		{"588752ae", "588752ae", "177c1e63", &w2},
-		{"177c1e63", "177c1e63", "177c1e63", &w2},
-		{"8f24378d", "8f24378d", "1ad99795", &w1},
-		{"1ad99795", "1ad99795", "1ad99795", &w1},
-		{"311c04e4", "311c04e4", "c96cd189", &w0},
-		{"2623e50c", "2623e50c", "c96cd189", &w0},
-		{"3807cd16", "3807cd16", "", nil},
+		{"", "588752ae", "177c1e63", &w2, 2},
+		{"588752ae", "588752ae", "177c1e63", &w2, 2},
+		{"177c1e63", "177c1e63", "177c1e63", &w2, 0},
+		{"8f24378d", "8f24378d", "1ad99795", &w1, 3},
+		{"1ad99795", "1ad99795", "1ad99795", &w1, 0},
+		{"311c04e4", "311c04e4", "c96cd189", &w0, 3},
+		{"2623e50c", "2623e50c", "c96cd189", &w0, 0},
+		{"3807cd16", "3807cd16", "", nil, 0},
 	} {
 		var got coordinator.ContextAnswer
 		s.mustOK("/v1/sessions/"+localBasicSessionID+"/context", map[string]any{"leaf_id": tc.leaf}, &got)
 		want := coordinator.ContextAnswer{Mode: contextd.ModeLocal, LeafID: tc.wantLeaf, Window: tc.window, BoundaryEntryID: tc.boundary,
 			SliceFromEntryID: tc.boundary, OrphanedToolResults: []string{}, HiddenSummaries: []coordinator.HiddenSummary{}, NeedsBoundary: tc.window == nil,
-			Projection: coordinator.Projection{Drop: []coordinator.MessageKey{}}}
+			WindowNoteWrites: tc.notes, Projection: coordinator.Projection{Drop: []coordinator.MessageKey{}}}
 		if tc.window != nil {
 			want.Projection.StartAt = &coordinator.MessageKey{Role: "custom", CustomType: "codex-context-window", WindowID: tc.window.CurrentWindowID}
 		}
@@ -1400,16 +1406,17 @@ func TestLocalContext(t *testing.T) {
 		after    string // the result call id the boundary follows; "" no move
 		slice    string
 		problems []coordinator.SessionProblem
+		notes    int // the note e0000006 is after the boundary e0000004
 	}{
-		{"e0000009", "call_2", "e0000003", inside},
-		{"e0000006", "call_1", "e0000003", inside},
-		{"e0000004", "", "e0000004", nil},
+		{"e0000009", "call_2", "e0000003", inside, 1},
+		{"e0000006", "call_1", "e0000003", inside, 1},
+		{"e0000004", "", "e0000004", nil, 0},
 	} {
 		var got coordinator.ContextAnswer
 		h.mustOK("/v1/sessions/hand-orphans/context", map[string]any{"leaf_id": tc.leaf}, &got)
 		want := coordinator.ContextAnswer{Mode: contextd.ModeLocal, LeafID: tc.leaf, Window: &wb, BoundaryEntryID: "e0000004",
 			SliceFromEntryID: tc.slice, OrphanedToolResults: []string{}, HiddenSummaries: []coordinator.HiddenSummary{}, Problems: tc.problems,
-			Projection: coordinator.Projection{StartAt: &bwb, Drop: []coordinator.MessageKey{}}}
+			WindowNoteWrites: tc.notes, Projection: coordinator.Projection{StartAt: &bwb, Drop: []coordinator.MessageKey{}}}
 		if tc.after != "" {
 			// The assistant e0000003 by the id of its first call.
 			want.Projection.StartAt = &coordinator.MessageKey{Role: "assistant", ToolCallID: "call_1"}

@@ -160,17 +160,18 @@ func TestLocalContextOrphans(t *testing.T) {
 		move                  []MoveStep
 		problems              []SessionProblem
 		window                *WindowIdentity
+		notes                 int // note writes after the boundary: the note h0000006 in wb
 	}{
 		// Sent: h3 assistant[c1,c2], h5 result c1, h7 result c2, h4 boundary wb, h8, h9.
-		{"h0000009", "h0000004", "h0000003", c1, []MoveStep{{Message: bwb, After: MessageKey{Role: "toolResult", ToolCallID: "c2", Occurrence: 1}}}, inside, &wb},
-		{"h0000007", "h0000004", "h0000003", c1, []MoveStep{{Message: bwb, After: MessageKey{Role: "toolResult", ToolCallID: "c2", Occurrence: 1}}}, inside, &wb},
+		{"h0000009", "h0000004", "h0000003", c1, []MoveStep{{Message: bwb, After: MessageKey{Role: "toolResult", ToolCallID: "c2", Occurrence: 1}}}, inside, &wb, 1},
+		{"h0000007", "h0000004", "h0000003", c1, []MoveStep{{Message: bwb, After: MessageKey{Role: "toolResult", ToolCallID: "c2", Occurrence: 1}}}, inside, &wb, 1},
 		// Only c1's result is written: the boundary follows it (pi-ai
 		// answers c2 synthetically before the boundary).
-		{"h0000005", "h0000004", "h0000003", c1, []MoveStep{{Message: bwb, After: MessageKey{Role: "toolResult", ToolCallID: "c1", Occurrence: 1}}}, inside, &wb},
+		{"h0000005", "h0000004", "h0000003", c1, []MoveStep{{Message: bwb, After: MessageKey{Role: "toolResult", ToolCallID: "c1", Occurrence: 1}}}, inside, &wb, 0},
 		// No result after the boundary yet: nothing is inside a pair.
-		{"h0000004", "h0000004", "h0000004", bwb, nil, nil, &wb},
-		{"h0000011", "h0000010", "h0000010", bwc, nil, nil, &wc},
-		{"", "h0000010", "h0000010", bwc, nil, nil, &wc},
+		{"h0000004", "h0000004", "h0000004", bwb, nil, nil, &wb, 0},
+		{"h0000011", "h0000010", "h0000010", bwc, nil, nil, &wc, 0},
+		{"", "h0000010", "h0000010", bwc, nil, nil, &wc, 0},
 	} {
 		got, err := svc.Context(t.Context(), "hand-ctx", ContextRequest{LeafID: tc.leaf})
 		if err != nil {
@@ -183,7 +184,7 @@ func TestLocalContextOrphans(t *testing.T) {
 		start := tc.start
 		want := ContextAnswer{Mode: contextd.ModeLocal, LeafID: leaf, Window: tc.window, BoundaryEntryID: tc.boundary, SliceFromEntryID: tc.slice,
 			OrphanedToolResults: []string{}, HiddenSummaries: []HiddenSummary{}, Projection: Projection{StartAt: &start, Drop: []MessageKey{}, Move: tc.move},
-			Problems: tc.problems}
+			Problems: tc.problems, WindowNoteWrites: tc.notes}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("leaf %q (-want +got):\n%s", tc.leaf, diff)
 		}
@@ -201,27 +202,33 @@ func TestLocalContextLeaves(t *testing.T) {
 		{Protocol: 1, Kind: "window", FirstWindowID: lbWin0, CurrentWindowID: lbWin1, PreviousWindowID: lbWin0, WindowNumber: 1},
 		{Protocol: 1, Kind: "window", FirstWindowID: lbWin0, CurrentWindowID: lbWin2, PreviousWindowID: lbWin1, WindowNumber: 2},
 	}
+	// notes: codex-context-note entries on the branch after the boundary,
+	// counted in local-basic.jsonl (the reminders 82e29e2d and f795cd48
+	// are no boundary): 244df0e2, 9b371cc2 before 5aa793bd, and e94001b1
+	// too before 311c04e4; c968c743, 2bc664f4 before dc8dd239, and
+	// f42c8deb too before 8f24378d; 5aa4ca14, 8a54f746 before 588752ae.
 	for _, tc := range []struct {
 		leaf, boundary string
 		window         int // -1: none
+		notes          int
 	}{
-		{"350a86a9", "", -1},
-		{"3807cd16", "", -1},
-		{"c96cd189", "c96cd189", 0},
-		{"5aa793bd", "c96cd189", 0},
-		{"311c04e4", "c96cd189", 0},
-		{"1ad99795", "1ad99795", 1},
-		{"dc8dd239", "1ad99795", 1},
-		{"8f24378d", "1ad99795", 1},
-		{"177c1e63", "177c1e63", 2},
-		{"588752ae", "177c1e63", 2},
+		{"350a86a9", "", -1, 0},
+		{"3807cd16", "", -1, 0},
+		{"c96cd189", "c96cd189", 0, 0},
+		{"5aa793bd", "c96cd189", 0, 2},
+		{"311c04e4", "c96cd189", 0, 3},
+		{"1ad99795", "1ad99795", 1, 0},
+		{"dc8dd239", "1ad99795", 1, 2},
+		{"8f24378d", "1ad99795", 1, 3},
+		{"177c1e63", "177c1e63", 2, 0},
+		{"588752ae", "177c1e63", 2, 2},
 	} {
 		got, err := svc.Context(t.Context(), lbSession, ContextRequest{LeafID: tc.leaf})
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := ContextAnswer{Mode: contextd.ModeLocal, LeafID: tc.leaf, BoundaryEntryID: tc.boundary, SliceFromEntryID: tc.boundary,
-			OrphanedToolResults: []string{}, HiddenSummaries: []HiddenSummary{}, NeedsBoundary: tc.window < 0, Projection: Projection{Drop: []MessageKey{}}}
+			OrphanedToolResults: []string{}, HiddenSummaries: []HiddenSummary{}, NeedsBoundary: tc.window < 0, WindowNoteWrites: tc.notes, Projection: Projection{Drop: []MessageKey{}}}
 		if tc.window >= 0 {
 			want.Window = &w[tc.window]
 			want.Projection.StartAt = &MessageKey{Role: "custom", CustomType: "codex-context-window", WindowID: w[tc.window].CurrentWindowID}

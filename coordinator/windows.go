@@ -119,7 +119,7 @@ type WindowsAnswer struct {
 // window's boundary (Local new_context): first id kept, previous = the
 // current window, number + 1, and the thread hint (recent notes and the
 // closing window's user item ids) inside. The next boundary is refused
-// (EConflict naming the call ids) while the leaf's tool batch has calls
+// (EOpenToolCalls naming the call ids) while the leaf's tool batch has calls
 // without results and no new_context call among them (issue 10).
 func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequest) (WindowsAnswer, error) {
 	t, err := s.Resolve(ctx, sessionID)
@@ -288,6 +288,7 @@ type ContextAnswer struct {
 	SliceFromEntryID    string           `json:"slice_from_entry_id,omitempty"`
 	OrphanedToolResults []string         `json:"orphaned_tool_results" doc:"toolResult entries the projection does not send: no open call of a replayed assistant precedes them in the sent context (call missing, before the slice, in an errored or aborted assistant) or their call already has a result (see problems)."`
 	HiddenSummaries     []HiddenSummary  `json:"hidden_summaries" doc:"Tree mode: branch summaries to remove from the provider context."`
+	WindowNoteWrites    int              `json:"window_note_writes" doc:"Note writes and appends (codex-context-note entries) on the branch since its latest boundary (since its root when it has none): what the notes guard of new_context checks; a note snapshot is no write. 0 while the file is awaited."`
 	NeedsBoundary       bool             `json:"needs_boundary" doc:"true when the branch has no current boundary (first window, after user navigation into an archive, or a rollover cut short after navigation: then window is the archived window the chain continues from): append one with POST …/windows."`
 	Problems            []SessionProblem `json:"problems,omitempty" doc:"Problems of the branch, e.g. missing_parent: its root entry names a parent that is not in the file (a torn line); window then keeps the last boundary before the break."`
 }
@@ -311,6 +312,7 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 	err = s.withCachedBranch(t, req.LeafID, func(b *Branch) error {
 		out.LeafID = b.Leaf
 		i := currentBoundary(b)
+		out.WindowNoteWrites = noteWrites(b.V.Tree, b.Seqs[max(i, 0):])
 		r := s.resumeOf(b)
 		switch {
 		case r != nil && r.Broken == nil:

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { components, operations, paths } from "./generated/contextd.ts";
 import { adopt, launch, type Probe } from "./launcher.ts";
 import type { Settings } from "./settings.ts";
-import { ContextdError, DISCOVERY_FILE, type Endpoint, healthy, parseEndpoint, readDiscovery, readToken, Transport, UnreachableError } from "./transport.ts";
+import { ContextdError, DISCOVERY_FILE, type Endpoint, healthy, type ProblemCode, parseEndpoint, readDiscovery, readToken, Transport, UnreachableError } from "./transport.ts";
 
 /**
  * contextd's API types, generated from openapi/openapi.yaml by
@@ -31,16 +31,27 @@ export type QueryParams<K extends OperationId> = operations[K]["parameters"] ext
 export type RemoteResult = Schemas["RemoteResult"];
 
 // The answers the extension reads, by their schema names.
+/** POST /v1/sessions/{id}/context's answer: the projection and the current window. */
 export type ContextAnswer = Schemas["CoordinatorContextAnswer"];
+/** POST /v1/sessions/{id}/windows's answer: the boundary to append. */
 export type WindowsAnswer = Schemas["CoordinatorWindowsAnswer"];
+/** GET /v1/sessions/{id}'s answer. */
 export type SessionState = Schemas["CoordinatorSessionState"];
+/** POST /v1/sessions/{id}/rollovers's answer (Tree tool phase). */
 export type RolloverCreated = Schemas["CoordinatorRolloverCreated"];
+/** POST …/rollovers/{rid}/settle's answer: where to navigate. */
 export type SettleAnswer = Schemas["CoordinatorSettleAnswer"];
+/** POST …/rollovers/{rid}/commit's answer: the entries to append. */
 export type CommitAnswer = Schemas["CoordinatorCommitAnswer"];
+/** One rollover's state. */
 export type RolloverInfo = Schemas["CoordinatorRolloverInfo"];
+/** GET /v1/sessions/{id}/rollovers's answer: the reset log. */
 export type RolloverLog = Schemas["CoordinatorRolloverLog"];
+/** POST /v1/sessions/{id}/compaction's answer (Tree /compact). */
 export type CompactionAnswer = Schemas["CoordinatorCompactionAnswer"];
+/** notes thread_hint's answer. */
 export type ThreadHintResult = Schemas["CoordinatorThreadHintResult"];
+/** PUT /v1/sessions/{id}'s body. */
 export type RegisterRequest = Schemas["CoordinatorRegisterRequest"];
 
 type Method = "get" | "put" | "post";
@@ -99,7 +110,7 @@ export function fillPath(template: string, params: Record<string, string> = {}):
 	});
 }
 
-export { ContextdError, healthy } from "./transport.ts";
+export { ContextdError, healthy, type ProblemCode } from "./transport.ts";
 
 /**
  * The endpoint of the contextd that serves this user (transport.ts): the
@@ -140,8 +151,9 @@ async function open(s: Settings): Promise<Transport> {
 }
 
 /** Whether err says nothing listens at the address, so the request never reached a server and may be sent again elsewhere. */
-const notReached = (err: unknown): boolean => err instanceof UnreachableError && (err.code === "ECONNREFUSED" || err.code === "ENOENT");
+const notReached = (err: unknown): boolean => err instanceof UnreachableError && (err.errno === "ECONNREFUSED" || err.errno === "ENOENT");
 
+/** A connection to contextd: its base URL and the service token every call sends (X-Contextd-Token). */
 export class Contextd {
 	/** Where contextd answers: unix:/path or http://host:port. */
 	url: string;
@@ -211,7 +223,7 @@ export class Contextd {
 			}
 		}
 		if (res.status < 200 || res.status >= 300) {
-			throw new ContextdError(`contextd ${res.status}: ${problemDetail(res.text)}`, res.status);
+			throw new ContextdError(`contextd ${res.status}: ${problemDetail(res.text)}`, res.status, problemCode(res.text));
 		}
 		return (res.text ? JSON.parse(res.text) : undefined) as T;
 	}
@@ -222,6 +234,15 @@ export class Contextd {
 		this.transport.close();
 		this.transport = t;
 		this.url = t.endpoint.label;
+	}
+}
+
+/** A problem+json answer's code member (ErrorModel.code), else undefined. */
+function problemCode(text: string): ProblemCode | undefined {
+	try {
+		return (JSON.parse(text) as Partial<Schemas["ErrorModel"]>).code;
+	} catch {
+		return undefined;
 	}
 }
 
@@ -279,9 +300,9 @@ export async function connect(s: Settings): Promise<Contextd> {
 			return c;
 		}
 	}
-	if (first instanceof UnreachableError && first.code !== "") {
+	if (first instanceof UnreachableError && first.errno !== "") {
 		// Nothing listens at the address: say what to run, in Pi's terms.
-		throw new UnreachableError(`contextd is not reachable at ${locate(s).label}; run \`contextd serve\` (or set CONTEXTD_AUTOSTART=1), then /reload`, first.code);
+		throw new UnreachableError(`contextd is not reachable at ${locate(s).label}; run \`contextd serve\` (or set CONTEXTD_AUTOSTART=1), then /reload`, first.errno);
 	}
 	throw first;
 }

@@ -28,7 +28,10 @@ export function installLifecycle(host: Host, slot: SessionSlot, onRegistered: (s
 			const c = await host.connect(settings);
 			if (!slot.live(s, ctx, "registering the session")) return;
 			for (const n of c.notices ?? []) host.notify(ctx, `contextd: ${n}`, "warning");
-			await c.call("PUT", s.path, { session_file: s.file, mode: settings.mode, agent_name: settings.agentName, pi_version: host.piVersion });
+			await c.request("register-session", {
+				path: s.params,
+				body: { session_file: s.file, mode: settings.mode, agent_name: settings.agentName, pi_version: host.piVersion },
+			});
 			if (!slot.live(s, ctx, "registering the session")) return;
 			s.client = c;
 			await onRegistered(s, ctx);

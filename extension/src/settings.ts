@@ -38,7 +38,7 @@ export interface Settings {
 	/**
 	 * Remote mode: a serialized-schema protocol file whose namespace specs are
 	 * sent byte for byte instead of the built-in ones (remote.ts
-	 * specsFromProtocol; reference codex-history-notes.md §1.4). Undefined:
+	 * specsFromProtocol; docs/codex-contract.md "Tool surface"). Undefined:
 	 * the built-in specs.
 	 */
 	codexSchemaFile?: string;

@@ -646,6 +646,11 @@ export interface components {
             slice_from_entry_id?: string;
             /** @description Identity of the current window; null when no boundary is on the branch. */
             window: components["schemas"]["CoordinatorWindowIdentity"] | null;
+            /**
+             * Format: int64
+             * @description Note writes and appends (codex-context-note entries) on the branch since its latest boundary (since its root when it has none): what the notes guard of new_context checks; a note snapshot is no write. 0 while the file is awaited.
+             */
+            window_note_writes: number;
         };
         CoordinatorContextRequest: {
             /** @description Pi's live leaf; default the last entry of the file. */
@@ -1128,6 +1133,11 @@ export interface components {
             value?: unknown;
         };
         ErrorModel: {
+            /**
+             * @description What kind of problem this is, for programs: branch on it, never on detail (which may be reworded).
+             * @enum {string}
+             */
+            code: "invalid" | "ambiguous" | "bad_request" | "not_found" | "conflict" | "open_tool_calls" | "precondition" | "gone" | "forbidden" | "too_large" | "unauthorized" | "upstream" | "upstream_slow" | "unavailable" | "internal" | "method_not_allowed" | "misdirected" | "unsupported_media_type" | "client_closed" | "timeout" | "disk_full";
             /**
              * @description A human-readable explanation specific to this occurrence of the problem.
              * @example Property foo is required but is missing.

@@ -6,7 +6,6 @@ import { ctxLeafBody } from "../branch.ts";
 import { type Host, text } from "../host.ts";
 import { installLifecycle } from "../lifecycle.ts";
 import { ensureWindow, installLocalHooks, notesGuard, registerContextRemaining, sendPlanned } from "../localindex.ts";
-import type { PlannedEntry } from "../rollover.ts";
 import { localRouter, registerRouters } from "../router.ts";
 import { type Say, SessionSlot } from "../session.ts";
 import { registerStatus } from "../status.ts";
@@ -30,11 +29,11 @@ export function installLocal(host: Host, say: Say): void {
 		async execute(_id, _params, _signal, _onUpdate, ctx) {
 			const s = slot.require();
 			const c = s.need();
-			const guard = notesGuard(host, ctx);
+			const guard = await notesGuard(host, s, ctx);
 			if (!guard.proceed) {
 				return { content: text(guard.refusal ?? ""), details: { refused: true, notes_guard: host.settings.notesGuard } };
 			}
-			const ans = await c.call<{ append: PlannedEntry[]; window: unknown }>("POST", `${s.path}/windows`, ctxLeafBody(host.piVersion, ctx));
+			const ans = await c.request("session-windows", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
 			if (slot.live(s, ctx, "new_context's boundary")) {
 				// Steered: lands after this tool result, before the next model call.
 				for (const b of ans.append) sendPlanned(host, b, { deliverAs: "steer" });
