@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"contextd"
 	"contextd/history"
@@ -79,7 +78,7 @@ func (s *Service) localWindows(b *Branch) []history.Window {
 	if !ok || s.cache == nil {
 		return history.LocalWindows(b.V.Tree, b.Seqs, b.Refs())
 	}
-	return s.cache.windows(k, b.Seqs, b.Cycle, func(base []history.Window, from int) []history.Window {
+	return s.cache.windows(k, b.Seqs, b.tail, b.Cycle, func(base []history.Window, from int) []history.Window {
 		ref := b.Refs()
 		for _, sq := range b.Seqs[from:] {
 			if b.V.Tree.Entries[sq].Type == session.TypeContextEdit {
@@ -120,22 +119,22 @@ func (s *Service) withCachedBranch(t *Target, leafID string, fn func(b *Branch) 
 		if !ok || s.cache == nil {
 			return nil
 		}
-		seqs, cycle, ok := s.cache.branch(k)
+		seqs, tail, cycle, ok := s.cache.branch(k)
 		if !ok {
-			if seqs, ok = s.cache.extendBranch(k, v.Tree); !ok {
+			if seqs, tail, ok = s.cache.extendBranch(k, v.Tree); !ok {
 				return nil
 			}
-			s.cache.addBranch(k, seqs, false, seqs[len(seqs)-1])
+			s.cache.addBranch(k, seqs, tail, false, seqs[len(seqs)-1])
 		}
 		hit = true
-		return fn(&Branch{V: v, Leaf: leaf, Seqs: seqs, Cycle: cycle, Target: t})
+		return fn(&Branch{V: v, Leaf: leaf, Seqs: seqs, Cycle: cycle, Target: t, tail: tail})
 	})
 	if hit || err != nil {
 		return err
 	}
 	return s.withBranch(t, leafID, func(b *Branch) error {
 		if k, ok := keyOf(t, b.V, b.Leaf); ok && s.cache != nil {
-			s.cache.addBranch(k, b.Seqs, b.Cycle, -1)
+			s.cache.addBranch(k, b.Seqs, b.tail, b.Cycle, -1)
 		}
 		return fn(b)
 	})
@@ -169,8 +168,11 @@ func keyOf(t *Target, v *store.View, leaf string) (windowKey, bool) {
 }
 
 type windowEntry struct {
-	key   windowKey
-	seqs  []int // the branch (read-only: Tree.Branch allocates it per request)
+	key  windowKey
+	seqs []int // the branch (read-only: Tree.Branch allocates it per request)
+	// tail is the claim on the spare capacity of seqs' array (nil: none
+	// may be written), shared with every slice of that array.
+	tail  *arrayTail
 	cycle bool
 	wins  []history.Window // guarded by windowCache.mu, set once when built
 	built bool
@@ -190,10 +192,7 @@ type windowEntry struct {
 	// max is the largest seq of seqs, set by maxOnce.
 	maxOnce sync.Once
 	max     int
-	// grown is set by the one extension of seqs that appended in place
-	// (appendShared).
-	grown atomic.Bool
-	used  uint64
+	used    uint64
 }
 
 // windowCache is a small LRU of branches and their Local windows, safe
@@ -244,14 +243,14 @@ func (c *windowCache) find(k windowKey) *windowEntry {
 	return nil
 }
 
-// branch returns the cached branch of k.
-func (c *windowCache) branch(k windowKey) ([]int, bool, bool) {
+// branch returns the cached branch of k, with the tail of its array.
+func (c *windowCache) branch(k windowKey) ([]int, *arrayTail, bool, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e := c.find(k); e != nil {
-		return e.seqs, e.cycle, true
+		return e.seqs, e.tail, e.cycle, true
 	}
-	return nil, false, false
+	return nil, nil, false, false
 }
 
 // extendBranch returns the branch of k's leaf as the cached branch of its
@@ -260,15 +259,16 @@ func (c *windowCache) branch(k windowKey) ([]int, bool, bool) {
 // would walk the whole branch again. It declines (false) unless the leaf
 // comes after every entry of that branch, so that the leaf cannot already
 // be on it (a parent cycle) and the walk from the leaf is exactly the
-// leaf, then the parent's walk.
-func (c *windowCache) extendBranch(k windowKey, tr *session.Tree) ([]int, bool) {
+// leaf, then the parent's walk. The tail returned is that of the branch's
+// array.
+func (c *windowCache) extendBranch(k windowKey, tr *session.Tree) ([]int, *arrayTail, bool) {
 	ls, ok := tr.Lookup(k.leaf)
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	parent := tr.Entries[ls].ParentID
 	if parent == "" {
-		return nil, false
+		return nil, nil, false
 	}
 	c.mu.Lock()
 	var base *windowEntry
@@ -280,22 +280,10 @@ func (c *windowCache) extendBranch(k windowKey, tr *session.Tree) ([]int, bool) 
 	}
 	c.mu.Unlock()
 	if base == nil || len(base.seqs) == 0 || ls <= base.maxSeq() {
-		return nil, false
+		return nil, nil, false
 	}
-	return appendShared(base.seqs, &base.grown, ls), true
-}
-
-// appendShared returns s followed by v. s is shared and read-only up to
-// its length; the first caller for s (claimed: false before) may write
-// past it in place, the others copy (with room to grow): so a chain of
-// appends, one entry at a time, costs no copy of the whole branch each.
-func appendShared[T any](s []T, claimed *atomic.Bool, v ...T) []T {
-	if cap(s)-len(s) >= len(v) && claimed.CompareAndSwap(false, true) {
-		return append(s, v...)
-	}
-	out := make([]T, len(s), len(s)+len(v)+len(s)/4+64)
-	copy(out, s)
-	return append(out, v...)
+	seqs, tail := appendOwned(base.seqs, base.tail, ls)
+	return seqs, tail, true
 }
 
 // maxSeq is the largest seq on e's branch (computed once; e.seqs is
@@ -305,13 +293,14 @@ func (e *windowEntry) maxSeq() int {
 	return e.max
 }
 
-// addBranch caches the branch of k (without windows); maxSeq is the
-// largest of seqs when the caller knows it, else -1.
-func (c *windowCache) addBranch(k windowKey, seqs []int, cycle bool, maxSeq int) {
+// addBranch caches the branch of k (without windows), tail the tail of
+// its array (nil: none); maxSeq is the largest of seqs when the caller
+// knows it, else -1.
+func (c *windowCache) addBranch(k windowKey, seqs []int, tail *arrayTail, cycle bool, maxSeq int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.find(k) == nil {
-		e := &windowEntry{key: k, seqs: seqs, cycle: cycle}
+		e := &windowEntry{key: k, seqs: seqs, tail: tail, cycle: cycle}
 		if maxSeq >= 0 {
 			e.maxOnce.Do(func() { e.max = maxSeq })
 		}
@@ -319,10 +308,11 @@ func (c *windowCache) addBranch(k windowKey, seqs []int, cycle bool, maxSeq int)
 	}
 }
 
-// windows returns the windows of key k, whose branch is seqs. build(base,
-// from) must return the windows of seqs given base = the windows of
-// seqs[:from] (nil, 0: from scratch).
-func (c *windowCache) windows(k windowKey, seqs []int, cycle bool, build func(base []history.Window, from int) []history.Window) []history.Window {
+// windows returns the windows of key k, whose branch is seqs (tail the
+// tail of its array, nil: none). build(base, from) must return the
+// windows of seqs given base = the windows of seqs[:from] (nil, 0: from
+// scratch).
+func (c *windowCache) windows(k windowKey, seqs []int, tail *arrayTail, cycle bool, build func(base []history.Window, from int) []history.Window) []history.Window {
 	c.mu.Lock()
 	if e := c.find(k); e != nil && e.built {
 		c.mu.Unlock()
@@ -355,7 +345,7 @@ func (c *windowCache) windows(k windowKey, seqs []int, cycle bool, build func(ba
 	defer c.mu.Unlock()
 	switch e := c.find(k); {
 	case e == nil:
-		c.add(&windowEntry{key: k, seqs: seqs, cycle: cycle, wins: wins, built: true})
+		c.add(&windowEntry{key: k, seqs: seqs, tail: tail, cycle: cycle, wins: wins, built: true})
 	case !e.built:
 		e.wins, e.built = wins, true
 	default:
