@@ -29,7 +29,7 @@ type Archives struct {
 }
 
 type cached struct {
-	tree *session.Tree
+	tree *session.Tree // the Lineage of the views' trees (entries are read from the view's)
 	n    int
 	idx  *Index
 	data map[int]rawAt
@@ -83,8 +83,8 @@ func (a *Archives) Index(v *store.View) (*Index, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c := a.byPath[v.Path]
-	if c == nil || c.tree != v.Tree {
-		c = &cached{tree: v.Tree, data: map[int]rawAt{}, sha: map[int]shaAt{}}
+	if c == nil || c.tree != v.Tree.Lineage() {
+		c = &cached{tree: v.Tree.Lineage(), data: map[int]rawAt{}, sha: map[int]shaAt{}}
 		a.byPath[v.Path] = c
 	}
 	if c.idx != nil && c.n == v.Tree.Len() {
@@ -130,7 +130,7 @@ func (a *Archives) SummarySHA(v *store.View, seq int) (string, error) {
 	e := &v.Tree.Entries[seq]
 	a.mu.Lock()
 	c := a.byPath[v.Path]
-	if c != nil && c.tree == v.Tree {
+	if c != nil && c.tree == v.Tree.Lineage() {
 		if s, ok := c.sha[seq]; ok && s.id == e.ID && s.off == e.Offset {
 			a.mu.Unlock()
 			return s.sha, nil
@@ -144,7 +144,7 @@ func (a *Archives) SummarySHA(v *store.View, seq int) (string, error) {
 	sum := sha256.Sum256([]byte(d.Summary))
 	h := hex.EncodeToString(sum[:])
 	a.mu.Lock()
-	if c := a.byPath[v.Path]; c != nil && c.tree == v.Tree {
+	if c := a.byPath[v.Path]; c != nil && c.tree == v.Tree.Lineage() {
 		c.sha[seq] = shaAt{id: e.ID, off: e.Offset, sha: h}
 	}
 	a.mu.Unlock()
@@ -166,7 +166,7 @@ func (a *Archives) Branch(v *store.View, leaf string, seqs []int, rules session.
 		return e.idx == key.idx && e.leaf == key.leaf && e.items == key.items && e.bytes == key.bytes && e.rules == key.rules
 	}
 	a.mu.Lock()
-	if c := a.byPath[v.Path]; c != nil && c.tree == v.Tree {
+	if c := a.byPath[v.Path]; c != nil && c.tree == v.Tree.Lineage() {
 		for _, e := range c.branches {
 			if same(e) {
 				a.mu.Unlock()
@@ -177,7 +177,7 @@ func (a *Archives) Branch(v *store.View, leaf string, seqs []int, rules session.
 	a.mu.Unlock()
 	key.br = idx.BranchWith(v.Tree, seqs, func(scope []int) history.RefFunc { return v.Refs(scope, key.rules) })
 	a.mu.Lock()
-	if c := a.byPath[v.Path]; c != nil && c.tree == v.Tree && c.idx == idx {
+	if c := a.byPath[v.Path]; c != nil && c.tree == v.Tree.Lineage() && c.idx == idx {
 		// Answers over an older index are never asked for again.
 		keep := []branchAt{key}
 		for _, e := range c.branches {

@@ -151,7 +151,7 @@ func newWindowCache() *windowCache { return &windowCache{max: 8, perSession: 2} 
 // alive while cached, so another cannot reuse their addresses.
 type windowKey struct {
 	sess  *store.Session
-	tree  *session.Tree
+	tree  *session.Tree // the view's Tree.Lineage (one per file state the entries extend)
 	n     int   // tree length
 	items int   // len(View.Items)
 	bytes int64 // View.Bytes
@@ -164,7 +164,7 @@ func keyOf(t *Target, v *store.View, leaf string) (windowKey, bool) {
 	if t == nil || t.Session == nil || v.Tree == nil || leaf == "" {
 		return windowKey{}, false
 	}
-	return windowKey{sess: t.Session, tree: v.Tree, n: v.Tree.Len(), items: len(v.Items), bytes: v.Bytes, leaf: leaf, rules: t.Rules()}, true
+	return windowKey{sess: t.Session, tree: v.Tree.Lineage(), n: v.Tree.Len(), items: len(v.Items), bytes: v.Bytes, leaf: leaf, rules: t.Rules()}, true
 }
 
 type windowEntry struct {
@@ -214,10 +214,10 @@ func (c *windowCache) marks(sess *store.Session, tr *session.Tree) treeMarks {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.hints[sess]
-	if m.tree == tr && m.n == tr.Len() {
+	if m.tree == tr.Lineage() && m.n == tr.Len() {
 		return m
 	}
-	if m.tree == tr && m.n > tr.Len() {
+	if m.tree == tr.Lineage() && m.n > tr.Len() {
 		// An older view of the same tree (a request that read before
 		// the last sync): scan it alone.
 		var o treeMarks
@@ -558,9 +558,11 @@ func agentOf(t *Target, cc CallContext) string {
 }
 
 // onHistoryView runs f on the history view of the caller's branch (Local
-// or Tree mode: windowsOf chooses). Errors: EConflict in off or remote
-// mode; the history operations' own EInvalid and EAmbiguous.
-func onHistoryView[R any](ctx context.Context, s *Service, cc CallContext, f func(b *Branch, view *history.View) (R, error)) (R, error) {
+// or Tree mode: windowsOf chooses); scan says that f searches item text,
+// so the view is taken once a scan slot is free (Target.scan). Errors:
+// EConflict in off or remote mode; the history operations' own EInvalid
+// and EAmbiguous; ctx's error while waiting for a scan slot.
+func onHistoryView[R any](ctx context.Context, s *Service, cc CallContext, scan bool, f func(b *Branch, view *history.View) (R, error)) (R, error) {
 	var out R
 	t, err := s.Resolve(ctx, cc.SessionID)
 	if err != nil {
@@ -568,6 +570,9 @@ func onHistoryView[R any](ctx context.Context, s *Service, cc CallContext, f fun
 	}
 	if err := requireLocal(t); err != nil {
 		return out, err
+	}
+	if scan {
+		t.scan = ctx
 	}
 	err = s.withCachedBranch(t, cc.LeafID, func(b *Branch) error {
 		view, err := s.historyView(b, agentOf(t, cc))
@@ -583,27 +588,27 @@ func onHistoryView[R any](ctx context.Context, s *Service, cc CallContext, f fun
 // ListWindows answers history.list_windows for the caller's branch
 // (history.View.ListWindows: limit default 20, max 100).
 func (s *Service) ListWindows(ctx context.Context, cc CallContext, a history.ListWindowsArgs) (history.WindowsResult, error) {
-	return onHistoryView(ctx, s, cc, func(_ *Branch, v *history.View) (history.WindowsResult, error) { return v.ListWindows(a) })
+	return onHistoryView(ctx, s, cc, false, func(_ *Branch, v *history.View) (history.WindowsResult, error) { return v.ListWindows(a) })
 }
 
 // ListItems answers history.list_items for the caller's branch
 // (history.View.ListItems: limit default 10, max 25; at most 8,000
 // characters of item JSON).
 func (s *Service) ListItems(ctx context.Context, cc CallContext, a history.ListItemsArgs) (history.ItemsResult, error) {
-	return onHistoryView(ctx, s, cc, func(_ *Branch, v *history.View) (history.ItemsResult, error) { return v.ListItems(a) })
+	return onHistoryView(ctx, s, cc, false, func(_ *Branch, v *history.View) (history.ItemsResult, error) { return v.ListItems(a) })
 }
 
 // ReadItem answers history.read_item for the caller's branch
 // (history.View.ReadItem: limit_chars default and max 8,000 code points).
 func (s *Service) ReadItem(ctx context.Context, cc CallContext, a history.ReadItemArgs) (history.ReadResult, error) {
-	return onHistoryView(ctx, s, cc, func(_ *Branch, v *history.View) (history.ReadResult, error) { return v.ReadItem(a) })
+	return onHistoryView(ctx, s, cc, false, func(_ *Branch, v *history.View) (history.ReadResult, error) { return v.ReadItem(a) })
 }
 
 // SearchHistory answers history.search_contents for the caller's branch
 // (history.View.Search). An unfiltered search visits windows in the
 // mode's order (Tree: summaries first).
 func (s *Service) SearchHistory(ctx context.Context, cc CallContext, a history.SearchArgs) (history.ItemsResult, error) {
-	return onHistoryView(ctx, s, cc, func(b *Branch, v *history.View) (history.ItemsResult, error) {
+	return onHistoryView(ctx, s, cc, a.Query != "", func(b *Branch, v *history.View) (history.ItemsResult, error) {
 		search := func() (history.ItemsResult, error) {
 			if a.Unfiltered() {
 				v.Ordered = s.windowsOf(b).searchOrder(b, v)

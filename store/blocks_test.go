@@ -89,7 +89,7 @@ func TestBlockFiltersSearch(t *testing.T) {
 	if got, want := s.blk.done.Load(), int64(6); got != want {
 		t.Fatalf("%d complete blocks recorded, want %d (text of %d bytes)", got, want, len(text))
 	}
-	cs, err := s.blockCandidates("needle(Q)xyz-long-enough", 0, int64(len(text)))
+	cs, err := s.blockCandidates(s.current().view.blk, "needle(Q)xyz-long-enough", 0, int64(len(text)))
 	if err != nil || cs == nil {
 		t.Fatalf("no candidates (%v)", err)
 	}
@@ -168,7 +168,7 @@ func TestShortFilterFiveGrams(t *testing.T) {
 	if got, want := s.blk.done.Load(), int64(3); got != want {
 		t.Fatalf("%d blocks recorded, want %d", got, want)
 	}
-	cs, err := s.blockCandidates(q, 0, int64(len(text)))
+	cs, err := s.blockCandidates(s.current().view.blk, q, 0, int64(len(text)))
 	if err != nil || cs == nil {
 		t.Fatalf("no candidates (%v)", err)
 	}
@@ -176,7 +176,7 @@ func TestShortFilterFiveGrams(t *testing.T) {
 		t.Errorf("blocks read for %q: %v, want %v (block 0 has its trigrams, not its 5-grams)", q, got, want)
 	}
 	cs.release()
-	cs, err = s.blockCandidates("QRS.", 0, int64(len(text)))
+	cs, err = s.blockCandidates(s.current().view.blk, "QRS.", 0, int64(len(text)))
 	if err != nil || cs == nil {
 		t.Fatalf("no candidates (%v)", err)
 	}
@@ -339,7 +339,7 @@ func TestBlockFiltersNeverMiss(t *testing.T) {
 		skipped, shortSkipped := false, false
 		ts := viewTexts{v: v, t: v.text}
 		for _, q := range queries {
-			if cs, err := s.blockCandidates(q, 0, int64(upto)); err != nil {
+			if cs, err := s.blockCandidates(s.current().view.blk, q, 0, int64(upto)); err != nil {
 				t.Fatal(err)
 			} else if cs != nil {
 				if slices.Contains(readsAll(cs), false) {
@@ -435,9 +435,9 @@ func TestBlocksBuiltBesideIngest(t *testing.T) {
 		t.Fatalf("%d records after the sync, want %d", got, final)
 	}
 	// The same records as one build over the final text.
-	s.mu.RLock()
+	s.mu.Lock()
 	snap := s.textSnap()
-	s.mu.RUnlock()
+	s.mu.Unlock()
 	text := make([]byte, snap.size())
 	tr := newTextReader(snap, nil, false)
 	_, err = tr.ReadAt(text, 0)

@@ -63,7 +63,7 @@ type NameID uint32
 
 // names is a session's table of role and tool names (ItemMeta.Role, ToolName,
 // ToolNamespace): index 0 is "", the rest in first-seen order. Only the syncing
-// goroutine adds names; readers see the slice published under Session.mu.
+// goroutine adds names; readers see the slice of a published snapshot.
 type names struct {
 	list []string
 	idx  map[string]NameID
@@ -564,6 +564,9 @@ func (x *Index) Rebuild(ctx context.Context) error {
 	for _, s := range sessions {
 		s.syncMu.Lock()
 		s.mu.Lock()
+		// Readers of the current snapshots that open the text files
+		// from now on are told the file changed.
+		s.textFiles.Add(1)
 		// Stop any builder of block filters before the files go.
 		s.blk.gen.Add(1)
 		s.blk.mu.Lock()
@@ -583,6 +586,7 @@ func (x *Index) Rebuild(ctx context.Context) error {
 		}
 		for _, s := range sessions {
 			s.reset()
+			s.publishLocked()
 		}
 		return x.open(ctx)
 	}()
