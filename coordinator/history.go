@@ -151,7 +151,9 @@ func newWindowCache() *windowCache { return &windowCache{max: 8, perSession: 2} 
 // alive while cached, so another cannot reuse their addresses.
 type windowKey struct {
 	sess  *store.Session
-	tree  *session.Tree // the view's Tree.Lineage (one per file state the entries extend)
+	// tree is the view's Tree.Lineage: one per append-only sequence of
+	// entries, whatever snapshot of it the view holds.
+	tree  *session.Tree
 	n     int   // tree length
 	items int   // len(View.Items)
 	bytes int64 // View.Bytes
