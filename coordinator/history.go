@@ -147,12 +147,12 @@ func newWindowCache() *windowCache { return &windowCache{max: 8, perSession: 2} 
 // windowKey identifies one state of a session and one leaf: everything the
 // branch of the leaf and its Local windows depend on. The cache is never
 // the authority: a sync that adds entries or bytes, or rewrites the file
-// (a new tree), changes the key. The pointers keep the session and tree
-// alive while cached, so another cannot reuse their addresses.
+// (a new tree), changes the key. tree is the view's Tree.Lineage: one per
+// append-only sequence of entries, whatever snapshot of it the view
+// holds. The pointers keep the session and tree alive while cached, so
+// another cannot reuse their addresses.
 type windowKey struct {
 	sess  *store.Session
-	// tree is the view's Tree.Lineage: one per append-only sequence of
-	// entries, whatever snapshot of it the view holds.
 	tree  *session.Tree
 	n     int   // tree length
 	items int   // len(View.Items)
