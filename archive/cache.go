@@ -24,11 +24,18 @@ type Archives struct {
 	invalid func(reason string) // called once per invalid manifest (nil: none)
 
 	mu      sync.Mutex
-	byPath  map[string]*cached
+	byPath  map[string]*cached // at most maxFiles, the least recently indexed dropped
+	clock   uint64
 	counted map[string]bool // path + "\x00" + manifest id: invalid manifests already counted
 }
 
+// maxFiles bounds the session files whose archive indexes are kept: a
+// file not read for that many others' reads (deleted, renamed, idle) no
+// longer holds its index, manifests and branch answers in memory.
+const maxFiles = 32
+
 type cached struct {
+	used uint64        // Archives.clock at the last Index of the file
 	tree *session.Tree // the Lineage of the views' trees (entries are read from the view's)
 	n    int
 	idx  *Index
@@ -87,6 +94,9 @@ func (a *Archives) Index(v *store.View) (*Index, error) {
 		c = &cached{tree: v.Tree.Lineage(), data: map[int]rawAt{}, sha: map[int]shaAt{}}
 		a.byPath[v.Path] = c
 	}
+	a.clock++
+	c.used = a.clock
+	a.prune()
 	if c.idx != nil && c.n == v.Tree.Len() {
 		return c.idx, nil
 	}
@@ -189,4 +199,18 @@ func (a *Archives) Branch(v *store.View, leaf string, seqs []int, rules session.
 	}
 	a.mu.Unlock()
 	return key.br, nil
+}
+
+// prune drops the least recently indexed files beyond maxFiles (a.mu
+// held).
+func (a *Archives) prune() {
+	for len(a.byPath) > maxFiles {
+		oldest := ""
+		for p, c := range a.byPath {
+			if oldest == "" || c.used < a.byPath[oldest].used {
+				oldest = p
+			}
+		}
+		delete(a.byPath, oldest)
+	}
 }

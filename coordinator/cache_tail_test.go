@@ -75,3 +75,27 @@ func TestCachedBranchKeepsItsSeqsAfterSiblingExtension(t *testing.T) {
 		t.Errorf("e3's cached branch = %v (slice held: %v), want %v", got, seqs3, want)
 	}
 }
+
+// modeHint's scans are kept for at most maxHints sessions, and a scan of
+// a session's tree extends the last one while the tree grows.
+func TestMarksBounded(t *testing.T) {
+	c := newWindowCache()
+	tr := session.NewTree(session.Header{ID: "s"})
+	tr.Add(session.Entry{ID: "a", Seq: 0, Type: session.TypeCustom, CustomType: session.CustomTypeTreeArchive})
+	var sessions []*store.Session
+	for range maxHints + 10 {
+		sess := new(store.Session)
+		sessions = append(sessions, sess)
+		if m := c.marks(sess, tr.Snapshot()); !m.archive || m.n != 1 {
+			t.Fatalf("marks = %+v, want an archive among 1 entry", m)
+		}
+	}
+	if n := len(c.hints); n != maxHints {
+		t.Errorf("%d sessions' marks kept, want %d", n, maxHints)
+	}
+	last := sessions[len(sessions)-1]
+	tr.Add(session.Entry{ID: "b", ParentID: "a", Seq: 1, Type: session.TypeMessage})
+	if m := c.marks(last, tr.Snapshot()); m.n != 2 || !m.archive {
+		t.Errorf("marks after an append = %+v, want 2 entries scanned, an archive", m)
+	}
+}

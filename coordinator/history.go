@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"weak"
 
 	"contextd"
 	"contextd/history"
@@ -206,20 +207,28 @@ type windowCache struct {
 	clock   uint64
 	entries []*windowEntry
 	// hints is modeHint's scan of each session's tree (guarded by mu; one
-	// per session, dropped when the session's tree is replaced).
+	// per session, replaced when the session's tree is; at most maxHints,
+	// and they hold their tree weakly).
 	hints map[*store.Session]treeMarks
 }
 
+// maxHints bounds windowCache.hints: past it, a session's scan replaces
+// another's (which the next modeHint of that session scans again).
+const maxHints = 256
+
 // marks returns the treeMarks of tr, sess's tree in a view, extended from
-// the last scan of sess when tr is the same tree.
+// the last scan of sess when tr is the same tree. The scan runs without
+// the cache's lock (a first scan of a 1 GiB session reads a
+// quarter-million entries).
 func (c *windowCache) marks(sess *store.Session, tr *session.Tree) treeMarks {
+	lineage := weak.Make(tr.Lineage())
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	m := c.hints[sess]
-	if m.tree == tr.Lineage() && m.n == tr.Len() {
+	c.mu.Unlock()
+	if m.tree == lineage && m.n == tr.Len() {
 		return m
 	}
-	if m.tree == tr.Lineage() && m.n > tr.Len() {
+	if m.tree == lineage && m.n > tr.Len() {
 		// An older view of the same tree (a request that read before
 		// the last sync): scan it alone.
 		var o treeMarks
@@ -227,8 +236,19 @@ func (c *windowCache) marks(sess *store.Session, tr *session.Tree) treeMarks {
 		return o
 	}
 	m.scan(tr)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.hints[sess]; ok && old.tree == m.tree && old.n >= m.n {
+		return m // a concurrent scan got as far
+	}
 	if c.hints == nil {
 		c.hints = map[*store.Session]treeMarks{}
+	}
+	if _, ok := c.hints[sess]; !ok && len(c.hints) >= maxHints {
+		for other := range c.hints {
+			delete(c.hints, other)
+			break
+		}
 	}
 	c.hints[sess] = m
 	return m

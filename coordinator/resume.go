@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"fmt"
+	"weak"
 
 	"contextd"
 	"contextd/history"
@@ -182,7 +183,7 @@ func modeHint(v *store.View, def contextd.Mode) contextd.Mode {
 // treeMarks is what modeHint reads of a tree's first n entries: whether
 // one is a Tree archive or note snapshot, whether one is a boundary.
 type treeMarks struct {
-	tree              *session.Tree // the Lineage scanned
+	tree              weak.Pointer[session.Tree] // the Lineage scanned (held weakly: a cache of marks keeps no tree alive)
 	n                 int
 	archive, boundary bool
 }
@@ -191,8 +192,8 @@ type treeMarks struct {
 // another tree). A tree keeps its Lineage only while entries are
 // appended to it (a rewrite builds a new one).
 func (m *treeMarks) scan(tr *session.Tree) {
-	if m.tree != tr.Lineage() || m.n > tr.Len() {
-		*m = treeMarks{tree: tr.Lineage()}
+	if lineage := weak.Make(tr.Lineage()); m.tree != lineage || m.n > tr.Len() {
+		*m = treeMarks{tree: lineage}
 	}
 	for i := m.n; i < tr.Len() && !m.archive; i++ {
 		e := &tr.Entries[i]
