@@ -413,7 +413,7 @@ func fillBenchText(b *testing.B) []byte {
 		if fillText.err = s.Sync(context.Background()); fillText.err != nil {
 			return
 		}
-		x.bg.Wait() // the background filter build, not measured here
+		x.filtersIdle() // the background filter build, not measured here
 		s.mu.Lock()
 		snap := s.textSnap()
 		s.mu.Unlock()

@@ -122,14 +122,15 @@ const (
 // blockFilters is a session's filter state. done is how many records of the
 // .blk file are valid (readers read no further); mu is held by the builder
 // and by resets; gen changes on every reset so a builder working from an
-// older text size stops. The records are read through a shared mapping of
-// the .blk file (mapped, under mapMu: resets unmap it before truncating).
+// older text size stops; queued is set while the session waits in the
+// index's filter queue (filterbuilder.go). The records are read through a
+// shared mapping of the .blk file (mapped, under mapMu: resets unmap it
+// before truncating).
 type blockFilters struct {
-	mu      sync.Mutex
-	gen     atomic.Uint64
-	done    atomic.Int64
-	pending atomic.Bool
-	running atomic.Bool
+	mu     sync.Mutex
+	gen    atomic.Uint64
+	done   atomic.Int64
+	queued atomic.Bool
 
 	mapMu  sync.RWMutex
 	mapped []byte
@@ -363,33 +364,18 @@ func (s *Session) records(b blockSnap, n int64) ([]byte, func(), error) {
 	return f.mapped[:size], f.mapMu.RUnlock, nil
 }
 
-// kickBlocks starts the background builder of the records the committed
-// text now allows, unless one is running (it then goes on with them).
-// The syncing goroutine calls it after each ingest batch is published and
+// kickBlocks queues s for the index's filter builder (filterbuilder.go)
+// when the committed text now allows records not built yet, unless s is
+// queued already (the builder then builds them with the rest). The
+// syncing goroutine calls it after each ingest batch is published and
 // when a sync ends; it costs an atomic load when there is nothing new.
 func (s *Session) kickBlocks() {
-	if blocksComplete(s.textSize) <= s.blk.done.Load() {
+	if blocksComplete(s.textSize) <= s.blk.done.Load() || s.x.closing.Load() {
 		return
 	}
-	s.blk.pending.Store(true)
-	if !s.blk.running.CompareAndSwap(false, true) {
-		return
+	if s.blk.queued.CompareAndSwap(false, true) {
+		s.x.queueFilters(s)
 	}
-	s.x.bg.Add(1)
-	go func() {
-		defer s.x.bg.Done()
-		for {
-			for s.blk.pending.Swap(false) {
-				if err := s.buildBlocks(); err != nil && !s.x.closing.Load() {
-					s.x.log.Warn("search block filters not built; searches read the whole text", "path", s.path, "err", err)
-				}
-			}
-			s.blk.running.Store(false)
-			if !s.blk.pending.Load() || !s.blk.running.CompareAndSwap(false, true) {
-				return
-			}
-		}
-	}()
 }
 
 // builderScratch is buildBlocks' memory (about 0.7 MiB), reused across runs.

@@ -421,7 +421,7 @@ func TestBlocksBuiltBesideIngest(t *testing.T) {
 		t.Fatal(err)
 	}
 	afterBatchCommit = nil
-	x.bg.Wait()
+	x.filtersIdle()
 	final := blocksComplete(s.textSize)
 	if len(steps) < 10 || final < 2*blockSeg {
 		t.Fatalf("%d batches, %d complete blocks: want at least 10 batches and %d blocks", len(steps), final, 2*blockSeg)
@@ -499,7 +499,7 @@ func TestBlocksResetWhileBuilding(t *testing.T) {
 		if d, max := s.blk.done.Load(), blocksComplete(int64(cut)); d > max {
 			t.Fatalf("after the reset (builder given %v): %d records, want at most %d", wait, d, max)
 		}
-		x.bg.Wait()
+		x.filtersIdle()
 		if d, max := s.blk.done.Load(), blocksComplete(int64(cut)); d > max || s.blocksRecorded() > max {
 			t.Fatalf("builder given %v: %d records (%d in .blkn) once it stopped, want at most %d", wait, d, s.blocksRecorded(), max)
 		}
@@ -511,7 +511,7 @@ func TestBlocksResetWhileBuilding(t *testing.T) {
 	copy(other, text[:cut])
 	setText(other)
 	s.kickBlocks()
-	x.bg.Wait()
+	x.filtersIdle()
 	once, _ := blockSession(t, t.TempDir(), 1, other, nil)
 	a, _ := os.ReadFile(once.blockPath())
 	b, _ := os.ReadFile(s.blockPath())
@@ -531,7 +531,7 @@ func TestBlocksBuilderStopsOnClose(t *testing.T) {
 	writeFrames(t, s, text)
 	s.x.closing.Store(true)
 	s.kickBlocks()
-	s.x.bg.Wait()
+	s.x.filtersIdle()
 	if d := s.blk.done.Load(); d != 0 || s.blocksRecorded() != 0 {
 		t.Fatalf("%d records (%d in .blkn) built while closing, want 0", d, s.blocksRecorded())
 	}

@@ -164,6 +164,7 @@ type Index struct {
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
 	bgSlot   chan struct{} // held by the one background full index running
+	filters  filterBuilder // the one builder of search block filters (filterbuilder.go)
 
 	frames *frameCache // decoded item-text frames (textstore.go)
 }
@@ -239,6 +240,7 @@ func (x *Index) open(ctx context.Context) error {
 // Close closes the database.
 func (x *Index) Close() error {
 	x.closing.Store(true)
+	x.stopFilters()
 	x.bgCancel()
 	x.bg.Wait()
 	x.mu.Lock()
