@@ -660,6 +660,11 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 		if cs != nil {
 			end = min(end, cs.limit(pos, nq, end))
 		}
+		// Yield the core between pieces (a piece is at most searchChunk
+		// bytes, well under a millisecond): a search that reads every
+		// frame would otherwise keep a P until the scheduler preempts it
+		// (10 ms), while /context and other short requests wait for one.
+		runtime.Gosched()
 		chunk, err := src.at(buf[:end-pos], pos)
 		if err != nil {
 			return false, err
