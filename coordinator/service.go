@@ -84,12 +84,20 @@ type Target struct {
 	// treeOnly: resolved for a request that reads only the entry tree
 	// (store.TreeOnly): its reads may see a cold index's tree preview.
 	treeOnly bool
+	// scan, when set, is the context of a request that searches item
+	// text: its reads first wait for a scan slot (store.Session.ReadScan),
+	// so that it takes its view when it can scan.
+	scan context.Context
 }
 
-// read is Session.Read, or Session.ReadTree for a tree-only target.
+// read is Session.Read, Session.ReadScan for a target that scans, or
+// Session.ReadTree for a tree-only target.
 func (t *Target) read(fn func(v *store.View) error) error {
-	if t.treeOnly {
+	switch {
+	case t.treeOnly:
 		return t.Session.ReadTree(fn)
+	case t.scan != nil:
+		return t.Session.ReadScan(t.scan, fn)
 	}
 	return t.Session.Read(fn)
 }
@@ -223,6 +231,9 @@ type Branch struct {
 	Seqs   []int
 	Cycle  bool
 	Target *Target
+	// tail is the claim on the spare capacity of Seqs' array when the
+	// branch came from the Service's cache (nil: none may be written).
+	tail *arrayTail
 }
 
 // Refs is the RefFunc of the branch's history items: store.View.Refs over

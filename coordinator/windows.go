@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
-	"sync/atomic"
 
 	"contextd"
 	"contextd/notes"
@@ -613,9 +612,9 @@ type pairCache struct {
 	// (RulesPi16; nil when none): an appended entry one of them names
 	// would be edited, which extendPairs does not do.
 	targets map[string]bool
-	// grown is set by the one extension that appended to pairs in place
-	// (appendShared).
-	grown atomic.Bool
+	// tail is the claim on the spare capacity of pairs' array (nil: none
+	// may be written), shared with every slice of that array.
+	tail *arrayTail
 }
 
 // cachedPairMessages is pairMessages(b, rules, hidden, from, false),
@@ -691,7 +690,8 @@ func extendPairs(b *Branch, rules session.Rules, base *pairCache, added []int) (
 	if err != nil {
 		return nil, false, err
 	}
-	return &pairCache{from: base.from, pairs: appendShared(base.pairs, &base.grown, more...), targets: base.targets}, true, nil
+	pairs, tail := appendOwned(base.pairs, base.tail, more...)
+	return &pairCache{from: base.from, pairs: pairs, tail: tail, targets: base.targets}, true, nil
 }
 
 // awaitingFile reports whether t is a registered session whose file does

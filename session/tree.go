@@ -33,6 +33,34 @@ type Tree struct {
 	// mem keeps reachable what the entries point at: Entries is memory
 	// the garbage collector does not scan (entrymem.go).
 	mem treeMem
+	// lineage is the tree this one is a Snapshot of (nil: itself).
+	lineage *Tree
+}
+
+// Snapshot returns a read-only copy of t as it is now, safe to read
+// while Adds to t go on without any lock between them: an Add writes
+// only past the copy's length (Entries, parents, the string chunks) or
+// into new arrays, and the id index's slots are read and written
+// atomically, an id added later passed over by the copy's lookups (its
+// Seq is past the copy's length) and a repeated id given a new slot
+// array rather than overwriting a slot a copy reads. The copy must not be
+// added to. Snapshots of one tree share its Lineage.
+func (t *Tree) Snapshot() *Tree {
+	t.byID.shared = true
+	c := *t
+	c.lineage = t.Lineage()
+	return &c
+}
+
+// Lineage is the tree t is a Snapshot of (t itself for a tree added to):
+// the identity of one append-only sequence of entries. Two snapshots of
+// one lineage agree on every entry both hold; a rewritten file gets a new
+// tree, so a new lineage.
+func (t *Tree) Lineage() *Tree {
+	if t.lineage != nil {
+		return t.lineage
+	}
+	return t
 }
 
 // NewTree returns an empty tree for a file with header h.
@@ -60,6 +88,7 @@ func (t *Tree) Reuse(base *Tree) {
 	t.mem.held = base
 	t.Entries = base.Entries[:0]
 	t.parents = base.parents[:0]
+	base.byID.shared = true
 	t.byID = base.byID
 }
 
