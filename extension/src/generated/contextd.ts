@@ -1173,7 +1173,7 @@ export interface components {
         HistoryItemBody: {
             /** @description The requested range of the content: at most limit_chars characters (Unicode code points) from offset_chars. */
             content: string;
-            /** @description The item's full ID. IDs over 256 characters (a damaged or hostile file) are cut to */
+            /** @description The item's full ID. IDs over 256 characters (a damaged or hostile file) are cut to … and their last 255 characters, which still name the item or window. */
             item_id: string;
             /**
              * Format: int64
@@ -1196,7 +1196,7 @@ export interface components {
              * @description Length of the full content in characters (Unicode code points).
              */
             total_chars: number;
-            /** @description Full ID of the window that contains the item. IDs over 256 characters (a damaged or hostile file) are cut to */
+            /** @description Full ID of the window that contains the item. IDs over 256 characters (a damaged or hostile file) are cut to … and their last 255 characters, which still name the item or window. */
             window_id: string;
         };
         HistoryItemPreview: {
@@ -1205,7 +1205,7 @@ export interface components {
              * @description Length of the item's full content in characters (Unicode code points).
              */
             content_chars: number;
-            /** @description Opaque item ID; pass it unchanged to read_item. IDs over 256 characters (a damaged or hostile file) are cut to */
+            /** @description Opaque item ID; pass it unchanged to read_item. IDs over 256 characters (a damaged or hostile file) are cut to … and their last 255 characters, which still name the item or window. */
             item_id: string;
             /**
              * @description user, assistant, tool or developer.
@@ -1220,7 +1220,7 @@ export interface components {
             tool_namespace?: string;
             /** @description The first max_chars_per_item characters (Unicode code points) of the item's content. */
             truncated_content: string;
-            /** @description Full ID of the window that contains the item. IDs over 256 characters (a damaged or hostile file) are cut to */
+            /** @description Full ID of the window that contains the item. IDs over 256 characters (a damaged or hostile file) are cut to … and their last 255 characters, which still name the item or window. */
             window_id: string;
         };
         HistoryItemsResult: {
@@ -1266,7 +1266,7 @@ export interface components {
              * @description Number of history items in the window.
              */
             item_count: number;
-            /** @description Full window ID; pass it unchanged as window_id. IDs over 256 characters (a damaged or hostile file) are cut to */
+            /** @description Full window ID; pass it unchanged as window_id. IDs over 256 characters (a damaged or hostile file) are cut to … and their last 255 characters, which still name the item or window. */
             window_id: string;
         };
         HistoryWindowsResult: {
