@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"contextd/session"
 )
@@ -364,7 +365,8 @@ func piParityLeaves(t *testing.T, pv PiVersion, runs []leafRun) []ParityResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), ParityTimeout)
+	// ParityTimeout per started thousand leaves: e2e/pi-versions.sh runs a dozen Pis' files.
+	ctx, cancel := context.WithTimeout(context.Background(), ParityTimeout*time.Duration(1+len(runs)/1000))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, NodeBinary(t), "--input-type=module", "-e", leafBatch)
 	cmd.Env = append(os.Environ(),
