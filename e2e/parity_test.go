@@ -219,20 +219,20 @@ func TestRulesDiffer(t *testing.T) {
 		want map[string]string
 	}{
 		{session.RulesPi085, session.RulesPi086, mergeWhy(own("system messages, and compactions with a systemMessage (0.86+ files); 0.85 writes none: the kept range holds no system message"), map[string]string{
-			"gen-0.85.1/" + OwnCompactionsFile: "", // 0.85 writes no system message: the two agree
+			"gen-0.85.1/" + OwnCompactionsFile:         "", // 0.85 writes no system message: the two agree
 			"gen-0.86.1/harness-v16-compactions.jsonl": "a system message in the kept range, a compaction's systemMessage",
 			"gen-0.87.0/harness-v16-compactions.jsonl": "the same file written by Pi 0.87",
 			"gen-1.6.0/harness-v16-compactions.jsonl":  "the same file written by Pi 1.6",
-			"edge/edge-v16-compaction-omitted.jsonl":    "a compaction with a systemMessage",
+			"edge/edge-v16-compaction-omitted.jsonl":   "a compaction with a systemMessage",
 		})},
 		{session.RulesPi086, session.RulesPi16, mergeWhy(own("an older compaction inside the newest one's kept range: 0.86 sends it, 1.6 not (with 0.87+ also context edits)"), map[string]string{
-			"gen-0.85.1/harness-compaction-edge.jsonl":  "at leaves a4 and compaction2: the older compaction inside the kept range yields its summary in 0.86, nothing in 1.6",
-			"gen-0.86.1/harness-compaction-edge.jsonl":  "the same file written by Pi 0.86",
-			"gen-0.87.0/harness-compaction-edge.jsonl":  "the same file written by Pi 0.87",
-			"gen-1.6.0/harness-compaction-edge.jsonl":   "the same file written by Pi 1.6",
-			"gen-0.86.1/harness-v16-compactions.jsonl":  "the nested compaction's system message and summary",
-			"gen-0.87.0/harness-v16-compactions.jsonl":  "the same, and edits before and after a compaction",
-			"gen-1.6.0/harness-v16-compactions.jsonl":   "the same file written by Pi 1.6",
+			"gen-0.85.1/harness-compaction-edge.jsonl":   "at leaves a4 and compaction2: the older compaction inside the kept range yields its summary in 0.86, nothing in 1.6",
+			"gen-0.86.1/harness-compaction-edge.jsonl":   "the same file written by Pi 0.86",
+			"gen-0.87.0/harness-compaction-edge.jsonl":   "the same file written by Pi 0.87",
+			"gen-1.6.0/harness-compaction-edge.jsonl":    "the same file written by Pi 1.6",
+			"gen-0.86.1/harness-v16-compactions.jsonl":   "the nested compaction's system message and summary",
+			"gen-0.87.0/harness-v16-compactions.jsonl":   "the same, and edits before and after a compaction",
+			"gen-1.6.0/harness-v16-compactions.jsonl":    "the same file written by Pi 1.6",
 			"gen-0.87.0/harness-v16-context-edits.jsonl": "context_edit replacements and omissions (0.86 ignores context_edit)",
 			"gen-1.6.0/harness-v16-context-edits.jsonl":  "the same file written by Pi 1.6",
 			"gen-0.87.0/harness-v16-roots.jsonl":         "at leaf leafA: the edit of the full-UUID tool result",
@@ -341,15 +341,16 @@ type leafRun struct {
 	Leaf string `json:"leaf"`
 }
 
-// leafBatch runs pi-parity.mjs once per job inside one node process: it sets process.argv to
-// `--leaf LEAF FILE` and imports the script again under a fresh URL (?job=i), so the script's
-// top level runs again while Pi's package, already loaded, is reused (and, with
-// PI_PARITY_REUSE=1, each file's SessionManager opened once). Each run prints its own JSON
-// array.
+// leafBatch runs pi-parity.mjs once per job (read from the file PARITY_LEAF_JOBS) inside one
+// node process: it sets process.argv to `--leaf LEAF FILE` and imports the script again under
+// a fresh URL (?job=i), so the script's top level runs again while Pi's package, already
+// loaded, is reused (and, with PI_PARITY_REUSE=1, each file's SessionManager opened once).
+// Each run prints its own JSON array.
 const leafBatch = `
+import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 const script = process.env.PARITY_SCRIPT;
-const jobs = JSON.parse(process.env.PARITY_LEAF_JOBS);
+const jobs = JSON.parse(readFileSync(process.env.PARITY_LEAF_JOBS, "utf8"));
 for (const [i, job] of jobs.entries()) {
 	process.argv = [process.argv[0], script, "--leaf", job.leaf, job.file];
 	await import(pathToFileURL(script).href + "?job=" + i);
@@ -365,6 +366,12 @@ func piParityLeaves(t *testing.T, pv PiVersion, runs []leafRun) []ParityResult {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A file, not the environment: thousands of leaves exceed the kernel's limit on one
+	// environment string (128 KiB).
+	jobsFile := filepath.Join(t.TempDir(), "leaf-jobs.json")
+	if err := os.WriteFile(jobsFile, jobs, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// ParityTimeout per started thousand leaves: e2e/pi-versions.sh runs a dozen Pis' files.
 	ctx, cancel := context.WithTimeout(context.Background(), ParityTimeout*time.Duration(1+len(runs)/1000))
 	defer cancel()
@@ -375,7 +382,7 @@ func piParityLeaves(t *testing.T, pv PiVersion, runs []leafRun) []ParityResult {
 		"PI_PARITY_REUSE=1", // open each file once for all its leaves
 		pv.Env(),
 		"PARITY_SCRIPT="+filepath.Join(Dir(), "pi-parity.mjs"),
-		"PARITY_LEAF_JOBS="+string(jobs))
+		"PARITY_LEAF_JOBS="+jobsFile)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

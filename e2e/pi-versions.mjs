@@ -11,6 +11,10 @@
 //    that was never published (0.99.1 and 1.0.3 ask for @earendil-works/chord ^0.99.1 and
 //    ^1.0.3) gets the newest published one below it (chord 0.87.1); their session code does not
 //    import it.
+//    0.85.0 as published does not start: its dist/cli.js (and index.js) import
+//    @earendil-works/pi-server, which it does not declare (ERR_MODULE_NOT_FOUND in a plain
+//    install too; 0.85.1 dropped the import). UNDECLARED adds such packages at the top of the
+//    temp dir's node_modules, where the version's code finds them.
 // 2. Runs, with CONTEXTD_PI_DIRS naming those installs (e2e/harness.go):
 //    TestPiParityInvariant — every version writes its own sessions (gen-sessions.mjs
 //      --own-compactions) and reads every version's, every leaf compared with contextd under
@@ -60,6 +64,8 @@ versions.sort(cmp);
 console.log(`Pi versions: ${versions.join(" ")}`);
 
 // 1. Install.
+// Packages a version imports without declaring them (see above), by version.
+const UNDECLARED = { "0.85.0": { "@earendil-works/pi-server": "0.85.0" } };
 const siblingVersions = new Map(); // sibling package -> its published versions
 const dependencies = {};
 const overrides = {};
@@ -77,6 +83,11 @@ for (const v of versions) {
 		pins[dep] = pin;
 	}
 	overrides[alias] = pins;
+	for (const [name, pin] of Object.entries(UNDECLARED[v] ?? {})) {
+		if (dependencies[name] && dependencies[name] !== pin) throw new Error(`${name}: ${dependencies[name]} and ${pin} both needed`);
+		console.log(`${alias}: imports ${name} without declaring it; installed ${name}@${pin} beside it`);
+		dependencies[name] = pin;
+	}
 }
 const dir = mkdtempSync(join(tmpdir(), "pi-versions-"));
 writeFileSync(join(dir, "package.json"), `${JSON.stringify({ name: "pi-versions", private: true, dependencies, overrides }, null, 2)}\n`);
