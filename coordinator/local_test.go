@@ -440,11 +440,13 @@ func TestLocalHistoryContextEdits(t *testing.T) {
 }
 
 // TestBranchRules: GET …/branch applies and names the rules of the
-// registered pi_version: the newest (pi-1.6) for an unregistered session
-// and a registration without pi_version, pi-0.85 for 0.85.1. Under pi-1.6
-// the replaced user message carries its edit's id and the omitted reply
-// and the system message in the kept range are gone; under pi-0.85 the
-// context_edit entries are unknown types and everything is listed.
+// registered pi_version: the newest (pi-1.6) for an unregistered session,
+// a registration without pi_version and an untested 1.7.0, pi-0.85 for
+// 0.85.1, pi-0.86 for 0.86.1. Under pi-1.6 the replaced user message
+// carries its edit's id and the omitted reply and the system message in
+// the kept range are gone; under pi-0.85 the context_edit entries are
+// unknown types and everything is listed; under pi-0.86 the edits are
+// unknown types and the system message in the kept range is gone.
 func TestBranchRules(t *testing.T) {
 	const sid = "rules-session"
 	data := handLines(sid,
@@ -475,7 +477,8 @@ func TestBranchRules(t *testing.T) {
 	}
 	const v16 = "pi-1.6: h0000006/system h0000006/compactionSummary h0000001/user<h0000004"
 	const v085 = "pi-0.85: h0000006/compactionSummary h0000001/user h0000002/assistant h0000003/system"
-	for _, c := range []struct{ version, want string }{{"-", v16}, {"", v16}, {"0.85.1", v085}, {"1.6.0", v16}} {
+	const v086 = "pi-0.86: h0000006/system h0000006/compactionSummary h0000001/user h0000002/assistant"
+	for _, c := range []struct{ version, want string }{{"-", v16}, {"", v16}, {"0.85.1", v085}, {"0.86.1", v086}, {"0.87.0", v16}, {"1.6.0", v16}, {"1.7.0", v16}} {
 		if c.version != "-" {
 			if _, _, err := svc.Register(ctx, sid, RegisterRequest{SessionFile: "s.jsonl", Mode: "local", PiVersion: c.version}); err != nil {
 				t.Fatal(err)

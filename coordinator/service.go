@@ -39,6 +39,8 @@ type Service struct {
 	newID func() string    // window and marker ids (UUID v4 unless WithIDs)
 	tree  *treeArchives    // Tree-mode archives (history windows, hidden summaries, counts)
 	cache *windowCache     // branches and Local windows of recent leaves (nil: no caching)
+
+	untested untestedLog // Pi versions newer than session.NewestProvenPi already logged
 }
 
 // Option sets a seam of a Service when New builds it.

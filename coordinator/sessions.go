@@ -19,7 +19,7 @@ import (
 // the file's state.
 type SessionProblem struct {
 	Line   int    `json:"line,omitempty" doc:"1-based line number, for a skipped line."`
-	Reason string `json:"reason" doc:"blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule)"`
+	Reason string `json:"reason" doc:"blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), untested_pi_version (GET /v1/sessions/{session_id}: the registered pi_version is newer than the newest Pi the projection rules were checked against; the newest rules apply); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule)"`
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -264,6 +264,9 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 		reg = &t.Reg
 	}
 	out.SessionSummary = s.summarize(t.Session, reg)
+	if p, ok := untestedPi(reg); ok {
+		out.Problems = append(out.Problems, p)
+	}
 	if !gone(t.Session) {
 		copies, err := s.Index.WithID(ctx, sessionID)
 		if err != nil {
@@ -434,7 +437,11 @@ func (s *Service) Register(ctx context.Context, sessionID string, req RegisterRe
 	if path == "" {
 		path = req.SessionFile
 	}
-	return s.State.PutRegistration(ctx, contextd.Registration{SessionID: sessionID, SessionFile: path, Mode: mode, AgentName: agent, PiVersion: req.PiVersion})
+	reg, created, err := s.State.PutRegistration(ctx, contextd.Registration{SessionID: sessionID, SessionFile: path, Mode: mode, AgentName: agent, PiVersion: req.PiVersion})
+	if _, untested := untestedPi(&reg); err == nil && untested {
+		s.untested.logOnce(s.Logger, reg.PiVersion)
+	}
+	return reg, created, err
 }
 
 // BranchEntry is one message of the model-visible context of GET
@@ -451,7 +458,7 @@ type BranchEntry struct {
 // BranchAnswer is GET /v1/sessions/{session_id}/branch.
 type BranchAnswer struct {
 	LeafID   string        `json:"leaf_id"`
-	Rules    string        `json:"rules" enum:"pi-0.85,pi-1.6" doc:"Pi projection rules applied to context: those of the registered pi_version (pi-0.85 below 0.86.0, else pi-1.6); pi-1.6 for an unregistered session or a registration without pi_version."`
+	Rules    string        `json:"rules" enum:"pi-0.85,pi-0.86,pi-1.6" doc:"Pi projection rules applied to context: those of the registered pi_version (pi-0.85 below 0.86.0, pi-0.86 for 0.86.x, else pi-1.6); pi-1.6 for an unregistered session or a registration without pi_version."`
 	EntryIDs []string      `json:"entry_ids" doc:"Active branch, root to leaf (Pi getBranch)."`
 	Cycle    bool          `json:"cycle" doc:"The parent chain loops (never in files Pi writes); the branch stops at the repeat."`
 	Context  []BranchEntry `json:"context" doc:"Model-visible context messages in order (Pi buildSessionContext for the rules): one per message, so a Pi 1.x compaction with a systemMessage is listed twice (system, then compactionSummary)."`

@@ -55,7 +55,7 @@ func TestPiExtensionPrintModeInvalidMode(t *testing.T) {
 // and stderr; a non-zero exit fails the test.
 func (r *rig) printMode(t *testing.T, v piVersion, mode, prompt string) (stdout, stderr string) {
 	t.Helper()
-	cmd := exec.Command(NodeBinary(t), filepath.Join(Dir(), "node_modules", v.CLI), "-p",
+	cmd := exec.Command(NodeBinary(t), v.cli(), "-p",
 		"-e", filepath.Join(Dir(), "..", "extension"), "-e", filepath.Join(Dir(), "faux", "faux-provider.ts"), "--model", "faux/faux-1", prompt)
 	cmd.Dir = r.work
 	cmd.Env = append(os.Environ(), "HOME="+filepath.Join(r.dir, "home"), "PI_CODING_AGENT_DIR="+r.agent, "PI_OFFLINE=1",

@@ -74,7 +74,7 @@ func (im *ItemMeta) hasText() bool { return im.IsItem || im.Edit == session.Edit
 
 // Refs returns the RefFunc of the history items as Pi's context edits
 // among the entries scope (a branch, or an archived path) leave them, for
-// rules (session.RulesPi085 knows no edits: Ref itself). For each target
+// rules (the rule sets before session.RulesPi16 know no edits: Ref itself). For each target
 // id the last edit in scope order wins (Pi: "the latest edit on the active
 // branch wins"; an edit that a later compaction summarized away still
 // names what the model was last sent). An omitted target is not an item;

@@ -562,10 +562,10 @@ export interface components {
             entry_ids: string[];
             leaf_id: string;
             /**
-             * @description Pi projection rules applied to context: those of the registered pi_version (pi-0.85 below 0.86.0, else pi-1.6); pi-1.6 for an unregistered session or a registration without pi_version.
+             * @description Pi projection rules applied to context: those of the registered pi_version (pi-0.85 below 0.86.0, pi-0.86 for 0.86.x, else pi-1.6); pi-1.6 for an unregistered session or a registration without pi_version.
              * @enum {string}
              */
-            rules: "pi-0.85" | "pi-1.6";
+            rules: "pi-0.85" | "pi-0.86" | "pi-1.6";
         };
         CoordinatorBranchEntry: {
             custom_type?: string;
@@ -947,7 +947,7 @@ export interface components {
              * @description 1-based line number, for a skipped line.
              */
             line?: number;
-            /** @description blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule) */
+            /** @description blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), untested_pi_version (GET /v1/sessions/{session_id}: the registered pi_version is newer than the newest Pi the projection rules were checked against; the newest rules apply); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule) */
             reason: string;
         };
         CoordinatorSessionState: {
