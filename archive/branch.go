@@ -1,6 +1,8 @@
 package archive
 
 import (
+	"slices"
+
 	"contextd/history"
 	"contextd/session"
 )
@@ -101,17 +103,30 @@ func (x *Index) BranchWith(t *session.Tree, seqs []int, refs func(scope []int) h
 		}
 	}
 	open := -1
+	var before []int // entries ahead of the first window (adoption)
 	for _, s := range seqs {
 		e := &t.Entries[s]
 		if m, ok := at[s]; ok {
 			out.Archives = append(out.Archives, m)
-			out.Windows = append(out.Windows, archivedWindow(t, m, refs(m.Archived)))
-			open, out.Current = -1, -1
+			out.Windows = append(out.Windows, archivedWindow(t, m, refs))
+			open, out.Current, before = -1, -1, nil
 			continue
 		}
 		if e.IsBoundary() {
 			out.Windows = append(out.Windows, history.Window{ID: e.Window.CurrentWindowID})
 			open, out.Current = len(out.Windows)-1, s
+			if len(out.Windows) == 1 {
+				for _, a := range history.Adopted(t, before, e.Window.StartEntryID) {
+					if r, ok := rawRef(a, e.Window.CurrentWindowID, ref); ok && !owned[a] {
+						out.Windows[open].Items = append(out.Windows[open].Items, r)
+					}
+				}
+			}
+			before = nil
+			continue
+		}
+		if len(out.Windows) == 0 {
+			before = append(before, s)
 			continue
 		}
 		if open < 0 || owned[s] {
@@ -126,14 +141,27 @@ func (x *Index) BranchWith(t *session.Tree, seqs []int, refs func(scope []int) h
 }
 
 // archivedWindow is the window of a valid manifest: summary, then raw
-// archived items.
-func archivedWindow(t *session.Tree, m *Manifest, ref history.RefFunc) history.Window {
-	w := history.Window{ID: m.Data.WindowID, Items: make([]history.ItemRef, 0, len(m.Archived)+1)}
+// archived items. When the archived boundary adopted earlier entries
+// (StartEntryID, docs/design.md §4 "Adoption"), the entries from its start
+// to the boundary's parent come first among the raw items: the rollover
+// navigated to the boundary, so they stay on the branch (and in the
+// model's context) as well.
+func archivedWindow(t *session.Tree, m *Manifest, refs func(scope []int) history.RefFunc) history.Window {
+	scope := m.Archived
+	if m.BoundarySeq >= 0 {
+		if be := &t.Entries[m.BoundarySeq]; be.Window != nil && be.Window.StartEntryID != "" {
+			if pre := startWalk(t, be.ParentID, be.Window.StartEntryID); len(pre) > 0 {
+				scope = append(pre, m.Archived...)
+			}
+		}
+	}
+	ref := refs(scope)
+	w := history.Window{ID: m.Data.WindowID, Items: make([]history.ItemRef, 0, len(scope)+1)}
 	if r, ok := ref(m.SummarySeq, w.ID); ok {
 		r.Summary = true
 		w.Items = append(w.Items, r)
 	}
-	for _, s := range m.Archived {
+	for _, s := range scope {
 		if t.Entries[s].IsBoundary() {
 			continue
 		}
@@ -149,4 +177,29 @@ func rawRef(s int, windowID string, ref history.RefFunc) (history.ItemRef, bool)
 	r, ok := ref(s, windowID)
 	r.Summary = false
 	return r, ok
+}
+
+// startWalk returns the seqs from the entry start down to the entry
+// leafID, in chronological order, walking parents from leafID at most
+// MaxDepth steps; nil when start is not reached (a missing parent, a
+// cycle, a root first).
+func startWalk(t *session.Tree, leafID, start string) []int {
+	var out []int
+	id := leafID
+	for range MaxDepth {
+		s, ok := t.Lookup(id)
+		if !ok {
+			return nil
+		}
+		out = append(out, s)
+		if id == start {
+			slices.Reverse(out)
+			return out
+		}
+		id = t.Entries[s].ParentID
+		if id == "" {
+			return nil
+		}
+	}
+	return nil
 }

@@ -81,6 +81,11 @@ func (s *Service) localWindows(b *Branch) []history.Window {
 	}
 	return s.cache.windows(k, b.Seqs, b.Cycle, func(base []history.Window, from int) []history.Window {
 		ref := b.Refs()
+		if len(base) == 0 {
+			// The prefix had no boundary: a boundary in the new part may
+			// adopt its entries (history.LocalWindows).
+			return history.LocalWindows(b.V.Tree, b.Seqs, ref)
+		}
 		for _, sq := range b.Seqs[from:] {
 			if b.V.Tree.Entries[sq].Type == session.TypeContextEdit {
 				return history.LocalWindows(b.V.Tree, b.Seqs, ref)

@@ -27,6 +27,7 @@ type WindowIdentity struct {
 	CurrentWindowID  string `json:"currentWindowId" doc:"Id of this window (UUID)."`
 	PreviousWindowID string `json:"previousWindowId,omitempty" doc:"Id of the window before this one; absent for window 0."`
 	WindowNumber     int    `json:"windowNumber" doc:"Zero-based window number."`
+	StartEntryID     string `json:"startEntryId,omitempty" doc:"Adoption: the entry the window begins at, ahead of its boundary (the branch's first entry when context management was turned on for a branch that already had messages); absent when the window begins after its boundary (docs/design.md §4 Adoption)."`
 }
 
 // BoundaryDetails is the details object of a boundary custom message.
@@ -79,7 +80,43 @@ func (s *Service) NewBoundary(agent string, id WindowIdentity, hint string) Boun
 func identityOf(e *session.Entry) WindowIdentity {
 	w := e.Window
 	return WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: w.FirstWindowID, CurrentWindowID: w.CurrentWindowID,
-		PreviousWindowID: w.PreviousWindowID, WindowNumber: w.WindowNumber}
+		PreviousWindowID: w.PreviousWindowID, WindowNumber: w.WindowNumber, StartEntryID: w.StartEntryID}
+}
+
+// adoptionStart is the StartEntryID of window 0 opened on b's branch: the
+// branch's first entry when the branch already holds a message Pi sends
+// to the model (context management turned on for an existing
+// conversation: first install, /reload, resume, CONTEXTD_MODE switched
+// from off, a file Pi migrated), else "" (a new session: the window
+// begins at its boundary). docs/design.md §4 "Adoption".
+func adoptionStart(b *Branch) string {
+	if len(b.Seqs) == 0 {
+		return ""
+	}
+	rules := session.NewestRules
+	if b.Target != nil {
+		rules = b.Target.Rules()
+	}
+	if len(b.V.Tree.Project(b.Seqs, rules)) == 0 {
+		return ""
+	}
+	return b.V.Tree.Entries[b.Seqs[0]].ID
+}
+
+// windowStart is the seq index in b.Seqs where the window of the boundary
+// at index i begins: i, or for an adoption boundary whose StartEntryID is
+// on the branch before it, that entry's index.
+func windowStart(b *Branch, i int) int {
+	w := b.V.Tree.Entries[b.Seqs[i]].Window
+	if w == nil || w.StartEntryID == "" {
+		return i
+	}
+	for j := range i {
+		if b.V.Tree.Entries[b.Seqs[j]].ID == w.StartEntryID {
+			return j
+		}
+	}
+	return i
 }
 
 // currentBoundary returns the index in b.Seqs of the latest boundary on the
@@ -152,7 +189,7 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 		if i < 0 {
 			id := s.newID()
 			out.First = true
-			out.Window = WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: id, CurrentWindowID: id}
+			out.Window = WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: id, CurrentWindowID: id, StartEntryID: adoptionStart(b)}
 			out.Append = []Boundary{s.NewBoundary(t.Agent, out.Window, "")}
 			return nil
 		}
@@ -335,6 +372,11 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 			out.Window = &id
 			out.BoundaryEntryID = be.ID
 			out.SliceFromEntryID = be.ID
+			if windowStart(b, i) == 0 {
+				// An adopted window begins at the branch's first entry:
+				// Local sends the whole branch, as before adoption.
+				out.SliceFromEntryID = ""
+			}
 		}
 		if t.Mode == contextd.ModeTree {
 			if err := s.tree.context(b, &out); err != nil {
@@ -367,10 +409,10 @@ func (s *Service) project(b *Branch, out *ContextAnswer) error {
 	if b.Target != nil {
 		rules = b.Target.Rules()
 	}
-	slice := out.Mode == contextd.ModeLocal && out.Window != nil && out.BoundaryEntryID != ""
+	slice := out.Mode == contextd.ModeLocal && out.Window != nil && out.SliceFromEntryID != ""
 	from := ""
 	if slice {
-		from = out.BoundaryEntryID
+		from = out.SliceFromEntryID
 	}
 	msgs, shown, err := s.cachedPairMessages(b, rules, hidden, from)
 	if err != nil {
@@ -387,7 +429,7 @@ func (s *Service) project(b *Branch, out *ContextAnswer) error {
 	if slice {
 		start = -1
 		for i := range msgs {
-			if msgs[i].EntryID == out.BoundaryEntryID {
+			if msgs[i].EntryID == from {
 				start = i
 				break
 			}
