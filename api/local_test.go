@@ -1306,13 +1306,18 @@ func TestLocalWindowsBoundary(t *testing.T) {
 	var got coordinator.WindowsAnswer
 	k.mustOK("/v1/sessions/"+kimchiID+"/windows", map[string]any{}, &got)
 	id := got.Window.CurrentWindowID
-	want0 := coordinator.WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: id, CurrentWindowID: id, WindowNumber: 0}
+	// kimchi already holds a conversation: window 0 adopts it from the
+	// branch's first entry, model_change 9f59d35c (docs/design.md §4
+	// "Adoption").
+	want0 := coordinator.WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: id, CurrentWindowID: id, WindowNumber: 0, StartEntryID: "9f59d35c"}
 	if !got.First || got.Window != want0 || len(got.Append) != 1 || got.Append[0].Content != strings.ReplaceAll(content0, lbW0, id) ||
 		got.Append[0].Details.ContextManagement != want0 {
 		t.Fatalf("kimchi window 0: %+v", got)
 	}
 	// The extension appends it (pi.sendMessage → appendCustomMessageEntry);
-	// then the file has one window with no items, …
+	// then the file has one window holding the earlier conversation: its
+	// 6 user, 56 assistant and 60 toolResult messages and 12 custom
+	// messages of another extension (counted in the file by hand), …
 	b := got.Append[0]
 	parent := "6bb1d673" // kimchi's last entry
 	line, _ := json.Marshal(piCustomMessageEntry{Type: b.Type, CustomType: b.CustomType, Content: b.Content, Display: b.Display,
@@ -1320,15 +1325,15 @@ func TestLocalWindowsBoundary(t *testing.T) {
 	k.appendLine("kimchi-dev-session.jsonl", line)
 	var wins history.WindowsResult
 	k.codexOK("history/list_windows", kimchiID, "", nil, &wins)
-	if want := []history.WindowInfo{{WindowID: id, ItemCount: 0}}; !reflect.DeepEqual(wins.Windows, want) {
+	if want := []history.WindowInfo{{WindowID: id, ItemCount: 134}}; !reflect.DeepEqual(wins.Windows, want) {
 		t.Errorf("kimchi windows after append: %+v", wins.Windows)
 	}
 	// … and the next call answers window 1, previous = window 0, with the
-	// closing window named in the hint (no user items in it yet).
+	// closing window named in the hint with its 5 newest user items.
 	var next coordinator.WindowsAnswer
 	k.mustOK("/v1/sessions/"+kimchiID+"/windows", map[string]any{}, &next)
 	if next.First || next.Window.FirstWindowID != id || next.Window.PreviousWindowID != id || next.Window.WindowNumber != 1 ||
-		!strings.HasSuffix(next.Append[0].Content, "Previous context window id: "+id+"\nPrevious window history IDs: {\"window_id\":\""+id+"\"}\n</context_window>") {
+		!strings.HasSuffix(next.Append[0].Content, "Previous context window id: "+id+"\nPrevious window history IDs: {\"window_id\":\""+id+"\",\"user_item_ids\":[\"e24da0c9\",\"961b2c3f\",\"05fa0772\",\"8260bbd8\",\"b730eec6\"]}\n</context_window>") {
 		t.Errorf("kimchi window 1: %+v", next)
 	}
 }

@@ -21,9 +21,9 @@ import (
 func adoptedFile() []byte {
 	return handLines("adopt",
 		`"type":"model_change","provider":"faux","modelId":"faux-1"`, // h0000001
-		hUser("find the fact and remember it"),                        // h0000002
-		hAssistant(hCall("c1", "bash")),                               // h0000003
-		hResult("c1", "bash", "secret-fact-4711"),                     // h0000004
+		hUser("find the fact and remember it"),                       // h0000002
+		hAssistant(hCall("c1", "bash")),                              // h0000003
+		hResult("c1", "bash", "secret-fact-4711"),                    // h0000004
 		`"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"the fact is noted"}],"stopReason":"stop","timestamp":1785578400000}`, // h0000005
 	)
 }

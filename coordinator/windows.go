@@ -372,7 +372,7 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 			out.Window = &id
 			out.BoundaryEntryID = be.ID
 			out.SliceFromEntryID = be.ID
-			if windowStart(b, i) == 0 {
+			if i > 0 && windowStart(b, i) == 0 {
 				// An adopted window begins at the branch's first entry:
 				// Local sends the whole branch, as before adoption.
 				out.SliceFromEntryID = ""

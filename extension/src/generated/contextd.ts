@@ -423,7 +423,7 @@ export interface paths {
         put?: never;
         /**
          * Finish a committed rollover
-         * @description Completes the rollover once the committed entries are in the session file (412 names the missing ones). Repeating answers the same. Refusals: 404 unknown session, rollover or leaf_id (the same answer as every route with a leaf_id); 409 off/remote mode, a rollover already pending, a step out of order or an aborted rollover; 412 session changed, missing boundary, the rollover's boundary or archived leaf no longer in the file, ancestry mismatch, summary not written yet; 422 summary mismatch or a parent cycle.
+         * @description Completes the rollover once the committed entries are in the session file (200, state completed). While some are not there yet it answers 202 with the rollover still committed and waiting_for naming them (the extension completes right after appending them; Pi may write the boundary a moment later, and contextd completes the rollover when it reads them). Repeating answers the same. Refusals: 404 unknown session, rollover or leaf_id (the same answer as every route with a leaf_id); 409 off/remote mode, a rollover already pending, a step out of order or an aborted rollover; 412 session changed, missing boundary, the rollover's boundary or archived leaf no longer in the file, ancestry mismatch, summary not written yet; 422 summary mismatch or a parent cycle.
          */
         post: operations["rollover-complete"];
         delete?: never;
@@ -910,6 +910,8 @@ export interface components {
             state: "pending" | "settled" | "committed" | "completed" | "aborted";
             /** @description Tree: the branch_summary entry accepted at commit. */
             summary_entry_id?: string;
+            /** @description Complete on a committed rollover (answered 202): the customTypes of the planned entries not in the session file yet, in plan order; it completes once they are there, on the next complete or read. */
+            waiting_for?: string[];
             /** @description Identity of the window being closed. */
             window: components["schemas"]["CoordinatorWindowIdentity"];
         };
@@ -1101,6 +1103,8 @@ export interface components {
              * @description Always 1.
              */
             protocol: number;
+            /** @description Adoption: the entry the window begins at, ahead of its boundary (the branch's first entry when context management was turned on for a branch that already had messages); absent when the window begins after its boundary (docs/design.md §4 Adoption). */
+            startEntryId?: string;
             /**
              * Format: int64
              * @description Zero-based window number.
@@ -2460,13 +2464,13 @@ export interface operations {
                     "application/json": components["schemas"]["CoordinatorRolloverInfo"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Committed; waiting_for names the planned entries the session file does not hold yet. */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ErrorModel"];
+                    "application/json": components["schemas"]["CoordinatorRolloverInfo"];
                 };
             };
         };
