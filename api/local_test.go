@@ -1836,12 +1836,18 @@ func TestSessionsRefusals(t *testing.T) {
 			`Content-Type "application/x-www-form-urlencoded" is not supported; send the body as application/json.`},
 		{"missing content type", "POST", "/v1/sessions/" + localBasicSessionID + "/windows", `{}`, http.Header{"Content-Type": {""}}, 415,
 			`Content-Type "" is not supported; send the body as application/json.`},
+		// An absolute path is what the extension registers (Pi's session
+		// file): the message names Pi's folder, contextd's and the fixes.
 		{"register outside (absolute)", "PUT", "/v1/sessions/outside-session", regBody(outside), nil, 403,
-			fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", outside, s.Index.Root())},
+			fmt.Sprintf("Pi writes this session to %s, but contextd reads sessions only from %s; restart contextd with --sessions-dir %s, or start Pi with --session-dir %s (a contextd that sees Pi's files under another path, as in a container: --path-map HOST=CONTAINER)",
+				filepath.Dir(outside), s.Index.Root(), filepath.Dir(outside), s.Index.Root())},
+		{"register outside (Pi's layout)", "PUT", "/v1/sessions/outside-session", regBody("/home/u/.pi/agent/sessions/--home-u-proj--/2026_x.jsonl"), nil, 403,
+			fmt.Sprintf("Pi writes this session to /home/u/.pi/agent/sessions/--home-u-proj--, but contextd reads sessions only from %s; restart contextd with --sessions-dir /home/u/.pi/agent/sessions, or start Pi with --session-dir %s (a contextd that sees Pi's files under another path, as in a container: --path-map HOST=CONTAINER)",
+				s.Index.Root(), s.Index.Root())},
 		{"register outside (relative)", "PUT", "/v1/sessions/outside-session", regBody("../outside.jsonl"), nil, 403,
 			fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", "../outside.jsonl", s.Index.Root())},
 		{"register /etc/passwd", "PUT", "/v1/sessions/outside-session", regBody("/etc/passwd"), nil, 403,
-			fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", "/etc/passwd", s.Index.Root())},
+			fmt.Sprintf("Pi writes this session to /etc, but contextd reads sessions only from %s; restart contextd with --sessions-dir /etc, or start Pi with --session-dir %s (a contextd that sees Pi's files under another path, as in a container: --path-map HOST=CONTAINER)", s.Index.Root(), s.Index.Root())},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := s.request(tc.method, tc.path, tc.body, tc.hdr)

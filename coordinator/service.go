@@ -152,7 +152,7 @@ func (s *Service) Resolve(ctx context.Context, sessionID string) (*Target, error
 		}
 		switch {
 		case errors.Is(err, store.ErrOutside):
-			return nil, contextd.Errorf(contextd.EForbidden, "the registered session_file of %q is outside the sessions directory %s; register a file under it", sessionID, s.Index.Root())
+			return nil, outsideError(reg.SessionFile, s.Index.Root())
 		case errors.Is(err, fs.ErrNotExist):
 			return nil, contextd.Errorf(contextd.EGone, "the registered session_file of %q does not exist; register the current file with PUT /v1/sessions/%s", sessionID, sessionID)
 		case err != nil:

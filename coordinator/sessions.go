@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -372,7 +373,7 @@ func (s *Service) Register(ctx context.Context, sessionID string, req RegisterRe
 	path, err := s.Index.Resolve(req.SessionFile)
 	switch {
 	case errors.Is(err, store.ErrOutside):
-		return contextd.Registration{}, false, contextd.Errorf(contextd.EForbidden, "session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", req.SessionFile, s.Index.Root())
+		return contextd.Registration{}, false, outsideError(req.SessionFile, s.Index.Root())
 	case errors.Is(err, fs.ErrNotExist):
 		// Pi writes the file late (0.85 at the first assistant message,
 		// 1.6 at the first user message) and the extension registers at
@@ -663,4 +664,24 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// outsideError is the EForbidden error for a session_file outside the
+// sessions directory root. An absolute path is what the extension sends
+// (Pi's getSessionFile): the message is for the Pi user and names the
+// folder Pi writes the session to, the one contextd reads, and the two
+// fixes (contextd's --sessions-dir, Pi's --session-dir); for Pi's default
+// layout, <sessions>/--<cwd>--/<file>.jsonl, it suggests the <sessions>
+// folder, which holds every project's sessions. A relative path comes from
+// an API client and gets the rule for registrations.
+func outsideError(sessionFile, root string) error {
+	if !filepath.IsAbs(sessionFile) {
+		return contextd.Errorf(contextd.EForbidden, "session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", sessionFile, root)
+	}
+	dir := filepath.Dir(sessionFile)
+	suggest := dir
+	if b := filepath.Base(dir); len(b) > 4 && strings.HasPrefix(b, "--") && strings.HasSuffix(b, "--") {
+		suggest = filepath.Dir(dir)
+	}
+	return contextd.Errorf(contextd.EForbidden, "Pi writes this session to %s, but contextd reads sessions only from %s; restart contextd with --sessions-dir %s, or start Pi with --session-dir %s (a contextd that sees Pi's files under another path, as in a container: --path-map HOST=CONTAINER)", dir, root, suggest, root)
 }
