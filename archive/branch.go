@@ -25,6 +25,12 @@ type Branch struct {
 	// archived interval, or continues from one, because the user navigated
 	// there with /tree.
 	Stale bool
+	// Unresolved are the manifests whose manifest entry and summary are
+	// both on the branch and whose only fault is ReasonArchivedLeafMissing,
+	// in branch order: a copy Pi made with /clone or /fork holds the
+	// active path only, and the archived entries may be in the file its
+	// header names as parentSession (BranchResolved).
+	Unresolved []*Manifest
 }
 
 // NeedsBoundary reports whether the branch needs a fresh window boundary
@@ -82,6 +88,15 @@ func (x *Index) Branch(t *session.Tree, seqs []int, ref history.RefFunc) *Branch
 // window's from refs(its archived entries), so that the context edits Pi
 // wrote on a path apply to the items of that path (store.View.Refs).
 func (x *Index) BranchWith(t *session.Tree, seqs []int, refs func(scope []int) history.RefFunc) *Branch {
+	return x.BranchResolved(t, seqs, refs, nil)
+}
+
+// BranchResolved is BranchWith where each manifest of resolved (by
+// manifest seq; one of Branch.Unresolved) counts as a valid archive whose
+// window is the one given: the archived window read from the parent
+// session that holds its entries. Its summary is then hidden and owned
+// like any archive's.
+func (x *Index) BranchResolved(t *session.Tree, seqs []int, refs func(scope []int) history.RefFunc, resolved map[int]history.Window) *Branch {
 	ref := refs(seqs)
 	pos := make(map[int]int, len(seqs))
 	for i, s := range seqs {
@@ -92,23 +107,32 @@ func (x *Index) BranchWith(t *session.Tree, seqs []int, refs func(scope []int) h
 	owned := map[int]bool{}   // summary seqs of Archives
 	for i := range x.Manifests {
 		m := &x.Manifests[i]
-		if !m.Valid {
-			continue
-		}
 		_, okM := pos[m.Seq]
 		_, okS := pos[m.SummarySeq]
-		if okM && okS {
+		if !okM || !okS {
+			continue
+		}
+		_, isResolved := resolved[m.Seq]
+		switch {
+		case m.Valid || isResolved:
 			at[m.Seq] = m
 			owned[m.SummarySeq] = true
+		case len(m.Reasons) == 1 && m.Reasons[0] == ReasonArchivedLeafMissing:
+			out.Unresolved = append(out.Unresolved, m)
 		}
 	}
+	slices.SortFunc(out.Unresolved, func(a, b *Manifest) int { return pos[a.Seq] - pos[b.Seq] })
 	open := -1
 	var before []int // entries ahead of the first window (adoption)
 	for _, s := range seqs {
 		e := &t.Entries[s]
 		if m, ok := at[s]; ok {
 			out.Archives = append(out.Archives, m)
-			out.Windows = append(out.Windows, archivedWindow(t, m, refs))
+			if w, ok := resolved[s]; ok {
+				out.Windows = append(out.Windows, w)
+			} else {
+				out.Windows = append(out.Windows, archivedWindow(t, m, refs))
+			}
 			open, out.Current, before = -1, -1, nil
 			continue
 		}
@@ -138,6 +162,12 @@ func (x *Index) BranchWith(t *session.Tree, seqs []int, refs func(scope []int) h
 	}
 	out.Stale = out.Current >= 0 && x.ArchivedBoundary(out.Current)
 	return out
+}
+
+// ArchivedWindow is the window of the valid manifest m of t, the items
+// from refs(scope) (Index.Branch's archived windows).
+func ArchivedWindow(t *session.Tree, m *Manifest, refs func(scope []int) history.RefFunc) history.Window {
+	return archivedWindow(t, m, refs)
 }
 
 // archivedWindow is the window of a valid manifest: summary, then raw

@@ -584,6 +584,7 @@ func onHistoryView[R any](ctx context.Context, s *Service, cc CallContext, f fun
 	if err := requireLocal(t); err != nil {
 		return out, err
 	}
+	defer s.holdLineage(ctx, t)()
 	err = s.withCachedBranch(t, cc.LeafID, func(b *Branch) error {
 		view, err := s.historyView(b, agentOf(t, cc))
 		if err != nil {
@@ -626,7 +627,8 @@ func (s *Service) SearchHistory(ctx context.Context, cc CallContext, a history.S
 			return v.Search(a)
 		}
 		k, ok := keyOf(b.Target, b.V, b.Leaf)
-		if !ok || s.cache == nil || a.Query == "" {
+		if !ok || s.cache == nil || a.Query == "" || len(b.Target.parents) > 0 {
+			// A copy's answer also depends on its parent sessions.
 			return search()
 		}
 		return s.cache.search(k, searchKeyOf(b.Target.Mode, v.Agent, a), search)

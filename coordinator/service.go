@@ -84,6 +84,9 @@ type Target struct {
 	// treeOnly: resolved for a request that reads only the entry tree
 	// (store.TreeOnly): its reads may see a cold index's tree preview.
 	treeOnly bool
+	// parents are views of the parent sessions of a Tree copy, nearest
+	// first, while withLineage holds them (lineage.go); nil otherwise.
+	parents []*store.View
 }
 
 // read is Session.Read, or Session.ReadTree for a tree-only target.

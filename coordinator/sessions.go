@@ -37,7 +37,7 @@ type SessionSummary struct {
 	Bytes      int64            `json:"bytes" doc:"Bytes indexed (offset after the last complete line)."`
 	Leaf       string           `json:"leaf" doc:"Pi's default leaf: the last entry."`
 	Windows    int              `json:"windows" doc:"Window boundaries on the active branch."`
-	Archives   int              `json:"archives" doc:"Valid Tree archive manifests in the file."`
+	Archives   int              `json:"archives" doc:"Valid Tree archive manifests in the file (GET /v1/sessions/{id} of a Tree copy made by /clone or /fork: also those whose archived entries are read from its parent session)."`
 	Skipped    map[string]int   `json:"skipped" doc:"Skipped lines by reason."`
 	Problems   []SessionProblem `json:"problems"`
 }
@@ -293,6 +293,7 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 	})
 	var resumed *Resume
 	if out.State == string(store.StateOK) {
+		defer s.holdLineage(ctx, t)()
 		err = s.withBranch(t, "", func(b *Branch) error {
 			out.BranchLength = len(b.Seqs)
 			loop, err := rolloverLoop(b)
@@ -328,6 +329,9 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 					return err
 				}
 				out.NeedsBoundary = out.NeedsBoundary || ca.NeedsBoundary
+				if len(t.parents) > 0 {
+					s.countParentArchives(b, &out.SessionSummary)
+				}
 			}
 			return nil
 		})

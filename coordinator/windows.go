@@ -345,6 +345,7 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 		out.AwaitingFile, out.NeedsBoundary = true, true
 		return out, nil
 	}
+	defer s.holdLineage(ctx, t)()
 	err = s.withCachedBranch(t, req.LeafID, func(b *Branch) error {
 		out.LeafID = b.Leaf
 		i := currentBoundary(b)

@@ -950,7 +950,7 @@ export interface components {
         CoordinatorSessionState: {
             /**
              * Format: int64
-             * @description Valid Tree archive manifests in the file.
+             * @description Valid Tree archive manifests in the file (GET /v1/sessions/{id} of a Tree copy made by /clone or /fork: also those whose archived entries are read from its parent session).
              */
             archives: number;
             boundary_entry_id?: string;
@@ -1010,7 +1010,7 @@ export interface components {
         CoordinatorSessionSummary: {
             /**
              * Format: int64
-             * @description Valid Tree archive manifests in the file.
+             * @description Valid Tree archive manifests in the file (GET /v1/sessions/{id} of a Tree copy made by /clone or /fork: also those whose archived entries are read from its parent session).
              */
             archives: number;
             /**
