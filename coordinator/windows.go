@@ -148,7 +148,11 @@ type WindowsRequest struct {
 type WindowsAnswer struct {
 	First  bool           `json:"first" doc:"true: no boundary was on the branch, this opens window 0."`
 	Window WindowIdentity `json:"window" doc:"Identity of the window the boundary opens."`
-	Append []Boundary     `json:"append" doc:"Append with pi.sendMessage, in order; the boundary triggers the next turn."`
+	// Finish and RolloverID are set when the branch ends in an interrupted
+	// Tree rollover (finish.go).
+	Finish     []PlannedEntry `json:"finish,omitempty" doc:"An interrupted Tree rollover (the branch ends in its branch summary): its missing manifest and note snapshot, to append first, in order, with pi.appendEntry(customType, data); then the boundary of append."`
+	RolloverID string         `json:"rollover_id,omitempty" doc:"The rollover of contextd's state that finish and append complete; absent when they are rebuilt from the session file alone (the state does not hold it)."`
+	Append     []Boundary     `json:"append" doc:"Append with pi.sendMessage, in order; the boundary triggers the next turn."`
 }
 
 // Windows answers POST /v1/sessions/{id}/windows: with no boundary on the
@@ -174,8 +178,15 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 		out.Append = []Boundary{s.NewBoundary(t.Agent, out.Window, "")}
 		return out, nil
 	}
+	var cut *cutShort
 	err = s.withBranch(t, req.LeafID, func(b *Branch) error {
 		if r := s.resumeOf(b); r != nil && r.BoundaryEntryID != "" {
+			if r.Broken == nil && len(r.Missing) > 0 && t.Mode == contextd.ModeTree {
+				// A rollover cut short after its summary: finish it
+				// (finish.go), below.
+				cut = cutOf(b, r)
+				return nil
+			}
 			// No current window, but the file holds the chain: continue it.
 			hint, err := resumeHint(b, r)
 			if err != nil {
@@ -216,6 +227,9 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 		out.Append = []Boundary{s.NewBoundary(t.Agent, out.Window, hint)}
 		return nil
 	})
+	if err == nil && cut != nil {
+		err = s.finishCut(ctx, t, req.LeafID, cut, &out)
+	}
 	return out, err
 }
 

@@ -1114,8 +1114,12 @@ export interface components {
         CoordinatorWindowsAnswer: {
             /** @description Append with pi.sendMessage, in order; the boundary triggers the next turn. */
             append: components["schemas"]["CoordinatorBoundary"][];
+            /** @description An interrupted Tree rollover (the branch ends in its branch summary): its missing manifest and note snapshot, to append first, in order, with pi.appendEntry(customType, data); then the boundary of append. */
+            finish?: components["schemas"]["CoordinatorPlannedEntry"][];
             /** @description true: no boundary was on the branch, this opens window 0. */
             first: boolean;
+            /** @description The rollover of contextd's state that finish and append complete; absent when they are rebuilt from the session file alone (the state does not hold it). */
+            rollover_id?: string;
             /** @description Identity of the window the boundary opens. */
             window: components["schemas"]["CoordinatorWindowIdentity"];
         };
