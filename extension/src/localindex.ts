@@ -25,12 +25,46 @@ export function sendPlanned(host: Host, b: PlannedEntry, options?: { deliverAs: 
 	host.pi.sendMessage({ customType: b.customType, content: b.content ?? "", display: b.display ?? true, details: b.details }, options);
 }
 
-/** Appends the boundary of window 0 contextd plans when the active branch has none. Errors: a ContextdError. */
-export async function ensureWindow(host: Host, slot: SessionSlot, s: SessionState, ctx: ExtensionContext): Promise<void> {
-	if (branchIdentity(ctx.sessionManager.getBranch())) return;
-	const ans = await s.need().call<{ append: PlannedEntry[] }>("POST", `${s.path}/windows`, ctxLeafBody(host.piVersion, ctx));
-	if (!slot.live(s, ctx, "opening window 0")) return;
+/** POST /v1/sessions/{id}/windows's answer (fields used here). */
+export interface WindowsPlan {
+	/** An interrupted Tree rollover's missing manifest and note snapshot: appended first, in order. */
+	finish?: PlannedEntry[];
+	/** The rollover of contextd's state they complete; absent when rebuilt from the session file. */
+	rollover_id?: string;
+	append: PlannedEntry[];
+}
+
+/**
+ * Appends what contextd plans when the active branch has no boundary:
+ * window 0, or the missing entries of a Tree rollover the branch's summary
+ * shows was interrupted (finish, then the boundary). Returns the plan;
+ * undefined when the branch has a boundary or the session was replaced.
+ * Errors: a ContextdError.
+ */
+export async function ensureWindow(host: Host, slot: SessionSlot, s: SessionState, ctx: ExtensionContext): Promise<WindowsPlan | undefined> {
+	if (branchIdentity(ctx.sessionManager.getBranch())) return undefined;
+	const ans = await s.need().call<WindowsPlan>("POST", `${s.path}/windows`, ctxLeafBody(host.piVersion, ctx));
+	if (!slot.live(s, ctx, "opening window 0")) return undefined;
+	for (const e of ans.finish ?? []) host.pi.appendEntry(e.customType, e.data);
 	for (const b of ans.append) sendPlanned(host, b);
+	return ans;
+}
+
+/** /contextd finish (Local and Tree): finishes an interrupted rollover (ensureWindow) and says what was appended, in one sentence. */
+export async function finishRollover(host: Host, slot: SessionSlot, ctx: ExtensionContext): Promise<string> {
+	const s = slot.current;
+	if (!s?.client) return `contextd: ${s?.unavailable ?? "contextd is not connected yet"}`;
+	try {
+		const ans = await ensureWindow(host, slot, s, ctx);
+		if (!ans) return "contextd: nothing to finish: this branch has a current window";
+		if (ans.finish?.length || ans.rollover_id) {
+			const what = [...(ans.finish ?? []).map((e) => e.customType), ...ans.append.map((e) => e.customType)].join(", ");
+			return `contextd: finished the interrupted rollover${ans.rollover_id ? ` ${ans.rollover_id}` : ""}: appended ${what}`;
+		}
+		return "contextd: this branch had no window; opened one";
+	} catch (err) {
+		return `contextd: ${(err as Error).message}`;
+	}
 }
 
 /**
