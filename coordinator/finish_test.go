@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"contextd"
@@ -31,6 +32,11 @@ var finishLines = []struct {
 }
 
 func TestRolloverFinishAfterCrash(t *testing.T) {
+	ref := newEnv(t, contextd.ModeTree, len(fixtureLines(t)))
+	wantLog := must[coordinator.RolloverLog](t)(ref.svc.Rollovers(t.Context(), basicID, basicNext))
+	if len(wantLog.Rollovers) != 1 || wantLog.Rollovers[0].WindowNoteWrites == 0 {
+		t.Fatalf("the uninterrupted rollover's log: %+v", wantLog.Rollovers)
+	}
 	for _, crash := range []int{lineSummary, lineManifest, lineSnapshot} {
 		for _, lost := range []bool{false, true} {
 			t.Run(fmt.Sprintf("after line %d, state lost %v", crash, lost), func(t *testing.T) {
@@ -47,6 +53,14 @@ func TestRolloverFinishAfterCrash(t *testing.T) {
 				}
 				for n := lineSummary + 1; n <= crash; n++ {
 					e.appendFixture(n)
+				}
+				if crash == lineSummary {
+					// Before finishing, the log names the cut-short rollover.
+					log := must[coordinator.RolloverLog](t)(e.svc.Rollovers(ctx, basicID, ""))
+					if n := len(log.Rollovers); n != 1 || log.Rollovers[0].Mode != "tree" || log.Rollovers[0].State != "failed" ||
+						log.Rollovers[0].WindowNoteWrites != wantLog.Rollovers[0].WindowNoteWrites || !strings.Contains(log.Rollovers[0].Reason, "/contextd finish") {
+						t.Errorf("reset log before finishing: %+v", log.Rollovers)
+					}
 				}
 				// contextd killed, restarted; its state directory lost or kept.
 				e.close()
@@ -93,6 +107,17 @@ func TestRolloverFinishAfterCrash(t *testing.T) {
 					if info := must[coordinator.RolloverInfo](t)(e.svc.GetRollover(ctx, basicID, "rollover-1")); info.State != "completed" {
 						t.Errorf("rollover-1: %+v", info)
 					}
+				}
+				// The reset log tells the same rollover as the uninterrupted
+				// file's: Tree, completed, window 0 → 1, the same note counts.
+				log := must[coordinator.RolloverLog](t)(e.svc.Rollovers(ctx, basicID, ""))
+				if len(log.Rollovers) != 1 {
+					t.Fatalf("reset log: %+v", log.Rollovers)
+				}
+				got, want := log.Rollovers[0], wantLog.Rollovers[0]
+				if got.Mode != "tree" || got.State != "completed" || got.From != want.From || *got.To != *want.To || got.WindowNoteWrites != want.WindowNoteWrites ||
+					got.NoteFiles != want.NoteFiles || got.NoteBytes != want.NoteBytes || got.ManifestEntryID != want.ManifestEntryID || got.SummaryEntryID != want.SummaryEntryID {
+					t.Errorf("reset log entry:\n%+v\nwant as the uninterrupted rollover's:\n%+v", got, want)
 				}
 				checkArchived(t, e)
 				e.checkUnchanged()
