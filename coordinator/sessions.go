@@ -20,7 +20,7 @@ import (
 // the file's state.
 type SessionProblem struct {
 	Line   int    `json:"line,omitempty" doc:"1-based line number, for a skipped line."`
-	Reason string `json:"reason" doc:"blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule)"`
+	Reason string `json:"reason" doc:"blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), concurrent_writers (two live Pi processes registered the session: each appends its own branch); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule)"`
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -280,6 +280,9 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 			out.Problems = append(out.Problems, duplicateProblem(others, t.Registered))
 		}
 	}
+	if p := s.writers.problem(sessionID); p != nil {
+		out.Problems = append(out.Problems, *p)
+	}
 	out.EntriesByType = map[string]int{}
 	_ = t.Session.Read(func(v *store.View) error {
 		if v.Tree == nil {
@@ -357,6 +360,7 @@ type RegisterRequest struct {
 	Mode        string `json:"mode" enum:"off,local,tree,remote" doc:"Context-management mode."`
 	AgentName   string `json:"agent_name,omitempty" maxLength:"1024" doc:"Agent path; default /root."`
 	PiVersion   string `json:"pi_version,omitempty" maxLength:"64" pattern:"^[0-9]+\\.[0-9]+\\.[0-9]+([-+][0-9A-Za-z.+-]*)?$" doc:"Version of the running Pi (semver, e.g. 0.85.1 or 1.6.0): selects Pi's projection rules for this session. Absent: the newest rules."`
+	PID         int    `json:"pid,omitempty" minimum:"0" doc:"The registering Pi's process id: two live Pi processes registered for one session are reported as concurrent_writers (a process that ended is forgotten; one that registers another session leaves this one)."`
 }
 
 // Register stores a registration after checking that the file is under the
@@ -437,7 +441,17 @@ func (s *Service) Register(ctx context.Context, sessionID string, req RegisterRe
 	if path == "" {
 		path = req.SessionFile
 	}
-	return s.State.PutRegistration(ctx, contextd.Registration{SessionID: sessionID, SessionFile: path, Mode: mode, AgentName: agent, PiVersion: req.PiVersion})
+	reg, created, err := s.State.PutRegistration(ctx, contextd.Registration{SessionID: sessionID, SessionFile: path, Mode: mode, AgentName: agent, PiVersion: req.PiVersion})
+	if err == nil {
+		s.writers.register(req.PID, sessionID, s.now())
+	}
+	return reg, created, err
+}
+
+// WritersProblem is the concurrent_writers problem of sessionID (two live
+// Pi processes registered it), or nil.
+func (s *Service) WritersProblem(sessionID string) *SessionProblem {
+	return s.writers.problem(sessionID)
 }
 
 // BranchEntry is one message of the model-visible context of GET

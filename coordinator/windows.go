@@ -405,6 +405,9 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 		}
 		return s.project(b, &out)
 	})
+	if p := s.writers.problem(sessionID); p != nil {
+		out.Problems = append(out.Problems, *p)
+	}
 	return out, err
 }
 

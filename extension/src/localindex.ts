@@ -10,6 +10,7 @@ import { contextRemaining, deliveredThresholds, dueReminder, guardDecision, remi
 import type { PlannedEntry } from "./rollover.ts";
 import type { SessionSlot, SessionState } from "./session.ts";
 import { contextRemainingParameters } from "./tools.ts";
+import { type Problem, warnConcurrentWriters } from "./writers.ts";
 import { randomUUID } from "node:crypto";
 
 /** POST /v1/sessions/{id}/context's answer (fields used here). */
@@ -18,6 +19,7 @@ interface ContextAnswer {
 	awaiting_file: boolean;
 	needs_boundary: boolean;
 	projection: Projection;
+	problems?: Problem[];
 }
 
 /** Sends a planned custom message (a boundary) with Pi's sendMessage. */
@@ -118,6 +120,7 @@ export function installLocalHooks(host: Host, slot: SessionSlot): void {
 		}
 		s.contextError = contextErrorStep(s.contextError, undefined).last;
 		if (!slot.live(s, ctx, "the provider context")) return;
+		warnConcurrentWriters(host, s, ctx, ans.problems);
 		if (ans.awaiting_file) return;
 		try {
 			return { messages: applyProjection(event.messages as never[], ans.projection) };

@@ -752,6 +752,11 @@ export interface components {
             mode: "off" | "local" | "tree" | "remote";
             /** @description Version of the running Pi (semver, e.g. 0.85.1 or 1.6.0): selects Pi's projection rules for this session. Absent: the newest rules. */
             pi_version?: string;
+            /**
+             * Format: int64
+             * @description The registering Pi's process id: two live Pi processes registered for one session are reported as concurrent_writers (a process that ended is forgotten; one that registers another session leaves this one).
+             */
+            pid?: number;
             /** @description Path of the session JSONL file: absolute, or relative to the sessions directory. Must resolve (after symlinks) under the sessions directory. May not exist yet (Pi writes it at the first assistant message in 0.85, the first user message in 1.6): the session then answers /context and /windows as one without entries. */
             session_file: string;
         };
@@ -944,7 +949,7 @@ export interface components {
              * @description 1-based line number, for a skipped line.
              */
             line?: number;
-            /** @description blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule) */
+            /** @description blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), concurrent_writers (two live Pi processes registered the session: each appends its own branch); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule) */
             reason: string;
         };
         CoordinatorSessionState: {
@@ -1512,6 +1517,20 @@ export interface components {
             offset_chars?: number | null;
             /** @description Full ID of the window that contains the item. */
             window_id: string;
+        };
+        RegisterAnswer: {
+            agent_name: string;
+            /** @enum {string} */
+            mode: "off" | "local" | "tree" | "remote";
+            pi_version: string;
+            /** @description concurrent_writers: another live Pi process has this session registered (both are told; docs/design.md §4 Two Pis on one session). */
+            problems?: components["schemas"]["CoordinatorSessionProblem"][];
+            /** Format: date-time */
+            registered_at: string;
+            session_file: string;
+            session_id: string;
+            /** Format: date-time */
+            updated_at: string;
         };
         RemoteResult: {
             /** @description Remote mode: the Codex backend's encrypted result, opaque to contextd and to the client (the model reads it). */
@@ -2122,7 +2141,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ContextdRegistration"];
+                    "application/json": components["schemas"]["RegisterAnswer"];
                 };
             };
             /** @description The session was registered (200: its registration was updated). */
@@ -2131,7 +2150,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ContextdRegistration"];
+                    "application/json": components["schemas"]["RegisterAnswer"];
                 };
             };
             /** @description Error */
