@@ -55,7 +55,7 @@ func (a *treeArchives) view(b *Branch, agent string) (*history.View, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ts history.TextSource = b.V.Texts()
+	ts := b.V.Texts()
 	if len(texts) > 0 {
 		ts = windowTexts{base: ts, byWindow: texts}
 	}
