@@ -181,3 +181,104 @@ func itemIDs(items []history.ItemPreview) []string {
 	}
 	return out
 }
+
+// appendLine appends one raw entry line to the session file.
+func appendLine(t *testing.T, path, line string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(line + "\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// appendEntry appends a planned entry as Pi does.
+func appendEntry(t *testing.T, path, id, parent string, pe PlannedEntry) {
+	t.Helper()
+	m := map[string]any{"type": pe.Type, "customType": pe.CustomType, "id": id, "parentId": parent, "timestamp": "2026-08-01T12:00:00.000Z"}
+	if pe.Type == "custom" {
+		m["data"] = pe.Data
+	} else {
+		m["content"], m["display"], m["details"] = pe.Content, true, pe.Details
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendLine(t, path, string(b))
+}
+
+// TestAdoptionTreeRollover: a Tree rollover of an adopted window 0
+// navigates to its boundary, so the adopted turns stay on the branch (the
+// model's context keeps them, as before adoption); the archived window 0
+// holds them too, before the entries after its boundary, and
+// search_contents reaches the first turn's fact from window 1.
+func TestAdoptionTreeRollover(t *testing.T) {
+	svc, dir := localService(t, map[string][]byte{"adopt.jsonl": adoptedFile()})
+	path := filepath.Join(dir, "adopt.jsonl")
+	ctx := t.Context()
+	if _, _, err := svc.Register(ctx, "adopt", RegisterRequest{SessionFile: "adopt.jsonl", Mode: "tree"}); err != nil {
+		t.Fatal(err)
+	}
+	w0, err := svc.Windows(ctx, "adopt", WindowsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendPlanned(t, path, "b0", "h0000005", w0.Append[0])
+	appendLine(t, path, `{"type":"message","message":{"role":"user","content":"roll over","timestamp":1},"id":"u1","parentId":"b0","timestamp":"2026-08-01T11:01:00.000Z"}`)
+	appendLine(t, path, `{"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"nc","name":"new_context","arguments":{}}],"stopReason":"toolUse","timestamp":1},"id":"a1","parentId":"u1","timestamp":"2026-08-01T11:02:00.000Z"}`)
+	appendLine(t, path, `{"type":"message","message":{"role":"toolResult","toolCallId":"nc","toolName":"new_context","content":[{"type":"text","text":"ok"}],"isError":false,"timestamp":1},"id":"r1","parentId":"a1","timestamp":"2026-08-01T11:03:00.000Z"}`)
+	ro, _, err := svc.CreateRollover(ctx, "adopt", RolloverRequest{LeafID: "a1", CommandContextReady: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := svc.SettleRollover(ctx, "adopt", ro.RolloverID, SettleRequest{LeafID: "r1"})
+	if err != nil || st.NavigateTo == nil || *st.NavigateTo != "b0" {
+		t.Fatalf("settle: %+v %v", st, err)
+	}
+	// navigateTree(b0): the summary's parent is b0's parent, the last adopted entry.
+	appendLine(t, path, `{"type":"branch_summary","fromId":"r1","summary":"Summary 1: rolled over.","id":"s1","parentId":"h0000005","timestamp":"2026-08-01T11:04:00.000Z"}`)
+	c, err := svc.CommitRollover(ctx, "adopt", ro.RolloverID, CommitRequest{SummaryEntryID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendEntry(t, path, "m1", "s1", c.Append[0])
+	appendEntry(t, path, "n1", "m1", c.Append[1])
+	appendEntry(t, path, "b1", "n1", c.Append[2])
+	cc := CallContext{SessionID: "adopt"}
+	lw, err := svc.ListWindows(ctx, cc, history.ListWindowsArgs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w0id := w0.Window.CurrentWindowID
+	n := 20
+	items, err := svc.ListItems(ctx, cc, history.ListItemsArgs{WindowID: &w0id, Limit: &n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, it := range items.Items {
+		ids = append(ids, it.ItemID)
+	}
+	// Summary first, then the adopted turns, then window 0's own entries.
+	if want := []string{"s1", "h0000002", "h0000003", "h0000004", "h0000005", "u1", "a1", "r1"}; len(lw.Windows) != 2 || !slices.Equal(ids, want) {
+		t.Errorf("windows %+v, window 0 items %v; want 2 windows, items %v", lw.Windows, ids, want)
+	}
+	sr, err := svc.SearchHistory(ctx, cc, history.SearchArgs{Query: "secret-fact-4711"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := itemIDs(sr.Items); !slices.Equal(got, []string{"h0000004"}) {
+		t.Errorf("search_contents from window 1: %v", got)
+	}
+	got, err := svc.Context(ctx, "adopt", ContextRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.HiddenSummaries) != 1 || got.HiddenSummaries[0].EntryID != "s1" || got.NeedsBoundary {
+		t.Errorf("context after the rollover: %+v", got)
+	}
+}
