@@ -37,6 +37,7 @@ var commands = []command{
 	{"sessions", "", "list the sessions a running contextd knows, as a table"},
 	{"inspect", "FILE.jsonl", "describe one session file; --tree draws its entry tree"},
 	{"eval", "FILE.jsonl", "recoverability of a session file: per archived window, the share of dropped identifiers history search_contents and read_item give back"},
+	{"stop", "", "stop the contextd running for the state directory (found through its discovery file) and wait for it to exit"},
 	{"healthcheck", "", "exit 0 when a running contextd answers /healthz (container HEALTHCHECK, service managers)"},
 	{"openapi", "", "print the OpenAPI 3.1 spec (YAML, or --format json; --openapi-version 3.0 for its 3.0.3 downgrade)"},
 	{"version", "", "print the version, commit, Go and SQLite versions (also --version)"},

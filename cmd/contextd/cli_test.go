@@ -33,7 +33,7 @@ func TestHelpListsCommands(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
-		for _, c := range []string{"serve", "reindex", "sessions", "inspect", "healthcheck", "openapi", "version", "help"} {
+		for _, c := range []string{"serve", "reindex", "sessions", "inspect", "stop", "healthcheck", "openapi", "version", "help"} {
 			if !regexp.MustCompile(`(?m)^  ` + c + ` +\S`).MatchString(out) {
 				t.Errorf("%v does not list %q:\n%s", args, c, out)
 			}
@@ -53,6 +53,7 @@ func TestCommandHelpListsOnlyItsFlags(t *testing.T) {
 		"inspect":     {"expand", "max-line-bytes", "tree"},
 		"eval":        {"json", "mode"},
 		"healthcheck": {"addr", "quiet", "state-dir", "timeout"},
+		"stop":        {"state-dir", "timeout"},
 		"openapi":     {"format", "openapi-version"},
 		"version":     nil,
 	}

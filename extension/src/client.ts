@@ -1,11 +1,12 @@
-// HTTP client of contextd: the typed operations, optional auto-start, and
+// HTTP client of contextd: the typed operations, starting contextd when
+// none runs (launcher.ts: the bundled binary, the version handshake), and
 // calls that turn every failure into one sentence a model or a person can
 // act on. Finding contextd and checking that it is the user's own is
 // transport.ts's.
-import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { components, operations, paths } from "./generated/contextd.ts";
+import { adopt, launch, type Probe } from "./launcher.ts";
 import type { Settings } from "./settings.ts";
 import { ContextdError, DISCOVERY_FILE, type Endpoint, healthy, parseEndpoint, readDiscovery, readToken, Transport, UnreachableError } from "./transport.ts";
 
@@ -144,6 +145,8 @@ const notReached = (err: unknown): boolean => err instanceof UnreachableError &&
 export class Contextd {
 	/** Where contextd answers: unix:/path or http://host:port. */
 	url: string;
+	/** Sentences for the person running Pi from connecting (launcher.ts: a version difference, a restart). */
+	readonly notices: string[] = [];
 	private transport: Transport;
 	private readonly settings?: Settings;
 	/**
@@ -239,18 +242,42 @@ function problemDetail(text: string): string {
 /**
  * Connects to this user's contextd: the explicit URL, else the address in
  * the discovery file of the state directory (transport.ts), after contextd
- * proved it holds the token; starts the binary when autoStart is set and
- * none is running. Errors: one sentence saying what to do.
+ * proved it holds the token, with the launcher's version handshake; when
+ * none answers, starts one (launcher.ts: the bundled binary by default, or
+ * CONTEXTD_AUTOSTART=1). Errors: one sentence saying what to do.
  */
 export async function connect(s: Settings): Promise<Contextd> {
+	const probe: Probe = { healthy, readDiscovery: discoveryRecord };
 	let first: unknown;
 	try {
-		return new Contextd(await open(s), "", s);
+		const t = await open(s);
+		const d = s.url ? undefined : discoveryRecord(s.stateDir);
+		const found = await adopt(s, d?.url ?? t.endpoint.label, d, probe);
+		if (d && discoveryRecord(s.stateDir)?.pid !== d.pid) {
+			// The handshake restarted contextd: prove the new one.
+			t.close();
+			const c = new Contextd(await open(s), "", s);
+			c.notices.push(...found.notices);
+			return c;
+		}
+		const c = new Contextd(t, "", s);
+		c.notices.push(...found.notices);
+		return c;
 	} catch (err) {
 		first = err;
 	}
-	if (s.autoStart && first instanceof UnreachableError) {
-		return new Contextd(await start(s), "", s);
+	if (first instanceof UnreachableError) {
+		let launched;
+		try {
+			launched = await launch(s, probe);
+		} catch (err) {
+			throw new ContextdError((err as Error).message);
+		}
+		if (launched) {
+			const c = new Contextd(await open(s), "", s);
+			c.notices.push(...launched.notices);
+			return c;
+		}
 	}
 	if (first instanceof UnreachableError && first.code !== "") {
 		// Nothing listens at the address: say what to run, in Pi's terms.
@@ -259,31 +286,16 @@ export async function connect(s: Settings): Promise<Contextd> {
 	throw first;
 }
 
-async function start(s: Settings): Promise<Transport> {
-	const args = ["serve", "--state-dir", s.stateDir];
-	if (s.url) {
-		const ep = parseEndpoint(s.url.replace(/\/+$/, ""), "the contextd URL");
-		if (ep.socketPath) args.push("--socket", ep.socketPath);
-		else args.push("--addr", new URL(s.url).host);
-	}
-	let spawnError: Error | undefined;
-	const child = spawn(s.binary, args, { detached: true, stdio: "ignore" });
-	child.on("error", (err) => {
-		spawnError = err;
-	});
-	child.unref();
-	const deadline = Date.now() + 15_000;
-	let last: unknown;
-	while (Date.now() < deadline) {
-		if (spawnError) {
-			throw new ContextdError(`cannot start ${s.binary} (${(spawnError as NodeJS.ErrnoException).code ?? spawnError.message}); install contextd on PATH or set CONTEXTD_BIN`);
-		}
-		try {
-			return await open(s);
-		} catch (err) {
-			last = err;
-		}
-		await new Promise((r) => setTimeout(r, 100));
-	}
-	throw new ContextdError(`started ${s.binary} but it did not answer within 15 s (${(last as Error | undefined)?.message ?? "no answer"}); run \`${s.binary} serve\` by hand to see why`);
+/** The discovery file's record ({url, pid, version}) as launcher.ts reads it, after transport.ts's ownership and mode checks; undefined when there is none. */
+export interface Discovery {
+	url: string;
+	pid: number;
+	version: string;
+}
+
+export function discoveryRecord(stateDir: string): Discovery | undefined {
+	if (!readDiscovery(stateDir)) return undefined;
+	const d = JSON.parse(readFileSync(join(stateDir, DISCOVERY_FILE), "utf8")) as Partial<Discovery>;
+	if (typeof d.url !== "string") return undefined;
+	return { url: d.url, pid: typeof d.pid === "number" ? d.pid : 0, version: typeof d.version === "string" ? d.version : "" };
 }

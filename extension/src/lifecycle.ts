@@ -28,6 +28,7 @@ export function installLifecycle(host: Host, slot: SessionSlot, onRegistered: (s
 		try {
 			const c = await host.connect(settings);
 			if (!slot.live(s, ctx, "registering the session")) return;
+			for (const n of c.notices ?? []) host.notify(ctx, `contextd: ${n}`, "warning");
 			const reg = await c.call<{ problems?: Problem[] }>("PUT", s.path, {
 				session_file: s.file,
 				mode: settings.mode,

@@ -19,6 +19,8 @@ export interface ContextdPort {
 	readonly url: string;
 	/** Calls contextd; rejects with a ContextdError whose message says what failed (client.ts Contextd.call). */
 	call<T = unknown>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<T>;
+	/** Sentences for the person running Pi from connecting (launcher.ts: a version difference, a restart); shown once at session start. */
+	readonly notices?: readonly string[];
 }
 
 /** Everything a handler needs about one Pi session. */
