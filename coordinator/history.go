@@ -78,6 +78,11 @@ func (s *Service) localWindows(b *Branch) []history.Window {
 	}
 	return s.cache.windows(k, b.Seqs, b.tail, b.Cycle, func(base []history.Window, from int) []history.Window {
 		ref := b.Refs()
+		if len(base) == 0 {
+			// The prefix had no boundary: a boundary in the new part may
+			// adopt its entries (history.LocalWindows).
+			return history.LocalWindows(b.V.Tree, b.Seqs, ref)
+		}
 		for _, sq := range b.Seqs[from:] {
 			if b.V.Tree.Entries[sq].Type == session.TypeContextEdit {
 				return history.LocalWindows(b.V.Tree, b.Seqs, ref)
@@ -164,6 +169,7 @@ func onHistoryView[R any](ctx context.Context, s *Service, cc CallContext, scan 
 	if scan {
 		t.scan = ctx
 	}
+	defer s.holdLineage(ctx, t)()
 	err = s.withCachedBranch(t, cc.LeafID, func(b *Branch) error {
 		view, err := s.historyView(b, agentOf(t, cc))
 		if err != nil {
@@ -206,7 +212,8 @@ func (s *Service) SearchHistory(ctx context.Context, cc CallContext, a history.S
 			return v.Search(a)
 		}
 		k, ok := keyOf(b.Target, b.V, b.Leaf)
-		if !ok || s.cache == nil || a.Query == "" {
+		if !ok || s.cache == nil || a.Query == "" || len(b.Target.parents) > 0 {
+			// A copy's answer also depends on its parent sessions.
 			return search()
 		}
 		return s.cache.search(k, searchKeyOf(b.Target.Mode, v.Agent, a), search)

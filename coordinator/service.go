@@ -41,6 +41,9 @@ type Service struct {
 	cache *windowCache     // branches and Local windows of recent leaves (nil: no caching)
 
 	untested untestedLog // Pi versions newer than session.NewestProvenPi already logged
+	// writers are the Pi processes each session is registered from
+	// (writers.go).
+	writers *writers
 }
 
 // Option sets a seam of a Service when New builds it.
@@ -66,7 +69,7 @@ func New(index *store.Index, state *store.State, defaultMode contextd.Mode, log 
 		m = NewMetrics(nil)
 	}
 	s := &Service{Index: index, State: state, DefaultMode: defaultMode, Logger: log, Metrics: m,
-		now: time.Now, newID: func() string { return uuid.NewString() }, tree: newTreeArchives(m), cache: newWindowCache()}
+		now: time.Now, newID: func() string { return uuid.NewString() }, tree: newTreeArchives(m), cache: newWindowCache(), writers: newWriters()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -90,6 +93,9 @@ type Target struct {
 	// text: its reads first wait for a scan slot (store.Session.ReadScan),
 	// so that it takes its view when it can scan.
 	scan context.Context
+	// parents are views of the parent sessions of a Tree copy, nearest
+	// first, while withLineage holds them (lineage.go); nil otherwise.
+	parents []*store.View
 }
 
 // read is Session.Read, Session.ReadScan for a target that scans, or
@@ -162,7 +168,7 @@ func (s *Service) Resolve(ctx context.Context, sessionID string) (*Target, error
 		}
 		switch {
 		case errors.Is(err, store.ErrOutside):
-			return nil, contextd.Errorf(contextd.EForbidden, "the registered session_file of %q is outside the sessions directory %s; register a file under it", sessionID, s.Index.Root())
+			return nil, outsideError(reg.SessionFile, s.Index.Root())
 		case errors.Is(err, fs.ErrNotExist):
 			return nil, contextd.Errorf(contextd.EGone, "the registered session_file of %q does not exist; register the current file with PUT /v1/sessions/%s", sessionID, sessionID)
 		case errors.Is(err, store.ErrChanging):

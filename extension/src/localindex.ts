@@ -11,6 +11,7 @@ import { contextRemaining, deliveredThresholds, dueReminder, guardDecision, remi
 import type { PlannedEntry } from "./rollover.ts";
 import type { SessionSlot, SessionState } from "./session.ts";
 import { contextRemainingParameters } from "./tools.ts";
+import { type Problem, warnConcurrentWriters } from "./writers.ts";
 import { randomUUID } from "node:crypto";
 
 /** Sends a planned custom message (a boundary) with Pi's sendMessage. */
@@ -18,12 +19,40 @@ export function sendPlanned(host: Host, b: Pick<PlannedEntry, "customType" | "co
 	host.pi.sendMessage({ customType: b.customType, content: b.content ?? "", display: b.display ?? true, details: b.details }, options);
 }
 
-/** Appends the boundary of window 0 contextd plans when the active branch has none. Errors: a ContextdError. */
-export async function ensureWindow(host: Host, slot: SessionSlot, s: SessionState, ctx: ExtensionContext): Promise<void> {
-	if (branchIdentity(ctx.sessionManager.getBranch())) return;
+/** POST /v1/sessions/{id}/windows's answer: window 0's boundary, or an interrupted Tree rollover's missing entries (finish, appended first) and the boundary. */
+export type WindowsPlan = Result<"session-windows">;
+
+/**
+ * Appends what contextd plans when the active branch has no boundary:
+ * window 0, or the missing entries of a Tree rollover the branch's summary
+ * shows was interrupted (finish, then the boundary). Returns the plan;
+ * undefined when the branch has a boundary or the session was replaced.
+ * Errors: a ContextdError.
+ */
+export async function ensureWindow(host: Host, slot: SessionSlot, s: SessionState, ctx: ExtensionContext): Promise<WindowsPlan | undefined> {
+	if (branchIdentity(ctx.sessionManager.getBranch())) return undefined;
 	const ans = await s.need().request("session-windows", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
-	if (!slot.live(s, ctx, "opening window 0")) return;
+	if (!slot.live(s, ctx, "opening window 0")) return undefined;
+	for (const e of ans.finish ?? []) host.pi.appendEntry(e.customType, e.data);
 	for (const b of ans.append) sendPlanned(host, b);
+	return ans;
+}
+
+/** /contextd finish (Local and Tree): finishes an interrupted rollover (ensureWindow) and says what was appended, in one sentence. */
+export async function finishRollover(host: Host, slot: SessionSlot, ctx: ExtensionContext): Promise<string> {
+	const s = slot.current;
+	if (!s?.client) return `contextd: ${s?.unavailable ?? "contextd is not connected yet"}`;
+	try {
+		const ans = await ensureWindow(host, slot, s, ctx);
+		if (!ans) return "contextd: nothing to finish: this branch has a current window";
+		if (ans.finish?.length || ans.rollover_id) {
+			const what = [...(ans.finish ?? []).map((e) => e.customType), ...ans.append.map((e) => e.customType)].join(", ");
+			return `contextd: finished the interrupted rollover${ans.rollover_id ? ` ${ans.rollover_id}` : ""}: appended ${what}`;
+		}
+		return "contextd: this branch had no window; opened one";
+	} catch (err) {
+		return `contextd: ${(err as Error).message}`;
+	}
 }
 
 /**
@@ -84,6 +113,7 @@ export function installLocalHooks(host: Host, slot: SessionSlot): void {
 		}
 		s.contextError = contextErrorStep(s.contextError, undefined).last;
 		if (!slot.live(s, ctx, "the provider context")) return;
+		warnConcurrentWriters(host, s, ctx, ans.problems);
 		if (ans.awaiting_file) return;
 		try {
 			return { messages: applyProjection(event.messages as never[], ans.projection) };

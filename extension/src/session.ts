@@ -41,6 +41,8 @@ export class SessionState {
 	contextError = "";
 	/** Tree: the pending rollover and the input-holding state (tree-state.ts). */
 	tree: TreeState = initialTreeState();
+	/** The concurrent_writers warning was shown (writers.ts): once per session. */
+	writersWarned = false;
 	/** Set when the session ended or was replaced; handlers then do nothing. */
 	ended = false;
 

@@ -81,7 +81,7 @@ test("local session_start registers the session with Pi's version and opens wind
 	const ctx = new FakeCtx("s1");
 	await f.pi.emit("session_start", { reason: "startup" }, ctx);
 	assert.deepEqual(f.contextd.calls, ["register-session", "session-windows"]);
-	assert.deepEqual(f.contextd.bodies[0], { session_file: "/sessions/s1.jsonl", mode: "local", agent_name: "/root", pi_version: "0.85.1" });
+	assert.deepEqual(f.contextd.bodies[0], { session_file: "/sessions/s1.jsonl", mode: "local", agent_name: "/root", pi_version: "0.85.1", pid: process.pid });
 	// Pi 0.85 before the first assistant message: the leaf is not on disk yet.
 	assert.deepEqual(f.contextd.bodies[1], {});
 	assert.deepEqual(f.pi.log, ["sendMessage codex-context-window {}"]);
@@ -89,6 +89,38 @@ test("local session_start registers the session with Pi's version and opens wind
 	ctx.branch = [boundaryEntry(0)];
 	await f.pi.emit("session_start", { reason: "reload" }, ctx);
 	assert.deepEqual(f.contextd.calls, ["register-session", "session-windows", "register-session"]);
+});
+
+test("window 0's answer finishing an interrupted rollover: manifest and snapshot appended first, then the boundary; /contextd finish says so", async () => {
+	const f = fakeHost("local", {}, "1.6.0");
+	const finishPlan = {
+		finish: [
+			{ type: "custom", customType: "codex-context-tree-archive", data: {} },
+			{ type: "custom", customType: "codex-context-note-snapshot", data: {} },
+		],
+		rollover_id: "r1",
+		...boundaryPlan,
+	};
+	f.contextd.answers = { "register-session": {}, "session-windows": finishPlan };
+	installLocal(f.host, f.say);
+	const ctx = new FakeCtx("s1");
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	assert.deepEqual(f.pi.log, ["appendEntry codex-context-tree-archive", "appendEntry codex-context-note-snapshot", "sendMessage codex-context-window {}"]);
+	await f.pi.commands.get("contextd")?.("finish", ctx.ctx);
+	assert.deepEqual(ctx.notices, [
+		"info: contextd: finished the interrupted rollover r1: appended codex-context-tree-archive, codex-context-note-snapshot, codex-context-window",
+	]);
+});
+
+test("concurrent_writers from the registration and from /context is shown once per session, as a warning", async () => {
+	const f = fakeHost("local", {}, "1.6.0");
+	const problems = [{ reason: "concurrent_writers", detail: "2 Pi processes (pid 1, pid 2) have this session open" }];
+	f.contextd.answers = { "register-session": { problems }, "session-windows": boundaryPlan, "session-context": { mode: "local", awaiting_file: false, needs_boundary: false, projection: { start_at: null, drop: [] }, problems } };
+	installLocal(f.host, f.say);
+	const ctx = new FakeCtx("s1");
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	await f.pi.emit("context", { messages: [] }, ctx);
+	assert.deepEqual(ctx.notices, ["warning: contextd: 2 Pi processes (pid 1, pid 2) have this session open"]);
 });
 
 test("a session without a file is told it needs one; its tools say the same", async () => {

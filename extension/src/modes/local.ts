@@ -5,7 +5,8 @@
 import { ctxLeafBody } from "../branch.ts";
 import { type Host, text } from "../host.ts";
 import { installLifecycle } from "../lifecycle.ts";
-import { ensureWindow, installLocalHooks, notesGuard, registerContextRemaining, sendPlanned } from "../localindex.ts";
+import { ensureWindow, finishRollover, installLocalHooks, notesGuard, registerContextRemaining, sendPlanned } from "../localindex.ts";
+import type { PlannedEntry } from "../rollover.ts";
 import { localRouter, registerRouters } from "../router.ts";
 import { type Say, SessionSlot } from "../session.ts";
 import { registerStatus } from "../status.ts";
@@ -18,7 +19,9 @@ export const NEW_WINDOW_RESULT = "A new context window will start without summar
 export function installLocal(host: Host, say: Say): void {
 	const { pi } = host;
 	const slot = new SessionSlot(say);
-	installLifecycle(host, slot, (s, ctx) => ensureWindow(host, slot, s, ctx));
+	installLifecycle(host, slot, async (s, ctx) => {
+		await ensureWindow(host, slot, s, ctx);
+	});
 	installLocalHooks(host, slot);
 
 	pi.registerTool({
@@ -45,5 +48,5 @@ export function installLocal(host: Host, say: Say): void {
 
 	registerContextRemaining(host);
 	registerRouters(host, slot, localRouter(host, slot));
-	registerStatus(host, slot, true);
+	registerStatus(host, slot, true, (ctx) => finishRollover(host, slot, ctx));
 }

@@ -9,7 +9,7 @@ import { ctxLeafBody } from "../branch.ts";
 import { ContextdError, type RequestArgs } from "../client.ts";
 import { type Host, text } from "../host.ts";
 import { installLifecycle } from "../lifecycle.ts";
-import { ensureWindow, installLocalHooks, notesGuard, registerContextRemaining } from "../localindex.ts";
+import { ensureWindow, finishRollover, installLocalHooks, notesGuard, registerContextRemaining } from "../localindex.ts";
 import { settleRollover } from "../rollover.ts";
 import { localRouter, registerRouters } from "../router.ts";
 import { type Say, SessionSlot, type SessionState } from "../session.ts";
@@ -167,5 +167,5 @@ export function installTree(host: Host, say: Say): void {
 		}
 	});
 
-	registerStatus(host, slot, true);
+	registerStatus(host, slot, true, (ctx) => finishRollover(host, slot, ctx));
 }
