@@ -62,7 +62,7 @@ export function helpLines(): string[] {
 }
 
 /** GET /v1/sessions/{id} (fields used here; any may be missing or null). */
-export interface SessionState {
+export interface SessionAnswer {
 	state?: string;
 	window?: { windowNumber?: number; currentWindowId?: string } | null;
 	archives?: number;
@@ -85,7 +85,7 @@ export interface StatusInput {
 	/** Context used in this window (Pi's getContextUsage). */
 	usage?: { tokens: number | null; contextWindow: number; percent: number | null };
 	/** GET /v1/sessions/{id}, or the error met asking for it. */
-	session?: SessionState | null;
+	session?: SessionAnswer | null;
 	sessionError?: string;
 	/** GET …/rollovers: the reset log (null from an older contextd when there is none). */
 	log?: readonly ResetEntry[] | null;
@@ -149,7 +149,7 @@ export type FinishPlan =
  * rollover in contextd's state): append the boundary POST …/windows plans;
  * a pending rollover: settle it now.
  */
-export function finishPlan(st: SessionState | null | undefined): FinishPlan {
+export function finishPlan(st: SessionAnswer | null | undefined): FinishPlan {
 	const inc = st?.incomplete_rollover;
 	if (inc) {
 		if (inc.state === "found_in_file" || !inc.rollover_id) return { kind: "boundary" };

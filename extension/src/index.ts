@@ -17,8 +17,11 @@ import { resolveSettings, type Settings } from "./settings.ts";
 import { notify } from "./notify.ts";
 import { encryptedOutputs, isCodexTransport, NAMESPACE_SPECS, type NamespaceSpecs, remoteResult, routerMessage, shapeCodexRequest, specsFromProtocol, TRUNCATION_HEADER, truncationPolicy } from "./remote.ts";
 import { contextRemaining, deliveredThresholds, dueReminder, guardDecision, reminderMessage, type ResetEntry, resetLogLines, windowNoteWrites } from "./quality.ts";
+import { completions, finishPlan, helpLines, logLines, parseCommand, type SessionAnswer, statusLines, stillMissing } from "./command.ts";
+import { installView } from "./view.ts";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { Type } from "typebox";
 import {
 	codexArguments,
@@ -64,6 +67,13 @@ export default function contextdExtension(pi: ExtensionAPI) {
 	let pending: { rolloverId: string; sessionId: string } | undefined;
 	let internalNavigation = false;
 	let contextError = "";
+	let summarizing = false;
+	const view = installView(pi, {
+		mode,
+		reachable: () => client !== undefined && contextError === "",
+		rollover: () => (summarizing ? "summarizing" : pending ? "pending" : undefined),
+	});
+	pi.on("turn_end", async (_e, ctx) => view.refresh(ctx));
 
 	const sessionPath = () => `/v1/sessions/${encodeURIComponent(sessionId)}`;
 	const need = (): Contextd => {
@@ -75,7 +85,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 	// ---- session lifecycle -------------------------------------------------
 
 	pi.registerCommand(CAPTURE_COMMAND, {
-		description: "contextd internal: captures the command context Tree rollovers navigate with",
+		description: "contextd internal (sent by the extension itself; nothing to run by hand)",
 		handler: async (_args, ctx) => {
 			// Assigned synchronously: the context is valid until the next
 			// session replacement or reload, when session_start captures again.
@@ -149,6 +159,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 			unavailable = (err as Error).message;
 			notify(ctx, `contextd: ${unavailable}`, "error");
 		}
+		view.refresh(ctx);
 	});
 
 	pi.on("session_tree", async (_event, ctx) => {
@@ -161,6 +172,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 		} catch (err) {
 			notify(ctx, `contextd: ${(err as Error).message}`, "error");
 		}
+		view.refresh(ctx);
 	});
 
 	// ---- provider context --------------------------------------------------
@@ -232,6 +244,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 		label: "New context",
 		description: NEW_CONTEXT_DESCRIPTION,
 		parameters: Type.Object({}, { additionalProperties: false }),
+		...view.renderers("new_context"),
 		async execute(_id, _params, _signal, _onUpdate, ctx) {
 			const c = need();
 			// The notes guard (Local and Tree): did this window checkpoint anything?
@@ -302,6 +315,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 			label: ns === "history" ? "History" : "Notes",
 			description,
 			parameters,
+			...view.renderers(ns),
 			async execute(_id, params, _signal, _onUpdate, ctx) {
 				const action = (params as { action: string }).action;
 				if (!(actions as readonly string[]).includes(action)) {
@@ -414,14 +428,33 @@ export default function contextdExtension(pi: ExtensionAPI) {
 		});
 	}
 
-	async function rollover(p: { rolloverId: string; sessionId: string }, ctx: ExtensionContext): Promise<"completed" | "failed" | "deferred"> {
+	async function rollover(p: { rolloverId: string; sessionId: string }, ctx: ExtensionContext, triggerTurn = true): Promise<"completed" | "failed" | "deferred"> {
 		const c = client;
 		const cmd = commandCtx;
-		return settleRollover({
+		const from = branchIdentity(ctx)?.windowNumber;
+		const next = from === undefined ? undefined : from + 1;
+		const navigate = cmd
+			? async (id: string, o: { summarize: boolean }) => {
+					const started = Date.now();
+					summarizing = true;
+					view.refresh(ctx);
+					const stop = view.progress(ctx, from);
+					try {
+						const r = await cmd.navigateTree(id, o);
+						if (!r.cancelled) view.windowStarted(ctx, next, Date.now() - started);
+						return r;
+					} finally {
+						stop();
+						summarizing = false;
+					}
+				}
+			: undefined;
+		try {
+			return await settleRollover({
 			post: (path, body) => (c ? c.call("POST", path, body) : Promise.reject(new ContextdError(unavailable))),
 			base: `${sessionPath()}/rollovers/${encodeURIComponent(p.rolloverId)}`,
 			leafBody: () => leafBody(ctx),
-			navigateTree: cmd ? (id, o) => cmd.navigateTree(id, o) : undefined,
+			navigateTree: navigate,
 			leafEntry: () => ctx.sessionManager.getLeafEntry(),
 			getEditorText: () => ctx.ui.getEditorText(),
 			setEditorText: (t) => ctx.ui.setEditorText(t),
@@ -432,7 +465,11 @@ export default function contextdExtension(pi: ExtensionAPI) {
 				internalNavigation = on;
 			},
 			sameSession: p.sessionId === sessionId,
+			triggerTurn,
 		});
+		} finally {
+			view.refresh(ctx);
+		}
 	}
 
 	// ---- leaving Tree mode: manual /compact -----------------------------
@@ -452,39 +489,133 @@ export default function contextdExtension(pi: ExtensionAPI) {
 		});
 	}
 
-	// ---- status -------------------------------------------------------------
+	// ---- /contextd (command.ts) -------------------------------------------
 
 	pi.registerCommand("contextd", {
-		description: "Show contextd's mode, window, archives, rollovers and health",
-		handler: async (_args, ctx) => {
-			notify(ctx, await status(), "info");
+		description: "contextd: status (default), new, mode local|tree|off, finish, log, help",
+		getArgumentCompletions: (prefix) => completions(prefix),
+		handler: async (args, ctx) => {
+			const lines = await runCommand(args, ctx).catch((err: unknown) => [`contextd: ${(err as Error).message}`]);
+			notify(ctx, lines.join("\n"), "info");
+			view.refresh(ctx);
 		},
 	});
 
-	async function status(): Promise<string> {
-		const lines = [`contextd mode: ${mode}`];
-		if (!client) return [...lines, `contextd: ${unavailable}`].join("\n");
-		lines.push(`contextd: ${client.url} (${(await healthy(client.url)) ? "healthy" : "not answering /healthz"})`);
-		try {
-			const st = await client.call<{
-				window: { windowNumber: number; currentWindowId: string } | null;
-				archives?: number;
-				rollover: { state?: string; rollover_id?: string } | null;
-				incomplete_rollover: { rollover_id?: string } | null;
-				state?: string;
-			}>("GET", sessionPath());
-			lines.push(st.window ? `window ${st.window.windowNumber} (${st.window.currentWindowId})` : "no window on this branch yet");
-			if (st.archives !== undefined) lines.push(`archives: ${st.archives}`);
-			lines.push(st.rollover ? `rollover ${st.rollover.rollover_id}: ${st.rollover.state}` : "no pending rollover");
-			if (st.incomplete_rollover) lines.push(`incomplete rollover ${st.incomplete_rollover.rollover_id}: retry its commit (see contextd README)`);
-			if (local) {
-				const log = await client.call<{ rollovers: ResetEntry[] }>("GET", `${sessionPath()}/rollovers`);
-				lines.push(...resetLogLines(log.rollovers));
+	/** What /contextd ARGS prints, one line each; never throws for a missing or null answer. */
+	async function runCommand(args: string, ctx: ExtensionCommandContext): Promise<string[]> {
+		const cmd = parseCommand(args);
+		if ("error" in cmd) return [cmd.error];
+		switch (cmd.sub) {
+			case "help":
+				return helpLines();
+			case "status":
+				return statusLines(await statusInput(ctx));
+			case "log": {
+				if (!local) return [`the reset log is kept in Local and Tree mode; this session is ${mode}`];
+				const log = await need().call<{ rollovers?: ResetEntry[] | null } | null>("GET", `${sessionPath()}/rollovers`);
+				return logLines(log?.rollovers);
 			}
-		} catch (err) {
-			lines.push((err as Error).message);
+			case "mode": {
+				// Pi reloads the extension, which reads CONTEXTD_MODE again and
+				// registers the session in the new mode; later Pi processes
+				// keep their own setting.
+				process.env.CONTEXTD_MODE = cmd.mode;
+				await ctx.reload();
+				return [`contextd mode: ${cmd.mode} for this Pi process (CONTEXTD_MODE or settings.json "contextd": {"mode": …} makes it lasting)`];
+			}
+			case "new":
+				return newWindow(ctx);
+			case "finish":
+				return finish(ctx);
 		}
-		return lines.join("\n");
+	}
+
+	async function statusInput(ctx: ExtensionCommandContext) {
+		const c = client;
+		const started = autoStarted();
+		const base = { mode, branchWindow: branchIdentity(ctx), usage: ctx.getContextUsage(), started };
+		if (!c) return { ...base, unavailable };
+		let session: SessionAnswer | null = null;
+		let sessionError: string | undefined;
+		let log: ResetEntry[] | null | undefined;
+		try {
+			session = await c.call<SessionAnswer | null>("GET", sessionPath());
+			if (local) log = (await c.call<{ rollovers?: ResetEntry[] | null } | null>("GET", `${sessionPath()}/rollovers`))?.rollovers ?? null;
+		} catch (err) {
+			sessionError = (err as Error).message;
+		}
+		return { ...base, url: c.url, healthy: await healthy(c.url), session, sessionError, log };
+	}
+
+	/** The contextd a Pi started, from <state-dir>/autostart.json and its log <state-dir>/contextd.log, when there is one. */
+	function autoStarted(): { pid?: number; logFile?: string } | undefined {
+		try {
+			const a = JSON.parse(readFileSync(join(settings.stateDir, "autostart.json"), "utf8")) as { pid?: unknown };
+			if (typeof a.pid !== "number") return undefined;
+			return { pid: a.pid, logFile: join(settings.stateDir, "contextd.log") };
+		} catch {
+			return undefined;
+		}
+	}
+
+	/** /contextd new: the next window now, without a model turn. */
+	async function newWindow(ctx: ExtensionCommandContext): Promise<string[]> {
+		if (!ctx.isIdle()) return ["the model is working: ask it to call new_context, or run /contextd new once it has finished"];
+		const c = need();
+		if (mode === "remote") {
+			const next = nextIdentity(branchIdentity(ctx));
+			pi.sendMessage(boundaryMessage(settings.agentName, next, await remoteHint(ctx)));
+			return [`context window ${next.windowNumber} started`];
+		}
+		if (mode === "local") {
+			const ans = await c.call<{ append: PlannedEntry[] }>("POST", `${sessionPath()}/windows`, leafBody(ctx));
+			for (const b of ans.append) pi.sendMessage({ customType: b.customType, content: b.content ?? "", display: b.display ?? true, details: b.details });
+			const n = branchIdentity(ctx)?.windowNumber;
+			return [n === undefined ? "a new context window started" : `context window ${n} started`];
+		}
+		commandCtx = ctx;
+		const ans = await c.call<{ rollover_id: string }>("POST", `${sessionPath()}/rollovers`, { ...leafBody(ctx), command_context_ready: true });
+		const outcome = await rollover({ rolloverId: ans.rollover_id, sessionId }, ctx, false);
+		if (outcome === "deferred") pending = { rolloverId: ans.rollover_id, sessionId };
+		return outcome === "completed" ? [`context window ${branchIdentity(ctx)?.windowNumber ?? "?"} started; the previous one is archived`] : [`the rollover ${outcome === "deferred" ? "waits for tool results" : "failed (see the error above)"}`];
+	}
+
+	/** /contextd finish: completes an interrupted rollover from what contextd and the file hold. */
+	async function finish(ctx: ExtensionCommandContext): Promise<string[]> {
+		if (!local) return [`nothing to finish in ${mode} mode`];
+		const c = need();
+		const plan = finishPlan(await c.call<SessionAnswer | null>("GET", sessionPath()));
+		const base = (rid: string) => `${sessionPath()}/rollovers/${encodeURIComponent(rid)}`;
+		switch (plan.kind) {
+			case "nothing":
+				return [plan.message];
+			case "boundary":
+				await ensureBoundaryAfterArchive(ctx);
+				return [`context window ${branchIdentity(ctx)?.windowNumber ?? "?"} started: the interrupted rollover is finished`];
+			case "settle": {
+				if (!ctx.isIdle()) return ["the model is working: run /contextd finish once it has finished"];
+				commandCtx = ctx;
+				pending = undefined;
+				const outcome = await rollover({ rolloverId: plan.rolloverId, sessionId }, ctx, false);
+				return [outcome === "completed" ? "the pending rollover is finished" : `the pending rollover ${outcome === "deferred" ? "waits for tool results" : "failed (see the error above)"}`];
+			}
+			case "commit": {
+				const ans = await c.call<{ append: PlannedEntry[] }>("POST", `${base(plan.rolloverId)}/commit`, { summary_entry_id: plan.summaryEntryId });
+				const todo = stillMissing(ans.append, plan.missing);
+				for (const e of todo) if (e.type === "custom") pi.appendEntry(e.customType, e.data);
+				for (const e of todo) {
+					if (e.type === "custom_message") pi.sendMessage({ customType: e.customType, content: e.content ?? "", display: e.display ?? true, details: e.details });
+				}
+				await c.call("POST", `${base(plan.rolloverId)}/complete`).catch(() => undefined);
+				return [`the interrupted rollover is finished: ${todo.map((e) => e.customType).join(", ") || "nothing was missing"}`];
+			}
+		}
+	}
+
+	/** A rollover found in the file (summary, maybe manifest and snapshot, no boundary): the boundary contextd plans to continue the chain. */
+	async function ensureBoundaryAfterArchive(ctx: ExtensionContext): Promise<void> {
+		const ans = await need().call<{ append: PlannedEntry[] }>("POST", `${sessionPath()}/windows`, leafBody(ctx));
+		for (const b of ans.append) pi.sendMessage({ customType: b.customType, content: b.content ?? "", display: b.display ?? true, details: b.details });
 	}
 }
 

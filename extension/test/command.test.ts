@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { completions, finishPlan, logLines, parseCommand, statusLines, stillMissing } from "../src/command.ts";
-import { statusLine } from "../src/status.ts";
+import { statusLine } from "../src/statusline.ts";
 
 test("parse: no argument is status; subcommands; mode takes local, tree or off", () => {
 	assert.deepEqual(parseCommand(""), { sub: "status" });
