@@ -7,7 +7,7 @@
 import type { ExtensionAPI, ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
 import { newContextLines, rolloverProgress, type Style, toolCallLine, toolResultLines, windowCard, type WindowNumbers, windowStartedNotice } from "./render.ts";
-import { STATUS_KEY, type StatusFacts, statusLine } from "./statusline.ts";
+import { STATUS_KEY, statusLine } from "./statusline.ts";
 import { identityOf, WINDOW_TYPE } from "./windows.ts";
 
 /** The widget key of the rollover progress line. */
@@ -33,11 +33,13 @@ export function sessionWindowNumbers(entries: readonly { type: string; customTyp
 	return m;
 }
 
-/** What view needs to know about the session at a moment; index.ts answers from its state. */
+/** What view needs to know about the live session at a moment (the installers answer from its SessionState). */
 export interface ViewFacts {
 	mode: string;
+	/** contextd is registered with and its last /context call succeeded. */
 	reachable(): boolean;
-	rollover(): StatusFacts["rollover"];
+	/** A Tree rollover new_context planned and the settled phase has not taken yet. */
+	pending(): boolean;
 }
 
 export interface View {
@@ -49,11 +51,18 @@ export interface View {
 	progress(ctx: ExtensionContext, windowNumber: number | undefined): () => void;
 	/** Replaces Pi's "Navigated to selected point" with the new window's line. */
 	windowStarted(ctx: ExtensionContext, windowNumber: number | undefined, elapsedMs: number): void;
+	/**
+	 * A Tree rollover's navigateTree with the person's view around it: the
+	 * status line and progress widget while the summary is written, the new
+	 * window's notice when navigation completes.
+	 */
+	navigating(ctx: ExtensionContext, navigate: (id: string, o: { summarize: boolean }) => Promise<{ cancelled: boolean }>): (id: string, o: { summarize: boolean }) => Promise<{ cancelled: boolean }>;
 }
 
 /** Registers the window card's renderer and returns the rest for index.ts to wire. */
 export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
 	let numbers = new Map<string, number>();
+	let summarizing = false;
 	const lookup: WindowNumbers = (id) => numbers.get(id);
 	pi.registerMessageRenderer(WINDOW_TYPE, (message, options, theme) => {
 		const content = typeof message.content === "string" ? message.content : message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
@@ -86,7 +95,8 @@ export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
 				if (e.type === "custom_message") win = identityOf(e)?.windowNumber ?? win;
 			}
 			const usage = ctx.getContextUsage();
-			ctx.ui.setStatus(STATUS_KEY, statusLine({ mode: facts.mode, reachable: facts.reachable(), window: win, percent: usage?.percent ?? null, rollover: facts.rollover() }));
+			const rollover = summarizing ? "summarizing" : facts.pending() ? "pending" : undefined;
+			ctx.ui.setStatus(STATUS_KEY, statusLine({ mode: facts.mode, reachable: facts.reachable(), window: win, percent: usage?.percent ?? null, rollover }));
 		},
 		progress(ctx, windowNumber) {
 			if (!ctx.hasUI) return () => {};
@@ -106,5 +116,32 @@ export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
 			// place (interactive-mode.js showStatus, 0.85.1 and 1.6.0).
 			if (ctx.hasUI) ctx.ui.notify(windowStartedNotice(windowNumber, elapsedMs), "info");
 		},
+		navigating(ctx, navigate) {
+			return async (id, o) => {
+				let from: number | undefined;
+				for (const e of ctx.sessionManager.getBranch()) {
+					if (e.type === "custom_message") from = identityOf(e)?.windowNumber ?? from;
+				}
+				const started = Date.now();
+				summarizing = true;
+				this.refresh(ctx);
+				const stop = this.progress(ctx, from);
+				try {
+					const r = await navigate(id, o);
+					if (!r.cancelled) this.windowStarted(ctx, from === undefined ? undefined : from + 1, Date.now() - started);
+					return r;
+				} finally {
+					stop();
+					summarizing = false;
+					this.refresh(ctx);
+				}
+			};
+		},
 	};
+}
+
+/** Redraws the status line after the session is registered and at each turn's end. */
+export function installViewHooks(pi: ExtensionAPI, view: View): void {
+	pi.on("session_start", async (_e, ctx) => view.refresh(ctx));
+	pi.on("turn_end", async (_e, ctx) => view.refresh(ctx));
 }
