@@ -9,8 +9,8 @@ import (
 // TestPiExtensionCommands: /contextd and its subcommands on real Pi (0.85.1
 // and 1.6.0, RPC mode), Local and Tree, in a brand-new session (no
 // rollover yet: the reset log is empty), after /contextd new started a
-// window without a model turn, after contextd restarted, and with nothing
-// to finish; no subcommand ends in an error.
+// window without a model turn, after contextd restarted, with nothing to
+// finish, and in a fork of the session; no subcommand ends in an error.
 func TestPiExtensionCommands(t *testing.T) {
 	eachPi(t, func(t *testing.T, v piVersion) {
 		for _, mode := range []string{"local", "tree"} {
@@ -79,6 +79,18 @@ func TestPiExtensionCommands(t *testing.T) {
 				r.startContextd()
 				has(run("/contextd", "contextd mode: "+mode), "(healthy)", "window 1 (", "rollovers: 1 (last 1):")
 				has(run("/contextd finish", "nothing to finish"), "no interrupted rollover on this branch: nothing to finish")
+
+				// A fork from the prompt: a new session holding window 0 only.
+				var hello string
+				for _, e := range es {
+					if e.Message != nil && e.Message.Role == "user" && strings.Contains(e.Message.text(), "hello") {
+						hello = e.ID
+					}
+				}
+				if resp := p.command(map[string]any{"type": "fork", "entryId": hello}); resp["success"] != true {
+					t.Fatalf("fork: %v", resp)
+				}
+				has(run("/contextd", "contextd mode: "+mode), "(healthy)", "window 0 (", "no rollovers yet")
 
 				if n := p.notices("error"); len(n) != 0 {
 					t.Errorf("UI errors: %q", n)
