@@ -10,7 +10,8 @@ import (
 // and 1.6.0, RPC mode), Local and Tree, in a brand-new session (no
 // rollover yet: the reset log is empty), after /contextd new started a
 // window without a model turn, after contextd restarted, with nothing to
-// finish, and in a fork of the session; no subcommand ends in an error.
+// finish, in a fork of the session, and after /contextd mode switched the
+// fork to the other mode; no subcommand ends in an error.
 func TestPiExtensionCommands(t *testing.T) {
 	eachPi(t, func(t *testing.T, v piVersion) {
 		for _, mode := range []string{"local", "tree"} {
@@ -91,6 +92,12 @@ func TestPiExtensionCommands(t *testing.T) {
 					t.Fatalf("fork: %v", resp)
 				}
 				has(run("/contextd", "contextd mode: "+mode), "(healthy)", "window 0 (", "no rollovers yet")
+
+				// The other mode for this Pi process: Pi reloads the extension,
+				// which registers the session in it.
+				other := map[string]string{"local": "tree", "tree": "local"}[mode]
+				has(run("/contextd mode "+other, "contextd mode: "+other+" in this Pi process"), "contextd mode: "+other)
+				has(run("/contextd", "contextd mode: "+other+"\n"), "(healthy)", "window 0 (")
 
 				if n := p.notices("error"); len(n) != 0 {
 					t.Errorf("UI errors: %q", n)

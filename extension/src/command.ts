@@ -69,7 +69,7 @@ export interface SessionAnswer {
 	rollover?: { rollover_id?: string; state?: string; mode?: string } | null;
 	incomplete_rollover?: { rollover_id?: string; state?: string; summary_entry_id?: string; missing?: string[] | null } | null;
 	rollover_loop?: { windows?: number } | null;
-	problems?: { kind?: string; detail?: string }[] | null;
+	problems?: { reason?: string; detail?: string; line?: number }[] | null;
 }
 
 export interface StatusInput {
@@ -124,7 +124,7 @@ export function statusLines(s: StatusInput): string[] {
 		const inc = st.incomplete_rollover;
 		if (inc) lines.push(`an interrupted rollover (${inc.state ?? "?"}${inc.missing?.length ? `, missing ${inc.missing.join(", ")}` : ""}): run /contextd finish`);
 		if (st.rollover_loop?.windows) lines.push(`the last ${st.rollover_loop.windows} windows made no progress: the model keeps calling new_context`);
-		for (const p of st.problems ?? []) lines.push(`problem: ${p.kind ?? "?"}${p.detail ? ` (${p.detail})` : ""}`);
+		for (const p of st.problems ?? []) lines.push(`problem: ${p.detail ?? p.reason ?? "?"}${p.line ? ` (line ${p.line})` : ""}`);
 	}
 	if (s.log !== undefined) lines.push(...resetLogLines(s.log ?? []));
 	return lines;

@@ -56,9 +56,11 @@ export async function runCommand(host: Host, slot: SessionSlot, actions: Command
 			// Pi reloads the extension, which reads CONTEXTD_MODE again and
 			// registers the session in the new mode; other Pi processes keep
 			// their own setting.
+			// ctx is stale once the extension reloaded: the line is said first.
 			process.env.CONTEXTD_MODE = cmd.mode;
+			host.notify(ctx, `contextd mode: ${cmd.mode} in this Pi process (CONTEXTD_MODE, or "contextd": {"mode": …} in settings.json, makes it lasting)`, "info");
 			await ctx.reload();
-			return [`contextd mode: ${cmd.mode} in this Pi process (CONTEXTD_MODE, or "contextd": {"mode": …} in settings.json, makes it lasting)`];
+			return [];
 		}
 		case "new":
 			if (!s) return [NOT_CONNECTED];
@@ -134,7 +136,8 @@ export function registerStatus(host: Host, slot: SessionSlot, actions: CommandAc
 		getArgumentCompletions: (prefix) => completions(prefix),
 		handler: async (args, ctx) => {
 			const lines = await runCommand(host, slot, actions, args, ctx).catch((err: unknown) => [`contextd: ${(err as Error).message}`]);
-			if (lines.length) host.notify(ctx, lines.join("\n"), "info");
+			if (lines.length === 0) return; // nothing to say, or the extension reloaded (/contextd mode) and ctx is stale
+			host.notify(ctx, lines.join("\n"), "info");
 			view?.refresh(ctx);
 		},
 	});

@@ -59,6 +59,7 @@ test("status after rollovers, with usage, an auto-started contextd and an interr
 			archives: 0,
 			rollover: null,
 			incomplete_rollover: { rollover_id: "r9", state: "committed", summary_entry_id: "s1", missing: ["codex-context-window"] },
+			problems: [{ reason: "awaiting_file", detail: "the session file does not exist yet", line: 3 }],
 		},
 		log: [
 			{ mode: "local", state: "completed", from: { number: 0 }, to: { number: 1 }, archived: null, note_files: 1, window_note_writes: 1, durations: { total_ms: 12 } },
@@ -73,6 +74,7 @@ test("status after rollovers, with usage, an auto-started contextd and an interr
 		"context used in this window: 25% (50000 of 200000 tokens)",
 		"no pending rollover",
 		"an interrupted rollover (committed, missing codex-context-window): run /contextd finish",
+		"problem: the session file does not exist yet (line 3)",
 		"rollovers: 2 (last 2):",
 		"  window 0 → 1 local completed, 1 note files, 12 ms",
 		"  window 1 → 2 local completed, 1 note files, no notes written in the window",
