@@ -21,7 +21,7 @@ import (
 // exist yet is listed with state awaiting_file under its own id and the
 // path contextd will read; re-registering it elsewhere leaves exactly one
 // row for it, at the new path; a directory named dir.jsonl is listed as
-// unreadable ("not a regular file"), as the README's security table says.
+// unreadable ("not a regular file"), as docs/security.md's table says.
 func TestSessionsListAwaitingAndDirectory(t *testing.T) {
 	s := newTestServer(t, serverOptions{}, piTree("local-basic.jsonl"))
 	if err := os.Mkdir(filepath.Join(s.Sessions, "dir.jsonl"), 0o700); err != nil {

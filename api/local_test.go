@@ -1998,7 +1998,7 @@ func TestRegisterBeforeFileExists(t *testing.T) {
 	}
 }
 
-// TestRegisterRelativeToSessionsDir: the README's registration example
+// TestRegisterRelativeToSessionsDir: docs/api.md's registration example
 // names the file relative to the sessions directory (here "pi-tree/…",
 // as with --sessions-dir ./testdata); it registers. A relative path that
 // names no file is registered where contextd looked (the extension

@@ -242,7 +242,7 @@ type SessionState struct {
 	Registration    *contextd.Registration `json:"registration"`
 	Rollover        *RolloverInfo          `json:"rollover" doc:"The open rollover, null when none."`
 	Incomplete      *IncompleteRollover    `json:"incomplete_rollover" doc:"A rollover whose branch summary landed but whose manifest did not; its commit can be retried."`
-	RolloverLoop    *RolloverLoop          `json:"rollover_loop" doc:"A rollover loop on the active branch: the last 3 or more closed windows held no user message and no successful tool result (README \"Tool-call pairing\"); null when none."`
+	RolloverLoop    *RolloverLoop          `json:"rollover_loop" doc:"A rollover loop on the active branch: the last 3 or more closed windows held no user message and no successful tool result (docs/modes.md \"Tool-call pairing\"); null when none."`
 }
 
 // SessionStateOf answers GET /v1/sessions/{session_id}.

@@ -437,6 +437,18 @@ func (p *piProc) notices(level string) []string {
 }
 
 // stop closes stdin and waits for Pi to exit.
+// notice is the first info notice that starts with prefix (the /contextd
+// report: the extension also says "context window N started" after a Tree
+// rollover), or "".
+func (p *piProc) notice(prefix string) string {
+	for _, n := range p.notices("info") {
+		if strings.HasPrefix(n, prefix) {
+			return n
+		}
+	}
+	return ""
+}
+
 func (p *piProc) stop() {
 	p.stdin.Close()
 	select {

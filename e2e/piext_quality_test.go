@@ -152,8 +152,8 @@ func TestPiExtensionNotesGuard(t *testing.T) {
 				}
 				// /contextd shows the last rollovers.
 				p.command(map[string]any{"type": "prompt", "message": "/contextd"})
-				p.waitFor("the /contextd status", 30*time.Second, func([]map[string]any) bool { return len(p.notices("info")) > 0 })
-				status := p.notices("info")[0]
+				p.waitFor("the /contextd status", 30*time.Second, func([]map[string]any) bool { return p.notice("contextd mode:") != "" })
+				status := p.notice("contextd mode:")
 				wantLine := fmt.Sprintf("  window 0 → 1 %s completed, %d entries, ", mode, rl.Archived.Entries)
 				for _, w := range []string{"rollovers: 1 (last 1):", wantLine, "no notes written in the window"} {
 					if !strings.Contains(status, w) {

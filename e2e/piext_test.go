@@ -323,8 +323,8 @@ func TestPiExtensionTree(t *testing.T) {
 		}
 		// /contextd shows mode, window, rollovers and health.
 		p.command(map[string]any{"type": "prompt", "message": "/contextd"})
-		p.waitFor("the /contextd status", 30*time.Second, func([]map[string]any) bool { return len(p.notices("info")) > 0 })
-		status := p.notices("info")[0]
+		p.waitFor("the /contextd status", 30*time.Second, func([]map[string]any) bool { return p.notice("contextd mode:") != "" })
+		status := p.notice("contextd mode:")
 		for _, want := range []string{"contextd mode: tree", r.address() + " (healthy)", fmt.Sprintf("window 1 (%s)", w1.CurrentWindowID), "no pending rollover"} {
 			if !strings.Contains(status, want) {
 				t.Errorf("/contextd status lacks %q:\n%s", want, status)

@@ -47,7 +47,7 @@ const maxCachedRegistrations = 1 << 14
 // later loss or damage of state.db-wal, and (synchronous=FULL) a power
 // cut. The writer runs with PRAGMA synchronous=FULL (the WAL is fsynced at
 // each commit) and each write is followed by a TRUNCATE checkpoint (see
-// write). The cost is measured by BenchmarkStateWrite (README "State
+// write). The cost is measured by BenchmarkStateWrite (docs/reliability.md "State
 // durability").
 func OpenState(ctx context.Context, path string) (*State, error) {
 	db, err := openDB(ctx, path, migrations.State, "state", "FULL")

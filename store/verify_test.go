@@ -13,7 +13,7 @@ import (
 
 // BenchmarkContentCheck measures the change detection of indexed bytes
 // (verify.go) on the generated session (CONTEXTD_BENCH_MB, default 32;
-// README "Index: detecting changed bytes" quotes a 128 MiB run):
+// docs/reliability.md "Detecting changed bytes" quotes a 128 MiB run):
 //
 //   - sync-unchanged: a Sync of an unchanged file (a stat, no read);
 //   - sync-appended: a Sync after Pi appended one line (first-line hash,

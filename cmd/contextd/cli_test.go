@@ -353,10 +353,10 @@ pi-tree/tree-basic.jsonl                v3  tree       62 entries  1 archive
 	}
 }
 
-// TestREADMETreeDrawing: the drawing README "Inspecting a session" shows is
-// the current output of the command it names.
+// TestREADMETreeDrawing: the drawing docs/operations.md "Inspecting a
+// session" shows is the current output of the command it names.
 func TestREADMETreeDrawing(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ func TestREADMETreeDrawing(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(readme), "contextd inspect --tree testdata/pi-tree/tree-basic.jsonl\n```\n\n```text\n"+out+"```\n") {
-		t.Errorf("README does not show the current drawing of tree-basic.jsonl:\n%s", out)
+		t.Errorf("docs/operations.md does not show the current drawing of tree-basic.jsonl:\n%s", out)
 	}
 }
 

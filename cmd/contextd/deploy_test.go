@@ -357,19 +357,19 @@ var dockerValueOptions = map[string]bool{"-v": true, "--volume": true, "-p": tru
 	"--name": true, "--user": true, "-u": true, "--restart": true, "--entrypoint": true, "--mount": true, "--filter": true}
 
 // TestREADMEDockerCommands: every `docker run … contextd ARGS` and `docker
-// exec NAME contextd ARGS` in the README's Docker section passes ARGS (with
+// exec NAME contextd ARGS` in docs/operations.md's Docker section passes ARGS (with
 // the image's ENV and the command's -e settings) to a contextd command
 // that parses; the registration path mapping in it maps the host sessions
 // directory onto /sessions.
 func TestREADMEDockerCommands(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	readme := string(b)
 	i := strings.Index(readme, "\n## Docker\n")
 	if i < 0 {
-		t.Fatal("README has no ## Docker section")
+		t.Fatal("docs/operations.md has no ## Docker section")
 	}
 	section := readme[i+1:]
 	if j := strings.Index(section[3:], "\n## "); j >= 0 {

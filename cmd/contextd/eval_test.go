@@ -58,10 +58,10 @@ func TestEval(t *testing.T) {
 	}
 }
 
-// TestREADMEEval: the eval table README "Rollover quality" shows is what
+// TestREADMEEval: the eval table docs/rollover-quality.md shows is what
 // contextd eval prints for tree-multi.jsonl.
 func TestREADMEEval(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "rollover-quality.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +70,6 @@ func TestREADMEEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(readme), "$ contextd eval testdata/pi-tree/tree-multi.jsonl\n"+out) {
-		t.Errorf("README does not show the current eval of tree-multi.jsonl:\n%s", out)
+		t.Errorf("docs/rollover-quality.md does not show the current eval of tree-multi.jsonl:\n%s", out)
 	}
 }

@@ -552,7 +552,7 @@ func statOwner(fi os.FileInfo, err error) (int, bool) {
 // the state directory has a token file and the index of an earlier run but
 // no state.db (deleted by hand, or lost with its disk), so the new one
 // holds no registration and no rollover. A token file alone is no sign of
-// an earlier run (the README suggests writing one before the first
+// an earlier run (docs/security.md suggests writing one before the first
 // start), and an existing state.db with no registration is a run the
 // extension never registered with. What the session files hold is still
 // served: unregistered sessions get the mode their file shows

@@ -100,7 +100,7 @@ func TestServe(t *testing.T) {
 	if !bytes.Contains(body, []byte(`"session_id":"019f3d67-b1fd-7c0a-87d5-9b46277407ba"`)) || !bytes.Contains(body, []byte(`"entries":62`)) || !bytes.Contains(body, []byte(`"entries":1011`)) {
 		t.Errorf("sessions = %s", body)
 	}
-	// The documented metrics (README "Metrics") that these requests feed,
+	// The documented metrics (docs/operations.md "Metrics") that these requests feed,
 	// on the dedicated registry served at /metrics.
 	req, _ = http.NewRequest("GET", "http://"+addr+"/metrics", nil)
 	req.Header.Set("X-Contextd-Token", strings.TrimSpace(string(tok)))
@@ -219,7 +219,7 @@ func TestReindex(t *testing.T) {
 	}
 }
 
-// TestOwnTokenIsNoLostState: a token the user wrote (README: write your
+// TestOwnTokenIsNoLostState: a token the user wrote (docs/security.md: write your
 // own when the generated one is weak) in an empty state directory is
 // used, and the first start logs no error; neither does a second start
 // after a run no extension registered with. A state.db deleted after a

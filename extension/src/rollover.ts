@@ -39,6 +39,8 @@ export interface RolloverDeps {
 	setInternalNavigation(on: boolean): void;
 	/** False when the session changed between the tool phase and now. */
 	sameSession: boolean;
+	/** Whether the boundary starts a turn (default true: new_context's run goes on in the new window; /contextd new starts none). */
+	triggerTurn?: boolean;
 }
 
 /**
@@ -89,6 +91,11 @@ export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> 
 		d.setInternalNavigation(false);
 	}
 	if (cancelled) return fail("navigation was cancelled; the old branch is kept", true);
+	// Interactive Pi puts the text of a custom-message target (the
+	// boundary) into an empty editor when navigation ends
+	// (interactive-mode.js navigateTree, 0.85.1 and 1.6.0): it is not the
+	// person's, so the editor is emptied again at once.
+	if (!editorText && d.getEditorText()) d.setEditorText("");
 	const leaf = d.leafEntry();
 	if (!leaf || leaf.type !== "branch_summary") {
 		return fail("navigation did not append a branch summary; run /contextd to inspect the session", true);
@@ -106,7 +113,7 @@ export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> 
 	}
 	for (const e of commit.append) {
 		if (e.type === "custom_message") {
-			d.sendMessage({ customType: e.customType, content: e.content ?? "", display: e.display ?? true, details: e.details }, { triggerTurn: true });
+			d.sendMessage({ customType: e.customType, content: e.content ?? "", display: e.display ?? true, details: e.details }, { triggerTurn: d.triggerTurn ?? true });
 		}
 	}
 	try {

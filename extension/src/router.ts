@@ -10,6 +10,7 @@ import { type Host, type Text, text } from "./host.ts";
 import { isCodexTransport, remoteResult, TRUNCATION_HEADER, truncationPolicy } from "./remote.ts";
 import type { PlannedEntry } from "./rollover.ts";
 import type { ContextdPort, SessionSlot } from "./session.ts";
+import type { View } from "./view.ts";
 import { codexArguments, HISTORY_ACTIONS, HISTORY_DESCRIPTION, historyParameters, NOTES_ACTIONS, NOTES_DESCRIPTION, notesParameters } from "./tools.ts";
 
 /** The operation id of a router call: namespace-action, e.g. history-read_item; each is an operation of the OpenAPI document. */
@@ -37,9 +38,9 @@ export type RouterRun = (ns: "history" | "notes", action: string, args: Record<s
 /**
  * Registers `history` then `notes`. An unknown action is refused with the
  * list of known ones; the call runs with the session's context
- * (session_id, current_agent_name).
+ * (session_id, current_agent_name). view: how the person sees calls and results (view.ts).
  */
-export function registerRouters(host: Host, slot: SessionSlot, run: RouterRun): void {
+export function registerRouters(host: Host, slot: SessionSlot, run: RouterRun, view?: View): void {
 	for (const [ns, actions, description, parameters] of [
 		["history", HISTORY_ACTIONS, HISTORY_DESCRIPTION, historyParameters],
 		["notes", NOTES_ACTIONS, NOTES_DESCRIPTION, notesParameters],
@@ -49,6 +50,7 @@ export function registerRouters(host: Host, slot: SessionSlot, run: RouterRun): 
 			label: ns === "history" ? "History" : "Notes",
 			description,
 			parameters,
+			...view?.renderers(ns),
 			async execute(_id, params, _signal, _onUpdate, ctx) {
 				const action = (params as { action: string }).action;
 				if (!(actions as readonly string[]).includes(action)) {

@@ -1,51 +1,137 @@
-// The /contextd command: the mode, contextd's address and health, the
-// current window, archives, the pending or incomplete rollover and (Local,
-// Tree) the last rollovers of the reset log.
+// The /contextd command (command.ts plans it): status (the default), new,
+// mode, finish, log and help, with argument completion. It never throws:
+// every failure, and every null or missing field in contextd's answers,
+// becomes a line of the report.
 import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { branchIdentity, ctxLeafBody } from "./branch.ts";
+import { completions, finishPlan, helpLines, logLines, parseCommand, type SessionAnswer, type StatusInput, statusLines, stillMissing } from "./command.ts";
 import type { Host } from "./host.ts";
-import { resetLogLines } from "./quality.ts";
-import { NOT_CONNECTED, type SessionSlot } from "./session.ts";
+import { ensureWindow } from "./localindex.ts";
+import type { ResetEntry } from "./quality.ts";
+import type { PlannedEntry } from "./rollover.ts";
+import { NOT_CONNECTED, type SessionSlot, type SessionState } from "./session.ts";
+import type { RolloverOutcome } from "./tree-state.ts";
+import type { View } from "./view.ts";
 
-/** The /contextd report of the live session, one fact a line. resetLog: also list the reset log (Local and Tree). */
-export async function status(host: Host, slot: SessionSlot, resetLog: boolean): Promise<string> {
-	const lines = [`contextd mode: ${host.settings.mode}`];
-	const s = slot.current;
-	if (!s?.client) return [...lines, `contextd: ${s?.unavailable ?? NOT_CONNECTED}`].join("\n");
-	const client = s.client;
-	lines.push(`contextd: ${client.url} (${(await host.healthy(client.url)) ? "healthy" : "not answering /healthz"})`);
-	try {
-		const st = await client.request("get-session", { path: s.params });
-		lines.push(st.window ? `window ${st.window.windowNumber} (${st.window.currentWindowId})` : "no window on this branch yet");
-		if (st.archives !== undefined) lines.push(`archives: ${st.archives}`);
-		lines.push(st.rollover ? `rollover ${st.rollover.rollover_id}: ${st.rollover.state}` : "no pending rollover");
-		const inc = st.incomplete_rollover;
-		if (inc) {
-			const id = inc.rollover_id ? ` ${inc.rollover_id}` : "";
-			const missing = inc.missing?.length ? ` (missing ${inc.missing.join(", ")})` : "";
-			lines.push(`interrupted rollover${id}${missing}: run /contextd finish`);
-		}
-		if (resetLog) {
-			const log = await client.request("rollover-log", { path: s.params });
-			lines.push(...resetLogLines(log.rollovers));
-		}
-	} catch (err) {
-		lines.push((err as Error).message);
-	}
-	return lines.join("\n");
+/** What a mode lets /contextd do besides reporting. */
+export interface CommandActions {
+	/** Local and Tree: GET …/rollovers is the reset log, and an interrupted rollover can be finished. */
+	resetLog: boolean;
+	/** Starts the next window now (Pi is idle); returns the report's lines. */
+	newWindow(s: SessionState, ctx: ExtensionCommandContext): Promise<string[]>;
+	/** Tree: runs the settled phase of a pending rollover now. */
+	settle?(s: SessionState, rolloverId: string, ctx: ExtensionCommandContext): Promise<RolloverOutcome>;
 }
 
-/** Registers /contextd; with finish (Local and Tree), `/contextd finish` runs it and shows its sentence. */
-export function registerStatus(host: Host, slot: SessionSlot, resetLog: boolean, finish?: (ctx: ExtensionCommandContext) => Promise<string>): void {
+/** The contextd a Pi started: <state-dir>/autostart.json's pid (written by the auto-start) and its log, <state-dir>/contextd.log. */
+export function autoStarted(stateDir: string, read: (p: string) => string = (p) => readFileSync(p, "utf8")): { pid?: number; logFile?: string } | undefined {
+	try {
+		const a = JSON.parse(read(join(stateDir, "autostart.json"))) as { pid?: unknown };
+		return typeof a.pid === "number" ? { pid: a.pid, logFile: join(stateDir, "contextd.log") } : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/** The report of /contextd ARGS, one line each. */
+export async function runCommand(host: Host, slot: SessionSlot, actions: CommandActions, args: string, ctx: ExtensionCommandContext): Promise<string[]> {
+	const cmd = parseCommand(args);
+	if ("error" in cmd) return [cmd.error];
+	const mode = host.settings.mode;
+	const s = slot.current;
+	switch (cmd.sub) {
+		case "help":
+			return helpLines();
+		case "status":
+			return statusLines(await statusInput(host, actions, s, ctx));
+		case "log": {
+			if (!actions.resetLog) return [`the reset log is kept in Local and Tree mode; this session is ${mode}`];
+			if (!s) return [NOT_CONNECTED];
+			const log = await s.need().request("rollover-log", { path: s.params });
+			return logLines(log?.rollovers);
+		}
+		case "mode": {
+			// Pi reloads the extension, which reads CONTEXTD_MODE again and
+			// registers the session in the new mode; other Pi processes keep
+			// their own setting.
+			// ctx is stale once the extension reloaded: the line is said first.
+			process.env.CONTEXTD_MODE = cmd.mode;
+			host.notify(ctx, `contextd mode: ${cmd.mode} in this Pi process (CONTEXTD_MODE, or "contextd": {"mode": …} in settings.json, makes it lasting)`, "info");
+			await ctx.reload();
+			return [];
+		}
+		case "new":
+			if (!s) return [NOT_CONNECTED];
+			if (!ctx.isIdle()) return ["the model is working: ask it to call new_context, or run /contextd new once it has finished"];
+			return actions.newWindow(s, ctx);
+		case "finish":
+			if (!s) return [NOT_CONNECTED];
+			return finish(host, slot, actions, s, ctx);
+	}
+}
+
+async function statusInput(host: Host, actions: CommandActions, s: SessionState | undefined, ctx: ExtensionCommandContext): Promise<StatusInput> {
+	const base: StatusInput = {
+		mode: host.settings.mode,
+		branchWindow: branchIdentity(ctx.sessionManager.getBranch()),
+		usage: ctx.getContextUsage(),
+		started: autoStarted(host.settings.stateDir),
+	};
+	const c = s?.client;
+	if (!s || !c) return { ...base, unavailable: s?.unavailable ?? NOT_CONNECTED };
+	const out: StatusInput = { ...base, url: c.url, healthy: await host.healthy(c.url) };
+	try {
+		out.session = (await c.request("get-session", { path: s.params })) as SessionAnswer | null;
+		if (actions.resetLog) out.log = (await c.request("rollover-log", { path: s.params }))?.rollovers ?? null;
+	} catch (err) {
+		out.sessionError = (err as Error).message;
+	}
+	return out;
+}
+
+/** /contextd finish: completes an interrupted rollover from what contextd and the file hold. */
+async function finish(host: Host, slot: SessionSlot, actions: CommandActions, s: SessionState, ctx: ExtensionCommandContext): Promise<string[]> {
+	if (!actions.resetLog) return [`nothing to finish in ${host.settings.mode} mode`];
+	const c = s.need();
+	const plan = finishPlan((await c.request("get-session", { path: s.params })) as SessionAnswer | null);
+	const windowLine = () => `context window ${branchIdentity(ctx.sessionManager.getBranch())?.windowNumber ?? "?"} started`;
+	switch (plan.kind) {
+		case "nothing":
+		case "boundary":
+		case "commit": {
+			// contextd plans what the file lacks (POST …/windows): an
+			// interrupted rollover's manifest and note snapshot, then the
+			// boundary that continues the chain, whether its own state holds
+			// the rollover or was lost (then only the file tells).
+			const ans = await ensureWindow(host, slot, s, ctx);
+			if (!slot.live(s, ctx, "/contextd finish")) return [];
+			if (!ans) return [plan.kind === "nothing" ? plan.message : "nothing to finish: this branch has a current window"];
+			if (plan.kind === "commit") await c.request("rollover-complete", { path: { ...s.params, rollover_id: plan.rolloverId } }).catch(() => undefined);
+			const what = [...(ans.finish ?? []), ...ans.append].map((e) => e.customType).join(", ");
+			if (plan.kind === "nothing" && !ans.finish?.length && !ans.rollover_id) return [`this branch had no window; opened one (${what})`];
+			return [`contextd: finished the interrupted rollover${ans.rollover_id ? ` ${ans.rollover_id}` : ""}: appended ${what}`];
+		}
+		case "settle": {
+			if (!actions.settle) return [`rollover ${plan.rolloverId} is ${host.settings.mode === "local" ? "Local and needs no settled phase" : "pending"}`];
+			if (!ctx.isIdle()) return ["the model is working: run /contextd finish once it has finished"];
+			const outcome = await actions.settle(s, plan.rolloverId, ctx);
+			return [outcome === "completed" ? `${windowLine()}: the pending rollover is finished` : `the pending rollover ${outcome === "deferred" ? "waits for tool results" : "failed (see the error above)"}`];
+		}
+	}
+}
+
+/** Registers /contextd with its subcommands and their completion. */
+export function registerStatus(host: Host, slot: SessionSlot, actions: CommandActions, view?: View): void {
 	host.pi.registerCommand("contextd", {
-		description: finish
-			? "Show contextd's mode, window, archives, rollovers and health; /contextd finish completes an interrupted rollover"
-			: "Show contextd's mode, window, archives, rollovers and health",
+		description: "contextd: status (default), new, mode local|tree|off, finish, log, help",
+		getArgumentCompletions: (prefix) => completions(prefix),
 		handler: async (args, ctx) => {
-			if (finish && args.trim() === "finish") {
-				host.notify(ctx, await finish(ctx), "info");
-				return;
-			}
-			host.notify(ctx, await status(host, slot, resetLog), "info");
+			const lines = await runCommand(host, slot, actions, args, ctx).catch((err: unknown) => [`contextd: ${(err as Error).message}`]);
+			if (lines.length === 0) return; // nothing to say, or the extension reloaded (/contextd mode) and ctx is stale
+			host.notify(ctx, lines.join("\n"), "info");
+			view?.refresh(ctx);
 		},
 	});
 }

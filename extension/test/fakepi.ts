@@ -23,6 +23,8 @@ export class FakePi {
 	readonly handlers = new Map<string, Handler[]>();
 	readonly tools: FakeTool[] = [];
 	readonly commands = new Map<string, (args: string, ctx: unknown) => Promise<void>>();
+	/** customTypes given a message renderer (registerMessageRenderer). */
+	readonly renderers: string[] = [];
 	/** Every write, one line each: "sendMessage <customType> <options>", "sendUserMessage <text> <options>", "appendEntry <customType>". */
 	readonly log: string[] = [];
 	readonly sent: { message: { customType: string; content: string; details: unknown }; options: unknown }[] = [];
@@ -38,6 +40,9 @@ export class FakePi {
 			},
 			registerCommand: (name: string, o: { handler: (args: string, ctx: unknown) => Promise<void> }) => {
 				this.commands.set(name, o.handler);
+			},
+			registerMessageRenderer: (customType: string) => {
+				this.renderers.push(customType);
 			},
 			sendMessage: (m: { customType: string; content: string; details: unknown }, options?: unknown) => {
 				this.sent.push({ message: m, options });
@@ -90,6 +95,8 @@ export class FakeCtx {
 	model: { api: string; provider: string; id: string } | undefined;
 	apiKey: string | undefined;
 	readonly notices: string[] = [];
+	/** The footer status lines set (ctx.ui.setStatus), by key. */
+	readonly statuses = new Map<string, string | undefined>();
 	aborted = false;
 
 	/** file null: a session that is not persisted (--no-session). */
@@ -108,6 +115,10 @@ export class FakeCtx {
 				setEditorText: (t: string) => {
 					this.editor = t;
 				},
+				setStatus: (key: string, t: string | undefined) => {
+					this.statuses.set(key, t);
+				},
+				setWidget: () => {},
 			},
 			sessionManager: {
 				getSessionId: () => this.sessionId,

@@ -32,7 +32,8 @@ test("off registers nothing", () => {
 test("local registers its hooks, four tools in order and /contextd", () => {
 	const f = fakeHost("local");
 	installLocal(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["context", "session_shutdown", "session_start", "session_tree", "turn_end"]);
+	// session_start and turn_end twice: the second handlers redraw the status line (view.ts).
+	assert.deepEqual(f.pi.events(), ["context", "session_shutdown", "session_start×2", "session_tree", "turn_end×2"]);
 	assert.deepEqual(
 		f.pi.tools.map((t) => t.name),
 		["new_context", "get_context_remaining", "history", "notes"],
@@ -43,7 +44,7 @@ test("local registers its hooks, four tools in order and /contextd", () => {
 test("tree adds input holding, agent events, /compact and the capture command", () => {
 	const f = fakeHost("tree");
 	installTree(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["agent_settled", "agent_start", "context", "input", "session_before_compact", "session_shutdown", "session_start", "session_tree", "turn_end"]);
+	assert.deepEqual(f.pi.events(), ["agent_settled", "agent_start", "context", "input", "session_before_compact", "session_shutdown", "session_start×2", "session_tree", "turn_end×2"]);
 	assert.deepEqual(
 		f.pi.tools.map((t) => t.name),
 		["new_context", "get_context_remaining", "history", "notes"],
@@ -54,7 +55,7 @@ test("tree adds input holding, agent events, /compact and the capture command", 
 test("remote registers the Codex wire hooks and three tools; no local index hooks", () => {
 	const f = fakeHost("remote");
 	installRemote(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_shutdown", "session_start"]);
+	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_shutdown", "session_start×2", "turn_end"]);
 	assert.deepEqual(
 		f.pi.tools.map((t) => t.name),
 		["new_context", "history", "notes"],
@@ -65,7 +66,7 @@ test("remote registers the Codex wire hooks and three tools; no local index hook
 test("remote with an unusable schema file: a second session_start says so and Codex requests fail", async () => {
 	const f = fakeHost("remote", { codexSchemaFile: "/nope/protocol.json" });
 	installRemote(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_shutdown", "session_start×2"]);
+	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_shutdown", "session_start×3", "turn_end"]);
 	const ctx = new FakeCtx();
 	ctx.model = { api: "openai-codex-responses", provider: "openai-codex", id: "gpt" };
 	const [h] = f.pi.handlers.get("before_provider_request") ?? [];
@@ -364,5 +365,28 @@ test("/contextd reports the mode and why contextd is not connected", async () =>
 	installTree(f.host, f.say);
 	const ctx = new FakeCtx();
 	await f.pi.commands.get("contextd")?.("", ctx.ctx);
-	assert.deepEqual(ctx.notices, ["info: contextd mode: tree\ncontextd: contextd is not connected yet"]);
+	assert.deepEqual(ctx.notices, ["info: contextd mode: tree\ncontextd: contextd is not connected yet\nno window on this branch yet: it starts before the first model call"]);
+});
+
+test("/contextd on a session without rollovers: GET …/rollovers answering null is no rollover, never a TypeError", async () => {
+	const f = fakeHost("local");
+	installLocal(f.host, f.say);
+	f.contextd.answers = {
+		"register-session": {},
+		"session-windows": boundaryPlan,
+		"get-session": { state: "ok", window: null, archives: 0, rollover: null, incomplete_rollover: null, rollover_loop: null, problems: [] },
+		"rollover-log": { session_id: "s1", leaf_id: "", rollovers: null },
+	};
+	const ctx = new FakeCtx();
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	ctx.branch.push({ type: "custom_message", customType: "codex-context-window", details: { protocol: 1, id: "m0", contextManagement: { protocol: 1, kind: "window", firstWindowId: "w0", currentWindowId: "w0", windowNumber: 0 } } });
+	await f.pi.commands.get("contextd")?.("", ctx.ctx);
+	await f.pi.commands.get("contextd")?.("log", ctx.ctx);
+	await f.pi.commands.get("contextd")?.("mode remote", ctx.ctx);
+	assert.deepEqual(ctx.notices, [
+		"info: contextd mode: local\ncontextd: http://contextd.test (healthy)\nwindow 0 (w0)\nno pending rollover\nno rollovers yet",
+		"info: no rollovers yet",
+		'info: /contextd mode takes one of local, tree, off, not "remote"',
+	]);
+	assert.equal(ctx.statuses.get("contextd"), "contextd local · window 0");
 });

@@ -66,6 +66,19 @@ test("settle, navigate (internal), commit, manifest and snapshot, then only the 
 	assert.equal(f.editor(), "half-typed request");
 });
 
+test("an empty editor that navigation filled with the boundary's text is emptied again", async () => {
+	const f = fake({}, okPosts);
+	f.d.getEditorText = (() => {
+		let calls = 0;
+		// before navigation: empty; after it: Pi's editorText (the target boundary's content)
+		return () => (calls++ === 0 ? "" : "<context_window_guidance>");
+	})();
+	const set: string[] = [];
+	f.d.setEditorText = (t) => set.push(t);
+	assert.equal(await settleRollover(f.d), "completed");
+	assert.deepEqual(set, [""]);
+});
+
 test("cancelled navigation: the rollover is aborted, one UI error, nothing appended", async () => {
 	const f = fake({ navigateTree: async () => ({ cancelled: true }) }, okPosts);
 	assert.equal(await settleRollover(f.d), "failed");

@@ -992,7 +992,7 @@ export interface components {
             registration: components["schemas"]["ContextdRegistration"] | null;
             /** @description The open rollover, null when none. */
             rollover: components["schemas"]["CoordinatorRolloverInfo"] | null;
-            /** @description A rollover loop on the active branch: the last 3 or more closed windows held no user message and no successful tool result (README "Tool-call pairing"); null when none. */
+            /** @description A rollover loop on the active branch: the last 3 or more closed windows held no user message and no successful tool result (docs/modes.md "Tool-call pairing"); null when none. */
             rollover_loop: components["schemas"]["CoordinatorRolloverLoop"] | null;
             session_id: string;
             /** @description Skipped lines by reason. */

@@ -10,6 +10,7 @@ import type { PlannedEntry } from "../rollover.ts";
 import { localRouter, registerRouters } from "../router.ts";
 import { type Say, SessionSlot } from "../session.ts";
 import { registerStatus } from "../status.ts";
+import { installView, installViewHooks } from "../view.ts";
 import { NEW_CONTEXT_DESCRIPTION, newContextParameters } from "../tools.ts";
 
 /** The tool result of a new_context that starts a window (Codex's wording, docs/codex-contract.md). */
@@ -19,16 +20,19 @@ export const NEW_WINDOW_RESULT = "A new context window will start without summar
 export function installLocal(host: Host, say: Say): void {
 	const { pi } = host;
 	const slot = new SessionSlot(say);
+	const view = installView(pi, { mode: "local", reachable: () => !!slot.current?.client && slot.current.contextError === "", pending: () => false });
 	installLifecycle(host, slot, async (s, ctx) => {
 		await ensureWindow(host, slot, s, ctx);
 	});
 	installLocalHooks(host, slot);
+	installViewHooks(pi, view);
 
 	pi.registerTool({
 		name: "new_context",
 		label: "New context",
 		description: NEW_CONTEXT_DESCRIPTION,
 		parameters: newContextParameters,
+		...view.renderers("new_context"),
 		async execute(_id, _params, _signal, _onUpdate, ctx) {
 			const s = slot.require();
 			const c = s.need();
@@ -47,6 +51,20 @@ export function installLocal(host: Host, say: Say): void {
 	});
 
 	registerContextRemaining(host);
-	registerRouters(host, slot, localRouter(host, slot));
-	registerStatus(host, slot, true, (ctx) => finishRollover(host, slot, ctx));
+	registerRouters(host, slot, localRouter(host, slot), view);
+	registerStatus(
+		host,
+		slot,
+		{
+			resetLog: true,
+			// The next boundary now, without a model turn.
+			async newWindow(s, ctx) {
+				const ans = await s.need().request("session-windows", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
+				if (!slot.live(s, ctx, "/contextd new")) return [];
+				for (const b of ans.append) sendPlanned(host, b);
+				return ["a new context window started"];
+			},
+		},
+		view,
+	);
 }

@@ -14,6 +14,7 @@ import { encryptedOutputs, isCodexTransport, NAMESPACE_SPECS, type NamespaceSpec
 import { registerRouters, remoteRouter } from "../router.ts";
 import { type Say, SessionSlot, type SessionState } from "../session.ts";
 import { registerStatus } from "../status.ts";
+import { installView, installViewHooks } from "../view.ts";
 import { NEW_CONTEXT_DESCRIPTION, newContextParameters } from "../tools.ts";
 import { boundaryMessage, nextIdentity, sliceAtLatestBoundary, usableHint } from "../windows.ts";
 import { NEW_WINDOW_RESULT } from "./local.ts";
@@ -39,6 +40,7 @@ export function loadSpecs(file: string | undefined, read: (path: string) => stri
 export function installRemote(host: Host, say: Say): void {
 	const { pi, settings } = host;
 	const slot = new SessionSlot(say);
+	const view = installView(pi, { mode: "remote", reachable: () => !!slot.current?.client, pending: () => false });
 
 	/** The backend's thread hint through contextd; "" when there is none or the call fails (Codex omits it then). */
 	async function remoteHint(s: SessionState, ctx: ExtensionContext): Promise<string> {
@@ -56,6 +58,8 @@ export function installRemote(host: Host, say: Say): void {
 		const hint = await remoteHint(s, ctx);
 		if (slot.live(s, ctx, "opening window 0")) pi.sendMessage(boundaryMessage(settings.agentName, nextIdentity(undefined), hint));
 	});
+
+	installViewHooks(pi, view);
 
 	// Only the current window reaches the model; earlier windows are
 	// recovered through the Codex backend, never from local data.
@@ -80,6 +84,7 @@ export function installRemote(host: Host, say: Say): void {
 		label: "New context",
 		description: NEW_CONTEXT_DESCRIPTION,
 		parameters: newContextParameters,
+		...view.renderers("new_context"),
 		async execute(_id, _params, _signal, _onUpdate, ctx) {
 			const s = slot.require();
 			s.need();
@@ -91,6 +96,20 @@ export function installRemote(host: Host, say: Say): void {
 		},
 	});
 
-	registerRouters(host, slot, remoteRouter(host, slot));
-	registerStatus(host, slot, false);
+	registerRouters(host, slot, remoteRouter(host, slot), view);
+	registerStatus(
+		host,
+		slot,
+		{
+			resetLog: false,
+			async newWindow(s, ctx) {
+				const next = nextIdentity(branchIdentity(ctx.sessionManager.getBranch()));
+				const hint = await remoteHint(s, ctx);
+				if (!slot.live(s, ctx, "/contextd new")) return [];
+				pi.sendMessage(boundaryMessage(settings.agentName, next, hint));
+				return [`context window ${next.windowNumber} started`];
+			},
+		},
+		view,
+	);
 }

@@ -14,6 +14,7 @@ import { settleRollover } from "../rollover.ts";
 import { localRouter, registerRouters } from "../router.ts";
 import { type Say, SessionSlot, type SessionState } from "../session.ts";
 import { registerStatus } from "../status.ts";
+import { installView, installViewHooks } from "../view.ts";
 import { NEW_CONTEXT_DESCRIPTION, newContextParameters } from "../tools.ts";
 import { type RolloverOutcome, type TreeAction, type TreeEvent, treeStep } from "../tree-state.ts";
 
@@ -24,9 +25,17 @@ export const CAPTURE_COMMAND = "contextd-capture";
 export function installTree(host: Host, say: Say): void {
 	const { pi } = host;
 	const slot = new SessionSlot(say);
+	const view = installView(pi, {
+		mode: "tree",
+		reachable: () => !!slot.current?.client && slot.current.contextError === "",
+		pending: () => slot.current?.tree.pending !== undefined,
+	});
 
+	// Pi has no way to hide a command from autocomplete (RegisteredCommand
+	// has no such field in 0.85.1 or 1.6.0): the description says it is not
+	// for the person.
 	pi.registerCommand(CAPTURE_COMMAND, {
-		description: "contextd internal: captures the command context Tree rollovers navigate with",
+		description: "contextd internal (the extension sends it itself; nothing to run by hand)",
 		handler: async (_args, ctx) => {
 			// Kept with the session: valid until the next session replacement
 			// or reload, when session_start captures again.
@@ -46,6 +55,7 @@ export function installTree(host: Host, say: Say): void {
 		}
 	});
 	installLocalHooks(host, slot);
+	installViewHooks(pi, view);
 
 	/**
 	 * Applies event e to s's Tree state and performs its synchronous actions
@@ -81,14 +91,15 @@ export function installTree(host: Host, say: Say): void {
 		}
 	}
 
-	function rollover(s: SessionState, rolloverId: string, ctx: ExtensionContext): Promise<RolloverOutcome> {
+	/** The settled phase of rolloverId; triggerTurn false: the new window starts no model turn (/contextd new, finish). */
+	function rollover(s: SessionState, rolloverId: string, ctx: ExtensionContext, triggerTurn = true): Promise<RolloverOutcome> {
 		const c = s.client;
 		const cmd = s.commandCtx;
 		const path = { ...s.params, rollover_id: rolloverId };
 		return settleRollover({
 			call: (op, body) => (c ? c.request(op, { path, body } as unknown as RequestArgs<typeof op>) : Promise.reject(new ContextdError(s.unavailable))),
 			leafBody: () => ctxLeafBody(host.piVersion, ctx),
-			navigateTree: cmd ? (id, o) => cmd.navigateTree(id, o) : undefined,
+			navigateTree: cmd ? view.navigating(ctx, (id, o) => cmd.navigateTree(id, o)) : undefined,
 			leafEntry: () => ctx.sessionManager.getLeafEntry(),
 			getEditorText: () => ctx.ui.getEditorText(),
 			setEditorText: (t) => ctx.ui.setEditorText(t),
@@ -99,6 +110,7 @@ export function installTree(host: Host, say: Say): void {
 				s.internalNavigation = on;
 			},
 			sameSession: slot.live(s, ctx, "the rollover") && ctx.sessionManager.getSessionId() === s.id,
+			triggerTurn,
 		});
 	}
 
@@ -107,6 +119,7 @@ export function installTree(host: Host, say: Say): void {
 		label: "New context",
 		description: NEW_CONTEXT_DESCRIPTION,
 		parameters: newContextParameters,
+		...view.renderers("new_context"),
 		async execute(_id, _params, _signal, _onUpdate, ctx) {
 			const s = slot.require();
 			const c = s.need();
@@ -126,7 +139,7 @@ export function installTree(host: Host, say: Say): void {
 	});
 
 	registerContextRemaining(host);
-	registerRouters(host, slot, localRouter(host, slot));
+	registerRouters(host, slot, localRouter(host, slot), view);
 
 	pi.on("input", (event, ctx) => {
 		const s = slot.current;
@@ -167,5 +180,25 @@ export function installTree(host: Host, say: Say): void {
 		}
 	});
 
-	registerStatus(host, slot, true, (ctx) => finishRollover(host, slot, ctx));
+	registerStatus(
+		host,
+		slot,
+		{
+			resetLog: true,
+			// A rollover now: the command's own context navigates, and the
+			// new window starts no model turn.
+			async newWindow(s, ctx) {
+				if (s.tree.pending !== undefined || s.tree.rolling) return ["a rollover is already under way"];
+				s.commandCtx = ctx;
+				const ans = await s.need().request("rollover-create", { path: s.params, body: { ...ctxLeafBody(host.piVersion, ctx), command_context_ready: true } });
+				const outcome = await rollover(s, ans.rollover_id, ctx, false);
+				return outcome === "completed" ? [] : [`the rollover ${outcome === "deferred" ? "waits for tool results: run /contextd finish later" : "failed (see the error above)"}`];
+			},
+			async settle(s, rolloverId, ctx) {
+				s.commandCtx = ctx;
+				return rollover(s, rolloverId, ctx, false);
+			},
+		},
+		view,
+	);
 }

@@ -1,0 +1,312 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPiExtensionTUI drives real interactive Pi (0.85.1 and 1.6.0) in a
+// tmux pane with the faux model, in Local and in Tree mode: the prompt
+// "find the deploy port" writes a note, runs bash, calls new_context (a
+// Tree rollover's summary is held so its progress can be seen) and in the
+// new window searches history; then /contextd. Each screen is checked for
+// what a person should see (the status line, the window card collapsed to
+// one line, tool output without JSON, the summary's progress, the new
+// window's notice instead of "Navigated to selected point", no error) and
+// compared with its golden file in testdata/tui/ (ids, times, token counts
+// and paths replaced: tuiNormalize). CONTEXTD_UPDATE_GOLDEN=1 rewrites the
+// golden files. Needs tmux (apt-get install tmux).
+func TestPiExtensionTUI(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("tmux is not installed; the TUI test drives Pi in a tmux pane: apt-get install tmux")
+	}
+	eachPi(t, func(t *testing.T, v piVersion) {
+		for _, mode := range []string{"local", "tree"} {
+			t.Run(mode, func(t *testing.T) { tuiSession(t, v, mode) })
+		}
+	})
+}
+
+func tuiSession(t *testing.T, v piVersion, mode string) {
+	r := newRig(t, v, mode, []step{
+		tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "- find the port\n"}),
+		tool("bash", map[string]any{"command": "echo port=8443"}),
+		tool("new_context", nil),
+		tool("history", map[string]any{"action": "search_contents", "query": "port=8443"}),
+		{Text: "The port is 8443."},
+	})
+	var hold summaryHold
+	if mode == "tree" {
+		hold = r.holdSummary()
+	}
+	r.startContextd()
+	p := startTUI(t, r)
+	golden := func(name, screen string) {
+		t.Helper()
+		tuiCheck(t, mode, name, screen)
+		tuiGolden(t, filepath.Join(Dir(), "..", "testdata", "tui", v.Name, mode+"-"+name+".txt"), tuiNormalize(screen, r))
+	}
+
+	golden("start", p.waitScreen("the status line of window 0", "contextd "+mode+" · window 0"))
+	if !strings.Contains(p.screen(), "[Extensions]") || !regexp.MustCompile(`(?m)^\s+contextd, faux-provider\.ts$`).MatchString(p.screen()) {
+		t.Errorf("Pi does not list the extension as contextd:\n%s", p.screen())
+	}
+	p.submit("find the deploy port")
+	if mode == "tree" {
+		hold.waitStartedFile(t)
+		golden("summarizing", p.waitScreen("the summary's progress", "contextd: summarizing window 0 for its archive…"))
+		hold.release(t)
+	}
+	golden("rollover", p.waitScreen("the answer", "The port is 8443."))
+	p.submit("/contextd")
+	golden("status", p.waitScreen("the /contextd report", "contextd mode: "+mode))
+}
+
+// tuiCheck asserts what a person must (and must not) see on each screen.
+func tuiCheck(t *testing.T, mode, name, screen string) {
+	t.Helper()
+	has := func(s string) {
+		t.Helper()
+		if !strings.Contains(screen, s) {
+			t.Errorf("%s screen lacks %q:\n%s", name, s, screen)
+		}
+	}
+	has("contextd " + mode + " · window ")
+	for _, bad := range []string{"<context_window", "Cannot read properties", "Error", "error:", "Navigated to selected point", "codex-context-window]", `{"`} {
+		if strings.Contains(screen, bad) {
+			t.Errorf("%s screen shows %q:\n%s", name, bad, screen)
+		}
+	}
+	switch name {
+	case "start":
+		has("── window 0 · no notes carried over ──")
+	case "summarizing":
+		has("contextd " + mode + " · window 0 · ")
+		has("· writing the summary")
+		has("this window will be summarized and archived as a side branch")
+		has("notes write_file plan.md (16 bytes)")
+		has("wrote plan.md (16 bytes)")
+	case "rollover":
+		has("contextd " + mode + " · window 1 · ")
+		if mode == "local" {
+			// Tree: window 0 is now a side branch, and Pi shows the new branch.
+			has("notes write_file plan.md (16 bytes)")
+			has("wrote plan.md (16 bytes)")
+		}
+		has("── window 1 · notes: plan.md ──")
+		has(`history search_contents "port=8443"`)
+		has(`2 hits for "port=8443" (this search call not shown)`)
+		has("window 0 · tool bash · ")
+		if mode == "tree" {
+			has("context window 1 started; the previous one is archived with its summary")
+		} else {
+			has("context window 1 starts with the next model call")
+		}
+	case "status":
+		has("contextd mode: " + mode)
+		has(" (healthy)")
+		has("rollovers: 1 (last 1):")
+		has("  window 0 → 1 " + mode + " completed")
+	}
+}
+
+// tuiProc is Pi running in a tmux pane of its own tmux server.
+type tuiProc struct {
+	t      *testing.T
+	socket string
+}
+
+// startTUI starts interactive Pi for r in a 120x60 tmux pane and waits
+// for its editor.
+func startTUI(t *testing.T, r *rig) *tuiProc {
+	t.Helper()
+	node := NodeBinary(t)
+	conf := filepath.Join(r.dir, "tmux.conf")
+	// extended-keys: Pi warns without it (modified Enter keys).
+	if err := os.WriteFile(conf, []byte("set -g extended-keys on\nset -g history-limit 5000\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HOME=" + filepath.Join(r.dir, "home"), "PI_CODING_AGENT_DIR=" + r.agent, "PI_OFFLINE=1", "CONTEXTD_MODE=" + r.mode,
+		"CONTEXTD_E2E_SCRIPT=" + r.script, "CONTEXTD_E2E_LOG=" + r.logPath, "TERM=xterm-256color"}
+	env = append(env, r.env...)
+	argv := []string{"env"}
+	argv = append(argv, env...)
+	argv = append(argv, node, filepath.Join(Dir(), "node_modules", r.v.CLI), "-e", filepath.Join(Dir(), "..", "extension"),
+		"-e", filepath.Join(Dir(), "faux", "faux-provider.ts"), "--model", "faux/faux-1")
+	p := &tuiProc{t: t, socket: filepath.Join(r.dir, "tmux.sock")}
+	// The pane keeps Pi's last screen when Pi exits, for the failure message.
+	args := append([]string{"-S", p.socket, "-f", conf, "new-session", "-d", "-s", "pi", "-x", "120", "-y", "60", "-c", r.work}, argv...)
+	if out, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	p.tmux("set-option", "-t", "pi", "remain-on-exit", "on")
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", p.socket, "kill-server").Run() })
+	return p
+}
+
+func (p *tuiProc) tmux(args ...string) string {
+	p.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", p.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// screen is the visible pane, trailing spaces and blank last lines removed.
+func (p *tuiProc) screen() string {
+	lines := strings.Split(p.tmux("capture-pane", "-p", "-t", "pi"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n") + "\n"
+}
+
+// waitScreen waits up to 90 s for want on the screen, then for the screen
+// to stay the same for 600 ms (Pi draws in steps), and returns it.
+func (p *tuiProc) waitScreen(what, want string) string {
+	p.t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for !strings.Contains(p.screen(), want) {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("no %s (%q) on the screen after 90 s:\n%s", what, want, p.screen())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	last := p.screen()
+	for stable := time.Now(); time.Since(stable) < 600*time.Millisecond; {
+		time.Sleep(150 * time.Millisecond)
+		if s := p.screen(); s != last {
+			last, stable = s, time.Now()
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	return last
+}
+
+// submit types text into Pi's editor and presses Enter until Pi takes it
+// (a key pressed while Pi still starts its session can be lost).
+func (p *tuiProc) submit(text string) {
+	p.t.Helper()
+	p.tmux("send-keys", "-t", "pi", "-l", text)
+	for i := 0; i < 5; i++ {
+		time.Sleep(300 * time.Millisecond)
+		p.tmux("send-keys", "-t", "pi", "Enter")
+		time.Sleep(700 * time.Millisecond)
+		if !editorHolds(p.screen(), text) {
+			return
+		}
+	}
+	p.t.Fatalf("Pi did not take %q:\n%s", text, p.screen())
+}
+
+// editorHolds: the line after the editor's top rule is text.
+func editorHolds(screen, text string) bool {
+	lines := strings.Split(screen, "\n")
+	for i := len(lines) - 2; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "────") {
+			// the editor sits between the last two rules
+			for j := i - 1; j >= 0; j-- {
+				if strings.HasPrefix(lines[j], "────") {
+					return strings.Contains(strings.Join(lines[j+1:i], "\n"), text)
+				}
+			}
+			return false
+		}
+	}
+	return false
+}
+
+// waitStartedFile waits up to 60 s for the held summary to start.
+func (h summaryHold) waitStartedFile(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(h.dir, "summary-started")); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no branch summary started within 60 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+var tuiVolatile = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`), "<uuid>"},
+	{regexp.MustCompile(`\b[0-9a-f]{8}\b`), "<id>"},
+	{regexp.MustCompile(`127\.0\.0\.1:\d+`), "127.0.0.1:<port>"},
+	{regexp.MustCompile(`Took \d+(\.\d+)?s`), "Took <t>s"},
+	{regexp.MustCompile(`\(\d+(\.\d+)? s\)`), "(<t> s)"},
+	{regexp.MustCompile(`… \d+ s`), "… <t> s"},
+	{regexp.MustCompile(`\d+ ms\b`), "<t> ms"},
+	{regexp.MustCompile(`\d+ bytes archived`), "<n> bytes archived"},
+	{regexp.MustCompile(`\d+% \(\d+ of (\d+) tokens\)`), "<p>% (<n> of $1 tokens)"},
+	{regexp.MustCompile(`\d+% used`), "<p>% used"},
+	// Pi's footer: token counts and context use, then the model at the right edge.
+	{regexp.MustCompile(`(?m)^.*\d%/200k \(auto\) +faux-1$`), "<usage> faux-1"},
+	// Present only where fd and ripgrep are not installed.
+	{regexp.MustCompile(`(?m)^ Warning: (fd|ripgrep) not found\. Offline mode enabled, skipping download\.\n`), ""},
+}
+
+// tuiNormalize replaces what differs from run to run: the rig's paths,
+// ids, times, token counts, the port.
+func tuiNormalize(screen string, r *rig) string {
+	s := strings.ReplaceAll(screen, r.dir, "<tmp>")
+	for _, v := range tuiVolatile {
+		s = v.re.ReplaceAllString(s, v.with)
+	}
+	return s
+}
+
+// tuiGolden compares got with the golden file, or writes it when
+// CONTEXTD_UPDATE_GOLDEN=1.
+func tuiGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if os.Getenv("CONTEXTD_UPDATE_GOLDEN") == "1" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v; run with CONTEXTD_UPDATE_GOLDEN=1 to write it", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the screen (CONTEXTD_UPDATE_GOLDEN=1 rewrites it after a deliberate change):\n%s", path, lineDiff(string(want), got))
+	}
+}
+
+// lineDiff lists the lines that differ, by line number.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			fmt.Fprintf(&b, "line %d\n  golden: %q\n  screen: %q\n", i+1, wl, gl)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,173 @@
+// The /contextd command: its subcommands, their argument completion, and
+// what each prints, as pure functions over contextd's answers (which may be
+// null or missing fields: an older contextd answered GET …/rollovers with
+// `null` for a session without rollovers) and Pi's own view of the branch.
+// index.ts runs the requests and Pi's API calls these functions plan.
+import { type ResetEntry, resetLogLines } from "./quality.ts";
+
+export const SUBCOMMANDS = [
+	{ value: "status", description: "mode, window, context used, pending rollover, contextd's health, log file" },
+	{ value: "new", description: "start a new context window now" },
+	{ value: "mode", description: "switch this session's mode: local, tree or off" },
+	{ value: "finish", description: "finish a rollover that was interrupted" },
+	{ value: "log", description: "every rollover of this branch (the reset log)" },
+	{ value: "help", description: "what each subcommand does" },
+] as const;
+
+export type Subcommand = (typeof SUBCOMMANDS)[number]["value"];
+
+/** Modes /contextd mode switches between (remote needs Pi's Codex login and is chosen at start). */
+export const SWITCHABLE_MODES = ["local", "tree", "off"] as const;
+export type SwitchableMode = (typeof SWITCHABLE_MODES)[number];
+
+export type Parsed = { sub: Exclude<Subcommand, "mode"> } | { sub: "mode"; mode: SwitchableMode } | { error: string };
+
+/** The subcommand of "/contextd ARGS"; no argument is status. Unknown input is an error saying what to type. */
+export function parseCommand(args: string): Parsed {
+	const words = args.trim().split(/\s+/).filter((w) => w !== "");
+	const [sub = "status", ...rest] = words;
+	const usage = `use /contextd ${SUBCOMMANDS.map((s) => s.value).join("|")}`;
+	if (sub === "mode") {
+		const m = rest[0];
+		if (rest.length === 1 && (SWITCHABLE_MODES as readonly string[]).includes(m)) return { sub: "mode", mode: m as SwitchableMode };
+		return { error: `/contextd mode takes one of ${SWITCHABLE_MODES.join(", ")}${m ? `, not "${rest.join(" ")}"` : ""}` };
+	}
+	const known = SUBCOMMANDS.find((s) => s.value === sub);
+	if (!known) return { error: `unknown subcommand "${sub}"; ${usage}` };
+	if (rest.length > 0) return { error: `/contextd ${sub} takes no argument; ${usage}` };
+	return { sub: known.value as Exclude<Subcommand, "mode"> };
+}
+
+export interface Completion {
+	value: string;
+	label: string;
+	description?: string;
+}
+
+/** Argument completion of /contextd (Pi's getArgumentCompletions): subcommands, then modes after "mode ". */
+export function completions(prefix: string): Completion[] | null {
+	const m = /^mode\s+(\S*)$/.exec(prefix.trimStart());
+	if (m) {
+		const items = SWITCHABLE_MODES.filter((x) => x.startsWith(m[1])).map((x) => ({ value: `mode ${x}`, label: x }));
+		return items.length ? items : null;
+	}
+	if (/\s/.test(prefix.trimStart())) return null;
+	const p = prefix.trim();
+	const items = SUBCOMMANDS.filter((s) => s.value.startsWith(p)).map((s) => ({ value: s.value, label: s.value, description: s.description }));
+	return items.length ? items : null;
+}
+
+export function helpLines(): string[] {
+	return SUBCOMMANDS.map((s) => `/contextd ${s.value}${s.value === "mode" ? " local|tree|off" : ""}: ${s.description}`);
+}
+
+/** GET /v1/sessions/{id} (fields used here; any may be missing or null). */
+export interface SessionAnswer {
+	state?: string;
+	window?: { windowNumber?: number; currentWindowId?: string } | null;
+	archives?: number;
+	rollover?: { rollover_id?: string; state?: string; mode?: string } | null;
+	incomplete_rollover?: { rollover_id?: string; state?: string; summary_entry_id?: string; missing?: string[] | null } | null;
+	rollover_loop?: { windows?: number } | null;
+	problems?: { reason?: string; detail?: string; line?: number }[] | null;
+}
+
+export interface StatusInput {
+	mode: string;
+	/** contextd's URL, or undefined when the extension has no connection. */
+	url?: string;
+	/** The sentence saying why there is no connection. */
+	unavailable?: string;
+	/** /healthz answered. */
+	healthy?: boolean;
+	/** The window of the latest boundary on Pi's branch (Pi's view: it is current before Pi writes the file). */
+	branchWindow?: { windowNumber: number; currentWindowId: string };
+	/** Context used in this window (Pi's getContextUsage). */
+	usage?: { tokens: number | null; contextWindow: number; percent: number | null };
+	/** GET /v1/sessions/{id}, or the error met asking for it. */
+	session?: SessionAnswer | null;
+	sessionError?: string;
+	/** GET …/rollovers: the reset log (null from an older contextd when there is none). */
+	log?: readonly ResetEntry[] | null;
+	/** A contextd the extension started: its pid and log file. */
+	started?: { pid?: number; logFile?: string };
+}
+
+/** /contextd status: one fact a line, never throwing on a missing field. */
+export function statusLines(s: StatusInput): string[] {
+	const lines = [`contextd mode: ${s.mode}`];
+	if (!s.url) {
+		lines.push(`contextd: ${s.unavailable ?? "not connected"}`);
+	} else {
+		lines.push(`contextd: ${s.url} (${s.healthy ? "healthy" : "not answering /healthz; start it with `contextd serve`, then /reload"})`);
+	}
+	if (s.started) {
+		const where = s.started.logFile ? `, log ${s.started.logFile}` : "";
+		const stop = s.started.pid ? `; stop it with kill ${s.started.pid}` : "";
+		lines.push(`started by this extension${s.started.pid ? ` (pid ${s.started.pid})` : ""}${where}${stop}`);
+	}
+	const st = s.session ?? undefined;
+	const win = s.branchWindow ?? (st?.window && st.window.windowNumber !== undefined ? { windowNumber: st.window.windowNumber, currentWindowId: st.window.currentWindowId ?? "" } : undefined);
+	if (win) {
+		lines.push(`window ${win.windowNumber}${win.currentWindowId ? ` (${win.currentWindowId})` : ""}`);
+	} else if (s.mode !== "off") {
+		lines.push("no window on this branch yet: it starts before the first model call");
+	}
+	if (s.usage && s.usage.percent !== null && s.usage.tokens !== null) {
+		lines.push(`context used in this window: ${Math.round(s.usage.percent)}% (${s.usage.tokens} of ${s.usage.contextWindow} tokens)`);
+	}
+	if (s.sessionError) lines.push(s.sessionError);
+	if (st) {
+		if (typeof st.archives === "number" && st.archives > 0) lines.push(`archived windows: ${st.archives}`);
+		const r = st.rollover;
+		lines.push(r?.rollover_id ? `rollover ${r.rollover_id}: ${r.state ?? "?"}` : "no pending rollover");
+		const inc = st.incomplete_rollover;
+		if (inc) lines.push(`an interrupted rollover (${inc.state ?? "?"}${inc.missing?.length ? `, missing ${inc.missing.join(", ")}` : ""}): run /contextd finish`);
+		if (st.rollover_loop?.windows) lines.push(`the last ${st.rollover_loop.windows} windows made no progress: the model keeps calling new_context`);
+		for (const p of st.problems ?? []) lines.push(`problem: ${p.detail ?? p.reason ?? "?"}${p.line ? ` (line ${p.line})` : ""}`);
+	}
+	if (s.log !== undefined) lines.push(...resetLogLines(s.log ?? []));
+	return lines;
+}
+
+/** /contextd log: every rollover, one line each. */
+export function logLines(log: readonly ResetEntry[] | null | undefined): string[] {
+	const l = log ?? [];
+	return resetLogLines(l, Math.max(1, l.length));
+}
+
+/** What /contextd finish does for the session's state. */
+export type FinishPlan =
+	| { kind: "commit"; rolloverId: string; summaryEntryId: string; missing: string[] }
+	| { kind: "settle"; rolloverId: string }
+	| { kind: "boundary" }
+	| { kind: "nothing"; message: string };
+
+/**
+ * committed or settled with the summary in the file: commit again (each
+ * step is idempotent) and append what is missing; found_in_file (no
+ * rollover in contextd's state): append the boundary POST …/windows plans;
+ * a pending rollover: settle it now.
+ */
+export function finishPlan(st: SessionAnswer | null | undefined): FinishPlan {
+	const inc = st?.incomplete_rollover;
+	if (inc) {
+		if (inc.state === "found_in_file" || !inc.rollover_id) return { kind: "boundary" };
+		if (inc.summary_entry_id) return { kind: "commit", rolloverId: inc.rollover_id, summaryEntryId: inc.summary_entry_id, missing: inc.missing ?? [] };
+	}
+	const r = st?.rollover;
+	if (r?.rollover_id && (r.state === "pending" || r.state === "settled")) return { kind: "settle", rolloverId: r.rollover_id };
+	return { kind: "nothing", message: "no interrupted rollover on this branch: nothing to finish" };
+}
+
+/** The planned entries still to append: those whose customType is in missing, in plan order (all when missing is empty). */
+export function stillMissing<E extends { customType: string }>(append: readonly E[], missing: readonly string[]): E[] {
+	if (missing.length === 0) return [...append];
+	const left = [...missing];
+	return append.filter((e) => {
+		const i = left.indexOf(e.customType);
+		if (i < 0) return false;
+		left.splice(i, 1);
+		return true;
+	});
+}

@@ -1,0 +1,30 @@
+// The footer status line (Pi's ctx.ui.setStatus): mode, window number,
+// context used in this window, a pending rollover and contextd's health,
+// in one short line; when contextd cannot be reached it says so and what
+// to do. A pure function of what index.ts knows at each turn and rollover.
+
+export interface StatusFacts {
+	mode: string;
+	/** false when contextd cannot be reached or the last call to it failed. */
+	reachable: boolean;
+	window?: number;
+	/** Percent of the context window used (Pi's getContextUsage), when known. */
+	percent?: number | null;
+	/** A Tree rollover is waiting for the run to end, or running. */
+	rollover?: "pending" | "summarizing";
+}
+
+/** The status key contextd uses in Pi's footer. */
+export const STATUS_KEY = "contextd";
+
+/** `contextd tree · window 2 · 34% used · rollover pending`, or what to do when contextd is unreachable. */
+export function statusLine(f: StatusFacts): string {
+	if (f.mode === "off") return "contextd off";
+	if (!f.reachable) return `contextd ${f.mode} · not reachable: run contextd serve, then /reload`;
+	const parts = [`contextd ${f.mode}`];
+	if (f.window !== undefined) parts.push(`window ${f.window}`);
+	if (f.percent !== undefined && f.percent !== null) parts.push(`${Math.round(f.percent)}% used`);
+	if (f.rollover === "pending") parts.push("rollover pending");
+	if (f.rollover === "summarizing") parts.push("writing the summary");
+	return parts.join(" · ");
+}

@@ -1,0 +1,148 @@
+// Pi's side of what a person sees (render.ts, statusline.ts): the window
+// card's message renderer, the tools' renderCall/renderResult, the footer
+// status line, and the progress widget of a Tree rollover. Pi's TUI calls
+// (ctx.ui.setStatus, setWidget, registerMessageRenderer, Text) exist on Pi
+// 0.85.1 and 1.6.0 alike (dist/core/extensions/types.d.ts of each); in
+// print and JSON mode ctx.hasUI is false and nothing is drawn.
+import type { ExtensionAPI, ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
+import { Text } from "@earendil-works/pi-tui";
+import { newContextLines, rolloverProgress, type Style, toolCallLine, toolResultLines, windowCard, type WindowNumbers, windowStartedNotice } from "./render.ts";
+import { STATUS_KEY, statusLine } from "./statusline.ts";
+import { WINDOW_TYPE } from "./generated/rules.ts";
+import { identityOf } from "./windows.ts";
+
+/** The widget key of the rollover progress line. */
+export const PROGRESS_KEY = "contextd-rollover";
+
+function styleOf(theme: Theme): Style {
+	return {
+		dim: (s) => theme.fg("dim", s),
+		accent: (s) => theme.fg("accent", s),
+		error: (s) => theme.fg("error", s),
+		match: (s) => theme.bold(theme.fg("warning", s)),
+	};
+}
+
+/** Window numbers of every boundary in the session (archived windows too: Tree keeps them on side branches). */
+export function sessionWindowNumbers(entries: readonly { type: string; customType?: string; details?: unknown }[]): Map<string, number> {
+	const m = new Map<string, number>();
+	for (const e of entries) {
+		if (e.type !== "custom_message") continue;
+		const id = identityOf(e);
+		if (id) m.set(id.currentWindowId, id.windowNumber);
+	}
+	return m;
+}
+
+/** What view needs to know about the live session at a moment (the installers answer from its SessionState). */
+export interface ViewFacts {
+	mode: string;
+	/** contextd is registered with and its last /context call succeeded. */
+	reachable(): boolean;
+	/** A Tree rollover new_context planned and the settled phase has not taken yet. */
+	pending(): boolean;
+}
+
+export interface View {
+	/** renderCall/renderResult for one of contextd's tools. */
+	renderers(tool: "new_context" | "history" | "notes"): Pick<Parameters<ExtensionAPI["registerTool"]>[0], "renderCall" | "renderResult">;
+	/** Redraws the footer status line from the branch, Pi's context usage and contextd's reachability. */
+	refresh(ctx: ExtensionContext): void;
+	/** Shows the progress of a Tree summary until the returned stop() (which clears it). */
+	progress(ctx: ExtensionContext, windowNumber: number | undefined): () => void;
+	/** Replaces Pi's "Navigated to selected point" with the new window's line. */
+	windowStarted(ctx: ExtensionContext, windowNumber: number | undefined, elapsedMs: number): void;
+	/**
+	 * A Tree rollover's navigateTree with the person's view around it: the
+	 * status line and progress widget while the summary is written, the new
+	 * window's notice when navigation completes.
+	 */
+	navigating(ctx: ExtensionContext, navigate: (id: string, o: { summarize: boolean }) => Promise<{ cancelled: boolean }>): (id: string, o: { summarize: boolean }) => Promise<{ cancelled: boolean }>;
+}
+
+/** Registers the window card's renderer and returns the rest for index.ts to wire. */
+export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
+	let numbers = new Map<string, number>();
+	let summarizing = false;
+	const lookup: WindowNumbers = (id) => numbers.get(id);
+	pi.registerMessageRenderer(WINDOW_TYPE, (message, options, theme) => {
+		const content = typeof message.content === "string" ? message.content : message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+		return new Text(windowCard(content, message.details, options.expanded, styleOf(theme)).join("\n"), 1, 0);
+	});
+	const text = (content: readonly { type: string; text?: string }[]) => content.map((c) => (c.type === "text" ? (c.text ?? "") : "")).join("");
+	return {
+		renderers(tool) {
+			return {
+				renderCall(args, theme) {
+					return new Text(toolCallLine(tool, (args ?? {}) as Record<string, unknown>, lookup, styleOf(theme)), 0, 0);
+				},
+				renderResult(result, options, theme, context) {
+					const style = styleOf(theme);
+					if (options.isPartial) return new Text(style.dim("…"), 0, 0);
+					const body = text(result.content as { type: string; text?: string }[]);
+					const lines =
+						tool === "new_context"
+							? newContextLines(facts.mode, body, result.details, context.isError, style)
+							: toolResultLines(tool, (context.args ?? {}) as Record<string, unknown>, body, { isError: context.isError, expanded: options.expanded, numbers: lookup, style });
+					return new Text(lines.join("\n"), 0, 0);
+				},
+			};
+		},
+		refresh(ctx) {
+			if (!ctx.hasUI) return;
+			numbers = sessionWindowNumbers(ctx.sessionManager.getEntries());
+			let win: number | undefined;
+			for (const e of ctx.sessionManager.getBranch()) {
+				if (e.type === "custom_message") win = identityOf(e)?.windowNumber ?? win;
+			}
+			const usage = ctx.getContextUsage();
+			const rollover = summarizing ? "summarizing" : facts.pending() ? "pending" : undefined;
+			ctx.ui.setStatus(STATUS_KEY, statusLine({ mode: facts.mode, reachable: facts.reachable(), window: win, percent: usage?.percent ?? null, rollover }));
+		},
+		progress(ctx, windowNumber) {
+			if (!ctx.hasUI) return () => {};
+			const started = Date.now();
+			const draw = () => ctx.ui.setWidget(PROGRESS_KEY, [rolloverProgress(windowNumber, Date.now() - started)]);
+			draw();
+			const timer = setInterval(draw, 1000);
+			timer.unref?.();
+			return () => {
+				clearInterval(timer);
+				ctx.ui.setWidget(PROGRESS_KEY, undefined);
+			};
+		},
+		windowStarted(ctx, windowNumber, elapsedMs) {
+			// Pi's navigateTree ends with showStatus("Navigated to selected
+			// point"); an info notify right after it replaces that line in
+			// place (interactive-mode.js showStatus, 0.85.1 and 1.6.0).
+			if (ctx.hasUI) ctx.ui.notify(windowStartedNotice(windowNumber, elapsedMs), "info");
+		},
+		navigating(ctx, navigate) {
+			return async (id, o) => {
+				let from: number | undefined;
+				for (const e of ctx.sessionManager.getBranch()) {
+					if (e.type === "custom_message") from = identityOf(e)?.windowNumber ?? from;
+				}
+				const started = Date.now();
+				summarizing = true;
+				this.refresh(ctx);
+				const stop = this.progress(ctx, from);
+				try {
+					const r = await navigate(id, o);
+					if (!r.cancelled) this.windowStarted(ctx, from === undefined ? undefined : from + 1, Date.now() - started);
+					return r;
+				} finally {
+					stop();
+					summarizing = false;
+					this.refresh(ctx);
+				}
+			};
+		},
+	};
+}
+
+/** Redraws the status line after the session is registered and at each turn's end. */
+export function installViewHooks(pi: ExtensionAPI, view: View): void {
+	pi.on("session_start", async (_e, ctx) => view.refresh(ctx));
+	pi.on("turn_end", async (_e, ctx) => view.refresh(ctx));
+}

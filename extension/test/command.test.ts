@@ -1,0 +1,125 @@
+// /contextd (command.ts) and the footer status line (status.ts): parsing,
+// completion, and what each prints for contextd's answers, including the
+// null and missing fields a fresh session or an older contextd gives.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { completions, finishPlan, logLines, parseCommand, type StatusInput, statusLines, stillMissing } from "../src/command.ts";
+import { statusLine } from "../src/statusline.ts";
+
+test("parse: no argument is status; subcommands; mode takes local, tree or off", () => {
+	assert.deepEqual(parseCommand(""), { sub: "status" });
+	assert.deepEqual(parseCommand("  log "), { sub: "log" });
+	assert.deepEqual(parseCommand("mode tree"), { sub: "mode", mode: "tree" });
+	assert.deepEqual(parseCommand("mode remote"), { error: '/contextd mode takes one of local, tree, off, not "remote"' });
+	assert.deepEqual(parseCommand("mode"), { error: "/contextd mode takes one of local, tree, off" });
+	assert.deepEqual(parseCommand("stats"), { error: 'unknown subcommand "stats"; use /contextd status|new|mode|finish|log|help' });
+	assert.deepEqual(parseCommand("new now"), { error: "/contextd new takes no argument; use /contextd status|new|mode|finish|log|help" });
+});
+
+test("completion: subcommands by prefix, then modes", () => {
+	assert.deepEqual(
+		completions("")?.map((c) => c.value),
+		["status", "new", "mode", "finish", "log", "help"],
+	);
+	assert.deepEqual(
+		completions("f")?.map((c) => c.value),
+		["finish"],
+	);
+	assert.deepEqual(completions("mode t"), [{ value: "mode tree", label: "tree" }]);
+	assert.deepEqual(
+		completions("mode ")?.map((c) => c.label),
+		["local", "tree", "off"],
+	);
+	assert.equal(completions("x"), null);
+	assert.equal(completions("log extra"), null);
+});
+
+test("status of a brand-new session: Pi's window 0, no rollovers (log null), nothing thrown", () => {
+	const lines = statusLines({
+		mode: "tree",
+		url: "http://127.0.0.1:7467",
+		healthy: true,
+		branchWindow: { windowNumber: 0, currentWindowId: "w0" },
+		// contextd has not seen the file yet (Pi 0.85 writes it at the first assistant message).
+		session: { state: "awaiting_file", window: null, archives: 0, rollover: null, incomplete_rollover: null, rollover_loop: null, problems: null },
+		log: null,
+	});
+	assert.deepEqual(lines, ["contextd mode: tree", "contextd: http://127.0.0.1:7467 (healthy)", "window 0 (w0)", "no pending rollover", "no rollovers yet"]);
+});
+
+test("status after rollovers, with usage, an auto-started contextd and an interrupted rollover", () => {
+	const lines = statusLines({
+		mode: "local",
+		url: "http://127.0.0.1:7467",
+		healthy: true,
+		started: { pid: 4242, logFile: "/home/me/.pi/agent/contextd/contextd.log" },
+		usage: { tokens: 50_000, contextWindow: 200_000, percent: 25 },
+		session: {
+			window: { windowNumber: 2, currentWindowId: "w2" },
+			archives: 0,
+			rollover: null,
+			incomplete_rollover: { rollover_id: "r9", state: "committed", summary_entry_id: "s1", missing: ["codex-context-window"] },
+			problems: [{ reason: "awaiting_file", detail: "the session file does not exist yet", line: 3 }],
+		},
+		log: [
+			{ mode: "local", state: "completed", from: { id: "w0", number: 0 }, to: { id: "w1", number: 1 }, archived: null, note_files: 1, window_note_writes: 1, durations: { total_ms: 12 } },
+			{ mode: "local", state: "completed", from: { id: "w1", number: 1 }, to: { id: "w2", number: 2 }, archived: null, note_files: 1, window_note_writes: 0, durations: {} },
+		] as unknown as StatusInput["log"], // only the fields logLines reads
+	});
+	assert.deepEqual(lines, [
+		"contextd mode: local",
+		"contextd: http://127.0.0.1:7467 (healthy)",
+		"started by this extension (pid 4242), log /home/me/.pi/agent/contextd/contextd.log; stop it with kill 4242",
+		"window 2 (w2)",
+		"context used in this window: 25% (50000 of 200000 tokens)",
+		"no pending rollover",
+		"an interrupted rollover (committed, missing codex-context-window): run /contextd finish",
+		"problem: the session file does not exist yet (line 3)",
+		"rollovers: 2 (last 2):",
+		"  window 0 → 1 local completed, 1 note files, 12 ms",
+		"  window 1 → 2 local completed, 1 note files, no notes written in the window",
+	]);
+});
+
+test("status without contextd: the sentence, nothing else asked", () => {
+	assert.deepEqual(statusLines({ mode: "local", unavailable: "contextd is not reachable at http://127.0.0.1:7467; run `contextd serve`, then /reload" }), [
+		"contextd mode: local",
+		"contextd: contextd is not reachable at http://127.0.0.1:7467; run `contextd serve`, then /reload",
+		"no window on this branch yet: it starts before the first model call",
+	]);
+	assert.deepEqual(logLines(null), ["no rollovers yet"]);
+	assert.deepEqual(logLines(undefined), ["no rollovers yet"]);
+});
+
+test("finish: commit again and append what is missing; a boundary for a rollover found in the file; settle a pending one", () => {
+	assert.deepEqual(finishPlan({ incomplete_rollover: { rollover_id: "r1", state: "committed", summary_entry_id: "s1", missing: ["codex-context-window"] } }), {
+		kind: "commit",
+		rolloverId: "r1",
+		summaryEntryId: "s1",
+		missing: ["codex-context-window"],
+	});
+	assert.deepEqual(finishPlan({ incomplete_rollover: { rollover_id: "", state: "found_in_file", summary_entry_id: "s1", missing: ["codex-context-tree-archive"] } }), { kind: "boundary" });
+	assert.deepEqual(finishPlan({ rollover: { rollover_id: "r2", state: "pending" }, incomplete_rollover: null }), { kind: "settle", rolloverId: "r2" });
+	assert.deepEqual(finishPlan(null), { kind: "nothing", message: "no interrupted rollover on this branch: nothing to finish" });
+	const plan = [
+		{ customType: "codex-context-tree-archive", n: 1 },
+		{ customType: "codex-context-note-snapshot", n: 2 },
+		{ customType: "codex-context-window", n: 3 },
+	];
+	assert.deepEqual(
+		stillMissing(plan, ["codex-context-note-snapshot", "codex-context-window"]).map((e) => e.n),
+		[2, 3],
+	);
+	assert.deepEqual(
+		stillMissing(plan, []).map((e) => e.n),
+		[1, 2, 3],
+	);
+});
+
+test("status line: mode, window, context used, rollover; unreachable says what to do", () => {
+	assert.equal(statusLine({ mode: "tree", reachable: true, window: 2, percent: 34.4, rollover: "pending" }), "contextd tree · window 2 · 34% used · rollover pending");
+	assert.equal(statusLine({ mode: "local", reachable: true, window: 0 }), "contextd local · window 0");
+	assert.equal(statusLine({ mode: "tree", reachable: true, window: 1, rollover: "summarizing" }), "contextd tree · window 1 · writing the summary");
+	assert.equal(statusLine({ mode: "local", reachable: false, window: 3 }), "contextd local · not reachable: run contextd serve, then /reload");
+	assert.equal(statusLine({ mode: "off", reachable: true }), "contextd off");
+});

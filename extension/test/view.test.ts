@@ -1,0 +1,71 @@
+// view.ts over a fake of Pi's UI: the window numbers of a session, the
+// status line, and what a Tree rollover's navigation shows (progress while
+// the summary is written, then the new window's notice).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { installView, PROGRESS_KEY, sessionWindowNumbers } from "../src/view.ts";
+
+const boundary = (n: number) => ({
+	type: "custom_message",
+	customType: "codex-context-window",
+	details: { protocol: 1, id: `m${n}`, contextManagement: { protocol: 1, kind: "window", firstWindowId: "w0", currentWindowId: `w${n}`, windowNumber: n } },
+});
+
+function fakeUI(branch: unknown[]) {
+	const log: string[] = [];
+	const ctx = {
+		hasUI: true,
+		ui: {
+			setStatus: (k: string, t: string | undefined) => log.push(`status ${k}: ${t}`),
+			setWidget: (k: string, lines: string[] | undefined) => log.push(`widget ${k}: ${lines ? lines.join("|") : "cleared"}`),
+			notify: (m: string, level: string) => log.push(`notify ${level}: ${m}`),
+		},
+		sessionManager: { getBranch: () => branch, getEntries: () => branch },
+		getContextUsage: () => ({ tokens: 5000, contextWindow: 200_000, percent: 2.5 }),
+	};
+	const renderers: string[] = [];
+	const pi = { registerMessageRenderer: (t: string) => renderers.push(t) };
+	return { log, ctx: ctx as unknown as ExtensionContext, pi: pi as unknown as ExtensionAPI, renderers };
+}
+
+test("window numbers come from every boundary of the session, archived ones too", () => {
+	const m = sessionWindowNumbers([boundary(0), { type: "message" }, boundary(1), { type: "custom_message", customType: "other" }]);
+	assert.deepEqual([...m.entries()], [
+		["w0", 0],
+		["w1", 1],
+	]);
+});
+
+test("the status line, then a Tree navigation: progress while it runs, the notice after, the line redrawn", async () => {
+	const f = fakeUI([boundary(0)]);
+	let pending = true;
+	const view = installView(f.pi, { mode: "tree", reachable: () => true, pending: () => pending });
+	assert.deepEqual(f.renderers, ["codex-context-window"]);
+	view.refresh(f.ctx);
+	assert.deepEqual(f.log, ["status contextd: contextd tree · window 0 · 3% used · rollover pending"]);
+	f.log.length = 0;
+	const navigate = view.navigating(f.ctx, async () => {
+		f.log.push("navigateTree");
+		pending = false;
+		return { cancelled: false };
+	});
+	assert.deepEqual(await navigate("b0", { summarize: true }), { cancelled: false });
+	assert.equal(f.log[0], "status contextd: contextd tree · window 0 · 3% used · writing the summary");
+	assert.equal(f.log[1], `widget ${PROGRESS_KEY}: contextd: summarizing window 0 for its archive… 0 s`);
+	assert.equal(f.log[2], "navigateTree");
+	assert.match(f.log[3], /^notify info: context window 1 started; the previous one is archived with its summary \(0\.\d s\)$/);
+	assert.deepEqual(f.log.slice(4), [`widget ${PROGRESS_KEY}: cleared`, "status contextd: contextd tree · window 0 · 3% used"]);
+});
+
+test("a cancelled navigation shows no notice; without a UI nothing is drawn", async () => {
+	const f = fakeUI([boundary(2)]);
+	const view = installView(f.pi, { mode: "tree", reachable: () => false, pending: () => false });
+	await view.navigating(f.ctx, async () => ({ cancelled: true }))("b", { summarize: true });
+	assert.ok(!f.log.some((l) => l.startsWith("notify")));
+	assert.equal(f.log.at(-1), "status contextd: contextd tree · not reachable: run contextd serve, then /reload");
+	const headless = fakeUI([boundary(0)]);
+	(headless.ctx as { hasUI: boolean }).hasUI = false;
+	installView(headless.pi, { mode: "local", reachable: () => true, pending: () => false }).refresh(headless.ctx);
+	assert.deepEqual(headless.log, []);
+});
