@@ -78,13 +78,43 @@ export function parseThresholds(raw: number[] | string): number[] {
 	return [...parts].sort((a, b) => a - b);
 }
 
+/** The JSON type each "contextd" setting of settings.json must have (FileSettings). */
+const FILE_SETTING_TYPES: Readonly<Record<keyof FileSettings, string>> = {
+	mode: "string",
+	url: "string",
+	stateDir: "string",
+	tokenFile: "string",
+	binary: "string",
+	autoStart: "boolean",
+	agentName: "string",
+	notesGuard: "string",
+	reminderThresholds: "string or array of numbers",
+	codexSchemaFile: "string",
+};
+
+/**
+ * The "contextd" object of <agentDir>/settings.json; {} when the file is
+ * missing or not JSON (Pi reports that itself). Errors: a setting of the
+ * wrong JSON type, named with the type it needs.
+ */
 function readFileSettings(agentDir: string): FileSettings {
+	const file = join(agentDir, "settings.json");
+	let raw: { contextd?: unknown };
 	try {
-		const raw = JSON.parse(readFileSync(join(agentDir, "settings.json"), "utf8")) as { contextd?: FileSettings };
-		return raw && typeof raw.contextd === "object" && raw.contextd !== null ? raw.contextd : {};
+		raw = JSON.parse(readFileSync(file, "utf8")) as { contextd?: unknown };
 	} catch {
 		return {};
 	}
+	const c = raw && typeof raw === "object" ? raw.contextd : undefined;
+	if (c === undefined || c === null) return {};
+	if (typeof c !== "object" || Array.isArray(c)) throw new Error(`"contextd" in ${file} must be an object like {"mode": "tree"}; got ${JSON.stringify(c)}`);
+	for (const [key, want] of Object.entries(FILE_SETTING_TYPES)) {
+		const v = (c as Record<string, unknown>)[key];
+		if (v === undefined) continue;
+		const ok = key === "reminderThresholds" ? typeof v === "string" || (Array.isArray(v) && v.every((n) => typeof n === "number")) : typeof v === want;
+		if (!ok) throw new Error(`"contextd": {"${key}": …} in ${file} must be a ${want}; got ${JSON.stringify(v)}`);
+	}
+	return c as FileSettings;
 }
 
 /**

@@ -53,11 +53,10 @@ test("flag beats environment beats settings.json; empty values do not count", ()
 	assert.equal(resolveSettings({ agentDir: dir, env: { CONTEXTD_TOKEN_FILE: "/t" }, flags: {} }).tokenFile, "/t");
 });
 
-test("an unreadable or malformed settings.json is ignored; a non-object contextd entry too", () => {
+test("an unreadable or malformed settings.json is ignored (Pi reports it itself)", () => {
 	const dir = mkdtempSync(join(tmpdir(), "contextd-settings-"));
 	writeFileSync(join(dir, "settings.json"), "{not json");
 	assert.equal(resolveSettings({ agentDir: dir, env: {}, flags: {} }).mode, "local");
-	assert.equal(resolveSettings({ agentDir: agentDir("tree"), env: {}, flags: {} }).mode, "local");
 });
 
 test("unknown mode or notes guard: an error naming the value and the choices, never another mode", () => {
@@ -86,4 +85,12 @@ test("codexSchemaFile: environment beats settings.json", () => {
 	const dir = agentDir({ codexSchemaFile: "/file/protocol.json" });
 	assert.equal(resolveSettings({ agentDir: dir, env: {}, flags: {} }).codexSchemaFile, "/file/protocol.json");
 	assert.equal(resolveSettings({ agentDir: dir, env: { CONTEXTD_CODEX_SCHEMA: "/env/p.json" }, flags: {} }).codexSchemaFile, "/env/p.json");
+});
+
+test("a setting of the wrong JSON type in settings.json is named with the type it needs, never a TypeError", () => {
+	assert.throws(() => resolveSettings({ agentDir: agentDir({ url: 123 }), env: {}, flags: {} }), (e: unknown) => e instanceof Error && /"contextd": \{"url": …\} in .*settings\.json must be a string; got 123$/.test(e.message));
+	assert.throws(() => resolveSettings({ agentDir: agentDir({ mode: ["tree"] }), env: {}, flags: {} }), /"contextd": \{"mode": …\} in .*settings\.json must be a string; got \["tree"\]$/);
+	assert.throws(() => resolveSettings({ agentDir: agentDir({ autoStart: "yes" }), env: {}, flags: {} }), /\{"autoStart": …\} .* must be a boolean; got "yes"$/);
+	assert.throws(() => resolveSettings({ agentDir: agentDir("tree"), env: {}, flags: {} }), /"contextd" in .*settings\.json must be an object like \{"mode": "tree"\}; got "tree"$/);
+	assert.deepEqual(resolveSettings({ agentDir: agentDir({ reminderThresholds: [60] }), env: {}, flags: {} }).reminderThresholds, [60]);
 });
