@@ -118,11 +118,11 @@ export { ContextdError, healthy, type ProblemCode } from "./transport.ts";
  * no default address. Errors: a ContextdError saying what to do.
  */
 export function locate(s: Settings): Endpoint {
-	if (s.url) return parseEndpoint(s.url.replace(/\/+$/, ""), "the contextd URL (--contextd-url, CONTEXTD_URL or settings.json)");
+	if (s.url) return parseEndpoint(s.url.replace(/\/+$/, ""), "the contextd URL (CONTEXTD_URL, or \"url\" under \"contextd\" in Pi's settings.json)");
 	const ep = readDiscovery(s.stateDir);
 	if (!ep) {
 		throw new UnreachableError(
-			`contextd is not running for the state directory ${s.stateDir} (no ${join(s.stateDir, DISCOVERY_FILE)}); run \`contextd serve\` (or set CONTEXTD_AUTOSTART=1), then /reload`,
+			`contextd is not running for the state directory ${s.stateDir} (no ${join(s.stateDir, DISCOVERY_FILE)}); run \`contextd serve\` in another terminal (or set \"autoStart\": true under \"contextd\" in Pi's settings.json), then /reload`,
 			"",
 		);
 	}
@@ -302,7 +302,7 @@ export async function connect(s: Settings): Promise<Contextd> {
 	}
 	if (first instanceof UnreachableError && first.errno !== "") {
 		// Nothing listens at the address: say what to run, in Pi's terms.
-		throw new UnreachableError(`contextd is not reachable at ${locate(s).label}; run \`contextd serve\` (or set CONTEXTD_AUTOSTART=1), then /reload`, first.errno);
+		throw new UnreachableError(`contextd is not reachable at ${locate(s).label}; run \`contextd serve\` in another terminal (or set \"autoStart\": true under \"contextd\" in Pi's settings.json), then /reload`, first.errno);
 	}
 	throw first;
 }
