@@ -99,7 +99,12 @@ type rig struct {
 	work     string // Pi's cwd
 	state    string // contextd state dir = agent/contextd (the extension's default)
 	sessions string // agent/sessions (Pi's and contextd's default)
-	addr     string // fixed, so a restarted contextd answers at the same URL
+	// addr is the URL Pi and the tests call (fixed, so a restarted
+	// contextd answers at the same URL): the validating proxy (proxy),
+	// which forwards to contextd at cdAddr. direct() makes them one.
+	addr   string
+	cdAddr string
+	proxy  *specProxy
 	logPath  string
 	script   string
 	env      []string // extra Pi env
@@ -134,7 +139,7 @@ func newRig(t *testing.T, v piVersion, mode string, steps []step) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.addr = l.Addr().String()
+	r.cdAddr = l.Addr().String()
 	l.Close()
 	t.Cleanup(func() {
 		if r.pi != nil {
@@ -142,7 +147,24 @@ func newRig(t *testing.T, v piVersion, mode string, steps []step) *rig {
 		}
 		r.stopContextd(false)
 	})
+	r.proxy = startSpecProxy(t, r.cdAddr)
+	r.addr = r.proxy.addr
+	r.env = append(r.env, "CONTEXTD_URL=http://"+r.addr)
 	return r
+}
+
+// direct removes the validating proxy: Pi and the tests call contextd at
+// its own address (a test whose extension starts contextd itself).
+func (r *rig) direct() {
+	r.proxy.close()
+	r.addr = r.cdAddr
+	kept := r.env[:0]
+	for _, e := range r.env {
+		if !strings.HasPrefix(e, "CONTEXTD_URL=") {
+			kept = append(kept, e)
+		}
+	}
+	r.env = kept
 }
 
 // startContextd runs the binary on the rig's state and sessions dirs and
@@ -154,7 +176,7 @@ func (r *rig) startContextd(args ...string) {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	cmd := exec.Command(contextdBinary(r.t), append([]string{"serve", "--addr", r.addr, "--state-dir", r.state, "--sessions-dir", r.sessions}, args...)...)
+	cmd := exec.Command(contextdBinary(r.t), append([]string{"serve", "--addr", r.cdAddr, "--state-dir", r.state, "--sessions-dir", r.sessions}, args...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), "HOME="+filepath.Join(r.dir, "home"), "PI_CODING_AGENT_DIR="+r.agent)
 	if err := cmd.Start(); err != nil {
@@ -163,8 +185,8 @@ func (r *rig) startContextd(args ...string) {
 	r.cd = cmd
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(filepath.Join(r.state, "contextd.json")); err == nil && bytes.Contains(b, []byte(r.addr)) {
-			if resp, err := http.Get("http://" + r.addr + "/healthz"); err == nil {
+		if b, err := os.ReadFile(filepath.Join(r.state, "contextd.json")); err == nil && bytes.Contains(b, []byte(r.cdAddr)) {
+			if resp, err := http.Get("http://" + r.cdAddr + "/healthz"); err == nil {
 				resp.Body.Close()
 				return
 			}
