@@ -102,12 +102,12 @@ type rig struct {
 	// addr is the URL Pi and the tests call (fixed, so a restarted
 	// contextd answers at the same URL): the validating proxy (proxy),
 	// which forwards to contextd at cdAddr. direct() makes them one.
-	addr   string
-	cdAddr string
-	proxy  *specProxy
-	logPath  string
-	script   string
-	env      []string // extra Pi env
+	addr    string
+	cdAddr  string
+	proxy   *specProxy
+	logPath string
+	script  string
+	env     []string // extra Pi env
 	// installed: the extension was installed with `pi install`, so Pi
 	// loads it from settings.json instead of -e.
 	installed bool
