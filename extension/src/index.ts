@@ -12,6 +12,8 @@ import { getAgentDir, VERSION } from "@earendil-works/pi-coding-agent";
 import { connect, type Contextd, ContextdError, healthy } from "./client.ts";
 import { applyProjection, type Projection } from "./projection.ts";
 import { type PlannedEntry, settleRollover } from "./rollover.ts";
+import { runLocalRollover } from "./local_rollover.ts";
+import { callsNewContext, emptyHold, type InputHold, onInput, releaseHold, startHold } from "./input_hold.ts";
 import { boundaryMessage, identityOf, nextIdentity, sliceAtLatestBoundary, usableHint, type WindowIdentity } from "./windows.ts";
 import { resolveSettings, type Settings } from "./settings.ts";
 import { notify } from "./notify.ts";
@@ -64,6 +66,17 @@ export default function contextdExtension(pi: ExtensionAPI) {
 	let pending: { rolloverId: string; sessionId: string } | undefined;
 	let internalNavigation = false;
 	let contextError = "";
+	// Input held while a rollover runs (input_hold.ts; DESIGN.md §5.3.1).
+	let hold: InputHold = emptyHold;
+	/** Queues the held input again (after the new boundary). */
+	const sendHeld = (as?: "steer" | "followUp") => {
+		const r = releaseHold(hold, as);
+		hold = r.hold;
+		for (const h of r.send) {
+			const content = h.images?.length ? [{ type: "text" as const, text: h.text }, ...(h.images as never[])] : h.text;
+			pi.sendUserMessage(content, { deliverAs: h.deliverAs });
+		}
+	};
 
 	const sessionPath = () => `/v1/sessions/${encodeURIComponent(sessionId)}`;
 	const need = (): Contextd => {
@@ -128,6 +141,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 	pi.on("session_start", async (_event, ctx) => {
 		commandCtx = undefined;
 		pending = undefined;
+		hold = emptyHold;
 		client = undefined;
 		sessionId = ctx.sessionManager.getSessionId();
 		const file = ctx.sessionManager.getSessionFile();
@@ -241,12 +255,12 @@ export default function contextdExtension(pi: ExtensionAPI) {
 			}
 			const warn = (t: string) => (guard.warning ? `${t}\n${guard.warning}` : t);
 			if (mode === "local") {
-				const ans = await c.call<{ append: PlannedEntry[]; window: unknown }>("POST", `${sessionPath()}/windows`, leafBody(ctx));
-				for (const b of ans.append) {
-					// Steered: lands after this tool result, before the next model call.
-					pi.sendMessage({ customType: b.customType, content: b.content ?? "", display: b.display ?? true, details: b.details }, { deliverAs: "steer" });
-				}
-				return { content: text(warn("A new context window will start without summarizing conversation history.")), details: { window: ans.window, notes_warning: !!guard.warning } };
+				// The tool phase: the rollover is performed at this batch's
+				// turn_end, after every call of the message has its result;
+				// further new_context calls of the message join it.
+				const ans = await c.call<{ rollover_id: string; tool_result: string; merged: boolean }>("POST", `${sessionPath()}/rollovers`, leafBody(ctx));
+				pending = { rolloverId: ans.rollover_id, sessionId };
+				return { content: text(warn(ans.tool_result)), details: { rollover_id: ans.rollover_id, merged: ans.merged, notes_warning: !!guard.warning } };
 			}
 			if (mode === "tree") {
 				const ans = await c.call<{ rollover_id: string; tool_result: string; merged: boolean }>("POST", `${sessionPath()}/rollovers`, {
@@ -264,6 +278,49 @@ export default function contextdExtension(pi: ExtensionAPI) {
 			return { content: text("A new context window will start without summarizing conversation history."), details: { window: next } };
 		},
 	});
+
+	// ---- input and batches during a rollover (Local and Tree) -------------
+
+	if (local) {
+		pi.on("message_end", (event) => {
+			if (callsNewContext(event.message as { role?: string; content?: unknown })) hold = startHold(hold);
+			return undefined;
+		});
+		pi.on("input", (event, ctx) => {
+			const d = onInput(hold, event as { text: string; images?: unknown[]; source?: string; streamingBehavior?: "steer" | "followUp" });
+			hold = d.hold;
+			if (d.notice) notify(ctx, d.notice, "info");
+			return { action: d.action };
+		});
+		pi.on("turn_end", async (_event, ctx) => {
+			const p = pending;
+			if (mode === "local" && p) {
+				pending = undefined;
+				const c = client;
+				const base = `${sessionPath()}/rollovers/${encodeURIComponent(p.rolloverId)}`;
+				await runLocalRollover({
+					post: (path, body) => (c ? c.call("POST", path, body) : Promise.reject(new ContextdError(unavailable))),
+					base,
+					leafBody: () => leafBody(ctx),
+					steer: (m) => pi.sendMessage(m, { deliverAs: "steer" }),
+					notifyError: (m) => notify(ctx, m, "error"),
+					tellModel: (t) => pi.sendMessage({ customType: "codex-context-notice", content: t, display: true, details: {} }, { deliverAs: "steer" }),
+				});
+				completing = { base, client: c };
+				sendHeld();
+				return;
+			}
+			if (completing) {
+				// The boundary's turn ended: it is in the file.
+				const { base, client: c } = completing;
+				completing = undefined;
+				c?.call("POST", `${base}/complete`).catch(() => undefined);
+			}
+			// No rollover follows this batch (Tree holds until its boundary's run).
+			if (hold.holding && !(mode === "tree" && pending)) sendHeld();
+		});
+	}
+	let completing: { base: string; client: Contextd | undefined } | undefined;
 
 	// ---- context awareness (Local and Tree) -------------------------------
 
@@ -366,22 +423,13 @@ export default function contextdExtension(pi: ExtensionAPI) {
 		// _deferredSettledActions), in arrival order, so input stays held
 		// until the boundary's run starts. A failed or deferred rollover
 		// starts no run: held input is delivered at once.
-		let rolling = false; // input is held
+		let rolling = false; // the settled phase runs
 		let settledDone = false; // the rollover returned "completed"
 		let runStarted = false; // agent_start seen while rolling
-		const held: { text: string; images?: unknown[] }[] = [];
 		const release = () => {
 			rolling = settledDone = runStarted = false;
-			for (const h of held.splice(0)) {
-				const content = h.images?.length ? [{ type: "text" as const, text: h.text }, ...(h.images as never[])] : h.text;
-				pi.sendUserMessage(content, { deliverAs: "followUp" });
-			}
+			sendHeld("followUp");
 		};
-		pi.on("input", (event) => {
-			if (!rolling || event.source === "extension") return { action: "continue" as const };
-			held.push({ text: event.text, images: event.images });
-			return { action: "handled" as const };
-		});
 		pi.on("agent_start", () => {
 			if (!rolling) return;
 			if (settledDone) release();
@@ -392,6 +440,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 			if (!p) return;
 			pending = undefined;
 			rolling = true;
+			hold = startHold(hold);
 			settledDone = runStarted = false;
 			let outcome: Awaited<ReturnType<typeof rollover>> = "failed";
 			try {

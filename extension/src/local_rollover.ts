@@ -1,0 +1,48 @@
+// A Local rollover (DESIGN.md §5.3.1 "One rollover per message", "After
+// the whole batch"): new_context opens the rollover in its tool phase
+// (POST …/rollovers; further new_context calls of the message join it), and
+// at the batch's turn_end, when every call of the message has its result in
+// the session, this settles and commits it and steers the boundary contextd
+// planned, so the boundary is the next message the model sees. Pi's objects
+// are passed in, so this runs in unit tests.
+
+import type { PlannedEntry } from "./rollover.ts";
+
+export interface LocalRolloverDeps {
+	/** POSTs to contextd; rejects with an Error whose message says what failed. */
+	post<T>(path: string, body?: unknown): Promise<T>;
+	/** Base path of the rollover: /v1/sessions/{id}/rollovers/{rid}. */
+	base: string;
+	/** Pi's live leaf when it is on disk ({} otherwise). */
+	leafBody(): { leaf_id?: string };
+	/** pi.sendMessage with deliverAs steer. */
+	steer(m: { customType: string; content: string; display: boolean; details: unknown }): void;
+	notifyError(message: string): void;
+	/** Tells the model (a steered custom message). */
+	tellModel(text: string): void;
+}
+
+/**
+ * Settles and commits the rollover and steers its boundary. On failure the
+ * rollover is aborted, the person is told in one sentence, the model is
+ * told it stays in its window, and it answers "failed".
+ */
+export async function runLocalRollover(d: LocalRolloverDeps): Promise<"steered" | "failed"> {
+	try {
+		await d.post(`${d.base}/settle`, d.leafBody());
+		const commit = await d.post<{ append: PlannedEntry[] }>(`${d.base}/commit`, {});
+		for (const e of commit.append) {
+			if (e.type === "custom_message") d.steer({ customType: e.customType, content: e.content ?? "", display: e.display ?? true, details: e.details });
+		}
+		return "steered";
+	} catch (err) {
+		try {
+			await d.post(`${d.base}/abort`, { reason: (err as Error).message.slice(0, 1000) });
+		} catch {
+			// contextd keeps the rollover inspectable; the UI error says what happened
+		}
+		d.notifyError(`contextd: new context failed: ${(err as Error).message}; the model stays in its current window`);
+		d.tellModel(`The new context window did not open (${(err as Error).message}); you are still in the same context window.`);
+		return "failed";
+	}
+}
