@@ -271,3 +271,72 @@ func TestPiExtensionNewContextBesideOtherCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestPiExtensionAwarenessAcrossRollover (§5.3.1; issue item "reminders
+// and get_context_remaining use the window that will be current"): Local,
+// reminders at every threshold (0.01%), one message calls
+// get_context_remaining and new_context. get_context_remaining answers for
+// the new window; no reminder is sent at the batch that rolls over; every
+// reminder in the file names the window that is current where Pi
+// delivered it, and the new window's first request is its boundary alone.
+func TestPiExtensionAwarenessAcrossRollover(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r := newRig(t, v, "local", []step{
+			tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "- task\n"}),
+			{Calls: []call{{Name: "get_context_remaining", Arguments: map[string]any{}}, {Name: "new_context", Arguments: map[string]any{}}}},
+			{Text: "new window"}, {Text: "after the reminder"}, {Text: "spare"},
+		})
+		r.env = append(r.env, "CONTEXTD_REMINDER_THRESHOLDS=0.01")
+		r.startContextd()
+		p := r.startPi()
+		p.prompt("go", 1)
+		p.waitSettled(count(p.snapshot(), "agent_start"))
+		_, _, es := r.session()
+		bs := boundaries(es)
+		if len(bs) != 2 {
+			t.Fatalf("boundaries = %d, want 2", len(bs))
+		}
+		rem := toolResults(es, "get_context_remaining")
+		want := "A new context window starts after this message's tool calls; it holds only its boundary at first, so nearly all of its 200000 tokens are left."
+		if len(rem) != 1 || rem[0] != want {
+			t.Errorf("get_context_remaining = %q, want [%q]", rem, want)
+		}
+		current := ""
+		for _, e := range chain(es, es[len(es)-1].ID) {
+			if w, ok := e.window(); ok {
+				current = w.CurrentWindowID
+				continue
+			}
+			if e.Type != "custom_message" || e.CustomType != "codex-context-window" {
+				continue
+			}
+			var d struct {
+				ContextManagement windowIdentity `json:"contextManagement"`
+			}
+			_ = json.Unmarshal(e.Details, &d)
+			if d.ContextManagement.CurrentWindowID != current {
+				t.Errorf("reminder %s names window %s where window %s is current", e.ID, d.ContextManagement.CurrentWindowID, current)
+			}
+		}
+		w1 := windowOf(t, bs[1])
+		in, _ := newWindowRequests(r.requests(), w1)
+		if len(in) == 0 || len(in[0].conversation()) != 1 {
+			t.Fatalf("the new window's first request: %d requests, first %s", len(in), func() string {
+				if len(in) == 0 {
+					return "none"
+				}
+				return roles(in[0])
+			}())
+		}
+		// The message before the new boundary is the batch's last result:
+		// no reminder was steered at the batch that rolled over.
+		prev := byID(es)[bs[1].parent()]
+		if prev.Message == nil || prev.Message.Role != "toolResult" {
+			t.Errorf("the new boundary follows %s %s, want the batch's last tool result", prev.Type, prev.CustomType)
+		}
+		if n := p.notices("error"); len(n) != 0 {
+			t.Errorf("UI errors: %q", n)
+		}
+		checkClean(t, p, r.requests())
+	})
+}
