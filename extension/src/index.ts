@@ -18,7 +18,7 @@ import { boundaryMessage, identityOf, nextIdentity, sliceAtLatestBoundary, usabl
 import { resolveSettings, type Settings } from "./settings.ts";
 import { notify } from "./notify.ts";
 import { encryptedOutputs, isCodexTransport, NAMESPACE_SPECS, type NamespaceSpecs, remoteResult, routerMessage, shapeCodexRequest, specsFromProtocol, TRUNCATION_HEADER, truncationPolicy } from "./remote.ts";
-import { contextRemaining, deliveredThresholds, dueReminder, guardDecision, reminderMessage, type ResetEntry, resetLogLines, windowNoteWrites } from "./quality.ts";
+import { contextRemaining, contextRemainingAfterRollover, deliveredThresholds, dueReminder, guardDecision, reminderMessage, type ResetEntry, resetLogLines, windowNoteWrites } from "./quality.ts";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Type } from "typebox";
@@ -294,6 +294,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 		});
 		pi.on("turn_end", async (_event, ctx) => {
 			const p = pending;
+			rolledAtTurn = p !== undefined;
 			if (mode === "local" && p) {
 				pending = undefined;
 				const c = client;
@@ -321,6 +322,7 @@ export default function contextdExtension(pi: ExtensionAPI) {
 		});
 	}
 	let completing: { base: string; client: Contextd | undefined } | undefined;
+	let rolledAtTurn = false; // this turn_end performs or awaits a rollover
 
 	// ---- context awareness (Local and Tree) -------------------------------
 
@@ -331,7 +333,9 @@ export default function contextdExtension(pi: ExtensionAPI) {
 			description: "Tokens left in the current context window (from Pi's context usage: tokens used, window size, percent used).",
 			parameters: Type.Object({}, { additionalProperties: false }),
 			async execute(_id, _params, _signal, _onUpdate, ctx) {
-				const r = contextRemaining(ctx.getContextUsage());
+				// Local, in the message that calls new_context: the model's
+				// next request is in the new window.
+				const r = mode === "local" && hold.holding ? contextRemainingAfterRollover(ctx.getContextUsage()) : contextRemaining(ctx.getContextUsage());
 				return { content: text(r.text), details: r.details };
 			},
 		});
@@ -340,7 +344,11 @@ export default function contextdExtension(pi: ExtensionAPI) {
 		// reminder for the first threshold, urgent for later ones) before
 		// the next model call.
 		pi.on("turn_end", async (_event, ctx) => {
-			if (!client || settings.reminderThresholds.length === 0) return;
+			// No reminder for a window that is closing: the next request is
+			// the new window's (or, in Tree, the run ends for the rollover).
+			const closing = rolledAtTurn;
+			rolledAtTurn = false;
+			if (closing || !client || settings.reminderThresholds.length === 0) return;
 			const branch = ctx.sessionManager.getBranch();
 			const usage = ctx.getContextUsage();
 			const due = dueReminder(usage?.percent ?? null, settings.reminderThresholds, deliveredThresholds(branch, settings.reminderThresholds));
