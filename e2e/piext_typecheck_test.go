@@ -33,17 +33,25 @@ func TestExtensionTypeCheck(t *testing.T) {
 	}
 }
 
-// TestExtensionUnit runs the extension's own unit tests (projection keys,
-// settings) with Node's test runner on the pinned Node (type stripping).
+// TestExtensionUnit runs the extension's own unit tests (reducers, each
+// mode's installer over a fake ExtensionAPI, settings, tools, projection
+// keys, ...) with Node's test runner on the pinned Node (type stripping),
+// once per Pi: test/setup.mjs resolves typebox and @earendil-works/* from
+// the Pi CONTEXTD_TEST_PI names, as tsconfig.pi-*.json does for tsc.
 func TestExtensionUnit(t *testing.T) {
 	node := NodeBinary(t)
 	files, _ := filepath.Glob(filepath.Join(extensionDir(), "test", "*.test.ts"))
 	if len(files) == 0 {
 		t.Fatal("no extension/test/*.test.ts")
 	}
-	cmd := exec.Command(node, append([]string{"--test"}, files...)...)
-	cmd.Dir = extensionDir()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("node --test: %v\n%s", err, out)
+	for _, pi := range []string{"0.85", "1.6"} {
+		t.Run("pi-"+pi, func(t *testing.T) {
+			cmd := exec.Command(node, append([]string{"--import", "./test/setup.mjs", "--test"}, files...)...)
+			cmd.Dir = extensionDir()
+			cmd.Env = append(os.Environ(), "CONTEXTD_TEST_PI="+pi)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("node --test (Pi %s): %v\n%s", pi, err, out)
+			}
+		})
 	}
 }

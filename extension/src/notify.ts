@@ -8,6 +8,7 @@
 // model's answer on stdout.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 
+/** The level of a notice, as Pi's ui.notify takes it. */
 export type Level = "info" | "warning" | "error";
 
 /** Shows msg in Pi's UI, or writes it as one stderr line when Pi has none. */

@@ -9,6 +9,7 @@
 // file only applies it.
 import { createHash } from "node:crypto";
 
+/** How contextd names one message of the context event by fields the message holds (coordinator.MessageKey). */
 export interface MessageKey {
 	role: "custom" | "assistant" | "branchSummary" | "toolResult";
 	custom_type?: string;
@@ -20,11 +21,13 @@ export interface MessageKey {
 	occurrence?: number;
 }
 
+/** Moves message to just after after (applied in order, after the drops). */
 export interface MoveStep {
 	message: MessageKey;
 	after: MessageKey;
 }
 
+/** contextd's /context answer for the provider context: where it starts, what is hidden, what moves. */
 export interface Projection {
 	start_at: MessageKey | null;
 	drop: MessageKey[];
@@ -43,6 +46,7 @@ export interface KeyedMessage {
 	toolCallId?: string;
 }
 
+/** The lowercase hex SHA-256 of text's UTF-8 bytes (branch-summary keys). */
 export function sha256Hex(text: string): string {
 	return createHash("sha256").update(text, "utf8").digest("hex");
 }

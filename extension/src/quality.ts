@@ -4,7 +4,9 @@
 // they run in unit tests.
 import { identityOf, WINDOW_TYPE } from "./windows.ts";
 
+/** What new_context does when the window wrote no note: warn, refuse, or nothing (off). */
 export type NotesGuard = "warn" | "refuse" | "off";
+/** The notes guard values the settings accept. */
 export const NOTES_GUARDS: readonly NotesGuard[] = ["warn", "refuse", "off"];
 
 /** customType of a note write or append entry (reference codex-history-notes.md §3.4). */
@@ -45,6 +47,7 @@ export function guardDecision(guard: NotesGuard, writes: number): { proceed: boo
 	return { proceed: true, warning: GUARD_WARNING };
 }
 
+/** Pi's context usage (ctx.getContextUsage()): tokens used, window size in tokens, percent used; null when unknown. */
 export interface Usage {
 	tokens: number | null;
 	contextWindow: number;

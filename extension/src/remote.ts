@@ -20,7 +20,9 @@
 /** The pi-ai API of the openai-codex provider (the Codex Responses transport). */
 export const CODEX_API = "openai-codex-responses";
 
+/** The Codex namespace of the history operations. */
 export const HISTORY_NAMESPACE = "history";
+/** The Codex namespace of the notes operations. */
 export const NOTES_NAMESPACE = "notes";
 
 /** Is this model on the Codex transport? Remote mode works only there (§3.1, §3.7: no fallback). */
@@ -184,6 +186,7 @@ export const NOTES_SPEC: NamespaceSpec = {
 	],
 };
 
+/** The built-in namespace specs, by namespace name. */
 export const NAMESPACE_SPECS: Record<string, NamespaceSpec> = { [HISTORY_NAMESPACE]: HISTORY_SPEC, [NOTES_NAMESPACE]: NOTES_SPEC };
 
 /** The namespace specs a request is shaped with: the built-in ones, or those of a protocol file. */

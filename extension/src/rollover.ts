@@ -7,6 +7,9 @@
 // is aborted), after it no turn starts and contextd reports the rollover
 // as incomplete. Pi's objects are passed in, so this runs in unit tests.
 
+import type { RolloverOutcome } from "./tree-state.ts";
+
+/** An entry contextd plans for the extension to append: a custom entry (appendEntry) or a custom message (sendMessage). */
 export interface PlannedEntry {
 	type: "custom" | "custom_message";
 	customType: string;
@@ -16,6 +19,7 @@ export interface PlannedEntry {
 	details?: unknown;
 }
 
+/** The ports of the settled phase: contextd calls and Pi's objects, passed in so it runs in unit tests. */
 export interface RolloverDeps {
 	/** POSTs to contextd; rejects with an Error whose message says what failed. */
 	post<T>(path: string, body?: unknown): Promise<T>;
@@ -49,7 +53,12 @@ export function isOpenCallsConflict(err: unknown): boolean {
 	return e?.status === 409 && typeof e.message === "string" && e.message.includes("have no result yet");
 }
 
-export async function settleRollover(d: RolloverDeps): Promise<"completed" | "failed" | "deferred"> {
+/**
+ * Runs the settled phase of one rollover. Returns "completed", "failed"
+ * (one UI error said) or "deferred" (tool calls of the leaf have no result
+ * yet: settle again at the next agent_settled).
+ */
+export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> {
 	const fail = async (msg: string, abort: boolean) => {
 		if (abort) {
 			try {

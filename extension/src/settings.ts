@@ -13,9 +13,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { NOTES_GUARDS, type NotesGuard } from "./quality.ts";
 
+/** The extension's mode (docs/design.md): off, local, tree or remote. */
 export type Mode = "off" | "local" | "tree" | "remote";
+/** Every mode, as the settings accept them. */
 export const MODES: readonly Mode[] = ["off", "local", "tree", "remote"];
 
+/** The resolved settings (resolveSettings). */
 export interface Settings {
 	mode: Mode;
 	/** Explicit URL (flag, env or settings.json); undefined: discovery file, then DEFAULT_URL. */
@@ -41,10 +44,13 @@ export interface Settings {
 	codexSchemaFile?: string;
 }
 
+/** Context-usage percentages at which reminders are sent by default. */
 export const DEFAULT_REMINDER_THRESHOLDS = [70, 85];
 
+/** contextd's default address when neither a URL nor a discovery file names one. */
 export const DEFAULT_URL = "http://127.0.0.1:7467";
 
+/** Where settings come from: Pi's agent directory (settings.json), the environment and command-line flags. */
 export interface SettingsSources {
 	agentDir: string;
 	env: Record<string, string | undefined>;

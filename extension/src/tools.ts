@@ -7,24 +7,37 @@ import { Type } from "typebox";
 const nullableString = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Null()], { description }));
 const posInt = (description: string) => Type.Optional(Type.Integer({ minimum: 1, description }));
 
+/** The Codex history operations, the `history` tool's actions. */
 export const HISTORY_ACTIONS = ["list_windows", "list_items", "read_item", "search_contents"] as const;
+/** The Codex notes operations, the `notes` tool's actions. */
 export const NOTES_ACTIONS = ["list_files_by_prefix", "read_file", "search_contents", "append_to_file", "write_file"] as const;
+/** The notes actions that write a note (contextd plans a codex-context-note entry for each). */
 export const NOTE_WRITES = new Set<string>(["append_to_file", "write_file"]);
 
+/** new_context's description, Codex's wording. */
 export const NEW_CONTEXT_DESCRIPTION = "Start a new context window. Does not clear, reset, or otherwise affect environment state.";
 
+/** new_context takes no arguments. */
+export const newContextParameters = Type.Object({}, { additionalProperties: false });
+
+/** get_context_remaining takes no arguments. */
+export const contextRemainingParameters = Type.Object({}, { additionalProperties: false });
+
+/** The `history` router tool's description. */
 export const HISTORY_DESCRIPTION = [
 	"Recover prior conversation after a context-window reset, using agent names and the opaque window and item IDs these actions return. Pass returned IDs unchanged.",
 	"Actions: list_windows (window IDs with item counts), list_items (items of a window, or of all windows when window_id is null), read_item (a bounded character range of one item), search_contents (case-sensitive literal substring search).",
 	"Items are ordered by persisted ordinal, then creation time; an unknown window gives no matches. The current agent is the default; absolute or relative agent names select another agent. History is read-only.",
 ].join("\n");
 
+/** The `notes` router tool's description. */
 export const NOTES_DESCRIPTION = [
 	"Private notes that survive context-window transitions in this session. Paths are virtual: a relative path resolves under the current agent's <agent_name>/notes; an absolute path is <agent_name>/notes[/<path>].",
 	"Actions: list_files_by_prefix, read_file (start_line/stop_line inclusive, 1-based, negative counts from the end), search_contents (case-sensitive literal, matched per line), append_to_file (appends text exactly as given), write_file (replaces the whole file).",
 	"Empty, . and .. components are unsupported; ~ is literal. Each file must stay at most 1,000,000 UTF-8 bytes. Reads reflect writes immediately.",
 ].join("\n");
 
+/** The `history` router tool's arguments: action plus the Codex arguments of the history operations. */
 export const historyParameters = Type.Object({
 	action: Type.String({ enum: [...HISTORY_ACTIONS], description: "The history operation: list_windows, list_items, read_item or search_contents." }),
 	query: Type.Optional(Type.String({ description: "search_contents: case-sensitive literal substring to find." })),
@@ -43,6 +56,7 @@ export const historyParameters = Type.Object({
 	max_chars_per_item: posInt("list_items: cap on each item's truncated_content."),
 });
 
+/** The `notes` router tool's arguments: action plus the Codex arguments of the notes operations. */
 export const notesParameters = Type.Object({
 	action: Type.String({ enum: [...NOTES_ACTIONS], description: "The notes operation: list_files_by_prefix, read_file, search_contents, append_to_file or write_file." }),
 	path: Type.Optional(Type.String({ description: "read_file/append_to_file/write_file: the note file path." })),

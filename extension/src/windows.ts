@@ -5,12 +5,15 @@
 // codex-history-notes.md §1.2, §3.2) and the backend's thread hint.
 import { randomUUID } from "node:crypto";
 
+/** customType of window boundaries and reminders (a custom message). */
 export const WINDOW_TYPE = "codex-context-window";
 
+/** The guidance text of every boundary (the same text contextd plans). */
 export const GUIDANCE =
 	"Checkpoint the active request, known history IDs, decisions, progress, learnings and next steps in notes before new_context. After rollover, read hinted notes. Use history only for a missing detail.\n" +
 	"Keep deferred ideas and tasks\u2014including those unrelated to the current work\u2014in notes for later resumption. Update them as decisions change; recording is not permission to implement.";
 
+/** A boundary's details.contextManagement: which window it opens and the chain it belongs to. */
 export interface WindowIdentity {
 	protocol: 1;
 	kind: "window";
@@ -20,6 +23,7 @@ export interface WindowIdentity {
 	windowNumber: number;
 }
 
+/** A boundary as Pi's sendMessage takes it. */
 export interface BoundaryMessage {
 	customType: string;
 	content: string;
@@ -41,6 +45,7 @@ export function nextIdentity(cur: WindowIdentity | undefined): WindowIdentity {
 	return { protocol: 1, kind: "window", firstWindowId: cur.firstWindowId, currentWindowId: id, previousWindowId: cur.currentWindowId, windowNumber: cur.windowNumber + 1 };
 }
 
+/** The boundary opening window id for agent, with the thread hint line when hint is non-empty. */
 export function boundaryMessage(agent: string, id: WindowIdentity, hint: string): BoundaryMessage {
 	const lines = [
 		"<context_window_guidance>",

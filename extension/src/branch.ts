@@ -1,0 +1,40 @@
+// Reads of Pi's active branch the installers share: the current window
+// identity and the leaf contextd may be asked about. Pure functions over
+// the entries Pi's SessionManager returns.
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { identityOf, type WindowIdentity } from "./windows.ts";
+
+/** The subset of a Pi session entry these reads look at. */
+export interface BranchEntry {
+	type: string;
+	customType?: string;
+	details?: unknown;
+	message?: { role?: string };
+}
+
+/** The window identity of the latest boundary on a branch (root first); undefined when it has none. */
+export function branchIdentity(branch: readonly BranchEntry[]): WindowIdentity | undefined {
+	let id: WindowIdentity | undefined;
+	for (const e of branch) {
+		if (e.type === "custom_message") id = identityOf(e) ?? id;
+	}
+	return id;
+}
+
+/**
+ * The leaf contextd may read: {leaf_id} when Pi's live leaf is on disk,
+ * else {}. Pi 0.85 holds a new session's entries in memory until the first
+ * assistant message (docs/pi-facts.md "When entries reach the file"); Pi 1
+ * writes every entry at once.
+ */
+export function leafBody(piVersion: string, leaf: string | null | undefined, entries: readonly BranchEntry[]): { leaf_id?: string } {
+	if (!leaf) return {};
+	const onDisk = piVersion.split(".")[0] !== "0" || entries.some((e) => e.type === "message" && e.message?.role === "assistant");
+	return onDisk ? { leaf_id: leaf } : {};
+}
+
+/** leafBody of ctx's session. */
+export function ctxLeafBody(piVersion: string, ctx: ExtensionContext): { leaf_id?: string } {
+	const sm = ctx.sessionManager;
+	return leafBody(piVersion, sm.getLeafId(), sm.getEntries() as BranchEntry[]);
+}

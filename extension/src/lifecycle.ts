@@ -1,0 +1,42 @@
+// The session lifecycle every active mode shares: session_start (every
+// reason) creates the session's state, connects to contextd and registers
+// the session file; session_shutdown drops the state. What a mode does once
+// the session is registered (open window 0, capture a command context) is
+// its own onRegistered.
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { Host } from "./host.ts";
+import type { SessionSlot, SessionState } from "./session.ts";
+
+/** The sentence a session without a file gets: Pi was started with --no-session. */
+export const NO_SESSION_FILE = "context management needs a saved session; this one is not persisted (--no-session)";
+
+/**
+ * Registers session_start and session_shutdown. onRegistered runs after
+ * contextd accepted the session (PUT /v1/sessions/{id}); its errors are
+ * notified like a failed connection.
+ */
+export function installLifecycle(host: Host, slot: SessionSlot, onRegistered: (s: SessionState, ctx: ExtensionContext) => Promise<void>): void {
+	const { pi, settings } = host;
+	pi.on("session_start", async (_event, ctx) => {
+		const s = slot.start(ctx);
+		if (!s.file) {
+			s.unavailable = NO_SESSION_FILE;
+			host.notify(ctx, `contextd: ${s.unavailable}`, "error");
+			return;
+		}
+		try {
+			const c = await host.connect(settings);
+			if (!slot.live(s, ctx, "registering the session")) return;
+			await c.call("PUT", s.path, { session_file: s.file, mode: settings.mode, agent_name: settings.agentName, pi_version: host.piVersion });
+			if (!slot.live(s, ctx, "registering the session")) return;
+			s.client = c;
+			await onRegistered(s, ctx);
+		} catch (err) {
+			s.unavailable = (err as Error).message;
+			host.notify(ctx, `contextd: ${s.unavailable}`, "error");
+		}
+	});
+	pi.on("session_shutdown", async () => {
+		slot.end();
+	});
+}

@@ -1,0 +1,176 @@
+// Tree mode: new_context plans a rollover (tool phase, the run ends after
+// the batch); at Pi's next agent_settled the settled phase navigates to the
+// window's start with a branch summary and appends the manifest, the note
+// snapshot and the new boundary (rollover.ts). The decisions across Pi
+// events (pending rollover, input held during it) are tree-state.ts's
+// reducer; this file performs its actions with Pi.
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { ctxLeafBody } from "../branch.ts";
+import { ContextdError } from "../client.ts";
+import { type Host, text } from "../host.ts";
+import { callsNewContext } from "../input_hold.ts";
+import { installLifecycle } from "../lifecycle.ts";
+import { ensureWindow, installLocalHooks, notesGuard, registerContextRemaining } from "../localindex.ts";
+import { settleRollover } from "../rollover.ts";
+import { localRouter, registerRouters } from "../router.ts";
+import { type Say, SessionSlot, type SessionState } from "../session.ts";
+import { registerStatus } from "../status.ts";
+import { NEW_CONTEXT_DESCRIPTION, newContextParameters } from "../tools.ts";
+import { type RolloverOutcome, type TreeAction, type TreeEvent, treeStep } from "../tree-state.ts";
+
+/** The command the extension sends itself at session start to capture a command context (navigateTree needs one). */
+export const CAPTURE_COMMAND = "contextd-capture";
+
+/** Registers Tree mode: Local's hooks and tools, with new_context as a rollover, input holding and /compact through contextd. */
+export function installTree(host: Host, say: Say): void {
+	const { pi } = host;
+	const slot = new SessionSlot(say);
+
+	pi.registerCommand(CAPTURE_COMMAND, {
+		description: "contextd internal: captures the command context Tree rollovers navigate with",
+		handler: async (_args, ctx) => {
+			// Kept with the session: valid until the next session replacement
+			// or reload, when session_start captures again.
+			const s = slot.current;
+			if (s) s.commandCtx = ctx;
+		},
+	});
+	installLifecycle(host, slot, async (s, ctx) => {
+		pi.sendUserMessage(`/${CAPTURE_COMMAND}`, { expandPromptTemplates: true });
+		await ensureWindow(host, slot, s, ctx);
+	});
+	installLocalHooks(host, slot);
+
+	/**
+	 * Applies event e to s's Tree state and performs its synchronous actions
+	 * (deliver, timer); returns the input handler's answer and the rollover
+	 * to settle, which only agent_settled awaits.
+	 */
+	function dispatch(s: SessionState, e: TreeEvent, ctx: ExtensionContext | undefined): { input?: "continue" | "handled"; settle?: string } {
+		const r = treeStep(s.tree, e);
+		s.tree = r.state;
+		const out: { input?: "continue" | "handled"; settle?: string } = {};
+		for (const a of r.actions) perform(s, a, ctx, out);
+		return out;
+	}
+
+	function perform(s: SessionState, a: TreeAction, ctx: ExtensionContext | undefined, out: { input?: "continue" | "handled"; settle?: string }): void {
+		switch (a.type) {
+			case "input":
+				out.input = a.action;
+				return;
+			case "settle":
+				out.settle = a.rolloverId;
+				return;
+			case "deliver":
+				if (!slot.live(s, ctx, `delivering ${a.inputs.length} held input(s)`)) return;
+				for (const h of a.inputs) {
+					const content = h.images?.length ? [{ type: "text" as const, text: h.text }, ...(h.images as never[])] : h.text;
+					pi.sendUserMessage(content, { deliverAs: "followUp" });
+				}
+				return;
+			case "timer":
+				host.setTimer(() => dispatch(s, { type: "timeout", generation: a.generation }, undefined), a.ms);
+				return;
+		}
+	}
+
+	function rollover(s: SessionState, rolloverId: string, ctx: ExtensionContext): Promise<RolloverOutcome> {
+		const c = s.client;
+		const cmd = s.commandCtx;
+		return settleRollover({
+			post: (path, body) => (c ? c.call("POST", path, body) : Promise.reject(new ContextdError(s.unavailable))),
+			base: `${s.path}/rollovers/${encodeURIComponent(rolloverId)}`,
+			leafBody: () => ctxLeafBody(host.piVersion, ctx),
+			navigateTree: cmd ? (id, o) => cmd.navigateTree(id, o) : undefined,
+			leafEntry: () => ctx.sessionManager.getLeafEntry(),
+			getEditorText: () => ctx.ui.getEditorText(),
+			setEditorText: (t) => ctx.ui.setEditorText(t),
+			appendEntry: (t, data) => pi.appendEntry(t, data),
+			sendMessage: (m, o) => pi.sendMessage(m, o),
+			notifyError: (m) => host.notify(ctx, m, "error"),
+			setInternalNavigation: (on) => {
+				s.internalNavigation = on;
+			},
+			sameSession: slot.live(s, ctx, "the rollover") && ctx.sessionManager.getSessionId() === s.id,
+		});
+	}
+
+	pi.registerTool({
+		name: "new_context",
+		label: "New context",
+		description: NEW_CONTEXT_DESCRIPTION,
+		parameters: newContextParameters,
+		async execute(_id, _params, _signal, _onUpdate, ctx) {
+			const s = slot.require();
+			const c = s.need();
+			const guard = notesGuard(host, ctx);
+			if (!guard.proceed) {
+				return { content: text(guard.refusal ?? ""), details: { refused: true, notes_guard: host.settings.notesGuard } };
+			}
+			const ans = await c.call<{ rollover_id: string; tool_result: string; merged: boolean }>("POST", `${s.path}/rollovers`, {
+				...ctxLeafBody(host.piVersion, ctx),
+				command_context_ready: s.commandCtx !== undefined,
+			});
+			dispatch(s, { type: "planned", rolloverId: ans.rollover_id }, ctx);
+			const t = guard.warning ? `${ans.tool_result}\n${guard.warning}` : ans.tool_result;
+			// terminate: the run ends after this batch; agent_settled performs the rollover.
+			return { content: text(t), details: { rollover_id: ans.rollover_id, merged: ans.merged, notes_warning: !!guard.warning }, terminate: true };
+		},
+	});
+
+	registerContextRemaining(host);
+	registerRouters(host, slot, localRouter(host, slot));
+
+	// Input is held from the end of the message that calls new_context
+	// (DESIGN.md §5.3.1); a turn_end without a rollover releases it.
+	pi.on("message_end", (event, ctx) => {
+		const s = slot.current;
+		if (s && callsNewContext(event.message as { role?: string; content?: unknown })) dispatch(s, { type: "called" }, ctx);
+		return undefined;
+	});
+	pi.on("turn_end", (_event, ctx) => {
+		const s = slot.current;
+		if (s) dispatch(s, { type: "turn_end" }, ctx);
+	});
+	pi.on("input", (event, ctx) => {
+		const s = slot.current;
+		const input = s ? dispatch(s, { type: "input", source: event.source, text: event.text, images: event.images }, ctx).input : undefined;
+		return { action: input ?? ("continue" as const) };
+	});
+	pi.on("agent_start", (_event, ctx) => {
+		const s = slot.current;
+		if (s) dispatch(s, { type: "agent_start" }, ctx);
+	});
+	pi.on("agent_settled", async (_event, ctx) => {
+		const s = slot.current;
+		if (!s) return;
+		const rolloverId = dispatch(s, { type: "settled" }, ctx).settle;
+		if (rolloverId === undefined) return;
+		let outcome: RolloverOutcome = "failed";
+		try {
+			outcome = await rollover(s, rolloverId, ctx);
+		} finally {
+			dispatch(s, { type: "rolled", rolloverId, outcome }, ctx);
+		}
+	});
+
+	// Leaving Tree mode: a manual /compact gets contextd's summary, so the
+	// archived windows stay reachable; when contextd cannot plan it the
+	// compaction is cancelled rather than losing them.
+	pi.on("session_before_compact", async (event, ctx) => {
+		const s = slot.current;
+		if (!s?.client) return;
+		try {
+			const a = await s.client.call<{ summary: string; first_kept_entry_id: string; details: unknown }>("POST", `${s.path}/compaction`, ctxLeafBody(host.piVersion, ctx));
+			return {
+				compaction: { summary: a.summary, firstKeptEntryId: a.first_kept_entry_id, tokensBefore: event.preparation.tokensBefore, details: a.details },
+			};
+		} catch (err) {
+			host.notify(ctx, `contextd: ${(err as Error).message}; compaction cancelled so archived windows are not lost`, "error");
+			return { cancel: true };
+		}
+	});
+
+	registerStatus(host, slot, true);
+}

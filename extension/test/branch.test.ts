@@ -1,0 +1,37 @@
+// branch.ts and the shared decisions of localindex.ts: the window on Pi's
+// branch, which leaf contextd may read on each Pi, and a /context failure
+// said once.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { branchIdentity, leafBody } from "../src/branch.ts";
+import { contextErrorStep } from "../src/localindex.ts";
+
+const boundary = (n: number) => ({
+	type: "custom_message",
+	customType: "codex-context-window",
+	details: { contextManagement: { protocol: 1, kind: "window", firstWindowId: "w0", currentWindowId: `w${n}`, windowNumber: n } },
+});
+const reminder = { type: "custom_message", customType: "codex-context-window", details: { contextManagement: { kind: "reminder", currentWindowId: "w1" } } };
+
+test("branchIdentity: the latest boundary's identity; reminders and other entries are no boundary", () => {
+	assert.equal(branchIdentity([]), undefined);
+	assert.equal(branchIdentity([boundary(0), boundary(1), reminder, { type: "message" }])?.currentWindowId, "w1");
+	assert.equal(branchIdentity([{ type: "custom", customType: "codex-context-window", details: boundary(3).details }]), undefined);
+});
+
+test("leafBody: Pi 0.85 names the leaf only once an assistant message is on disk; Pi 1 always; no leaf, no body", () => {
+	const user = [{ type: "message", message: { role: "user" } }];
+	const both = [...user, { type: "message", message: { role: "assistant" } }];
+	assert.deepEqual(leafBody("0.85.1", "l1", user), {});
+	assert.deepEqual(leafBody("0.85.1", "l1", both), { leaf_id: "l1" });
+	assert.deepEqual(leafBody("1.6.0", "l1", user), { leaf_id: "l1" });
+	assert.deepEqual(leafBody("1.6.0", null, both), {});
+});
+
+test("contextErrorStep: said once until it changes; a success forgets it", () => {
+	const a = contextErrorStep("", "contextd 500: boom");
+	assert.deepEqual(a, { last: "contextd: contextd 500: boom; this request is sent without context management", notify: "contextd: contextd 500: boom; this request is sent without context management" });
+	assert.deepEqual(contextErrorStep(a.last, "contextd 500: boom"), { last: a.last });
+	assert.equal(contextErrorStep(a.last, "contextd 503: x").notify, "contextd: contextd 503: x; this request is sent without context management");
+	assert.deepEqual(contextErrorStep(a.last, undefined), { last: "" });
+});

@@ -1,0 +1,299 @@
+// Each mode's installer over a fake ExtensionAPI (test/fakepi.ts): what it
+// registers, and what its handlers do with Pi and contextd, without Pi.
+// The real-Pi behaviour is proven by e2e/piext_*_test.go on both Pis.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { ContextdError } from "../src/client.ts";
+import { NO_SESSION_FILE } from "../src/lifecycle.ts";
+import { installLocal, NEW_WINDOW_RESULT } from "../src/modes/local.ts";
+import { installOff } from "../src/modes/off.ts";
+import { installRemote, loadSpecs } from "../src/modes/remote.ts";
+import { CAPTURE_COMMAND, installTree } from "../src/modes/tree.ts";
+import { GUARD_WARNING } from "../src/quality.ts";
+import { NAMESPACE_SPECS } from "../src/remote.ts";
+import { FakeCtx, fakeHost } from "./fakepi.ts";
+
+const boundaryPlan = {
+	append: [{ type: "custom_message", customType: "codex-context-window", content: "<context_window>", display: true, details: { id: "m0" } }],
+	window: { windowNumber: 1 },
+};
+const boundaryEntry = (n: number) => ({
+	type: "custom_message",
+	customType: "codex-context-window",
+	details: { protocol: 1, id: `m${n}`, contextManagement: { protocol: 1, kind: "window", firstWindowId: "w0", currentWindowId: `w${n}`, windowNumber: n } },
+});
+
+test("off registers nothing", () => {
+	const f = fakeHost("off");
+	installOff(f.host, f.say);
+	assert.deepEqual([f.pi.events(), f.pi.tools.length, f.pi.commands.size], [[], 0, 0]);
+});
+
+test("local registers its hooks, four tools in order and /contextd", () => {
+	const f = fakeHost("local");
+	installLocal(f.host, f.say);
+	assert.deepEqual(f.pi.events(), ["context", "input", "message_end", "session_shutdown", "session_start", "session_tree", "turn_end×2"]);
+	assert.deepEqual(
+		f.pi.tools.map((t) => t.name),
+		["new_context", "get_context_remaining", "history", "notes"],
+	);
+	assert.deepEqual([...f.pi.commands.keys()], ["contextd"]);
+});
+
+test("tree adds input holding, agent events, /compact and the capture command", () => {
+	const f = fakeHost("tree");
+	installTree(f.host, f.say);
+	assert.deepEqual(f.pi.events(), ["agent_settled", "agent_start", "context", "input", "message_end", "session_before_compact", "session_shutdown", "session_start", "session_tree", "turn_end×2"]);
+	assert.deepEqual(
+		f.pi.tools.map((t) => t.name),
+		["new_context", "get_context_remaining", "history", "notes"],
+	);
+	assert.deepEqual([...f.pi.commands.keys()], [CAPTURE_COMMAND, "contextd"]);
+});
+
+test("remote registers the Codex wire hooks and three tools; no local index hooks", () => {
+	const f = fakeHost("remote");
+	installRemote(f.host, f.say);
+	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_shutdown", "session_start"]);
+	assert.deepEqual(
+		f.pi.tools.map((t) => t.name),
+		["new_context", "history", "notes"],
+	);
+	assert.deepEqual([...f.pi.commands.keys()], ["contextd"]);
+});
+
+test("remote with an unusable schema file: a second session_start says so and Codex requests fail", async () => {
+	const f = fakeHost("remote", { codexSchemaFile: "/nope/protocol.json" });
+	installRemote(f.host, f.say);
+	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_shutdown", "session_start×2"]);
+	const ctx = new FakeCtx();
+	ctx.model = { api: "openai-codex-responses", provider: "openai-codex", id: "gpt" };
+	const [h] = f.pi.handlers.get("before_provider_request") ?? [];
+	assert.throws(() => h({ payload: {} }, ctx.ctx), /the Codex schema file \/nope\/protocol\.json cannot be used/);
+	assert.equal(loadSpecs(undefined).specs, NAMESPACE_SPECS);
+	assert.match(loadSpecs("/x", () => "{").error, /^contextd: the Codex schema file \/x cannot be used: .*; fix the file or unset CONTEXTD_CODEX_SCHEMA \/ codexSchemaFile$/);
+});
+
+test("local session_start registers the session with Pi's version and opens window 0 on a branch without one", async () => {
+	const f = fakeHost("local", {}, "0.85.1");
+	f.contextd.answers = { "PUT /": {}, "POST /windows": boundaryPlan };
+	installLocal(f.host, f.say);
+	const ctx = new FakeCtx("s1");
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	assert.deepEqual(f.contextd.calls, ["PUT /", "POST /windows"]);
+	assert.deepEqual(f.contextd.bodies[0], { session_file: "/sessions/s1.jsonl", mode: "local", agent_name: "/root", pi_version: "0.85.1" });
+	// Pi 0.85 before the first assistant message: the leaf is not on disk yet.
+	assert.deepEqual(f.contextd.bodies[1], {});
+	assert.deepEqual(f.pi.log, ["sendMessage codex-context-window {}"]);
+	// A branch that has a boundary gets none.
+	ctx.branch = [boundaryEntry(0)];
+	await f.pi.emit("session_start", { reason: "reload" }, ctx);
+	assert.deepEqual(f.contextd.calls, ["PUT /", "POST /windows", "PUT /"]);
+});
+
+test("a session without a file is told it needs one; its tools say the same", async () => {
+	const f = fakeHost("local");
+	installLocal(f.host, f.say);
+	const ctx = new FakeCtx("s1", null);
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	assert.deepEqual(ctx.notices, [`error: contextd: ${NO_SESSION_FILE}`]);
+	await assert.rejects(f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx), { message: NO_SESSION_FILE });
+	assert.deepEqual(f.contextd.calls, []);
+});
+
+test("contextd unreachable at start: one error line; the provider context is left alone", async () => {
+	const f = fakeHost("local");
+	f.failConnect(new ContextdError("contextd is not reachable at http://127.0.0.1:7467; run `contextd serve`"));
+	installLocal(f.host, f.say);
+	const ctx = new FakeCtx();
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	assert.deepEqual(ctx.notices, ["error: contextd: contextd is not reachable at http://127.0.0.1:7467; run `contextd serve`"]);
+	assert.deepEqual(await f.pi.emit("context", { messages: [] }, ctx), [undefined]);
+});
+
+test("local new_context opens a rollover; the batch's turn_end settles, commits and steers contextd's boundary; input meanwhile is held and queued after it", async () => {
+	const f = fakeHost("local");
+	const created = { rollover_id: "r1", tool_result: NEW_WINDOW_RESULT, merged: false };
+	f.contextd.answers = { "PUT /": {}, "POST /rollovers": created, "POST /rollovers/r1/settle": { state: "settled" }, "POST /rollovers/r1/commit": boundaryPlan };
+	installLocal(f.host, f.say);
+	const ctx = new FakeCtx();
+	ctx.branch = [boundaryEntry(0), { type: "message", message: { role: "assistant" } }];
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	await f.pi.emit("message_end", { message: { role: "assistant", content: [{ type: "toolCall", name: "new_context" }] } }, ctx);
+	const r = await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
+	assert.equal(r.content[0].text, `${NEW_WINDOW_RESULT}\n${GUARD_WARNING}`);
+	assert.deepEqual(r.details, { rollover_id: "r1", merged: false, notes_warning: true });
+	assert.deepEqual(f.contextd.bodies.at(-1), { leaf_id: "leaf1" });
+	assert.deepEqual(f.pi.log, [], "nothing is sent before the batch ends");
+	assert.deepEqual(await f.pi.emit("input", { text: "also this", source: "rpc", streamingBehavior: "steer" }, ctx), [{ action: "handled" }]);
+	await f.pi.emit("turn_end", {}, ctx);
+	assert.deepEqual(f.contextd.calls.slice(-2), ["POST /rollovers/r1/settle", "POST /rollovers/r1/commit"]);
+	assert.deepEqual(f.pi.log, ['sendMessage codex-context-window {"deliverAs":"steer"}', 'sendUserMessage also this {"deliverAs":"steer"}']);
+});
+
+test("the context hook applies contextd's projection; a failure is said once until it changes", async () => {
+	const f = fakeHost("local");
+	const drop = { role: "custom", custom_type: "codex-context-window", window_id: "w0" };
+	f.contextd.answers = { "PUT /": {}, "POST /context": { mode: "local", awaiting_file: false, needs_boundary: false, projection: { start_at: null, drop: [drop] } } };
+	installLocal(f.host, f.say);
+	const ctx = new FakeCtx();
+	ctx.branch = [boundaryEntry(0)];
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	const w0 = { role: "custom", customType: "codex-context-window", details: { contextManagement: { currentWindowId: "w0" } } };
+	const user = { role: "user", content: "hi" };
+	assert.deepEqual(await f.pi.emit("context", { messages: [w0, user] }, ctx), [{ messages: [user] }]);
+	f.contextd.answers["POST /context"] = new ContextdError("contextd 500: boom", 500);
+	await f.pi.emit("context", { messages: [user] }, ctx);
+	await f.pi.emit("context", { messages: [user] }, ctx);
+	assert.deepEqual(ctx.notices, ["error: contextd: contextd 500: boom; this request is sent without context management"]);
+});
+
+test("local history/notes: unknown actions are refused; a note write appends contextd's entry before the result", async () => {
+	const f = fakeHost("local");
+	f.contextd.answers = {
+		"PUT /": {},
+		"POST /alpha/notes/v2/write_file": { ok: true, append: [{ type: "custom", customType: "codex-context-note", data: { path: "a" } }] },
+	};
+	installLocal(f.host, f.say);
+	const ctx = new FakeCtx();
+	ctx.branch = [boundaryEntry(0)];
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	await assert.rejects(f.pi.tool("history").execute("t", { action: "drop_all" }, undefined, undefined, ctx.ctx), {
+		message: 'unknown history action "drop_all"; use one of list_windows, list_items, read_item, search_contents',
+	});
+	const r = await f.pi.tool("notes").execute("t", { action: "write_file", path: "a", text: "x", query: undefined }, undefined, undefined, ctx.ctx);
+	assert.equal(r.content[0].text, '{"ok":true}');
+	assert.deepEqual(f.contextd.bodies.at(-1), { path: "a", text: "x", context: { session_id: "s1", current_agent_name: "/root", leaf_id: "leaf1" } });
+	assert.deepEqual(f.pi.log, ["appendEntry codex-context-note"]);
+});
+
+/** A Tree session registered and captured, with a rollover contextd plans and settles. */
+async function treeSession(settle: unknown = { navigate_to: "b0", summarize: true }) {
+	const f = fakeHost("tree", { notesGuard: "off" });
+	f.contextd.answers = {
+		"PUT /": {},
+		"POST /rollovers": { rollover_id: "r1", tool_result: "Rollover planned.", merged: false },
+		"POST /rollovers/r1/settle": settle,
+		"POST /rollovers/r1/commit": { append: boundaryPlan.append },
+		"POST /rollovers/r1/complete": {},
+	};
+	installTree(f.host, f.say);
+	const ctx = new FakeCtx();
+	ctx.branch = [boundaryEntry(0)];
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	const navigations: string[] = [];
+	const cmd = {
+		...ctx.ctx,
+		navigateTree: async (id: string) => {
+			navigations.push(id);
+			ctx.leafEntry = { id: "sum1", type: "branch_summary" };
+			return { cancelled: false };
+		},
+	};
+	await f.pi.commands.get(CAPTURE_COMMAND)?.("", cmd);
+	return { f, ctx, navigations };
+}
+
+test("tree: session_start sends the capture command; new_context plans, agent_settled rolls over", async () => {
+	const { f, ctx, navigations } = await treeSession();
+	assert.deepEqual(f.pi.log, [`sendUserMessage /${CAPTURE_COMMAND} {"expandPromptTemplates":true}`]);
+	const r = await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
+	assert.deepEqual([r.content[0].text, r.terminate], ["Rollover planned.", true]);
+	assert.deepEqual(f.contextd.bodies.at(-1), { leaf_id: "leaf1", command_context_ready: true });
+	await f.pi.emit("agent_settled", {}, ctx);
+	assert.deepEqual(navigations, ["b0"]);
+	assert.deepEqual(f.contextd.calls.slice(-3), ["POST /rollovers/r1/settle", "POST /rollovers/r1/commit", "POST /rollovers/r1/complete"]);
+	assert.deepEqual(f.pi.log.slice(1), ['sendMessage codex-context-window {"triggerTurn":true}']);
+	assert.equal(f.timers.length, 1);
+	// The next agent_settled has nothing pending.
+	await f.pi.emit("agent_settled", {}, ctx);
+	assert.equal(f.contextd.calls.filter((c) => c.endsWith("/settle")).length, 1);
+});
+
+test("tree on Pi 0.85's order: input during the settled phase is held and delivered as a follow-up when it returns", async () => {
+	const { f, ctx } = await treeSession();
+	await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
+	const settled = f.pi.emit("agent_settled", {}, ctx);
+	// Synchronous handlers, as Pi calls them while the settled handler awaits.
+	assert.deepEqual(f.pi.emitSync("input", { source: "rpc", text: "typed" }, ctx), [{ action: "handled" }]);
+	f.pi.emitSync("agent_start", {}, ctx);
+	await settled;
+	assert.deepEqual(f.pi.log.slice(-1), ['sendUserMessage typed {"deliverAs":"followUp"}']);
+	assert.deepEqual(f.pi.emitSync("input", { source: "rpc", text: "later" }, ctx), [{ action: "continue" }]);
+});
+
+test("tree on Pi 1.6's order: held after the phase returned until the boundary's run starts; the hold limit timer releases otherwise", async () => {
+	const { f, ctx } = await treeSession();
+	await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
+	await f.pi.emit("agent_settled", {}, ctx);
+	assert.deepEqual(f.pi.emitSync("input", { source: "interactive", text: "typed" }, ctx), [{ action: "handled" }]);
+	assert.equal(f.timers[0].ms, 10_000);
+	f.timers[0].fn();
+	assert.deepEqual(f.pi.log.slice(-1), ['sendUserMessage typed {"deliverAs":"followUp"}']);
+});
+
+test("tree: a settle refused for open tool calls is deferred to the next agent_settled", async () => {
+	const conflict = new ContextdError("contextd 409: tool calls call_1 of the leaf's batch have no result yet; settle after they complete", 409);
+	const { f, ctx, navigations } = await treeSession(conflict);
+	await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
+	await f.pi.emit("agent_settled", {}, ctx);
+	assert.deepEqual(ctx.notices, []);
+	assert.deepEqual(navigations, []);
+	f.contextd.answers["POST /rollovers/r1/settle"] = { navigate_to: "b0", summarize: true };
+	await f.pi.emit("agent_settled", {}, ctx);
+	assert.deepEqual(navigations, ["b0"]);
+});
+
+test("tree: a session replaced while input is held: the old session's pending work does nothing to the new one and says so", async () => {
+	const { f, ctx, navigations } = await treeSession();
+	await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
+	await f.pi.emit("agent_settled", {}, ctx);
+	assert.deepEqual(f.pi.emitSync("input", { source: "interactive", text: "typed" }, ctx), [{ action: "handled" }]);
+	const writes = f.pi.log.length;
+	// The session is replaced (/new): a new state, nothing pending or held.
+	const next = new FakeCtx("s2", "/sessions/s2.jsonl");
+	next.branch = [boundaryEntry(0)];
+	await f.pi.emit("session_shutdown", { reason: "new" }, ctx);
+	await f.pi.emit("session_start", { reason: "new" }, next);
+	f.timers[0].fn();
+	assert.deepEqual(f.pi.log.slice(writes), [`sendUserMessage /${CAPTURE_COMMAND} {"expandPromptTemplates":true}`]);
+	assert.deepEqual(f.said, ["contextd: delivering 1 held input(s) skipped: session s1 ended or was replaced meanwhile"]);
+	await f.pi.emit("agent_settled", {}, next);
+	assert.deepEqual(navigations, ["b0"]);
+	assert.deepEqual(f.pi.emitSync("input", { source: "interactive", text: "new" }, next), [{ action: "continue" }]);
+});
+
+test("tree /compact asks contextd for the summary; when it cannot, the compaction is cancelled", async () => {
+	const { f, ctx } = await treeSession();
+	f.contextd.answers["POST /compaction"] = { summary: "S", first_kept_entry_id: "e9", details: { k: 1 } };
+	assert.deepEqual(await f.pi.emit("session_before_compact", { preparation: { tokensBefore: 1234 } }, ctx), [
+		{ compaction: { summary: "S", firstKeptEntryId: "e9", tokensBefore: 1234, details: { k: 1 } } },
+	]);
+	f.contextd.answers["POST /compaction"] = new ContextdError("contextd 409: no", 409);
+	assert.deepEqual(await f.pi.emit("session_before_compact", { preparation: { tokensBefore: 1 } }, ctx), [{ cancel: true }]);
+	assert.deepEqual(ctx.notices, ["error: contextd: contextd 409: no; compaction cancelled so archived windows are not lost"]);
+});
+
+test("remote: window 0 with the backend's hint; the context keeps only the current window; tools need the Codex transport", async () => {
+	const f = fakeHost("remote");
+	f.contextd.answers = { "PUT /": {}, "POST /alpha/notes/v2/thread_hint": { text: "Read notes/plan.md" } };
+	installRemote(f.host, f.say);
+	const ctx = new FakeCtx();
+	ctx.apiKey = "tok";
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	assert.equal(f.pi.sent.length, 1);
+	assert.match(f.pi.sent[0].message.content, /\nRead notes\/plan\.md\n<\/context_window>$/);
+	const old = { role: "user", content: "old" };
+	const b = { role: "custom", customType: "codex-context-window", details: { contextManagement: { kind: "window", currentWindowId: "w1" } } };
+	assert.deepEqual(await f.pi.emit("context", { messages: [old, b, old] }, ctx), [{ messages: [b, old] }]);
+	ctx.model = { api: "openai-completions", provider: "openai", id: "gpt-4o" };
+	await assert.rejects(f.pi.tool("history").execute("t", { action: "list_windows" }, undefined, undefined, ctx.ctx), /the current model is openai\/gpt-4o/);
+});
+
+test("/contextd reports the mode and why contextd is not connected", async () => {
+	const f = fakeHost("tree");
+	installTree(f.host, f.say);
+	const ctx = new FakeCtx();
+	await f.pi.commands.get("contextd")?.("", ctx.ctx);
+	assert.deepEqual(ctx.notices, ["info: contextd mode: tree\ncontextd: contextd is not connected yet"]);
+});

@@ -1,0 +1,89 @@
+// settings.ts: which source wins (flag, environment, settings.json,
+// default), the defaults that match contextd's own, and the errors that
+// leave the extension inactive instead of falling back to another mode.
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { DEFAULT_URL, MODES, parseThresholds, resolveSettings } from "../src/settings.ts";
+
+function agentDir(contextd?: unknown): string {
+	const dir = mkdtempSync(join(tmpdir(), "contextd-settings-"));
+	if (contextd !== undefined) writeFileSync(join(dir, "settings.json"), JSON.stringify({ theme: "dark", contextd }));
+	return dir;
+}
+
+test("defaults: local mode, state under the agent directory, token in it, no explicit URL, /root, warn, [70, 85]", () => {
+	const dir = agentDir();
+	assert.deepEqual(resolveSettings({ agentDir: dir, env: {}, flags: {} }), {
+		mode: "local",
+		url: undefined,
+		stateDir: join(dir, "contextd"),
+		tokenFile: join(dir, "contextd", "token"),
+		binary: "contextd",
+		autoStart: false,
+		agentName: "/root",
+		notesGuard: "warn",
+		reminderThresholds: [70, 85],
+		codexSchemaFile: undefined,
+	});
+	assert.equal(DEFAULT_URL, "http://127.0.0.1:7467");
+	assert.deepEqual(MODES, ["off", "local", "tree", "remote"]);
+});
+
+test("flag beats environment beats settings.json; empty values do not count", () => {
+	const dir = agentDir({ mode: "remote", url: "http://file:1", stateDir: "/file-state", binary: "/bin/f", agentName: "/file", autoStart: true });
+	const fromFile = resolveSettings({ agentDir: dir, env: {}, flags: {} });
+	assert.deepEqual([fromFile.mode, fromFile.url, fromFile.stateDir, fromFile.tokenFile, fromFile.binary, fromFile.agentName, fromFile.autoStart], [
+		"remote",
+		"http://file:1",
+		"/file-state",
+		"/file-state/token",
+		"/bin/f",
+		"/file",
+		true,
+	]);
+	const env = { CONTEXTD_MODE: "TREE", CONTEXTD_URL: "http://env:2", CONTEXTD_STATE_DIR: "/env-state", CONTEXTD_AUTOSTART: "0", CONTEXTD_AGENT_NAME: "" };
+	const fromEnv = resolveSettings({ agentDir: dir, env, flags: {} });
+	assert.deepEqual([fromEnv.mode, fromEnv.url, fromEnv.stateDir, fromEnv.autoStart, fromEnv.agentName], ["tree", "http://env:2", "/env-state", false, "/file"]);
+	const fromFlag = resolveSettings({ agentDir: dir, env, flags: { mode: "off", url: "http://flag:3" } });
+	assert.deepEqual([fromFlag.mode, fromFlag.url], ["off", "http://flag:3"]);
+	assert.equal(resolveSettings({ agentDir: dir, env: { CONTEXTD_AUTOSTART: "true" }, flags: {} }).autoStart, true);
+	assert.equal(resolveSettings({ agentDir: dir, env: { CONTEXTD_TOKEN_FILE: "/t" }, flags: {} }).tokenFile, "/t");
+});
+
+test("an unreadable or malformed settings.json is ignored; a non-object contextd entry too", () => {
+	const dir = mkdtempSync(join(tmpdir(), "contextd-settings-"));
+	writeFileSync(join(dir, "settings.json"), "{not json");
+	assert.equal(resolveSettings({ agentDir: dir, env: {}, flags: {} }).mode, "local");
+	assert.equal(resolveSettings({ agentDir: agentDir("tree"), env: {}, flags: {} }).mode, "local");
+});
+
+test("unknown mode or notes guard: an error naming the value and the choices, never another mode", () => {
+	assert.throws(() => resolveSettings({ agentDir: agentDir({ mode: "cloud" }), env: {}, flags: {} }), {
+		message: 'unknown contextd mode "cloud"; use off, local, tree or remote',
+	});
+	assert.throws(() => resolveSettings({ agentDir: agentDir(), env: { CONTEXTD_NOTES_GUARD: "block" }, flags: {} }), {
+		message: 'unknown contextd notes guard "block"; use warn, refuse or off',
+	});
+});
+
+test("reminder thresholds: a list or comma string, sorted; off and empty disable; out of (0, 100] is an error", () => {
+	assert.deepEqual(parseThresholds("85, 70"), [70, 85]);
+	assert.deepEqual(parseThresholds([90]), [90]);
+	assert.deepEqual(parseThresholds("OFF"), []);
+	assert.deepEqual(parseThresholds(""), []);
+	assert.deepEqual(parseThresholds("100"), [100]);
+	assert.throws(() => parseThresholds("0"), /percentages in \(0, 100\]/);
+	assert.throws(() => parseThresholds("101"), /got "101"/);
+	assert.throws(() => parseThresholds("70,x"), /got "70,x"/);
+	assert.deepEqual(resolveSettings({ agentDir: agentDir({ reminderThresholds: [95, 50] }), env: {}, flags: {} }).reminderThresholds, [50, 95]);
+	assert.deepEqual(resolveSettings({ agentDir: agentDir({ reminderThresholds: [95] }), env: { CONTEXTD_REMINDER_THRESHOLDS: "60" }, flags: {} }).reminderThresholds, [60]);
+});
+
+test("codexSchemaFile: environment beats settings.json", () => {
+	const dir = agentDir({ codexSchemaFile: "/file/protocol.json" });
+	assert.equal(resolveSettings({ agentDir: dir, env: {}, flags: {} }).codexSchemaFile, "/file/protocol.json");
+	assert.equal(resolveSettings({ agentDir: dir, env: { CONTEXTD_CODEX_SCHEMA: "/env/p.json" }, flags: {} }).codexSchemaFile, "/env/p.json");
+});
