@@ -7,6 +7,7 @@ package e2e
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -83,11 +84,12 @@ func TestPiExtensionInputDuringNewContext(t *testing.T) {
 				}
 				p.send(map[string]any{"type": "prompt", "message": "add the flag"})
 				p.waitFor("the typed input's answer", 60*time.Second, func([]map[string]any) bool {
-					if _, err := os.Stat(r.logPath); err != nil {
-						return false
-					}
-					for _, q := range r.requests() {
-						if q.Kind == "turn" && anyContains(q, "STEER-7731") {
+					// The faux provider may be writing a line: read only
+					// what is complete.
+					b, _ := os.ReadFile(r.logPath)
+					for _, line := range strings.Split(string(b), "\n") {
+						var q request
+						if json.Unmarshal([]byte(line), &q) == nil && q.Kind == "turn" && anyContains(q, "STEER-7731") {
 							return true
 						}
 					}
@@ -338,5 +340,68 @@ func TestPiExtensionAwarenessAcrossRollover(t *testing.T) {
 			t.Errorf("UI errors: %q", n)
 		}
 		checkClean(t, p, r.requests())
+	})
+}
+
+// TestPiExtensionNewSessionDuringSummary (§5.3.1 row "/new, /resume,
+// /fork, /clone"): Tree, the person starts a new session (RPC new_session,
+// as /new) while the rollover's branch summary runs. Pi aborts the summary
+// and replaces the session; the rollover does not happen: contextd records
+// it aborted with a reason, the old session gets no new boundary, the new
+// session opens its window 0, no stale-context error reaches the person,
+// and they are told in one line that the rollover did not happen.
+func TestPiExtensionNewSessionDuringSummary(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r := newRig(t, v, "tree", []step{
+			tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "- task\n"}),
+			tool("new_context", nil),
+			{Text: "spare"},
+		})
+		hold := r.holdSummary()
+		r.startContextd()
+		p := r.startPi()
+		p.send(map[string]any{"type": "prompt", "message": "roll over"})
+		hold.waitStarted(t, p)
+		oldFile, oldID, _ := r.session()
+		p.send(map[string]any{"type": "new_session", "id": "new"})
+		hold.release(t)
+		p.waitFor("the new session", 60*time.Second, func(evs []map[string]any) bool {
+			for _, e := range evs {
+				if e["type"] == "response" && e["id"] == "new" {
+					return true
+				}
+			}
+			return false
+		})
+		time.Sleep(time.Second)
+		var log struct {
+			Rollovers []struct {
+				RolloverID string `json:"rollover_id"`
+				State      string `json:"state"`
+			} `json:"rollovers"`
+		}
+		r.api("GET", "/v1/sessions/"+oldID+"/rollovers", nil, &log)
+		if len(log.Rollovers) != 1 || log.Rollovers[0].State != "aborted" {
+			t.Errorf("old session's reset log = %+v, want one aborted rollover", log.Rollovers)
+		}
+		b, _ := os.ReadFile(oldFile)
+		if n := strings.Count(string(b), `"customType":"codex-context-window"`); n != 1 {
+			t.Errorf("old session holds %d boundaries, want window 0 only", n)
+		}
+		files, _ := filepath.Glob(filepath.Join(r.sessions, "*", "*.jsonl"))
+		_ = files
+		all := strings.Join(p.notices(""), "\n") + "\n" + p.stderr.String()
+		if strings.Contains(all, "stale") {
+			t.Errorf("a stale-context error reached the person:\n%s", all)
+		}
+		told := 0
+		for _, n := range p.notices("") {
+			if strings.Contains(n, "new context") || strings.Contains(n, "rollover") {
+				told++
+			}
+		}
+		if told != 1 {
+			t.Errorf("lines about the rollover = %d, want 1: %q\nstderr:\n%s", told, p.notices(""), p.stderr.String())
+		}
 	})
 }

@@ -19,6 +19,8 @@
 // A failed or deferred rollover starts no run: held input is delivered at
 // once. A completed one whose run never starts releases after HOLD_LIMIT_MS.
 
+import { HELD_NOTICE } from "./input_hold.ts";
+
 /** The longest input is held after a completed rollover whose boundary run has not started, in milliseconds. */
 export const HOLD_LIMIT_MS = 10_000;
 
@@ -45,6 +47,8 @@ export interface TreeState {
 	readonly held: readonly HeldInput[];
 	/** The message that calls new_context ended: input is held from then on (DESIGN.md §5.3.1), until a turn_end without a rollover or the release. */
 	readonly holding: boolean;
+	/** The person was told that their input is held (once per hold). */
+	readonly told: boolean;
 	/** Counts settled phases, so a timer of an earlier one releases nothing. */
 	readonly generation: number;
 }
@@ -77,15 +81,17 @@ export type TreeAction =
 	/** Start the HOLD_LIMIT_MS timer; when it fires feed back {type: "timeout", generation}. */
 	| { type: "timer"; ms: number; generation: number }
 	/** The input handler's answer to Pi: let the input through, or it was handled (held). */
-	| { type: "input"; action: "continue" | "handled" };
+	| { type: "input"; action: "continue" | "handled" }
+	/** Tell the person (info): their input is held (input_hold.ts HELD_NOTICE). */
+	| { type: "notify"; message: string };
 
 /** The state of a session before any rollover. */
 export function initialTreeState(): TreeState {
-	return { pending: undefined, rolling: false, settledDone: false, runStarted: false, held: [], holding: false, generation: 0 };
+	return { pending: undefined, rolling: false, settledDone: false, runStarted: false, held: [], holding: false, told: false, generation: 0 };
 }
 
 function release(s: TreeState): { state: TreeState; actions: TreeAction[] } {
-	const next = { ...s, rolling: false, settledDone: false, runStarted: false, held: [], holding: false };
+	const next = { ...s, rolling: false, settledDone: false, runStarted: false, held: [], holding: false, told: false };
 	return { state: next, actions: s.held.length > 0 ? [{ type: "deliver", inputs: [...s.held] }] : [] };
 }
 
@@ -121,7 +127,10 @@ export function treeStep(s: TreeState, e: TreeEvent): { state: TreeState; action
 			// An extension's command (the capture) is never held; other
 			// input is, whoever queued it (another extension's steer too).
 			if (!(s.rolling || s.holding) || (e.source === "extension" && e.text.startsWith("/"))) return { state: s, actions: [{ type: "input", action: "continue" }] };
-			return { state: { ...s, held: [...s.held, { text: e.text, images: e.images }] }, actions: [{ type: "input", action: "handled" }] };
+			return {
+				state: { ...s, held: [...s.held, { text: e.text, images: e.images }], told: true },
+				actions: s.told ? [{ type: "input", action: "handled" }] : [{ type: "notify", message: HELD_NOTICE }, { type: "input", action: "handled" }],
+			};
 		case "agent_start":
 			if (!s.rolling) return { state: s, actions: [] };
 			if (s.settledDone) return release(s);

@@ -69,6 +69,9 @@ export function installTree(host: Host, say: Say): void {
 					pi.sendUserMessage(content, { deliverAs: "followUp" });
 				}
 				return;
+			case "notify":
+				if (ctx && slot.live(s, ctx, "telling that input is held")) host.notify(ctx, a.message, "info");
+				return;
 			case "timer":
 				host.setTimer(() => dispatch(s, { type: "timeout", generation: a.generation }, undefined), a.ms);
 				return;
