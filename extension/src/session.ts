@@ -46,6 +46,8 @@ export class SessionState {
 	localRollover: string | undefined;
 	/** Local: the rollover whose boundary was steered, completed at the next turn_end. */
 	completing: string | undefined;
+	/** Remote: the window the current message's new_context steered (later calls of the message join it). */
+	remoteWindow: unknown;
 	/** Set when the session ended or was replaced; handlers then do nothing. */
 	ended = false;
 

@@ -54,7 +54,7 @@ test("tree adds input holding, agent events, /compact and the capture command", 
 test("remote registers the Codex wire hooks and three tools; no local index hooks", () => {
 	const f = fakeHost("remote");
 	installRemote(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_shutdown", "session_start"]);
+	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_shutdown", "session_start", "turn_end"]);
 	assert.deepEqual(
 		f.pi.tools.map((t) => t.name),
 		["new_context", "history", "notes"],
@@ -65,7 +65,7 @@ test("remote registers the Codex wire hooks and three tools; no local index hook
 test("remote with an unusable schema file: a second session_start says so and Codex requests fail", async () => {
 	const f = fakeHost("remote", { codexSchemaFile: "/nope/protocol.json" });
 	installRemote(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_shutdown", "session_start×2"]);
+	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_shutdown", "session_start×2", "turn_end"]);
 	const ctx = new FakeCtx();
 	ctx.model = { api: "openai-codex-responses", provider: "openai-codex", id: "gpt" };
 	const [h] = f.pi.handlers.get("before_provider_request") ?? [];
@@ -288,6 +288,25 @@ test("remote: window 0 with the backend's hint; the context keeps only the curre
 	assert.deepEqual(await f.pi.emit("context", { messages: [old, b, old] }, ctx), [{ messages: [b, old] }]);
 	ctx.model = { api: "openai-completions", provider: "openai", id: "gpt-4o" };
 	await assert.rejects(f.pi.tool("history").execute("t", { action: "list_windows" }, undefined, undefined, ctx.ctx), /the current model is openai\/gpt-4o/);
+});
+
+test("remote: two new_context calls of one message steer one boundary; the next message's call opens another", async () => {
+	const f = fakeHost("remote");
+	f.contextd.answers = { "PUT /": {}, "POST /alpha/notes/v2/thread_hint": { text: "" } };
+	installRemote(f.host, f.say);
+	const ctx = new FakeCtx();
+	ctx.apiKey = "tok";
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	const before = f.pi.sent.length;
+	const [a, b] = await Promise.all([f.pi.tool("new_context").execute("a", {}, undefined, undefined, ctx.ctx), f.pi.tool("new_context").execute("b", {}, undefined, undefined, ctx.ctx)]);
+	assert.equal(f.pi.sent.length, before + 1, "one boundary for the message");
+	const da = a.details as { merged: boolean; window: unknown };
+	const db = b.details as { merged: boolean; window: unknown };
+	assert.deepEqual([da.merged, db.merged], [false, true]);
+	assert.deepEqual(da.window, db.window);
+	await f.pi.emit("turn_end", {}, ctx);
+	await f.pi.tool("new_context").execute("c", {}, undefined, undefined, ctx.ctx);
+	assert.equal(f.pi.sent.length, before + 2);
 });
 
 test("/contextd reports the mode and why contextd is not connected", async () => {

@@ -91,7 +91,12 @@ export function installTree(host: Host, say: Say): void {
 			setEditorText: (t) => ctx.ui.setEditorText(t),
 			appendEntry: (t, data) => pi.appendEntry(t, data),
 			sendMessage: (m, o) => pi.sendMessage(m, o),
-			notifyError: (m) => host.notify(ctx, m, "error"),
+			notifyError: (m) => {
+				// A session replaced meanwhile has no UI left: the person
+				// reads one line from say instead (never the stale ctx).
+				if (!s.ended && slot.current === s) host.notify(ctx, m, "error");
+				else say(undefined, `contextd: new context did not happen: session ${s.id} was replaced while its rollover ran; its branch is kept as it was`);
+			},
 			setInternalNavigation: (on) => {
 				s.internalNavigation = on;
 			},
