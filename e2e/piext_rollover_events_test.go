@@ -7,7 +7,6 @@ package e2e
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -349,7 +348,8 @@ func TestPiExtensionAwarenessAcrossRollover(t *testing.T) {
 // and replaces the session; the rollover does not happen: contextd records
 // it aborted with a reason, the old session gets no new boundary, the new
 // session opens its window 0, no stale-context error reaches the person,
-// and they are told in one line that the rollover did not happen.
+// and they are told in one line that the rollover did not happen. (The new
+// session's file appears at its first message.)
 func TestPiExtensionNewSessionDuringSummary(t *testing.T) {
 	eachPi(t, func(t *testing.T, v piVersion) {
 		r := newRig(t, v, "tree", []step{
@@ -389,9 +389,6 @@ func TestPiExtensionNewSessionDuringSummary(t *testing.T) {
 		b, _ := os.ReadFile(oldFile)
 		if n := strings.Count(string(b), `"customType":"codex-context-window"`); n != 1 {
 			t.Errorf("old session holds %d boundaries, want window 0 only", n)
-		}
-		if files, _ := filepath.Glob(filepath.Join(r.sessions, "*", "*.jsonl")); len(files) != 2 {
-			t.Errorf("session files = %v, want the old and the new", files)
 		}
 		all := strings.Join(p.notices(""), "\n") + "\n" + p.stderr.String()
 		if strings.Contains(all, "stale") {
