@@ -346,8 +346,8 @@ func TestPiExtensionAwarenessAcrossRollover(t *testing.T) {
 // /fork, /clone"): Tree, the person starts a new session (RPC new_session,
 // as /new) while the rollover's branch summary runs. Pi aborts the summary
 // and replaces the session; the rollover does not happen: contextd records
-// it aborted with a reason, the old session gets no new boundary, the new
-// session opens its window 0, no stale-context error reaches the person,
+// it aborted in its settled phase with the reason, the old session gets no
+// new boundary, no stale-context error reaches the person,
 // and they are told in one line that the rollover did not happen. (The new
 // session's file appears at its first message.)
 func TestPiExtensionNewSessionDuringSummary(t *testing.T) {
