@@ -1,9 +1,11 @@
 package api
 
 import (
+	"container/list"
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,26 +14,44 @@ import (
 // leaves room for many sessions while bounding goroutines and descriptors.
 const DefaultMaxConns = 512
 
+// PartialHeaderGrace and SilentGrace are how long the server may wait in
+// a read for a new connection's first request headers before
+// LimitListener may close it to make room: PartialHeaderGrace once some
+// bytes of the request came (a client writes its request at once, so one
+// that stops in the middle is slow), SilentGrace while none has (a client
+// may be slow to write under load).
+const (
+	PartialHeaderGrace = 50 * time.Millisecond
+	SilentGrace        = time.Second
+)
+
 // LimitListener returns a listener that keeps at most n accepted
 // connections open at once (the golang.org/x/net/netutil.LimitListener
-// semantics, without the dependency). While n are open, Accept first
-// closes the connection that has been idle longest (a kept-alive
-// connection between requests, as reported to TrackConnState by
-// HTTPServer's ConnState hook), so idle sockets never starve new clients
-// (issue 12 item 4); when none is idle it waits, closing the next one to go
-// idle: new connections queue in
-// the kernel's accept queue (the listen backlog, net.core.somaxconn) and,
-// when that is full, the kernel refuses or drops them; nothing in the
-// middle of a request is disturbed. A slot is freed when the accepted
-// connection is closed (idle and slow clients are also closed by the
-// server's IdleTimeout and ReadHeaderTimeout, see HTTPServer). Closing the
-// listener wakes a waiting Accept, which then returns the listener's
-// error. n < 1 means no limit: l is returned unchanged.
+// semantics, without the dependency). While n are open, Accept makes room
+// by closing connections that hold a slot without a request being served,
+// as reported to TrackConnState by HTTPServer's ConnState hook: first the
+// one idle longest (a kept-alive connection between requests, or one
+// slowly sending its next request); when none is idle and no slot frees
+// within a tick (10 ms), every connection still waiting for its first
+// request's headers (StateNew: a slow or silent client, of which a local
+// user may open thousands) whose server has waited in a read for more
+// than PartialHeaderGrace after part of the request came, or SilentGrace
+// before any did. So slow and idle sockets never starve new clients
+// (docs/security.md), and a client that sends its request at once is
+// never closed. Meanwhile Accept waits, checking every tick: new
+// connections queue in the kernel's
+// accept queue (the listen backlog, net.core.somaxconn) and, when that is
+// full, the kernel refuses or drops them; nothing in the middle of a
+// request is disturbed. A slot is freed when the accepted connection is
+// closed (slow clients are also closed by the server's ReadHeaderTimeout,
+// idle ones by IdleTimeout, see HTTPServer). Closing the listener wakes a
+// waiting Accept, which then returns the listener's error. n < 1 means no
+// limit: l is returned unchanged.
 func LimitListener(l net.Listener, n int) net.Listener {
 	if n < 1 {
 		return l
 	}
-	return &limitListener{Listener: l, sem: make(chan struct{}, n), done: make(chan struct{}), idle: map[*limitConn]uint64{}}
+	return &limitListener{Listener: l, sem: make(chan struct{}, n), done: make(chan struct{})}
 }
 
 type limitListener struct {
@@ -40,9 +60,9 @@ type limitListener struct {
 	closeOnce sync.Once
 	done      chan struct{}
 
-	mu   sync.Mutex
-	seq  uint64
-	idle map[*limitConn]uint64 // idle connections, by when they became idle
+	mu     sync.Mutex
+	header list.List // *limitConn waiting for their first headers, oldest first
+	idle   list.List // *limitConn idle between requests, oldest first
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
@@ -52,20 +72,23 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		// Closed: the inner Accept fails at once with the closed error.
 		return l.Listener.Accept()
 	default:
-		// At the cap: make room by closing the longest-idle connection,
-		// then wait for a slot, closing the next connection to go idle
-		// meanwhile (checked every 50 ms).
-		tick := time.NewTicker(50 * time.Millisecond)
+		// At the cap: make room by closing the longest-idle connection;
+		// when none is idle, wait for a slot, closing each one that goes
+		// idle meanwhile and, every tick without a slot, every slow one.
+		l.closeIdle()
+		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 	wait:
 		for {
-			l.closeOldestIdle()
 			select {
 			case l.sem <- struct{}{}:
 				break wait
 			case <-l.done:
 				return l.Listener.Accept()
 			case <-tick.C:
+				if !l.closeIdle() {
+					l.closeSlow()
+				}
 			}
 		}
 	}
@@ -75,7 +98,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	lc := &limitConn{Conn: c, l: l}
-	lc.release = func() { l.setIdle(lc, false); <-l.sem }
+	lc.release = func() { l.setWaiting(lc, nil); <-l.sem }
 	return lc, nil
 }
 
@@ -85,49 +108,81 @@ func (l *limitListener) Close() error {
 	return err
 }
 
-func (l *limitListener) setIdle(c *limitConn, idle bool) {
+// setWaiting moves c to the end of which (l.header or l.idle), or takes
+// it off both when which is nil (it serves a request, or is gone).
+func (l *limitListener) setWaiting(c *limitConn, which *list.List) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if idle {
-		l.seq++
-		l.idle[c] = l.seq
-	} else {
-		delete(l.idle, c)
+	if c.elem != nil {
+		c.in.Remove(c.elem)
+		c.elem, c.in = nil, nil
+	}
+	if which != nil {
+		c.since = time.Now()
+		c.elem, c.in = which.PushBack(c), which
 	}
 }
 
-// closeOldestIdle closes the connection idle the longest, if any.
-func (l *limitListener) closeOldestIdle() {
+// closeIdle closes the connection idle longest; false when none is.
+func (l *limitListener) closeIdle() bool {
 	l.mu.Lock()
-	var oldest *limitConn
-	var at uint64
-	for c, s := range l.idle {
-		if oldest == nil || s < at {
-			oldest, at = c, s
-		}
-	}
-	if oldest != nil {
-		delete(l.idle, oldest)
+	var victim *limitConn
+	if e := l.idle.Front(); e != nil {
+		victim = e.Value.(*limitConn)
+		l.idle.Remove(e)
+		victim.elem, victim.in = nil, nil
 	}
 	l.mu.Unlock()
-	if oldest != nil {
-		oldest.Close()
+	if victim != nil {
+		victim.Close()
+	}
+	return victim != nil
+}
+
+// closeSlow closes every connection still waiting for its first request's
+// headers whose read has been blocked for over PartialHeaderGrace after
+// some bytes of the request came, or over SilentGrace before any did.
+func (l *limitListener) closeSlow() {
+	l.mu.Lock()
+	var slow []*limitConn
+	now := time.Now().UnixNano()
+	for e := l.header.Front(); e != nil; {
+		next := e.Next()
+		c := e.Value.(*limitConn)
+		grace := int64(SilentGrace)
+		if c.headerBytes.Load() > 0 {
+			grace = int64(PartialHeaderGrace)
+		}
+		if r := c.readingSince.Load(); r != 0 && now-r > grace {
+			l.header.Remove(e)
+			c.elem, c.in = nil, nil
+			slow = append(slow, c)
+		}
+		e = next
+	}
+	l.mu.Unlock()
+	for _, c := range slow {
+		c.Close()
 	}
 }
 
 // TrackConnState is an http.Server ConnState hook (HTTPServer sets it):
-// it tells the LimitListener that accepted c which of its connections are
-// idle between requests. Connections from other listeners are ignored.
+// it tells the LimitListener that accepted c which of its connections
+// wait for their first request's headers (StateNew; net/http reports
+// StateActive only once a request's headers are read) and which are idle
+// between requests. Connections from other listeners are ignored.
 func TrackConnState(c net.Conn, st http.ConnState) {
 	lc, ok := c.(*limitConn)
 	if !ok {
 		return
 	}
 	switch st {
+	case http.StateNew:
+		lc.l.setWaiting(lc, &lc.l.header)
 	case http.StateIdle:
-		lc.l.setIdle(lc, true)
+		lc.l.setWaiting(lc, &lc.l.idle)
 	case http.StateActive, http.StateHijacked, http.StateClosed:
-		lc.l.setIdle(lc, false)
+		lc.l.setWaiting(lc, nil)
 	}
 }
 
@@ -137,6 +192,28 @@ type limitConn struct {
 	l       *limitListener
 	once    sync.Once
 	release func()
+
+	// Guarded by l.mu: the list c waits in (nil when serving), its
+	// element there, and since when.
+	in    *list.List
+	elem  *list.Element
+	since time.Time
+
+	// readingSince is when the Read in progress began (Unix ns), 0 when
+	// none is; headerBytes counts the bytes read so far (the first
+	// request's, while c waits in l.header).
+	readingSince atomic.Int64
+	headerBytes  atomic.Int64
+}
+
+// Read records how long the server waits for the client and how much
+// came.
+func (c *limitConn) Read(b []byte) (int, error) {
+	c.readingSince.Store(time.Now().UnixNano())
+	n, err := c.Conn.Read(b)
+	c.readingSince.Store(0)
+	c.headerBytes.Add(int64(n))
+	return n, err
 }
 
 func (c *limitConn) Close() error {

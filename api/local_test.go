@@ -507,21 +507,22 @@ func TestLocalOutputCap(t *testing.T) {
 		t.Errorf("search: %d items, %d code points", len(got.Items), sum)
 	}
 
-	// First item always included: a hand-built session whose window id
-	// is 9,000 characters, so every item's JSON alone passes 8,000.
+	// A hand-built session whose window id is 9,000 characters: the id is
+	// cut to 256 code points in every item ("…" and its last 255;
+	// history.BoundID), so the items stay small and both are listed.
 	longID := strings.Repeat("w", 9000)
 	b := newSessionBuilder("hand-long-window")
 	b.boundary(0, longID, longID, "")
 	first := b.user("first")
-	b.user("second")
+	second := b.user("second")
 	s2 := newTestServer(t, serverOptions{})
 	s2.writeFile("long.jsonl", b.bytes())
 	s2.codexOK("history/list_items", "hand-long-window", "", map[string]any{"limit": 25}, &got)
-	if ids := itemIDs(got.Items); !reflect.DeepEqual(ids, []string{first}) || history.PreviewJSONChars(got.Items[0]) <= 8000 {
+	if ids := itemIDs(got.Items); !reflect.DeepEqual(ids, []string{first, second}) || got.Items[0].WindowID != "…"+strings.Repeat("w", 255) || history.PreviewJSONChars(got.Items[0]) > 400 {
 		t.Errorf("long window: %v", ids)
 	}
 	s2.codexOK("history/search_contents", "hand-long-window", "", map[string]any{"query": "s"}, &got)
-	if ids := itemIDs(got.Items); !reflect.DeepEqual(ids, []string{first}) {
+	if ids := itemIDs(got.Items); !reflect.DeepEqual(ids, []string{first, second}) {
 		t.Errorf("long window search: %v", ids)
 	}
 }

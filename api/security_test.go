@@ -1,8 +1,8 @@
 package api
 
 // Security tests of issue 12 ("what a local attacker tried against
-// contextd"). Each test reproduces one fault of the adversarial pass; the
-// README's Security section names the promise each one proves.
+// contextd"). Each test reproduces one fault of the adversarial pass;
+// docs/security.md names the promise each one proves.
 
 import (
 	"bufio"

@@ -46,7 +46,8 @@ const DefaultMaxBodyBytes = 8 << 20
 
 // Config configures the HTTP surface.
 type Config struct {
-	Token          string   // required on every route but /healthz (empty only in tests that set NoAuth)
+	Token          string   // required on every route but /healthz and ProofPath (empty only in tests that set NoAuth)
+	TokenFile      string   // where Token is kept, named in the 401 detail ("" = not named)
 	NoAuth         bool     // tests only: skip the token check
 	AllowedHosts   []string // Host names accepted besides loopback names and addresses
 	AllowedOrigins []string // Origin values accepted; any other present Origin is refused
@@ -93,6 +94,7 @@ func New(cfg Config, svc *coordinator.Service, rc *remote.Client) *Server {
 	}
 	r.Get("/healthz", healthz)
 	r.Head("/healthz", healthz) // probes that only look at the status
+	r.Get(ProofPath, s.serveProof)
 
 	r.Handle("/metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{Registry: cfg.Registry}))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
@@ -196,15 +198,17 @@ func schemaNamer(t reflect.Type, hint string) string {
 // Handler is the root handler.
 func (s *Server) Handler() http.Handler { return s.router }
 
-// HTTPServer wraps h with timeouts suited to a local service. A kept-alive
+// HTTPServer wraps h with timeouts suited to a local service. A client
+// has ReadHeaderTimeout (2 s) to send a request's headers, a kept-alive
 // connection is closed after 15 s idle (Node's keep-alive agents reconnect
 // transparently), and when the LimitListener's cap is reached the
-// longest-idle one is closed first (ConnState: TrackConnState), so idle
-// sockets never starve new clients (issue 12 item 4).
+// connection waiting longest for its first headers is closed first, then
+// the longest-idle one (ConnState: TrackConnState), so slow and idle
+// sockets never starve new clients (docs/security.md).
 func HTTPServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
+		ReadHeaderTimeout: 2 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      90 * time.Second, // Remote calls take up to 35 s
 		IdleTimeout:       15 * time.Second,
@@ -300,17 +304,24 @@ func (s *Server) checkOrigin(next http.Handler) http.Handler {
 	})
 }
 
-// checkToken requires the token header on every route but /healthz,
-// compared in constant time.
+// checkToken requires the token header on every route but /healthz and
+// ProofPath, compared in constant time. The 401 detail names the token
+// file (Config.TokenFile), so a client that read another one (a Pi with
+// another agent directory, a state directory recreated) can say which
+// file contextd reads.
 func (s *Server) checkToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.cfg.NoAuth || r.URL.Path == "/healthz" {
+		if s.cfg.NoAuth || r.URL.Path == "/healthz" || r.URL.Path == ProofPath {
 			next.ServeHTTP(w, r)
 			return
 		}
 		got := r.Header.Get(TokenHeader)
 		if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) != 1 {
-			writeProblem(w, http.StatusUnauthorized, "Missing or wrong "+TokenHeader+" header; send the token from the file `token` in contextd's state directory.")
+			where := "the file `token` in contextd's state directory"
+			if s.cfg.TokenFile != "" {
+				where = s.cfg.TokenFile
+			}
+			writeProblem(w, http.StatusUnauthorized, "Missing or wrong "+TokenHeader+" header; send the token from "+where+".")
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -300,3 +300,34 @@ func TestRolloverLoopTree(t *testing.T) {
 		t.Errorf("contextd_rollover_loops_total{mode=tree} = %v, want 1", got)
 	}
 }
+
+// TestRolloverLoopWindowIDsBounded: a loop of 40 empty windows is counted
+// whole (windows 40) but names only the 25 most recent window ids, so
+// GET /v1/sessions/{id} stays small however long the loop (at a03e7ac a
+// loop of 100,000 windows made a 3.9 MB answer).
+func TestRolloverLoopWindowIDsBounded(t *testing.T) {
+	ctx := t.Context()
+	nc := func(id string) []string {
+		return []string{hAssistant(hCall(id, "new_context")), hResult(id, "new_context", "A new context window will start without summarizing conversation history.")}
+	}
+	es := []string{hBoundary(0, "w0", "w0", ""), hUser("start"), hAssistant(hCall("r0", "read")), hResult("r0", "read", "a")}
+	es = append(es, nc("n0")...)
+	for i := 1; i <= 41; i++ {
+		es = append(es, hBoundary(i, "w0", fmt.Sprintf("w%d", i), fmt.Sprintf("w%d", i-1)))
+		if i < 41 {
+			es = append(es, nc(fmt.Sprintf("n%d", i))...)
+		}
+	}
+	svc, _ := localService(t, map[string][]byte{"s.jsonl": handLines("sess-long-loop", es...)})
+	st, err := svc.SessionStateOf(ctx, "sess-long-loop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := 40; i > 15; i-- {
+		want = append(want, fmt.Sprintf("w%d", i))
+	}
+	if diff := cmp.Diff(&RolloverLoop{Windows: 40, WindowIDs: want}, st.RolloverLoop); diff != "" {
+		t.Errorf("rollover_loop (-want +got):\n%s", diff)
+	}
+}

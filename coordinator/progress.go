@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"contextd/archive"
+	"contextd/history"
 	"contextd/session"
 )
 
@@ -21,8 +22,13 @@ const RolloverLoopThreshold = 3
 // RolloverLoop is the no-progress report of GET /v1/sessions/{id}.
 type RolloverLoop struct {
 	Windows   int      `json:"windows" doc:"Consecutive closed windows, most recent first, without a user message or a successful tool result other than new_context's (at least RolloverLoopThreshold = 3)."`
-	WindowIDs []string `json:"window_ids" doc:"Their window ids, most recent first."`
+	WindowIDs []string `json:"window_ids" doc:"Their window ids, most recent first: at most the 25 most recent (windows counts them all; history list_windows lists every window), each cut like history IDs (over 256 characters: \"…\" and the last 255)."`
 }
+
+// MaxLoopWindowIDs bounds RolloverLoop.WindowIDs: a loop of 100,000
+// windows would otherwise make every GET /v1/sessions/{id} megabytes
+// (docs/security.md).
+const MaxLoopWindowIDs = 25
 
 // windowSegment is one window of a branch: its id and entry Seqs.
 type windowSegment struct {
@@ -160,7 +166,11 @@ func rolloverLoop(b *Branch) (*RolloverLoop, error) {
 	if err != nil || len(ids) < RolloverLoopThreshold {
 		return nil, err
 	}
-	return &RolloverLoop{Windows: len(ids), WindowIDs: ids}, nil
+	shown := make([]string, 0, min(len(ids), MaxLoopWindowIDs))
+	for _, id := range ids[:min(len(ids), MaxLoopWindowIDs)] {
+		shown = append(shown, history.BoundID(id))
+	}
+	return &RolloverLoop{Windows: len(ids), WindowIDs: shown}, nil
 }
 
 // countLoop counts, in contextd_rollover_loops_total, a rollover (Tree or

@@ -536,7 +536,9 @@ func (s *Service) autoComplete(ctx context.Context, t *Target, r store.Rollover)
 
 // AbortRollover aborts an open rollover with req.Reason (default
 // DefaultAbortReason), e.g. "navigation cancelled". Aborting again answers
-// the same; a completed rollover is EConflict.
+// the same; a completed rollover is EConflict, and so is a committed one
+// whose planned entries are all in the file (it is completed first, as
+// GetRollover does).
 func (s *Service) AbortRollover(ctx context.Context, sessionID, rolloverID string, req AbortRequest) (RolloverInfo, error) {
 	r, err := s.loadRollover(ctx, sessionID, rolloverID)
 	if err != nil {
@@ -545,6 +547,15 @@ func (s *Service) AbortRollover(ctx context.Context, sessionID, rolloverID strin
 	reason := req.Reason
 	if reason == "" {
 		reason = DefaultAbortReason
+	}
+	if r.State == store.RolloverCommitted {
+		// Its planned entries may all be in the file already: then it is
+		// completed (as GET would find it), not aborted.
+		if t, err := s.Resolve(ctx, sessionID); err == nil {
+			if r, err = s.autoComplete(ctx, t, r); err != nil {
+				return RolloverInfo{}, err
+			}
+		}
 	}
 	if r.State.Open() {
 		now := s.now().UTC()
@@ -561,7 +572,7 @@ func (s *Service) AbortRollover(ctx context.Context, sessionID, rolloverID strin
 		}
 	}
 	if r.State == store.RolloverCompleted {
-		return RolloverInfo{}, contextd.Errorf(contextd.EConflict, "rollover %s is already completed; there is nothing to abort", r.ID)
+		return RolloverInfo{}, contextd.Errorf(contextd.EConflict, "rollover %s is already completed (its planned entries are in the session file); there is nothing to abort. GET it for the completed rollover", r.ID)
 	}
 	return rolloverInfo(r)
 }

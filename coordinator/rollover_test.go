@@ -1072,3 +1072,30 @@ func commitBasic(t *testing.T) (*env, coordinator.CommitAnswer) {
 	}
 	return e, commit
 }
+
+// TestRolloverAbortAfterEntriesInFile: an abort that arrives once the
+// committed rollover's planned entries are all in the file is refused
+// (409, "already completed") and the rollover is completed, not recorded
+// or counted as aborted (at a03e7ac it was aborted while the file held
+// the finished rollover).
+func TestRolloverAbortAfterEntriesInFile(t *testing.T) {
+	e := newEnv(t, contextd.ModeTree, lineCall)
+	ctx := t.Context()
+	runBasicRollover(t, e, func(step string) {
+		if step != "commit→complete" {
+			return
+		}
+		_, err := e.svc.AbortRollover(ctx, basicID, "rollover-1", coordinator.AbortRequest{Reason: "late abort"})
+		wantCode(t, err, contextd.EConflict, "already completed (its planned entries are in the session file)")
+		info := must[coordinator.RolloverInfo](t)(e.svc.GetRollover(ctx, basicID, "rollover-1"))
+		if info.State != "completed" {
+			t.Fatalf("after the refused abort: %+v, want completed", info)
+		}
+	})
+	if v := counterValue(t, e.metrics.Rollovers.WithLabelValues("tree", "aborted")); v != 0 {
+		t.Errorf("rollovers_total{tree,aborted} = %v, want 0", v)
+	}
+	if v := counterValue(t, e.metrics.Rollovers.WithLabelValues("tree", "completed")); v != 1 {
+		t.Errorf("rollovers_total{tree,completed} = %v, want 1", v)
+	}
+}

@@ -158,6 +158,8 @@ func (s *Service) Resolve(ctx context.Context, sessionID string) (*Target, error
 			return nil, contextd.Errorf(contextd.EForbidden, "the registered session_file of %q is outside the sessions directory %s; register a file under it", sessionID, s.Index.Root())
 		case errors.Is(err, fs.ErrNotExist):
 			return nil, contextd.Errorf(contextd.EGone, "the registered session_file of %q does not exist; register the current file with PUT /v1/sessions/%s", sessionID, sessionID)
+		case errors.Is(err, store.ErrChanging):
+			return nil, errChanging(sessionID)
 		case err != nil:
 			return nil, err
 		}
@@ -295,4 +297,11 @@ func headerMatches(t *Target) error {
 		return nil
 	}
 	return contextd.Errorf(contextd.EConflict, "the registered session_file %s of session %q holds session %q (its header id); register the file under its own id, or register this session's own file with PUT /v1/sessions/%s", t.Reg.SessionFile, t.SessionID, other, t.SessionID)
+}
+
+// errChanging is the 409 of a session file whose path changed while it
+// was resolved (store.ErrChanging): nothing was read; a retry resolves it
+// again.
+func errChanging(sessionID string) error {
+	return contextd.Errorf(contextd.EConflict, "the path of the session file of %q changed while it was resolved (a directory of it was swapped with a symlink); nothing was read, retry", sessionID)
 }

@@ -395,6 +395,8 @@ func (s *Service) Register(ctx context.Context, sessionID string, req RegisterRe
 		}
 	case errors.Is(err, store.ErrNotRegular):
 		return contextd.Registration{}, false, contextd.Errorf(contextd.EInvalid, "session_file %q is not a regular file; pass the path of a session .jsonl file", req.SessionFile)
+	case errors.Is(err, store.ErrChanging):
+		return contextd.Registration{}, false, errChanging(sessionID)
 	case err != nil:
 		// EINVAL (a NUL byte), ENAMETOOLONG, EACCES…: not a usable path.
 		return contextd.Registration{}, false, contextd.Errorf(contextd.EInvalid, "session_file %q cannot be opened as a file; pass the path of a session .jsonl file under %s", req.SessionFile, s.Index.Root())

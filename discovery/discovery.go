@@ -1,8 +1,11 @@
 // Package discovery writes and reads the discovery file, <state-dir>/contextd.json,
-// through which the Pi extension finds a running contextd: its URL, process id and
-// version (DESIGN.md §7 "Discovery"). contextd writes it once it listens and removes
-// it on a clean shutdown; the extension reads it before its URL default and checks
-// /healthz, so a stale file left by a crash costs one failed health check.
+// through which the Pi extension finds a running contextd: its URL, Unix socket,
+// process id and version (DESIGN.md §7 "Discovery"). contextd writes it once it
+// listens and removes it on a clean shutdown. The extension trusts it only when it
+// and the state directory are the user's and nobody else may write them, and sends
+// the token only after contextd proved it holds it (api/proof.go,
+// extension/src/transport.ts), so a stale file left by a crash, naming a port
+// another user bound since, costs one refused proof.
 package discovery
 
 import (
@@ -22,6 +25,10 @@ type Info struct {
 	// URL is the base URL contextd serves on, e.g. http://127.0.0.1:7467
 	// (the listener's real address, so --addr 127.0.0.1:0 works).
 	URL string `json:"url"`
+	// Socket is the absolute path of the Unix domain socket contextd also
+	// serves on (--socket), "" when it serves TCP only. The extension
+	// prefers it: only the user can open a socket in the state directory.
+	Socket string `json:"socket,omitempty"`
 	// PID is the serving process's id.
 	PID int `json:"pid"`
 	// Version is contextd's version (the module version, or "devel").

@@ -325,7 +325,7 @@ func TestPiExtensionTree(t *testing.T) {
 		p.command(map[string]any{"type": "prompt", "message": "/contextd"})
 		p.waitFor("the /contextd status", 30*time.Second, func([]map[string]any) bool { return len(p.notices("info")) > 0 })
 		status := p.notices("info")[0]
-		for _, want := range []string{"contextd mode: tree", "http://" + r.addr + " (healthy)", fmt.Sprintf("window 1 (%s)", w1.CurrentWindowID), "no pending rollover"} {
+		for _, want := range []string{"contextd mode: tree", r.address() + " (healthy)", fmt.Sprintf("window 1 (%s)", w1.CurrentWindowID), "no pending rollover"} {
 			if !strings.Contains(status, want) {
 				t.Errorf("/contextd status lacks %q:\n%s", want, status)
 			}
@@ -443,11 +443,14 @@ func TestPiExtensionContextdStopped(t *testing.T) {
 		p.prompt("list windows", 1)
 		reqs := r.requests()
 		res := lastToolResult(t, turn(t, reqs, 1))
-		if !res.IsError || !strings.Contains(res.text(), "contextd is not reachable at http://"+r.addr) || !strings.Contains(res.text(), "contextd serve") {
-			t.Errorf("tool result = error %v %q, want an error naming contextd's URL and how to start it", res.IsError, res.text())
+		// contextd removed its discovery file on the way out: the
+		// extension, looking it up again, says no contextd runs for its
+		// state directory.
+		if !res.IsError || !strings.Contains(res.text(), "contextd is not running for the state directory "+r.state) || !strings.Contains(res.text(), "contextd serve") {
+			t.Errorf("tool result = error %v %q, want an error naming the state directory and how to start contextd", res.IsError, res.text())
 		}
-		if n := p.notices("error"); len(n) != 1 || !strings.Contains(n[0], "not reachable") {
-			t.Errorf("UI errors = %q, want one line saying contextd is not reachable", n)
+		if n := p.notices("error"); len(n) != 1 || !strings.Contains(n[0], "not running") {
+			t.Errorf("UI errors = %q, want one line saying contextd is not running", n)
 		}
 		checkPairing(t, reqs)
 	})

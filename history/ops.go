@@ -167,7 +167,7 @@ type ListWindowsArgs struct {
 // WindowInfo is one list_windows entry: the full window ID and the number
 // of items in the window.
 type WindowInfo struct {
-	WindowID  string `json:"window_id" doc:"Full window ID; pass it unchanged as window_id."`
+	WindowID  string `json:"window_id" doc:"Full window ID; pass it unchanged as window_id. IDs over 256 characters (a damaged or hostile file) are cut to "…" and their last 255 characters, which still name the item or window."`
 	ItemCount int    `json:"item_count" doc:"Number of history items in the window."`
 }
 
@@ -198,11 +198,11 @@ type ListItemsArgs struct {
 // max_chars_per_item code points of its text and its full length in code
 // points.
 type ItemPreview struct {
-	WindowID         string `json:"window_id" doc:"Full ID of the window that contains the item."`
-	ItemID           string `json:"item_id" doc:"Opaque item ID; pass it unchanged to read_item."`
+	WindowID         string `json:"window_id" doc:"Full ID of the window that contains the item. IDs over 256 characters (a damaged or hostile file) are cut to "…" and their last 255 characters, which still name the item or window."`
+	ItemID           string `json:"item_id" doc:"Opaque item ID; pass it unchanged to read_item. IDs over 256 characters (a damaged or hostile file) are cut to "…" and their last 255 characters, which still name the item or window."`
 	Role             string `json:"role" doc:"user, assistant, tool or developer."`
-	ToolName         string `json:"tool_name,omitempty" doc:"Tool name, for tool calls and results; the action for flat history/notes router calls."`
-	ToolNamespace    string `json:"tool_namespace,omitempty" doc:"Tool namespace, when the call had one; history or notes for flat router calls."`
+	ToolName         string `json:"tool_name,omitempty" doc:"Tool name, for tool calls and results; the action for flat history/notes router calls. Over 256 characters it is cut to its first 255 and \"…\"."`
+	ToolNamespace    string `json:"tool_namespace,omitempty" doc:"Tool namespace, when the call had one; history or notes for flat router calls. Over 256 characters it is cut to its first 255 and \"…\"."`
 	Summary          bool   `json:"summary,omitempty" doc:"True for the summary of an archived Tree window."`
 	TruncatedContent string `json:"truncated_content" doc:"The first max_chars_per_item characters (Unicode code points) of the item's content."`
 	ContentChars     int    `json:"content_chars" doc:"Length of the item's full content in characters (Unicode code points)."`
@@ -231,11 +231,11 @@ type ReadItemArgs struct {
 // the code points returned, present only while content remains after the
 // range.
 type ItemBody struct {
-	WindowID        string `json:"window_id" doc:"Full ID of the window that contains the item."`
-	ItemID          string `json:"item_id" doc:"The item's full ID."`
+	WindowID        string `json:"window_id" doc:"Full ID of the window that contains the item. IDs over 256 characters (a damaged or hostile file) are cut to "…" and their last 255 characters, which still name the item or window."`
+	ItemID          string `json:"item_id" doc:"The item's full ID. IDs over 256 characters (a damaged or hostile file) are cut to "…" and their last 255 characters, which still name the item or window."`
 	Role            string `json:"role" doc:"user, assistant, tool or developer."`
-	ToolName        string `json:"tool_name,omitempty" doc:"Tool name, for tool calls and results; the action for flat history/notes router calls."`
-	ToolNamespace   string `json:"tool_namespace,omitempty" doc:"Tool namespace, when the call had one; history or notes for flat router calls."`
+	ToolName        string `json:"tool_name,omitempty" doc:"Tool name, for tool calls and results; the action for flat history/notes router calls. Over 256 characters it is cut to its first 255 and \"…\"."`
+	ToolNamespace   string `json:"tool_namespace,omitempty" doc:"Tool namespace, when the call had one; history or notes for flat router calls. Over 256 characters it is cut to its first 255 and \"…\"."`
 	Summary         bool   `json:"summary,omitempty" doc:"True for the summary of an archived Tree window."`
 	Content         string `json:"content" doc:"The requested range of the content: at most limit_chars characters (Unicode code points) from offset_chars."`
 	TotalChars      int    `json:"total_chars" doc:"Length of the full content in characters (Unicode code points)."`
@@ -324,7 +324,7 @@ func (v *View) ListWindows(a ListWindowsArgs) (WindowsResult, error) {
 		if boolArg(a.RecentFirst) {
 			w = &v.Windows[n-1-i]
 		}
-		res.Windows = append(res.Windows, WindowInfo{WindowID: w.ID, ItemCount: w.Len()})
+		res.Windows = append(res.Windows, WindowInfo{WindowID: BoundID(w.ID), ItemCount: w.Len()})
 	}
 	return res, nil
 }
@@ -336,7 +336,7 @@ type filter struct {
 }
 
 func (f filter) match(r *ItemRef) bool {
-	if f.windowID != "" && r.WindowID != f.windowID {
+	if f.windowID != "" && !matchesID(r.WindowID, f.windowID) {
 		return false
 	}
 	if f.role != "" && r.Role != f.role {
@@ -384,7 +384,7 @@ walk:
 		if recent {
 			w = &v.Windows[nw-1-i]
 		}
-		if f.windowID != "" && w.ID != f.windowID {
+		if f.windowID != "" && !matchesID(w.ID, f.windowID) {
 			continue
 		}
 		ni := w.Len()
@@ -545,7 +545,7 @@ func (v *View) searchCandidates(f filter, recent bool) ItemList {
 	n, sums := 0, 0
 	for i := range v.Windows {
 		w := &v.Windows[i]
-		if f.windowID != "" && w.ID != f.windowID {
+		if f.windowID != "" && !matchesID(w.ID, f.windowID) {
 			continue
 		}
 		n += w.Len()
@@ -602,8 +602,8 @@ func (v *View) previews(refs []ItemRef, maxChars int) (ItemsResult, error) {
 			return res, err
 		}
 		p := ItemPreview{
-			WindowID: r.WindowID, ItemID: r.ItemID, Role: r.Role,
-			ToolName: r.ToolName, ToolNamespace: r.ToolNamespace, Summary: r.Summary,
+			WindowID: BoundID(r.WindowID), ItemID: BoundID(r.ItemID), Role: r.Role,
+			ToolName: BoundName(r.ToolName), ToolNamespace: BoundName(r.ToolNamespace), Summary: r.Summary,
 			TruncatedContent: text, ContentChars: r.Chars,
 		}
 		size := PreviewJSONChars(p)
@@ -676,8 +676,8 @@ func (v *View) ReadItem(a ReadItemArgs) (ReadResult, error) {
 		}
 	}
 	body := &ItemBody{
-		WindowID: ref.WindowID, ItemID: ref.ItemID, Role: ref.Role,
-		ToolName: ref.ToolName, ToolNamespace: ref.ToolNamespace, Summary: ref.Summary,
+		WindowID: BoundID(ref.WindowID), ItemID: BoundID(ref.ItemID), Role: ref.Role,
+		ToolName: BoundName(ref.ToolName), ToolNamespace: BoundName(ref.ToolNamespace), Summary: ref.Summary,
 		Content: content, TotalChars: total,
 	}
 	if next := offset + utf8.RuneCountInString(content); next < total {
@@ -693,15 +693,20 @@ func (v *View) lookup(windowID, id string) (*ItemRef, error) {
 	var cands []*ItemRef
 	for i := range v.Windows {
 		w := &v.Windows[i]
-		if w.ID != windowID {
+		if !matchesID(w.ID, windowID) {
 			continue
+		}
+		// A cut ID (BoundID) names the item by its suffix.
+		suffix := id
+		if rest, ok := strings.CutPrefix(id, CutMarker); ok && rest != "" {
+			suffix = rest
 		}
 		for j, nj := 0, w.Len(); j < nj; j++ {
 			r := w.At(j)
 			if r.ItemID == id {
 				return &r, nil
 			}
-			if strings.HasSuffix(r.ItemID, id) {
+			if strings.HasSuffix(r.ItemID, suffix) {
 				cands = append(cands, &r)
 			}
 		}
@@ -714,7 +719,7 @@ func (v *View) lookup(windowID, id string) (*ItemRef, error) {
 	}
 	names := make([]string, 0, maxAmbiguousCandidates)
 	for _, r := range cands[:min(len(cands), maxAmbiguousCandidates)] {
-		names = append(names, r.ItemID)
+		names = append(names, BoundID(r.ItemID))
 	}
 	more := ""
 	if len(cands) > maxAmbiguousCandidates {

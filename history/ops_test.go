@@ -235,13 +235,14 @@ func TestOutputCap(t *testing.T) {
 			t.Errorf("%s: total %d", c.name, total)
 		}
 	}
-	// The first item is always included, even when its JSON alone exceeds 8,000:
-	// item ID of 3,000 chars + 1,000 control chars escaped as \u0001 (6,000).
+	// An item ID of 3,000 chars is cut to 256 code points (BoundID: "…" and
+	// the last 255), so with 1,000 control chars escaped as \u0001 (6,000)
+	// the first item's JSON stays under 8,000 and the next one fits.
 	b := newBuilder().window("w").
 		item(strings.Repeat("x", 3000), "user", "", "", false, strings.Repeat("\x01", 1000)).
 		item("small", "user", "", "", false, "\x01")
 	got, _ := b.v.ListItems(ListItemsArgs{})
-	if len(got.Items) != 1 || PreviewJSONChars(got.Items[0]) != 85-1+3000+6000+4 {
+	if len(got.Items) != 2 || got.Items[0].ItemID != "…"+strings.Repeat("x", 255) || PreviewJSONChars(got.Items[0]) != 85-1+256+6000+4 {
 		t.Errorf("huge first: %d items, size %d", len(got.Items), PreviewJSONChars(got.Items[0]))
 	}
 }
@@ -742,5 +743,51 @@ func TestArgsJSON(t *testing.T) {
 	}
 	if *w.Limit != 7 || *w.AgentName != "" || *w.RecentFirst {
 		t.Errorf("%+v", w)
+	}
+}
+
+// TestBoundedIDsAndNames: item and window IDs over MaxIDChars code points
+// and tool names and namespaces over MaxNameChars are cut in every answer
+// (list_windows, list_items, search_contents, read_item, the ambiguity
+// error), with CutMarker, and a cut ID passed back reads the item (at
+// a03e7ac a 1 MiB entry ID made every answer naming it 1 MiB).
+func TestBoundedIDsAndNames(t *testing.T) {
+	longW := strings.Repeat("w", 100000) + "-win"
+	longI := strings.Repeat("i", 100000) + "-item"
+	longT := strings.Repeat("T", 50000)
+	b := newBuilder().window(longW).item(longI, "tool", longT, longT, false, "the result text")
+	wantW, wantI := "…"+lastRunes(longW, 255), "…"+lastRunes(longI, 255)
+	wantT := strings.Repeat("T", 255) + "…"
+	ws, _ := b.v.ListWindows(ListWindowsArgs{})
+	if len(ws.Windows) != 1 || ws.Windows[0].WindowID != wantW {
+		t.Fatalf("list_windows: %+v", ws)
+	}
+	for name, got := range map[string]func() (ItemsResult, error){
+		"list_items": func() (ItemsResult, error) { return b.v.ListItems(ListItemsArgs{}) },
+		"search":     func() (ItemsResult, error) { return b.v.Search(SearchArgs{Query: "result"}) },
+		"list_items by cut window_id": func() (ItemsResult, error) {
+			return b.v.ListItems(ListItemsArgs{WindowID: &wantW})
+		},
+	} {
+		r, err := got()
+		if err != nil || len(r.Items) != 1 {
+			t.Fatalf("%s: %+v %v", name, r, err)
+		}
+		p := r.Items[0]
+		if p.WindowID != wantW || p.ItemID != wantI || p.ToolName != wantT || p.ToolNamespace != wantT {
+			t.Errorf("%s: ids or names not cut: window %d, item %d, tool %d, namespace %d code points", name,
+				len([]rune(p.WindowID)), len([]rune(p.ItemID)), len([]rune(p.ToolName)), len([]rune(p.ToolNamespace)))
+		}
+		if n := PreviewJSONChars(p); n > 1200 {
+			t.Errorf("%s: preview of %d code points, want about 1,100", name, n)
+		}
+	}
+	rd, err := b.v.ReadItem(ReadItemArgs{WindowID: wantW, ItemID: wantI})
+	if err != nil || rd.Item == nil || rd.Item.Content != "the result text" || rd.Item.ItemID != wantI || rd.Item.WindowID != wantW || rd.Item.ToolName != wantT {
+		t.Fatalf("read_item with the cut ids: %+v %v", rd.Item, err)
+	}
+	// Exactly 256 code points are kept whole.
+	if id := strings.Repeat("é", 256); BoundID(id) != id || BoundName(id) != id {
+		t.Error("a 256-code-point ID or name was cut")
 	}
 }

@@ -272,15 +272,15 @@ func (cl *Client) Forward(ctx context.Context, c Call) ([]byte, error) {
 	return body, nil
 }
 
-// endpoint builds {BaseURL}/alpha/{ns}/v2/{op}; ok is false when the base
-// is not an absolute http(s) URL.
+// endpoint builds {BaseURL}/alpha/{ns}/v2/{op}, the operation path
+// joined to the base's path (url.URL.JoinPath, not string concatenation);
+// ok is false when the base fails CheckBaseURL.
 func (cl *Client) endpoint(ns, op string) (string, bool) {
-	base := strings.TrimRight(cl.BaseURL, "/")
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if CheckBaseURL(cl.BaseURL) != nil {
 		return "", false
 	}
-	return base + "/alpha/" + ns + "/v2/" + op, true
+	u, _ := url.Parse(cl.BaseURL)
+	return u.JoinPath("alpha", ns, "v2", op).String(), true
 }
 
 // transportError classifies a failed send or body read: our deadline →
@@ -453,11 +453,19 @@ func redact(raw string) string {
 }
 
 // CheckBaseURL validates a --codex-base-url at start: an absolute http or
-// https URL with a host. The error never repeats the URL's user info.
+// https URL with a host and no query or fragment (the operation paths are
+// joined to its path; a "?" or "#" would send every operation to one URL,
+// or drop the operation path). The error never repeats the URL's user
+// info.
 func CheckBaseURL(raw string) error {
 	u, err := url.Parse(strings.TrimRight(raw, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("--codex-base-url %s is not an absolute http(s) URL with a host; pass one such as %s", strconv.Quote(redact(raw)), DefaultBaseURL)
+	}
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(raw, "#") {
+		bare := *u
+		bare.RawQuery, bare.ForceQuery, bare.Fragment, bare.RawFragment = "", false, "", ""
+		return fmt.Errorf("--codex-base-url %s has a query or fragment (\"?\" or \"#\"), not repeated here; pass the base URL alone, such as %s: contextd joins /alpha/{namespace}/v2/{operation} to its path", strconv.Quote(redact(bare.String())+"…"), DefaultBaseURL)
 	}
 	return nil
 }

@@ -89,3 +89,30 @@ func TestBaseURLUserInfoNeverEchoed(t *testing.T) {
 		}
 	}
 }
+
+// TestBaseURLQueryFragmentRefused: a base URL with a query or fragment is
+// refused at start without echoing them (at a03e7ac it was accepted and
+// every operation went to one URL, or lost its path after "#"), and the
+// operation path is joined to the base's path.
+func TestBaseURLQueryFragmentRefused(t *testing.T) {
+	for _, base := range []string{"https://h.example/codex?key=SECRETQ", "https://h.example/codex#SECRETF", "https://h.example/codex?", "https://h.example/codex/#"} {
+		err := CheckBaseURL(base)
+		if err == nil || !strings.Contains(err.Error(), "has a query or fragment") || strings.Contains(err.Error(), "SECRET") {
+			t.Errorf("CheckBaseURL(%q) = %v, want a refusal that does not echo the query or fragment", base, err)
+		}
+		if _, ok := New(base, nil, nil).endpoint("history", "list_windows"); ok {
+			t.Errorf("endpoint of %q: ok, want refused", base)
+		}
+	}
+	for base, want := range map[string]string{
+		"https://chatgpt.com/backend-api/codex":  "https://chatgpt.com/backend-api/codex/alpha/history/v2/list_windows",
+		"https://chatgpt.com/backend-api/codex/": "https://chatgpt.com/backend-api/codex/alpha/history/v2/list_windows",
+		"http://127.0.0.1:9":                     "http://127.0.0.1:9/alpha/history/v2/list_windows",
+		"http://127.0.0.1:9/a%20b":               "http://127.0.0.1:9/a%20b/alpha/history/v2/list_windows",
+	} {
+		got, ok := New(base, nil, nil).endpoint("history", "list_windows")
+		if !ok || got != want {
+			t.Errorf("endpoint(%q) = %q %v, want %q", base, got, ok, want)
+		}
+	}
+}

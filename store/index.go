@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"contextd/migrations"
 	"contextd/session"
@@ -268,6 +269,9 @@ func (x *Index) Resolve(path string) (string, error) {
 		if !x.under(path) {
 			return "", ErrOutside
 		}
+		if changing(err) {
+			return "", fmt.Errorf("%w: %w", ErrChanging, err)
+		}
 		return "", err
 	}
 	if !x.under(real) {
@@ -286,6 +290,24 @@ func (x *Index) Resolve(path string) (string, error) {
 // ErrNotRegular is returned by Resolve for a path that is not a regular
 // file (a directory, a device, a FIFO).
 var ErrNotRegular = errors.New("path is not a regular file")
+
+// ErrChanging is returned by Resolve when a component of the path changed
+// kind while it was resolved: a directory swapped for a symlink (or back)
+// between the lstat and the readlink of filepath.EvalSymlinks, which then
+// fails with EINVAL ("readlink …: invalid argument").
+// Nothing was read; the caller answers 409 and the client may retry
+// (docs/security.md).
+var ErrChanging = errors.New("the path changed while it was resolved")
+
+// changing reports whether err, from filepath.EvalSymlinks of a path
+// without NUL bytes, is one a concurrent swap of a component causes.
+func changing(err error) bool {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || strings.ContainsRune(pe.Path, 0) {
+		return false
+	}
+	return pe.Op == "readlink" && errors.Is(err, syscall.EINVAL)
+}
 
 // Forget drops a session object and its rows (used when a path was looked
 // at for a request that was refused, so it does not linger in listings).

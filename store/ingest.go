@@ -108,6 +108,10 @@ func memEntry(e session.Entry) session.Entry {
 // each ingest batch is committed and published.
 var afterBatchCommit func(s *Session)
 
+// beforeBatchCheck, when set (tests), runs on the syncing goroutine after
+// a batch's lines are parsed and before its change check is finished.
+var beforeBatchCheck func(s *Session)
+
 // pendingEntry is an entry parsed in the current batch.
 type pendingEntry struct {
 	e    session.Entry
@@ -232,12 +236,29 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		b.texts.async()
 	}
 	defer b.texts.finish() // on early returns; a no-op after the one below
-	next, err := session.ScanLinesBuf(f, start, end, s.x.opts.MaxLineBytes, ib.chunk, b.line)
+	// The change check is taken from the bytes parsed, not from a second
+	// read: a rewrite between the two would leave the old text indexed
+	// under the new bytes' check, never detected.
+	ck := newBatchCheck(s.check.crc, start, ib)
+	next, err := session.ScanLinesBuf(f, start, end, s.x.opts.MaxLineBytes, ib.chunk, func(line []byte, off int64, tooLong bool) error {
+		if err := ck.line(f, line, off, tooLong); err != nil {
+			return err
+		}
+		return b.line(line, off, tooLong)
+	})
 	if err != nil {
 		return false, err
 	}
 	if next == start {
 		return false, nil
+	}
+	if beforeBatchCheck != nil {
+		beforeBatchCheck(s)
+	}
+	check, err := ck.finish(f, s.check, next)
+	ib.tail = ck.tail[:0]
+	if err != nil {
+		return false, err
 	}
 	if start == 0 && b.haveFirst {
 		copy(s.firstLine[:], b.first[:])
@@ -251,15 +272,6 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		return false, fmt.Errorf("write item texts: %w", err)
 	}
 	newTextSize := b.textOff + b.texts.n
-	// The change check of the indexed bytes, extended over this batch
-	// (verify.go); stored with the resume state.
-	if next-start >= 1<<20 && ib.crc == nil {
-		ib.crc = make([]byte, 1<<20)
-	}
-	check, err := s.check.extended(f, start, next, ib.crc)
-	if err != nil {
-		return false, err
-	}
 	// 2. rows and resume state in one transaction.
 	merged := mergeStats(s.stats, b.stats)
 	if err := s.commitBatch(ctx, db, b, next, newTextSize, merged, check); err != nil {
@@ -310,7 +322,7 @@ type batchWork struct {
 // indexing); they are garbage once the call returns.
 type ingestBufs struct {
 	chunk   []byte       // the line scanner's reads
-	crc     []byte       // the change check's reads
+	tail    []byte       // the change check's tail window (batchCheck)
 	text    *frameWriter // item texts
 	scratch []byte       // the parser's Scratch
 	pend    []pendingEntry

@@ -7,6 +7,8 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -319,4 +321,64 @@ func TestStateDirLockSurvivesDeletion(t *testing.T) {
 		t.Fatalf("lock after the first instance released it: %v", err)
 	}
 	u()
+}
+
+// TestResolveSwapRace: while a directory of the sessions directory is
+// swapped with a symlink to another directory inside it, Resolve answers
+// the path, or ErrChanging when a component changed kind between the
+// lstat and the readlink of filepath.EvalSymlinks (at a03e7ac: the bare
+// "readlink …: invalid argument", which the API answered with a 500 and
+// an ERROR log line); never another error.
+func TestResolveSwapRace(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "sessions")
+	for _, d := range []string{"d", "e"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, d, "s.jsonl"), []byte("{}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(root, "d.link")
+	if err := os.Symlink(filepath.Join(root, "e"), link); err != nil {
+		t.Fatal(err)
+	}
+	x, err := OpenIndex(context.Background(), root, t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			unix.Renameat2(unix.AT_FDCWD, filepath.Join(root, "d"), unix.AT_FDCWD, link, unix.RENAME_EXCHANGE)
+		}
+	}()
+	changingSeen, ok := 0, 0
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && changingSeen < 5; {
+		_, err := x.Resolve(filepath.Join(root, "d", "s.jsonl"))
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, ErrChanging):
+			changingSeen++
+		case errors.Is(err, fs.ErrNotExist):
+		default:
+			t.Fatalf("Resolve during the swap: %v (%T), want the path, ErrChanging or not-exist", err, err)
+		}
+	}
+	close(stop)
+	<-done
+	t.Logf("%d resolved, %d ErrChanging", ok, changingSeen)
+	if changingSeen == 0 {
+		t.Fatal("the swap never made EvalSymlinks fail within 5 s; the test did not exercise the race")
+	}
 }

@@ -96,16 +96,6 @@ func tailCRC(r io.ReaderAt, next int64) (uint32, error) {
 	return crcRange(r, 0, max(0, next-TailWindow), next)
 }
 
-// extended returns c after the bytes [from, to) of r were indexed.
-func (c contentCheck) extended(r io.ReaderAt, from, to int64, buf []byte) (contentCheck, error) {
-	var err error
-	if c.crc, err = crcRangeBuf(r, c.crc, from, to, buf); err != nil {
-		return c, err
-	}
-	c.tail, err = tailCRC(r, to)
-	return c, err
-}
-
 // changedInPlace reports whether the bytes [0, s.next) of f (same device
 // and inode as indexed, first line unchanged, size >= s.next) changed
 // since they were indexed, by the rules above. grown says the file is

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"hash/crc32"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,5 +156,73 @@ func TestContentCheckNoFalseAlarm(t *testing.T) {
 		if n := d.GetCounter().GetValue(); n != 0 {
 			t.Errorf("%v re-indexes (changed_in_place), want 0", n)
 		}
+	}
+}
+
+// TestContentCheckFromParsedBytes: the change check of a batch is taken
+// from the bytes the parser read, so a same-size rewrite of the batch's
+// bytes after the parse (the hook runs between parse and check) is
+// detected at the next sync, which indexes the new text; at a03e7ac the
+// check re-read the file and took the new bytes as indexed.
+func TestContentCheckFromParsedBytes(t *testing.T) {
+	for _, grow := range []bool{false, true} {
+		ctx := context.Background()
+		root := t.TempDir()
+		path := root + "/s.jsonl"
+		head := `{"type":"session","version":3,"id":"s-pb","timestamp":"2026-11-30T00:00:00.000Z","cwd":"/w"}` + "\n" +
+			`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-11-30T00:00:01.000Z","message":{"role":"user","content":"first"}}` + "\n"
+		if err := os.WriteFile(path, []byte(head), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		x, err := OpenIndex(ctx, root, t.TempDir(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := x.Session(path)
+		if err := s.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		old := `{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-11-30T00:00:02.000Z","message":{"role":"user","content":"alpha"}}` + "\n"
+		f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		f.WriteString(old)
+		f.Close()
+		rewritten := []byte(head + strings.Replace(old, "alpha", "omega", 1))
+		beforeBatchCheck = func(*Session) {
+			beforeBatchCheck = nil
+			if err := os.WriteFile(path, rewritten, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			later := time.Now().Add(time.Hour) // a coarse clock may not move the mtime
+			os.Chtimes(path, later, later)
+		}
+		err = s.Sync(ctx)
+		beforeBatchCheck = nil
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The check holds what was indexed: the old bytes.
+		if want := crc32.Checksum([]byte(head+old), castagnoli); s.check.crc != want {
+			t.Errorf("grow=%v: check CRC %08x, want %08x (the bytes parsed)", grow, s.check.crc, want)
+		}
+		if grow {
+			f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			f.WriteString(`{"type":"message","id":"a3","parentId":"a2","timestamp":"2026-11-30T00:00:03.000Z","message":{"role":"user","content":"more"}}` + "\n")
+			f.Close()
+		}
+		if err := s.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var d dto.Metric
+		if err := x.metrics.Reindexes.WithLabelValues("changed_in_place").Write(&d); err != nil {
+			t.Fatal(err)
+		}
+		if n := d.GetCounter().GetValue(); n != 1 {
+			t.Errorf("grow=%v: %v re-indexes (changed_in_place) after the rewrite, want 1", grow, n)
+		}
+		cur, _ := os.ReadFile(path)
+		if want := crc32.Checksum(cur, castagnoli); s.check.crc != want {
+			t.Errorf("grow=%v: check after the re-index %08x, want the file's %08x", grow, s.check.crc, want)
+		}
+		x.Close()
 	}
 }

@@ -47,7 +47,7 @@ func TestHelpListsCommands(t *testing.T) {
 func TestCommandHelpListsOnlyItsFlags(t *testing.T) {
 	want := map[string][]string{
 		"serve": {"addr", "allow-non-loopback", "allowed-hosts", "allowed-origins", "codex-base-url", "default-mode", "log-format", "log-level",
-			"max-body-bytes", "max-conns", "max-line-bytes", "memory-limit", "path-map", "sessions-dir", "state-dir"},
+			"max-body-bytes", "max-conns", "max-line-bytes", "memory-limit", "path-map", "sessions-dir", "socket", "state-dir"},
 		"reindex":     {"log-format", "log-level", "max-line-bytes", "memory-limit", "sessions-dir", "state-dir"},
 		"sessions":    {"addr", "state-dir"},
 		"inspect":     {"expand", "max-line-bytes", "tree"},

@@ -48,6 +48,7 @@ func main() {
 // config is every setting, each with a flag and an environment variable.
 type config struct {
 	Addr           string
+	Socket         string
 	SessionsDir    string
 	StateDir       string
 	DefaultMode    string
@@ -74,7 +75,7 @@ type config struct {
 // flagEnv is the environment variable of each flag that has one.
 var flagEnv = map[string]string{
 	"sessions-dir": "CONTEXTD_SESSIONS_DIR", "state-dir": "CONTEXTD_STATE_DIR", "memory-limit": "CONTEXTD_MEMORY_LIMIT",
-	"log-format": "CONTEXTD_LOG_FORMAT", "log-level": "CONTEXTD_LOG_LEVEL", "addr": "CONTEXTD_ADDR",
+	"log-format": "CONTEXTD_LOG_FORMAT", "log-level": "CONTEXTD_LOG_LEVEL", "addr": "CONTEXTD_ADDR", "socket": "CONTEXTD_SOCKET",
 	"default-mode": "CONTEXTD_DEFAULT_MODE", "allow-non-loopback": "CONTEXTD_ALLOW_NON_LOOPBACK",
 	"allowed-hosts": "CONTEXTD_ALLOWED_HOSTS", "allowed-origins": "CONTEXTD_ALLOWED_ORIGINS",
 	"max-conns": "CONTEXTD_MAX_CONNS", "codex-base-url": "CONTEXTD_CODEX_BASE_URL", "path-map": "CONTEXTD_PATH_MAP",
@@ -208,6 +209,7 @@ func parseFlags(cmd command, args []string, getenv func(string) string, stdout, 
 		return c, fs, c.check()
 	}
 	fs.StringVar(&c.Addr, "addr", env("CONTEXTD_ADDR", "127.0.0.1:7467"), "listen address (env CONTEXTD_ADDR); loopback only unless --allow-non-loopback")
+	fs.StringVar(&c.Socket, "socket", env("CONTEXTD_SOCKET", ""), "Unix domain socket served besides --addr, named in the discovery file; the Pi extension prefers it (env CONTEXTD_SOCKET; default <state-dir>/contextd.sock; off = TCP only)")
 	fs.StringVar(&c.DefaultMode, "default-mode", env("CONTEXTD_DEFAULT_MODE", "local"), "mode of unregistered sessions: off, local, tree, remote (env CONTEXTD_DEFAULT_MODE)")
 	fs.BoolVar(&c.AllowNonLocal, "allow-non-loopback", allowNonLocal, "allow --addr on a non-loopback address, e.g. 0.0.0.0 in a container (env CONTEXTD_ALLOW_NON_LOOPBACK=1); the token stays required")
 	fs.StringVar(&c.AllowedHosts, "allowed-hosts", env("CONTEXTD_ALLOWED_HOSTS", ""), "comma-separated Host names accepted besides loopback (env CONTEXTD_ALLOWED_HOSTS)")
@@ -235,6 +237,12 @@ func parseFlags(cmd command, args []string, getenv func(string) string, stdout, 
 	}
 	if err := remote.CheckBaseURL(c.CodexBaseURL); err != nil {
 		return nil, nil, c.fromEnv("codex-base-url", err)
+	}
+	if c.Socket == "" {
+		c.Socket = filepath.Join(c.StateDir, SocketName)
+	}
+	if c.Socket != "off" && !filepath.IsAbs(c.Socket) {
+		return nil, nil, fmt.Errorf("%s is not an absolute path; pass one, or off to serve TCP only", c.origin("socket", c.Socket))
 	}
 	if c.MaxConns < 0 {
 		return nil, nil, fmt.Errorf("%s is negative; pass a connection count such as %d, or 0 for no limit", c.origin("max-conns", c.MaxConns), api.DefaultMaxConns)
@@ -330,7 +338,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	} else if err := readableDir(c.SessionsDir); err != nil {
 		log.Warn(fmt.Sprintf("sessions directory %s (from %s) cannot be listed (%v); routes that need it answer 503 until the user contextd runs as has read and execute permission on it (chmod u+rx %s)", c.SessionsDir, c.sessionsFromFlag(), err, c.SessionsDir), "sessions_dir", c.SessionsDir)
 	}
-	if err := stateDirUsable(c); err != nil {
+	if err := stateDirUsable(c, log); err != nil {
 		return err
 	}
 	// Bind before touching the state directory: a refused or busy address
@@ -359,6 +367,19 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("--state-dir %s: %w", c.StateDir, err)
 	}
 	defer unlock()
+	var sockLn net.Listener
+	if cmd == "serve" && c.Socket != "off" {
+		l, err := listenUnix(c.Socket, log)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.origin("socket", c.Socket), err)
+		}
+		sockLn = l
+	}
+	defer func() {
+		if sockLn != nil && !serving {
+			sockLn.Close()
+		}
+	}()
 	index, err := store.OpenIndex(ctx, c.SessionsDir, filepath.Join(c.StateDir, "index"), store.Options{MaxLineBytes: c.MaxLineBytes, Logger: log, Metrics: store.NewMetrics(mreg), PathMap: c.PathMap})
 	if err != nil {
 		return fmt.Errorf("open index: %w", err)
@@ -387,20 +408,29 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	cm := coordinator.NewMetrics(mreg)
 	svc := coordinator.New(index, state, contextd.Mode(c.DefaultMode), log, cm)
 	rc := remote.New(c.CodexBaseURL, mreg, log)
-	srv := api.New(api.Config{Token: token, AllowedHosts: splitList(c.AllowedHosts), AllowedOrigins: splitList(c.AllowedOrigins),
+	srv := api.New(api.Config{Token: token, TokenFile: filepath.Join(c.StateDir, "token"), AllowedHosts: splitList(c.AllowedHosts), AllowedOrigins: splitList(c.AllowedOrigins),
 		MaxBodyBytes: c.MaxBodyBytes, Logger: log, Registry: reg}, svc, rc)
 	registerIndexGauges(mreg, index)
 
 	// The discovery file is written before the first request is served, so
 	// a client that reaches /healthz also finds it.
-	if err := discovery.Write(c.StateDir, discovery.Info{URL: "http://" + ln.Addr().String(), PID: os.Getpid(), Version: buildinfo.Read().Version}); err != nil {
+	info := discovery.Info{URL: "http://" + ln.Addr().String(), PID: os.Getpid(), Version: buildinfo.Read().Version}
+	if sockLn != nil {
+		info.Socket = c.Socket
+	}
+	if err := discovery.Write(c.StateDir, info); err != nil {
 		return err
 	}
 	hs := api.HTTPServer(srv.Handler())
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	serving = true
 	go func() { errc <- hs.Serve(api.LimitListener(ln, c.MaxConns)) }()
-	log.Info("contextd listening", "addr", ln.Addr().String(), "sessions_dir", index.Root(), "sessions_dir_from", c.sessionsFromFlag(),
+	if sockLn != nil {
+		// A cap of its own: slow or many TCP clients, which any local
+		// user can open, never starve the socket only the user can open.
+		go func() { errc <- hs.Serve(api.LimitListener(sockLn, c.MaxConns)) }()
+	}
+	log.Info("contextd listening", "addr", ln.Addr().String(), "socket", info.Socket, "sessions_dir", index.Root(), "sessions_dir_from", c.sessionsFromFlag(),
 		"token_file", filepath.Join(c.StateDir, "token"), "state_dir", c.StateDir, "default_mode", c.DefaultMode, "version", buildinfo.Read().Version)
 	defer discovery.Remove(c.StateDir, os.Getpid())
 	select {
@@ -436,6 +466,43 @@ func listen(addr, name string, allowNonLoopback bool) (net.Listener, error) {
 	return ln, nil
 }
 
+// SocketName is the Unix domain socket's name in the state directory,
+// the default of --socket.
+const SocketName = "contextd.sock"
+
+// maxSocketPath is the longest socket path every platform binds: sun_path
+// holds 108 bytes on Linux and 104 on macOS, the terminating NUL included.
+const maxSocketPath = 103
+
+// listenUnix serves the Unix domain socket at path, mode 0600 (its
+// directory, the state directory, is 0700 and the user's). The caller
+// holds the state directory's lock, so a socket left at path is one a
+// crashed contextd left: it is removed. Anything else there is refused. A
+// path too long for sun_path is logged and served TCP only (nil, nil).
+func listenUnix(path string, log *slog.Logger) (net.Listener, error) {
+	if len(path) > maxSocketPath {
+		log.Warn(fmt.Sprintf("socket path %s is longer than %d bytes, which Unix domain sockets cannot bind; serving TCP only. Pass a shorter --socket, or --socket off to silence this", path, maxSocketPath), "socket", path)
+		return nil, nil
+	}
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode().Type() != fs.ModeSocket {
+			return nil, fmt.Errorf("%s exists and is not a socket; remove it or pass another --socket", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, err
+		}
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
+}
+
 // exists reports whether path exists (any type).
 func exists(path string) bool {
 	_, err := os.Lstat(path)
@@ -444,12 +511,39 @@ func exists(path string) bool {
 
 // stateDirUsable refuses a --state-dir that is a file, or below one, with
 // a sentence naming the flag (LockStateDir creates a missing directory).
-func stateDirUsable(c *config) error {
+// A state directory of another user is refused when others may write it
+// (its owner, or anyone, could replace the discovery file the extension
+// trusts and delete the user's files, as SSH refuses such key
+// directories), and warned about otherwise (a volume mounted into a
+// container); one of the user's own is narrowed to 0700 by LockStateDir.
+func stateDirUsable(c *config, log *slog.Logger) error {
 	fi, err := os.Stat(c.StateDir)
 	if (err == nil && !fi.IsDir()) || errors.Is(err, syscall.ENOTDIR) {
 		return fmt.Errorf("%s is not a directory; pass a directory for the index, state database and token (created if missing)", c.origin("state-dir", c.StateDir))
 	}
+	st, ok := statOwner(fi, err)
+	if !ok || st == os.Geteuid() {
+		return nil
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("%s belongs to uid %d, not to you (uid %d), and others may write it (mode %04o): they could replace the discovery file the Pi extension trusts and delete your files. Pass a directory of your own (e.g. the default ~/.pi/agent/contextd), or have its owner run `chown %d %s && chmod 700 %s`",
+			c.origin("state-dir", c.StateDir), st, os.Geteuid(), perm, os.Geteuid(), c.StateDir, c.StateDir)
+	}
+	log.Warn(fmt.Sprintf("state directory %s belongs to uid %d, not to uid %d that contextd runs as: its owner can replace the discovery file and the token. Use a directory of your own, or `chown %d %s` (a container's volume: chown it to the container's user)", c.StateDir, st, os.Geteuid(), os.Geteuid(), c.StateDir), "state_dir", c.StateDir)
 	return nil
+}
+
+// statOwner returns the owner uid of fi (from os.Stat with error err);
+// ok is false when there is no such file or no owner to read.
+func statOwner(fi os.FileInfo, err error) (int, bool) {
+	if err != nil {
+		return 0, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
 }
 
 // warnEmptyState logs at error level when the state database was lost:

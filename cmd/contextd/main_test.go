@@ -67,7 +67,7 @@ func TestServe(t *testing.T) {
 		t.Errorf("discovery URL %q: want http://127.0.0.1:<the port bound for :0>", url)
 	}
 	disc, err := os.ReadFile(filepath.Join(dir, "state", "contextd.json"))
-	if want := fmt.Sprintf(`{"url":"http://%s","pid":%d,"version":%q}`+"\n", addr, os.Getpid(), buildinfo.Read().Version); err != nil || string(disc) != want {
+	if want := fmt.Sprintf(`{"url":"http://%s","socket":%q,"pid":%d,"version":%q}`+"\n", addr, filepath.Join(dir, "state", "contextd.sock"), os.Getpid(), buildinfo.Read().Version); err != nil || string(disc) != want {
 		t.Errorf("discovery file = %q (%v), want %q", disc, err, want)
 	}
 	fi, err := os.Stat(filepath.Join(dir, "state", "token"))

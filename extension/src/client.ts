@@ -1,11 +1,13 @@
-// HTTP client of contextd: discovery (<state-dir>/contextd.json), the token
-// file, optional auto-start, and calls that turn every failure into one
-// sentence a model or a person can act on.
+// HTTP client of contextd: the typed operations, optional auto-start, and
+// calls that turn every failure into one sentence a model or a person can
+// act on. Finding contextd and checking that it is the user's own is
+// transport.ts's.
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { components, operations, paths } from "./generated/contextd.ts";
-import { DEFAULT_URL, type Settings } from "./settings.ts";
+import type { Settings } from "./settings.ts";
+import { ContextdError, DISCOVERY_FILE, type Endpoint, healthy, parseEndpoint, readDiscovery, readToken, Transport, UnreachableError } from "./transport.ts";
 
 /**
  * contextd's API types, generated from openapi/openapi.yaml by
@@ -96,47 +98,66 @@ export function fillPath(template: string, params: Record<string, string> = {}):
 	});
 }
 
-/** A failed call to contextd; message is the text shown to the model or user. */
-export class ContextdError extends Error {
-	readonly status: number;
-	// No parameter properties in this file: Node's type stripping (the unit
-	// tests) cannot load them.
-	constructor(message: string, status = 0) {
-		super(message);
-		this.status = status;
+export { ContextdError, healthy } from "./transport.ts";
+
+/**
+ * The endpoint of the contextd that serves this user (transport.ts): the
+ * explicit URL, else the discovery file of the state directory; there is
+ * no default address. Errors: a ContextdError saying what to do.
+ */
+export function locate(s: Settings): Endpoint {
+	if (s.url) return parseEndpoint(s.url.replace(/\/+$/, ""), "the contextd URL (--contextd-url, CONTEXTD_URL or settings.json)");
+	const ep = readDiscovery(s.stateDir);
+	if (!ep) {
+		throw new UnreachableError(
+			`contextd is not running for the state directory ${s.stateDir} (no ${join(s.stateDir, DISCOVERY_FILE)}); run \`contextd serve\` (or set CONTEXTD_AUTOSTART=1), then /reload`,
+			"",
+		);
 	}
+	return ep;
 }
 
-export interface Discovery {
-	url: string;
-	pid: number;
-	version: string;
-}
-
-export function readDiscovery(stateDir: string): Discovery | undefined {
+/** Locates contextd, reads the token and has contextd prove it holds it. */
+async function open(s: Settings): Promise<Transport> {
+	const ep = locate(s);
+	let token: string;
 	try {
-		const d = JSON.parse(readFileSync(join(stateDir, "contextd.json"), "utf8")) as Discovery;
-		return typeof d.url === "string" ? d : undefined;
-	} catch {
-		return undefined;
+		token = readToken(s.tokenFile);
+	} catch (err) {
+		// No token file yet and nothing at the address: contextd never ran.
+		if (!existsSync(s.tokenFile) && !(await healthy(ep.label))) throw new UnreachableError(`contextd is not reachable at ${ep.label}`, "ECONNREFUSED");
+		throw err;
 	}
+	const t = new Transport(ep, token, s.tokenFile);
+	try {
+		await t.prove();
+	} catch (err) {
+		t.close();
+		throw err;
+	}
+	return t;
 }
 
-export async function healthy(url: string, timeoutMs = 1500): Promise<boolean> {
-	try {
-		const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(timeoutMs) });
-		return r.ok;
-	} catch {
-		return false;
-	}
-}
+/** Whether err says nothing listens at the address, so the request never reached a server and may be sent again elsewhere. */
+const notReached = (err: unknown): boolean => err instanceof UnreachableError && (err.code === "ECONNREFUSED" || err.code === "ENOENT");
 
 export class Contextd {
-	readonly url: string;
-	private readonly token: string;
-	constructor(url: string, token: string) {
-		this.url = url;
-		this.token = token;
+	/** Where contextd answers: unix:/path or http://host:port. */
+	url: string;
+	private transport: Transport;
+	private readonly settings?: Settings;
+	/**
+	 * A client of the contextd at endpoint (or an address string, see
+	 * parseEndpoint) with token. With settings, a call refused with 401, or
+	 * whose address no longer answers, re-reads the discovery file and the
+	 * token once and retries (a contextd restarted with a new token, port
+	 * or state directory).
+	 */
+	constructor(endpoint: Endpoint | string | Transport, token = "", settings?: Settings) {
+		if (endpoint instanceof Transport) this.transport = endpoint;
+		else this.transport = new Transport(typeof endpoint === "string" ? parseEndpoint(endpoint, "address") : endpoint, token, settings?.tokenFile ?? "the token file");
+		this.url = this.transport.endpoint.label;
+		this.settings = settings;
 	}
 
 	/**
@@ -154,77 +175,97 @@ export class Contextd {
 
 	/**
 	 * Calls contextd and returns the decoded JSON answer. Errors: a
-	 * ContextdError whose message is contextd's problem detail (4xx/5xx) or
-	 * says contextd is unreachable.
+	 * ContextdError whose message is contextd's problem detail (4xx/5xx),
+	 * says contextd is unreachable or did not prove it holds the token, or,
+	 * for a 401 after the retry, names the token file read and the one
+	 * contextd reads.
 	 */
 	async call<T = unknown>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
-		let res: Response;
+		const out = {
+			method,
+			path,
+			headers: { ...(body !== undefined ? { "Content-Type": "application/json" } : {}), ...headers },
+			body: body !== undefined ? JSON.stringify(body) : undefined,
+			timeoutMs: 60_000,
+		};
+		let res: { status: number; text: string };
 		try {
-			res = await fetch(this.url + path, {
-				method,
-				headers: { "X-Contextd-Token": this.token, ...(body !== undefined ? { "Content-Type": "application/json" } : {}), ...headers },
-				body: body !== undefined ? JSON.stringify(body) : undefined,
-				signal: AbortSignal.timeout(60_000),
-			});
+			res = await this.transport.send(out);
 		} catch (err) {
-			const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
-			throw new ContextdError(`contextd is not reachable at ${this.url} (${cause}); start it with \`contextd serve\` and retry`);
+			if (!this.settings || !notReached(err)) throw err;
+			await this.reopen();
+			res = await this.transport.send(out);
 		}
-		const text = await res.text();
-		if (!res.ok) {
-			let detail = text;
-			try {
-				const p = JSON.parse(text) as { detail?: string; title?: string; errors?: { message?: string; location?: string }[] };
-				detail = p.detail ?? p.title ?? text;
-				if (p.errors?.length) {
-					detail += ` (${p.errors.map((e) => `${e.location ?? ""}: ${e.message ?? ""}`).join("; ")})`;
-				}
-			} catch {
-				// not problem+json: keep the body text
+		if (res.status === 401 && this.settings) {
+			await this.reopen();
+			res = await this.transport.send(out);
+			if (res.status === 401) {
+				throw new ContextdError(
+					`contextd at ${this.url} refuses the token the extension read from ${this.settings.tokenFile} (state directory ${this.settings.stateDir}); contextd says: ${problemDetail(res.text)} ` +
+						`Point CONTEXTD_STATE_DIR (or CONTEXTD_TOKEN_FILE) at the state directory contextd uses, or restart contextd with --state-dir ${this.settings.stateDir}`,
+					401,
+				);
 			}
-			throw new ContextdError(`contextd ${res.status}: ${detail}`, res.status);
 		}
-		return (text ? JSON.parse(text) : undefined) as T;
+		if (res.status < 200 || res.status >= 300) {
+			throw new ContextdError(`contextd ${res.status}: ${problemDetail(res.text)}`, res.status);
+		}
+		return (res.text ? JSON.parse(res.text) : undefined) as T;
+	}
+
+	/** Re-reads the discovery file and the token, and has the contextd found prove itself. */
+	private async reopen(): Promise<void> {
+		const t = await open(this.settings!);
+		this.transport.close();
+		this.transport = t;
+		this.url = t.endpoint.label;
 	}
 }
 
-function readToken(file: string): string {
+/** A problem+json answer's detail (and field errors), else the body text. */
+function problemDetail(text: string): string {
 	try {
-		return readFileSync(file, "utf8").trim();
-	} catch (err) {
-		throw new ContextdError(`cannot read the contextd token file ${file} (${(err as NodeJS.ErrnoException).code ?? err}); start contextd once to create it, or set CONTEXTD_TOKEN_FILE`);
+		const p = JSON.parse(text) as { detail?: string; title?: string; errors?: { message?: string; location?: string }[] };
+		let detail = p.detail ?? p.title ?? text;
+		if (p.errors?.length) {
+			detail += ` (${p.errors.map((e) => `${e.location ?? ""}: ${e.message ?? ""}`).join("; ")})`;
+		}
+		return detail;
+	} catch {
+		return text; // not problem+json: keep the body text
 	}
 }
 
 /**
- * Finds a healthy contextd: the explicit URL, else the discovery file, else
- * the default URL; starts the binary when autoStart is set and none
- * answers. Errors: one sentence saying what to do.
+ * Connects to this user's contextd: the explicit URL, else the address in
+ * the discovery file of the state directory (transport.ts), after contextd
+ * proved it holds the token; starts the binary when autoStart is set and
+ * none is running. Errors: one sentence saying what to do.
  */
 export async function connect(s: Settings): Promise<Contextd> {
-	const candidates: string[] = [];
-	if (s.url) {
-		candidates.push(s.url.replace(/\/+$/, ""));
-	} else {
-		const d = readDiscovery(s.stateDir);
-		if (d) candidates.push(d.url);
-		candidates.push(DEFAULT_URL);
+	let first: unknown;
+	try {
+		return new Contextd(await open(s), "", s);
+	} catch (err) {
+		first = err;
 	}
-	for (const url of candidates) {
-		if (await healthy(url)) return new Contextd(url, readToken(s.tokenFile));
+	if (s.autoStart && first instanceof UnreachableError) {
+		return new Contextd(await start(s), "", s);
 	}
-	if (s.autoStart) {
-		const url = await start(s);
-		return new Contextd(url, readToken(s.tokenFile));
+	if (first instanceof UnreachableError && first.code !== "") {
+		// Nothing listens at the address: say what to run, in Pi's terms.
+		throw new UnreachableError(`contextd is not reachable at ${locate(s).label}; run \`contextd serve\` (or set CONTEXTD_AUTOSTART=1), then /reload`, first.code);
 	}
-	throw new ContextdError(
-		`contextd is not reachable at ${candidates.join(" or ")}; run \`contextd serve\` (or set CONTEXTD_AUTOSTART=1), then /reload`,
-	);
+	throw first;
 }
 
-async function start(s: Settings): Promise<string> {
+async function start(s: Settings): Promise<Transport> {
 	const args = ["serve", "--state-dir", s.stateDir];
-	if (s.url) args.push("--addr", new URL(s.url).host);
+	if (s.url) {
+		const ep = parseEndpoint(s.url.replace(/\/+$/, ""), "the contextd URL");
+		if (ep.socketPath) args.push("--socket", ep.socketPath);
+		else args.push("--addr", new URL(s.url).host);
+	}
 	let spawnError: Error | undefined;
 	const child = spawn(s.binary, args, { detached: true, stdio: "ignore" });
 	child.on("error", (err) => {
@@ -232,13 +273,17 @@ async function start(s: Settings): Promise<string> {
 	});
 	child.unref();
 	const deadline = Date.now() + 15_000;
+	let last: unknown;
 	while (Date.now() < deadline) {
 		if (spawnError) {
 			throw new ContextdError(`cannot start ${s.binary} (${(spawnError as NodeJS.ErrnoException).code ?? spawnError.message}); install contextd on PATH or set CONTEXTD_BIN`);
 		}
-		const url = s.url ? s.url.replace(/\/+$/, "") : readDiscovery(s.stateDir)?.url;
-		if (url && (await healthy(url, 500))) return url;
+		try {
+			return await open(s);
+		} catch (err) {
+			last = err;
+		}
 		await new Promise((r) => setTimeout(r, 100));
 	}
-	throw new ContextdError(`started ${s.binary} but it did not answer /healthz within 15 s; run \`${s.binary} serve\` by hand to see why`);
+	throw new ContextdError(`started ${s.binary} but it did not answer within 15 s (${(last as Error | undefined)?.message ?? "no answer"}); run \`${s.binary} serve\` by hand to see why`);
 }

@@ -7,8 +7,8 @@
 // the "contextd" object of Pi's settings.json in the agent directory, then
 // the defaults, which match contextd's own: state directory
 // $PI_CODING_AGENT_DIR/contextd (else ~/.pi/agent/contextd), token file
-// <state-dir>/token, URL from <state-dir>/contextd.json, else
-// http://127.0.0.1:7467.
+// <state-dir>/token, address from <state-dir>/contextd.json (its Unix
+// socket, else its URL; transport.ts), with no default address.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { NOTES_GUARDS, type NotesGuard } from "./quality.ts";
@@ -21,7 +21,7 @@ export const MODES: readonly Mode[] = ["off", "local", "tree", "remote"];
 /** The resolved settings (resolveSettings). */
 export interface Settings {
 	mode: Mode;
-	/** Explicit URL (flag, env or settings.json); undefined: discovery file, then DEFAULT_URL. */
+	/** Explicit address (flag, env or settings.json): http://LOOPBACK:PORT or unix:/path; undefined: the discovery file's. */
 	url?: string;
 	stateDir: string;
 	tokenFile: string;
@@ -46,9 +46,6 @@ export interface Settings {
 
 /** Context-usage percentages at which reminders are sent by default. */
 export const DEFAULT_REMINDER_THRESHOLDS = [70, 85];
-
-/** contextd's default address when neither a URL nor a discovery file names one. */
-export const DEFAULT_URL = "http://127.0.0.1:7467";
 
 /** Where settings come from: Pi's agent directory (settings.json), the environment and command-line flags. */
 export interface SettingsSources {

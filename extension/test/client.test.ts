@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import { Contextd, ContextdError, fillPath, ROUTES } from "../src/client.ts";
+import { proofOf } from "../src/transport.ts";
 
 interface Seen {
 	method?: string;
@@ -18,6 +19,12 @@ interface Seen {
 async function withServer(status: number, answer: unknown, fn: (c: Contextd, seen: Seen) => Promise<void>): Promise<void> {
 	const seen: Seen = { body: "" };
 	const srv = createServer((req: IncomingMessage, res) => {
+		const u = new URL(req.url ?? "/", "http://x");
+		if (u.pathname === "/v1/proof") {
+			res.writeHead(200, { "Content-Type": "application/json" });
+			res.end(JSON.stringify({ proof: proofOf("tok", u.searchParams.get("challenge") ?? "") }));
+			return;
+		}
 		seen.method = req.method;
 		seen.url = req.url;
 		seen.token = req.headers["x-contextd-token"] as string | undefined;

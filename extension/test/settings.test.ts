@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { DEFAULT_URL, MODES, parseThresholds, resolveSettings } from "../src/settings.ts";
+import { MODES, parseThresholds, resolveSettings } from "../src/settings.ts";
 
 function agentDir(contextd?: unknown): string {
 	const dir = mkdtempSync(join(tmpdir(), "contextd-settings-"));
@@ -28,7 +28,6 @@ test("defaults: local mode, state under the agent directory, token in it, no exp
 		reminderThresholds: [70, 85],
 		codexSchemaFile: undefined,
 	});
-	assert.equal(DEFAULT_URL, "http://127.0.0.1:7467");
 	assert.deepEqual(MODES, ["off", "local", "tree", "remote"]);
 });
 

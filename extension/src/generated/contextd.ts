@@ -921,7 +921,7 @@ export interface components {
             session_id: string;
         };
         CoordinatorRolloverLoop: {
-            /** @description Their window ids, most recent first. */
+            /** @description Their window ids, most recent first: at most the 25 most recent (windows counts them all; history list_windows lists every window), each cut like history IDs (over 256 characters: "…" and the last 255). */
             window_ids: string[];
             /**
              * Format: int64
@@ -1163,7 +1163,7 @@ export interface components {
         HistoryItemBody: {
             /** @description The requested range of the content: at most limit_chars characters (Unicode code points) from offset_chars. */
             content: string;
-            /** @description The item's full ID. */
+            /** @description The item's full ID. IDs over 256 characters (a damaged or hostile file) are cut to */
             item_id: string;
             /**
              * Format: int64
@@ -1177,16 +1177,16 @@ export interface components {
             role: "user" | "assistant" | "tool" | "developer";
             /** @description True for the summary of an archived Tree window. */
             summary?: boolean;
-            /** @description Tool name, for tool calls and results; the action for flat history/notes router calls. */
+            /** @description Tool name, for tool calls and results; the action for flat history/notes router calls. Over 256 characters it is cut to its first 255 and "…". */
             tool_name?: string;
-            /** @description Tool namespace, when the call had one; history or notes for flat router calls. */
+            /** @description Tool namespace, when the call had one; history or notes for flat router calls. Over 256 characters it is cut to its first 255 and "…". */
             tool_namespace?: string;
             /**
              * Format: int64
              * @description Length of the full content in characters (Unicode code points).
              */
             total_chars: number;
-            /** @description Full ID of the window that contains the item. */
+            /** @description Full ID of the window that contains the item. IDs over 256 characters (a damaged or hostile file) are cut to */
             window_id: string;
         };
         HistoryItemPreview: {
@@ -1195,7 +1195,7 @@ export interface components {
              * @description Length of the item's full content in characters (Unicode code points).
              */
             content_chars: number;
-            /** @description Opaque item ID; pass it unchanged to read_item. */
+            /** @description Opaque item ID; pass it unchanged to read_item. IDs over 256 characters (a damaged or hostile file) are cut to */
             item_id: string;
             /**
              * @description user, assistant, tool or developer.
@@ -1204,13 +1204,13 @@ export interface components {
             role: "user" | "assistant" | "tool" | "developer";
             /** @description True for the summary of an archived Tree window. */
             summary?: boolean;
-            /** @description Tool name, for tool calls and results; the action for flat history/notes router calls. */
+            /** @description Tool name, for tool calls and results; the action for flat history/notes router calls. Over 256 characters it is cut to its first 255 and "…". */
             tool_name?: string;
-            /** @description Tool namespace, when the call had one; history or notes for flat router calls. */
+            /** @description Tool namespace, when the call had one; history or notes for flat router calls. Over 256 characters it is cut to its first 255 and "…". */
             tool_namespace?: string;
             /** @description The first max_chars_per_item characters (Unicode code points) of the item's content. */
             truncated_content: string;
-            /** @description Full ID of the window that contains the item. */
+            /** @description Full ID of the window that contains the item. IDs over 256 characters (a damaged or hostile file) are cut to */
             window_id: string;
         };
         HistoryItemsResult: {
@@ -1256,7 +1256,7 @@ export interface components {
              * @description Number of history items in the window.
              */
             item_count: number;
-            /** @description Full window ID; pass it unchanged as window_id. */
+            /** @description Full window ID; pass it unchanged as window_id. IDs over 256 characters (a damaged or hostile file) are cut to */
             window_id: string;
         };
         HistoryWindowsResult: {
