@@ -99,15 +99,14 @@ type rig struct {
 	work     string // Pi's cwd
 	state    string // contextd state dir = agent/contextd (the extension's default)
 	sessions string // agent/sessions (Pi's and contextd's default)
-	// addr is the URL Pi and the tests call (fixed, so a restarted
-	// contextd answers at the same URL): the validating proxy (proxy),
-	// which forwards to contextd at cdAddr. direct() makes them one.
-	addr    string
-	cdAddr  string
-	proxy   *specProxy
-	logPath string
-	script  string
-	env     []string // extra Pi env
+	addr     string // fixed, so a restarted contextd answers at the same URL
+	logPath  string
+	answers  string // CONTEXTD_E2E_ANSWERS: every answer the extension got (answers_test.go)
+	// plainForwards: the test's fake Codex backend answers plain JSON
+	// objects, which Remote mode forwards unchanged (checkAnswers).
+	plainForwards bool
+	script        string
+	env           []string // extra Pi env
 	// installed: the extension was installed with `pi install`, so Pi
 	// loads it from settings.json instead of -e.
 	installed bool
@@ -123,7 +122,7 @@ func newRig(t *testing.T, v piVersion, mode string, steps []step) *rig {
 	t.Helper()
 	dir := t.TempDir()
 	r := &rig{t: t, v: v, mode: mode, dir: dir, agent: filepath.Join(dir, "agent"), work: filepath.Join(dir, "work"),
-		logPath: filepath.Join(dir, "requests.jsonl"), script: filepath.Join(dir, "script.json")}
+		logPath: filepath.Join(dir, "requests.jsonl"), script: filepath.Join(dir, "script.json"), answers: filepath.Join(dir, "answers.jsonl")}
 	r.state = filepath.Join(r.agent, "contextd")
 	r.sessions = filepath.Join(r.agent, "sessions")
 	for _, d := range []string{r.agent, r.work, filepath.Join(dir, "home")} {
@@ -139,32 +138,18 @@ func newRig(t *testing.T, v piVersion, mode string, steps []step) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.cdAddr = l.Addr().String()
+	r.addr = l.Addr().String()
 	l.Close()
+	// Registered first, so it runs last: after Pi is gone.
+	t.Cleanup(func() { r.checkAnswers() })
 	t.Cleanup(func() {
 		if r.pi != nil {
 			r.pi.kill()
 		}
 		r.stopContextd(false)
 	})
-	r.proxy = startSpecProxy(t, r.cdAddr)
-	r.addr = r.proxy.addr
-	r.env = append(r.env, "CONTEXTD_URL=http://"+r.addr)
+	r.env = append(r.env, "CONTEXTD_E2E_ANSWERS="+r.answers)
 	return r
-}
-
-// direct removes the validating proxy: Pi and the tests call contextd at
-// its own address (a test whose extension starts contextd itself).
-func (r *rig) direct() {
-	r.proxy.close()
-	r.addr = r.cdAddr
-	kept := r.env[:0]
-	for _, e := range r.env {
-		if !strings.HasPrefix(e, "CONTEXTD_URL=") {
-			kept = append(kept, e)
-		}
-	}
-	r.env = kept
 }
 
 // startContextd runs the binary on the rig's state and sessions dirs and
@@ -176,7 +161,7 @@ func (r *rig) startContextd(args ...string) {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	cmd := exec.Command(contextdBinary(r.t), append([]string{"serve", "--addr", r.cdAddr, "--state-dir", r.state, "--sessions-dir", r.sessions}, args...)...)
+	cmd := exec.Command(contextdBinary(r.t), append([]string{"serve", "--addr", r.addr, "--state-dir", r.state, "--sessions-dir", r.sessions}, args...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), "HOME="+filepath.Join(r.dir, "home"), "PI_CODING_AGENT_DIR="+r.agent)
 	if err := cmd.Start(); err != nil {
@@ -185,8 +170,8 @@ func (r *rig) startContextd(args ...string) {
 	r.cd = cmd
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(filepath.Join(r.state, "contextd.json")); err == nil && bytes.Contains(b, []byte(r.cdAddr)) {
-			if resp, err := http.Get("http://" + r.cdAddr + "/healthz"); err == nil {
+		if b, err := os.ReadFile(filepath.Join(r.state, "contextd.json")); err == nil && bytes.Contains(b, []byte(r.addr)) {
+			if resp, err := http.Get("http://" + r.addr + "/healthz"); err == nil {
 				resp.Body.Close()
 				return
 			}

@@ -786,7 +786,6 @@ func TestPiExtensionInstallAndAutoStart(t *testing.T) {
 		// Pi below runs in r.work, not in the repository: the recorded
 		// relative path must resolve from the agent dir.
 		r.installed = true
-		r.direct() // the extension starts contextd at CONTEXTD_URL's port
 		r.env = append(r.env, "CONTEXTD_AUTOSTART=1", "CONTEXTD_BIN="+contextdBinary(t), "CONTEXTD_URL=http://"+r.addr)
 		t.Cleanup(func() {
 			// The contextd the extension started.

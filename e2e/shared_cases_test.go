@@ -51,8 +51,6 @@ func TestSharedCases(t *testing.T) {
 		if err := os.MkdirAll(r.sessions, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		// Through the validating proxy: every answer is checked against
-		// the spec too.
 		runCase(t, filepath.Join(cases, "case-17", "run.sh"), []string{"BASE=http://" + r.addr, "TOKEN=" + strings.TrimSpace(string(tok)), "SESSIONS_DIR=" + r.sessions})
 	})
 }

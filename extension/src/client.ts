@@ -2,6 +2,7 @@
 // calls that turn every failure into one sentence a model or a person can
 // act on. Finding contextd and checking that it is the user's own is
 // transport.ts's.
+import { recordAnswer } from "./answerlog.ts";
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -207,6 +208,7 @@ export class Contextd {
 				);
 			}
 		}
+		recordAnswer(method, path, res);
 		if (res.status < 200 || res.status >= 300) {
 			throw new ContextdError(`contextd ${res.status}: ${problemDetail(res.text)}`, res.status);
 		}
