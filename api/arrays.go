@@ -13,7 +13,7 @@ import (
 // (encoding/json writes a nil slice as null). withArrays is applied to every
 // body contextd encodes (strictJSON, the Codex routes' local answers), so
 // no handler has to remember to answer []. The rule is the committed
-// document's; api's TestResponsesMatchSpec and e2e's validating proxy check
+// document's; api's TestResponsesMatchSpec and e2e's checkAnswers check
 // every answer against it.
 //
 // withArrays returns v with every nil slice and nil map reachable through

@@ -18,7 +18,7 @@ import (
 // Validator checks answers against the committed OpenAPI 3.1 document
 // (YAML) with a JSON Schema 2020-12 validator (santhosh-tekuri/jsonschema;
 // OpenAPI 3.1 schemas are 2020-12). The api tests route every request
-// through it, and e2e's validating proxy checks every answer real Pi runs
+// through it, and e2e's checkAnswers (answers_test.go) checks every answer real Pi runs
 // receive. Safe for concurrent use.
 type Validator struct {
 	doc      map[string]any
