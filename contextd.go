@@ -73,6 +73,12 @@ const (
 	EInternal     Code = "internal"      // 500: never shown to the caller
 )
 
+// EOpenToolCalls (409) refuses a window or rollover step while the leaf's
+// tool batch has calls without results (a rollover never separates a call
+// from its result); the Tree extension settles such a rollover again at
+// Pi's next agent_settled.
+const EOpenToolCalls Code = "open_tool_calls"
+
 // Error is an application error: a code and a sentence the caller (a
 // person or the model) can act on. It is the one error type of every
 // package; any other error is internal and is never shown to the caller.

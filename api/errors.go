@@ -20,20 +20,21 @@ import (
 // statusOf maps an application error code to its HTTP status (the one
 // table, as in benbjohnson/wtf http.go).
 var statusOf = map[contextd.Code]int{
-	contextd.EInvalid:      http.StatusUnprocessableEntity,
-	contextd.EAmbiguous:    http.StatusUnprocessableEntity,
-	contextd.EBadRequest:   http.StatusBadRequest,
-	contextd.ENotFound:     http.StatusNotFound,
-	contextd.EConflict:     http.StatusConflict,
-	contextd.EPrecondition: http.StatusPreconditionFailed,
-	contextd.EGone:         http.StatusGone,
-	contextd.EForbidden:    http.StatusForbidden,
-	contextd.ETooLarge:     http.StatusRequestEntityTooLarge,
-	contextd.EUnauthorized: http.StatusUnauthorized,
-	contextd.EUpstream:     http.StatusBadGateway,
-	contextd.EUpstreamSlow: http.StatusGatewayTimeout,
-	contextd.EUnavailable:  http.StatusServiceUnavailable,
-	contextd.EInternal:     http.StatusInternalServerError,
+	contextd.EOpenToolCalls: http.StatusConflict,
+	contextd.EInvalid:       http.StatusUnprocessableEntity,
+	contextd.EAmbiguous:     http.StatusUnprocessableEntity,
+	contextd.EBadRequest:    http.StatusBadRequest,
+	contextd.ENotFound:      http.StatusNotFound,
+	contextd.EConflict:      http.StatusConflict,
+	contextd.EPrecondition:  http.StatusPreconditionFailed,
+	contextd.EGone:          http.StatusGone,
+	contextd.EForbidden:     http.StatusForbidden,
+	contextd.ETooLarge:      http.StatusRequestEntityTooLarge,
+	contextd.EUnauthorized:  http.StatusUnauthorized,
+	contextd.EUpstream:      http.StatusBadGateway,
+	contextd.EUpstreamSlow:  http.StatusGatewayTimeout,
+	contextd.EUnavailable:   http.StatusServiceUnavailable,
+	contextd.EInternal:      http.StatusInternalServerError,
 }
 
 // problem turns any error into a huma status error. Application errors keep
@@ -49,17 +50,17 @@ func (s *Server) problem(op string, err error) error {
 	switch {
 	case errors.Is(err, context.Canceled):
 		s.log.Debug("client closed the request before the answer", "operation", op)
-		return huma.NewError(StatusClientClosedRequest, "The client closed the request before the answer was ready.")
+		return withCode(huma.NewError(StatusClientClosedRequest, "The client closed the request before the answer was ready."), CodeClientClosed)
 	case errors.Is(err, context.DeadlineExceeded):
 		s.log.Warn("request stopped at its deadline", "operation", op, "deadline", s.cfg.RequestTimeout)
-		return huma.NewError(http.StatusServiceUnavailable, "The request took longer than contextd's limit of "+s.cfg.RequestTimeout.String()+" and was stopped; retry it (indexing goes on from where it stopped).")
+		return withCode(huma.NewError(http.StatusServiceUnavailable, "The request took longer than contextd's limit of "+s.cfg.RequestTimeout.String()+" and was stopped; retry it (indexing goes on from where it stopped)."), CodeTimeout)
 	case errors.Is(err, store.ErrFileChanged):
 		// The file changed (or was swapped away) between the sync and a
 		// read of one of its lines: the read failed cleanly.
-		return huma.NewError(http.StatusPreconditionFailed, store.ErrFileChanged.Error())
+		return withCode(huma.NewError(http.StatusPreconditionFailed, store.ErrFileChanged.Error()), contextd.EPrecondition)
 	case store.IsDiskFull(err):
 		s.log.Error("disk full", "operation", op, "error", err)
-		return huma.NewError(http.StatusInsufficientStorage, "The disk holding contextd's state directory is full, so nothing was changed; free space on that disk and retry.")
+		return withCode(huma.NewError(http.StatusInsufficientStorage, "The disk holding contextd's state directory is full, so nothing was changed; free space on that disk and retry."), CodeDiskFull)
 	}
 	code := contextd.ErrorCode(err)
 	status, ok := statusOf[code]
@@ -68,9 +69,9 @@ func (s *Server) problem(op string, err error) error {
 	}
 	if status == http.StatusInternalServerError {
 		s.log.Error("internal error", "operation", op, "error", err)
-		return huma.NewError(status, "Internal error.")
+		return withCode(huma.NewError(status, "Internal error."), contextd.EInternal)
 	}
-	return huma.NewError(status, contextd.ErrorMessage(err))
+	return withCode(huma.NewError(status, contextd.ErrorMessage(err)), code)
 }
 
 // StatusClientClosedRequest is the status recorded for a request whose
@@ -81,7 +82,7 @@ const StatusClientClosedRequest = 499
 func writeProblem(w http.ResponseWriter, status int, detail string) {
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(status)
-	b, _ := json.Marshal(huma.ErrorModel{Title: http.StatusText(status), Status: status, Detail: detail})
+	b, _ := json.Marshal(ErrorModel{ErrorModel: huma.ErrorModel{Title: http.StatusText(status), Status: status, Detail: detail}, Code: codeOfStatus(status)})
 	w.Write(b)
 }
 
@@ -118,7 +119,7 @@ var installErrorDetails = sync.OnceFunc(func() {
 	// detail sentence so a person reading only detail knows what to fix.
 	// Values are dropped: they may hold note text or encrypted arguments.
 	base := huma.NewError
-	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+	detailed := func(status int, msg string, errs ...error) huma.StatusError {
 		if status == http.StatusInternalServerError && msg == "cannot read request body" {
 			var tooBig *http.MaxBytesError
 			if len(errs) > 0 && errors.As(errs[0], &tooBig) {
@@ -151,6 +152,12 @@ var installErrorDetails = sync.OnceFunc(func() {
 			parts = append(parts, fmt.Sprintf("and %d more", len(errs)-5))
 		}
 		return base(status, "Invalid request: "+strings.Join(parts, "; ")+".", clean...)
+	}
+	// Every problem carries the code of its status (problem sets the
+	// application error's own code over it).
+	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+		e := detailed(status, msg, errs...)
+		return withCode(e, codeOfStatus(e.GetStatus()))
 	}
 })
 

@@ -1307,13 +1307,18 @@ func TestLocalWindowsBoundary(t *testing.T) {
 	var got coordinator.WindowsAnswer
 	k.mustOK("/v1/sessions/"+kimchiID+"/windows", map[string]any{}, &got)
 	id := got.Window.CurrentWindowID
-	want0 := coordinator.WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: id, CurrentWindowID: id, WindowNumber: 0}
+	// kimchi already holds a conversation: window 0 adopts it from the
+	// branch's first entry, model_change 9f59d35c (docs/design.md §4
+	// "Adoption").
+	want0 := coordinator.WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: id, CurrentWindowID: id, WindowNumber: 0, StartEntryID: "9f59d35c"}
 	if !got.First || got.Window != want0 || len(got.Append) != 1 || got.Append[0].Content != strings.ReplaceAll(content0, lbW0, id) ||
 		got.Append[0].Details.ContextManagement != want0 {
 		t.Fatalf("kimchi window 0: %+v", got)
 	}
 	// The extension appends it (pi.sendMessage → appendCustomMessageEntry);
-	// then the file has one window with no items, …
+	// then the file has one window holding the earlier conversation: its
+	// 6 user, 56 assistant and 60 toolResult messages and 12 custom
+	// messages of another extension (counted in the file by hand), …
 	b := got.Append[0]
 	parent := "6bb1d673" // kimchi's last entry
 	line, _ := json.Marshal(piCustomMessageEntry{Type: b.Type, CustomType: b.CustomType, Content: b.Content, Display: b.Display,
@@ -1321,15 +1326,15 @@ func TestLocalWindowsBoundary(t *testing.T) {
 	k.appendLine("kimchi-dev-session.jsonl", line)
 	var wins history.WindowsResult
 	k.codexOK("history/list_windows", kimchiID, "", nil, &wins)
-	if want := []history.WindowInfo{{WindowID: id, ItemCount: 0}}; !reflect.DeepEqual(wins.Windows, want) {
+	if want := []history.WindowInfo{{WindowID: id, ItemCount: 134}}; !reflect.DeepEqual(wins.Windows, want) {
 		t.Errorf("kimchi windows after append: %+v", wins.Windows)
 	}
 	// … and the next call answers window 1, previous = window 0, with the
-	// closing window named in the hint (no user items in it yet).
+	// closing window named in the hint with its 5 newest user items.
 	var next coordinator.WindowsAnswer
 	k.mustOK("/v1/sessions/"+kimchiID+"/windows", map[string]any{}, &next)
 	if next.First || next.Window.FirstWindowID != id || next.Window.PreviousWindowID != id || next.Window.WindowNumber != 1 ||
-		!strings.HasSuffix(next.Append[0].Content, "Previous context window id: "+id+"\nPrevious window history IDs: {\"window_id\":\""+id+"\"}\n</context_window>") {
+		!strings.HasSuffix(next.Append[0].Content, "Previous context window id: "+id+"\nPrevious window history IDs: {\"window_id\":\""+id+"\",\"user_item_ids\":[\"e24da0c9\",\"961b2c3f\",\"05fa0772\",\"8260bbd8\",\"b730eec6\"]}\n</context_window>") {
 		t.Errorf("kimchi window 1: %+v", next)
 	}
 }
@@ -1342,24 +1347,30 @@ func TestLocalContext(t *testing.T) {
 	w2 := coordinator.WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: lbW0, CurrentWindowID: lbW2, PreviousWindowID: lbW1, WindowNumber: 2}
 	w1 := coordinator.WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: lbW0, CurrentWindowID: lbW1, PreviousWindowID: lbW0, WindowNumber: 1}
 	w0 := coordinator.WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: lbW0, CurrentWindowID: lbW0, WindowNumber: 0}
+	// notes: codex-context-note entries on the branch after its boundary
+	// (counted in local-basic.jsonl: 244df0e2, 9b371cc2, e94001b1 before
+	// 311c04e4; c968c743, 2bc664f4, f42c8deb before 8f24378d; 5aa4ca14,
+	// 8a54f746 before 588752ae; the reminders 82e29e2d, f795cd48 are no
+	// boundary).
 	for _, tc := range []struct {
 		leaf, wantLeaf, boundary string
 		window                   *coordinator.WindowIdentity
+		notes                    int
 	}{
-		{"", "588752ae", "177c1e63", &w2},
-		{"588752ae", "588752ae", "177c1e63", &w2},
-		{"177c1e63", "177c1e63", "177c1e63", &w2},
-		{"8f24378d", "8f24378d", "1ad99795", &w1},
-		{"1ad99795", "1ad99795", "1ad99795", &w1},
-		{"311c04e4", "311c04e4", "c96cd189", &w0},
-		{"2623e50c", "2623e50c", "c96cd189", &w0},
-		{"3807cd16", "3807cd16", "", nil},
+		{"", "588752ae", "177c1e63", &w2, 2},
+		{"588752ae", "588752ae", "177c1e63", &w2, 2},
+		{"177c1e63", "177c1e63", "177c1e63", &w2, 0},
+		{"8f24378d", "8f24378d", "1ad99795", &w1, 3},
+		{"1ad99795", "1ad99795", "1ad99795", &w1, 0},
+		{"311c04e4", "311c04e4", "c96cd189", &w0, 3},
+		{"2623e50c", "2623e50c", "c96cd189", &w0, 0},
+		{"3807cd16", "3807cd16", "", nil, 0},
 	} {
 		var got coordinator.ContextAnswer
 		s.mustOK("/v1/sessions/"+localBasicSessionID+"/context", map[string]any{"leaf_id": tc.leaf}, &got)
 		want := coordinator.ContextAnswer{Mode: contextd.ModeLocal, LeafID: tc.wantLeaf, Window: tc.window, BoundaryEntryID: tc.boundary,
 			SliceFromEntryID: tc.boundary, OrphanedToolResults: []string{}, HiddenSummaries: []coordinator.HiddenSummary{}, NeedsBoundary: tc.window == nil,
-			Projection: coordinator.Projection{Drop: []coordinator.MessageKey{}}}
+			WindowNoteWrites: tc.notes, Projection: coordinator.Projection{Drop: []coordinator.MessageKey{}}}
 		if tc.window != nil {
 			want.Projection.StartAt = &coordinator.MessageKey{Role: "custom", CustomType: "codex-context-window", WindowID: tc.window.CurrentWindowID}
 		}
@@ -1400,16 +1411,17 @@ func TestLocalContext(t *testing.T) {
 		after    string // the result call id the boundary follows; "" no move
 		slice    string
 		problems []coordinator.SessionProblem
+		notes    int // the note e0000006 is after the boundary e0000004
 	}{
-		{"e0000009", "call_2", "e0000003", inside},
-		{"e0000006", "call_1", "e0000003", inside},
-		{"e0000004", "", "e0000004", nil},
+		{"e0000009", "call_2", "e0000003", inside, 1},
+		{"e0000006", "call_1", "e0000003", inside, 1},
+		{"e0000004", "", "e0000004", nil, 0},
 	} {
 		var got coordinator.ContextAnswer
 		h.mustOK("/v1/sessions/hand-orphans/context", map[string]any{"leaf_id": tc.leaf}, &got)
 		want := coordinator.ContextAnswer{Mode: contextd.ModeLocal, LeafID: tc.leaf, Window: &wb, BoundaryEntryID: "e0000004",
 			SliceFromEntryID: tc.slice, OrphanedToolResults: []string{}, HiddenSummaries: []coordinator.HiddenSummary{}, Problems: tc.problems,
-			Projection: coordinator.Projection{StartAt: &bwb, Drop: []coordinator.MessageKey{}}}
+			WindowNoteWrites: tc.notes, Projection: coordinator.Projection{StartAt: &bwb, Drop: []coordinator.MessageKey{}}}
 		if tc.after != "" {
 			// The assistant e0000003 by the id of its first call.
 			want.Projection.StartAt = &coordinator.MessageKey{Role: "assistant", ToolCallID: "call_1"}
@@ -1832,12 +1844,18 @@ func TestSessionsRefusals(t *testing.T) {
 			`Content-Type "application/x-www-form-urlencoded" is not supported; send the body as application/json.`},
 		{"missing content type", "POST", "/v1/sessions/" + localBasicSessionID + "/windows", `{}`, http.Header{"Content-Type": {""}}, 415,
 			`Content-Type "" is not supported; send the body as application/json.`},
+		// An absolute path is what the extension registers (Pi's session
+		// file): the message names Pi's folder, contextd's and the fixes.
 		{"register outside (absolute)", "PUT", "/v1/sessions/outside-session", regBody(outside), nil, 403,
-			fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", outside, s.Index.Root())},
+			fmt.Sprintf("Pi writes this session to %s, but contextd reads sessions only from %s; restart contextd with --sessions-dir %s, or start Pi with --session-dir %s (a contextd that sees Pi's files under another path, as in a container: --path-map HOST=CONTAINER)",
+				filepath.Dir(outside), s.Index.Root(), filepath.Dir(outside), s.Index.Root())},
+		{"register outside (Pi's layout)", "PUT", "/v1/sessions/outside-session", regBody("/home/u/.pi/agent/sessions/--home-u-proj--/2026_x.jsonl"), nil, 403,
+			fmt.Sprintf("Pi writes this session to /home/u/.pi/agent/sessions/--home-u-proj--, but contextd reads sessions only from %s; restart contextd with --sessions-dir /home/u/.pi/agent/sessions, or start Pi with --session-dir %s (a contextd that sees Pi's files under another path, as in a container: --path-map HOST=CONTAINER)",
+				s.Index.Root(), s.Index.Root())},
 		{"register outside (relative)", "PUT", "/v1/sessions/outside-session", regBody("../outside.jsonl"), nil, 403,
 			fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", "../outside.jsonl", s.Index.Root())},
 		{"register /etc/passwd", "PUT", "/v1/sessions/outside-session", regBody("/etc/passwd"), nil, 403,
-			fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", "/etc/passwd", s.Index.Root())},
+			fmt.Sprintf("Pi writes this session to /etc, but contextd reads sessions only from %s; restart contextd with --sessions-dir /etc, or start Pi with --session-dir %s (a contextd that sees Pi's files under another path, as in a container: --path-map HOST=CONTAINER)", s.Index.Root(), s.Index.Root())},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := s.request(tc.method, tc.path, tc.body, tc.hdr)

@@ -71,9 +71,21 @@ func (s *Server) registerRollovers(api huma.API) {
 
 	op(s, api, huma.Operation{OperationID: "rollover-complete", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/rollovers/{rollover_id}/complete",
 		Summary: "Finish a committed rollover", Tags: tags, MaxBodyBytes: s.humaBodyLimit(),
-		Description: "Completes the rollover once the committed entries are in the session file (412 names the missing ones). Repeating answers the same." + rolloverRefusals},
-		func(ctx context.Context, in *RolloverPath) (*jsonBody[coordinator.RolloverInfo], error) {
-			return reply(s.svc.CompleteRollover(ctx, in.SessionID, in.RolloverID))
+		Description: "Completes the rollover once the committed entries are in the session file (200, state completed). While some are not there yet it answers 202 with the rollover still committed and waiting_for naming them " +
+			"(the extension completes right after appending them; Pi may write the boundary a moment later, and contextd completes the rollover when it reads them). Repeating answers the same." + rolloverRefusals,
+		Responses: map[string]*huma.Response{"202": {Description: "Committed; waiting_for names the planned entries the session file does not hold yet.",
+			// The schema huma registers for coordinator.RolloverInfo (the 200 answer).
+			Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Ref: "#/components/schemas/CoordinatorRolloverInfo"}}}}}},
+		func(ctx context.Context, in *RolloverPath) (*completeOutput, error) {
+			info, err := s.svc.CompleteRollover(ctx, in.SessionID, in.RolloverID)
+			if err != nil {
+				return nil, err
+			}
+			out := &completeOutput{Status: http.StatusOK, Body: info}
+			if len(info.WaitingFor) > 0 {
+				out.Status = http.StatusAccepted
+			}
+			return out, nil
 		})
 
 	type abortInput struct {
@@ -121,4 +133,11 @@ func (s *Server) registerRollovers(api huma.API) {
 		func(ctx context.Context, in *RolloverPath) (*jsonBody[coordinator.RolloverInfo], error) {
 			return reply(s.svc.GetRollover(ctx, in.SessionID, in.RolloverID))
 		})
+}
+
+// completeOutput is the answer of …/complete: 200 completed, 202 waiting
+// for the planned entries (RolloverInfo.WaitingFor).
+type completeOutput struct {
+	Status int
+	Body   coordinator.RolloverInfo
 }

@@ -128,7 +128,18 @@ func TestRolloverRoutesTree(t *testing.T) {
 	if !bytes.Contains(commit.Append[0], []byte(`"data":{"protocol":1,"strategy":"codex-context-tree","windowId":"93e1557d-7342-47d3-970c-2383fd5384d7","boundaryEntryId":"b3504875","summaryEntryId":"bae0cbce","archivedLeafId":"42a59a75","branchBaseId":"0af25e58"}`)) {
 		t.Fatalf("manifest: %s", commit.Append[0])
 	}
-	wantRollProblem(t, s.post(base+"/"+id+"/complete", nil), http.StatusPreconditionFailed, "missing [codex-context-tree-archive")
+	// Waiting for Pi to append the planned entries is no error (202).
+	if r := s.post(base+"/"+id+"/complete", nil); r.Status != http.StatusAccepted || !bytes.Contains(r.Body, []byte(`"state":"committed"`)) ||
+		!bytes.Contains(r.Body, []byte(`"waiting_for":["codex-context-tree-archive","codex-context-note-snapshot","codex-context-window"]`)) {
+		t.Fatalf("complete before the entries: %d %s", r.Status, r.Body)
+	}
+	// … and the request metrics count it as a success, never as a 4xx.
+	m := s.get("/metrics")
+	completeOp := `operation="/v1/sessions/{session_id}/rollovers/{rollover_id}/complete"`
+	if want := `contextd_http_requests_total{code="202",method="POST",` + completeOp + `} 1`; m.Status != http.StatusOK || !bytes.Contains(m.Body, []byte(want)) ||
+		bytes.Contains(m.Body, []byte(`code="412",method="POST",`+completeOp)) {
+		t.Errorf("/metrics lacks %s, or counts a 412 on complete", want)
+	}
 	wantRollProblem(t, s.post(base+"/"+id+"/abort", map[string]any{"reason": rollLongString(2000)}), http.StatusUnprocessableEntity, "reason")
 
 	r = s.mustOK(base+"/"+id+"/abort", map[string]any{"reason": "navigation cancelled"}, nil)

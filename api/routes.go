@@ -70,7 +70,14 @@ type registerInput struct {
 // registerOutput is 201 for a new registration, 200 for an update.
 type registerOutput struct {
 	Status int
-	Body   contextd.Registration
+	Body   RegisterAnswer
+}
+
+// RegisterAnswer is the answer of PUT /v1/sessions/{id}: the registration
+// and what the registering Pi must be told.
+type RegisterAnswer struct {
+	contextd.Registration
+	Problems []coordinator.SessionProblem `json:"problems,omitempty" doc:"concurrent_writers: another live Pi process has this session registered (both are told; docs/design.md §4 Two Pis on one session)."`
 }
 
 type branchInput struct {
@@ -119,7 +126,11 @@ func (s *Server) registerSessions(api huma.API) {
 			if created {
 				st = http.StatusCreated
 			}
-			return &registerOutput{Status: st, Body: reg}, nil
+			out := &registerOutput{Status: st, Body: RegisterAnswer{Registration: reg}}
+			if p := s.svc.WritersProblem(in.SessionID); p != nil {
+				out.Body.Problems = []coordinator.SessionProblem{*p}
+			}
+			return out, nil
 		})
 
 	// The answer lists every entry of the branch: it is encoded straight

@@ -1,6 +1,8 @@
 package archive
 
 import (
+	"slices"
+
 	"contextd/history"
 	"contextd/session"
 )
@@ -23,6 +25,12 @@ type Branch struct {
 	// archived interval, or continues from one, because the user navigated
 	// there with /tree.
 	Stale bool
+	// Unresolved are the manifests whose manifest entry and summary are
+	// both on the branch and whose only fault is ReasonArchivedLeafMissing,
+	// in branch order: a copy Pi made with /clone or /fork holds the
+	// active path only, and the archived entries may be in the file its
+	// header names as parentSession (BranchResolved).
+	Unresolved []*Manifest
 }
 
 // NeedsBoundary reports whether the branch needs a fresh window boundary
@@ -80,6 +88,15 @@ func (x *Index) Branch(t *session.Tree, seqs []int, ref history.RefFunc) *Branch
 // window's from refs(its archived entries), so that the context edits Pi
 // wrote on a path apply to the items of that path (store.View.Refs).
 func (x *Index) BranchWith(t *session.Tree, seqs []int, refs func(scope []int) history.RefFunc) *Branch {
+	return x.BranchResolved(t, seqs, refs, nil)
+}
+
+// BranchResolved is BranchWith where each manifest of resolved (by
+// manifest seq; one of Branch.Unresolved) counts as a valid archive whose
+// window is the one given: the archived window read from the parent
+// session that holds its entries. Its summary is then hidden and owned
+// like any archive's.
+func (x *Index) BranchResolved(t *session.Tree, seqs []int, refs func(scope []int) history.RefFunc, resolved map[int]history.Window) *Branch {
 	ref := refs(seqs)
 	pos := make(map[int]int, len(seqs))
 	for i, s := range seqs {
@@ -90,28 +107,50 @@ func (x *Index) BranchWith(t *session.Tree, seqs []int, refs func(scope []int) h
 	owned := map[int]bool{}   // summary seqs of Archives
 	for i := range x.Manifests {
 		m := &x.Manifests[i]
-		if !m.Valid {
-			continue
-		}
 		_, okM := pos[m.Seq]
 		_, okS := pos[m.SummarySeq]
-		if okM && okS {
+		if !okM || !okS {
+			continue
+		}
+		_, isResolved := resolved[m.Seq]
+		switch {
+		case m.Valid || isResolved:
 			at[m.Seq] = m
 			owned[m.SummarySeq] = true
+		case len(m.Reasons) == 1 && m.Reasons[0] == ReasonArchivedLeafMissing:
+			out.Unresolved = append(out.Unresolved, m)
 		}
 	}
+	slices.SortFunc(out.Unresolved, func(a, b *Manifest) int { return pos[a.Seq] - pos[b.Seq] })
 	open := -1
+	var before []int // entries ahead of the first window (adoption)
 	for _, s := range seqs {
 		e := &t.Entries[s]
 		if m, ok := at[s]; ok {
 			out.Archives = append(out.Archives, m)
-			out.Windows = append(out.Windows, archivedWindow(t, m, refs(m.Archived)))
-			open, out.Current = -1, -1
+			if w, ok := resolved[s]; ok {
+				out.Windows = append(out.Windows, w)
+			} else {
+				out.Windows = append(out.Windows, archivedWindow(t, m, refs))
+			}
+			open, out.Current, before = -1, -1, nil
 			continue
 		}
 		if e.IsBoundary() {
 			out.Windows = append(out.Windows, history.Window{ID: e.Window.CurrentWindowID})
 			open, out.Current = len(out.Windows)-1, s
+			if len(out.Windows) == 1 {
+				for _, a := range history.Adopted(t, before, e.Window.StartEntryID) {
+					if r, ok := rawRef(a, e.Window.CurrentWindowID, ref); ok && !owned[a] {
+						out.Windows[open].Items = append(out.Windows[open].Items, r)
+					}
+				}
+			}
+			before = nil
+			continue
+		}
+		if len(out.Windows) == 0 {
+			before = append(before, s)
 			continue
 		}
 		if open < 0 || owned[s] {
@@ -125,15 +164,34 @@ func (x *Index) BranchWith(t *session.Tree, seqs []int, refs func(scope []int) h
 	return out
 }
 
+// ArchivedWindow is the window of the valid manifest m of t, the items
+// from refs(scope) (Index.Branch's archived windows).
+func ArchivedWindow(t *session.Tree, m *Manifest, refs func(scope []int) history.RefFunc) history.Window {
+	return archivedWindow(t, m, refs)
+}
+
 // archivedWindow is the window of a valid manifest: summary, then raw
-// archived items.
-func archivedWindow(t *session.Tree, m *Manifest, ref history.RefFunc) history.Window {
-	w := history.Window{ID: m.Data.WindowID, Items: make([]history.ItemRef, 0, len(m.Archived)+1)}
+// archived items. When the archived boundary adopted earlier entries
+// (StartEntryID, docs/design.md §4 "Adoption"), the entries from its start
+// to the boundary's parent come first among the raw items: the rollover
+// navigated to the boundary, so they stay on the branch (and in the
+// model's context) as well.
+func archivedWindow(t *session.Tree, m *Manifest, refs func(scope []int) history.RefFunc) history.Window {
+	scope := m.Archived
+	if m.BoundarySeq >= 0 {
+		if be := &t.Entries[m.BoundarySeq]; be.Window != nil && be.Window.StartEntryID != "" {
+			if pre := startWalk(t, be.ParentID, be.Window.StartEntryID); len(pre) > 0 {
+				scope = append(pre, m.Archived...)
+			}
+		}
+	}
+	ref := refs(scope)
+	w := history.Window{ID: m.Data.WindowID, Items: make([]history.ItemRef, 0, len(scope)+1)}
 	if r, ok := ref(m.SummarySeq, w.ID); ok {
 		r.Summary = true
 		w.Items = append(w.Items, r)
 	}
-	for _, s := range m.Archived {
+	for _, s := range scope {
 		if t.Entries[s].IsBoundary() {
 			continue
 		}
@@ -149,4 +207,29 @@ func rawRef(s int, windowID string, ref history.RefFunc) (history.ItemRef, bool)
 	r, ok := ref(s, windowID)
 	r.Summary = false
 	return r, ok
+}
+
+// startWalk returns the seqs from the entry start down to the entry
+// leafID, in chronological order, walking parents from leafID at most
+// MaxDepth steps; nil when start is not reached (a missing parent, a
+// cycle, a root first).
+func startWalk(t *session.Tree, leafID, start string) []int {
+	var out []int
+	id := leafID
+	for range MaxDepth {
+		s, ok := t.Lookup(id)
+		if !ok {
+			return nil
+		}
+		out = append(out, s)
+		if id == start {
+			slices.Reverse(out)
+			return out
+		}
+		id = t.Entries[s].ParentID
+		if id == "" {
+			return nil
+		}
+	}
+	return nil
 }

@@ -24,12 +24,19 @@ type Archives struct {
 	invalid func(reason string) // called once per invalid manifest (nil: none)
 
 	mu      sync.Mutex
-	byPath  map[string]*cached
+	byPath  map[string]*cached // at most maxFiles, the least recently indexed dropped
+	clock   uint64
 	counted map[string]bool // path + "\x00" + manifest id: invalid manifests already counted
 }
 
+// maxFiles bounds the session files whose archive indexes are kept: a
+// file not read for that many others' reads (deleted, renamed, idle) no
+// longer holds its index, manifests and branch answers in memory.
+const maxFiles = 32
+
 type cached struct {
-	tree *session.Tree
+	used uint64        // Archives.clock at the last Index of the file
+	tree *session.Tree // the Lineage of the views' trees (entries are read from the view's)
 	n    int
 	idx  *Index
 	data map[int]rawAt
@@ -83,10 +90,13 @@ func (a *Archives) Index(v *store.View) (*Index, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c := a.byPath[v.Path]
-	if c == nil || c.tree != v.Tree {
-		c = &cached{tree: v.Tree, data: map[int]rawAt{}, sha: map[int]shaAt{}}
+	if c == nil || c.tree != v.Tree.Lineage() {
+		c = &cached{tree: v.Tree.Lineage(), data: map[int]rawAt{}, sha: map[int]shaAt{}}
 		a.byPath[v.Path] = c
 	}
+	a.clock++
+	c.used = a.clock
+	a.prune()
 	if c.idx != nil && c.n == v.Tree.Len() {
 		return c.idx, nil
 	}
@@ -130,7 +140,7 @@ func (a *Archives) SummarySHA(v *store.View, seq int) (string, error) {
 	e := &v.Tree.Entries[seq]
 	a.mu.Lock()
 	c := a.byPath[v.Path]
-	if c != nil && c.tree == v.Tree {
+	if c != nil && c.tree == v.Tree.Lineage() {
 		if s, ok := c.sha[seq]; ok && s.id == e.ID && s.off == e.Offset {
 			a.mu.Unlock()
 			return s.sha, nil
@@ -144,7 +154,7 @@ func (a *Archives) SummarySHA(v *store.View, seq int) (string, error) {
 	sum := sha256.Sum256([]byte(d.Summary))
 	h := hex.EncodeToString(sum[:])
 	a.mu.Lock()
-	if c := a.byPath[v.Path]; c != nil && c.tree == v.Tree {
+	if c := a.byPath[v.Path]; c != nil && c.tree == v.Tree.Lineage() {
 		c.sha[seq] = shaAt{id: e.ID, off: e.Offset, sha: h}
 	}
 	a.mu.Unlock()
@@ -166,7 +176,7 @@ func (a *Archives) Branch(v *store.View, leaf string, seqs []int, rules session.
 		return e.idx == key.idx && e.leaf == key.leaf && e.items == key.items && e.bytes == key.bytes && e.rules == key.rules
 	}
 	a.mu.Lock()
-	if c := a.byPath[v.Path]; c != nil && c.tree == v.Tree {
+	if c := a.byPath[v.Path]; c != nil && c.tree == v.Tree.Lineage() {
 		for _, e := range c.branches {
 			if same(e) {
 				a.mu.Unlock()
@@ -177,7 +187,7 @@ func (a *Archives) Branch(v *store.View, leaf string, seqs []int, rules session.
 	a.mu.Unlock()
 	key.br = idx.BranchWith(v.Tree, seqs, func(scope []int) history.RefFunc { return v.Refs(scope, key.rules) })
 	a.mu.Lock()
-	if c := a.byPath[v.Path]; c != nil && c.tree == v.Tree && c.idx == idx {
+	if c := a.byPath[v.Path]; c != nil && c.tree == v.Tree.Lineage() && c.idx == idx {
 		// Answers over an older index are never asked for again.
 		keep := []branchAt{key}
 		for _, e := range c.branches {
@@ -189,4 +199,18 @@ func (a *Archives) Branch(v *store.View, leaf string, seqs []int, rules session.
 	}
 	a.mu.Unlock()
 	return key.br, nil
+}
+
+// prune drops the least recently indexed files beyond maxFiles (a.mu
+// held).
+func (a *Archives) prune() {
+	for len(a.byPath) > maxFiles {
+		oldest := ""
+		for p, c := range a.byPath {
+			if oldest == "" || c.used < a.byPath[oldest].used {
+				oldest = p
+			}
+		}
+		delete(a.byPath, oldest)
+	}
 }

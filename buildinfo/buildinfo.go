@@ -2,7 +2,12 @@
 // module version, the VCS commit, the Go toolchain and the SQLite library
 // linked in. It reads runtime/debug.ReadBuildInfo, which `go build` and
 // `go install` stamp into every binary (vcs.* settings only when built
-// inside a git checkout).
+// inside a git checkout). A release build (release/build.sh) sets the
+// version, commit and commit time instead, with
+//
+//	-ldflags "-X contextd/buildinfo.version=v0.1.0 -X contextd/buildinfo.commit=HASH -X contextd/buildinfo.commitTime=RFC3339"
+//
+// and -buildvcs=false, so that the same commit gives the same bytes.
 package buildinfo
 
 import (
@@ -12,6 +17,9 @@ import (
 
 	"github.com/mattn/go-sqlite3"
 )
+
+// Set by the linker in release builds (-X); "" otherwise.
+var version, commit, commitTime string
 
 // Info is the build description of the running binary.
 type Info struct {
@@ -37,9 +45,29 @@ func Read() Info {
 	lib, _, _ := sqlite3.Version()
 	in := Info{Version: "(devel)", Go: runtime.Version(), SQLite: lib}
 	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return in
+	if ok {
+		in = fromBuildInfo(in, bi)
 	}
+	return stamped(in, version, commit, commitTime)
+}
+
+// stamped returns in with the release stamp's fields that are set (the
+// linker's -X values): they win over what Go's build info says.
+func stamped(in Info, version, commit, commitTime string) Info {
+	if version != "" {
+		in.Version = version
+	}
+	if commit != "" {
+		in.Commit, in.Modified = commit, false
+	}
+	if commitTime != "" {
+		in.CommitTime = commitTime
+	}
+	return in
+}
+
+// fromBuildInfo fills in's version, Go toolchain and VCS fields from bi.
+func fromBuildInfo(in Info, bi *debug.BuildInfo) Info {
 	if bi.Main.Version != "" {
 		in.Version = bi.Main.Version
 	}

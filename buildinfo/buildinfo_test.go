@@ -33,3 +33,17 @@ func TestString(t *testing.T) {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
+
+// TestStamped: a release build's -X values replace the version, commit
+// and commit time Go's build info gave, and a stamped commit is not
+// "modified" (release/build.sh builds with -buildvcs=false from a commit).
+func TestStamped(t *testing.T) {
+	in := Info{Version: "(devel)", Commit: "aaaa", Modified: true, Go: "go1.26.8", SQLite: "3.50.4"}
+	got := stamped(in, "v0.1.0", "0123456789abcdef0123", "2026-12-01T12:00:00Z")
+	if want := "contextd v0.1.0 (commit 0123456789ab, 2026-12-01T12:00:00Z) go1.26.8 sqlite 3.50.4"; got.String() != want {
+		t.Errorf("stamped = %q, want %q", got.String(), want)
+	}
+	if got := stamped(in, "", "", ""); got != in {
+		t.Errorf("no stamp changed %+v to %+v", in, got)
+	}
+}

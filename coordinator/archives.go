@@ -24,20 +24,42 @@ func newTreeArchives(m *Metrics) *treeArchives {
 	return &treeArchives{archive.New(invalid)}
 }
 
-// branch is archive.Archives.Branch over b under the target's rules.
-func (a *treeArchives) branch(b *Branch) (*archive.Branch, error) {
-	return a.Branch(b.V, b.Leaf, b.Seqs, b.Target.Rules())
+// branch is archive.Archives.Branch over b under the target's rules. When
+// the target's parent sessions are held (withLineage) and manifests on the
+// branch miss their archived entries, those read through the parents
+// count as archives (resolveParents); texts then names the source of
+// their items' texts by window id (nil when none is resolved).
+func (a *treeArchives) branch(b *Branch) (*archive.Branch, map[string]history.TextSource, error) {
+	rules := b.Target.Rules()
+	br, err := a.Branch(b.V, b.Leaf, b.Seqs, rules)
+	if err != nil || len(br.Unresolved) == 0 || len(b.Target.parents) == 0 {
+		return br, nil, err
+	}
+	wins, texts, err := a.resolveParents(b, br)
+	if err != nil || len(wins) == 0 {
+		return br, nil, err
+	}
+	idx, err := a.Index(b.V)
+	if err != nil {
+		return nil, nil, err
+	}
+	return idx.BranchResolved(b.V.Tree, b.Seqs, func(scope []int) history.RefFunc { return b.V.Refs(scope, rules) }, wins), texts, nil
 }
 
 // view is the Tree-mode history view: the history view of b's
 // branch, its windows as Index.Branch builds them (archived windows, then
-// the current one) and item texts from the store.
+// the current one) and item texts from the store (a window read through a
+// parent session: from the parent's).
 func (a *treeArchives) view(b *Branch, agent string) (*history.View, error) {
-	br, err := a.branch(b)
+	br, texts, err := a.branch(b)
 	if err != nil {
 		return nil, err
 	}
-	return &history.View{Agent: agent, Windows: br.Windows, Texts: b.V.Texts()}, nil
+	ts := b.V.Texts()
+	if len(texts) > 0 {
+		ts = windowTexts{base: ts, byWindow: texts}
+	}
+	return &history.View{Agent: agent, Windows: br.Windows, Texts: ts}, nil
 }
 
 // context adds the Tree-mode parts of a context answer. It sets
@@ -52,7 +74,7 @@ func (a *treeArchives) view(b *Branch, agent string) (*history.View, error) {
 // out.BoundaryEntryID keep naming the latest boundary on the branch, the
 // identity a fresh boundary continues from.
 func (a *treeArchives) context(b *Branch, out *ContextAnswer) error {
-	br, err := a.branch(b)
+	br, _, err := a.branch(b)
 	if err != nil {
 		return err
 	}

@@ -2,9 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"slices"
-	"sync"
-	"sync/atomic"
 
 	"contextd"
 	"contextd/history"
@@ -79,8 +76,13 @@ func (s *Service) localWindows(b *Branch) []history.Window {
 	if !ok || s.cache == nil {
 		return history.LocalWindows(b.V.Tree, b.Seqs, b.Refs())
 	}
-	return s.cache.windows(k, b.Seqs, b.Cycle, func(base []history.Window, from int) []history.Window {
+	return s.cache.windows(k, b.Seqs, b.tail, b.Cycle, func(base []history.Window, from int) []history.Window {
 		ref := b.Refs()
+		if len(base) == 0 {
+			// The prefix had no boundary: a boundary in the new part may
+			// adopt its entries (history.LocalWindows).
+			return history.LocalWindows(b.V.Tree, b.Seqs, ref)
+		}
 		for _, sq := range b.Seqs[from:] {
 			if b.V.Tree.Entries[sq].Type == session.TypeContextEdit {
 				return history.LocalWindows(b.V.Tree, b.Seqs, ref)
@@ -120,442 +122,25 @@ func (s *Service) withCachedBranch(t *Target, leafID string, fn func(b *Branch) 
 		if !ok || s.cache == nil {
 			return nil
 		}
-		seqs, cycle, ok := s.cache.branch(k)
+		seqs, tail, cycle, ok := s.cache.branch(k)
 		if !ok {
-			if seqs, ok = s.cache.extendBranch(k, v.Tree); !ok {
+			if seqs, tail, ok = s.cache.extendBranch(k, v.Tree); !ok {
 				return nil
 			}
-			s.cache.addBranch(k, seqs, false, seqs[len(seqs)-1])
+			s.cache.addBranch(k, seqs, tail, false, seqs[len(seqs)-1])
 		}
 		hit = true
-		return fn(&Branch{V: v, Leaf: leaf, Seqs: seqs, Cycle: cycle, Target: t})
+		return fn(&Branch{V: v, Leaf: leaf, Seqs: seqs, Cycle: cycle, Target: t, tail: tail})
 	})
 	if hit || err != nil {
 		return err
 	}
 	return s.withBranch(t, leafID, func(b *Branch) error {
 		if k, ok := keyOf(t, b.V, b.Leaf); ok && s.cache != nil {
-			s.cache.addBranch(k, b.Seqs, b.Cycle, -1)
+			s.cache.addBranch(k, b.Seqs, b.tail, b.Cycle, -1)
 		}
 		return fn(b)
 	})
-}
-
-// newWindowCache is the Service's cache of the branches, and the Local
-// windows, of the last few leaves read: 8 entries, at most 2 per session.
-func newWindowCache() *windowCache { return &windowCache{max: 8, perSession: 2} }
-
-// windowKey identifies one state of a session and one leaf: everything the
-// branch of the leaf and its Local windows depend on. The cache is never
-// the authority: a sync that adds entries or bytes, or rewrites the file
-// (a new tree), changes the key. The pointers keep the session and tree
-// alive while cached, so another cannot reuse their addresses.
-type windowKey struct {
-	sess  *store.Session
-	tree  *session.Tree
-	n     int   // tree length
-	items int   // len(View.Items)
-	bytes int64 // View.Bytes
-	leaf  string
-	rules session.Rules // the registration's Pi rules: context edits apply under 1.x only
-}
-
-// keyOf is the key of leaf (an entry id, not "") in v.
-func keyOf(t *Target, v *store.View, leaf string) (windowKey, bool) {
-	if t == nil || t.Session == nil || v.Tree == nil || leaf == "" {
-		return windowKey{}, false
-	}
-	return windowKey{sess: t.Session, tree: v.Tree, n: v.Tree.Len(), items: len(v.Items), bytes: v.Bytes, leaf: leaf, rules: t.Rules()}, true
-}
-
-type windowEntry struct {
-	key   windowKey
-	seqs  []int // the branch (read-only: Tree.Branch allocates it per request)
-	cycle bool
-	wins  []history.Window // guarded by windowCache.mu, set once when built
-	built bool
-	// ordered is history.SearchOrder of the windows, once built (guarded
-	// by windowCache.mu).
-	ordered history.ItemList
-	// msgs is Tree.Project of the branch under key.rules, once a /branch
-	// asked for it (guarded by windowCache.mu; read-only once set).
-	msgs []session.ContextMessage
-	// pairs is what /context's pairing rule reads of the branch, once a
-	// /context built it (guarded by windowCache.mu; read-only once set).
-	pairs *pairCache
-	// searches are search_contents answers of this state and leaf
-	// (guarded by windowCache.mu), about searchBytes in all.
-	searches    map[searchKey]*searchEntry
-	searchBytes int
-	// max is the largest seq of seqs, set by maxOnce.
-	maxOnce sync.Once
-	max     int
-	// grown is set by the one extension of seqs that appended in place
-	// (appendShared).
-	grown atomic.Bool
-	used  uint64
-}
-
-// windowCache is a small LRU of branches and their Local windows, safe
-// for concurrent use. Entries are immutable once their windows are built.
-type windowCache struct {
-	max, perSession int
-
-	mu      sync.Mutex
-	clock   uint64
-	entries []*windowEntry
-	// hints is modeHint's scan of each session's tree (guarded by mu; one
-	// per session, dropped when the session's tree is replaced).
-	hints map[*store.Session]treeMarks
-}
-
-// marks returns the treeMarks of tr, sess's tree in a view, extended from
-// the last scan of sess when tr is the same tree.
-func (c *windowCache) marks(sess *store.Session, tr *session.Tree) treeMarks {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m := c.hints[sess]
-	if m.tree == tr && m.n == tr.Len() {
-		return m
-	}
-	if m.tree == tr && m.n > tr.Len() {
-		// An older view of the same tree (a request that read before
-		// the last sync): scan it alone.
-		var o treeMarks
-		o.scan(tr)
-		return o
-	}
-	m.scan(tr)
-	if c.hints == nil {
-		c.hints = map[*store.Session]treeMarks{}
-	}
-	c.hints[sess] = m
-	return m
-}
-
-func (c *windowCache) find(k windowKey) *windowEntry {
-	for _, e := range c.entries {
-		if e.key == k {
-			c.clock++
-			e.used = c.clock
-			return e
-		}
-	}
-	return nil
-}
-
-// branch returns the cached branch of k.
-func (c *windowCache) branch(k windowKey) ([]int, bool, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e := c.find(k); e != nil {
-		return e.seqs, e.cycle, true
-	}
-	return nil, false, false
-}
-
-// extendBranch returns the branch of k's leaf as the cached branch of its
-// parent plus the leaf, when the parent's branch is cached for the same
-// tree (the usual case right after Pi appended an entry): Tree.Branch
-// would walk the whole branch again. It declines (false) unless the leaf
-// comes after every entry of that branch, so that the leaf cannot already
-// be on it (a parent cycle) and the walk from the leaf is exactly the
-// leaf, then the parent's walk.
-func (c *windowCache) extendBranch(k windowKey, tr *session.Tree) ([]int, bool) {
-	ls, ok := tr.Lookup(k.leaf)
-	if !ok {
-		return nil, false
-	}
-	parent := tr.Entries[ls].ParentID
-	if parent == "" {
-		return nil, false
-	}
-	c.mu.Lock()
-	var base *windowEntry
-	for _, e := range c.entries {
-		if e.key.sess == k.sess && e.key.tree == k.tree && e.key.rules == k.rules && e.key.leaf == parent && e.key.n <= k.n && !e.cycle &&
-			(base == nil || e.key.n > base.key.n) {
-			base = e
-		}
-	}
-	c.mu.Unlock()
-	if base == nil || len(base.seqs) == 0 || ls <= base.maxSeq() {
-		return nil, false
-	}
-	return appendShared(base.seqs, &base.grown, ls), true
-}
-
-// appendShared returns s followed by v. s is shared and read-only up to
-// its length; the first caller for s (claimed: false before) may write
-// past it in place, the others copy (with room to grow): so a chain of
-// appends, one entry at a time, costs no copy of the whole branch each.
-func appendShared[T any](s []T, claimed *atomic.Bool, v ...T) []T {
-	if cap(s)-len(s) >= len(v) && claimed.CompareAndSwap(false, true) {
-		return append(s, v...)
-	}
-	out := make([]T, len(s), len(s)+len(v)+len(s)/4+64)
-	copy(out, s)
-	return append(out, v...)
-}
-
-// maxSeq is the largest seq on e's branch (computed once; e.seqs is
-// read-only).
-func (e *windowEntry) maxSeq() int {
-	e.maxOnce.Do(func() { e.max = slices.Max(e.seqs) })
-	return e.max
-}
-
-// addBranch caches the branch of k (without windows); maxSeq is the
-// largest of seqs when the caller knows it, else -1.
-func (c *windowCache) addBranch(k windowKey, seqs []int, cycle bool, maxSeq int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.find(k) == nil {
-		e := &windowEntry{key: k, seqs: seqs, cycle: cycle}
-		if maxSeq >= 0 {
-			e.maxOnce.Do(func() { e.max = maxSeq })
-		}
-		c.add(e)
-	}
-}
-
-// windows returns the windows of key k, whose branch is seqs. build(base,
-// from) must return the windows of seqs given base = the windows of
-// seqs[:from] (nil, 0: from scratch).
-func (c *windowCache) windows(k windowKey, seqs []int, cycle bool, build func(base []history.Window, from int) []history.Window) []history.Window {
-	c.mu.Lock()
-	if e := c.find(k); e != nil && e.built {
-		c.mu.Unlock()
-		return e.wins
-	}
-	var bases []*windowEntry
-	for _, e := range c.entries {
-		if e.built && e.key.sess == k.sess && e.key.tree == k.tree && e.key.rules == k.rules && e.key.n <= k.n && e.key.items <= k.items && len(e.seqs) <= len(seqs) {
-			bases = append(bases, e)
-		}
-	}
-	c.mu.Unlock()
-
-	// The longest cached branch that is a prefix of this one. The tree is
-	// append-only while its pointer stays the same, so the entries and
-	// items of the prefix are what they were when its windows were built.
-	var base *windowEntry
-	for _, e := range bases {
-		if (base == nil || len(e.seqs) > len(base.seqs)) && slices.Equal(e.seqs, seqs[:len(e.seqs)]) {
-			base = e
-		}
-	}
-	var wins []history.Window
-	if base != nil {
-		wins = build(base.wins, len(base.seqs))
-	} else {
-		wins = build(nil, 0)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch e := c.find(k); {
-	case e == nil:
-		c.add(&windowEntry{key: k, seqs: seqs, cycle: cycle, wins: wins, built: true})
-	case !e.built:
-		e.wins, e.built = wins, true
-	default:
-		wins = e.wins // built concurrently: serve one
-	}
-	return wins
-}
-
-// pairsFor returns the pairCache of k (branch seqs) for from, from the
-// cache or from build(base, added) (called without the lock), where base
-// is the pairCache of the longest cached branch of the same tree that is
-// a prefix of seqs and added the rest of seqs (nil, nil: none). An entry
-// evicted meanwhile is not re-added.
-func (c *windowCache) pairsFor(k windowKey, seqs []int, from string, build func(base *pairCache, added []int) (*pairCache, error)) (*pairCache, error) {
-	c.mu.Lock()
-	if e := c.find(k); e != nil && e.pairs != nil && e.pairs.from == from {
-		c.mu.Unlock()
-		return e.pairs, nil
-	}
-	var bases []*windowEntry
-	for _, e := range c.entries {
-		if e.pairs != nil && e.pairs.from == from && e.key.sess == k.sess && e.key.tree == k.tree && e.key.rules == k.rules && e.key.n <= k.n && len(e.seqs) < len(seqs) {
-			bases = append(bases, e)
-		}
-	}
-	c.mu.Unlock()
-	var base *windowEntry
-	for _, e := range bases {
-		if (base == nil || len(e.seqs) > len(base.seqs)) && slices.Equal(e.seqs, seqs[:len(e.seqs)]) {
-			base = e
-		}
-	}
-	var pc *pairCache
-	var err error
-	if base != nil {
-		pc, err = build(base.pairs, seqs[len(base.seqs):])
-	} else {
-		pc, err = build(nil, nil)
-	}
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e := c.find(k); e != nil && e.pairs == nil {
-		e.pairs = pc
-	}
-	return pc, nil
-}
-
-// maxSearchBytes bounds the answers kept per cache entry (about their
-// JSON size): 8 entries keep at most 8 MiB of search answers.
-const maxSearchBytes = 1 << 20
-
-// searchEntry is one cached search_contents answer, or the search that
-// computes it (done closed when res and err are set).
-type searchEntry struct {
-	done chan struct{}
-	res  history.ItemsResult
-	err  error
-}
-
-// search returns the answer of sk in k's state of the session: cached,
-// or computed by run once while concurrent requests for the same answer
-// wait for it (32 clients repeating a query scan the texts once). Errors
-// are not kept. Callers get their own copy of the items.
-func (c *windowCache) search(k windowKey, sk searchKey, run func() (history.ItemsResult, error)) (history.ItemsResult, error) {
-	c.mu.Lock()
-	e := c.find(k)
-	if e == nil {
-		c.mu.Unlock()
-		return run()
-	}
-	if se, ok := e.searches[sk]; ok {
-		c.mu.Unlock()
-		<-se.done
-		if se.err != nil {
-			return run()
-		}
-		return history.ItemsResult{Source: se.res.Source, Items: slices.Clone(se.res.Items)}, nil
-	}
-	if e.searches == nil {
-		e.searches = map[searchKey]*searchEntry{}
-	}
-	se := &searchEntry{done: make(chan struct{})}
-	e.searches[sk] = se
-	c.mu.Unlock()
-
-	se.res, se.err = run()
-	size := 0
-	for _, it := range se.res.Items {
-		size += 128 + len(it.WindowID) + len(it.ItemID) + len(it.TruncatedContent)
-	}
-	c.mu.Lock()
-	if se.err != nil {
-		delete(e.searches, sk)
-	} else {
-		e.searchBytes += size + len(sk.query)
-		if e.searchBytes > maxSearchBytes {
-			// Full: keep only this answer.
-			clear(e.searches)
-			e.searches[sk] = se
-			e.searchBytes = size + len(sk.query)
-		}
-	}
-	c.mu.Unlock()
-	close(se.done)
-	if se.err != nil {
-		return history.ItemsResult{}, se.err
-	}
-	return history.ItemsResult{Source: se.res.Source, Items: slices.Clone(se.res.Items)}, nil
-}
-
-// projection returns the context messages of k's branch (Tree.Project),
-// from build (called without the lock) when k's entry has none yet. An
-// entry evicted meanwhile is not re-added: the result then serves this
-// request alone.
-func (c *windowCache) projection(k windowKey, build func() []session.ContextMessage) []session.ContextMessage {
-	c.mu.Lock()
-	if e := c.find(k); e != nil && e.msgs != nil {
-		c.mu.Unlock()
-		return e.msgs
-	}
-	c.mu.Unlock()
-	msgs := build()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e := c.find(k); e != nil {
-		if e.msgs == nil {
-			e.msgs = msgs
-		}
-		return e.msgs
-	}
-	return msgs
-}
-
-// searchOrder returns the SearchOrder of the windows of k, from build
-// (called without the lock) on the first call. Only entries whose windows
-// are built keep it; otherwise it is built for this request alone.
-func (c *windowCache) searchOrder(k windowKey, build func() history.ItemList) history.ItemList {
-	c.mu.Lock()
-	if e := c.find(k); e != nil && e.ordered != nil {
-		c.mu.Unlock()
-		return e.ordered
-	}
-	c.mu.Unlock()
-	o := build()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e := c.find(k); e != nil && e.built {
-		if e.ordered == nil {
-			e.ordered = o
-		}
-		return e.ordered
-	}
-	return o
-}
-
-// add inserts e (c.mu held), dropping entries of the same session for
-// another tree (the file was rewritten), then the least recently used
-// beyond the per-session and global bounds.
-func (c *windowCache) add(e *windowEntry) {
-	c.clock++
-	e.used = c.clock
-	keep := c.entries[:0]
-	same := 0
-	for _, o := range c.entries {
-		if o.key.sess == e.key.sess {
-			if o.key.tree != e.key.tree {
-				continue
-			}
-			same++
-		}
-		keep = append(keep, o)
-	}
-	clear(c.entries[len(keep):])
-	c.entries = append(keep, e)
-	for ; same+1 > c.perSession; same-- {
-		c.evict(func(o *windowEntry) bool { return o.key.sess == e.key.sess && o != e })
-	}
-	for len(c.entries) > c.max {
-		c.evict(func(o *windowEntry) bool { return o != e })
-	}
-}
-
-// evict removes the least recently used entry that ok accepts.
-func (c *windowCache) evict(ok func(*windowEntry) bool) {
-	i := -1
-	for j, o := range c.entries {
-		if ok(o) && (i < 0 || o.used < c.entries[i].used) {
-			i = j
-		}
-	}
-	if i < 0 {
-		return
-	}
-	last := len(c.entries) - 1
-	c.entries[i] = c.entries[last]
-	c.entries[last] = nil
-	c.entries = c.entries[:last]
 }
 
 // agentOf returns the caller's agent: the context's current_agent_name, else
@@ -568,9 +153,11 @@ func agentOf(t *Target, cc CallContext) string {
 }
 
 // onHistoryView runs f on the history view of the caller's branch (Local
-// or Tree mode: windowsOf chooses). Errors: EConflict in off or remote
-// mode; the history operations' own EInvalid and EAmbiguous.
-func onHistoryView[R any](ctx context.Context, s *Service, cc CallContext, f func(b *Branch, view *history.View) (R, error)) (R, error) {
+// or Tree mode: windowsOf chooses); scan says that f searches item text,
+// so the view is taken once a scan slot is free (Target.scan). Errors:
+// EConflict in off or remote mode; the history operations' own EInvalid
+// and EAmbiguous; ctx's error while waiting for a scan slot.
+func onHistoryView[R any](ctx context.Context, s *Service, cc CallContext, scan bool, f func(b *Branch, view *history.View) (R, error)) (R, error) {
 	var out R
 	t, err := s.Resolve(ctx, cc.SessionID)
 	if err != nil {
@@ -579,6 +166,10 @@ func onHistoryView[R any](ctx context.Context, s *Service, cc CallContext, f fun
 	if err := requireLocal(t); err != nil {
 		return out, err
 	}
+	if scan {
+		t.scan = ctx
+	}
+	defer s.holdLineage(ctx, t)()
 	err = s.withCachedBranch(t, cc.LeafID, func(b *Branch) error {
 		view, err := s.historyView(b, agentOf(t, cc))
 		if err != nil {
@@ -593,27 +184,27 @@ func onHistoryView[R any](ctx context.Context, s *Service, cc CallContext, f fun
 // ListWindows answers history.list_windows for the caller's branch
 // (history.View.ListWindows: limit default 20, max 100).
 func (s *Service) ListWindows(ctx context.Context, cc CallContext, a history.ListWindowsArgs) (history.WindowsResult, error) {
-	return onHistoryView(ctx, s, cc, func(_ *Branch, v *history.View) (history.WindowsResult, error) { return v.ListWindows(a) })
+	return onHistoryView(ctx, s, cc, false, func(_ *Branch, v *history.View) (history.WindowsResult, error) { return v.ListWindows(a) })
 }
 
 // ListItems answers history.list_items for the caller's branch
 // (history.View.ListItems: limit default 10, max 25; at most 8,000
 // characters of item JSON).
 func (s *Service) ListItems(ctx context.Context, cc CallContext, a history.ListItemsArgs) (history.ItemsResult, error) {
-	return onHistoryView(ctx, s, cc, func(_ *Branch, v *history.View) (history.ItemsResult, error) { return v.ListItems(a) })
+	return onHistoryView(ctx, s, cc, false, func(_ *Branch, v *history.View) (history.ItemsResult, error) { return v.ListItems(a) })
 }
 
 // ReadItem answers history.read_item for the caller's branch
 // (history.View.ReadItem: limit_chars default and max 8,000 code points).
 func (s *Service) ReadItem(ctx context.Context, cc CallContext, a history.ReadItemArgs) (history.ReadResult, error) {
-	return onHistoryView(ctx, s, cc, func(_ *Branch, v *history.View) (history.ReadResult, error) { return v.ReadItem(a) })
+	return onHistoryView(ctx, s, cc, false, func(_ *Branch, v *history.View) (history.ReadResult, error) { return v.ReadItem(a) })
 }
 
 // SearchHistory answers history.search_contents for the caller's branch
 // (history.View.Search). An unfiltered search visits windows in the
 // mode's order (Tree: summaries first).
 func (s *Service) SearchHistory(ctx context.Context, cc CallContext, a history.SearchArgs) (history.ItemsResult, error) {
-	return onHistoryView(ctx, s, cc, func(b *Branch, v *history.View) (history.ItemsResult, error) {
+	return onHistoryView(ctx, s, cc, a.Query != "", func(b *Branch, v *history.View) (history.ItemsResult, error) {
 		search := func() (history.ItemsResult, error) {
 			if a.Unfiltered() {
 				v.Ordered = s.windowsOf(b).searchOrder(b, v)
@@ -621,7 +212,8 @@ func (s *Service) SearchHistory(ctx context.Context, cc CallContext, a history.S
 			return v.Search(a)
 		}
 		k, ok := keyOf(b.Target, b.V, b.Leaf)
-		if !ok || s.cache == nil || a.Query == "" {
+		if !ok || s.cache == nil || a.Query == "" || len(b.Target.parents) > 0 {
+			// A copy's answer also depends on its parent sessions.
 			return search()
 		}
 		return s.cache.search(k, searchKeyOf(b.Target.Mode, v.Agent, a), search)

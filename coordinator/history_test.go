@@ -189,7 +189,7 @@ func TestWindowCacheBounds(t *testing.T) {
 		k := windowKey{sess: tg.Session, tree: b.V.Tree, n: b.V.Tree.Len(), items: len(b.V.Items), bytes: b.V.Bytes}
 		for i, leaf := range []string{"a", "b", "c", "d"} {
 			k.leaf = leaf
-			c.windows(k, b.Seqs, false, build)
+			c.windows(k, b.Seqs, nil, false, build)
 			if want := min(i+1, 2); len(c.entries) != want {
 				t.Errorf("after %d leaves of one session: %d entries, want %d", i+1, len(c.entries), want)
 			}

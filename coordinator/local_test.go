@@ -160,17 +160,18 @@ func TestLocalContextOrphans(t *testing.T) {
 		move                  []MoveStep
 		problems              []SessionProblem
 		window                *WindowIdentity
+		notes                 int // note writes after the boundary: the note h0000006 in wb
 	}{
 		// Sent: h3 assistant[c1,c2], h5 result c1, h7 result c2, h4 boundary wb, h8, h9.
-		{"h0000009", "h0000004", "h0000003", c1, []MoveStep{{Message: bwb, After: MessageKey{Role: "toolResult", ToolCallID: "c2", Occurrence: 1}}}, inside, &wb},
-		{"h0000007", "h0000004", "h0000003", c1, []MoveStep{{Message: bwb, After: MessageKey{Role: "toolResult", ToolCallID: "c2", Occurrence: 1}}}, inside, &wb},
+		{"h0000009", "h0000004", "h0000003", c1, []MoveStep{{Message: bwb, After: MessageKey{Role: "toolResult", ToolCallID: "c2", Occurrence: 1}}}, inside, &wb, 1},
+		{"h0000007", "h0000004", "h0000003", c1, []MoveStep{{Message: bwb, After: MessageKey{Role: "toolResult", ToolCallID: "c2", Occurrence: 1}}}, inside, &wb, 1},
 		// Only c1's result is written: the boundary follows it (pi-ai
 		// answers c2 synthetically before the boundary).
-		{"h0000005", "h0000004", "h0000003", c1, []MoveStep{{Message: bwb, After: MessageKey{Role: "toolResult", ToolCallID: "c1", Occurrence: 1}}}, inside, &wb},
+		{"h0000005", "h0000004", "h0000003", c1, []MoveStep{{Message: bwb, After: MessageKey{Role: "toolResult", ToolCallID: "c1", Occurrence: 1}}}, inside, &wb, 0},
 		// No result after the boundary yet: nothing is inside a pair.
-		{"h0000004", "h0000004", "h0000004", bwb, nil, nil, &wb},
-		{"h0000011", "h0000010", "h0000010", bwc, nil, nil, &wc},
-		{"", "h0000010", "h0000010", bwc, nil, nil, &wc},
+		{"h0000004", "h0000004", "h0000004", bwb, nil, nil, &wb, 0},
+		{"h0000011", "h0000010", "h0000010", bwc, nil, nil, &wc, 0},
+		{"", "h0000010", "h0000010", bwc, nil, nil, &wc, 0},
 	} {
 		got, err := svc.Context(t.Context(), "hand-ctx", ContextRequest{LeafID: tc.leaf})
 		if err != nil {
@@ -183,7 +184,7 @@ func TestLocalContextOrphans(t *testing.T) {
 		start := tc.start
 		want := ContextAnswer{Mode: contextd.ModeLocal, LeafID: leaf, Window: tc.window, BoundaryEntryID: tc.boundary, SliceFromEntryID: tc.slice,
 			OrphanedToolResults: []string{}, HiddenSummaries: []HiddenSummary{}, Projection: Projection{StartAt: &start, Drop: []MessageKey{}, Move: tc.move},
-			Problems: tc.problems}
+			Problems: tc.problems, WindowNoteWrites: tc.notes}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("leaf %q (-want +got):\n%s", tc.leaf, diff)
 		}
@@ -201,27 +202,33 @@ func TestLocalContextLeaves(t *testing.T) {
 		{Protocol: 1, Kind: "window", FirstWindowID: lbWin0, CurrentWindowID: lbWin1, PreviousWindowID: lbWin0, WindowNumber: 1},
 		{Protocol: 1, Kind: "window", FirstWindowID: lbWin0, CurrentWindowID: lbWin2, PreviousWindowID: lbWin1, WindowNumber: 2},
 	}
+	// notes: codex-context-note entries on the branch after the boundary,
+	// counted in local-basic.jsonl (the reminders 82e29e2d and f795cd48
+	// are no boundary): 244df0e2, 9b371cc2 before 5aa793bd, and e94001b1
+	// too before 311c04e4; c968c743, 2bc664f4 before dc8dd239, and
+	// f42c8deb too before 8f24378d; 5aa4ca14, 8a54f746 before 588752ae.
 	for _, tc := range []struct {
 		leaf, boundary string
 		window         int // -1: none
+		notes          int
 	}{
-		{"350a86a9", "", -1},
-		{"3807cd16", "", -1},
-		{"c96cd189", "c96cd189", 0},
-		{"5aa793bd", "c96cd189", 0},
-		{"311c04e4", "c96cd189", 0},
-		{"1ad99795", "1ad99795", 1},
-		{"dc8dd239", "1ad99795", 1},
-		{"8f24378d", "1ad99795", 1},
-		{"177c1e63", "177c1e63", 2},
-		{"588752ae", "177c1e63", 2},
+		{"350a86a9", "", -1, 0},
+		{"3807cd16", "", -1, 0},
+		{"c96cd189", "c96cd189", 0, 0},
+		{"5aa793bd", "c96cd189", 0, 2},
+		{"311c04e4", "c96cd189", 0, 3},
+		{"1ad99795", "1ad99795", 1, 0},
+		{"dc8dd239", "1ad99795", 1, 2},
+		{"8f24378d", "1ad99795", 1, 3},
+		{"177c1e63", "177c1e63", 2, 0},
+		{"588752ae", "177c1e63", 2, 2},
 	} {
 		got, err := svc.Context(t.Context(), lbSession, ContextRequest{LeafID: tc.leaf})
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := ContextAnswer{Mode: contextd.ModeLocal, LeafID: tc.leaf, BoundaryEntryID: tc.boundary, SliceFromEntryID: tc.boundary,
-			OrphanedToolResults: []string{}, HiddenSummaries: []HiddenSummary{}, NeedsBoundary: tc.window < 0, Projection: Projection{Drop: []MessageKey{}}}
+			OrphanedToolResults: []string{}, HiddenSummaries: []HiddenSummary{}, NeedsBoundary: tc.window < 0, WindowNoteWrites: tc.notes, Projection: Projection{Drop: []MessageKey{}}}
 		if tc.window >= 0 {
 			want.Window = &w[tc.window]
 			want.Projection.StartAt = &MessageKey{Role: "custom", CustomType: "codex-context-window", WindowID: w[tc.window].CurrentWindowID}
@@ -433,11 +440,13 @@ func TestLocalHistoryContextEdits(t *testing.T) {
 }
 
 // TestBranchRules: GET …/branch applies and names the rules of the
-// registered pi_version: the newest (pi-1.6) for an unregistered session
-// and a registration without pi_version, pi-0.85 for 0.85.1. Under pi-1.6
-// the replaced user message carries its edit's id and the omitted reply
-// and the system message in the kept range are gone; under pi-0.85 the
-// context_edit entries are unknown types and everything is listed.
+// registered pi_version: the newest (pi-1.6) for an unregistered session,
+// a registration without pi_version and an untested 1.7.0, pi-0.85 for
+// 0.85.1, pi-0.86 for 0.86.1. Under pi-1.6 the replaced user message
+// carries its edit's id and the omitted reply and the system message in
+// the kept range are gone; under pi-0.85 the context_edit entries are
+// unknown types and everything is listed; under pi-0.86 the edits are
+// unknown types and the system message in the kept range is gone.
 func TestBranchRules(t *testing.T) {
 	const sid = "rules-session"
 	data := handLines(sid,
@@ -468,7 +477,8 @@ func TestBranchRules(t *testing.T) {
 	}
 	const v16 = "pi-1.6: h0000006/system h0000006/compactionSummary h0000001/user<h0000004"
 	const v085 = "pi-0.85: h0000006/compactionSummary h0000001/user h0000002/assistant h0000003/system"
-	for _, c := range []struct{ version, want string }{{"-", v16}, {"", v16}, {"0.85.1", v085}, {"1.6.0", v16}} {
+	const v086 = "pi-0.86: h0000006/system h0000006/compactionSummary h0000001/user h0000002/assistant"
+	for _, c := range []struct{ version, want string }{{"-", v16}, {"", v16}, {"0.85.1", v085}, {"0.86.1", v086}, {"0.87.0", v16}, {"1.6.0", v16}, {"1.7.0", v16}} {
 		if c.version != "-" {
 			if _, _, err := svc.Register(ctx, sid, RegisterRequest{SessionFile: "s.jsonl", Mode: "local", PiVersion: c.version}); err != nil {
 				t.Fatal(err)

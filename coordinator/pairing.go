@@ -254,7 +254,7 @@ func UnresolvedCalls(msgs []PairMessage) []UnresolvedCall {
 	return out
 }
 
-// openCallsError is the EConflict of a rollover step refused while the
+// openCallsError is the EOpenToolCalls of a rollover step refused while the
 // leaf's batch has calls without results (issue 10: a rollover never cuts
 // a call from its result).
 func openCallsError(what, leaf string, calls []UnresolvedCall) error {
@@ -265,7 +265,7 @@ func openCallsError(what, leaf string, calls []UnresolvedCall) error {
 			parts[i] += " (" + c.Name + ")"
 		}
 	}
-	return contextd.Errorf(contextd.EConflict, "%s refused: tool calls %s on leaf %q have no result yet; retry once Pi has written their results (a rollover never separates a call from its result)",
+	return contextd.Errorf(contextd.EOpenToolCalls, "%s refused: tool calls %s on leaf %q have no result yet; retry once Pi has written their results (a rollover never separates a call from its result)",
 		what, strings.Join(parts, ", "), leaf)
 }
 

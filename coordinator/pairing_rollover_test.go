@@ -25,8 +25,8 @@ func hErrResult(callID, name, text string) string {
 func wantConflict(t *testing.T, err error, contains ...string) {
 	t.Helper()
 	var e *contextd.Error
-	if !errors.As(err, &e) || e.Code != contextd.EConflict {
-		t.Fatalf("err %v, want EConflict", err)
+	if !errors.As(err, &e) || e.Code != contextd.EOpenToolCalls {
+		t.Fatalf("err %v, want EOpenToolCalls", err)
 	}
 	for _, c := range contains {
 		if !strings.Contains(err.Error(), c) {

@@ -117,8 +117,13 @@ func (s *Service) Rollovers(ctx context.Context, sessionID, leafID string) (Roll
 		err = s.withBranch(t, leafID, func(b *Branch) error {
 			out.LeafID = b.Leaf
 			var err error
-			fromFile, err = fileRollovers(b)
-			return err
+			if fromFile, err = fileRollovers(b); err != nil {
+				return err
+			}
+			if f := cutBeforeManifest(b, s.resumeOf(b)); f != nil {
+				fromFile = append(fromFile, *f)
+			}
+			return nil
 		})
 		if err != nil {
 			return out, err
@@ -190,7 +195,7 @@ func fileRollovers(b *Branch) ([]ResetEntry, error) {
 			}
 		} else {
 			r.State = ResetFailed
-			r.Reason = "the file holds the rollover's branch summary and manifest but no boundary after them: the rollover was cut short"
+			r.Reason = "the file holds the rollover's branch summary and manifest but no boundary after them: the rollover was cut short; /contextd finish completes it"
 		}
 		if err := treePart(b, &r, manifest, md); err != nil {
 			return err
@@ -514,4 +519,24 @@ func archivedNoteWrites(tr *session.Tree, leafID, boundaryID string) int {
 		id = tr.Entries[sq].ParentID
 	}
 	return n
+}
+
+// cutBeforeManifest is the reset-log entry of a Tree rollover cut short
+// before its manifest (r from resumeOf: the branch ends in its summary):
+// failed, from the archived window, with the note writes of that window;
+// nil when r is not such a rollover (fileRollovers lists those with a
+// manifest).
+func cutBeforeManifest(b *Branch, r *Resume) *ResetEntry {
+	if r == nil || r.Broken != nil || !slices.Contains(r.Missing, session.CustomTypeTreeArchive) {
+		return nil
+	}
+	tr := b.V.Tree
+	f := &ResetEntry{Source: "file", Mode: contextd.ModeTree, State: ResetFailed, From: ResetWindow{ID: r.Window.CurrentWindowID, Number: r.Window.WindowNumber},
+		BoundaryEntryID: r.BoundaryEntryID, SummaryEntryID: r.SummaryEntryID,
+		Reason: "the file holds the rollover's branch summary but not its manifest: the rollover was cut short; /contextd finish completes it"}
+	if se := tr.Get(r.SummaryEntryID); se != nil {
+		f.WindowNoteWrites = archivedNoteWrites(tr, se.FromID(), r.BoundaryEntryID)
+		f.SettledAt = entryTime(b.V, se)
+	}
+	return f
 }

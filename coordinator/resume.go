@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"fmt"
+	"weak"
 
 	"contextd"
 	"contextd/history"
@@ -182,17 +183,17 @@ func modeHint(v *store.View, def contextd.Mode) contextd.Mode {
 // treeMarks is what modeHint reads of a tree's first n entries: whether
 // one is a Tree archive or note snapshot, whether one is a boundary.
 type treeMarks struct {
-	tree              *session.Tree
+	tree              weak.Pointer[session.Tree] // the Lineage scanned (held weakly: a cache of marks keeps no tree alive)
 	n                 int
 	archive, boundary bool
 }
 
 // scan extends m over the entries of tr from m.n on (from 0 when m is for
-// another tree). A tree keeps its pointer only while entries are
+// another tree). A tree keeps its Lineage only while entries are
 // appended to it (a rewrite builds a new one).
 func (m *treeMarks) scan(tr *session.Tree) {
-	if m.tree != tr || m.n > tr.Len() {
-		*m = treeMarks{tree: tr}
+	if lineage := weak.Make(tr.Lineage()); m.tree != lineage || m.n > tr.Len() {
+		*m = treeMarks{tree: lineage}
 	}
 	for i := m.n; i < tr.Len() && !m.archive; i++ {
 		e := &tr.Entries[i]

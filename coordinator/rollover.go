@@ -64,6 +64,10 @@ type RolloverInfo struct {
 	SettledAt       *time.Time      `json:"settled_at,omitempty"`
 	CommittedAt     *time.Time      `json:"committed_at,omitempty"`
 	FinishedAt      *time.Time      `json:"finished_at,omitempty" doc:"When it completed or was aborted."`
+	// WaitingFor is set only by …/complete on a committed rollover whose
+	// planned entries are not all in the file yet (the extension calls it
+	// right after appending them; Pi may write the boundary a moment later).
+	WaitingFor []string `json:"waiting_for,omitempty" doc:"Complete on a committed rollover (answered 202): the customTypes of the planned entries not in the session file yet, in plan order; it completes once they are there, on the next complete or read."`
 }
 
 // RolloverCreated answers the tool phase.
@@ -436,8 +440,10 @@ func (s *Service) CommitRollover(ctx context.Context, sessionID, rolloverID stri
 
 // CompleteRollover finishes a committed rollover (DESIGN.md §5.3 step 5)
 // once its planned entries are in the file, in order after the summary
-// (Tree: manifest, note snapshot, boundary; Local: the boundary);
-// EPrecondition names the missing ones. Completing again answers the same;
+// (Tree: manifest, note snapshot, boundary; Local: the boundary). While
+// some are missing it answers the rollover, still committed, with
+// WaitingFor naming them (not an error: the extension asks right after
+// appending, before Pi wrote its deferred boundary). Completing again answers the same;
 // pending or settled rollovers (the message lists the steps still to do)
 // and aborted ones are EConflict.
 func (s *Service) CompleteRollover(ctx context.Context, sessionID, rolloverID string) (RolloverInfo, error) {
@@ -475,7 +481,9 @@ func (s *Service) CompleteRollover(ctx context.Context, sessionID, rolloverID st
 		return RolloverInfo{}, err
 	}
 	if len(missing) > 0 {
-		return RolloverInfo{}, contextd.Errorf(contextd.EPrecondition, "the session file does not hold the committed entries yet (missing %v); append the commit's entries in order, then complete", missing)
+		info, err := rolloverInfo(r)
+		info.WaitingFor = missing
+		return info, err
 	}
 	if r, err = s.finish(ctx, r); err != nil {
 		return RolloverInfo{}, err

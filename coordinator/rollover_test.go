@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -571,8 +572,7 @@ func TestRolloverCrashBeforeManifest(t *testing.T) {
 	if open == nil || open.State != "committed" || inc == nil || inc.State != "committed" || len(inc.Missing) != 3 {
 		t.Fatalf("after commit: %+v %+v", open, inc)
 	}
-	_, err := e.svc.CompleteRollover(ctx, basicID, "rollover-1")
-	wantCode(t, err, contextd.EPrecondition, "missing [codex-context-tree-archive codex-context-note-snapshot codex-context-window]")
+	waitingFor(t, e.svc, basicID, "rollover-1", "codex-context-tree-archive", "codex-context-note-snapshot", "codex-context-window")
 	e.write(piLine(t, commit.Append[0], basicManifest, basicSummary, "2026-07-07T16:38:47.968Z"), false)
 	if _, inc = state(); inc == nil || strings.Join(inc.Missing, ",") != "codex-context-note-snapshot,codex-context-window" {
 		t.Fatalf("after the manifest: %+v", inc)
@@ -628,8 +628,7 @@ func TestRolloverLocal(t *testing.T) {
 	if w.Append[0].Content != wantContent {
 		t.Fatalf("windows boundary differs:\n%s", w.Append[0].Content)
 	}
-	_, err = e.svc.CompleteRollover(ctx, basicID, "rollover-1")
-	wantCode(t, err, contextd.EPrecondition, "missing [codex-context-window]")
+	waitingFor(t, e.svc, basicID, "rollover-1", "codex-context-window")
 	e.write(piLine(t, a.Append[0], "b0000001", basicOldLeaf, "2026-07-07T16:38:48.093Z"), false)
 	info := must[coordinator.RolloverInfo](t)(e.svc.CompleteRollover(ctx, basicID, "rollover-1"))
 	if info.State != "completed" {
@@ -1047,8 +1046,7 @@ func TestRolloverInterleavedPiEntries(t *testing.T) {
 		if info.State != "committed" {
 			t.Fatalf("rollover with a user message before its boundary: %+v, want committed", info)
 		}
-		_, err := e.svc.CompleteRollover(ctx, basicID, "rollover-1")
-		wantCode(t, err, contextd.EPrecondition, "missing [codex-context-window]")
+		waitingFor(t, e.svc, basicID, "rollover-1", "codex-context-window")
 	})
 }
 
@@ -1071,6 +1069,16 @@ func commitBasic(t *testing.T) (*env, coordinator.CommitAnswer) {
 		t.Fatalf("commit: %+v", commit)
 	}
 	return e, commit
+}
+
+// waitingFor asserts that completing rollover id answers it still
+// committed, waiting for the planned entries of the given customTypes.
+func waitingFor(t *testing.T, svc *coordinator.Service, sessionID, id string, customTypes ...string) {
+	t.Helper()
+	info, err := svc.CompleteRollover(t.Context(), sessionID, id)
+	if err != nil || info.State != "committed" || !slices.Equal(info.WaitingFor, customTypes) {
+		t.Fatalf("complete %s: %+v, %v; want committed, waiting for %v", id, info, err, customTypes)
+	}
 }
 
 // TestRolloverAbortAfterEntriesInFile: an abort that arrives once the

@@ -41,6 +41,11 @@ type Service struct {
 	cache *windowCache     // branches and Local windows of recent leaves (nil: no caching)
 	// notePlans: note writes planned and not yet in the file (note_plans.go).
 	notePlans *notePlans
+
+	untested untestedLog // Pi versions newer than session.NewestProvenPi already logged
+	// writers are the Pi processes each session is registered from
+	// (writers.go).
+	writers *writers
 }
 
 // Option sets a seam of a Service when New builds it.
@@ -66,7 +71,7 @@ func New(index *store.Index, state *store.State, defaultMode contextd.Mode, log 
 		m = NewMetrics(nil)
 	}
 	s := &Service{Index: index, State: state, DefaultMode: defaultMode, Logger: log, Metrics: m,
-		now: time.Now, newID: func() string { return uuid.NewString() }, tree: newTreeArchives(m), cache: newWindowCache(),
+		now: time.Now, newID: func() string { return uuid.NewString() }, tree: newTreeArchives(m), cache: newWindowCache(), writers: newWriters(),
 		notePlans: &notePlans{bySession: map[string][]notePlan{}}}
 	for _, o := range opts {
 		o(s)
@@ -87,12 +92,23 @@ type Target struct {
 	// treeOnly: resolved for a request that reads only the entry tree
 	// (store.TreeOnly): its reads may see a cold index's tree preview.
 	treeOnly bool
+	// scan, when set, is the context of a request that searches item
+	// text: its reads first wait for a scan slot (store.Session.ReadScan),
+	// so that it takes its view when it can scan.
+	scan context.Context
+	// parents are views of the parent sessions of a Tree copy, nearest
+	// first, while withLineage holds them (lineage.go); nil otherwise.
+	parents []*store.View
 }
 
-// read is Session.Read, or Session.ReadTree for a tree-only target.
+// read is Session.Read, Session.ReadScan for a target that scans, or
+// Session.ReadTree for a tree-only target.
 func (t *Target) read(fn func(v *store.View) error) error {
-	if t.treeOnly {
+	switch {
+	case t.treeOnly:
 		return t.Session.ReadTree(fn)
+	case t.scan != nil:
+		return t.Session.ReadScan(t.scan, fn)
 	}
 	return t.Session.Read(fn)
 }
@@ -155,7 +171,7 @@ func (s *Service) Resolve(ctx context.Context, sessionID string) (*Target, error
 		}
 		switch {
 		case errors.Is(err, store.ErrOutside):
-			return nil, contextd.Errorf(contextd.EForbidden, "the registered session_file of %q is outside the sessions directory %s; register a file under it", sessionID, s.Index.Root())
+			return nil, outsideError(reg.SessionFile, s.Index.Root())
 		case errors.Is(err, fs.ErrNotExist):
 			return nil, contextd.Errorf(contextd.EGone, "the registered session_file of %q does not exist; register the current file with PUT /v1/sessions/%s", sessionID, sessionID)
 		case errors.Is(err, store.ErrChanging):
@@ -226,6 +242,9 @@ type Branch struct {
 	Seqs   []int
 	Cycle  bool
 	Target *Target
+	// tail is the claim on the spare capacity of Seqs' array when the
+	// branch came from the Service's cache (nil: none may be written).
+	tail *arrayTail
 }
 
 // Refs is the RefFunc of the branch's history items: store.View.Refs over

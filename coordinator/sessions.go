@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,7 +20,7 @@ import (
 // the file's state.
 type SessionProblem struct {
 	Line   int    `json:"line,omitempty" doc:"1-based line number, for a skipped line."`
-	Reason string `json:"reason" doc:"blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule)"`
+	Reason string `json:"reason" doc:"blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), concurrent_writers (two live Pi processes registered the session: each appends its own branch), untested_pi_version (GET /v1/sessions/{session_id}: the registered pi_version is newer than the newest Pi the projection rules were checked against; the newest rules apply); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule)"`
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -36,7 +37,7 @@ type SessionSummary struct {
 	Bytes      int64            `json:"bytes" doc:"Bytes indexed (offset after the last complete line)."`
 	Leaf       string           `json:"leaf" doc:"Pi's default leaf: the last entry."`
 	Windows    int              `json:"windows" doc:"Window boundaries on the active branch."`
-	Archives   int              `json:"archives" doc:"Valid Tree archive manifests in the file."`
+	Archives   int              `json:"archives" doc:"Valid Tree archive manifests in the file (GET /v1/sessions/{id} of a Tree copy made by /clone or /fork: also those whose archived entries are read from its parent session)."`
 	Skipped    map[string]int   `json:"skipped" doc:"Skipped lines by reason."`
 	Problems   []SessionProblem `json:"problems"`
 }
@@ -264,6 +265,9 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 		reg = &t.Reg
 	}
 	out.SessionSummary = s.summarize(t.Session, reg)
+	if p, ok := untestedPi(reg); ok {
+		out.Problems = append(out.Problems, p)
+	}
 	if !gone(t.Session) {
 		copies, err := s.Index.WithID(ctx, sessionID)
 		if err != nil {
@@ -279,6 +283,9 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 			out.Problems = append(out.Problems, duplicateProblem(others, t.Registered))
 		}
 	}
+	if p := s.writers.problem(sessionID); p != nil {
+		out.Problems = append(out.Problems, *p)
+	}
 	out.EntriesByType = map[string]int{}
 	_ = t.Session.Read(func(v *store.View) error {
 		if v.Tree == nil {
@@ -292,6 +299,7 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 	})
 	var resumed *Resume
 	if out.State == string(store.StateOK) {
+		defer s.holdLineage(ctx, t)()
 		err = s.withBranch(t, "", func(b *Branch) error {
 			out.BranchLength = len(b.Seqs)
 			loop, err := rolloverLoop(b)
@@ -327,6 +335,9 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 					return err
 				}
 				out.NeedsBoundary = out.NeedsBoundary || ca.NeedsBoundary
+				if len(t.parents) > 0 {
+					s.countParentArchives(b, &out.SessionSummary)
+				}
 			}
 			return nil
 		})
@@ -352,6 +363,7 @@ type RegisterRequest struct {
 	Mode        string `json:"mode" enum:"off,local,tree,remote" doc:"Context-management mode."`
 	AgentName   string `json:"agent_name,omitempty" maxLength:"1024" doc:"Agent path; default /root."`
 	PiVersion   string `json:"pi_version,omitempty" maxLength:"64" pattern:"^[0-9]+\\.[0-9]+\\.[0-9]+([-+][0-9A-Za-z.+-]*)?$" doc:"Version of the running Pi (semver, e.g. 0.85.1 or 1.6.0): selects Pi's projection rules for this session. Absent: the newest rules."`
+	PID         int    `json:"pid,omitempty" minimum:"0" doc:"The registering Pi's process id: two live Pi processes registered for one session are reported as concurrent_writers (a process that ended is forgotten; one that registers another session leaves this one)."`
 }
 
 // Register stores a registration after checking that the file is under the
@@ -372,7 +384,7 @@ func (s *Service) Register(ctx context.Context, sessionID string, req RegisterRe
 	path, err := s.Index.Resolve(req.SessionFile)
 	switch {
 	case errors.Is(err, store.ErrOutside):
-		return contextd.Registration{}, false, contextd.Errorf(contextd.EForbidden, "session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", req.SessionFile, s.Index.Root())
+		return contextd.Registration{}, false, outsideError(req.SessionFile, s.Index.Root())
 	case errors.Is(err, fs.ErrNotExist):
 		// Pi writes the file late (0.85 at the first assistant message,
 		// 1.6 at the first user message) and the extension registers at
@@ -434,7 +446,20 @@ func (s *Service) Register(ctx context.Context, sessionID string, req RegisterRe
 	if path == "" {
 		path = req.SessionFile
 	}
-	return s.State.PutRegistration(ctx, contextd.Registration{SessionID: sessionID, SessionFile: path, Mode: mode, AgentName: agent, PiVersion: req.PiVersion})
+	reg, created, err := s.State.PutRegistration(ctx, contextd.Registration{SessionID: sessionID, SessionFile: path, Mode: mode, AgentName: agent, PiVersion: req.PiVersion})
+	if err == nil {
+		if _, untested := untestedPi(&reg); untested {
+			s.untested.logOnce(s.Logger, reg.PiVersion)
+		}
+		s.writers.register(req.PID, sessionID, s.now())
+	}
+	return reg, created, err
+}
+
+// WritersProblem is the concurrent_writers problem of sessionID (two live
+// Pi processes registered it), or nil.
+func (s *Service) WritersProblem(sessionID string) *SessionProblem {
+	return s.writers.problem(sessionID)
 }
 
 // BranchEntry is one message of the model-visible context of GET
@@ -451,7 +476,7 @@ type BranchEntry struct {
 // BranchAnswer is GET /v1/sessions/{session_id}/branch.
 type BranchAnswer struct {
 	LeafID   string        `json:"leaf_id"`
-	Rules    string        `json:"rules" enum:"pi-0.85,pi-1.6" doc:"Pi projection rules applied to context: those of the registered pi_version (pi-0.85 below 0.86.0, else pi-1.6); pi-1.6 for an unregistered session or a registration without pi_version."`
+	Rules    string        `json:"rules" enum:"pi-0.85,pi-0.86,pi-1.6" doc:"Pi projection rules applied to context: those of the registered pi_version (pi-0.85 below 0.86.0, pi-0.86 for 0.86.x, else pi-1.6); pi-1.6 for an unregistered session or a registration without pi_version."`
 	EntryIDs []string      `json:"entry_ids" doc:"Active branch, root to leaf (Pi getBranch)."`
 	Cycle    bool          `json:"cycle" doc:"The parent chain loops (never in files Pi writes); the branch stops at the repeat."`
 	Context  []BranchEntry `json:"context" doc:"Model-visible context messages in order (Pi buildSessionContext for the rules): one per message, so a Pi 1.x compaction with a systemMessage is listed twice (system, then compactionSummary)."`
@@ -665,4 +690,24 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// outsideError is the EForbidden error for a session_file outside the
+// sessions directory root. An absolute path is what the extension sends
+// (Pi's getSessionFile): the message is for the Pi user and names the
+// folder Pi writes the session to, the one contextd reads, and the two
+// fixes (contextd's --sessions-dir, Pi's --session-dir); for Pi's default
+// layout, <sessions>/--<cwd>--/<file>.jsonl, it suggests the <sessions>
+// folder, which holds every project's sessions. A relative path comes from
+// an API client and gets the rule for registrations.
+func outsideError(sessionFile, root string) error {
+	if !filepath.IsAbs(sessionFile) {
+		return contextd.Errorf(contextd.EForbidden, "session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", sessionFile, root)
+	}
+	dir := filepath.Dir(sessionFile)
+	suggest := dir
+	if b := filepath.Base(dir); len(b) > 4 && strings.HasPrefix(b, "--") && strings.HasSuffix(b, "--") {
+		suggest = filepath.Dir(dir)
+	}
+	return contextd.Errorf(contextd.EForbidden, "Pi writes this session to %s, but contextd reads sessions only from %s; restart contextd with --sessions-dir %s, or start Pi with --session-dir %s (a contextd that sees Pi's files under another path, as in a container: --path-map HOST=CONTAINER)", dir, root, suggest, root)
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
-	"sync/atomic"
 
 	"contextd"
 	"contextd/notes"
@@ -27,6 +26,7 @@ type WindowIdentity struct {
 	CurrentWindowID  string `json:"currentWindowId" doc:"Id of this window (UUID)."`
 	PreviousWindowID string `json:"previousWindowId,omitempty" doc:"Id of the window before this one; absent for window 0."`
 	WindowNumber     int    `json:"windowNumber" doc:"Zero-based window number."`
+	StartEntryID     string `json:"startEntryId,omitempty" doc:"Adoption: the entry the window begins at, ahead of its boundary (the branch's first entry when context management was turned on for a branch that already had messages); absent when the window begins after its boundary (docs/design.md §4 Adoption)."`
 }
 
 // BoundaryDetails is the details object of a boundary custom message.
@@ -79,7 +79,43 @@ func (s *Service) NewBoundary(agent string, id WindowIdentity, hint string) Boun
 func identityOf(e *session.Entry) WindowIdentity {
 	w := e.Window
 	return WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: w.FirstWindowID, CurrentWindowID: w.CurrentWindowID,
-		PreviousWindowID: w.PreviousWindowID, WindowNumber: w.WindowNumber}
+		PreviousWindowID: w.PreviousWindowID, WindowNumber: w.WindowNumber, StartEntryID: w.StartEntryID}
+}
+
+// adoptionStart is the StartEntryID of window 0 opened on b's branch: the
+// branch's first entry when the branch already holds a message Pi sends
+// to the model (context management turned on for an existing
+// conversation: first install, /reload, resume, CONTEXTD_MODE switched
+// from off, a file Pi migrated), else "" (a new session: the window
+// begins at its boundary). docs/design.md §4 "Adoption".
+func adoptionStart(b *Branch) string {
+	if len(b.Seqs) == 0 {
+		return ""
+	}
+	rules := session.NewestRules
+	if b.Target != nil {
+		rules = b.Target.Rules()
+	}
+	if len(b.V.Tree.Project(b.Seqs, rules)) == 0 {
+		return ""
+	}
+	return b.V.Tree.Entries[b.Seqs[0]].ID
+}
+
+// windowStart is the seq index in b.Seqs where the window of the boundary
+// at index i begins: i, or for an adoption boundary whose StartEntryID is
+// on the branch before it, that entry's index.
+func windowStart(b *Branch, i int) int {
+	w := b.V.Tree.Entries[b.Seqs[i]].Window
+	if w == nil || w.StartEntryID == "" {
+		return i
+	}
+	for j := range i {
+		if b.V.Tree.Entries[b.Seqs[j]].ID == w.StartEntryID {
+			return j
+		}
+	}
+	return i
 }
 
 // currentBoundary returns the index in b.Seqs of the latest boundary on the
@@ -111,7 +147,11 @@ type WindowsRequest struct {
 type WindowsAnswer struct {
 	First  bool           `json:"first" doc:"true: no boundary was on the branch, this opens window 0."`
 	Window WindowIdentity `json:"window" doc:"Identity of the window the boundary opens."`
-	Append []Boundary     `json:"append" doc:"Append with pi.sendMessage, in order; the boundary triggers the next turn."`
+	// Finish and RolloverID are set when the branch ends in an interrupted
+	// Tree rollover (finish.go).
+	Finish     []PlannedEntry `json:"finish,omitempty" doc:"An interrupted Tree rollover (the branch ends in its branch summary): its missing manifest and note snapshot, to append first, in order, with pi.appendEntry(customType, data); then the boundary of append."`
+	RolloverID string         `json:"rollover_id,omitempty" doc:"The rollover of contextd's state that finish and append complete; absent when they are rebuilt from the session file alone (the state does not hold it)."`
+	Append     []Boundary     `json:"append" doc:"Append with pi.sendMessage, in order; the boundary triggers the next turn."`
 }
 
 // Windows answers POST /v1/sessions/{id}/windows: with no boundary on the
@@ -119,7 +159,7 @@ type WindowsAnswer struct {
 // window's boundary (Local new_context): first id kept, previous = the
 // current window, number + 1, and the thread hint (recent notes and the
 // closing window's user item ids) inside. The next boundary is refused
-// (EConflict naming the call ids) while the leaf's tool batch has calls
+// (EOpenToolCalls naming the call ids) while the leaf's tool batch has calls
 // without results and no new_context call among them (issue 10).
 func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequest) (WindowsAnswer, error) {
 	t, err := s.Resolve(ctx, sessionID)
@@ -137,8 +177,15 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 		out.Append = []Boundary{s.NewBoundary(t.Agent, out.Window, "")}
 		return out, nil
 	}
+	var cut *cutShort
 	err = s.withBranch(t, req.LeafID, func(b *Branch) error {
 		if r := s.resumeOf(b); r != nil && r.BoundaryEntryID != "" {
+			if r.Broken == nil && len(r.Missing) > 0 && t.Mode == contextd.ModeTree {
+				// A rollover cut short after its summary: finish it
+				// (finish.go), below.
+				cut = cutOf(b, r)
+				return nil
+			}
 			// No current window, but the file holds the chain: continue it.
 			hint, err := resumeHint(b, r)
 			if err != nil {
@@ -152,7 +199,7 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 		if i < 0 {
 			id := s.newID()
 			out.First = true
-			out.Window = WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: id, CurrentWindowID: id}
+			out.Window = WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: id, CurrentWindowID: id, StartEntryID: adoptionStart(b)}
 			out.Append = []Boundary{s.NewBoundary(t.Agent, out.Window, "")}
 			return nil
 		}
@@ -179,6 +226,9 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 		out.Append = []Boundary{s.NewBoundary(t.Agent, out.Window, hint)}
 		return nil
 	})
+	if err == nil && cut != nil {
+		err = s.finishCut(ctx, t, req.LeafID, cut, &out)
+	}
 	return out, err
 }
 
@@ -288,6 +338,7 @@ type ContextAnswer struct {
 	SliceFromEntryID    string           `json:"slice_from_entry_id,omitempty"`
 	OrphanedToolResults []string         `json:"orphaned_tool_results" doc:"toolResult entries the projection does not send: no open call of a replayed assistant precedes them in the sent context (call missing, before the slice, in an errored or aborted assistant) or their call already has a result (see problems)."`
 	HiddenSummaries     []HiddenSummary  `json:"hidden_summaries" doc:"Tree mode: branch summaries to remove from the provider context."`
+	WindowNoteWrites    int              `json:"window_note_writes" doc:"Note writes and appends (codex-context-note entries) on the branch since its latest boundary (since its root when it has none): what the notes guard of new_context checks; a note snapshot is no write. 0 while the file is awaited."`
 	NeedsBoundary       bool             `json:"needs_boundary" doc:"true when the branch has no current boundary (first window, after user navigation into an archive, or a rollover cut short after navigation: then window is the archived window the chain continues from): append one with POST …/windows."`
 	Problems            []SessionProblem `json:"problems,omitempty" doc:"Problems of the branch, e.g. missing_parent: its root entry names a parent that is not in the file (a torn line); window then keeps the last boundary before the break."`
 }
@@ -308,9 +359,11 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 		out.AwaitingFile, out.NeedsBoundary = true, true
 		return out, nil
 	}
+	defer s.holdLineage(ctx, t)()
 	err = s.withCachedBranch(t, req.LeafID, func(b *Branch) error {
 		out.LeafID = b.Leaf
 		i := currentBoundary(b)
+		out.WindowNoteWrites = noteWrites(b.V.Tree, b.Seqs[max(i, 0):])
 		r := s.resumeOf(b)
 		switch {
 		case r != nil && r.Broken == nil:
@@ -335,6 +388,11 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 			out.Window = &id
 			out.BoundaryEntryID = be.ID
 			out.SliceFromEntryID = be.ID
+			if i > 0 && windowStart(b, i) == 0 {
+				// An adopted window begins at the branch's first entry:
+				// Local sends the whole branch, as before adoption.
+				out.SliceFromEntryID = ""
+			}
 		}
 		if t.Mode == contextd.ModeTree {
 			if err := s.tree.context(b, &out); err != nil {
@@ -348,6 +406,9 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 		}
 		return s.project(b, &out)
 	})
+	if p := s.writers.problem(sessionID); p != nil {
+		out.Problems = append(out.Problems, *p)
+	}
 	return out, err
 }
 
@@ -367,10 +428,10 @@ func (s *Service) project(b *Branch, out *ContextAnswer) error {
 	if b.Target != nil {
 		rules = b.Target.Rules()
 	}
-	slice := out.Mode == contextd.ModeLocal && out.Window != nil && out.BoundaryEntryID != ""
+	slice := out.Mode == contextd.ModeLocal && out.Window != nil && out.SliceFromEntryID != ""
 	from := ""
 	if slice {
-		from = out.BoundaryEntryID
+		from = out.SliceFromEntryID
 	}
 	msgs, shown, err := s.cachedPairMessages(b, rules, hidden, from)
 	if err != nil {
@@ -387,7 +448,7 @@ func (s *Service) project(b *Branch, out *ContextAnswer) error {
 	if slice {
 		start = -1
 		for i := range msgs {
-			if msgs[i].EntryID == out.BoundaryEntryID {
+			if msgs[i].EntryID == from {
 				start = i
 				break
 			}
@@ -611,9 +672,9 @@ type pairCache struct {
 	// (RulesPi16; nil when none): an appended entry one of them names
 	// would be edited, which extendPairs does not do.
 	targets map[string]bool
-	// grown is set by the one extension that appended to pairs in place
-	// (appendShared).
-	grown atomic.Bool
+	// tail is the claim on the spare capacity of pairs' array (nil: none
+	// may be written), shared with every slice of that array.
+	tail *arrayTail
 }
 
 // cachedPairMessages is pairMessages(b, rules, hidden, from, false),
@@ -689,7 +750,8 @@ func extendPairs(b *Branch, rules session.Rules, base *pairCache, added []int) (
 	if err != nil {
 		return nil, false, err
 	}
-	return &pairCache{from: base.from, pairs: appendShared(base.pairs, &base.grown, more...), targets: base.targets}, true, nil
+	pairs, tail := appendOwned(base.pairs, base.tail, more...)
+	return &pairCache{from: base.from, pairs: pairs, tail: tail, targets: base.targets}, true, nil
 }
 
 // awaitingFile reports whether t is a registered session whose file does

@@ -1,6 +1,10 @@
 // gen-sessions.mjs: write new Pi session files with Pi's real SessionManager.
 //
-// Usage: node gen-sessions.mjs OUTDIR
+// Usage: node gen-sessions.mjs [--own-compactions] OUTDIR
+//
+// --own-compactions also writes harness-own-compactions.jsonl: a long session compacted by the
+// selected Pi's own prepareCompaction with its default settings (only the summary text is
+// ours), for the parity tests.
 //
 // Every line of every file is written by @earendil-works/pi-coding-agent's SessionManager
 // (appendMessage, appendCustomEntry, branchWithSummary, ...); this script only decides what
@@ -26,9 +30,11 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, 
 import { syncBuiltinESMExports } from "node:module";
 import { join, resolve } from "node:path";
 
-const outDir = process.argv[2];
+const args = process.argv.slice(2);
+const ownCompactions = args.includes("--own-compactions");
+const outDir = args.find((a) => !a.startsWith("--"));
 if (!outDir) {
-	console.error("usage: node gen-sessions.mjs OUTDIR");
+	console.error("usage: node gen-sessions.mjs [--own-compactions] OUTDIR");
 	process.exit(2);
 }
 mkdirSync(outDir, { recursive: true });
@@ -75,8 +81,16 @@ globalThis.Date = class FakeDate extends RealDate {
 const scratch = mkdtempSync(join(outDir, ".gen-"));
 process.env.PI_CODING_AGENT_DIR ??= join(scratch, "agent");
 
-const { piLine, piPackage, piVersion, importPi } = await import("./pi-version.mjs");
+const { piPackage, piVersion, importPi, importPiDist } = await import("./pi-version.mjs");
 const { SessionManager } = await importPi();
+// What the selected Pi's SessionManager can write: usage entries and system messages came with
+// 0.86.0 (appendUsage), context edits with 0.87.0 (appendContextEdit).
+const has = {
+	usage: typeof SessionManager.prototype.appendUsage === "function",
+	contextEdit: typeof SessionManager.prototype.appendContextEdit === "function",
+};
+// sm.appendContextEdit where the Pi has it; undefined (no entry, no id) on 0.86.
+const edit = (sm, targetId, replacement) => (has.contextEdit ? sm.appendContextEdit(targetId, replacement) : undefined);
 
 // ---------------------------------------------------------------------------
 // Message builders (shapes as in pi-ai's types.d.ts).
@@ -489,13 +503,14 @@ scenario(
 );
 
 // ---------------------------------------------------------------------------
-// Pi 1.x scenarios (PI_VERSION=1.6): written with 1.6's own appendContextEdit, appendUsage,
-// system messages and compactions. Pi 0.85 has none of these methods.
+// Pi 1.x scenarios: written with the Pi's own appendContextEdit, appendUsage, system messages and
+// compactions. Pi 0.85 has none of these methods (no harness-v16-* file); 0.86 has all but
+// appendContextEdit (harness-v16-compactions and -roots without their edits).
 
 const system = (content, extra = {}) => ({ role: "system", content, timestamp: Date.now(), ...extra });
 const usageEntry = (sm, note) => sm.appendUsage("summary", MODEL.provider, MODEL.model, usage(10, 2), note).id;
 
-if (piLine !== "0.85") {
+if (has.contextEdit) {
 	scenario(
 		"harness-v16-context-edits",
 		"019fa000-0000-7000-8000-000000000101",
@@ -544,6 +559,9 @@ if (piLine !== "0.85") {
 		},
 	);
 
+}
+
+if (has.usage) {
 	scenario(
 		"harness-v16-compactions",
 		"019fa000-0000-7000-8000-000000000102",
@@ -559,18 +577,18 @@ if (piLine !== "0.85") {
 			ids.u2 = sm.appendMessage(user("Step two."));
 			ids.systemKept = sm.appendMessage(system("Tools changed.", { toolsRemoved: [{ name: "bash" }] }));
 			ids.a2 = sm.appendMessage(assistant("Did step two."));
-			ids.editA2 = sm.appendContextEdit(ids.a2, { content: "Did step two (edited before the compaction)." });
+			ids.editA2 = edit(sm, ids.a2, { content: "Did step two (edited before the compaction)." });
 			ids.usage1 = usageEntry(sm);
 			ids.c1 = sm.appendCompaction("Summary one: steps one and two.", ids.u2, 5000);
 			ids.afterC1 = sm.appendMessage(user("Step three."));
-			ids.editU2 = sm.appendContextEdit(ids.u2, { content: "Step two (edited after the compaction)." });
+			ids.editU2 = edit(sm, ids.u2, { content: "Step two (edited after the compaction)." });
 			ids.a3 = sm.appendMessage(assistant("Did step three."));
 			ids.u4 = sm.appendMessage(user("Step four."));
 			// Nested: the second compaction keeps from u2, so c1 lies inside its kept range.
 			ids.c2 = sm.appendCompaction("Summary two: steps one to four.", ids.u2, 8000);
 			ids.a4 = sm.appendMessage(assistant("Did step four."));
 			ids.usage2 = usageEntry(sm, "compaction");
-			ids.omitA4 = sm.appendContextEdit(ids.a4, null);
+			ids.omitA4 = edit(sm, ids.a4, null);
 			ids.u5 = sm.appendMessage(user("Step five."));
 			ids.beforeRetainNone = sm.appendMessage(assistant("Did step five."));
 			ids.c3 = sm.appendCompaction("Summary three: everything so far.", null, 9000);
@@ -598,12 +616,79 @@ if (piLine !== "0.85") {
 			const call = toolCall("read", { path: "a.go" });
 			ids.uuidAssistant = full(ids.u1, assistant([text("Deferring."), call], { stopReason: "deferred", thinkingLevel: "high", durationMs: 1200, responseId: "resp_1" }));
 			ids.uuidTool = full(ids.uuidAssistant, toolResult(call, "package a", { durationMs: 5, nestedCalls: [{ name: "grep", arguments: {} }] }));
-			ids.editUuid = sm.appendContextEdit(ids.uuidTool, { content: "package a (trimmed)" });
+			ids.editUuid = edit(sm, ids.uuidTool, { content: "package a (trimmed)" });
 			ids.leafA = sm.appendMessage(assistant("First root done."));
 			sm.resetLeaf();
 			ids.root2 = sm.appendMessage(user("Second root."));
 			ids.usage = usageEntry(sm);
 			ids.leaf = sm.appendMessage(assistant("Second root done."));
+			return ids;
+		},
+	);
+}
+
+// ---------------------------------------------------------------------------
+// Compactions cut by the Pi itself (--own-compactions): prepareCompaction (dist/core/compaction,
+// what AgentSession.compact calls) over the active branch with DEFAULT_COMPACTION_SETTINGS chooses
+// firstKeptEntryId and tokensBefore; only the summary text is ours (no LLM). About 1,900 tokens
+// per turn against keepRecentTokens 20,000, compacted every 4 turns from turn 12: the kept range
+// reaches back past the previous compaction, as it does in ordinary use (0.86.1 then sends that
+// older compaction again, 0.87+ do not). With the Pi's entry kinds: system messages and usage
+// (0.86+), context edits (0.87+). A side branch from before the second compaction is compacted
+// on its own. Every entry is a leaf the parity tests compare.
+
+if (ownCompactions) {
+	const { prepareCompaction, DEFAULT_COMPACTION_SETTINGS } = await importPiDist("core/compaction/compaction.js");
+	scenario(
+		"harness-own-compactions",
+		"019fa000-0000-7000-8000-000000000201",
+		["prepareCompaction", "default compaction settings", "compaction inside the kept range", "compaction on a side branch", "entry kinds of the Pi"],
+		"24 turns (user, assistant with a read call, its ~6 KB result, assistant), compacted by the Pi's own " +
+			"prepareCompaction every 4 turns from turn 12, then a side branch from turn 14 compacted twice. " +
+			"Pi 0.86+: a system message first, a system patch every 7 turns, usage every 5; 0.87+: context edits " +
+			"of older tool results and an omitted assistant.",
+		(sm) => {
+			const ids = {};
+			let compactions = 0;
+			const compact = (turn) => {
+				const prep = prepareCompaction(sm.getBranch(), DEFAULT_COMPACTION_SETTINGS);
+				if (!prep) throw new Error(`prepareCompaction found nothing to compact at turn ${turn}`);
+				compactions++;
+				ids[`compaction${compactions}`] = sm.appendCompaction(
+					`Summary ${compactions}: the work up to turn ${turn}.`,
+					prep.firstKeptEntryId,
+					prep.tokensBefore,
+					{ readFiles: [], modifiedFiles: [] },
+					false,
+				);
+			};
+			const turn = (n) => {
+				const u = sm.appendMessage(user(`Turn ${n}: read part ${n} of the design and report. ${"context ".repeat(180)}`));
+				const read = toolCall("read", { path: `docs/part-${n}.md` });
+				const a = sm.appendMessage(assistant([text(`Reading part ${n}.`), read], { stopReason: "toolUse" }));
+				const tr = sm.appendMessage(toolResult(read, `# Part ${n}\n${`line of part ${n} `.repeat(400)}`));
+				const done = sm.appendMessage(assistant(`Part ${n} read: ${"finding ".repeat(20)}`));
+				return { u, a, tr, done };
+			};
+			sm.appendModelChange(MODEL.provider, MODEL.model);
+			if (has.usage) ids.system = sm.appendMessage(system("You are Pi.", { sections: { base: "You are Pi." } }));
+			const turns = [];
+			for (let n = 1; n <= 24; n++) {
+				turns[n] = turn(n);
+				if (has.usage && n % 7 === 0) ids[`systemPatch${n}`] = sm.appendMessage(system(`Patch ${n}: answer briefly.`));
+				if (has.usage && n % 5 === 0) ids[`usage${n}`] = usageEntry(sm, `turn ${n}`);
+				if (n % 6 === 0) ids[`edit${n}`] = edit(sm, turns[n - 2].tr, { content: `[part ${n - 2}: trimmed]` });
+				if (n === 17) ids.omit17 = edit(sm, turns[15].done, null);
+				if (n >= 12 && n % 4 === 0) compact(n);
+				if (n === 14) ids.side = turns[n].done;
+			}
+			ids.leaf = sm.getLeafId();
+			sm.branch(ids.side);
+			for (let n = 101; n <= 108; n++) {
+				turns[n] = turn(n);
+				if (n % 4 === 0) compact(n);
+			}
+			ids.sideLeaf = sm.getLeafId();
 			return ids;
 		},
 	);

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,30 +32,84 @@ const (
 // PiVersion is one installed Pi the harness runs (e2e/package.json, pi-version.mjs).
 type PiVersion struct {
 	Name  string        // the exact installed version, e.g. "1.6.0"
-	Line  string        // PI_VERSION for the scripts: "0.85" or "1.6"
+	Line  string        // PI_VERSION for the scripts: "0.85", "0.86", "0.87" or "1.6"
+	Dir   string        // or, instead of Line, the absolute directory of the installed package (PI_PACKAGE_DIR)
 	Rules session.Rules // contextd's projection rules for it (session.RulesFor(Name))
-	Extra []string      // files gen-sessions.mjs writes only with this Pi, sorted
+	Extra []string      // files gen-sessions.mjs writes only with this Pi, sorted (extraFiles)
 }
 
 // Env is the environment entry that makes a script load this Pi.
-func (v PiVersion) Env() string { return "PI_VERSION=" + v.Line }
-
-// PiVersions are the Pis every parity and rollover test runs on, oldest first. Adding a
-// newer Pi: an npm alias in package.json, a line in pi-version.mjs, an entry here.
-var PiVersions = []PiVersion{
-	{Name: "0.85.1", Line: "0.85", Rules: session.RulesPi085},
-	{Name: "1.6.0", Line: "1.6", Rules: session.RulesPi16, Extra: []string{
-		"harness-v16-compactions.jsonl",
-		"harness-v16-context-edits.jsonl",
-		"harness-v16-roots.jsonl",
-	}},
+func (v PiVersion) Env() string {
+	if v.Dir != "" {
+		return "PI_PACKAGE_DIR=" + v.Dir
+	}
+	return "PI_VERSION=" + v.Line
 }
 
-// Pi085 and Pi16 are PiVersions[0] and PiVersions[1].
+// extraFiles are the files gen-sessions.mjs writes only with a Pi of rules r, sorted: with
+// usage and system messages (0.86+) the 1.x compactions and roots, with context edits (0.87+)
+// also the context-edits file.
+func extraFiles(r session.Rules) []string {
+	switch {
+	case r >= session.RulesPi16:
+		return []string{"harness-v16-compactions.jsonl", "harness-v16-context-edits.jsonl", "harness-v16-roots.jsonl"}
+	case r >= session.RulesPi086:
+		return []string{"harness-v16-compactions.jsonl", "harness-v16-roots.jsonl"}
+	}
+	return nil
+}
+
+// The Pis installed by e2e/package.json: the releases at the edges of contextd's rule sets.
 var (
-	Pi085 = PiVersions[0]
-	Pi16  = PiVersions[1]
+	Pi085 = PiVersion{Name: "0.85.1", Line: "0.85", Rules: session.RulesPi085}
+	Pi086 = PiVersion{Name: "0.86.1", Line: "0.86", Rules: session.RulesPi086, Extra: extraFiles(session.RulesPi086)}
+	Pi087 = PiVersion{Name: "0.87.0", Line: "0.87", Rules: session.RulesPi16, Extra: extraFiles(session.RulesPi16)}
+	Pi16  = PiVersion{Name: "1.6.0", Line: "1.6", Rules: session.RulesPi16, Extra: extraFiles(session.RulesPi16)}
 )
+
+// PiVersions are the Pis every rollover and pairing test runs on, oldest first: the oldest
+// and the newest supported. Adding a newer Pi: an npm alias in package.json, a line in
+// pi-version.mjs, an entry here and in RuleEdgePis.
+var PiVersions = []PiVersion{Pi085, Pi16}
+
+// RuleEdgePis are the Pis the parity tests compare with, oldest first: the first and last
+// release of every rule set (0.85.1 for pi-0.85, 0.86.1 for pi-0.86, 0.87.0 and 1.6.0 for
+// pi-1.6; docs/pi-versions.md).
+var RuleEdgePis = []PiVersion{Pi085, Pi086, Pi087, Pi16}
+
+// PiDirsEnv names the environment variable that replaces RuleEdgePis (and the extension
+// tests' Pis) with other installed Pis: space-separated VERSION=DIR pairs, DIR the absolute
+// directory of that @earendil-works/pi-coding-agent (e2e/pi-versions.sh sets it).
+const PiDirsEnv = "CONTEXTD_PI_DIRS"
+
+// piDirs parses PiDirsEnv: nil when it is unset.
+func piDirs(tb testing.TB) (names, dirs []string) {
+	tb.Helper()
+	for _, pair := range strings.Fields(os.Getenv(PiDirsEnv)) {
+		name, dir, ok := strings.Cut(pair, "=")
+		if !ok || name == "" || !filepath.IsAbs(dir) {
+			tb.Fatalf("e2e: %s: %q is not VERSION=/absolute/dir", PiDirsEnv, pair)
+		}
+		names, dirs = append(names, name), append(dirs, dir)
+	}
+	return names, dirs
+}
+
+// ParityPis returns the Pis the parity tests compare with: those PiDirsEnv names, else
+// RuleEdgePis.
+func ParityPis(tb testing.TB) []PiVersion {
+	tb.Helper()
+	names, dirs := piDirs(tb)
+	if names == nil {
+		return RuleEdgePis
+	}
+	out := make([]PiVersion, len(names))
+	for i, name := range names {
+		r := session.RulesFor(name)
+		out[i] = PiVersion{Name: name, Dir: dirs[i], Rules: r, Extra: extraFiles(r)}
+	}
+	return out
+}
 
 // Generated returns the file names gen-sessions.mjs writes with this Pi, sorted.
 func (v PiVersion) Generated() []string {
@@ -185,7 +240,7 @@ func NodeBinary(tb testing.TB) string {
 	if st, err := os.Stat(node); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
 		tb.Fatalf("e2e: pinned node binary %s is missing (%v); run `npm ci --prefix e2e` in the repository root", node, err)
 	}
-	for _, pkg := range []string{"@earendil-works/pi-coding-agent", "pi-coding-agent-1.6"} {
+	for _, pkg := range []string{"@earendil-works/pi-coding-agent", "pi-coding-agent-0.86", "pi-coding-agent-0.87", "pi-coding-agent-1.6"} {
 		pi := filepath.Join(Dir(), "node_modules", filepath.FromSlash(pkg), "package.json")
 		if _, err := os.Stat(pi); err != nil {
 			tb.Fatalf("e2e: Pi (%s) is not installed (%v); run `npm ci --prefix e2e` in the repository root", pkg, err)
@@ -263,11 +318,26 @@ func GenSessions(tb testing.TB, outDir string) []string {
 // GenSessionsOn is GenSessions with the Pi v (which also writes v.Extra).
 func GenSessionsOn(tb testing.TB, v PiVersion, outDir string) []string {
 	tb.Helper()
+	return genSessions(tb, v, outDir)
+}
+
+// OwnCompactionsFile is the file GenParitySessions adds: a long session compacted by the Pi's
+// own prepareCompaction with its default settings (gen-sessions.mjs --own-compactions).
+const OwnCompactionsFile = "harness-own-compactions.jsonl"
+
+// GenParitySessions is GenSessionsOn plus OwnCompactionsFile.
+func GenParitySessions(tb testing.TB, v PiVersion, outDir string) []string {
+	tb.Helper()
+	return genSessions(tb, v, outDir, "--own-compactions")
+}
+
+func genSessions(tb testing.TB, v PiVersion, outDir string, flags ...string) []string {
+	tb.Helper()
 	abs, err := filepath.Abs(outDir)
 	if err != nil {
 		tb.Fatalf("e2e: %v", err)
 	}
-	out := RunScriptEnv(tb, GenTimeout, []string{v.Env()}, "gen-sessions.mjs", abs)
+	out := RunScriptEnv(tb, GenTimeout, []string{v.Env()}, "gen-sessions.mjs", append(flags, abs)...)
 	var paths []string
 	for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
 		if len(line) > 0 {

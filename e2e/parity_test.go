@@ -13,32 +13,36 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"contextd/session"
 )
 
-// TestPiParityInvariant is DESIGN.md §6 invariant 4 (Pi parity), on every Pi of PiVersions
-// (0.85.1 and 1.6.0): for every fixture in testdata/pi-sessions and testdata/pi-tree, every
-// file gen-sessions.mjs writes with either Pi, and the hand-written edge files, the active
-// branch and the model-visible context computed by package session under the rules of that Pi
-// equal what the Pi reports (getBranch, buildContextEntries, and buildSessionContext's
-// messages tagged with their entries).
+// TestPiParityInvariant is DESIGN.md §6 invariant 4 (Pi parity), on every Pi of ParityPis
+// (RuleEdgePis: 0.85.1, 0.86.1, 0.87.0 and 1.6.0, the edges of the rule sets; or the Pis
+// e2e/pi-versions.sh installs): for every fixture in testdata/pi-sessions and
+// testdata/pi-tree, every file gen-sessions.mjs --own-compactions writes with any of these
+// Pis (each with its own compactions and the entry kinds it supports), and the hand-written
+// edge files, the active branch and the model-visible context computed by package session
+// under the rules of that Pi equal what the Pi reports (getBranch, buildContextEntries, and
+// buildSessionContext's messages tagged with their entries).
 //
 //   - v2/v3 files: the leaf id, the branch ids (root→leaf) and types, and the context messages
 //     as (entryId, role, customType, stopReason, edit id, and for an edited message the first
 //     80 code points of its replacement text), from Pi's default leaf and from every entry the
-//     generators' manifests name; for the Pi 1.x files (harness-v16-*), from every entry.
+//     generators' manifests name; for the Pi 0.86+ files (harness-v16-*) and the
+//     own-compaction files, from every entry.
 //   - v1 files: Pi's migration draws random ids, so entries are matched by their position on
 //     the branch (a v1 file is one chain in file order): the branch length and entry types, and
 //     the context messages as (branch position, role, customType, stopReason), which pins the
 //     roles sequence and where the compaction summaries are.
 //
-// Files written by one Pi are read by the other as well: a user's Pi may be downgraded, and
-// 0.85 reads 1.x entries as unknown types. The fixture files must be byte-identical (sha256)
+// Files written by one Pi are read by the others as well (the newest Pi's files by every older
+// one): a user's Pi may be downgraded, and 0.85 and 0.86 read newer entries as unknown types. The fixture files must be byte-identical (sha256)
 // and keep their mtime. TestRulesDiffer names the files where the two rule sets disagree.
 func TestPiParityInvariant(t *testing.T) {
 	c := loadParityCorpus(t)
-	for _, pv := range PiVersions {
+	for _, pv := range c.pis {
 		t.Run("pi-"+pv.Name, func(t *testing.T) { parityOn(t, pv, c) })
 	}
 	checkUnchanged(t, c.sumsBefore, c.allGlobs...)
@@ -52,6 +56,7 @@ func TestPiParityInvariant(t *testing.T) {
 
 // parityCorpus is every file the parity test compares, with package session's reading of it.
 type parityCorpus struct {
+	pis                        []PiVersion // ParityPis: each writes files and reads them all
 	fixtures, generated, edges []string
 	files                      []string
 	label                      map[string]string // file → name in test output
@@ -65,7 +70,7 @@ type parityCorpus struct {
 
 func loadParityCorpus(t *testing.T) *parityCorpus {
 	t.Helper()
-	c := &parityCorpus{label: map[string]string{}, views: map[string]*goView{}, genSums: map[string]map[string]string{}}
+	c := &parityCorpus{pis: ParityPis(t), label: map[string]string{}, views: map[string]*goView{}, genSums: map[string]map[string]string{}}
 	for _, g := range []string{filepath.Join(piSessionsDir, "*.jsonl"), filepath.Join(piTreeDir, "*.jsonl")} {
 		m, err := filepath.Glob(g)
 		if err != nil {
@@ -84,11 +89,11 @@ func loadParityCorpus(t *testing.T) *parityCorpus {
 	c.sumsBefore = sha256Files(t, c.allGlobs...)
 	c.mtimesBefore = mtimes(t, c.sumsBefore)
 
-	for _, pv := range PiVersions {
+	for _, pv := range c.pis {
 		dir := t.TempDir()
-		generated := GenSessionsOn(t, pv, dir)
+		generated := GenParitySessions(t, pv, dir)
 		man := ReadGenManifest(t, dir)
-		want := pv.Generated()
+		want := append(pv.Generated(), OwnCompactionsFile)
 		if len(generated) != len(want) || len(man.Files) != len(want) || man.PiVersion != pv.Name {
 			t.Fatalf("gen-sessions with Pi %s wrote %d files, manifest lists %d (Pi %s), want %d", pv.Name, len(generated), len(man.Files), man.PiVersion, len(want))
 		}
@@ -99,7 +104,8 @@ func loadParityCorpus(t *testing.T) *parityCorpus {
 		c.generated = append(c.generated, generated...)
 		c.genSums[dir] = sha256Files(t, filepath.Join(dir, "*.jsonl"))
 		// Named leaves (the manifest's "leaf" is the default leaf; "windowIds" are window
-		// ids, not entry ids), and every entry of the Pi 1.x files.
+		// ids, not entry ids), and every entry of the Pi 0.86+ files and of the own-compaction
+		// files.
 		for _, mf := range man.Files {
 			path := filepath.Join(dir, mf.File)
 			v := c.views[path]
@@ -119,7 +125,7 @@ func loadParityCorpus(t *testing.T) *parityCorpus {
 				seen[id] = true
 				c.runs = append(c.runs, leafRun{File: path, Key: key, Leaf: id})
 			}
-			if slices.Contains(pv.Extra, mf.File) {
+			if slices.Contains(pv.Extra, mf.File) || mf.File == OwnCompactionsFile {
 				for _, e := range v.tree.Entries {
 					if !seen[e.ID] {
 						seen[e.ID] = true
@@ -194,45 +200,80 @@ func parityOn(t *testing.T, pv PiVersion, c *parityCorpus) {
 		pv.Name, len(results), v1, v23, len(c.fixtures), len(c.generated), len(c.edges), len(c.runs))
 }
 
-// TestRulesDiffer names the files where Pi 0.85's and Pi 1.6's projections differ, from the
-// default leaf and every named leaf of every file of the parity corpus (the fixtures, both
-// Pis' generated files, the edge files): package session's two rule sets give the same
-// context everywhere else, the committed fixtures included. TestPiParityInvariant checks each
-// side against its Pi.
+// TestRulesDiffer names the files where adjacent rule sets project differently (Pi 0.85's and
+// 0.86's, Pi 0.86's and 1.6's), from the default leaf and every named leaf of every file of
+// the parity corpus (the fixtures, every Pi's generated files, the edge files): package
+// session's rule sets give the same context everywhere else, the committed fixtures included.
+// TestPiParityInvariant checks each side against its Pi.
 func TestRulesDiffer(t *testing.T) {
 	c := loadParityCorpus(t)
-	want := map[string]string{
-		"gen-0.85.1/harness-compaction-edge.jsonl":  "at leaves a4 and compaction2: the older compaction inside the kept range yields its summary in 0.85, nothing in 1.6",
-		"gen-1.6.0/harness-compaction-edge.jsonl":   "the same file written by Pi 1.6",
-		"gen-1.6.0/harness-v16-context-edits.jsonl": "context_edit replacements and omissions (0.85 ignores context_edit)",
-		"gen-1.6.0/harness-v16-roots.jsonl":         "at leaf leafA: the edit of the full-UUID tool result",
-		"gen-1.6.0/harness-v16-compactions.jsonl":   "compaction systemMessage, system messages in the kept range, the nested compaction's summary",
-		"edge/edge-v16-projection.jsonl":            "context_edit targets of every role",
-		"edge/edge-v16-compaction-omitted.jsonl":    "a null edit of a compaction with a systemMessage",
+	own := func(why string) map[string]string {
+		m := map[string]string{}
+		for _, pv := range c.pis {
+			m["gen-"+pv.Name+"/"+OwnCompactionsFile] = why
+		}
+		return m
 	}
-	got := map[string]bool{}
+	pairs := []struct {
+		a, b session.Rules
+		want map[string]string
+	}{
+		{session.RulesPi085, session.RulesPi086, mergeWhy(own("system messages, and compactions with a systemMessage (0.86+ files); 0.85 writes none: the kept range holds no system message"), map[string]string{
+			"gen-0.85.1/" + OwnCompactionsFile:         "", // 0.85 writes no system message: the two agree
+			"gen-0.86.1/harness-v16-compactions.jsonl": "a system message in the kept range, a compaction's systemMessage",
+			"gen-0.87.0/harness-v16-compactions.jsonl": "the same file written by Pi 0.87",
+			"gen-1.6.0/harness-v16-compactions.jsonl":  "the same file written by Pi 1.6",
+			"edge/edge-v16-compaction-omitted.jsonl":   "a compaction with a systemMessage",
+		})},
+		{session.RulesPi086, session.RulesPi16, mergeWhy(own("an older compaction inside the newest one's kept range: 0.86 sends it, 1.6 not (with 0.87+ also context edits)"), map[string]string{
+			"gen-0.85.1/harness-compaction-edge.jsonl":   "at leaves a4 and compaction2: the older compaction inside the kept range yields its summary in 0.86, nothing in 1.6",
+			"gen-0.86.1/harness-compaction-edge.jsonl":   "the same file written by Pi 0.86",
+			"gen-0.87.0/harness-compaction-edge.jsonl":   "the same file written by Pi 0.87",
+			"gen-1.6.0/harness-compaction-edge.jsonl":    "the same file written by Pi 1.6",
+			"gen-0.86.1/harness-v16-compactions.jsonl":   "the nested compaction's system message and summary",
+			"gen-0.87.0/harness-v16-compactions.jsonl":   "the same, and edits before and after a compaction",
+			"gen-1.6.0/harness-v16-compactions.jsonl":    "the same file written by Pi 1.6",
+			"gen-0.87.0/harness-v16-context-edits.jsonl": "context_edit replacements and omissions (0.86 ignores context_edit)",
+			"gen-1.6.0/harness-v16-context-edits.jsonl":  "the same file written by Pi 1.6",
+			"gen-0.87.0/harness-v16-roots.jsonl":         "at leaf leafA: the edit of the full-UUID tool result",
+			"gen-1.6.0/harness-v16-roots.jsonl":          "the same file written by Pi 1.6",
+			"edge/edge-v16-projection.jsonl":             "context_edit targets of every role",
+			"edge/edge-v16-compaction-omitted.jsonl":     "a null edit of a compaction with a systemMessage",
+		})},
+	}
 	leaves := []leafRun{}
 	for _, f := range c.files {
 		leaves = append(leaves, leafRun{File: f})
 	}
-	for _, lr := range slices.Concat(leaves, c.runs) {
-		v := c.views[lr.File]
-		branch := v.goBranch(t, lr.Leaf)
-		key := func(s int) string { return v.tree.Entries[s].ID }
-		if !slices.Equal(v.goContext(branch, session.RulesPi085, key), v.goContext(branch, session.RulesPi16, key)) {
-			got[c.label[lr.File]] = true
-		}
+	for _, p := range pairs {
+		t.Run(p.a.String()+"-"+p.b.String(), func(t *testing.T) {
+			got := map[string]bool{}
+			for _, lr := range slices.Concat(leaves, c.runs) {
+				v := c.views[lr.File]
+				branch := v.goBranch(t, lr.Leaf)
+				key := func(s int) string { return v.tree.Entries[s].ID }
+				if !slices.Equal(v.goContext(branch, p.a, key), v.goContext(branch, p.b, key)) {
+					got[c.label[lr.File]] = true
+				}
+			}
+			for name := range got {
+				if why, ok := p.want[name]; !ok || why == "" {
+					t.Errorf("%s: the %s and %s rules differ, and the test does not name it", name, p.a, p.b)
+				}
+			}
+			for name, why := range p.want {
+				if why != "" && !got[name] {
+					t.Errorf("%s: the %s and %s rules agree, want them to differ (%s)", name, p.a, p.b, why)
+				}
+			}
+		})
 	}
-	for name := range got {
-		if _, ok := want[name]; !ok {
-			t.Errorf("%s: the 0.85 and 1.6 rules differ, and the test does not name it", name)
-		}
-	}
-	for name, why := range want {
-		if !got[name] {
-			t.Errorf("%s: the 0.85 and 1.6 rules agree, want them to differ (%s)", name, why)
-		}
-	}
+}
+
+// mergeWhy is a with b's entries added (b wins).
+func mergeWhy(a, b map[string]string) map[string]string {
+	maps.Copy(a, b)
+	return a
 }
 
 // edgeSessions are hand-written files for shapes Pi itself does not write but opens:
@@ -300,14 +341,16 @@ type leafRun struct {
 	Leaf string `json:"leaf"`
 }
 
-// leafBatch runs pi-parity.mjs once per job inside one node process: it sets process.argv to
-// `--leaf LEAF FILE` and imports the script again under a fresh URL (?job=i), so the script's
-// top level runs again while Pi's package, already loaded, is reused. Each run prints its own
-// JSON array.
+// leafBatch runs pi-parity.mjs once per job (read from the file PARITY_LEAF_JOBS) inside one
+// node process: it sets process.argv to `--leaf LEAF FILE` and imports the script again under
+// a fresh URL (?job=i), so the script's top level runs again while Pi's package, already
+// loaded, is reused (and, with PI_PARITY_REUSE=1, each file's SessionManager opened once).
+// Each run prints its own JSON array.
 const leafBatch = `
+import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 const script = process.env.PARITY_SCRIPT;
-const jobs = JSON.parse(process.env.PARITY_LEAF_JOBS);
+const jobs = JSON.parse(readFileSync(process.env.PARITY_LEAF_JOBS, "utf8"));
 for (const [i, job] of jobs.entries()) {
 	process.argv = [process.argv[0], script, "--leaf", job.leaf, job.file];
 	await import(pathToFileURL(script).href + "?job=" + i);
@@ -323,15 +366,23 @@ func piParityLeaves(t *testing.T, pv PiVersion, runs []leafRun) []ParityResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), ParityTimeout)
+	// A file, not the environment: thousands of leaves exceed the kernel's limit on one
+	// environment string (128 KiB).
+	jobsFile := filepath.Join(t.TempDir(), "leaf-jobs.json")
+	if err := os.WriteFile(jobsFile, jobs, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// ParityTimeout per started thousand leaves: e2e/pi-versions.sh runs a dozen Pis' files.
+	ctx, cancel := context.WithTimeout(context.Background(), ParityTimeout*time.Duration(1+len(runs)/1000))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, NodeBinary(t), "--input-type=module", "-e", leafBatch)
 	cmd.Env = append(os.Environ(),
 		"PI_CODING_AGENT_DIR="+t.TempDir(), // as RunScriptEnv: keep Pi away from ~/.pi
 		"PI_PARITY_LEAF=",
+		"PI_PARITY_REUSE=1", // open each file once for all its leaves
 		pv.Env(),
 		"PARITY_SCRIPT="+filepath.Join(Dir(), "pi-parity.mjs"),
-		"PARITY_LEAF_JOBS="+string(jobs))
+		"PARITY_LEAF_JOBS="+jobsFile)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

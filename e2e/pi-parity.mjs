@@ -100,15 +100,39 @@ function describeMessage(entryId, m) {
 	return out;
 }
 
-function inspect(file, leafFlag) {
-	// Fresh dirs per file: one for the copy, one as Pi's sessionDir (for /new, /fork).
+// PI_PARITY_REUSE=1 (the Go tests' batch of --leaf runs in one process): a file opened once is
+// kept open for the later runs on it (globalThis outlives each run's fresh import of this
+// script). Only with --leaf: those runs call Pi's pure functions on the entries and read the
+// SessionManager without changing it. Without --leaf every run opens its own copy.
+const reuse = process.env.PI_PARITY_REUSE === "1" ? (globalThis.piParityOpened ??= new Map()) : null;
+
+// open copies file into a fresh dir (one for the copy, one as Pi's sessionDir for /new,
+// /fork) and opens the copy with Pi's SessionManager.
+function open(file) {
 	const dir = mkdtempSync(join(scratch, "file-"));
 	const copy = join(dir, basename(file));
 	copyFileSync(file, copy);
 	chmodSync(copy, 0o644); // fixtures may be read-only; Pi rewrites the copy on migration
-	const result = { file, sourceVersion: sourceVersion(copy) };
+	const version = sourceVersion(copy);
 	try {
-		const sm = SessionManager.open(copy, join(dir, "sessions"));
+		return { sourceVersion: version, sm: SessionManager.open(copy, join(dir, "sessions")) };
+	} catch (err) {
+		return { sourceVersion: version, err };
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+}
+
+function inspect(file, leafFlag) {
+	let opened = leafFlag !== undefined ? reuse?.get(file) : undefined;
+	if (!opened) {
+		opened = open(file);
+		if (leafFlag !== undefined) reuse?.set(file, opened);
+	}
+	const result = { file, sourceVersion: opened.sourceVersion };
+	try {
+		if (opened.err) throw opened.err;
+		const sm = opened.sm;
 		const entries = sm.getEntries();
 		const byId = new Map(entries.map((e) => [e.id, e]));
 		if (leafFlag !== undefined && !byId.has(leafFlag)) throw new Error(`--leaf ${leafFlag}: no such entry`);
@@ -169,8 +193,6 @@ function inspect(file, leafFlag) {
 		});
 	} catch (err) {
 		result.error = String(err?.message ?? err);
-	} finally {
-		rmSync(dir, { recursive: true, force: true });
 	}
 	return result;
 }

@@ -28,7 +28,7 @@ import (
 type piVersion struct {
 	Name   string // subtest name
 	Semver string // what the extension registers as pi_version
-	CLI    string // dist/cli.js, relative to e2e/node_modules
+	CLI    string // dist/cli.js, relative to e2e/node_modules (or absolute)
 }
 
 var piVersions = []piVersion{
@@ -36,9 +36,25 @@ var piVersions = []piVersion{
 	{"pi-1.6", "1.6.0", "pi-coding-agent-1.6/dist/cli.js"},
 }
 
-// eachPi runs fn as one subtest per Pi version.
+// cli is the absolute path of v's dist/cli.js.
+func (v piVersion) cli() string {
+	if filepath.IsAbs(v.CLI) {
+		return v.CLI
+	}
+	return filepath.Join(Dir(), "node_modules", v.CLI)
+}
+
+// eachPi runs fn as one subtest per Pi version: piVersions, or the Pis PiDirsEnv names
+// (e2e/pi-versions.sh).
 func eachPi(t *testing.T, fn func(t *testing.T, v piVersion)) {
-	for _, v := range piVersions {
+	vs := piVersions
+	if names, dirs := piDirs(t); names != nil {
+		vs = nil
+		for i, name := range names {
+			vs = append(vs, piVersion{"pi-" + name, name, filepath.Join(dirs[i], "dist", "cli.js")})
+		}
+	}
+	for _, v := range vs {
 		t.Run(v.Name, func(t *testing.T) { fn(t, v) })
 	}
 }
@@ -286,7 +302,7 @@ func (h summaryHold) release(t *testing.T) {
 func (r *rig) startPi(args ...string) *piProc {
 	r.t.Helper()
 	node := NodeBinary(r.t)
-	cli := filepath.Join(Dir(), "node_modules", r.v.CLI)
+	cli := r.v.cli()
 	argv := []string{cli, "--mode", "rpc"}
 	if !r.installed {
 		argv = append(argv, "-e", filepath.Join(Dir(), "..", "extension"))

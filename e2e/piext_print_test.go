@@ -62,7 +62,7 @@ func (r *rig) printMode(t *testing.T, v piVersion, mode, prompt string) (stdout,
 // argument), such as -c.
 func (r *rig) printArgs(t *testing.T, v piVersion, mode string, args ...string) (stdout, stderr string) {
 	t.Helper()
-	argv := append([]string{filepath.Join(Dir(), "node_modules", v.CLI), "-p",
+	argv := append([]string{v.cli(), "-p",
 		"-e", filepath.Join(Dir(), "..", "extension"), "-e", filepath.Join(Dir(), "faux", "faux-provider.ts"), "--model", "faux/faux-1"}, args...)
 	cmd := exec.Command(NodeBinary(t), argv...)
 	cmd.Dir = r.work

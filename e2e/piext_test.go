@@ -769,7 +769,7 @@ func TestPiExtensionInstallAndAutoStart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		install := exec.Command(NodeBinary(t), filepath.Join(Dir(), "node_modules", v.CLI), "install", "./extension")
+		install := exec.Command(NodeBinary(t), v.cli(), "install", "./extension")
 		install.Dir = repo
 		install.Env = append(os.Environ(), "HOME="+filepath.Join(r.dir, "home"), "PI_CODING_AGENT_DIR="+r.agent, "PI_OFFLINE=1")
 		if out, err := install.CombinedOutput(); err != nil {

@@ -111,8 +111,10 @@ func (w *Window) All() []ItemRef {
 // "Windows"): scanning the branch in order, each window boundary
 // (session.Entry.IsBoundary) opens a window whose ID is the boundary's
 // currentWindowId; the entries after it, up to the next boundary, are its
-// items. The boundary itself and entries before the first boundary belong
-// to no window.
+// items. The boundary itself belongs to no window, nor do the entries
+// before the first boundary, unless that boundary's StartEntryID names one
+// of them (adoption, docs/design.md §4 "Adoption"): its window then holds
+// them too, from that entry on, before the entries after the boundary.
 //
 // The windows hold their items packed (20 bytes, no pointer; Items is
 // nil): read them with Window.Len and Window.At. The packed items of all
@@ -177,23 +179,15 @@ func ExtendLocalWindows(wins []Window, t *session.Tree, branch []int, ref RefFun
 			}
 		}
 	}
-	for _, s := range branch {
-		e := &t.Entries[s]
-		if e.IsBoundary() {
-			closeLast()
-			out = append(out, Window{ID: e.Window.CurrentWindowID, tab: tab})
-			tab.wins = append(tab.wins, e.Window.CurrentWindowID)
-			start, opened = len(buf), true
-			continue
-		}
-		if len(out) == 0 {
-			continue
-		}
+	// before holds the entries ahead of the branch's first boundary (only
+	// when wins is empty: a base with windows already passed it).
+	var before []int
+	add := func(s int) {
 		wi := len(out) - 1
 		w := &out[wi]
 		r, ok := ref(s, w.ID)
 		if !ok {
-			continue
+			return
 		}
 		p := tab.pack(s, wi, w.ID, r)
 		if opened {
@@ -203,8 +197,48 @@ func ExtendLocalWindows(wins []Window, t *session.Tree, branch []int, ref RefFun
 			w.packed = append(w.packed, p)
 		}
 	}
+	for _, s := range branch {
+		e := &t.Entries[s]
+		if e.IsBoundary() {
+			closeLast()
+			out = append(out, Window{ID: e.Window.CurrentWindowID, tab: tab})
+			tab.wins = append(tab.wins, e.Window.CurrentWindowID)
+			start, opened = len(buf), true
+			if len(out) == 1 && len(wins) == 0 {
+				for _, b := range Adopted(t, before, e.Window.StartEntryID) {
+					add(b)
+				}
+			}
+			before = nil
+			continue
+		}
+		if len(out) == 0 {
+			if len(wins) == 0 {
+				before = append(before, s)
+			}
+			continue
+		}
+		add(s)
+	}
 	closeLast()
 	return out
+}
+
+// Adopted returns the entries of before (seqs of t, in branch order,
+// ahead of the branch's first boundary) from the one whose id is start on;
+// nil when start is "" or names none of them. These are the entries an
+// adoption boundary's window holds ahead of it (session.WindowMarker
+// StartEntryID; docs/design.md §4 "Adoption").
+func Adopted(t *session.Tree, before []int, start string) []int {
+	if start == "" {
+		return nil
+	}
+	for i, s := range before {
+		if t.Entries[s].ID == start {
+			return before[i:]
+		}
+	}
+	return nil
 }
 
 // UserItemIDs returns the item ids of the user messages of w, newest

@@ -167,7 +167,7 @@ type ListWindowsArgs struct {
 // WindowInfo is one list_windows entry: the full window ID and the number
 // of items in the window.
 type WindowInfo struct {
-	WindowID  string `json:"window_id" doc:"Full window ID; pass it unchanged as window_id. IDs over 256 characters (a damaged or hostile file) are cut to "…" and their last 255 characters, which still name the item or window."`
+	WindowID  string `json:"window_id" doc:"Full window ID; pass it unchanged as window_id. IDs over 256 characters (a damaged or hostile file) are cut to … and their last 255 characters, which still name the item or window."`
 	ItemCount int    `json:"item_count" doc:"Number of history items in the window."`
 }
 
@@ -198,8 +198,8 @@ type ListItemsArgs struct {
 // max_chars_per_item code points of its text and its full length in code
 // points.
 type ItemPreview struct {
-	WindowID         string `json:"window_id" doc:"Full ID of the window that contains the item. IDs over 256 characters (a damaged or hostile file) are cut to "…" and their last 255 characters, which still name the item or window."`
-	ItemID           string `json:"item_id" doc:"Opaque item ID; pass it unchanged to read_item. IDs over 256 characters (a damaged or hostile file) are cut to "…" and their last 255 characters, which still name the item or window."`
+	WindowID         string `json:"window_id" doc:"Full ID of the window that contains the item. IDs over 256 characters (a damaged or hostile file) are cut to … and their last 255 characters, which still name the item or window."`
+	ItemID           string `json:"item_id" doc:"Opaque item ID; pass it unchanged to read_item. IDs over 256 characters (a damaged or hostile file) are cut to … and their last 255 characters, which still name the item or window."`
 	Role             string `json:"role" doc:"user, assistant, tool or developer."`
 	ToolName         string `json:"tool_name,omitempty" doc:"Tool name, for tool calls and results; the action for flat history/notes router calls. Over 256 characters it is cut to its first 255 and \"…\"."`
 	ToolNamespace    string `json:"tool_namespace,omitempty" doc:"Tool namespace, when the call had one; history or notes for flat router calls. Over 256 characters it is cut to its first 255 and \"…\"."`
@@ -231,8 +231,8 @@ type ReadItemArgs struct {
 // the code points returned, present only while content remains after the
 // range.
 type ItemBody struct {
-	WindowID        string `json:"window_id" doc:"Full ID of the window that contains the item. IDs over 256 characters (a damaged or hostile file) are cut to "…" and their last 255 characters, which still name the item or window."`
-	ItemID          string `json:"item_id" doc:"The item's full ID. IDs over 256 characters (a damaged or hostile file) are cut to "…" and their last 255 characters, which still name the item or window."`
+	WindowID        string `json:"window_id" doc:"Full ID of the window that contains the item. IDs over 256 characters (a damaged or hostile file) are cut to … and their last 255 characters, which still name the item or window."`
+	ItemID          string `json:"item_id" doc:"The item's full ID. IDs over 256 characters (a damaged or hostile file) are cut to … and their last 255 characters, which still name the item or window."`
 	Role            string `json:"role" doc:"user, assistant, tool or developer."`
 	ToolName        string `json:"tool_name,omitempty" doc:"Tool name, for tool calls and results; the action for flat history/notes router calls. Over 256 characters it is cut to its first 255 and \"…\"."`
 	ToolNamespace   string `json:"tool_namespace,omitempty" doc:"Tool namespace, when the call had one; history or notes for flat router calls. Over 256 characters it is cut to its first 255 and \"…\"."`

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -115,9 +116,10 @@ func TestDecoderEdgeCases(t *testing.T) {
 }
 
 // FuzzDecoderAgrees: for any line after a v3 header, the single-pass
-// decoder accepts exactly what encoding/json accepts (json.Valid), and when
-// no key differs from a known field name only by letter case (encoding/json
-// folds case, JSON.parse does not), it decodes the same values.
+// decoder accepts exactly what encoding/json accepts (json.Valid), and
+// decodes the same values, escapes included (in keys and in values),
+// unless a key equals a known field name only by letter case
+// (encoding/json folds case, JSON.parse and the decoder do not).
 func FuzzDecoderAgrees(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"message","id":"a","message":{"role":"user","content":"hi"}}`,
@@ -127,6 +129,11 @@ func FuzzDecoderAgrees(f *testing.F) {
 		`{"type":"context_edit","id":"e","targetId":"a","replacement":{"content":[{"type":"text","text":"t"}]}}`,
 		`{"type":"context_edit","id":"e","targetId":"a","replacement":null}`,
 		`{"type":"compaction","id":"c","summary":"s","firstKeptEntryId":"c","systemMessage":{"role":"system","content":"p"}}`,
+		// Escapes in keys and values.
+		`{"typ\u0065":"message","\u0069d":"\u0061\/b","message":{"role":"us\u0065r","content":"x\ty\u2028\"\\\ud83d\ude00\ud800"}}`,
+		`{"type":"custom","customType":"codex-context-note","data":{"p\u0061th":"/root/notes/\u00e9","text":"\b\f\n\r\t"},"id":"b\u0000","parentId":"\udc00"}`,
+		`{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"toolCall","id":"c\"","name":"hist\u006fry","arguments":{"act\u0069on":"r\u00e9ad"}}]}}`,
+		`{"type":"message","id":"a","message":{"role":"user","content":"\uD83D\uDE00 \uDBFF\uDFFF \uDFFF\uD800"}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -153,18 +160,38 @@ func FuzzDecoderAgrees(f *testing.F) {
 	})
 }
 
-// foldsKey reports whether line may hold a key that equals a known field
-// name only case-insensitively (or with escapes), where the decoders differ
-// by design.
+// foldsKey reports whether line may hold a key, once unescaped, that
+// equals a known field name only case-insensitively, where the decoders
+// differ by design. Keys are read with encoding/json at every depth.
 func foldsKey(line []byte) bool {
-	if bytes.Contains(line, []byte(`\`)) {
-		return true
+	var v any
+	if json.Unmarshal(line, &v) != nil {
+		return false // invalid: both skip the line, whatever its keys
 	}
-	low := bytes.ToLower(line)
-	for _, k := range []string{"type", "id", "parentid", "timestamp", "version", "cwd", "parentsession", "customtype", "message", "content", "display", "details", "data", "summary", "fromid", "fromhook", "firstkeptentryid", "firstkeptentryindex", "targetid", "label", "name", "role", "stopreason", "toolname", "toolcallid", "iserror", "command", "output", "excludefromcontext", "text", "thinking", "mimetype", "arguments", "namespace", "replacement", "systemmessage"} {
-		q := []byte(`"` + k + `"`)
-		if n := bytes.Count(low, q); n > 0 && n != bytes.Count(line, q) {
-			return true
+	return foldedKeyIn(v)
+}
+
+// knownKeys are the field names the decoders read.
+var knownKeys = []string{"type", "id", "parentId", "timestamp", "version", "cwd", "parentSession", "customType", "message", "content", "display", "details", "data", "summary", "fromId", "fromHook", "firstKeptEntryId", "firstKeptEntryIndex", "targetId", "label", "name", "role", "stopReason", "toolName", "toolCallId", "isError", "command", "output", "excludeFromContext", "text", "thinking", "mimeType", "arguments", "namespace", "replacement", "systemMessage"}
+
+func foldedKeyIn(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			for _, known := range knownKeys {
+				if k != known && strings.EqualFold(k, known) {
+					return true
+				}
+			}
+			if foldedKeyIn(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if foldedKeyIn(x) {
+				return true
+			}
 		}
 	}
 	return false

@@ -238,6 +238,13 @@ type WindowMarker struct {
 	WindowNumber       int    `json:"windowNumber"`
 	TrimPreviousWindow bool   `json:"trimPreviousWindow,omitempty"`
 	AgentName          string `json:"agentName,omitempty"`
+	// StartEntryID, on a boundary of kind "window", is the entry its
+	// window begins at when that entry comes before the boundary: context
+	// management was turned on for a branch that already had entries
+	// (adoption, docs/design.md §4 "Adoption"), and the window holds the
+	// branch's entries from this one on. "" for every other boundary: the
+	// window begins after its boundary.
+	StartEntryID string `json:"startEntryId,omitempty"`
 }
 
 // IsBoundary reports whether e is a window boundary: a codex-context-window

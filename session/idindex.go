@@ -1,6 +1,10 @@
 package session
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"slices"
+	"sync/atomic"
+)
 
 // idIndex maps entry ids to their Seq for one Tree, as Pi's byId map does
 // (a repeated id points at the later entry). It is an open-addressing hash
@@ -9,10 +13,18 @@ import "hash/maphash"
 // map[string]int of a 1 GiB session's quarter-million ids costs about
 // 70 bytes per id and is scanned by every garbage collection; this costs
 // 8 to 16 bytes per id and is never scanned.
+//
+// Snapshots of the tree (Tree.Snapshot) read the slots while the tree's
+// Adds write them: slots are loaded and stored atomically, a slot filled
+// after a snapshot holds a Seq past its length (passed over, as for
+// Reuse), and a repeated id, which overwrites a slot, first copies the
+// slots when a snapshot or a reusing tree shares them (shared).
 type idIndex struct {
 	seed  maphash.Seed
 	slots []int32 // len is a power of two, at most half full
 	n     int
+	// shared is set while another tree (a Snapshot, a Reuse) reads slots.
+	shared bool
 }
 
 // grow makes room for want ids in total without rehashing on the way.
@@ -28,9 +40,9 @@ func (x *idIndex) grow(entries []Entry, want int) {
 		x.seed = maphash.MakeSeed()
 	}
 	old := x.slots
-	x.slots = make([]int32, size)
-	for _, v := range old {
-		if v != 0 {
+	x.slots, x.shared = make([]int32, size), false
+	for i := range old {
+		if v := atomic.LoadInt32(&old[i]); v != 0 {
 			x.slots[x.free(entries, entries[v-1].ID)] = v
 		}
 	}
@@ -44,7 +56,7 @@ func (x *idIndex) free(entries []Entry, id string) int {
 	mask := len(x.slots) - 1
 	i := int(maphash.String(x.seed, id)) & mask
 	for {
-		v := x.slots[i]
+		v := atomic.LoadInt32(&x.slots[i])
 		if v == 0 || int(v) <= len(entries) && entries[v-1].ID == id {
 			return i
 		}
@@ -57,7 +69,7 @@ func (x *idIndex) get(entries []Entry, id string) (int, bool) {
 	if x.n == 0 {
 		return 0, false
 	}
-	v := x.slots[x.free(entries, id)]
+	v := atomic.LoadInt32(&x.slots[x.free(entries, id)])
 	return int(v) - 1, v != 0
 }
 
@@ -68,10 +80,14 @@ func (x *idIndex) put(entries []Entry, id string, seq int) (dup bool) {
 		x.grow(entries, 2*(x.n+1))
 	}
 	i := x.free(entries, id)
-	dup = x.slots[i] != 0
+	dup = atomic.LoadInt32(&x.slots[i]) != 0
 	if !dup {
 		x.n++
+	} else if x.shared {
+		// The slot names an entry that a sharer's lookups must still
+		// find: overwrite it in a copy.
+		x.slots, x.shared = slices.Clone(x.slots), false
 	}
-	x.slots[i] = int32(seq + 1)
+	atomic.StoreInt32(&x.slots[i], int32(seq+1))
 	return dup
 }

@@ -73,7 +73,7 @@ func str(raw json.RawMessage) (string, bool) {
 		return "", false
 	}
 	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	if oracleJSON.unmarshal(raw, &s) != nil {
 		return "", false
 	}
 	return s, true
@@ -86,9 +86,27 @@ func str(raw json.RawMessage) (string, bool) {
 // entry: encoding/json has filled every other field, and the mistyped one
 // stays zero. Only a syntax error makes a line invalid.
 func isTypeError(err error) bool {
+	return oracleJSON.typeError(err)
+}
+
+// jsonLib is a JSON library as the oracle uses it.
+type jsonLib struct {
+	unmarshal func(data []byte, v any) error
+	valid     func(data []byte) bool
+	// typeError reports whether an error of unmarshal is only a value of
+	// an unexpected JSON type.
+	typeError func(err error) bool
+}
+
+// stdJSON is encoding/json.
+var stdJSON = jsonLib{unmarshal: json.Unmarshal, valid: json.Valid, typeError: func(err error) bool {
 	var te *json.UnmarshalTypeError
 	return errors.As(err, &te)
-}
+}}
+
+// oracleJSON is the library the oracle decodes with: encoding/json, but
+// for BenchmarkDecoder, which also times the oracle with other libraries.
+var oracleJSON = stdJSON
 
 func (p *Parser) oracleParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason) {
 	lineNo := p.NextLine
@@ -105,7 +123,7 @@ func (p *Parser) oracleParseLine(line []byte, off int64) (*Entry, *Decoded, Skip
 	// Fast reject of non-objects before a full decode.
 	trimmed := bytes.TrimLeft(line, " \t\r\n")
 	if trimmed[0] != '{' {
-		if !json.Valid(line) {
+		if !oracleJSON.valid(line) {
 			return nil, nil, SkipInvalidJSON
 		}
 		if p.Header == nil {
@@ -118,7 +136,7 @@ func (p *Parser) oracleParseLine(line []byte, off int64) (*Entry, *Decoded, Skip
 		return nil, nil, SkipNotObject
 	}
 	var r rawEntry
-	if err := json.Unmarshal(line, &r); err != nil && !isTypeError(err) {
+	if err := oracleJSON.unmarshal(line, &r); err != nil && !isTypeError(err) {
 		return nil, nil, SkipInvalidJSON
 	}
 	typ := ""
@@ -171,7 +189,7 @@ func (p *Parser) oracleParseLine(line []byte, off int64) (*Entry, *Decoded, Skip
 	case TypeMessage:
 		if len(r.Message) > 0 && r.Message[0] == '{' {
 			var om oracleMessage
-			err := json.Unmarshal(r.Message, &om)
+			err := oracleJSON.unmarshal(r.Message, &om)
 			m := om.message()
 			if err == nil || isTypeError(err) {
 				if m.Role == "hookMessage" && p.Header.Version < 3 { // migrateV2ToV3 runs only on files below v3
@@ -237,7 +255,7 @@ func (p *Parser) oracleParseLine(line []byte, off int64) (*Entry, *Decoded, Skip
 			var o struct {
 				Content json.RawMessage `json:"content"`
 			}
-			if err := json.Unmarshal(rb, &o); err == nil || isTypeError(err) {
+			if err := oracleJSON.unmarshal(rb, &o); err == nil || isTypeError(err) {
 				if cb := bytes.TrimSpace(o.Content); len(cb) > 0 && (cb[0] == '"' || cb[0] == '[') {
 					var c Content
 					_ = oracleContent(&c, cb)
@@ -261,17 +279,17 @@ func oracleContent(c *Content, b []byte) error {
 	}
 	if b[0] == '"' {
 		c.IsString = true
-		return json.Unmarshal(b, &c.Text)
+		return oracleJSON.unmarshal(b, &c.Text)
 	}
 	var raws []json.RawMessage
-	if err := json.Unmarshal(b, &raws); err != nil {
+	if err := oracleJSON.unmarshal(b, &raws); err != nil {
 		return err
 	}
 	c.Parts = make([]Part, 0, len(raws))
 	for _, raw := range raws {
 		var p Part
 		if len(raw) > 0 && raw[0] == '{' {
-			_ = json.Unmarshal(raw, &p)
+			_ = oracleJSON.unmarshal(raw, &p)
 		}
 		switch p.Type {
 		case "text", "thinking", "image", "toolCall":

@@ -262,6 +262,7 @@ func decodeWindow(details json.RawMessage) *WindowMarker {
 			WindowNumber       json.RawMessage `json:"windowNumber"`
 			TrimPreviousWindow bool            `json:"trimPreviousWindow"`
 			AgentName          string          `json:"agentName"`
+			StartEntryID       string          `json:"startEntryId"`
 		} `json:"contextManagement"`
 	}
 	if json.Unmarshal(details, &d) != nil || d.CM == nil {
@@ -270,7 +271,7 @@ func decodeWindow(details json.RawMessage) *WindowMarker {
 	w := &WindowMarker{
 		MarkerID: d.ID, Kind: d.CM.Kind, FirstWindowID: d.CM.FirstWindowID,
 		CurrentWindowID: d.CM.CurrentWindowID, PreviousWindowID: d.CM.PreviousWindowID,
-		TrimPreviousWindow: d.CM.TrimPreviousWindow, AgentName: d.CM.AgentName,
+		TrimPreviousWindow: d.CM.TrimPreviousWindow, AgentName: d.CM.AgentName, StartEntryID: d.CM.StartEntryID,
 	}
 	if n, err := strconv.Atoi(string(d.CM.WindowNumber)); err == nil && n >= 0 {
 		w.WindowNumber = n

@@ -289,20 +289,82 @@ func TestMistypedFieldsKept(t *testing.T) {
 	}
 }
 
-// TestRulesFor: below 0.86.0 (system messages) the 0.85 rules, from it on
-// the 1.x rules; "" or an unreadable version the newest.
+// TestRulesFor: below 0.86.0 (system messages) the 0.85 rules, 0.86.x the
+// 0.86 rules, from 0.87.0 (context edits) on the 1.x rules; "" or an
+// unreadable version the newest.
 func TestRulesFor(t *testing.T) {
 	for v, want := range map[string]Rules{
 		"0.85.0": RulesPi085, "0.85.1": RulesPi085, "0.58.3": RulesPi085, "0.85.2-beta.1": RulesPi085,
-		"0.86.0": RulesPi16, "0.87.1": RulesPi16, "1.6.0": RulesPi16, "1.7.0": RulesPi16, "2.0.0+build": RulesPi16,
+		"0.86.0": RulesPi086, "0.86.1": RulesPi086, "0.86.9-rc.1": RulesPi086,
+		"0.87.0": RulesPi16, "0.87.1": RulesPi16, "1.6.0": RulesPi16, "1.7.0": RulesPi16, "2.0.0+build": RulesPi16,
 		"": NewestRules, "x.y": NewestRules,
 	} {
 		if got := RulesFor(v); got != want {
 			t.Errorf("RulesFor(%q) = %s, want %s", v, got, want)
 		}
 	}
-	if RulesPi085.String() != "pi-0.85" || RulesPi16.String() != "pi-1.6" {
-		t.Errorf("names %s %s", RulesPi085, RulesPi16)
+	if RulesPi085.String() != "pi-0.85" || RulesPi086.String() != "pi-0.86" || RulesPi16.String() != "pi-1.6" {
+		t.Errorf("names %s %s %s", RulesPi085, RulesPi086, RulesPi16)
+	}
+}
+
+// TestUntested: a version newer than NewestProvenPi (1.6.0) by
+// MAJOR.MINOR.PATCH is untested; 1.6.0 itself, its pre-releases and
+// builds, older versions, "" and unreadable versions are not.
+func TestUntested(t *testing.T) {
+	if NewestProvenPi != "1.6.0" {
+		t.Fatalf("NewestProvenPi %s: update this table and docs/pi-versions.md together", NewestProvenPi)
+	}
+	for v, want := range map[string]bool{
+		"1.6.1": true, "1.7.0": true, "2.0.0": true, "1.7.0-rc.1": true, "1.10.0": true, "1.6.10+b": true,
+		"1.6.0": false, "1.6.0-beta.2": false, "1.6.0+build": false, "1.5.9": false, "0.99.1": false, "0.85.1": false,
+		"": false, "1.7": false, "x.y.z": false,
+	} {
+		if got := Untested(v); got != want {
+			t.Errorf("Untested(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+// TestProjectNestedCompaction pins the three rule sets on an older
+// compaction (with a systemMessage) inside the newest compaction's kept
+// range, values worked out from buildContextEntries and
+// sessionEntryToContextMessages of Pi 0.85.1 and 0.86.1 and from
+// buildSessionProjection of Pi 1.6.0: 0.85 sends its summary, 0.86 its
+// system message then its summary, 1.6 nothing.
+func TestProjectNestedCompaction(t *testing.T) {
+	const file = `{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}
+{"type":"message","id":"u1","parentId":null,"message":{"role":"user","content":"a"}}
+{"type":"message","id":"a1","parentId":"u1","message":{"role":"assistant","content":[],"stopReason":"stop"}}
+{"type":"compaction","id":"c1","parentId":"a1","summary":"x","firstKeptEntryId":"a1","systemMessage":{"role":"system","content":"sys"}}
+{"type":"message","id":"u2","parentId":"c1","message":{"role":"user","content":"b"}}
+{"type":"compaction","id":"c2","parentId":"u2","summary":"y","firstKeptEntryId":"u1"}
+{"type":"message","id":"u3","parentId":"c2","message":{"role":"user","content":"c"}}
+`
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tree, err := Each(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	branch, _, err := tree.Branch("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, want := range map[Rules]string{
+		RulesPi085: "c2:compactionSummary u1:user a1:assistant c1:compactionSummary u2:user u3:user",
+		RulesPi086: "c2:compactionSummary u1:user a1:assistant c1:system c1:compactionSummary u2:user u3:user",
+		RulesPi16:  "c2:compactionSummary u1:user a1:assistant u2:user u3:user",
+	} {
+		var out []string
+		for _, m := range tree.Project(branch, r) {
+			out = append(out, tree.Entries[m.Seq].ID+":"+m.Role)
+		}
+		if got := strings.Join(out, " "); got != want {
+			t.Errorf("%s: %s\nwant %s", r, got, want)
+		}
 	}
 }
 
@@ -356,6 +418,8 @@ func TestProjectRules(t *testing.T) {
 	}{
 		{"", RulesPi16, "c1:system c1:compactionSummary u1:user<e1 u2:user"},
 		{"", RulesPi085, "c1:compactionSummary u1:user a1:assistant s1:system u2:user"},
+		{"", RulesPi086, "c1:system c1:compactionSummary u1:user a1:assistant u2:user"},
+		{"s1", RulesPi086, "u1:user a1:assistant s1:system"},
 		{"s1", RulesPi16, "u1:user<e1 s1:system"},
 		{"e1", RulesPi16, "u1:user<e1 a1:assistant"},
 		{"a1", RulesPi16, "u1:user a1:assistant"},

@@ -33,6 +33,34 @@ type Tree struct {
 	// mem keeps reachable what the entries point at: Entries is memory
 	// the garbage collector does not scan (entrymem.go).
 	mem treeMem
+	// lineage is the tree this one is a Snapshot of (nil: itself).
+	lineage *Tree
+}
+
+// Snapshot returns a read-only copy of t as it is now, safe to read
+// while Adds to t go on without any lock between them: an Add writes
+// only past the copy's length (Entries, parents, the string chunks) or
+// into new arrays, and the id index's slots are read and written
+// atomically, an id added later passed over by the copy's lookups (its
+// Seq is past the copy's length) and a repeated id given a new slot
+// array rather than overwriting a slot a copy reads. The copy must not be
+// added to. Snapshots of one tree share its Lineage.
+func (t *Tree) Snapshot() *Tree {
+	t.byID.shared = true
+	c := *t
+	c.lineage = t.Lineage()
+	return &c
+}
+
+// Lineage is the tree t is a Snapshot of (t itself for a tree added to):
+// the identity of one append-only sequence of entries. Two snapshots of
+// one lineage agree on every entry both hold; a rewritten file gets a new
+// tree, so a new lineage.
+func (t *Tree) Lineage() *Tree {
+	if t.lineage != nil {
+		return t.lineage
+	}
+	return t
 }
 
 // NewTree returns an empty tree for a file with header h.
@@ -60,6 +88,7 @@ func (t *Tree) Reuse(base *Tree) {
 	t.mem.held = base
 	t.Entries = base.Entries[:0]
 	t.parents = base.parents[:0]
+	base.byID.shared = true
 	t.byID = base.byID
 }
 
@@ -281,8 +310,9 @@ type ContextMessage struct {
 // Project is Pi's buildSessionContext for the branch (root to leaf) under
 // rules r: the messages the model is sent, in order, each tagged with its
 // entry. Sources: dist/core/session-manager.js of Pi 0.85.1
-// (buildContextEntries, sessionEntryToContextMessages) and of Pi 1.6.0
-// (the same plus projectContextEntry, buildSessionProjection).
+// (buildContextEntries, sessionEntryToContextMessages), of Pi 0.86.1 (the
+// same, with system messages) and of Pi 1.6.0 (the same plus
+// projectContextEntry, buildSessionProjection).
 //
 // Both rule sets: if the branch holds a compaction, the last one comes
 // first, then the branch entries before it starting at its
@@ -294,13 +324,15 @@ type ContextMessage struct {
 // message, a compaction a "compactionSummary" message; every other type
 // yields nothing.
 //
-// RulesPi16 adds:
+// RulesPi086 adds:
 //   - system messages (role "system") inside the kept range before the
 //     compaction are dropped;
-//   - an older compaction inside the kept range yields nothing (0.85
-//     yields its summary);
 //   - a compaction with a systemMessage yields it ("system") before its
-//     summary;
+//     summary, an older compaction inside the kept range included.
+//
+// RulesPi16 adds to RulesPi086:
+//   - an older compaction inside the kept range yields nothing (0.85 and
+//     0.86 yield its messages);
 //   - context_edit entries that are themselves among the context entries
 //     apply to their targetId, the last one per target winning: a null
 //     replacement omits every message of the target, a content
@@ -316,7 +348,7 @@ func (t *Tree) Project(branch []int, r Rules) []ContextMessage {
 			last = i
 		}
 	}
-	v16 := r >= RulesPi16
+	v086, v16 := r >= RulesPi086, r >= RulesPi16
 	sel := branch
 	if last >= 0 {
 		comp := &t.Entries[branch[last]]
@@ -328,7 +360,7 @@ func (t *Tree) Project(branch []int, r Rules) []ContextMessage {
 			if !found && e.ID == comp.FirstKeptEntryID() {
 				found = true
 			}
-			if found && !(v16 && e.Type == TypeMessage && e.Role == RoleSystem) {
+			if found && !(v086 && e.Type == TypeMessage && e.Role == RoleSystem) {
 				sel = append(sel, s)
 			}
 		}
@@ -362,7 +394,7 @@ func (t *Tree) Project(branch []int, r Rules) []ContextMessage {
 			}
 			edit = es
 		}
-		if v16 && e.Type == TypeCompaction && e.SystemMessage {
+		if v086 && e.Type == TypeCompaction && e.SystemMessage {
 			out = append(out, ContextMessage{Seq: s, Role: RoleSystem, EditSeq: -1})
 		}
 		m := ContextMessage{Seq: s, Role: role, EditSeq: -1}
@@ -378,25 +410,38 @@ func (t *Tree) Project(branch []int, r Rules) []ContextMessage {
 // Rules names one of Pi's context projection rule sets.
 type Rules uint8
 
-// The rule sets contextd knows. Each is checked against the Pi release it
-// is named after by the e2e parity harness.
+// The rule sets contextd knows, oldest first (a later one is greater). The
+// e2e parity harness checks each against the Pi releases at its edges
+// (docs/pi-versions.md).
 const (
 	// RulesPi085: Pi 0.85.x, the releases before transcript-backed
 	// system messages (0.86.0) and context edits (0.87.0).
 	RulesPi085 Rules = iota + 1
-	// RulesPi16: Pi 0.86.0 and later, checked against 1.6.0.
+	// RulesPi086: Pi 0.86.x (0.86.1 is the only release): system
+	// messages, no context edits, and every compaction among the context
+	// entries yields its messages.
+	RulesPi086
+	// RulesPi16: Pi 0.87.0 and later, checked against every release from
+	// 0.87.0 to 1.6.0.
 	RulesPi16
 	// NewestRules applies to unregistered sessions, to a registration
-	// without pi_version, and to versions newer than the last one checked.
+	// without pi_version, and to versions newer than NewestProvenPi.
 	NewestRules = RulesPi16
 )
 
-// String is the rule set's name as /branch reports it: "pi-0.85" or
-// "pi-1.6".
+// NewestProvenPi is the newest Pi release whose projection the parity
+// harness has checked (docs/pi-versions.md records the run): a registered
+// Pi newer than it is read with NewestRules, untested (see Untested).
+const NewestProvenPi = "1.6.0"
+
+// String is the rule set's name as /branch reports it: "pi-0.85",
+// "pi-0.86" or "pi-1.6".
 func (r Rules) String() string {
 	switch r {
 	case RulesPi085:
 		return "pi-0.85"
+	case RulesPi086:
+		return "pi-0.86"
 	case RulesPi16:
 		return "pi-1.6"
 	}
@@ -405,17 +450,50 @@ func (r Rules) String() string {
 
 // RulesFor returns the rule set for a Pi version ("0.85.1", "1.6.0"; a
 // semver core, optionally followed by a pre-release or build suffix):
-// RulesPi085 below 0.86.0, RulesPi16 from 0.86.0 on, NewestRules for "" or
-// a version that does not start with MAJOR.MINOR.
+// RulesPi085 below 0.86.0, RulesPi086 from 0.86.0 to below 0.87.0,
+// RulesPi16 from 0.87.0 on, NewestRules for "" or a version that does not
+// start with MAJOR.MINOR.
 func RulesFor(version string) Rules {
 	var major, minor int
 	if _, err := fmt.Sscanf(version, "%d.%d", &major, &minor); err != nil {
 		return NewestRules
 	}
-	if major == 0 && minor < 86 {
+	switch {
+	case major == 0 && minor < 86:
 		return RulesPi085
+	case major == 0 && minor == 86:
+		return RulesPi086
 	}
 	return RulesPi16
+}
+
+// Untested reports whether a Pi version ("1.7.0", "2.0.0-rc.1+b") is newer
+// than NewestProvenPi by semver precedence of MAJOR.MINOR.PATCH (a
+// pre-release of a newer core counts as newer; one of NewestProvenPi's
+// own core does not, nor does a build suffix). "" and a version that does
+// not start with MAJOR.MINOR.PATCH are not untested: they get NewestRules
+// without a claim about the running Pi.
+func Untested(version string) bool {
+	v, ok := semverCore(version)
+	if !ok {
+		return false
+	}
+	proven, _ := semverCore(NewestProvenPi)
+	for i := range v {
+		if v[i] != proven[i] {
+			return v[i] > proven[i]
+		}
+	}
+	return false
+}
+
+// semverCore parses the MAJOR.MINOR.PATCH that starts version.
+func semverCore(version string) ([3]int, bool) {
+	var c [3]int
+	if _, err := fmt.Sscanf(version, "%d.%d.%d", &c[0], &c[1], &c[2]); err != nil {
+		return c, false
+	}
+	return c, true
 }
 
 // ContextRole is the role of the (last) context message an entry produces in

@@ -413,10 +413,10 @@ func fillBenchText(b *testing.B) []byte {
 		if fillText.err = s.Sync(context.Background()); fillText.err != nil {
 			return
 		}
-		x.bg.Wait() // the background filter build, not measured here
-		s.mu.RLock()
+		x.filtersIdle() // the background filter build, not measured here
+		s.mu.Lock()
 		snap := s.textSnap()
-		s.mu.RUnlock()
+		s.mu.Unlock()
 		n := min(blocksComplete(snap.size()), 512)
 		fillText.text = make([]byte, (n-1)*blockSize+blockText)
 		tr := newTextReader(snap, nil, false)
@@ -547,9 +547,9 @@ func BenchmarkLiveHeap(b *testing.B) {
 		runtime.KeepAlive(hv)
 		b.ReportMetric(after, "live-MB")
 		b.ReportMetric(after-before, "windows-MB")
-		s.mu.RLock()
+		s.mu.Lock()
 		slack := float64(cap(s.items)-len(s.items)) * float64(unsafe.Sizeof(ItemMeta{})) / (1 << 20)
-		s.mu.RUnlock()
+		s.mu.Unlock()
 		b.ReportMetric(slack, "items-slack-MB")
 	}
 }

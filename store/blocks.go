@@ -122,14 +122,15 @@ const (
 // blockFilters is a session's filter state. done is how many records of the
 // .blk file are valid (readers read no further); mu is held by the builder
 // and by resets; gen changes on every reset so a builder working from an
-// older text size stops. The records are read through a shared mapping of
-// the .blk file (mapped, under mapMu: resets unmap it before truncating).
+// older text size stops; queued is set while the session waits in the
+// index's filter queue (filterbuilder.go). The records are read through a
+// shared mapping of the .blk file (mapped, under mapMu: resets unmap it
+// before truncating).
 type blockFilters struct {
-	mu      sync.Mutex
-	gen     atomic.Uint64
-	done    atomic.Int64
-	pending atomic.Bool
-	running atomic.Bool
+	mu     sync.Mutex
+	gen    atomic.Uint64
+	done   atomic.Int64
+	queued atomic.Bool
 
 	mapMu  sync.RWMutex
 	mapped []byte
@@ -267,9 +268,17 @@ func writeBlocksRecorded(path string, n int64) error {
 func segments(n int64) int64 { return (n + blockSeg - 1) / blockSeg }
 
 // resetBlocks keeps the records still valid for a committed text of
-// textSize bytes (none for 0) and truncates the file to them. Callers hold
-// syncMu.
+// textSize bytes (none for 0) and truncates the file to them, then
+// publishes a snapshot of the new generation (searches of the snapshots
+// before consult none of its filters). Callers hold syncMu.
 func (s *Session) resetBlocks(textSize int64) error {
+	err := s.resetBlockFiles(textSize)
+	s.publish()
+	return err
+}
+
+// resetBlockFiles is resetBlocks' work on the files.
+func (s *Session) resetBlockFiles(textSize int64) error {
 	s.blk.gen.Add(1)
 	s.blk.mu.Lock()
 	defer s.blk.mu.Unlock()
@@ -311,7 +320,7 @@ func (f *blockFilters) unmap() {
 // readers read no further), mapping the .blk file again when it has grown,
 // and the function that gives the mapping back (resets wait for it). nil
 // when a reset unmapped it meanwhile.
-func (s *Session) records(n int64) ([]byte, func(), error) {
+func (s *Session) records(b blockSnap, n int64) ([]byte, func(), error) {
 	f := &s.blk
 	size := segments(n) * blockSegBytes
 	f.mapMu.RLock()
@@ -323,7 +332,13 @@ func (s *Session) records(n int64) ([]byte, func(), error) {
 				_ = syscall.Munmap(f.mapped)
 				f.mapped = nil
 			}
-			fh, err := os.Open(s.blockPath())
+			if s.blk.gen.Load() != b.gen {
+				// A reset since b: the file may be another text's
+				// (resets advance gen before they unmap).
+				f.mapMu.Unlock()
+				return nil, nil, nil
+			}
+			fh, err := os.Open(b.path)
 			if err != nil {
 				f.mapMu.Unlock()
 				return nil, nil, err
@@ -349,33 +364,18 @@ func (s *Session) records(n int64) ([]byte, func(), error) {
 	return f.mapped[:size], f.mapMu.RUnlock, nil
 }
 
-// kickBlocks starts the background builder of the records the committed
-// text now allows, unless one is running (it then goes on with them).
-// The syncing goroutine calls it after each ingest batch is published and
+// kickBlocks queues s for the index's filter builder (filterbuilder.go)
+// when the committed text now allows records not built yet, unless s is
+// queued already (the builder then builds them with the rest). The
+// syncing goroutine calls it after each ingest batch is published and
 // when a sync ends; it costs an atomic load when there is nothing new.
 func (s *Session) kickBlocks() {
-	if blocksComplete(s.textSize) <= s.blk.done.Load() {
+	if blocksComplete(s.textSize) <= s.blk.done.Load() || s.x.closing.Load() {
 		return
 	}
-	s.blk.pending.Store(true)
-	if !s.blk.running.CompareAndSwap(false, true) {
-		return
+	if s.blk.queued.CompareAndSwap(false, true) {
+		s.x.queueFilters(s)
 	}
-	s.x.bg.Add(1)
-	go func() {
-		defer s.x.bg.Done()
-		for {
-			for s.blk.pending.Swap(false) {
-				if err := s.buildBlocks(); err != nil && !s.x.closing.Load() {
-					s.x.log.Warn("search block filters not built; searches read the whole text", "path", s.path, "err", err)
-				}
-			}
-			s.blk.running.Store(false)
-			if !s.blk.pending.Load() || !s.blk.running.CompareAndSwap(false, true) {
-				return
-			}
-		}
-	}()
 }
 
 // builderScratch is buildBlocks' memory (about 0.7 MiB), reused across runs.
@@ -393,9 +393,11 @@ var builderPool = sync.Pool{New: func() any { return new(builderScratch) }}
 // (gen) or Close stops it at the next segment.
 func (s *Session) buildBlocks() error {
 	g := s.blk.gen.Load()
-	s.mu.RLock()
-	snap, blockPath, countPath := s.textSnap(), s.blockPath(), s.blockCountPath()
-	s.mu.RUnlock()
+	v := &s.current().view
+	snap, blockPath, countPath := v.text, v.blk.path, v.blk.count
+	if snap == nil || v.blk.gen != g {
+		return nil // a reset published since: its own sync kicks a build
+	}
 	textSize := snap.size()
 	s.blk.mu.Lock()
 	defer s.blk.mu.Unlock()
@@ -492,7 +494,7 @@ func (c *candidates) release() {
 // blockCandidates consults the records for a search of query over text
 // bytes [off, end); nil when there are none to consult. The caller must
 // call release on a non-nil result.
-func (s *Session) blockCandidates(query string, off, end int64) (*candidates, error) {
+func (s *Session) blockCandidates(b blockSnap, query string, off, end int64) (*candidates, error) {
 	if len(query) < blockShort || end-off < blockMinSearch {
 		return nil, nil
 	}
@@ -500,9 +502,17 @@ func (s *Session) blockCandidates(query string, off, end int64) (*candidates, er
 	if last <= first {
 		return nil, nil
 	}
-	recs, release, err := s.records(last)
+	recs, release, err := s.records(b, last)
 	if err != nil || recs == nil {
 		return nil, err
+	}
+	if s.blk.gen.Load() != b.gen {
+		// Filters of another text (a reset since the snapshot): none
+		// to consult. A reset advances gen before it waits for the
+		// mapping, which release gives back: while it is held, the
+		// records are those of b.gen.
+		release()
+		return nil, nil
 	}
 	n := (last-1)/blockSeg - first/blockSeg + 1
 	c := candPool.Get().(*candidates)

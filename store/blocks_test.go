@@ -89,7 +89,7 @@ func TestBlockFiltersSearch(t *testing.T) {
 	if got, want := s.blk.done.Load(), int64(6); got != want {
 		t.Fatalf("%d complete blocks recorded, want %d (text of %d bytes)", got, want, len(text))
 	}
-	cs, err := s.blockCandidates("needle(Q)xyz-long-enough", 0, int64(len(text)))
+	cs, err := s.blockCandidates(s.current().view.blk, "needle(Q)xyz-long-enough", 0, int64(len(text)))
 	if err != nil || cs == nil {
 		t.Fatalf("no candidates (%v)", err)
 	}
@@ -168,7 +168,7 @@ func TestShortFilterFiveGrams(t *testing.T) {
 	if got, want := s.blk.done.Load(), int64(3); got != want {
 		t.Fatalf("%d blocks recorded, want %d", got, want)
 	}
-	cs, err := s.blockCandidates(q, 0, int64(len(text)))
+	cs, err := s.blockCandidates(s.current().view.blk, q, 0, int64(len(text)))
 	if err != nil || cs == nil {
 		t.Fatalf("no candidates (%v)", err)
 	}
@@ -176,7 +176,7 @@ func TestShortFilterFiveGrams(t *testing.T) {
 		t.Errorf("blocks read for %q: %v, want %v (block 0 has its trigrams, not its 5-grams)", q, got, want)
 	}
 	cs.release()
-	cs, err = s.blockCandidates("QRS.", 0, int64(len(text)))
+	cs, err = s.blockCandidates(s.current().view.blk, "QRS.", 0, int64(len(text)))
 	if err != nil || cs == nil {
 		t.Fatalf("no candidates (%v)", err)
 	}
@@ -339,7 +339,7 @@ func TestBlockFiltersNeverMiss(t *testing.T) {
 		skipped, shortSkipped := false, false
 		ts := viewTexts{v: v, t: v.text}
 		for _, q := range queries {
-			if cs, err := s.blockCandidates(q, 0, int64(upto)); err != nil {
+			if cs, err := s.blockCandidates(s.current().view.blk, q, 0, int64(upto)); err != nil {
 				t.Fatal(err)
 			} else if cs != nil {
 				if slices.Contains(readsAll(cs), false) {
@@ -421,7 +421,7 @@ func TestBlocksBuiltBesideIngest(t *testing.T) {
 		t.Fatal(err)
 	}
 	afterBatchCommit = nil
-	x.bg.Wait()
+	x.filtersIdle()
 	final := blocksComplete(s.textSize)
 	if len(steps) < 10 || final < 2*blockSeg {
 		t.Fatalf("%d batches, %d complete blocks: want at least 10 batches and %d blocks", len(steps), final, 2*blockSeg)
@@ -435,9 +435,9 @@ func TestBlocksBuiltBesideIngest(t *testing.T) {
 		t.Fatalf("%d records after the sync, want %d", got, final)
 	}
 	// The same records as one build over the final text.
-	s.mu.RLock()
+	s.mu.Lock()
 	snap := s.textSnap()
-	s.mu.RUnlock()
+	s.mu.Unlock()
 	text := make([]byte, snap.size())
 	tr := newTextReader(snap, nil, false)
 	_, err = tr.ReadAt(text, 0)
@@ -499,7 +499,7 @@ func TestBlocksResetWhileBuilding(t *testing.T) {
 		if d, max := s.blk.done.Load(), blocksComplete(int64(cut)); d > max {
 			t.Fatalf("after the reset (builder given %v): %d records, want at most %d", wait, d, max)
 		}
-		x.bg.Wait()
+		x.filtersIdle()
 		if d, max := s.blk.done.Load(), blocksComplete(int64(cut)); d > max || s.blocksRecorded() > max {
 			t.Fatalf("builder given %v: %d records (%d in .blkn) once it stopped, want at most %d", wait, d, s.blocksRecorded(), max)
 		}
@@ -511,7 +511,7 @@ func TestBlocksResetWhileBuilding(t *testing.T) {
 	copy(other, text[:cut])
 	setText(other)
 	s.kickBlocks()
-	x.bg.Wait()
+	x.filtersIdle()
 	once, _ := blockSession(t, t.TempDir(), 1, other, nil)
 	a, _ := os.ReadFile(once.blockPath())
 	b, _ := os.ReadFile(s.blockPath())
@@ -531,7 +531,7 @@ func TestBlocksBuilderStopsOnClose(t *testing.T) {
 	writeFrames(t, s, text)
 	s.x.closing.Store(true)
 	s.kickBlocks()
-	s.x.bg.Wait()
+	s.x.filtersIdle()
 	if d := s.blk.done.Load(); d != 0 || s.blocksRecorded() != 0 {
 		t.Fatalf("%d records (%d in .blkn) built while closing, want 0", d, s.blocksRecorded())
 	}

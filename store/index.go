@@ -64,7 +64,7 @@ type NameID uint32
 
 // names is a session's table of role and tool names (ItemMeta.Role, ToolName,
 // ToolNamespace): index 0 is "", the rest in first-seen order. Only the syncing
-// goroutine adds names; readers see the slice published under Session.mu.
+// goroutine adds names; readers see the slice of a published snapshot.
 type names struct {
 	list []string
 	idx  map[string]NameID
@@ -165,6 +165,7 @@ type Index struct {
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
 	bgSlot   chan struct{} // held by the one background full index running
+	filters  filterBuilder // the one builder of search block filters (filterbuilder.go)
 
 	frames *frameCache // decoded item-text frames (textstore.go)
 }
@@ -240,6 +241,7 @@ func (x *Index) open(ctx context.Context) error {
 // Close closes the database.
 func (x *Index) Close() error {
 	x.closing.Store(true)
+	x.stopFilters()
 	x.bgCancel()
 	x.bg.Wait()
 	x.mu.Lock()
@@ -586,6 +588,9 @@ func (x *Index) Rebuild(ctx context.Context) error {
 	for _, s := range sessions {
 		s.syncMu.Lock()
 		s.mu.Lock()
+		// Readers of the current snapshots that open the text files
+		// from now on are told the file changed.
+		s.textFiles.Add(1)
 		// Stop any builder of block filters before the files go.
 		s.blk.gen.Add(1)
 		s.blk.mu.Lock()
@@ -605,6 +610,7 @@ func (x *Index) Rebuild(ctx context.Context) error {
 		}
 		for _, s := range sessions {
 			s.reset()
+			s.publishLocked()
 		}
 		return x.open(ctx)
 	}()

@@ -208,6 +208,7 @@ func (s *Session) noteFlight() {
 func (s *Session) setFlightTooLong(n int64) {
 	s.mu.Lock()
 	s.flightTooLong = n
+	s.publishLocked()
 	s.mu.Unlock()
 }
 
@@ -492,6 +493,7 @@ func (s *Session) commitBatch(ctx context.Context, db *DB, b *batchWork, next, n
 func (s *Session) publishBatch(b *batchWork, next, size, newTextSize int64, merged session.Stats) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.publishLocked()
 	if b.hdr != nil && s.tree == nil {
 		s.tree = session.NewTree(*b.hdr)
 		if s.preview != nil {

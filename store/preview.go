@@ -79,9 +79,7 @@ func (p *treePreview) current(path string) bool {
 }
 
 func (s *Session) previewNow() *treePreview {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.preview
+	return s.current().preview
 }
 
 // syncTree is Sync for a TreeOnly request: it returns at once while a
@@ -120,6 +118,7 @@ func (s *Session) syncTree(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	s.preview = p
+	s.publishLocked()
 	s.mu.Unlock()
 	s.x.bg.Add(1)
 	go func() {

@@ -23,8 +23,17 @@ import (
 
 // Session is one session file's index: its in-memory tree and item table,
 // kept in step with the SQLite rows and the item-text file. Only Sync
-// mutates it (under syncMu); readers use Read, which holds mu for reading,
-// so a reader never sees half of a sync.
+// mutates it (under syncMu); readers use Read, which reads the snapshot
+// the last change published (snapshot.go) and takes no lock, so a reader
+// never sees half of a sync and never waits for one.
+//
+// Lock order (a goroutine holding one may take those after it, never one
+// before): a scan slot (scanSlots, ReadScan) → syncMu → mu → blk.mu →
+// blk.mapMu → Index.mu. Readers hold no session lock: a search holds at
+// most a scan slot and, while it scans, blk.mapMu for reading (resets wait
+// for it before unmapping). frameCache.mu, spans.mu and decoded.mu are
+// taken alone, for a copy. Rebuild takes every session's syncMu then mu,
+// in the order of Index.Sessions.
 type Session struct {
 	x    *Index
 	path string
@@ -45,7 +54,16 @@ type Session struct {
 	// ones).
 	syncedAt atomic.Int64
 
-	mu        sync.RWMutex // guards every field below against readers
+	// snap is the last published snapshot (publishLocked), what
+	// readers read.
+	snap atomic.Pointer[sessionSnap]
+	// textFiles is the generation of the item-text files on disk,
+	// advanced before they are removed (loadFrames(0), Rebuild), so that
+	// a reader of an older snapshot opening them afterwards is told the
+	// file changed rather than reading another text.
+	textFiles atomic.Uint64
+
+	mu        sync.Mutex // serializes the writes of the fields below with their publication
 	loaded    bool
 	fileID    int64
 	parser    session.Parser
@@ -106,22 +124,9 @@ func (s *Session) reset() {
 // Path is the session file's path.
 func (s *Session) Path() string { return s.path }
 
-// SessionID is the header id, "" before the header is indexed.
-func (s *Session) SessionID() string {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.tree == nil {
-		if s.preview != nil {
-			return s.preview.tree.Header.ID
-		}
-		return ""
-	}
-	return s.tree.Header.ID
-}
-
 // textSnap is the committed item text (caller holds mu).
 func (s *Session) textSnap() *textSnap {
-	return &textSnap{epoch: s.textEpoch, path: s.framePath(), ends: s.frameEnds, tail: s.textTail}
+	return &textSnap{epoch: s.textEpoch, path: s.framePath(), ends: s.frameEnds, tail: s.textTail, files: s.textFiles.Load(), cur: &s.textFiles}
 }
 
 // Sync brings the index of this session up to date with its file: a stat,
@@ -229,6 +234,7 @@ func (s *Session) dropPreview() {
 	}
 	s.mu.Lock()
 	s.preview = nil
+	s.publishLocked()
 	s.mu.Unlock()
 }
 
@@ -315,6 +321,7 @@ func (s *Session) publishState(size int64) {
 	defer s.mu.Unlock()
 	s.fileSize = size
 	s.state, s.stateMsg = state, msg
+	s.publishLocked()
 }
 
 // fileState is the state of the file as the last sync left it (caller
@@ -356,6 +363,7 @@ func (s *Session) setMissing() {
 func (s *Session) setState(st FileState, msg string) {
 	s.mu.Lock()
 	s.state, s.stateMsg = st, msg
+	s.publishLocked()
 	s.mu.Unlock()
 }
 
@@ -386,9 +394,11 @@ func (s *Session) clear(ctx context.Context, db *DB) error {
 			return err
 		}
 	}
-	// Truncate under mu: no reader is reading the text files. A filter
-	// builder reading them is told first (resetBlocks below then waits
-	// for it), so that it stops instead of failing on the truncated text.
+	// The text files are removed (loadFrames(0)), not truncated: readers
+	// of the snapshots before keep reading the files they opened. A
+	// filter builder reading them is told first (resetBlocks below then
+	// waits for it), so that it stops instead of failing on the removed
+	// text.
 	s.blk.gen.Add(1)
 	s.mu.Lock()
 	if s.fileID != 0 {
@@ -398,6 +408,7 @@ func (s *Session) clear(ctx context.Context, db *DB) error {
 		}
 	}
 	s.fresh(s.fileID)
+	s.publishLocked()
 	s.mu.Unlock()
 	return s.resetBlocks(0)
 }
@@ -449,6 +460,7 @@ func (s *Session) loadRows(ctx context.Context, db *DB) error {
 		fileID, _ = res.LastInsertId()
 		s.mu.Lock()
 		s.fresh(fileID)
+		s.publishLocked()
 		s.mu.Unlock()
 		return nil
 	}
@@ -473,6 +485,7 @@ func (s *Session) loadRows(ctx context.Context, db *DB) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.publishLocked()
 	s.fresh(fileID)
 	s.tree, s.items, s.calls, s.names = tree, items, calls, nm
 	s.parser = session.Parser{Header: nil, NotPi: notPi, NextLine: int(nextLine), NextSeq: int(nextSeq), LastV1ID: lastV1}

@@ -39,10 +39,11 @@ func appendBytes(t *testing.T, path string, b []byte) {
 	}
 }
 
-// A sync that finds nothing new must not wait for readers (a search holds
-// Read for milliseconds; a write lock per request made 32 concurrent
-// searches take turns with every sync, issue 16). A sync that finds new
-// lines still waits for them, so a reader never sees half of a sync.
+// A sync never waits for readers (a search reads its snapshot for
+// milliseconds, a 1-byte query at 1 GiB for a second; a write lock per
+// request made 32 concurrent searches take turns with every sync, issue
+// 16), whether it finds nothing new or new lines; a reader in progress
+// keeps the snapshot it read, and the next read sees the sync's.
 func TestSyncNothingNewTakesNoWriteLock(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
@@ -60,8 +61,14 @@ func TestSyncNothingNewTakesNoWriteLock(t *testing.T) {
 	s.Read(func(v *View) error { at1 = v.SyncedAt; return nil })
 
 	hold := make(chan struct{})
-	reading := make(chan struct{})
-	go s.Read(func(*View) error { close(reading); <-hold; return nil })
+	reading := make(chan int)
+	readDone := make(chan int)
+	go s.Read(func(v *View) error {
+		reading <- v.Tree.Len()
+		<-hold
+		readDone <- v.Tree.Len()
+		return nil
+	})
 	<-reading
 	done := make(chan error, 1)
 	go func() { done <- s.Sync(ctx) }()
@@ -70,21 +77,25 @@ func TestSyncNothingNewTakesNoWriteLock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(deadlock):
 		close(hold)
 		t.Fatal("a sync that found nothing new waited for a reader")
 	}
-	// New lines: the sync waits for the reader to finish.
+	// New lines: the sync does not wait for the reader either.
 	appendBytes(t, path, rest)
 	go func() { done <- s.Sync(ctx) }()
 	select {
-	case <-done:
-		t.Fatal("a sync that indexed new lines did not wait for the reader in progress")
-	case <-time.After(100 * time.Millisecond):
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(deadlock):
+		close(hold)
+		t.Fatal("a sync that indexed new lines waited for a reader in progress")
 	}
 	close(hold)
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	if n := <-readDone; n != 40 {
+		t.Errorf("the reader in progress saw its snapshot change to %d entries, want its 40", n)
 	}
 	if got := snap(t, s); len(got.Entries) != 62 {
 		t.Fatalf("%d entries after the append, want 62", len(got.Entries))

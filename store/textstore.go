@@ -60,12 +60,17 @@ var textEpochs atomic.Uint64
 
 // textSnap is the committed item text as a view sees it: len(ends)
 // compressed frames in path, then tail. ends and tail are never written
-// once published (later frames are appended past len(ends)).
+// once published (later frames are appended past len(ends)). files is the
+// generation of the files on disk the snapshot was published with, cur
+// the session's current one (nil: not checked): a reader that opens path
+// once they differ is told the file changed.
 type textSnap struct {
 	epoch uint64
 	path  string
 	ends  []int64
 	tail  []byte
+	files uint64
+	cur   *atomic.Uint64
 }
 
 // size is the number of bytes of item text.
@@ -174,6 +179,14 @@ func (r *textReader) frame(f int) ([]byte, error) {
 	}
 	if r.f == nil {
 		fh, err := os.Open(r.t.path)
+		if r.t.cur != nil && r.t.cur.Load() != r.t.files {
+			// A reset removed the snapshot's files (Session.textFiles):
+			// what the path names now is another text.
+			if err == nil {
+				fh.Close()
+			}
+			return nil, ErrFileChanged
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -447,11 +460,14 @@ func (s *Session) writeFrameIndex(from int, ends []int64) error {
 
 // loadFrames reads the ends of the first n frames and truncates the frame
 // files to them (dropping frames of a batch that never committed). ok is
-// false when the files hold fewer than n frames.
+// false when the files hold fewer than n frames. For n = 0 it removes
+// them, after advancing textFiles: readers of earlier snapshots that
+// opened them keep reading them.
 func (s *Session) loadFrames(n int) (ends []int64, ok bool, err error) {
 	if n == 0 {
+		s.textFiles.Add(1)
 		for _, p := range []string{s.framePath(), s.frameIndexPath()} {
-			if err := os.Truncate(p, 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return nil, false, err
 			}
 		}
@@ -493,6 +509,7 @@ func (s *Session) loadFrames(n int) (ends []int64, ok bool, err error) {
 // removeTextFiles deletes the session's item-text files (frames, frame
 // index and the raw text file of an index before migration 0005).
 func (s *Session) removeTextFiles() error {
+	s.textFiles.Add(1)
 	for _, p := range []string{s.framePath(), s.frameIndexPath(), s.legacyTextPath()} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err

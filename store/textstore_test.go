@@ -37,6 +37,7 @@ func writeFrames(tb testing.TB, s *Session, text []byte) {
 		tb.Fatal(err)
 	}
 	s.frameEnds, s.textTail, s.textSize, s.textEpoch = w.ends, slices.Clone(w.buf), int64(len(text)), textEpochs.Add(1)
+	s.publishLocked() // callers hold mu, or are alone with s
 }
 
 // TestTextReader: reads at every kind of offset (inside a frame, across

@@ -6,7 +6,6 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
-	"syscall"
 )
 
 // Detecting a change to bytes already indexed (issue 11 item 4). The index
@@ -56,11 +55,7 @@ type contentCheck struct {
 
 // times returns the mtime and ctime (ns) of fi.
 func times(fi fs.FileInfo) (mtime, ctime int64) {
-	mtime = fi.ModTime().UnixNano()
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		ctime = st.Ctim.Nano()
-	}
-	return mtime, ctime
+	return fi.ModTime().UnixNano(), statusChangeTime(fi)
 }
 
 // crcRange extends crc over [from, to) of r.

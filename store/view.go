@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -39,47 +38,12 @@ type View struct {
 	// already over the line limit (0 when there is none).
 	InFlightTooLong int64
 	text            *textSnap // the committed item text (nil: none)
-}
-
-// Read calls fn with a view of the session. Syncs wait until fn returns, so
-// fn sees one state of the file and must not block for long.
-func (s *Session) Read(fn func(v *View) error) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return fn(s.view())
-}
-
-// view is the current state as a View (caller holds mu).
-func (s *Session) view() *View {
-	v := &View{s: s, Path: s.path, Tree: s.tree, Items: s.items, names: s.names.list, Stats: s.stats, State: s.state, StateMsg: s.stateMsg,
-		Bytes: s.next, FileSize: s.fileSize, SyncedAt: s.syncedAtTime(), InFlightTooLong: s.flightTooLong, text: s.textSnap()}
-	if v.State == "" {
-		v.State = StateOK
-	}
-	return v
-}
-
-// ReadTree is Read for a reader of the entry tree only: while the items of
-// a cold index are being built after a tree preview (Sync under TreeOnly),
-// fn sees the preview's tree, with no Items (len 0), Bytes the bytes the
-// preview covers and Stats its line counts. Otherwise it is Read.
-func (s *Session) ReadTree(fn func(v *View) error) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	p := s.preview
-	if p == nil {
-		return fn(s.view())
-	}
-	return fn(&View{s: s, Path: s.path, Tree: p.tree, names: s.names.list, Stats: p.stats, State: StateOK,
-		Bytes: p.next, FileSize: p.size, SyncedAt: p.at})
-}
-
-// ReadFor is ReadTree when ctx is marked by TreeOnly, else Read.
-func (s *Session) ReadFor(ctx context.Context, fn func(v *View) error) error {
-	if IsTreeOnly(ctx) {
-		return s.ReadTree(fn)
-	}
-	return s.Read(fn)
+	// blk is the search block filters as of the snapshot (generation
+	// and files).
+	blk blockSnap
+	// scanHeld: the reader holds a scan slot (ReadScan), so Search
+	// takes none.
+	scanHeld bool
 }
 
 // Ref returns the history item reference of the entry at seq in window
@@ -110,7 +74,7 @@ func (im *ItemMeta) hasText() bool { return im.IsItem || im.Edit == session.Edit
 
 // Refs returns the RefFunc of the history items as Pi's context edits
 // among the entries scope (a branch, or an archived path) leave them, for
-// rules (session.RulesPi085 knows no edits: Ref itself). For each target
+// rules (the rule sets before session.RulesPi16 know no edits: Ref itself). For each target
 // id the last edit in scope order wins (Pi: "the latest edit on the active
 // branch wins"; an edit that a later compaction summarized away still
 // names what the model was last sent). An omitted target is not an item;
@@ -534,8 +498,10 @@ func (t viewTexts) Search(query string, refs history.ItemList, limit int, fn fun
 	if refs.Len() == 0 || query == "" {
 		return nil
 	}
-	scanSlots <- struct{}{}
-	defer func() { <-scanSlots }()
+	if !t.v.scanHeld {
+		scanSlots <- struct{}{}
+		defer func() { <-scanSlots }()
+	}
 	items := t.v.Items
 	var spans []span
 	var inOrder bool
@@ -564,7 +530,7 @@ func (t viewTexts) Search(query string, refs history.ItemList, limit int, fn fun
 	var cs *candidates
 	if t.v.s != nil {
 		var err error
-		if cs, err = t.v.s.blockCandidates(query, spans[0].off, spans[len(spans)-1].end()); err != nil {
+		if cs, err = t.v.s.blockCandidates(t.v.blk, query, spans[0].off, spans[len(spans)-1].end()); err != nil {
 			return err
 		}
 		if cs != nil {
@@ -694,6 +660,11 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 		if cs != nil {
 			end = min(end, cs.limit(pos, nq, end))
 		}
+		// Yield the core between pieces (a piece is at most searchChunk
+		// bytes, well under a millisecond): a search that reads every
+		// frame would otherwise keep a P until the scheduler preempts it
+		// (10 ms), while /context and other short requests wait for one.
+		runtime.Gosched()
 		chunk, err := src.at(buf[:end-pos], pos)
 		if err != nil {
 			return false, err
@@ -849,14 +820,4 @@ var byteRank = [256]uint8{
 	158, 152, 57, 62, 61, 56, 68, 60, 52, 59, 45, 28, 55, 36, 46, 44, // 0xd0-0xdf
 	48, 107, 156, 155, 101, 143, 134, 135, 137, 97, 86, 103, 118, 75, 34, 71, // 0xe0-0xef
 	65, 42, 40, 49, 27, 33, 30, 35, 41, 32, 43, 38, 39, 31, 29, 21, // 0xf0-0xff
-}
-
-// Len is the number of entries indexed for the session.
-func (s *Session) Len() int {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.tree == nil {
-		return 0
-	}
-	return s.tree.Len()
 }

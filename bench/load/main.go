@@ -784,6 +784,9 @@ func run(c config) error {
 		}
 		absRow(fmt.Sprintf("read_item p99, %.0f MiB item", float64(biggest.Bytes)/(1<<20)), "ms", pct(big, 0.99), 5, fmt.Sprintf("50 requests at random offsets, p50 %.2f ms", median(big)))
 	}
+	if err := contextUnderSearchStep(srv, c, m, app, ctxPath); err != nil {
+		return err
+	}
 	hwm2, _ := srv.status()
 	fmt.Printf("contextd VmHWM after all requests: %.1f MiB\n", float64(hwm2)/1024)
 
@@ -1055,6 +1058,68 @@ func hitStep(srv *server, c config, m *sessiongen.Manifest, distinct bool, qlen 
 	absRow(name, "ms", pct(ds, 0.99), 25,
 		fmt.Sprintf("%d requests (%d per client, %d clients at once on %d CPUs), %d distinct %d-byte queries from sampled items, p50 %.2f ms, max %.2f ms; %d answered with items",
 			len(ds), per, hitClients, runtime.NumCPU(), len(queries), qlen, median(ds), pct(ds, 1), hits))
+	return nil
+}
+
+// contextUnderSearchStep: /context on one session while 4 clients search
+// it for 1-byte queries (each reads every frame of the item text: about a
+// second at 1 GiB) (issue 23 target: p99 <= 5 ms). Before each /context
+// one entry is appended, as Pi does before each model call, so that every
+// /context syncs a new line while searches scan; the searches vary their
+// byte and limit, and the session changes under them, so the answer
+// cache serves few of them.
+func contextUnderSearchStep(srv *server, c config, m *sessiongen.Manifest, app *appender, ctxPath string) error {
+	const clients = 4
+	name := fmt.Sprintf("/context p99 under %d clients of 1-byte searches", clients)
+	sid := map[string]any{"session_id": m.SessionID}
+	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var searches int
+	var searchErr error
+	for k := 0; k < clients; k++ {
+		wg.Add(1)
+		go func(k int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				q := string(rune('a' + (k*7+i)%26))
+				st, out, _, err := srv.doWith(hc, "POST", "/alpha/history/v2/search_contents", map[string]any{"query": q, "limit": 1 + (k+i)%20, "context": sid})
+				mu.Lock()
+				if (err != nil || st != 200) && searchErr == nil {
+					searchErr = fmt.Errorf("search_contents %q: %d %w %s", q, st, err, trunc(out, 200))
+				}
+				searches++
+				mu.Unlock()
+			}
+		}(k)
+	}
+	n := min(c.n, 200)
+	var ds []time.Duration
+	var err error
+	for i := 0; i < n && err == nil; i++ {
+		if err = app.add(1000 + i); err != nil {
+			break
+		}
+		var d time.Duration
+		_, d, err = srv.must("POST", ctxPath, map[string]any{})
+		ds = append(ds, d)
+	}
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	if searchErr != nil {
+		return searchErr
+	}
+	absRow(name, "ms", pct(ds, 0.99), 5, fmt.Sprintf("%d /context requests, each after appending 1 entry, while %d clients ran %d search_contents of 1 byte (a-z, limit 1-20); p50 %.2f ms, max %.2f ms; %d CPUs",
+		len(ds), clients, searches, median(ds), pct(ds, 1), runtime.NumCPU()))
 	return nil
 }
 

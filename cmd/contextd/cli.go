@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	"contextd/buildinfo"
 	"contextd/client"
+	"contextd/discovery"
 	"contextd/inspect"
 	"contextd/session"
 )
@@ -35,6 +37,7 @@ var commands = []command{
 	{"sessions", "", "list the sessions a running contextd knows, as a table"},
 	{"inspect", "FILE.jsonl", "describe one session file; --tree draws its entry tree"},
 	{"eval", "FILE.jsonl", "recoverability of a session file: per archived window, the share of dropped identifiers history search_contents and read_item give back"},
+	{"stop", "", "stop the contextd running for the state directory (found through its discovery file) and wait for it to exit"},
 	{"healthcheck", "", "exit 0 when a running contextd answers /healthz (container HEALTHCHECK, service managers)"},
 	{"openapi", "", "print the OpenAPI 3.1 spec (YAML, or --format json; --openapi-version 3.0 for its 3.0.3 downgrade)"},
 	{"version", "", "print the version, commit, Go and SQLite versions (also --version)"},
@@ -247,13 +250,47 @@ func runInspect(cmd command, args []string, stdout, stderr io.Writer) error {
 	return inspect.Summary(stdout, f)
 }
 
+// defaultAddr is contextd's listen address when --addr is not given.
+const defaultAddr = "127.0.0.1:7467"
+
 // addrFlag registers --addr (env CONTEXTD_ADDR) for the client commands.
 func addrFlag(fs *flag.FlagSet, getenv func(string) string) *string {
-	def := "127.0.0.1:7467"
+	def := defaultAddr
 	if v := getenv("CONTEXTD_ADDR"); v != "" {
 		def = v
 	}
-	return fs.String("addr", def, "address of the running contextd (env CONTEXTD_ADDR); 0.0.0.0 is called as 127.0.0.1")
+	return fs.String("addr", def, "address of the running contextd (env CONTEXTD_ADDR); default: the URL in the discovery file of --state-dir, else "+defaultAddr+"; 0.0.0.0 is called as 127.0.0.1")
+}
+
+// stateDirFlag registers --state-dir (env CONTEXTD_STATE_DIR) for the
+// client commands.
+func stateDirFlag(fs *flag.FlagSet, getenv func(string) string) *string {
+	return fs.String("state-dir", defaultStateDir(getenv), "state directory of the running contextd: its discovery file (contextd.json) names the address, its token file authenticates (env CONTEXTD_STATE_DIR)")
+}
+
+// clientBase is the base URL a client command calls: --addr or
+// CONTEXTD_ADDR when given; else the URL of the discovery file in
+// stateDir, which the running contextd wrote (DESIGN.md §7 "Discovery":
+// a contextd on another port, or on port 0, is found there); else
+// defaultAddr when there is no discovery file. A discovery file that
+// cannot be read or decoded is an error naming it.
+func clientBase(fs *flag.FlagSet, getenv func(string) string, addr, stateDir string) (string, error) {
+	given := getenv("CONTEXTD_ADDR") != ""
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "addr" })
+	if !given {
+		info, err := discovery.Read(stateDir)
+		switch {
+		case err == nil && info.URL != "":
+			return strings.TrimRight(info.URL, "/"), nil
+		case err != nil && !errors.Is(err, iofs.ErrNotExist):
+			return "", fmt.Errorf("read the discovery file %s: %w; pass --addr, or the --state-dir of the running contextd", discovery.Path(stateDir), err)
+		}
+	}
+	base, err := client.BaseURL(addr)
+	if err != nil {
+		return "", addrFromEnv(fs, getenv, err)
+	}
+	return base, nil
 }
 
 // addrFromEnv prefixes err, a refusal of --addr, with CONTEXTD_ADDR when
@@ -271,6 +308,7 @@ func addrFromEnv(fs *flag.FlagSet, getenv func(string) string, err error) error 
 func runHealthcheck(ctx context.Context, cmd command, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlagSet(cmd, stderr)
 	addr := addrFlag(fs, getenv)
+	state := stateDirFlag(fs, getenv)
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the answer")
 	quiet := fs.Bool("quiet", false, "print nothing on success")
 	if err := parseArgs(fs, args, stdout); err != nil {
@@ -282,9 +320,9 @@ func runHealthcheck(ctx context.Context, cmd command, args []string, getenv func
 	if *timeout <= 0 {
 		return fmt.Errorf("--timeout %s: use a positive duration such as 3s", *timeout)
 	}
-	base, err := client.BaseURL(*addr)
+	base, err := clientBase(fs, getenv, *addr, *state)
 	if err != nil {
-		return addrFromEnv(fs, getenv, err)
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -301,16 +339,16 @@ func runHealthcheck(ctx context.Context, cmd command, args []string, getenv func
 func runSessions(ctx context.Context, cmd command, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlagSet(cmd, stderr)
 	addr := addrFlag(fs, getenv)
-	state := fs.String("state-dir", defaultStateDir(getenv), "state directory of the running contextd, which holds the token (env CONTEXTD_STATE_DIR)")
+	state := stateDirFlag(fs, getenv)
 	if err := parseArgs(fs, args, stdout); err != nil {
 		return err
 	}
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	base, err := client.BaseURL(*addr)
+	base, err := clientBase(fs, getenv, *addr, *state)
 	if err != nil {
-		return addrFromEnv(fs, getenv, err)
+		return err
 	}
 	token, err := client.ReadToken(filepath.Join(*state, "token"))
 	if err != nil {

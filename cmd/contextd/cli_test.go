@@ -33,7 +33,7 @@ func TestHelpListsCommands(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
-		for _, c := range []string{"serve", "reindex", "sessions", "inspect", "healthcheck", "openapi", "version", "help"} {
+		for _, c := range []string{"serve", "reindex", "sessions", "inspect", "stop", "healthcheck", "openapi", "version", "help"} {
 			if !regexp.MustCompile(`(?m)^  ` + c + ` +\S`).MatchString(out) {
 				t.Errorf("%v does not list %q:\n%s", args, c, out)
 			}
@@ -52,7 +52,8 @@ func TestCommandHelpListsOnlyItsFlags(t *testing.T) {
 		"sessions":    {"addr", "state-dir"},
 		"inspect":     {"expand", "max-line-bytes", "tree"},
 		"eval":        {"json", "mode"},
-		"healthcheck": {"addr", "quiet", "timeout"},
+		"healthcheck": {"addr", "quiet", "state-dir", "timeout"},
+		"stop":        {"state-dir", "timeout"},
 		"openapi":     {"format", "openapi-version"},
 		"version":     nil,
 	}
@@ -330,6 +331,25 @@ pi-tree/tree-basic.jsonl                v3  tree       62 entries  1 archive
 	}
 	if _, _, err := runCLI(t, nil, "sessions", "--addr", addr, "--state-dir", dir); err == nil || !strings.Contains(err.Error(), "read the token") {
 		t.Errorf("sessions without a token file: %v", err)
+	}
+	// Without --addr, the client commands call the address the discovery
+	// file of --state-dir names (contextd listens on a port the kernel
+	// chose, not 7467).
+	if out, _, err := runCLI(t, nil, "sessions", "--state-dir", state); err != nil || out != want {
+		t.Errorf("sessions --state-dir %s: %q, %v; want the table", state, out, err)
+	}
+	if out, _, err := runCLI(t, map[string]string{"CONTEXTD_STATE_DIR": state}, "healthcheck"); err != nil || out != "ok: contextd at http://"+addr+" is healthy\n" {
+		t.Errorf("healthcheck with CONTEXTD_STATE_DIR: %q, %v", out, err)
+	}
+	// --addr still wins over the discovery file.
+	if _, _, err := runCLI(t, nil, "healthcheck", "--state-dir", state, "--addr", closedAddr(t)); err == nil || !strings.Contains(err.Error(), "is not answering") {
+		t.Errorf("healthcheck --addr of a closed port beside --state-dir: %v", err)
+	}
+	bad := filepath.Join(dir, "bad")
+	os.MkdirAll(bad, 0o700)
+	os.WriteFile(filepath.Join(bad, "contextd.json"), []byte("not json"), 0o600)
+	if _, _, err := runCLI(t, nil, "healthcheck", "--state-dir", bad); err == nil || !strings.Contains(err.Error(), "read the discovery file "+filepath.Join(bad, "contextd.json")) {
+		t.Errorf("healthcheck with a broken discovery file: %v", err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -47,11 +48,14 @@ func checkCommandLine(t *testing.T, args []string, envm map[string]string) *conf
 }
 
 // TestSystemdUnit reads deploy/systemd/contextd.service: a user service
-// that runs `contextd serve` from ~/go/bin, restarts on failure and is
-// wanted by default.target (started at login; with lingering at boot).
-// Where systemd-analyze is installed (it is on the CI machines), the unit
-// is verified by it as a user unit, with ExecStart pointed at an existing
-// executable.
+// that runs ~/.local/bin/contextd serve (where docs/install.md's install
+// step puts the binary), passes PI_CODING_AGENT_DIR through, restarts on
+// failure and is wanted by default.target (started at login; with
+// lingering at boot). Where systemd-analyze is installed (.ci/run installs
+// it), docs/install.md's service commands are run as written with a
+// temporary HOME: the binary goes where its tar line extracts it (this
+// test binary stands in for it) and the unit is installed by its install
+// line; then `systemd-analyze --user verify` checks the installed unit.
 func TestSystemdUnit(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "systemd", "contextd.service"))
 	if err != nil {
@@ -76,7 +80,8 @@ func TestSystemdUnit(t *testing.T) {
 		}
 	}
 	for _, want := range [][3]string{
-		{"Service", "ExecStart", "%h/go/bin/contextd serve"},
+		{"Service", "ExecStart", "%h/.local/bin/contextd serve"},
+		{"Service", "PassEnvironment", "PI_CODING_AGENT_DIR PI_CODING_AGENT_SESSION_DIR"},
 		{"Service", "Restart", "on-failure"},
 		{"Service", "Type", "exec"},
 		{"Install", "WantedBy", "default.target"},
@@ -88,27 +93,61 @@ func TestSystemdUnit(t *testing.T) {
 	exe := strings.Fields(unit["Service"]["ExecStart"])
 	checkCommandLine(t, exe[1:], nil)
 
+	// docs/install.md's commands: where the binary goes, and the unit.
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "install.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var binDest, unitInstall string
+	for _, line := range strings.Split(string(doc), "\n") {
+		if w := strings.Fields(line); len(w) > 0 && strings.Contains(line, "tar -xzf contextd-") {
+			i := slices.Index(w, "-C")
+			if i < 0 || i+2 >= len(w) {
+				t.Fatalf("docs/install.md tar line without -C DIR contextd: %q", line)
+			}
+			binDest = w[i+1] + "/" + w[i+2]
+		}
+		if strings.HasPrefix(line, "install -Dm644 deploy/systemd/contextd.service ") {
+			unitInstall = line
+		}
+	}
+	if want := strings.Replace(exe[0], "%h", "~", 1); binDest != want {
+		t.Errorf("docs/install.md extracts the binary to %q, the unit runs %q", binDest, want)
+	}
+	if unitInstall == "" {
+		t.Fatal("docs/install.md has no `install -Dm644 deploy/systemd/contextd.service ...` line")
+	}
+
 	analyze, err := exec.LookPath("systemd-analyze")
 	if err != nil {
 		t.Logf("systemd-analyze not installed: only parsed the unit")
 		return
 	}
-	dir := t.TempDir()
+	home := t.TempDir()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	verified := strings.Replace(string(b), "ExecStart=%h/go/bin/contextd", "ExecStart="+self, 1)
-	path := filepath.Join(dir, "contextd.service")
-	if err := os.WriteFile(path, []byte(verified), 0o644); err != nil {
+	bin := filepath.Join(home, strings.TrimPrefix(binDest, "~/"))
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	runtimeDir := filepath.Join(dir, "run")
+	if err := os.Symlink(self, bin); err != nil {
+		t.Fatal(err)
+	}
+	install := exec.Command("sh", "-c", unitInstall)
+	install.Dir = filepath.Join("..", "..")
+	install.Env = append(os.Environ(), "HOME="+home)
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", unitInstall, err, out)
+	}
+	path := filepath.Join(home, ".config", "systemd", "user", "contextd.service")
+	runtimeDir := filepath.Join(home, "run")
 	os.Mkdir(runtimeDir, 0o700)
 	cmd := exec.Command(analyze, "--user", "verify", path)
-	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtimeDir)
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_RUNTIME_DIR="+runtimeDir)
 	if out, err := cmd.CombinedOutput(); err != nil || len(out) != 0 {
-		t.Errorf("systemd-analyze --user verify: %v\n%s", err, out)
+		t.Errorf("systemd-analyze --user verify %s: %v\n%s", path, err, out)
 	}
 }
 
@@ -153,7 +192,8 @@ func plistValue(d *xml.Decoder, start xml.StartElement) (any, error) {
 
 // TestLaunchdAgent reads deploy/launchd/dev.contextd.plist: label
 // dev.contextd, started at load, restarted unless it exited cleanly, and a
-// ProgramArguments shell line that runs `$HOME/go/bin/contextd serve`
+// ProgramArguments shell line that runs `$HOME/.local/bin/contextd serve`
+// (where docs/install.md puts the binary)
 // (launchd expands neither ~ nor $HOME itself).
 func TestLaunchdAgent(t *testing.T) {
 	f, err := os.Open(filepath.Join("..", "..", "deploy", "launchd", "dev.contextd.plist"))
@@ -177,7 +217,7 @@ func TestLaunchdAgent(t *testing.T) {
 	}
 	got, _ := json.Marshal(top)
 	want := `{"EnvironmentVariables":{"CONTEXTD_LOG_FORMAT":"text"},"KeepAlive":{"SuccessfulExit":false},"Label":"dev.contextd","ProcessType":"Background",` +
-		`"ProgramArguments":["/bin/sh","-c","exec \"$HOME/go/bin/contextd\" serve \u003e\u003e\"$HOME/Library/Logs/contextd.log\" 2\u003e\u00261"],"RunAtLoad":true,"ThrottleInterval":"5"}`
+		`"ProgramArguments":["/bin/sh","-c","exec \"$HOME/.local/bin/contextd\" serve \u003e\u003e\"$HOME/Library/Logs/contextd.log\" 2\u003e\u00261"],"RunAtLoad":true,"ThrottleInterval":"5"}`
 	if string(got) != want {
 		t.Errorf("plist =\n%s\nwant\n%s", got, want)
 	}

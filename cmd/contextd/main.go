@@ -3,7 +3,7 @@
 // coordinator, the HTTP server and signals.
 //
 // Subcommands (cli.go): serve (default), reindex, sessions, inspect
-// FILE.jsonl, healthcheck, openapi, version, help.
+// FILE.jsonl, stop (stop.go), healthcheck, openapi, version, help.
 package main
 
 import (
@@ -308,6 +308,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return runHealthcheck(ctx, command, args, getenv, stdout, stderr)
 	case "sessions":
 		return runSessions(ctx, command, args, getenv, stdout, stderr)
+	case "stop":
+		return runStop(ctx, command, args, getenv, stdout, stderr)
 	}
 	c, _, err := parseFlags(command, args, getenv, stdout, stderr)
 	if err != nil {

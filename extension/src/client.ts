@@ -1,14 +1,15 @@
-// HTTP client of contextd: the typed operations, optional auto-start, and
+// HTTP client of contextd: the typed operations, starting contextd when
+// none runs (launcher.ts: the bundled binary, the version handshake), and
 // calls that turn every failure into one sentence a model or a person can
 // act on. Finding contextd and checking that it is the user's own is
 // transport.ts's.
 import { recordAnswer } from "./answerlog.ts";
-import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { components, operations, paths } from "./generated/contextd.ts";
+import { adopt, launch, type Probe } from "./launcher.ts";
 import type { Settings } from "./settings.ts";
-import { ContextdError, DISCOVERY_FILE, type Endpoint, healthy, parseEndpoint, readDiscovery, readToken, Transport, UnreachableError } from "./transport.ts";
+import { ContextdError, DISCOVERY_FILE, type Endpoint, healthy, type ProblemCode, parseEndpoint, readDiscovery, readToken, Transport, UnreachableError } from "./transport.ts";
 
 /**
  * contextd's API types, generated from openapi/openapi.yaml by
@@ -31,16 +32,27 @@ export type QueryParams<K extends OperationId> = operations[K]["parameters"] ext
 export type RemoteResult = Schemas["RemoteResult"];
 
 // The answers the extension reads, by their schema names.
+/** POST /v1/sessions/{id}/context's answer: the projection and the current window. */
 export type ContextAnswer = Schemas["CoordinatorContextAnswer"];
+/** POST /v1/sessions/{id}/windows's answer: the boundary to append. */
 export type WindowsAnswer = Schemas["CoordinatorWindowsAnswer"];
+/** GET /v1/sessions/{id}'s answer. */
 export type SessionState = Schemas["CoordinatorSessionState"];
+/** POST /v1/sessions/{id}/rollovers's answer (Tree tool phase). */
 export type RolloverCreated = Schemas["CoordinatorRolloverCreated"];
+/** POST …/rollovers/{rid}/settle's answer: where to navigate. */
 export type SettleAnswer = Schemas["CoordinatorSettleAnswer"];
+/** POST …/rollovers/{rid}/commit's answer: the entries to append. */
 export type CommitAnswer = Schemas["CoordinatorCommitAnswer"];
+/** One rollover's state. */
 export type RolloverInfo = Schemas["CoordinatorRolloverInfo"];
+/** GET /v1/sessions/{id}/rollovers's answer: the reset log. */
 export type RolloverLog = Schemas["CoordinatorRolloverLog"];
+/** POST /v1/sessions/{id}/compaction's answer (Tree /compact). */
 export type CompactionAnswer = Schemas["CoordinatorCompactionAnswer"];
+/** notes thread_hint's answer. */
 export type ThreadHintResult = Schemas["CoordinatorThreadHintResult"];
+/** PUT /v1/sessions/{id}'s body. */
 export type RegisterRequest = Schemas["CoordinatorRegisterRequest"];
 
 type Method = "get" | "put" | "post";
@@ -99,7 +111,7 @@ export function fillPath(template: string, params: Record<string, string> = {}):
 	});
 }
 
-export { ContextdError, healthy } from "./transport.ts";
+export { ContextdError, healthy, type ProblemCode } from "./transport.ts";
 
 /**
  * The endpoint of the contextd that serves this user (transport.ts): the
@@ -140,11 +152,14 @@ async function open(s: Settings): Promise<Transport> {
 }
 
 /** Whether err says nothing listens at the address, so the request never reached a server and may be sent again elsewhere. */
-const notReached = (err: unknown): boolean => err instanceof UnreachableError && (err.code === "ECONNREFUSED" || err.code === "ENOENT");
+const notReached = (err: unknown): boolean => err instanceof UnreachableError && (err.errno === "ECONNREFUSED" || err.errno === "ENOENT");
 
+/** A connection to contextd: its base URL and the service token every call sends (X-Contextd-Token). */
 export class Contextd {
 	/** Where contextd answers: unix:/path or http://host:port. */
 	url: string;
+	/** Sentences for the person running Pi from connecting (launcher.ts: a version difference, a restart). */
+	readonly notices: string[] = [];
 	private transport: Transport;
 	private readonly settings?: Settings;
 	/**
@@ -210,7 +225,7 @@ export class Contextd {
 		}
 		recordAnswer(method, path, res);
 		if (res.status < 200 || res.status >= 300) {
-			throw new ContextdError(`contextd ${res.status}: ${problemDetail(res.text)}`, res.status);
+			throw new ContextdError(`contextd ${res.status}: ${problemDetail(res.text)}`, res.status, problemCode(res.text));
 		}
 		return (res.text ? JSON.parse(res.text) : undefined) as T;
 	}
@@ -221,6 +236,15 @@ export class Contextd {
 		this.transport.close();
 		this.transport = t;
 		this.url = t.endpoint.label;
+	}
+}
+
+/** A problem+json answer's code member (ErrorModel.code), else undefined. */
+function problemCode(text: string): ProblemCode | undefined {
+	try {
+		return (JSON.parse(text) as Partial<Schemas["ErrorModel"]>).code;
+	} catch {
+		return undefined;
 	}
 }
 
@@ -241,51 +265,60 @@ function problemDetail(text: string): string {
 /**
  * Connects to this user's contextd: the explicit URL, else the address in
  * the discovery file of the state directory (transport.ts), after contextd
- * proved it holds the token; starts the binary when autoStart is set and
- * none is running. Errors: one sentence saying what to do.
+ * proved it holds the token, with the launcher's version handshake; when
+ * none answers, starts one (launcher.ts: the bundled binary by default, or
+ * CONTEXTD_AUTOSTART=1). Errors: one sentence saying what to do.
  */
 export async function connect(s: Settings): Promise<Contextd> {
+	const probe: Probe = { healthy, readDiscovery: discoveryRecord };
 	let first: unknown;
 	try {
-		return new Contextd(await open(s), "", s);
+		const t = await open(s);
+		const d = s.url ? undefined : discoveryRecord(s.stateDir);
+		const found = await adopt(s, d?.url ?? t.endpoint.label, d, probe);
+		if (d && discoveryRecord(s.stateDir)?.pid !== d.pid) {
+			// The handshake restarted contextd: prove the new one.
+			t.close();
+			const c = new Contextd(await open(s), "", s);
+			c.notices.push(...found.notices);
+			return c;
+		}
+		const c = new Contextd(t, "", s);
+		c.notices.push(...found.notices);
+		return c;
 	} catch (err) {
 		first = err;
 	}
-	if (s.autoStart && first instanceof UnreachableError) {
-		return new Contextd(await start(s), "", s);
+	if (first instanceof UnreachableError) {
+		let launched;
+		try {
+			launched = await launch(s, probe);
+		} catch (err) {
+			throw new ContextdError((err as Error).message);
+		}
+		if (launched) {
+			const c = new Contextd(await open(s), "", s);
+			c.notices.push(...launched.notices);
+			return c;
+		}
 	}
-	if (first instanceof UnreachableError && first.code !== "") {
+	if (first instanceof UnreachableError && first.errno !== "") {
 		// Nothing listens at the address: say what to run, in Pi's terms.
-		throw new UnreachableError(`contextd is not reachable at ${locate(s).label}; run \`contextd serve\` (or set CONTEXTD_AUTOSTART=1), then /reload`, first.code);
+		throw new UnreachableError(`contextd is not reachable at ${locate(s).label}; run \`contextd serve\` (or set CONTEXTD_AUTOSTART=1), then /reload`, first.errno);
 	}
 	throw first;
 }
 
-async function start(s: Settings): Promise<Transport> {
-	const args = ["serve", "--state-dir", s.stateDir];
-	if (s.url) {
-		const ep = parseEndpoint(s.url.replace(/\/+$/, ""), "the contextd URL");
-		if (ep.socketPath) args.push("--socket", ep.socketPath);
-		else args.push("--addr", new URL(s.url).host);
-	}
-	let spawnError: Error | undefined;
-	const child = spawn(s.binary, args, { detached: true, stdio: "ignore" });
-	child.on("error", (err) => {
-		spawnError = err;
-	});
-	child.unref();
-	const deadline = Date.now() + 15_000;
-	let last: unknown;
-	while (Date.now() < deadline) {
-		if (spawnError) {
-			throw new ContextdError(`cannot start ${s.binary} (${(spawnError as NodeJS.ErrnoException).code ?? spawnError.message}); install contextd on PATH or set CONTEXTD_BIN`);
-		}
-		try {
-			return await open(s);
-		} catch (err) {
-			last = err;
-		}
-		await new Promise((r) => setTimeout(r, 100));
-	}
-	throw new ContextdError(`started ${s.binary} but it did not answer within 15 s (${(last as Error | undefined)?.message ?? "no answer"}); run \`${s.binary} serve\` by hand to see why`);
+/** The discovery file's record ({url, pid, version}) as launcher.ts reads it, after transport.ts's ownership and mode checks; undefined when there is none. */
+export interface Discovery {
+	url: string;
+	pid: number;
+	version: string;
+}
+
+export function discoveryRecord(stateDir: string): Discovery | undefined {
+	if (!readDiscovery(stateDir)) return undefined;
+	const d = JSON.parse(readFileSync(join(stateDir, DISCOVERY_FILE), "utf8")) as Partial<Discovery>;
+	if (typeof d.url !== "string") return undefined;
+	return { url: d.url, pid: typeof d.pid === "number" ? d.pid : 0, version: typeof d.version === "string" ? d.version : "" };
 }

@@ -6,6 +6,7 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Host } from "./host.ts";
 import type { SessionSlot, SessionState } from "./session.ts";
+import { type Problem, warnConcurrentWriters } from "./writers.ts";
 
 /** The sentence a session without a file gets: Pi was started with --no-session. */
 export const NO_SESSION_FILE = "context management needs a saved session; this one is not persisted (--no-session)";
@@ -27,9 +28,14 @@ export function installLifecycle(host: Host, slot: SessionSlot, onRegistered: (s
 		try {
 			const c = await host.connect(settings);
 			if (!slot.live(s, ctx, "registering the session")) return;
-			await c.call("PUT", s.path, { session_file: s.file, mode: settings.mode, agent_name: settings.agentName, pi_version: host.piVersion });
+			for (const n of c.notices ?? []) host.notify(ctx, `contextd: ${n}`, "warning");
+			const reg = await c.request("register-session", {
+				path: s.params,
+				body: { session_file: s.file, mode: settings.mode, agent_name: settings.agentName, pi_version: host.piVersion, pid: process.pid },
+			});
 			if (!slot.live(s, ctx, "registering the session")) return;
 			s.client = c;
+			warnConcurrentWriters(host, s, ctx, reg?.problems);
 			await onRegistered(s, ctx);
 		} catch (err) {
 			s.unavailable = (err as Error).message;

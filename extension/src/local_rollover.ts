@@ -1,18 +1,17 @@
-// A Local rollover (DESIGN.md §5.3.1 "One rollover per message", "After
-// the whole batch"): new_context opens the rollover in its tool phase
-// (POST …/rollovers; further new_context calls of the message join it), and
-// at the batch's turn_end, when every call of the message has its result in
-// the session, this settles and commits it and steers the boundary contextd
-// planned, so the boundary is the next message the model sees. Pi's objects
-// are passed in, so this runs in unit tests.
+// A Local rollover (docs/design.md §5.3.1 "One rollover per message",
+// "After the whole batch"): new_context opens the rollover in its tool
+// phase (rollover-create; further new_context calls of the message join
+// it), and at the batch's turn_end, when every call of the message has its
+// result in the session, this settles and commits it and steers the
+// boundary contextd planned, so the boundary is the next message the model
+// sees. Pi's objects are passed in, so this runs in unit tests.
 
-import type { PlannedEntry } from "./rollover.ts";
+import type { RequestBody, Result } from "./client.ts";
+import type { RolloverOp } from "./rollover.ts";
 
 export interface LocalRolloverDeps {
-	/** POSTs to contextd; rejects with an Error whose message says what failed. */
-	post<T>(path: string, body?: unknown): Promise<T>;
-	/** Base path of the rollover: /v1/sessions/{id}/rollovers/{rid}. */
-	base: string;
+	/** Calls operation op of this rollover (session and rollover ids filled in); rejects with an Error saying what failed. */
+	call<K extends RolloverOp>(op: K, body: RequestBody<K>): Promise<Result<K>>;
 	/** Pi's live leaf when it is on disk ({} otherwise). */
 	leafBody(): { leaf_id?: string };
 	/** pi.sendMessage with deliverAs steer. */
@@ -29,15 +28,15 @@ export interface LocalRolloverDeps {
  */
 export async function runLocalRollover(d: LocalRolloverDeps): Promise<"steered" | "failed"> {
 	try {
-		await d.post(`${d.base}/settle`, d.leafBody());
-		const commit = await d.post<{ append: PlannedEntry[] }>(`${d.base}/commit`, {});
+		await d.call("rollover-settle", d.leafBody() as RequestBody<"rollover-settle">);
+		const commit = await d.call("rollover-commit", {} as RequestBody<"rollover-commit">);
 		for (const e of commit.append) {
 			if (e.type === "custom_message") d.steer({ customType: e.customType, content: e.content ?? "", display: e.display ?? true, details: e.details });
 		}
 		return "steered";
 	} catch (err) {
 		try {
-			await d.post(`${d.base}/abort`, { reason: (err as Error).message.slice(0, 1000) });
+			await d.call("rollover-abort", { reason: (err as Error).message.slice(0, 1000) } as RequestBody<"rollover-abort">);
 		} catch {
 			// contextd keeps the rollover inspectable; the UI error says what happened
 		}

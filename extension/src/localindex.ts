@@ -5,32 +5,54 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { branchIdentity, ctxLeafBody } from "./branch.ts";
 import { type Host, text } from "./host.ts";
-import { applyProjection, type Projection } from "./projection.ts";
-import { contextRemaining, contextRemainingAfterRollover, deliveredThresholds, dueReminder, guardDecision, reminderMessage, windowNoteWrites } from "./quality.ts";
+import type { Result } from "./client.ts";
+import { applyProjection } from "./projection.ts";
+import { contextRemaining, contextRemainingAfterRollover, deliveredThresholds, dueReminder, guardDecision, reminderMessage } from "./quality.ts";
 import type { PlannedEntry } from "./rollover.ts";
 import type { SessionSlot, SessionState } from "./session.ts";
 import { contextRemainingParameters } from "./tools.ts";
+import { type Problem, warnConcurrentWriters } from "./writers.ts";
 import { randomUUID } from "node:crypto";
 
-/** POST /v1/sessions/{id}/context's answer (fields used here). */
-interface ContextAnswer {
-	mode: string;
-	awaiting_file: boolean;
-	needs_boundary: boolean;
-	projection: Projection;
-}
-
 /** Sends a planned custom message (a boundary) with Pi's sendMessage. */
-export function sendPlanned(host: Host, b: PlannedEntry, options?: { deliverAs: "steer" }): void {
+export function sendPlanned(host: Host, b: Pick<PlannedEntry, "customType" | "content" | "display" | "details">, options?: { deliverAs: "steer" }): void {
 	host.pi.sendMessage({ customType: b.customType, content: b.content ?? "", display: b.display ?? true, details: b.details }, options);
 }
 
-/** Appends the boundary of window 0 contextd plans when the active branch has none. Errors: a ContextdError. */
-export async function ensureWindow(host: Host, slot: SessionSlot, s: SessionState, ctx: ExtensionContext): Promise<void> {
-	if (branchIdentity(ctx.sessionManager.getBranch())) return;
-	const ans = await s.need().call<{ append: PlannedEntry[] }>("POST", `${s.path}/windows`, ctxLeafBody(host.piVersion, ctx));
-	if (!slot.live(s, ctx, "opening window 0")) return;
+/** POST /v1/sessions/{id}/windows's answer: window 0's boundary, or an interrupted Tree rollover's missing entries (finish, appended first) and the boundary. */
+export type WindowsPlan = Result<"session-windows">;
+
+/**
+ * Appends what contextd plans when the active branch has no boundary:
+ * window 0, or the missing entries of a Tree rollover the branch's summary
+ * shows was interrupted (finish, then the boundary). Returns the plan;
+ * undefined when the branch has a boundary or the session was replaced.
+ * Errors: a ContextdError.
+ */
+export async function ensureWindow(host: Host, slot: SessionSlot, s: SessionState, ctx: ExtensionContext): Promise<WindowsPlan | undefined> {
+	if (branchIdentity(ctx.sessionManager.getBranch())) return undefined;
+	const ans = await s.need().request("session-windows", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
+	if (!slot.live(s, ctx, "opening window 0")) return undefined;
+	for (const e of ans.finish ?? []) host.pi.appendEntry(e.customType, e.data);
 	for (const b of ans.append) sendPlanned(host, b);
+	return ans;
+}
+
+/** /contextd finish (Local and Tree): finishes an interrupted rollover (ensureWindow) and says what was appended, in one sentence. */
+export async function finishRollover(host: Host, slot: SessionSlot, ctx: ExtensionContext): Promise<string> {
+	const s = slot.current;
+	if (!s?.client) return `contextd: ${s?.unavailable ?? "contextd is not connected yet"}`;
+	try {
+		const ans = await ensureWindow(host, slot, s, ctx);
+		if (!ans) return "contextd: nothing to finish: this branch has a current window";
+		if (ans.finish?.length || ans.rollover_id) {
+			const what = [...(ans.finish ?? []).map((e) => e.customType), ...ans.append.map((e) => e.customType)].join(", ");
+			return `contextd: finished the interrupted rollover${ans.rollover_id ? ` ${ans.rollover_id}` : ""}: appended ${what}`;
+		}
+		return "contextd: this branch had no window; opened one";
+	} catch (err) {
+		return `contextd: ${(err as Error).message}`;
+	}
 }
 
 /**
@@ -44,9 +66,16 @@ export function contextErrorStep(last: string, err: string | undefined): { last:
 	return msg === last ? { last } : { last: msg, notify: msg };
 }
 
-/** What new_context does under the notes guard in ctx's window (quality.ts guardDecision). */
-export function notesGuard(host: Host, ctx: ExtensionContext): { proceed: boolean; warning?: string; refusal?: string } {
-	return guardDecision(host.settings.notesGuard, windowNoteWrites(ctx.sessionManager.getBranch()));
+/**
+ * What new_context does under the notes guard (quality.ts guardDecision),
+ * with the note writes of the current window as contextd counts them
+ * (/context window_note_writes). The guard off asks nothing. Errors: a
+ * ContextdError.
+ */
+export async function notesGuard(host: Host, s: SessionState, ctx: ExtensionContext): Promise<{ proceed: boolean; warning?: string; refusal?: string }> {
+	if (host.settings.notesGuard === "off") return { proceed: true };
+	const ans = await s.need().request("session-context", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
+	return guardDecision(host.settings.notesGuard, ans.window_note_writes);
 }
 
 /**
@@ -73,9 +102,9 @@ export function installLocalHooks(host: Host, slot: SessionSlot): void {
 	pi.on("context", async (event, ctx) => {
 		const s = slot.current;
 		if (!s?.client) return;
-		let ans: ContextAnswer;
+		let ans: Result<"session-context">;
 		try {
-			ans = await s.client.call<ContextAnswer>("POST", `${s.path}/context`, ctxLeafBody(host.piVersion, ctx));
+			ans = await s.client.request("session-context", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
 		} catch (err) {
 			const step = contextErrorStep(s.contextError, (err as Error).message);
 			s.contextError = step.last;
@@ -84,6 +113,7 @@ export function installLocalHooks(host: Host, slot: SessionSlot): void {
 		}
 		s.contextError = contextErrorStep(s.contextError, undefined).last;
 		if (!slot.live(s, ctx, "the provider context")) return;
+		warnConcurrentWriters(host, s, ctx, ans.problems);
 		if (ans.awaiting_file) return;
 		try {
 			return { messages: applyProjection(event.messages as never[], ans.projection) };

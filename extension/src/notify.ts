@@ -1,11 +1,10 @@
 // One-line messages to the person running Pi, in every run mode.
 //
 // Pi's TUI and RPC modes show ctx.ui.notify; print and JSON modes bind no
-// UI (ctx.hasUI is false and notify is a no-op, pi-coding-agent
-// core/extensions/runner.js noOpUIContext), so there the line goes to
-// stderr, where print mode also reports extension errors
-// ("Extension error (...)", modes/print-mode.js), and never mixes into the
-// model's answer on stdout.
+// UI (ctx.hasUI is false and notify does nothing; docs/pi-facts.md "UI in
+// every run mode"), so there the line goes to stderr, where print mode also
+// reports extension errors, and never mixes into the model's answer on
+// stdout.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 
 /** The level of a notice, as Pi's ui.notify takes it. */

@@ -8,32 +8,16 @@
 // already obeys the tool-call pairing rule (coordinator.PlanPairing); this
 // file only applies it.
 import { createHash } from "node:crypto";
+import type { Schemas } from "./client.ts";
 
 /** How contextd names one message of the context event by fields the message holds (coordinator.MessageKey). */
-export interface MessageKey {
-	role: "custom" | "assistant" | "branchSummary" | "toolResult";
-	custom_type?: string;
-	window_id?: string;
-	tool_call_id?: string;
-	from_id?: string;
-	summary_sha256?: string;
-	/** toolResult: 1-based rank among the event's messages with this toolCallId. */
-	occurrence?: number;
-}
+export type MessageKey = Schemas["CoordinatorMessageKey"];
 
 /** Moves message to just after after (applied in order, after the drops). */
-export interface MoveStep {
-	message: MessageKey;
-	after: MessageKey;
-}
+export type MoveStep = Schemas["CoordinatorMoveStep"];
 
 /** contextd's /context answer for the provider context: where it starts, what is hidden, what moves. */
-export interface Projection {
-	start_at: MessageKey | null;
-	drop: MessageKey[];
-	/** Applied last, in order; absent when nothing moves. */
-	move?: MoveStep[];
-}
+export type Projection = Schemas["CoordinatorProjection"];
 
 /** The minimal view of a Pi AgentMessage that keys are matched against. */
 export interface KeyedMessage {

@@ -1,16 +1,16 @@
-// Rollover quality (contextd issue 15): the notes guard of new_context,
-// context-usage reminders and get_context_remaining, and the reset-log
-// lines of /contextd. Pure functions over Pi's entries and numbers, so
-// they run in unit tests.
-import { identityOf, WINDOW_TYPE } from "./windows.ts";
+// Rollover quality: the notes guard of new_context (on contextd's count of
+// the window's note writes), context-usage reminders and
+// get_context_remaining, and the reset-log lines of /contextd. Pure
+// functions over Pi's entries and numbers, so they run in unit tests.
+import type { BranchEntry } from "./branch.ts";
+import type { Schemas } from "./client.ts";
+import { WINDOW_TYPE } from "./generated/rules.ts";
+import { identityOf } from "./windows.ts";
 
 /** What new_context does when the window wrote no note: warn, refuse, or nothing (off). */
 export type NotesGuard = "warn" | "refuse" | "off";
 /** The notes guard values the settings accept. */
 export const NOTES_GUARDS: readonly NotesGuard[] = ["warn", "refuse", "off"];
-
-/** customType of a note write or append entry (reference codex-history-notes.md §3.4). */
-export const NOTE_TYPE = "codex-context-note";
 
 /** The one sentence the warn guard adds to new_context's tool result. */
 export const GUARD_WARNING = "Warning: nothing was checkpointed in notes during this context window, so its task state is not carried over; the new context window starts anyway.";
@@ -18,27 +18,6 @@ export const GUARD_WARNING = "Warning: nothing was checkpointed in notes during 
 /** The refuse guard's tool result; nothing else happens. */
 export const GUARD_REFUSAL =
 	"new_context refused: no note was written in this context window. Checkpoint the active request, state and known history IDs with notes write_file or append_to_file first, then call new_context again.";
-
-interface BranchEntry {
-	type: string;
-	customType?: string;
-	details?: unknown;
-}
-
-/**
- * Note writes (codex-context-note entries: write_file and append_to_file)
- * on the branch after its latest window boundary, i.e. in the current
- * window. A note snapshot is not a write: Tree rollovers carry it before
- * the boundary.
- */
-export function windowNoteWrites(branch: readonly BranchEntry[]): number {
-	let n = 0;
-	for (const e of branch) {
-		if (e.type === "custom_message" && identityOf(e)) n = 0;
-		else if (e.type === "custom" && e.customType === NOTE_TYPE) n++;
-	}
-	return n;
-}
 
 /** What new_context does under the guard: proceed (with an optional warning) or refuse. */
 export function guardDecision(guard: NotesGuard, writes: number): { proceed: boolean; warning?: string; refusal?: string } {
@@ -90,7 +69,7 @@ export function contextRemainingAfterRollover(u: Usage | undefined): { text: str
  * The reminder due at this usage: the highest threshold (percent used)
  * reached and not yet delivered in the window, or undefined. thresholds
  * ascending; the first is kind "reminder", later ones "urgent" (the kinds
- * of Codex's window markers, reference §3.2).
+ * of Codex's window markers, docs/codex-contract.md "Window boundaries").
  */
 export function dueReminder(percent: number | null, thresholds: readonly number[], delivered: ReadonlySet<number>): { threshold: number; kind: "reminder" | "urgent" } | undefined {
 	if (percent === null) return undefined;
@@ -139,18 +118,8 @@ export function deliveredThresholds(branch: readonly BranchEntry[], thresholds: 
 	return out;
 }
 
-/** One entry of GET /v1/sessions/{id}/rollovers (fields used here). */
-export interface ResetEntry {
-	mode: string;
-	state: string;
-	from: { number: number };
-	to: { number: number } | null;
-	archived: { entries: number; bytes: number } | null;
-	note_files: number;
-	window_note_writes: number;
-	durations: { total_ms?: number };
-	reason?: string;
-}
+/** One entry of GET /v1/sessions/{id}/rollovers (the reset log). */
+export type ResetEntry = Schemas["CoordinatorResetEntry"];
 
 /** The last n rollovers of the reset log, one line each, newest last. */
 export function resetLogLines(log: readonly ResetEntry[], n = 3): string[] {

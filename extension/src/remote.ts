@@ -1,6 +1,6 @@
 // Remote mode on the Codex transport: the wire shape of Codex's reserved
-// `history` and `notes` namespaces (reference codex-history-notes.md §1.4,
-// §1.5, §3.7).
+// `history` and `notes` namespaces (docs/codex-contract.md "Tool surface",
+// "Results and encryption", "Remote wire shaping").
 //
 // Pi registers tools by flat name and looks a model's tool call up by name
 // only, while Codex declares each namespace as one `namespace` tool whose
@@ -11,7 +11,7 @@
 //   - outgoing (before_provider_request): the router tool specs become the
 //     namespace specs, replayed router calls become namespaced
 //     `function_call` items, and outputs the backend returned encrypted are
-//     replayed as `encrypted_content` items (§1.5, §3.7 "Wire shaping");
+//     replayed as `encrypted_content` items (docs/codex-contract.md "Results and encryption", "Remote wire shaping");
 //   - incoming (message_end): a namespaced call from the model becomes a
 //     router call before Pi looks its tool up.
 // Nothing here decrypts: ciphertext goes from the backend's answer into the
@@ -25,20 +25,20 @@ export const HISTORY_NAMESPACE = "history";
 /** The Codex namespace of the notes operations. */
 export const NOTES_NAMESPACE = "notes";
 
-/** Is this model on the Codex transport? Remote mode works only there (§3.1, §3.7: no fallback). */
+/** Is this model on the Codex transport? Remote mode works only there (docs/codex-contract.md "Modes", "Remote wire shaping": no fallback). */
 export function isCodexTransport(model: { api?: string; provider?: string } | undefined): boolean {
 	return model?.api === CODEX_API;
 }
 
-// ---- namespace tool specs (§1.4) ----------------------------------------
+// ---- namespace tool specs (docs/codex-contract.md "Tool surface") ----------------------------------------
 //
-// Serialized form of codex-rs 0.154.0-alpha.3 as the reference describes it:
+// Serialized form of codex-rs 0.154.0-alpha.3 as docs/codex-contract.md describes it:
 // nullables are anyOf [{type: X}, {type: null}], no minimum/maximum, no
 // additionalProperties, `encrypted: true` on the four encrypted fields,
 // properties and `required` in the serialized order. The descriptions are
-// the reference's paraphrases; the backend validates reserved schemas
+// paraphrases; the backend validates reserved schemas
 // byte-for-byte, so byte-exact text has to come from the pinned protocol
-// file cited in §1.4: the `codexSchemaFile` setting (CONTEXTD_CODEX_SCHEMA)
+// file cited in docs/codex-contract.md "Tool surface": the `codexSchemaFile` setting (CONTEXTD_CODEX_SCHEMA)
 // names such a file and specsFromProtocol reads it.
 
 type Schema = Record<string, unknown>;
@@ -68,7 +68,7 @@ export interface NamespaceFunction {
 	parameters: Schema;
 }
 
-/** A Responses `namespace` tool (§1.4 "Spec shape"). */
+/** A Responses `namespace` tool (docs/codex-contract.md "Tool surface"). */
 export interface NamespaceSpec {
 	type: "namespace";
 	name: string;
@@ -78,7 +78,7 @@ export interface NamespaceSpec {
 
 const fn = (name: string, description: string, parameters: Schema): NamespaceFunction => ({ type: "function", name, description, strict: false, parameters });
 
-/** §1.4 "Namespace `history`". */
+/** docs/codex-contract.md "Tool surface". */
 export const HISTORY_SPEC: NamespaceSpec = {
 	type: "namespace",
 	name: HISTORY_NAMESPACE,
@@ -138,7 +138,7 @@ export const HISTORY_SPEC: NamespaceSpec = {
 	],
 };
 
-/** §1.4 "Namespace `notes`". */
+/** docs/codex-contract.md "Tool surface". */
 export const NOTES_SPEC: NamespaceSpec = {
 	type: "namespace",
 	name: NOTES_NAMESPACE,
@@ -194,16 +194,16 @@ export type NamespaceSpecs = Readonly<Record<string, NamespaceSpec>>;
 
 /**
  * The namespace specs of a serialized-schema protocol file, the form the
- * reference cites in §1.4 for byte-exact schemas (codex-rs 0.154.0-alpha.3
+ * docs/codex-contract.md "Tool surface" cites for byte-exact schemas (codex-rs 0.154.0-alpha.3
  * serialized by oh-my-pi's codex-history-notes.protocol.json): one JSON
  * object keyed by endpoint ("alpha/history/v2/list_windows", …), each value
  * {namespace, namespaceDescription, name, description, parameters}. The
  * file's own text is used unchanged (descriptions, property order, anyOf
  * nullables, `encrypted` flags); children keep the file's order. The file
- * must describe exactly the nine operations of §1.4, each under its own
+ * must describe exactly the nine operations of docs/codex-contract.md "Tool surface", each under its own
  * endpoint, with one description per namespace; anything else is an error
  * that says what is wrong (Remote mode then refuses rather than sending
- * other schemas: §3.7, no fallback).
+ * other schemas: docs/codex-contract.md "Remote wire shaping", no fallback).
  */
 export function specsFromProtocol(protocol: unknown): NamespaceSpecs {
 	if (!protocol || typeof protocol !== "object" || Array.isArray(protocol)) {
@@ -244,7 +244,7 @@ interface ToolCallBlock {
 }
 
 /**
- * The router form of a namespaced call (§1.4 "Calls on the wire"): a
+ * The router form of a namespaced call (docs/codex-contract.md "Tool surface"): a
  * toolCall {namespace: "history", name: "search_contents", arguments}
  * becomes {name: "history", arguments: {action: "search_contents",
  * ...arguments}}, namespace kept. Undefined for any other block.
@@ -274,11 +274,11 @@ export function routerMessage<M extends { role: string; content?: unknown }>(mes
 
 // ---- backend call headers ----------------------------------------------------
 
-/** The output truncation header of Codex's backend calls (§1.6). */
+/** The output truncation header of Codex's backend calls (docs/codex-contract.md "Backend transport"). */
 export const TRUNCATION_HEADER = "x-openai-tool-output-truncation-policy";
 
 /**
- * The truncation policy JSON a backend call sends (§1.6, §3.7; serde
+ * The truncation policy JSON a backend call sends (docs/codex-contract.md "Backend transport", "Remote wire shaping"; serde
  * tag "mode", content "limit"): {"mode":"bytes","limit":4000} for
  * thread_hint (the hint's 4,000-byte cap), {"mode":"tokens","limit":10000}
  * for every tool operation (the seed's value and the older Codex cap).
@@ -296,7 +296,7 @@ export interface RemoteResult {
 }
 
 /**
- * The tool result of a backend answer (§1.5, §3.7). With `encrypted_output`
+ * The tool result of a backend answer (docs/codex-contract.md "Results and encryption", "Remote wire shaping"). With `encrypted_output`
  * the text is the seed's fixed `<ns> operation completed` and the
  * ciphertext stays in details (never shown as local text; the next request
  * replays it as `encrypted_content`); otherwise the JSON text of the answer.
@@ -330,7 +330,7 @@ type Item = Record<string, unknown>;
 
 /**
  * The Codex Responses request body with the reserved namespaces in Codex's
- * shape (§1.4, §1.5, §3.7 "Wire shaping"):
+ * shape (docs/codex-contract.md "Tool surface", "Results and encryption", "Remote wire shaping"):
  *   - tools (top-level `tools`, and the `tools` of `additional_tools` and
  *     `tool_search_output` input items): each flat `history`/`notes`
  *     function spec is replaced, in place, by that namespace's spec;
@@ -351,8 +351,9 @@ export function shapeCodexRequest(payload: unknown, encrypted: ReadonlyMap<strin
 	if (Array.isArray(body.input)) {
 		body.input = (body.input as Item[]).map((it) => {
 			// Pi 1.6 declares tools in the input too: `additional_tools`
-			// developer items and `tool_search_output` items (pi-ai
-			// openai-responses-shared.js, deferred tools).
+			// developer items and `tool_search_output` items (pi-ai's
+			// Responses request builder, deferred tools; docs/pi-facts.md
+			// "Provider hooks").
 			if ((it?.type === "additional_tools" || it?.type === "tool_search_output") && Array.isArray(it.tools)) {
 				return { ...it, tools: shapeTools(it.tools as Item[]) };
 			}

@@ -1,5 +1,4 @@
-// The settled phase of a Tree rollover (SEED "Settled phase"; DESIGN.md
-// §5.3): settle, save the editor text, navigateTree(boundary, {summarize})
+// The settled phase of a Tree rollover (docs/design.md): settle, save the editor text, navigateTree(boundary, {summarize})
 // with the captured command context, commit, append manifest and note
 // snapshot, then the boundary (the only entry that triggers a turn),
 // complete, restore the editor text. Every failure ends in one concise UI
@@ -7,34 +6,34 @@
 // is aborted), after it no turn starts and contextd reports the rollover
 // as incomplete. Pi's objects are passed in, so this runs in unit tests.
 
+import { ContextdError, type RequestBody, type Result, type Schemas } from "./client.ts";
 import type { RolloverOutcome } from "./tree-state.ts";
 
 /** An entry contextd plans for the extension to append: a custom entry (appendEntry) or a custom message (sendMessage). */
-export interface PlannedEntry {
-	type: "custom" | "custom_message";
-	customType: string;
-	data?: unknown;
-	content?: string;
-	display?: boolean;
-	details?: unknown;
-}
+export type PlannedEntry = Schemas["CoordinatorPlannedEntry"];
+
+/** The contextd operations of one rollover's settled phase. */
+export type RolloverOp = "rollover-settle" | "rollover-commit" | "rollover-complete" | "rollover-abort";
 
 /** The ports of the settled phase: contextd calls and Pi's objects, passed in so it runs in unit tests. */
 export interface RolloverDeps {
-	/** POSTs to contextd; rejects with an Error whose message says what failed. */
-	post<T>(path: string, body?: unknown): Promise<T>;
-	/** Base path of the rollover: /v1/sessions/{id}/rollovers/{rid}. */
-	base: string;
+	/** Calls operation op of this rollover (session and rollover ids filled in); rejects with a ContextdError saying what failed. */
+	call<K extends RolloverOp>(op: K, body: RequestBody<K>): Promise<Result<K>>;
 	/** Pi's live leaf when it is on disk ({} otherwise). */
 	leafBody(): { leaf_id?: string };
 	/** The captured command context's navigateTree, or undefined when none was captured. */
 	navigateTree: ((targetId: string, options: { summarize: boolean }) => Promise<{ cancelled: boolean }>) | undefined;
 	/** The current leaf entry after navigation. */
 	leafEntry(): { id: string; type: string } | undefined;
+	/** The editor's text (Pi's ctx.ui.getEditorText; "" headless). */
 	getEditorText(): string;
+	/** Sets the editor's text (Pi's ctx.ui.setEditorText). */
 	setEditorText(text: string): void;
+	/** Appends a custom entry (Pi's pi.appendEntry). */
 	appendEntry(customType: string, data: unknown): void;
+	/** Sends a custom message (Pi's pi.sendMessage); triggerTurn starts the boundary's run. */
 	sendMessage(m: { customType: string; content: string; display: boolean; details: unknown }, options: { triggerTurn: boolean }): void;
+	/** Says one error line to the person (notify.ts). */
 	notifyError(message: string): void;
 	/** Set while navigateTree runs, so session_tree tells this internal navigation from a user's /tree. */
 	setInternalNavigation(on: boolean): void;
@@ -43,14 +42,13 @@ export interface RolloverDeps {
 }
 
 /**
- * contextd refuses a settle with 409 "... have no result yet ..." while the
+ * contextd refuses a settle with the problem code open_tool_calls while the
  * leaf's tool batch holds calls without results (a rollover never separates
  * a call from its result): the rollover stays pending and is settled again
  * at Pi's next agent_settled.
  */
 export function isOpenCallsConflict(err: unknown): boolean {
-	const e = err as { status?: number; message?: string };
-	return e?.status === 409 && typeof e.message === "string" && e.message.includes("have no result yet");
+	return err instanceof ContextdError && err.code === "open_tool_calls";
 }
 
 /**
@@ -62,7 +60,7 @@ export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> 
 	const fail = async (msg: string, abort: boolean) => {
 		if (abort) {
 			try {
-				await d.post(`${d.base}/abort`, { reason: msg.slice(0, 1000) });
+				await d.call("rollover-abort", { reason: msg.slice(0, 1000) });
 			} catch {
 				// contextd keeps the rollover inspectable; the UI error says what happened
 			}
@@ -72,9 +70,9 @@ export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> 
 	};
 	if (!d.sameSession) return fail("the session changed before the rollover could run; the old branch is kept", true);
 	if (!d.navigateTree) return fail("no command context was captured for Tree navigation; run /reload and retry; the old branch is kept", true);
-	let settle: { navigate_to: string | null; summarize: boolean };
+	let settle: Result<"rollover-settle">;
 	try {
-		settle = await d.post(`${d.base}/settle`, d.leafBody());
+		settle = await d.call("rollover-settle", d.leafBody());
 	} catch (err) {
 		if (isOpenCallsConflict(err)) return "deferred";
 		return fail(`${(err as Error).message}; the old branch is kept`, false);
@@ -95,9 +93,9 @@ export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> 
 	if (!leaf || leaf.type !== "branch_summary") {
 		return fail("navigation did not append a branch summary; run /contextd to inspect the session", true);
 	}
-	let commit: { append: PlannedEntry[] };
+	let commit: Result<"rollover-commit">;
 	try {
-		commit = await d.post(`${d.base}/commit`, { summary_entry_id: leaf.id });
+		commit = await d.call("rollover-commit", { summary_entry_id: leaf.id });
 	} catch (err) {
 		// Navigation completed: no turn starts until the branch holds the
 		// recovery state; contextd reports the rollover as incomplete.
@@ -112,7 +110,7 @@ export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> 
 		}
 	}
 	try {
-		await d.post(`${d.base}/complete`);
+		await d.call("rollover-complete", undefined);
 	} catch {
 		// contextd also completes the rollover when it sees the entries
 	}

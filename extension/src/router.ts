@@ -4,13 +4,26 @@
 // it plans; Remote forwards to the Codex backend through contextd.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { ctxLeafBody } from "./branch.ts";
-import { ContextdError } from "./client.ts";
+import { ContextdError, type OperationId } from "./client.ts";
 import { codexHeaders } from "./codexauth.ts";
 import { type Host, type Text, text } from "./host.ts";
 import { isCodexTransport, remoteResult, TRUNCATION_HEADER, truncationPolicy } from "./remote.ts";
 import type { PlannedEntry } from "./rollover.ts";
-import type { SessionSlot } from "./session.ts";
+import type { ContextdPort, SessionSlot } from "./session.ts";
 import { codexArguments, HISTORY_ACTIONS, HISTORY_DESCRIPTION, historyParameters, NOTES_ACTIONS, NOTES_DESCRIPTION, notesParameters } from "./tools.ts";
+
+/** The operation id of a router call: namespace-action, e.g. history-read_item; each is an operation of the OpenAPI document. */
+export type RouterOp = `history-${(typeof HISTORY_ACTIONS)[number]}` | `notes-${(typeof NOTES_ACTIONS)[number]}`;
+
+/**
+ * Calls router operation op. The arguments are the model's, so they are
+ * not typed here: contextd checks them against the same OpenAPI schemas
+ * (a 422 names the field) and the answer goes back to the model as JSON.
+ */
+function routerCall(c: ContextdPort, op: RouterOp, body: Record<string, unknown>, headers?: Record<string, string>): Promise<Record<string, unknown>> {
+	const typed = c as unknown as { request(op: OperationId, args: { body: Record<string, unknown>; headers?: Record<string, string> }): Promise<Record<string, unknown>> };
+	return typed.request(op satisfies OperationId, { body, headers });
+}
 
 /** A router tool's result as Pi takes it. */
 export interface RouterResult {
@@ -56,7 +69,7 @@ export function localRouter(host: Host, slot: SessionSlot): RouterRun {
 		const s = slot.require();
 		const leaf = ctxLeafBody(host.piVersion, ctx).leaf_id;
 		if (leaf) context.leaf_id = leaf;
-		const ans = await s.need().call<Record<string, unknown>>("POST", `/alpha/${ns}/v2/${action}`, { ...args, context });
+		const ans = await routerCall(s.need(), `${ns}-${action}` as RouterOp, { ...args, context });
 		const { append, ...result } = ans;
 		if (Array.isArray(append) && slot.live(s, ctx, `the ${ns} ${action} entry`)) {
 			// The note entry lands before the tool result.
@@ -77,7 +90,7 @@ export function remoteRouter(host: Host, slot: SessionSlot): RouterRun {
 				`remote mode works only on the Codex transport (an openai-codex model); the current model is ${m}; pick an openai-codex model with /model, or switch the contextd mode to local or tree`,
 			);
 		}
-		const ans = await s.need().call<Record<string, unknown>>("POST", `/alpha/${ns}/v2/${action}`, { ...args, context }, headers);
+		const ans = await routerCall(s.need(), `${ns}-${action}` as RouterOp, { ...args, context }, headers);
 		const r = remoteResult(ns, action, ans);
 		return { content: text(r.text), details: r.details };
 	};

@@ -7,7 +7,7 @@
 // Facts Pi's branch already holds (the window, notes) are read from the
 // branch when needed, never cached here (see docs/pi-facts.md).
 import type { ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { ContextdError } from "./client.ts";
+import { ContextdError, type OperationId, type RequestArgs, type Result } from "./client.ts";
 import { emptyHold, type InputHold } from "./input_hold.ts";
 import { type TreeState, initialTreeState } from "./tree-state.ts";
 
@@ -18,8 +18,10 @@ export const NOT_CONNECTED = "contextd is not connected yet";
 export interface ContextdPort {
 	/** contextd's base URL, e.g. http://127.0.0.1:7467. */
 	readonly url: string;
-	/** Calls contextd; rejects with a ContextdError whose message says what failed (client.ts Contextd.call). */
-	call<T = unknown>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<T>;
+	/** Calls operation op with the generated OpenAPI types; rejects with a ContextdError saying what failed (client.ts Contextd.request). */
+	request<K extends OperationId>(op: K, args: RequestArgs<K>): Promise<Result<K>>;
+	/** Sentences for the person running Pi from connecting (launcher.ts: a version difference, a restart); shown once at session start. */
+	readonly notices?: readonly string[];
 }
 
 /** Everything a handler needs about one Pi session. */
@@ -48,6 +50,8 @@ export class SessionState {
 	completing: string | undefined;
 	/** Remote: the window the current message's new_context steered (later calls of the message join it). */
 	remoteWindow: unknown;
+	/** The concurrent_writers warning was shown (writers.ts): once per session. */
+	writersWarned = false;
 	/** Set when the session ended or was replaced; handlers then do nothing. */
 	ended = false;
 
@@ -56,9 +60,9 @@ export class SessionState {
 		this.file = file;
 	}
 
-	/** /v1/sessions/{id}: the base path of this session's contextd routes. */
-	get path(): string {
-		return `/v1/sessions/${encodeURIComponent(this.id)}`;
+	/** The path parameters of this session's contextd routes (/v1/sessions/{session_id}/…). */
+	get params(): { session_id: string } {
+		return { session_id: this.id };
 	}
 
 	/** The registered client; throws a ContextdError saying why there is none. */

@@ -25,10 +25,10 @@ export interface Settings {
 	url?: string;
 	stateDir: string;
 	tokenFile: string;
-	/** contextd binary to auto-start; default "contextd" (looked up on PATH). */
-	binary: string;
-	/** Start contextd when it is not reachable at session start. Default false. */
-	autoStart: boolean;
+	/** contextd binary to start (CONTEXTD_BIN); undefined: the bundled one, else contextd on PATH (launcher.ts). */
+	binary?: string;
+	/** Start contextd when it is not reachable at session start (CONTEXTD_AUTOSTART); undefined: only with the bundled binary. */
+	autoStart?: boolean;
 	/** Codex agent path of this agent; "/root" for the main agent. */
 	agentName: string;
 	/** new_context when the window wrote no note: warn (default), refuse or off (Local and Tree). */
@@ -38,7 +38,7 @@ export interface Settings {
 	/**
 	 * Remote mode: a serialized-schema protocol file whose namespace specs are
 	 * sent byte for byte instead of the built-in ones (remote.ts
-	 * specsFromProtocol; reference codex-history-notes.md §1.4). Undefined:
+	 * specsFromProtocol; docs/codex-contract.md "Tool surface"). Undefined:
 	 * the built-in specs.
 	 */
 	codexSchemaFile?: string;
@@ -110,8 +110,8 @@ export function resolveSettings(src: SettingsSources): Settings {
 		url: pick(src.flags.url, src.env.CONTEXTD_URL, file.url),
 		stateDir,
 		tokenFile: pick(src.env.CONTEXTD_TOKEN_FILE, file.tokenFile) ?? join(stateDir, "token"),
-		binary: pick(src.env.CONTEXTD_BIN, file.binary) ?? "contextd",
-		autoStart: autoRaw !== undefined ? autoRaw === "1" || autoRaw === "true" : file.autoStart === true,
+		binary: pick(src.env.CONTEXTD_BIN, file.binary),
+		autoStart: autoRaw !== undefined ? autoRaw === "1" || autoRaw === "true" : file.autoStart,
 		agentName: pick(src.env.CONTEXTD_AGENT_NAME, file.agentName) ?? "/root",
 		notesGuard: guardRaw as NotesGuard,
 		reminderThresholds: thrRaw === undefined ? [...DEFAULT_REMINDER_THRESHOLDS] : parseThresholds(thrRaw),

@@ -1,7 +1,7 @@
 // Schemas of the model-facing tools. In Local and Tree the Codex history and
 // notes namespaces are flat router tools, `history` and `notes`, whose
 // `action` argument names the Codex operation; the other arguments keep the
-// Codex names and meanings (reference codex-history-notes.md §1.4, §3.1).
+// Codex names and meanings (docs/codex-contract.md "Tool surface", "Modes").
 import { Type } from "typebox";
 
 const nullableString = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Null()], { description }));

@@ -20,6 +20,7 @@ import { lstatSync, readFileSync, type Stats } from "node:fs";
 import { Agent, type IncomingMessage, request as httpRequest, type RequestOptions } from "node:http";
 import type { Socket } from "node:net";
 import { isAbsolute, join } from "node:path";
+import type { components } from "./generated/contextd.ts";
 
 /** contextd's proof route; the rule is api/proof.go's ProofPath. */
 export const PROOF_PATH = "/v1/proof";
@@ -28,28 +29,38 @@ export const PROOF_CONTEXT = "contextd-proof-v1:";
 /** The discovery file's name in the state directory; discovery/discovery.go FileName. */
 export const DISCOVERY_FILE = "contextd.json";
 
-/** A failed call to contextd; message is the text shown to the model or user. */
+/** The machine-readable kind of a contextd problem (the problem body's code member; its values are the OpenAPI enum). */
+export type ProblemCode = components["schemas"]["ErrorModel"]["code"];
+
+/**
+ * A failed call to contextd; message is the text shown to the model or
+ * user. status is the HTTP status (0: no answer), code the problem's code
+ * (undefined: no answer, or not a contextd problem). Branch on code, never
+ * on the message.
+ */
 export class ContextdError extends Error {
 	readonly status: number;
+	readonly code: ProblemCode | undefined;
 	// No parameter properties in this file: Node's type stripping (the unit
 	// tests) cannot load them.
-	constructor(message: string, status = 0) {
+	constructor(message: string, status = 0, code?: ProblemCode) {
 		super(message);
 		this.status = status;
+		this.code = code;
 	}
 }
 
 /**
  * contextd is not there: no discovery file, or nothing listens at its
- * address. code is the connection error's code ("ECONNREFUSED", "ENOENT",
+ * address. errno is the connection error's code ("ECONNREFUSED", "ENOENT",
  * …; "" for a missing discovery file). Starting contextd may help; a
  * request that got this error never reached a server.
  */
 export class UnreachableError extends ContextdError {
-	readonly code: string;
-	constructor(message: string, code: string) {
+	readonly errno: string;
+	constructor(message: string, errno: string) {
 		super(message);
-		this.code = code;
+		this.errno = errno;
 	}
 }
 

@@ -1,41 +1,26 @@
 // Window boundaries for Remote mode, where contextd only forwards to the
 // Codex backend and never reads the session file: the extension keeps the
 // window identity on Pi's branch itself, with the same boundary message
-// contextd plans in Local and Tree (coordinator.BoundaryContent; reference
-// codex-history-notes.md §1.2, §3.2) and the backend's thread hint.
+// contextd plans in Local and Tree and the backend's thread hint
+// (docs/codex-contract.md "Window boundaries"). The guidance text, the
+// custom type, what counts as a boundary and the hint cap come from Go
+// (generated/rules.ts); test/rules.test.ts requires the rendering to equal
+// contextd's own (coordinator.BoundaryContent).
 import { randomUUID } from "node:crypto";
+import type { Schemas } from "./client.ts";
+import { BOUNDARY_KIND, GUIDANCE, MAX_HINT_BYTES, WINDOW_TYPE } from "./generated/rules.ts";
 
-/** customType of window boundaries and reminders (a custom message). */
-export const WINDOW_TYPE = "codex-context-window";
+/** A boundary's details.contextManagement: which window it opens and the chain it belongs to (coordinator.WindowIdentity). */
+export type WindowIdentity = Schemas["CoordinatorWindowIdentity"];
 
-/** The guidance text of every boundary (the same text contextd plans). */
-export const GUIDANCE =
-	"Checkpoint the active request, known history IDs, decisions, progress, learnings and next steps in notes before new_context. After rollover, read hinted notes. Use history only for a missing detail.\n" +
-	"Keep deferred ideas and tasks\u2014including those unrelated to the current work\u2014in notes for later resumption. Update them as decisions change; recording is not permission to implement.";
-
-/** A boundary's details.contextManagement: which window it opens and the chain it belongs to. */
-export interface WindowIdentity {
-	protocol: 1;
-	kind: "window";
-	firstWindowId: string;
-	currentWindowId: string;
-	previousWindowId?: string;
-	windowNumber: number;
-}
-
-/** A boundary as Pi's sendMessage takes it. */
-export interface BoundaryMessage {
-	customType: string;
-	content: string;
-	display: boolean;
-	details: { protocol: 1; id: string; contextManagement: WindowIdentity };
-}
+/** A boundary as Pi's sendMessage takes it: contextd's planned boundary without its entry type. */
+export type BoundaryMessage = Omit<Schemas["CoordinatorBoundary"], "type">;
 
 /** The identity of a boundary message or entry (role custom / custom_message), if it is one. */
 export function identityOf(m: { customType?: string; details?: unknown }): WindowIdentity | undefined {
 	if (m.customType !== WINDOW_TYPE) return undefined;
 	const cm = (m.details as { contextManagement?: WindowIdentity } | undefined)?.contextManagement;
-	return cm?.kind === "window" && cm.currentWindowId ? cm : undefined;
+	return cm?.kind === BOUNDARY_KIND && cm.currentWindowId ? cm : undefined;
 }
 
 /** Window 0, or the window after cur: first id kept, previous = cur, number + 1. */
@@ -63,9 +48,9 @@ export function boundaryMessage(agent: string, id: WindowIdentity, hint: string)
 	return { customType: WINDOW_TYPE, content: lines.join("\n"), display: true, details: { protocol: 1, id: randomUUID(), contextManagement: id } };
 }
 
-/** Codex's rule (reference §1.6): a hint is used only when non-empty and at most 4,000 UTF-8 bytes. */
+/** Codex's rule (docs/codex-contract.md "Thread hint"): a hint is used only when non-empty and at most MAX_HINT_BYTES (4,000) UTF-8 bytes. */
 export function usableHint(text: unknown): string {
-	return typeof text === "string" && text.length > 0 && Buffer.byteLength(text, "utf8") <= 4000 ? text : "";
+	return typeof text === "string" && text.length > 0 && Buffer.byteLength(text, "utf8") <= MAX_HINT_BYTES ? text : "";
 }
 
 /** The messages from the latest window boundary on (Remote projection); all when there is none. */

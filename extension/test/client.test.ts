@@ -68,12 +68,18 @@ test("request: query parameters, no body on GET", async () => {
 	});
 });
 
-test("request: a problem answer is a ContextdError with contextd's detail", async () => {
-	await withServer(422, { title: "Unprocessable Entity", status: 422, detail: "limit must be between 1 and 25" }, async (c) => {
+test("request: a problem answer is a ContextdError with contextd's detail and code", async () => {
+	await withServer(422, { title: "Unprocessable Entity", status: 422, detail: "limit must be between 1 and 25", code: "invalid" }, async (c) => {
 		await assert.rejects(
 			c.request("history-list_items", { body: { context: { session_id: "s1" }, limit: 0 } }),
-			(e: unknown) => e instanceof ContextdError && e.status === 422 && e.message === "contextd 422: limit must be between 1 and 25",
+			(e: unknown) => e instanceof ContextdError && e.status === 422 && e.code === "invalid" && e.message === "contextd 422: limit must be between 1 and 25",
 		);
+	});
+});
+
+test("request: an answer that is not a problem document keeps its text and has no code", async () => {
+	await withServer(502, "upstream proxy said no", async (c) => {
+		await assert.rejects(c.request("list-sessions", {}), (e: unknown) => e instanceof ContextdError && e.status === 502 && e.code === undefined && e.message === 'contextd 502: "upstream proxy said no"');
 	});
 });
 

@@ -4,6 +4,7 @@
 // notify), and a fake contextd answers from a table. No Pi runs.
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Host } from "../src/host.ts";
+import type { OperationId, RequestArgs, Result } from "../src/client.ts";
 import type { ContextdPort, Say } from "../src/session.ts";
 import type { Mode, Settings } from "../src/settings.ts";
 
@@ -127,26 +128,26 @@ export class FakeCtx {
 	}
 }
 
-/** A contextd answering "METHOD /path" (the path after the session base, or the whole path) from a table; an Error answer rejects. */
+/** A contextd answering each operation id from a table; an Error answer rejects. calls records "op" or "op rollover_id". */
 export class FakeContextd implements ContextdPort {
 	readonly url = "http://contextd.test";
 	readonly calls: string[] = [];
 	readonly bodies: unknown[] = [];
-	answers: Record<string, unknown | ((body: unknown) => unknown)>;
+	readonly headers: (Record<string, string> | undefined)[] = [];
+	answers: Partial<Record<OperationId, unknown>>;
 
-	constructor(answers: Record<string, unknown | ((body: unknown) => unknown)> = {}) {
+	constructor(answers: Partial<Record<OperationId, unknown>> = {}) {
 		this.answers = answers;
 	}
 
-	async call<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-		const short = path.replace(/^\/v1\/sessions\/[^/]+/, "");
-		const key = `${method} ${short || "/"}`;
-		this.calls.push(key);
-		this.bodies.push(body);
-		const a = this.answers[key];
-		const v = typeof a === "function" ? (a as (b: unknown) => unknown)(body) : a;
+	async request<K extends OperationId>(op: K, args: RequestArgs<K>): Promise<Result<K>> {
+		const a = args as { path?: { rollover_id?: string }; body?: unknown; headers?: Record<string, string> };
+		this.calls.push(a.path?.rollover_id ? `${op} ${a.path.rollover_id}` : op);
+		this.bodies.push(a.body);
+		this.headers.push(a.headers);
+		const v = this.answers[op];
 		if (v instanceof Error) throw v;
-		return v as T;
+		return v as Result<K>;
 	}
 }
 

@@ -5,17 +5,15 @@ import { type LocalRolloverDeps, runLocalRollover } from "../src/local_rollover.
 
 const boundary = { type: "custom_message", customType: "codex-context-window", content: "<context_window>", display: true, details: { id: "m1" } };
 
-function fake(posts: Record<string, unknown>) {
+function fake(answers: Record<string, unknown>) {
 	const log: string[] = [];
 	const d: LocalRolloverDeps = {
-		base: "/v1/sessions/s/rollovers/r",
-		post: async <T>(path: string, body?: unknown) => {
-			const step = path.split("/").pop() ?? "";
-			log.push(`post ${step} ${JSON.stringify(body ?? null)}`);
-			const v = posts[step];
+		call: (async (op: string, body: unknown) => {
+			log.push(`${op} ${JSON.stringify(body ?? null)}`);
+			const v = answers[op];
 			if (v instanceof Error) throw v;
-			return v as T;
-		},
+			return v;
+		}) as LocalRolloverDeps["call"],
 		leafBody: () => ({ leaf_id: "leaf" }),
 		steer: (m) => log.push(`steer ${m.customType} ${m.content}`),
 		notifyError: (m) => log.push(`error ${m}`),
@@ -25,17 +23,17 @@ function fake(posts: Record<string, unknown>) {
 }
 
 test("settle at the live leaf, commit, steer the planned boundary", async () => {
-	const { d, log } = fake({ settle: { state: "settled" }, commit: { append: [boundary] } });
+	const { d, log } = fake({ "rollover-settle": { state: "settled" }, "rollover-commit": { append: [boundary] } });
 	assert.equal(await runLocalRollover(d), "steered");
-	assert.deepEqual(log, ['post settle {"leaf_id":"leaf"}', "post commit {}", "steer codex-context-window <context_window>"]);
+	assert.deepEqual(log, ['rollover-settle {"leaf_id":"leaf"}', "rollover-commit {}", "steer codex-context-window <context_window>"]);
 });
 
 test("a failed settle aborts the rollover and tells the person and the model", async () => {
-	const { d, log } = fake({ settle: new Error("contextd 409: boundary moved"), abort: {} });
+	const { d, log } = fake({ "rollover-settle": new Error("contextd 409: boundary moved"), "rollover-abort": {} });
 	assert.equal(await runLocalRollover(d), "failed");
 	assert.deepEqual(log, [
-		'post settle {"leaf_id":"leaf"}',
-		'post abort {"reason":"contextd 409: boundary moved"}',
+		'rollover-settle {"leaf_id":"leaf"}',
+		'rollover-abort {"reason":"contextd 409: boundary moved"}',
 		"error contextd: new context failed: contextd 409: boundary moved; the model stays in its current window",
 		"model The new context window did not open (contextd 409: boundary moved); you are still in the same context window.",
 	]);

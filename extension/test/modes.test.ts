@@ -9,7 +9,7 @@ import { installLocal, NEW_WINDOW_RESULT } from "../src/modes/local.ts";
 import { installOff } from "../src/modes/off.ts";
 import { installRemote, loadSpecs } from "../src/modes/remote.ts";
 import { CAPTURE_COMMAND, installTree } from "../src/modes/tree.ts";
-import { GUARD_WARNING } from "../src/quality.ts";
+import { GUARD_REFUSAL, GUARD_WARNING } from "../src/quality.ts";
 import { NAMESPACE_SPECS } from "../src/remote.ts";
 import { FakeCtx, fakeHost } from "./fakepi.ts";
 
@@ -76,19 +76,51 @@ test("remote with an unusable schema file: a second session_start says so and Co
 
 test("local session_start registers the session with Pi's version and opens window 0 on a branch without one", async () => {
 	const f = fakeHost("local", {}, "0.85.1");
-	f.contextd.answers = { "PUT /": {}, "POST /windows": boundaryPlan };
+	f.contextd.answers = { "register-session": {}, "session-windows": boundaryPlan };
 	installLocal(f.host, f.say);
 	const ctx = new FakeCtx("s1");
 	await f.pi.emit("session_start", { reason: "startup" }, ctx);
-	assert.deepEqual(f.contextd.calls, ["PUT /", "POST /windows"]);
-	assert.deepEqual(f.contextd.bodies[0], { session_file: "/sessions/s1.jsonl", mode: "local", agent_name: "/root", pi_version: "0.85.1" });
+	assert.deepEqual(f.contextd.calls, ["register-session", "session-windows"]);
+	assert.deepEqual(f.contextd.bodies[0], { session_file: "/sessions/s1.jsonl", mode: "local", agent_name: "/root", pi_version: "0.85.1", pid: process.pid });
 	// Pi 0.85 before the first assistant message: the leaf is not on disk yet.
 	assert.deepEqual(f.contextd.bodies[1], {});
 	assert.deepEqual(f.pi.log, ["sendMessage codex-context-window {}"]);
 	// A branch that has a boundary gets none.
 	ctx.branch = [boundaryEntry(0)];
 	await f.pi.emit("session_start", { reason: "reload" }, ctx);
-	assert.deepEqual(f.contextd.calls, ["PUT /", "POST /windows", "PUT /"]);
+	assert.deepEqual(f.contextd.calls, ["register-session", "session-windows", "register-session"]);
+});
+
+test("window 0's answer finishing an interrupted rollover: manifest and snapshot appended first, then the boundary; /contextd finish says so", async () => {
+	const f = fakeHost("local", {}, "1.6.0");
+	const finishPlan = {
+		finish: [
+			{ type: "custom", customType: "codex-context-tree-archive", data: {} },
+			{ type: "custom", customType: "codex-context-note-snapshot", data: {} },
+		],
+		rollover_id: "r1",
+		...boundaryPlan,
+	};
+	f.contextd.answers = { "register-session": {}, "session-windows": finishPlan };
+	installLocal(f.host, f.say);
+	const ctx = new FakeCtx("s1");
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	assert.deepEqual(f.pi.log, ["appendEntry codex-context-tree-archive", "appendEntry codex-context-note-snapshot", "sendMessage codex-context-window {}"]);
+	await f.pi.commands.get("contextd")?.("finish", ctx.ctx);
+	assert.deepEqual(ctx.notices, [
+		"info: contextd: finished the interrupted rollover r1: appended codex-context-tree-archive, codex-context-note-snapshot, codex-context-window",
+	]);
+});
+
+test("concurrent_writers from the registration and from /context is shown once per session, as a warning", async () => {
+	const f = fakeHost("local", {}, "1.6.0");
+	const problems = [{ reason: "concurrent_writers", detail: "2 Pi processes (pid 1, pid 2) have this session open" }];
+	f.contextd.answers = { "register-session": { problems }, "session-windows": boundaryPlan, "session-context": { mode: "local", awaiting_file: false, needs_boundary: false, projection: { start_at: null, drop: [] }, problems } };
+	installLocal(f.host, f.say);
+	const ctx = new FakeCtx("s1");
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	await f.pi.emit("context", { messages: [] }, ctx);
+	assert.deepEqual(ctx.notices, ["warning: contextd: 2 Pi processes (pid 1, pid 2) have this session open"]);
 });
 
 test("a session without a file is told it needs one; its tools say the same", async () => {
@@ -114,7 +146,7 @@ test("contextd unreachable at start: one error line; the provider context is lef
 test("local new_context opens a rollover; the batch's turn_end settles, commits and steers contextd's boundary; input meanwhile is held and queued after it", async () => {
 	const f = fakeHost("local");
 	const created = { rollover_id: "r1", tool_result: NEW_WINDOW_RESULT, merged: false };
-	f.contextd.answers = { "PUT /": {}, "POST /rollovers": created, "POST /rollovers/r1/settle": { state: "settled" }, "POST /rollovers/r1/commit": boundaryPlan };
+	f.contextd.answers = { "register-session": {}, "session-context": { window_note_writes: 0 }, "rollover-create": created, "rollover-settle": { state: "settled" }, "rollover-commit": boundaryPlan };
 	installLocal(f.host, f.say);
 	const ctx = new FakeCtx();
 	ctx.branch = [boundaryEntry(0), { type: "message", message: { role: "assistant" } }];
@@ -123,18 +155,38 @@ test("local new_context opens a rollover; the batch's turn_end settles, commits 
 	const r = await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
 	assert.equal(r.content[0].text, `${NEW_WINDOW_RESULT}\n${GUARD_WARNING}`);
 	assert.deepEqual(r.details, { rollover_id: "r1", merged: false, notes_warning: true });
+	assert.deepEqual(f.contextd.calls.slice(-2), ["session-context", "rollover-create"]);
 	assert.deepEqual(f.contextd.bodies.at(-1), { leaf_id: "leaf1" });
 	assert.deepEqual(f.pi.log, [], "nothing is sent before the batch ends");
 	assert.deepEqual(await f.pi.emit("input", { text: "also this", source: "rpc", streamingBehavior: "steer" }, ctx), [{ action: "handled" }]);
 	await f.pi.emit("turn_end", {}, ctx);
-	assert.deepEqual(f.contextd.calls.slice(-2), ["POST /rollovers/r1/settle", "POST /rollovers/r1/commit"]);
+	assert.deepEqual(f.contextd.calls.slice(-2), ["rollover-settle r1", "rollover-commit r1"]);
 	assert.deepEqual(f.pi.log, ['sendMessage codex-context-window {"deliverAs":"steer"}', 'sendUserMessage also this {"deliverAs":"steer"}']);
+});
+
+test("the refuse guard refuses when contextd counts no note write; off asks contextd nothing before the rollover", async () => {
+	const f = fakeHost("local", { notesGuard: "refuse" });
+	f.contextd.answers = { "register-session": {}, "session-context": { window_note_writes: 0 } };
+	installLocal(f.host, f.say);
+	const ctx = new FakeCtx();
+	ctx.branch = [boundaryEntry(0)];
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	const r = await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
+	assert.equal(r.content[0].text, GUARD_REFUSAL);
+	assert.deepEqual(r.details, { refused: true, notes_guard: "refuse" });
+	assert.deepEqual(f.contextd.calls, ["register-session", "session-context"]);
+	const g = fakeHost("local", { notesGuard: "off" });
+	g.contextd.answers = { "register-session": {}, "rollover-create": { rollover_id: "r1", tool_result: NEW_WINDOW_RESULT, merged: false } };
+	installLocal(g.host, g.say);
+	await g.pi.emit("session_start", { reason: "startup" }, ctx);
+	await g.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
+	assert.deepEqual(g.contextd.calls, ["register-session", "rollover-create"]);
 });
 
 test("the context hook applies contextd's projection; a failure is said once until it changes", async () => {
 	const f = fakeHost("local");
 	const drop = { role: "custom", custom_type: "codex-context-window", window_id: "w0" };
-	f.contextd.answers = { "PUT /": {}, "POST /context": { mode: "local", awaiting_file: false, needs_boundary: false, projection: { start_at: null, drop: [drop] } } };
+	f.contextd.answers = { "register-session": {}, "session-context": { mode: "local", awaiting_file: false, needs_boundary: false, projection: { start_at: null, drop: [drop] } } };
 	installLocal(f.host, f.say);
 	const ctx = new FakeCtx();
 	ctx.branch = [boundaryEntry(0)];
@@ -142,7 +194,7 @@ test("the context hook applies contextd's projection; a failure is said once unt
 	const w0 = { role: "custom", customType: "codex-context-window", details: { contextManagement: { currentWindowId: "w0" } } };
 	const user = { role: "user", content: "hi" };
 	assert.deepEqual(await f.pi.emit("context", { messages: [w0, user] }, ctx), [{ messages: [user] }]);
-	f.contextd.answers["POST /context"] = new ContextdError("contextd 500: boom", 500);
+	f.contextd.answers["session-context"] = new ContextdError("contextd 500: boom", 500);
 	await f.pi.emit("context", { messages: [user] }, ctx);
 	await f.pi.emit("context", { messages: [user] }, ctx);
 	assert.deepEqual(ctx.notices, ["error: contextd: contextd 500: boom; this request is sent without context management"]);
@@ -151,8 +203,8 @@ test("the context hook applies contextd's projection; a failure is said once unt
 test("local history/notes: unknown actions are refused; a note write appends contextd's entry before the result", async () => {
 	const f = fakeHost("local");
 	f.contextd.answers = {
-		"PUT /": {},
-		"POST /alpha/notes/v2/write_file": { ok: true, append: [{ type: "custom", customType: "codex-context-note", data: { path: "a" } }] },
+		"register-session": {},
+		"notes-write_file": { ok: true, append: [{ type: "custom", customType: "codex-context-note", data: { path: "a" } }] },
 	};
 	installLocal(f.host, f.say);
 	const ctx = new FakeCtx();
@@ -171,11 +223,12 @@ test("local history/notes: unknown actions are refused; a note write appends con
 async function treeSession(settle: unknown = { navigate_to: "b0", summarize: true }) {
 	const f = fakeHost("tree", { notesGuard: "off" });
 	f.contextd.answers = {
-		"PUT /": {},
-		"POST /rollovers": { rollover_id: "r1", tool_result: "Rollover planned.", merged: false },
-		"POST /rollovers/r1/settle": settle,
-		"POST /rollovers/r1/commit": { append: boundaryPlan.append },
-		"POST /rollovers/r1/complete": {},
+		"register-session": {},
+		"get-session": { rollover: null },
+		"rollover-create": { rollover_id: "r1", tool_result: "Rollover planned.", merged: false },
+		"rollover-settle": settle,
+		"rollover-commit": { append: boundaryPlan.append },
+		"rollover-complete": {},
 	};
 	installTree(f.host, f.say);
 	const ctx = new FakeCtx();
@@ -202,12 +255,12 @@ test("tree: session_start sends the capture command; new_context plans, agent_se
 	assert.deepEqual(f.contextd.bodies.at(-1), { leaf_id: "leaf1", command_context_ready: true });
 	await f.pi.emit("agent_settled", {}, ctx);
 	assert.deepEqual(navigations, ["b0"]);
-	assert.deepEqual(f.contextd.calls.slice(-3), ["POST /rollovers/r1/settle", "POST /rollovers/r1/commit", "POST /rollovers/r1/complete"]);
+	assert.deepEqual(f.contextd.calls.slice(-3), ["rollover-settle r1", "rollover-commit r1", "rollover-complete r1"]);
 	assert.deepEqual(f.pi.log.slice(1), ['sendMessage codex-context-window {"triggerTurn":true}']);
 	assert.equal(f.timers.length, 1);
 	// The next agent_settled has nothing pending.
 	await f.pi.emit("agent_settled", {}, ctx);
-	assert.equal(f.contextd.calls.filter((c) => c.endsWith("/settle")).length, 1);
+	assert.equal(f.contextd.calls.filter((c) => c.startsWith("rollover-settle")).length, 1);
 });
 
 test("tree on Pi 0.85's order: input during the settled phase is held and delivered as a follow-up when it returns", async () => {
@@ -233,13 +286,13 @@ test("tree on Pi 1.6's order: held after the phase returned until the boundary's
 });
 
 test("tree: a settle refused for open tool calls is deferred to the next agent_settled", async () => {
-	const conflict = new ContextdError("contextd 409: tool calls call_1 of the leaf's batch have no result yet; settle after they complete", 409);
+	const conflict = new ContextdError("contextd 409: tool calls call_1 of the leaf's batch are open", 409, "open_tool_calls");
 	const { f, ctx, navigations } = await treeSession(conflict);
 	await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
 	await f.pi.emit("agent_settled", {}, ctx);
 	assert.deepEqual(ctx.notices, []);
 	assert.deepEqual(navigations, []);
-	f.contextd.answers["POST /rollovers/r1/settle"] = { navigate_to: "b0", summarize: true };
+	f.contextd.answers["rollover-settle"] = { navigate_to: "b0", summarize: true };
 	await f.pi.emit("agent_settled", {}, ctx);
 	assert.deepEqual(navigations, ["b0"]);
 });
@@ -263,20 +316,38 @@ test("tree: a session replaced while input is held: the old session's pending wo
 	assert.deepEqual(f.pi.emitSync("input", { source: "interactive", text: "new" }, next), [{ action: "continue" }]);
 });
 
+test("tree: a session that starts with a pending rollover in contextd settles it at the next agent_settled", async () => {
+	const { f, ctx, navigations } = await treeSession();
+	f.contextd.answers["get-session"] = { rollover: { rollover_id: "r1", state: "pending" } };
+	await f.pi.emit("session_start", { reason: "resume" }, ctx);
+	await f.pi.commands.get(CAPTURE_COMMAND)?.("", { ...ctx.ctx, navigateTree: async (id: string) => {
+		navigations.push(id);
+		ctx.leafEntry = { id: "sum1", type: "branch_summary" };
+		return { cancelled: false };
+	} });
+	await f.pi.emit("agent_settled", {}, ctx);
+	assert.deepEqual(navigations, ["b0"]);
+	// A settled (not pending) rollover is contextd's incomplete one: nothing is re-planned.
+	f.contextd.answers["get-session"] = { rollover: { rollover_id: "r2", state: "settled" } };
+	await f.pi.emit("session_start", { reason: "reload" }, ctx);
+	await f.pi.emit("agent_settled", {}, ctx);
+	assert.equal(f.contextd.calls.filter((c) => c.startsWith("rollover-settle")).length, 1);
+});
+
 test("tree /compact asks contextd for the summary; when it cannot, the compaction is cancelled", async () => {
 	const { f, ctx } = await treeSession();
-	f.contextd.answers["POST /compaction"] = { summary: "S", first_kept_entry_id: "e9", details: { k: 1 } };
+	f.contextd.answers["session-compaction"] = { summary: "S", first_kept_entry_id: "e9", details: { k: 1 } };
 	assert.deepEqual(await f.pi.emit("session_before_compact", { preparation: { tokensBefore: 1234 } }, ctx), [
 		{ compaction: { summary: "S", firstKeptEntryId: "e9", tokensBefore: 1234, details: { k: 1 } } },
 	]);
-	f.contextd.answers["POST /compaction"] = new ContextdError("contextd 409: no", 409);
+	f.contextd.answers["session-compaction"] = new ContextdError("contextd 409: no", 409);
 	assert.deepEqual(await f.pi.emit("session_before_compact", { preparation: { tokensBefore: 1 } }, ctx), [{ cancel: true }]);
 	assert.deepEqual(ctx.notices, ["error: contextd: contextd 409: no; compaction cancelled so archived windows are not lost"]);
 });
 
 test("remote: window 0 with the backend's hint; the context keeps only the current window; tools need the Codex transport", async () => {
 	const f = fakeHost("remote");
-	f.contextd.answers = { "PUT /": {}, "POST /alpha/notes/v2/thread_hint": { text: "Read notes/plan.md" } };
+	f.contextd.answers = { "register-session": {}, "notes-thread_hint": { text: "Read notes/plan.md" } };
 	installRemote(f.host, f.say);
 	const ctx = new FakeCtx();
 	ctx.apiKey = "tok";
@@ -292,7 +363,7 @@ test("remote: window 0 with the backend's hint; the context keeps only the curre
 
 test("remote: two new_context calls of one message steer one boundary; the next message's call opens another", async () => {
 	const f = fakeHost("remote");
-	f.contextd.answers = { "PUT /": {}, "POST /alpha/notes/v2/thread_hint": { text: "" } };
+	f.contextd.answers = { "register-session": {}, "notes-thread_hint": { text: "" } };
 	installRemote(f.host, f.say);
 	const ctx = new FakeCtx();
 	ctx.apiKey = "tok";

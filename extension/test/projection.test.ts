@@ -81,7 +81,9 @@ test("settings: defaults match contextd's; env and settings.json; unknown mode r
 	assert.equal(s.stateDir, join(agentDir, "contextd"));
 	assert.equal(s.tokenFile, join(agentDir, "contextd", "token"));
 	assert.equal(s.url, undefined);
-	assert.equal(s.autoStart, false);
+	// Unset: launcher.ts decides (on with the bundled binary, else off).
+	assert.equal(s.autoStart, undefined);
+	assert.equal(s.binary, undefined);
 	writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ contextd: { mode: "tree", url: "http://127.0.0.1:9999", autoStart: true } }));
 	const f = resolveSettings({ agentDir, env: {}, flags: {} });
 	assert.deepEqual([f.mode, f.url, f.autoStart], ["tree", "http://127.0.0.1:9999", true]);

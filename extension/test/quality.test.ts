@@ -1,4 +1,4 @@
-// Rollover quality (contextd issue 15): notes guard, context usage and
+// Rollover quality: notes guard, context usage and
 // reminders, reset-log lines, and their settings.
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -13,8 +13,8 @@ import {
 	GUARD_WARNING,
 	guardDecision,
 	reminderMessage,
+	type ResetEntry,
 	resetLogLines,
-	windowNoteWrites,
 } from "../src/quality.ts";
 import { parseThresholds, resolveSettings } from "../src/settings.ts";
 
@@ -26,15 +26,6 @@ const boundary = (n: number) => ({
 const note = { type: "custom", customType: "codex-context-note" };
 const snapshot = { type: "custom", customType: "codex-context-note-snapshot" };
 const msg = { type: "message" };
-
-test("note writes count only the current window; a snapshot is no write", () => {
-	assert.equal(windowNoteWrites([boundary(0), note, msg, note]), 2);
-	assert.equal(windowNoteWrites([boundary(0), note, snapshot, boundary(1), msg]), 0);
-	assert.equal(windowNoteWrites([boundary(0), note, boundary(1), msg, note]), 1);
-	// A reminder (kind reminder) is not a boundary: writes before it still count.
-	const reminder = reminderMessage(72, "reminder", { firstWindowId: "w0", currentWindowId: "w1", windowNumber: 1 }, "r1");
-	assert.equal(windowNoteWrites([boundary(1), note, { type: "custom_message", ...reminder }]), 1);
-});
 
 test("guard: warn proceeds with one sentence, refuse stops, off and written notes proceed silently", () => {
 	assert.deepEqual(guardDecision("warn", 0), { proceed: true, warning: GUARD_WARNING });
@@ -94,13 +85,15 @@ test("settings: notes guard and thresholds from env and settings.json", () => {
 });
 
 test("reset-log lines: the last three, newest last", () => {
-	const r = (n: number, writes: number) => ({
+	const r = (n: number, writes: number): ResetEntry => ({
 		mode: "tree",
 		state: "completed",
-		from: { number: n },
-		to: { number: n + 1 },
-		archived: { entries: 10 + n, bytes: 1000 * n },
+		source: "state+file",
+		from: { id: `w${n}`, number: n },
+		to: { id: `w${n + 1}`, number: n + 1 },
+		archived: { entries: 10 + n, bytes: 1000 * n, first_entry_id: "a", last_entry_id: "b" },
 		note_files: 2,
+		note_bytes: 40,
 		window_note_writes: writes,
 		durations: { total_ms: 120 },
 	});

@@ -1,12 +1,12 @@
 // Remote-mode wire shaping on the Codex transport, against the reserved
-// namespace contract of reference codex-history-notes.md §1.4 (spec shape,
-// nullables, encrypted fields, required order), §1.5 (encrypted results)
-// and §3.7 (wire shaping, `<ns> operation completed`).
+// namespace contract of docs/codex-contract.md "Tool surface" (spec shape,
+// nullables, encrypted fields, required order), "Results and encryption"
+// and "Remote wire shaping" (`<ns> operation completed`).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { encryptedOutputs, HISTORY_SPEC, NOTES_SPEC, remoteResult, routerMessage, shapeCodexRequest, specsFromProtocol, truncationPolicy } from "../src/remote.ts";
 
-test("namespace specs: shape, operations, required order, encrypted fields, no bounds (§1.4)", () => {
+test("namespace specs: shape, operations, required order, encrypted fields, no bounds", () => {
 	assert.equal(HISTORY_SPEC.type, "namespace");
 	assert.deepEqual(HISTORY_SPEC.tools.map((t) => t.name), ["list_windows", "list_items", "read_item", "search_contents"]);
 	assert.deepEqual(NOTES_SPEC.tools.map((t) => t.name), ["list_files_by_prefix", "read_file", "search_contents", "append_to_file", "write_file"]);
@@ -57,7 +57,7 @@ test("a namespaced call becomes a router call; other blocks and messages are lef
 	assert.equal(routerMessage({ role: "user", content: [] }), undefined);
 });
 
-test("encrypted answers: fixed text, ciphertext only in details (§1.5, §3.7)", () => {
+test("encrypted answers: fixed text, ciphertext only in details", () => {
 	assert.deepEqual(remoteResult("notes", "write_file", { encrypted_output: "CIPHER" }), {
 		text: "notes operation completed",
 		details: { namespace: "notes", action: "write_file", encrypted_output: "CIPHER" },
@@ -65,7 +65,7 @@ test("encrypted answers: fixed text, ciphertext only in details (§1.5, §3.7)",
 	assert.deepEqual(remoteResult("history", "list_windows", { windows: [] }), { text: '{"windows":[]}', details: { namespace: "history", action: "list_windows" } });
 });
 
-test("request shaping: namespace specs in place, namespaced replay, encrypted_content replay (§1.4, §1.5, §3.7)", () => {
+test("request shaping: namespace specs in place, namespaced replay, encrypted_content replay", () => {
 	const payload = {
 		model: "gpt-x",
 		tools: [
@@ -99,12 +99,12 @@ test("request shaping: namespace specs in place, namespaced replay, encrypted_co
 	]);
 });
 
-test("truncation policy: bytes 4000 for thread_hint, tokens 10000 for operations (§1.6, §3.7)", () => {
+test("truncation policy: bytes 4000 for thread_hint, tokens 10000 for operations", () => {
 	assert.equal(truncationPolicy("thread_hint"), '{"mode":"bytes","limit":4000}');
 	assert.equal(truncationPolicy("search_contents"), '{"mode":"tokens","limit":10000}');
 });
 
-// A protocol file in the serialized-schema form of §1.4 (keys are endpoints,
+// A protocol file in the serialized-schema form of docs/codex-contract.md "Tool surface" (keys are endpoints,
 // each value names its namespace and operation). The texts below are ours,
 // written for this test; a real file carries Codex's own texts, which are sent
 // unchanged.
@@ -128,7 +128,7 @@ function protocolFile(): Record<string, Record<string, unknown>> {
 	return out;
 }
 
-test("a protocol file's specs are sent unchanged, in the file's order (§1.4 byte-exact schemas)", () => {
+test("a protocol file's specs are sent unchanged, in the file's order", () => {
 	const specs = specsFromProtocol(protocolFile());
 	assert.equal(specs.history.description, "NS-history text from the file");
 	assert.deepEqual(specs.notes.tools.map((t) => t.name), ["list_files_by_prefix", "read_file", "search_contents", "append_to_file", "write_file"]);

@@ -3,6 +3,7 @@
 // saved and restored around navigation) and for the failure policy.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { ContextdError } from "../src/client.ts";
 import { type RolloverDeps, settleRollover } from "../src/rollover.ts";
 
 const plan = [
@@ -16,12 +17,12 @@ function fake(over: Partial<RolloverDeps> = {}, posts: Record<string, unknown> =
 	let editor = "half-typed request";
 	let internal = false;
 	const d: RolloverDeps = {
-		base: "/v1/sessions/s/rollovers/r",
-		post: async <T>(path: string) => {
-			log.push(`post ${path.split("/").pop()}`);
-			const v = posts[path.split("/").pop() ?? ""];
+		call: async (op) => {
+			const step = op.replace("rollover-", "");
+			log.push(`post ${step}`);
+			const v = posts[step];
 			if (v instanceof Error) throw v;
-			return v as T;
+			return v as never;
 		},
 		leafBody: () => ({ leaf_id: "leaf" }),
 		navigateTree: async (id, o) => {
@@ -100,13 +101,13 @@ test("session changed between the tool and settled phases: aborted", async () =>
 
 test("settle refused while calls have no result: deferred quietly, nothing navigated or aborted", async () => {
 	// client.ts's ContextdError carries the HTTP status (its parameter properties need a full TS compiler).
-	const httpError = (message: string, status: number) => Object.assign(new Error(message), { status });
-	const conflict = httpError('contextd 409: settle of rollover r refused: tool calls call_sh (bash) on leaf "l" have no result yet; retry once Pi has written their results', 409);
+	// contextd's problem code decides, never the sentence.
+	const conflict = new ContextdError("contextd 409: settle of rollover r refused, reworded", 409, "open_tool_calls");
 	const f = fake({}, { ...okPosts, settle: conflict });
 	assert.equal(await settleRollover(f.d), "deferred");
 	assert.deepEqual(f.log, ["post settle"]);
 	// Any other conflict still fails with one error.
-	const g = fake({}, { ...okPosts, settle: httpError("contextd 409: rollover r was aborted", 409) });
+	const g = fake({}, { ...okPosts, settle: new ContextdError("contextd 409: tool calls call_sh have no result yet", 409, "conflict") });
 	assert.equal(await settleRollover(g.d), "failed");
 	assert.equal(g.log.filter((l) => l.startsWith("error ")).length, 1);
 });

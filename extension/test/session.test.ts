@@ -12,10 +12,10 @@ test("start creates the state of ctx's session; a second start replaces and ends
 	const a = slot.start(new FakeCtx("a", "/f/a.jsonl").ctx);
 	assert.equal(a.id, "a");
 	assert.equal(a.file, "/f/a.jsonl");
-	assert.equal(a.path, "/v1/sessions/a");
+	assert.deepEqual(a.params, { session_id: "a" });
 	assert.equal(slot.live(a, undefined, "x"), true);
 	const b = slot.start(new FakeCtx("b/c", null).ctx);
-	assert.equal(b.path, "/v1/sessions/b%2Fc");
+	assert.deepEqual(b.params, { session_id: "b/c" });
 	assert.equal(a.ended, true);
 	assert.equal(slot.current, b);
 	assert.equal(slot.live(a, undefined, "the rollover"), false);

@@ -21,8 +21,9 @@ test("defaults: local mode, state under the agent directory, token in it, no exp
 		url: undefined,
 		stateDir: join(dir, "contextd"),
 		tokenFile: join(dir, "contextd", "token"),
-		binary: "contextd",
-		autoStart: false,
+		// Unset: launcher.ts decides (the bundled binary, then contextd on PATH; auto-start with the bundled one).
+		binary: undefined,
+		autoStart: undefined,
 		agentName: "/root",
 		notesGuard: "warn",
 		reminderThresholds: [70, 85],

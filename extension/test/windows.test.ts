@@ -1,9 +1,10 @@
 // Remote-mode window boundaries: the same message contextd plans in Local
-// and Tree (coordinator.BoundaryContent), identity rules of reference
-// codex-history-notes.md §3.2, Codex's thread-hint bound (§1.6).
+// and Tree (coordinator.BoundaryContent), identity rules of docs/codex-contract.md
+// "Window boundaries", Codex's thread-hint bound ("Thread hint").
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { boundaryMessage, GUIDANCE, identityOf, nextIdentity, sliceAtLatestBoundary, usableHint } from "../src/windows.ts";
+import { GUIDANCE } from "../src/generated/rules.ts";
+import { boundaryMessage, identityOf, nextIdentity, sliceAtLatestBoundary, usableHint } from "../src/windows.ts";
 
 test("boundary content is contextd's: guidance, blank line, <context_window> lines, hint", () => {
 	const id = { protocol: 1 as const, kind: "window" as const, firstWindowId: "w0", currentWindowId: "w1", previousWindowId: "w0", windowNumber: 1 };

@@ -13,7 +13,7 @@ import (
 // that compose them. No lower package may depend on an upper one, directly
 // or through another package.
 var (
-	lower = []string{"archive", "store", "history", "notes", "session", "remote"}
+	lower = []string{"archive", "cut", "store", "history", "notes", "session", "remote", "migrations", "inspect", "discovery", "buildinfo"}
 	upper = []string{"contextd/coordinator", "contextd/api"}
 )
 

@@ -423,7 +423,7 @@ export interface paths {
         put?: never;
         /**
          * Finish a committed rollover
-         * @description Completes the rollover once the committed entries are in the session file (412 names the missing ones). Repeating answers the same. Refusals: 404 unknown session, rollover or leaf_id (the same answer as every route with a leaf_id); 409 off/remote mode, a rollover already pending, a step out of order or an aborted rollover; 412 session changed, missing boundary, the rollover's boundary or archived leaf no longer in the file, ancestry mismatch, summary not written yet; 422 summary mismatch or a parent cycle.
+         * @description Completes the rollover once the committed entries are in the session file (200, state completed). While some are not there yet it answers 202 with the rollover still committed and waiting_for naming them (the extension completes right after appending them; Pi may write the boundary a moment later, and contextd completes the rollover when it reads them). Repeating answers the same. Refusals: 404 unknown session, rollover or leaf_id (the same answer as every route with a leaf_id); 409 off/remote mode, a rollover already pending, a step out of order or an aborted rollover; 412 session changed, missing boundary, the rollover's boundary or archived leaf no longer in the file, ancestry mismatch, summary not written yet; 422 summary mismatch or a parent cycle.
          */
         post: operations["rollover-complete"];
         delete?: never;
@@ -562,10 +562,10 @@ export interface components {
             entry_ids: string[];
             leaf_id: string;
             /**
-             * @description Pi projection rules applied to context: those of the registered pi_version (pi-0.85 below 0.86.0, else pi-1.6); pi-1.6 for an unregistered session or a registration without pi_version.
+             * @description Pi projection rules applied to context: those of the registered pi_version (pi-0.85 below 0.86.0, pi-0.86 for 0.86.x, else pi-1.6); pi-1.6 for an unregistered session or a registration without pi_version.
              * @enum {string}
              */
-            rules: "pi-0.85" | "pi-1.6";
+            rules: "pi-0.85" | "pi-0.86" | "pi-1.6";
         };
         CoordinatorBranchEntry: {
             custom_type?: string;
@@ -646,6 +646,11 @@ export interface components {
             slice_from_entry_id?: string;
             /** @description Identity of the current window; null when no boundary is on the branch. */
             window: components["schemas"]["CoordinatorWindowIdentity"] | null;
+            /**
+             * Format: int64
+             * @description Note writes and appends (codex-context-note entries) on the branch since its latest boundary (since its root when it has none): what the notes guard of new_context checks; a note snapshot is no write. 0 while the file is awaited.
+             */
+            window_note_writes: number;
         };
         CoordinatorContextRequest: {
             /** @description Pi's live leaf; default the last entry of the file. */
@@ -752,6 +757,11 @@ export interface components {
             mode: "off" | "local" | "tree" | "remote";
             /** @description Version of the running Pi (semver, e.g. 0.85.1 or 1.6.0): selects Pi's projection rules for this session. Absent: the newest rules. */
             pi_version?: string;
+            /**
+             * Format: int64
+             * @description The registering Pi's process id: two live Pi processes registered for one session are reported as concurrent_writers (a process that ended is forgotten; one that registers another session leaves this one).
+             */
+            pid?: number;
             /** @description Path of the session JSONL file: absolute, or relative to the sessions directory. Must resolve (after symlinks) under the sessions directory. May not exist yet (Pi writes it at the first assistant message in 0.85, the first user message in 1.6): the session then answers /context and /windows as one without entries. */
             session_file: string;
         };
@@ -910,6 +920,8 @@ export interface components {
             state: "pending" | "settled" | "committed" | "completed" | "aborted";
             /** @description Tree: the branch_summary entry accepted at commit. */
             summary_entry_id?: string;
+            /** @description Complete on a committed rollover (answered 202): the customTypes of the planned entries not in the session file yet, in plan order; it completes once they are there, on the next complete or read. */
+            waiting_for?: string[];
             /** @description Identity of the window being closed. */
             window: components["schemas"]["CoordinatorWindowIdentity"];
         };
@@ -942,13 +954,13 @@ export interface components {
              * @description 1-based line number, for a skipped line.
              */
             line?: number;
-            /** @description blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule) */
+            /** @description blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), concurrent_writers (two live Pi processes registered the session: each appends its own branch), untested_pi_version (GET /v1/sessions/{session_id}: the registered pi_version is newer than the newest Pi the projection rules were checked against; the newest rules apply); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule) */
             reason: string;
         };
         CoordinatorSessionState: {
             /**
              * Format: int64
-             * @description Valid Tree archive manifests in the file.
+             * @description Valid Tree archive manifests in the file (GET /v1/sessions/{id} of a Tree copy made by /clone or /fork: also those whose archived entries are read from its parent session).
              */
             archives: number;
             boundary_entry_id?: string;
@@ -1008,7 +1020,7 @@ export interface components {
         CoordinatorSessionSummary: {
             /**
              * Format: int64
-             * @description Valid Tree archive manifests in the file.
+             * @description Valid Tree archive manifests in the file (GET /v1/sessions/{id} of a Tree copy made by /clone or /fork: also those whose archived entries are read from its parent session).
              */
             archives: number;
             /**
@@ -1101,6 +1113,8 @@ export interface components {
              * @description Always 1.
              */
             protocol: number;
+            /** @description Adoption: the entry the window begins at, ahead of its boundary (the branch's first entry when context management was turned on for a branch that already had messages); absent when the window begins after its boundary (docs/design.md §4 Adoption). */
+            startEntryId?: string;
             /**
              * Format: int64
              * @description Zero-based window number.
@@ -1110,8 +1124,12 @@ export interface components {
         CoordinatorWindowsAnswer: {
             /** @description Append with pi.sendMessage, in order; the boundary triggers the next turn. */
             append: components["schemas"]["CoordinatorBoundary"][];
+            /** @description An interrupted Tree rollover (the branch ends in its branch summary): its missing manifest and note snapshot, to append first, in order, with pi.appendEntry(customType, data); then the boundary of append. */
+            finish?: components["schemas"]["CoordinatorPlannedEntry"][];
             /** @description true: no boundary was on the branch, this opens window 0. */
             first: boolean;
+            /** @description The rollover of contextd's state that finish and append complete; absent when they are rebuilt from the session file alone (the state does not hold it). */
+            rollover_id?: string;
             /** @description Identity of the window the boundary opens. */
             window: components["schemas"]["CoordinatorWindowIdentity"];
         };
@@ -1128,6 +1146,11 @@ export interface components {
             value?: unknown;
         };
         ErrorModel: {
+            /**
+             * @description What kind of problem this is, for programs: branch on it, never on detail (which may be reworded).
+             * @enum {string}
+             */
+            code: "invalid" | "ambiguous" | "bad_request" | "not_found" | "conflict" | "open_tool_calls" | "precondition" | "gone" | "forbidden" | "too_large" | "unauthorized" | "upstream" | "upstream_slow" | "unavailable" | "internal" | "method_not_allowed" | "misdirected" | "unsupported_media_type" | "client_closed" | "timeout" | "disk_full";
             /**
              * @description A human-readable explanation specific to this occurrence of the problem.
              * @example Property foo is required but is missing.
@@ -1163,7 +1186,7 @@ export interface components {
         HistoryItemBody: {
             /** @description The requested range of the content: at most limit_chars characters (Unicode code points) from offset_chars. */
             content: string;
-            /** @description The item's full ID. IDs over 256 characters (a damaged or hostile file) are cut to */
+            /** @description The item's full ID. IDs over 256 characters (a damaged or hostile file) are cut to … and their last 255 characters, which still name the item or window. */
             item_id: string;
             /**
              * Format: int64
@@ -1186,7 +1209,7 @@ export interface components {
              * @description Length of the full content in characters (Unicode code points).
              */
             total_chars: number;
-            /** @description Full ID of the window that contains the item. IDs over 256 characters (a damaged or hostile file) are cut to */
+            /** @description Full ID of the window that contains the item. IDs over 256 characters (a damaged or hostile file) are cut to … and their last 255 characters, which still name the item or window. */
             window_id: string;
         };
         HistoryItemPreview: {
@@ -1195,7 +1218,7 @@ export interface components {
              * @description Length of the item's full content in characters (Unicode code points).
              */
             content_chars: number;
-            /** @description Opaque item ID; pass it unchanged to read_item. IDs over 256 characters (a damaged or hostile file) are cut to */
+            /** @description Opaque item ID; pass it unchanged to read_item. IDs over 256 characters (a damaged or hostile file) are cut to … and their last 255 characters, which still name the item or window. */
             item_id: string;
             /**
              * @description user, assistant, tool or developer.
@@ -1210,7 +1233,7 @@ export interface components {
             tool_namespace?: string;
             /** @description The first max_chars_per_item characters (Unicode code points) of the item's content. */
             truncated_content: string;
-            /** @description Full ID of the window that contains the item. IDs over 256 characters (a damaged or hostile file) are cut to */
+            /** @description Full ID of the window that contains the item. IDs over 256 characters (a damaged or hostile file) are cut to … and their last 255 characters, which still name the item or window. */
             window_id: string;
         };
         HistoryItemsResult: {
@@ -1256,7 +1279,7 @@ export interface components {
              * @description Number of history items in the window.
              */
             item_count: number;
-            /** @description Full window ID; pass it unchanged as window_id. IDs over 256 characters (a damaged or hostile file) are cut to */
+            /** @description Full window ID; pass it unchanged as window_id. IDs over 256 characters (a damaged or hostile file) are cut to … and their last 255 characters, which still name the item or window. */
             window_id: string;
         };
         HistoryWindowsResult: {
@@ -1504,6 +1527,20 @@ export interface components {
             offset_chars?: number | null;
             /** @description Full ID of the window that contains the item. */
             window_id: string;
+        };
+        RegisterAnswer: {
+            agent_name: string;
+            /** @enum {string} */
+            mode: "off" | "local" | "tree" | "remote";
+            pi_version: string;
+            /** @description concurrent_writers: another live Pi process has this session registered (both are told; docs/design.md §4 Two Pis on one session). */
+            problems?: components["schemas"]["CoordinatorSessionProblem"][];
+            /** Format: date-time */
+            registered_at: string;
+            session_file: string;
+            session_id: string;
+            /** Format: date-time */
+            updated_at: string;
         };
         RemoteResult: {
             /** @description Remote mode: the Codex backend's encrypted result, opaque to contextd and to the client (the model reads it). */
@@ -2114,7 +2151,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ContextdRegistration"];
+                    "application/json": components["schemas"]["RegisterAnswer"];
                 };
             };
             /** @description The session was registered (200: its registration was updated). */
@@ -2123,7 +2160,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ContextdRegistration"];
+                    "application/json": components["schemas"]["RegisterAnswer"];
                 };
             };
             /** @description Error */
@@ -2460,13 +2497,13 @@ export interface operations {
                     "application/json": components["schemas"]["CoordinatorRolloverInfo"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Committed; waiting_for names the planned entries the session file does not hold yet. */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ErrorModel"];
+                    "application/json": components["schemas"]["CoordinatorRolloverInfo"];
                 };
             };
         };

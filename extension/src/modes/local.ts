@@ -11,8 +11,9 @@ import { ctxLeafBody } from "../branch.ts";
 import { type Host, text } from "../host.ts";
 import { callsNewContext, onInput, releaseHold, startHold } from "../input_hold.ts";
 import { installLifecycle } from "../lifecycle.ts";
+import type { RequestArgs } from "../client.ts";
 import { runLocalRollover } from "../local_rollover.ts";
-import { ensureWindow, installLocalHooks, notesGuard, registerContextRemaining } from "../localindex.ts";
+import { ensureWindow, finishRollover, installLocalHooks, notesGuard, registerContextRemaining } from "../localindex.ts";
 import { localRouter, registerRouters } from "../router.ts";
 import { type Say, SessionSlot, type SessionState } from "../session.ts";
 import { registerStatus } from "../status.ts";
@@ -28,7 +29,9 @@ export const NOTICE_TYPE = "codex-context-notice";
 export function installLocal(host: Host, say: Say): void {
 	const { pi } = host;
 	const slot = new SessionSlot(say);
-	installLifecycle(host, slot, (s, ctx) => ensureWindow(host, slot, s, ctx));
+	installLifecycle(host, slot, async (s, ctx) => {
+		await ensureWindow(host, slot, s, ctx);
+	});
 	installLocalHooks(host, slot);
 
 	pi.registerTool({
@@ -39,11 +42,11 @@ export function installLocal(host: Host, say: Say): void {
 		async execute(_id, _params, _signal, _onUpdate, ctx) {
 			const s = slot.require();
 			const c = s.need();
-			const guard = notesGuard(host, ctx);
+			const guard = await notesGuard(host, s, ctx);
 			if (!guard.proceed) {
 				return { content: text(guard.refusal ?? ""), details: { refused: true, notes_guard: host.settings.notesGuard } };
 			}
-			const ans = await c.call<{ rollover_id: string; tool_result: string; merged: boolean }>("POST", `${s.path}/rollovers`, ctxLeafBody(host.piVersion, ctx));
+			const ans = await c.request("rollover-create", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
 			if (slot.live(s, ctx, "new_context's rollover")) s.localRollover = ans.rollover_id;
 			const t = guard.warning ? `${ans.tool_result}\n${guard.warning}` : ans.tool_result;
 			return { content: text(t), details: { rollover_id: ans.rollover_id, merged: ans.merged, notes_warning: !!guard.warning } };
@@ -80,18 +83,18 @@ export function installLocal(host: Host, say: Say): void {
 		if (rid === undefined) {
 			if (s.completing !== undefined && s.client) {
 				// The boundary's turn ended: it is in the file.
-				const base = `${s.path}/rollovers/${encodeURIComponent(s.completing)}`;
+				const path = { ...s.params, rollover_id: s.completing };
 				s.completing = undefined;
-				s.client.call("POST", `${base}/complete`).catch(() => undefined);
+				s.client.request("rollover-complete", { path } as unknown as RequestArgs<"rollover-complete">).catch(() => undefined);
 			}
 			// No rollover follows this batch: held input goes out as typed.
 			if (s.hold.holding) sendHeld(s);
 			return;
 		}
 		const c = s.client;
+		const path = { ...s.params, rollover_id: rid };
 		const outcome = await runLocalRollover({
-			post: (path, body) => (c ? c.call("POST", path, body) : Promise.reject(new Error(s.unavailable))),
-			base: `${s.path}/rollovers/${encodeURIComponent(rid)}`,
+			call: (op, body) => (c ? c.request(op, { path, body } as unknown as RequestArgs<typeof op>) : Promise.reject(new Error(s.unavailable))),
 			leafBody: () => ctxLeafBody(host.piVersion, ctx),
 			steer: (m) => {
 				if (slot.live(s, ctx, "the new window's boundary")) pi.sendMessage(m, { deliverAs: "steer" });
@@ -108,5 +111,5 @@ export function installLocal(host: Host, say: Say): void {
 
 	registerContextRemaining(host, slot);
 	registerRouters(host, slot, localRouter(host, slot));
-	registerStatus(host, slot, true);
+	registerStatus(host, slot, true, (ctx) => finishRollover(host, slot, ctx));
 }

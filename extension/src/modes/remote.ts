@@ -44,7 +44,7 @@ export function installRemote(host: Host, say: Say): void {
 	async function remoteHint(s: SessionState, ctx: ExtensionContext): Promise<string> {
 		try {
 			const headers = { ...(await codexHeaders(ctx)), [TRUNCATION_HEADER]: truncationPolicy("thread_hint") };
-			const a = await s.need().call<{ text?: unknown }>("POST", "/alpha/notes/v2/thread_hint", { context: { session_id: s.id, current_agent_name: settings.agentName } }, headers);
+			const a = await s.need().request("notes-thread_hint", { body: { context: { session_id: s.id, current_agent_name: settings.agentName } }, headers });
 			return usableHint(a.text);
 		} catch {
 			return "";

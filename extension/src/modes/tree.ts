@@ -6,11 +6,11 @@
 // reducer; this file performs its actions with Pi.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { ctxLeafBody } from "../branch.ts";
-import { ContextdError } from "../client.ts";
+import { ContextdError, type RequestArgs } from "../client.ts";
 import { type Host, text } from "../host.ts";
 import { callsNewContext } from "../input_hold.ts";
 import { installLifecycle } from "../lifecycle.ts";
-import { ensureWindow, installLocalHooks, notesGuard, registerContextRemaining } from "../localindex.ts";
+import { ensureWindow, finishRollover, installLocalHooks, notesGuard, registerContextRemaining } from "../localindex.ts";
 import { settleRollover } from "../rollover.ts";
 import { localRouter, registerRouters } from "../router.ts";
 import { type Say, SessionSlot, type SessionState } from "../session.ts";
@@ -38,6 +38,13 @@ export function installTree(host: Host, say: Say): void {
 	installLifecycle(host, slot, async (s, ctx) => {
 		pi.sendUserMessage(`/${CAPTURE_COMMAND}`, { expandPromptTemplates: true });
 		await ensureWindow(host, slot, s, ctx);
+		// The pending rollover is contextd's fact, not this runtime's: a
+		// session resumed or reloaded between new_context's tool phase and
+		// the settled phase settles it at the next agent_settled.
+		const st = await s.need().request("get-session", { path: s.params });
+		if (st.rollover?.state === "pending" && slot.live(s, ctx, "restoring the pending rollover")) {
+			dispatch(s, { type: "planned", rolloverId: st.rollover.rollover_id }, ctx);
+		}
 	});
 	installLocalHooks(host, slot);
 
@@ -81,9 +88,9 @@ export function installTree(host: Host, say: Say): void {
 	function rollover(s: SessionState, rolloverId: string, ctx: ExtensionContext): Promise<RolloverOutcome> {
 		const c = s.client;
 		const cmd = s.commandCtx;
+		const path = { ...s.params, rollover_id: rolloverId };
 		return settleRollover({
-			post: (path, body) => (c ? c.call("POST", path, body) : Promise.reject(new ContextdError(s.unavailable))),
-			base: `${s.path}/rollovers/${encodeURIComponent(rolloverId)}`,
+			call: (op, body) => (c ? c.request(op, { path, body } as unknown as RequestArgs<typeof op>) : Promise.reject(new ContextdError(s.unavailable))),
 			leafBody: () => ctxLeafBody(host.piVersion, ctx),
 			navigateTree: cmd ? (id, o) => cmd.navigateTree(id, o) : undefined,
 			leafEntry: () => ctx.sessionManager.getLeafEntry(),
@@ -112,13 +119,13 @@ export function installTree(host: Host, say: Say): void {
 		async execute(_id, _params, _signal, _onUpdate, ctx) {
 			const s = slot.require();
 			const c = s.need();
-			const guard = notesGuard(host, ctx);
+			const guard = await notesGuard(host, s, ctx);
 			if (!guard.proceed) {
 				return { content: text(guard.refusal ?? ""), details: { refused: true, notes_guard: host.settings.notesGuard } };
 			}
-			const ans = await c.call<{ rollover_id: string; tool_result: string; merged: boolean }>("POST", `${s.path}/rollovers`, {
-				...ctxLeafBody(host.piVersion, ctx),
-				command_context_ready: s.commandCtx !== undefined,
+			const ans = await c.request("rollover-create", {
+				path: s.params,
+				body: { ...ctxLeafBody(host.piVersion, ctx), command_context_ready: s.commandCtx !== undefined },
 			});
 			dispatch(s, { type: "planned", rolloverId: ans.rollover_id }, ctx);
 			const t = guard.warning ? `${ans.tool_result}\n${guard.warning}` : ans.tool_result;
@@ -170,7 +177,7 @@ export function installTree(host: Host, say: Say): void {
 		const s = slot.current;
 		if (!s?.client) return;
 		try {
-			const a = await s.client.call<{ summary: string; first_kept_entry_id: string; details: unknown }>("POST", `${s.path}/compaction`, ctxLeafBody(host.piVersion, ctx));
+			const a = await s.client.request("session-compaction", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
 			return {
 				compaction: { summary: a.summary, firstKeptEntryId: a.first_kept_entry_id, tokensBefore: event.preparation.tokensBefore, details: a.details },
 			};
@@ -180,5 +187,5 @@ export function installTree(host: Host, say: Say): void {
 		}
 	});
 
-	registerStatus(host, slot, true);
+	registerStatus(host, slot, true, (ctx) => finishRollover(host, slot, ctx));
 }

@@ -1,0 +1,248 @@
+package coordinator
+
+// A concurrent differential property test of the snapshots and caches:
+// while one goroutine changes a session file (appends, a branch from an
+// earlier entry as Pi's /tree then continue, a rewrite in place, a
+// truncation, an index rebuild), readers query every read route of a
+// Service with its caches and of one without, at once; after each change
+// both answer as a fresh, cold index of the same bytes does. Run under
+// -race, the readers and the change prove that no route reads what a sync
+// writes.
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"contextd/history"
+	"contextd/notes"
+)
+
+// routeAnswers is what every read route answers for one session.
+type routeAnswers struct {
+	Context  ContextAnswer
+	AtLeaves []ContextAnswer // /context at each of the leaves asked
+	BranchAt []BranchAnswer  // /branch at each of them
+	Branch   BranchAnswer
+	Windows  history.WindowsResult
+	Items    history.ItemsResult
+	Read     history.ReadResult
+	Searches []history.ItemsResult
+	Notes    notes.ListResult
+	Hint     ThreadHintResult
+	Errors   []string
+}
+
+// answersOf queries /context at each of leaves, in order, then every
+// read route of svc for sid, then /context at leaves again; errors are
+// part of the answer (their text).
+func answersOf(ctx context.Context, svc *Service, sid string, leaves ...string) routeAnswers {
+	var a routeAnswers
+	note := func(route string, err error) {
+		if err != nil {
+			a.Errors = append(a.Errors, route+": "+err.Error())
+		}
+	}
+	cc := CallContext{SessionID: sid}
+	var err error
+	for _, leaf := range leaves {
+		c, err := svc.Context(ctx, sid, ContextRequest{LeafID: leaf})
+		note("context at "+leaf, err)
+		a.AtLeaves = append(a.AtLeaves, c)
+	}
+	a.Context, err = svc.Context(ctx, sid, ContextRequest{})
+	note("context", err)
+	a.Branch, err = svc.BranchOf(ctx, sid, "", 0)
+	note("branch", err)
+	a.Windows, err = svc.ListWindows(ctx, cc, history.ListWindowsArgs{})
+	note("list_windows", err)
+	a.Items, err = svc.ListItems(ctx, cc, history.ListItemsArgs{})
+	note("list_items", err)
+	if len(a.Items.Items) > 0 {
+		it := a.Items.Items[0]
+		a.Read, err = svc.ReadItem(ctx, cc, history.ReadItemArgs{ItemID: it.ItemID, WindowID: it.WindowID})
+		note("read_item", err)
+	}
+	for _, q := range []string{"e", "the", "toolCall", "zzz-no-match"} {
+		r, err := svc.SearchHistory(ctx, cc, history.SearchArgs{Query: q})
+		note("search "+q, err)
+		a.Searches = append(a.Searches, r)
+	}
+	a.Notes, err = svc.ListNoteFiles(ctx, cc, notes.ListFilesByPrefixArgs{})
+	note("list_files", err)
+	a.Hint, err = svc.ThreadHint(ctx, cc)
+	note("thread_hint", err)
+	// Again, with /branch: what was cached since must not change them.
+	for _, leaf := range leaves {
+		c, err := svc.Context(ctx, sid, ContextRequest{LeafID: leaf})
+		note("context again at "+leaf, err)
+		a.AtLeaves = append(a.AtLeaves, c)
+		b, err := svc.BranchOf(ctx, sid, leaf, 0)
+		note("branch at "+leaf, err)
+		a.BranchAt = append(a.BranchAt, b)
+	}
+	return a
+}
+
+// coldAnswers indexes a copy of file's bytes in a new index (registered
+// with piVersion when not "") and answers every read route.
+func coldAnswers(t *testing.T, file, sid, piVersion string, leaves []string) routeAnswers {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cold, dir := localService(t, map[string][]byte{"s.jsonl": b})
+	if piVersion != "" {
+		if _, _, err := cold.Register(t.Context(), sid, RegisterRequest{SessionFile: filepath.Join(dir, "s.jsonl"), Mode: "local", PiVersion: piVersion}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return answersOf(t.Context(), cold, sid, leaves...)
+}
+
+func TestConcurrentAnswersMatchCold(t *testing.T) {
+	data := readFixture(t, "local-basic.jsonl")
+	lines := strings.SplitAfter(strings.TrimRight(string(data), "\n"), "\n")
+	for _, piVersion := range []string{"0.85.1", "1.6.0"} {
+		t.Run("pi "+piVersion, func(t *testing.T) {
+			ctx := t.Context()
+			cached, plain, dir := cacheTwins(t, map[string][]byte{"s.jsonl": []byte(strings.Join(lines[:3], ""))})
+			file := filepath.Join(dir, "s.jsonl")
+			if _, _, err := cached.Register(ctx, lbSession, RegisterRequest{SessionFile: file, Mode: "local", PiVersion: piVersion}); err != nil {
+				t.Fatal(err)
+			}
+			appendText := func(s string) {
+				f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer f.Close()
+				if _, err := f.WriteString(s); err != nil {
+					t.Error(err)
+				}
+			}
+			next := 3 // the next fixture line to append
+			var ids []string
+			r := rand.New(rand.NewPCG(23, 1))
+			appendSome := func() {
+				for k := 0; k < 12 && next < len(lines); k++ {
+					appendText(lines[next])
+					ids = append(ids, entryID(t, lines[next]))
+					next++
+				}
+			}
+			branchFrom := func(parent string) {
+				id := fmt.Sprintf("br%d", len(ids))
+				appendText(`{` + hUser("on a branch") + `,"id":"` + id + `","parentId":"` + parent + `","timestamp":"2026-08-01T10:00:09.000Z"}` + "\n")
+				ids = append(ids, id)
+			}
+			// The changes, in turn; each is made while the readers run.
+			changes := []struct {
+				name string
+				do   func()
+			}{
+				{"append", appendSome},
+				{"branch beside the last entry", func() {
+					// A second child of the last entry's parent: Pi's
+					// /tree to the parent, then continue.
+					if len(ids) >= 2 {
+						branchFrom(ids[len(ids)-2])
+					}
+				}},
+				{"append", appendSome},
+				{"branch from an earlier entry", func() {
+					if len(ids) >= 3 {
+						branchFrom(ids[r.IntN(len(ids)-2)])
+					}
+				}},
+				{"rewrite in place", func() {
+					b, err := os.ReadFile(file)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					// Same length, other bytes, in an indexed line: the file
+					// changed in place and is indexed again whole.
+					if i := strings.Index(string(b), "user"); i >= 0 {
+						b[i] = 'U'
+						defer func() { b[i] = 'u'; _ = os.WriteFile(file, b, 0o600) }()
+						if err := os.WriteFile(file, b, 0o600); err != nil {
+							t.Error(err)
+						}
+					}
+				}},
+				{"truncate", func() {
+					keep := max(3, next*2/3)
+					if err := os.WriteFile(file, []byte(strings.Join(lines[:keep], "")), 0o600); err != nil {
+						t.Error(err)
+					}
+					next, ids = keep, ids[:0]
+					for _, l := range lines[1:keep] {
+						ids = append(ids, entryID(t, l))
+					}
+				}},
+				{"rebuild", func() {
+					if _, err := cached.Rebuild(ctx); err != nil {
+						t.Error(err)
+					}
+				}},
+			}
+			for round := 0; round < 2*len(changes); round++ {
+				ch := changes[round%len(changes)]
+				if round >= len(changes) {
+					ch = changes[0] // the second turn appends the rest
+				}
+				done := make(chan struct{})
+				var wg sync.WaitGroup
+				for k := 0; k < 4; k++ {
+					wg.Add(1)
+					go func(k int) {
+						defer wg.Done()
+						svc := cached
+						if k%2 == 1 {
+							svc = plain
+						}
+						for {
+							answersOf(ctx, svc, lbSession) // errors are expected while the file changes
+							select {
+							case <-done:
+								return
+							default:
+							}
+						}
+					}(k)
+				}
+				ch.do()
+				close(done)
+				wg.Wait()
+				if t.Failed() {
+					t.FailNow()
+				}
+				// /context at the last two entries, the last one last:
+				// the cache then holds the parent's branch and the last
+				// entry's extending it, which a branch beside the last
+				// entry extends again.
+				leaves := ids[max(0, len(ids)-2):]
+				want := coldAnswers(t, file, lbSession, piVersion, leaves)
+				if len(want.Errors) > 0 {
+					t.Fatalf("round %d (%s): the cold index answered errors: %v", round, ch.name, want.Errors)
+				}
+				for name, svc := range map[string]*Service{"cached": cached, "uncached": plain} {
+					got := answersOf(ctx, svc, lbSession, leaves...)
+					if d := cmp.Diff(want, got); d != "" {
+						t.Fatalf("round %d (%s): %s Service vs a cold index of the same bytes (-cold +%s):\n%s", round, ch.name, name, name, d)
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,80 @@
+package store
+
+import "sync"
+
+// One goroutine per index builds the search block filters (blocks.go) of
+// every session, in the order their syncs asked (kickBlocks): a bounded
+// channel queue of sessions, each in it at most once (blockFilters.queued,
+// cleared when the builder takes it, so a sync during the build queues it
+// again). A sync that finds the queue full waits for the builder to take
+// one. Filters only skip frames, so a session whose filters are not built
+// yet is searched by reading its frames.
+
+// filterQueueLen bounds the sessions waiting for the filter builder.
+const filterQueueLen = 64
+
+// filterBuilder is an index's filter builder, started by its first kick.
+type filterBuilder struct {
+	start sync.Once
+	stop  sync.Once
+	queue chan *Session
+	done  chan struct{} // closed by Close: the builder returns
+	// work counts sessions queued and not yet built (filtersIdle).
+	work sync.WaitGroup
+}
+
+// queueFilters hands s to the builder, starting it on first use.
+func (x *Index) queueFilters(s *Session) {
+	f := &x.filters
+	f.start.Do(func() {
+		f.queue, f.done = make(chan *Session, filterQueueLen), make(chan struct{})
+		x.bg.Add(1)
+		go x.buildFilters()
+	})
+	f.work.Add(1)
+	select {
+	case f.queue <- s:
+	case <-f.done:
+		s.blk.queued.Store(false)
+		f.work.Done()
+	}
+}
+
+// buildFilters is the builder: it extends the filters of each session
+// taken from the queue until Close.
+func (x *Index) buildFilters() {
+	defer x.bg.Done()
+	f := &x.filters
+	for {
+		select {
+		case s := <-f.queue:
+			s.blk.queued.Store(false)
+			if err := s.buildBlocks(); err != nil && !x.closing.Load() {
+				x.log.Warn("search block filters not built; searches read the whole text", "path", s.path, "err", err)
+			}
+			f.work.Done()
+		case <-f.done:
+			for {
+				select {
+				case s := <-f.queue:
+					s.blk.queued.Store(false)
+					f.work.Done()
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// stopFilters makes the builder return (Close): a build in progress stops
+// at its next segment (Index.closing).
+func (x *Index) stopFilters() {
+	f := &x.filters
+	f.start.Do(func() { f.done = make(chan struct{}) }) // never started: nothing to stop
+	f.stop.Do(func() { close(f.done) })
+}
+
+// filtersIdle waits until every session queued has been built (tests and
+// benchmarks).
+func (x *Index) filtersIdle() { x.filters.work.Wait() }

@@ -1,0 +1,147 @@
+package store
+
+import "context"
+
+// Readers of a session read an immutable snapshot of its index, published
+// by the sync that made it (DESIGN.md §2 "Snapshots"), and hold no lock
+// while they read: a search that waits for a scan slot, or scans every
+// frame of a 1 GiB session for a second, delays no sync, and a sync delays
+// no reader. A snapshot stays valid however long it is read:
+//   - the tree is a session.Tree Snapshot (later entries are added past
+//     its length or into new arrays);
+//   - the item table, frame ends and name table are slices whose elements
+//     are never written once published (appends go past their length);
+//   - the text tail, stats and state strings are replaced, never modified;
+//   - the item-text files of the snapshot's text are never rewritten in
+//     place: a reset removes them (textFiles is advanced first), so a
+//     reader that opened them before reads what it expects and one that
+//     opens them after is told the file changed (ErrFileChanged);
+//   - block filters are consulted only while their generation is the
+//     snapshot's (blockSnap).
+
+// sessionSnap is one published state of a session: what Read and ReadTree
+// hand their callbacks.
+type sessionSnap struct {
+	view View
+	// preview is the tree a cold index serves before its items are
+	// built (ReadTree; nil: none).
+	preview *treePreview
+}
+
+// publishLocked publishes the fields under mu as the readers' snapshot.
+// The caller holds mu for writing (and syncMu: only syncs write them).
+func (s *Session) publishLocked() {
+	v := View{s: s, Path: s.path, Items: s.items, names: s.names.list, Stats: s.stats, State: s.state, StateMsg: s.stateMsg,
+		Bytes: s.next, FileSize: s.fileSize, InFlightTooLong: s.flightTooLong, text: s.textSnap(),
+		blk: blockSnap{gen: s.blk.gen.Load(), path: s.blockPath(), count: s.blockCountPath()}}
+	if v.State == "" {
+		v.State = StateOK
+	}
+	if s.tree != nil {
+		// A publish that added no entry keeps the tree snapshot: one per
+		// state of the tree.
+		if old := s.snap.Load(); old != nil && old.view.Tree != nil && old.view.Tree.Lineage() == s.tree && old.view.Tree.Len() == s.tree.Len() {
+			v.Tree = old.view.Tree
+		} else {
+			v.Tree = s.tree.Snapshot()
+		}
+	}
+	s.snap.Store(&sessionSnap{view: v, preview: s.preview})
+}
+
+// publish is publishLocked for a caller that does not hold mu (it holds
+// syncMu).
+func (s *Session) publish() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.publishLocked()
+}
+
+// current returns the published snapshot (an empty one before the
+// first).
+func (s *Session) current() *sessionSnap {
+	if p := s.snap.Load(); p != nil {
+		return p
+	}
+	return &sessionSnap{view: View{s: s, Path: s.path, State: StateOK}}
+}
+
+// Read calls fn with a view of the session: its last published snapshot,
+// one state of the file, valid for as long as fn keeps it. Read takes no
+// lock and never waits.
+func (s *Session) Read(fn func(v *View) error) error {
+	v := s.current().view
+	v.SyncedAt = s.syncedAtTime()
+	return fn(&v)
+}
+
+// ReadScan is Read for a reader that will search item text: it first
+// waits for a scan slot (searches scanning at once are bounded, scanSlots)
+// in the order of the callers, then takes the view, so that a search that
+// waited reads the session as it is when it scans; Search on the view
+// takes no second slot. Errors: ctx's error when it ends before a slot is
+// free (fn is not called).
+func (s *Session) ReadScan(ctx context.Context, fn func(v *View) error) error {
+	select {
+	case scanSlots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-scanSlots }()
+	v := s.current().view
+	v.SyncedAt = s.syncedAtTime()
+	v.scanHeld = true
+	return fn(&v)
+}
+
+// ReadTree is Read for a reader of the entry tree only: while the items of
+// a cold index are being built after a tree preview (Sync under TreeOnly),
+// fn sees the preview's tree, with no Items (len 0), Bytes the bytes the
+// preview covers and Stats its line counts. Otherwise it is Read.
+func (s *Session) ReadTree(fn func(v *View) error) error {
+	c := s.current()
+	p := c.preview
+	if p == nil {
+		v := c.view
+		v.SyncedAt = s.syncedAtTime()
+		return fn(&v)
+	}
+	return fn(&View{s: s, Path: s.path, Tree: p.tree, names: c.view.names, Stats: p.stats, State: StateOK,
+		Bytes: p.next, FileSize: p.size, SyncedAt: p.at})
+}
+
+// ReadFor is ReadTree when ctx is marked by TreeOnly, else Read.
+func (s *Session) ReadFor(ctx context.Context, fn func(v *View) error) error {
+	if IsTreeOnly(ctx) {
+		return s.ReadTree(fn)
+	}
+	return s.Read(fn)
+}
+
+// SessionID is the header id, "" before the header is indexed.
+func (s *Session) SessionID() string {
+	c := s.current()
+	switch {
+	case c.view.Tree != nil:
+		return c.view.Tree.Header.ID
+	case c.preview != nil:
+		return c.preview.tree.Header.ID
+	}
+	return ""
+}
+
+// Len is the number of entries indexed for the session.
+func (s *Session) Len() int {
+	if t := s.current().view.Tree; t != nil {
+		return t.Len()
+	}
+	return 0
+}
+
+// blockSnap is what a snapshot's searches read of the block filters:
+// their generation when it was published (a reset advances it; filters
+// of another generation describe another text) and the .blk file.
+type blockSnap struct {
+	gen         uint64
+	path, count string // the .blk file and its record count (.blkn)
+}
