@@ -52,7 +52,7 @@ func TestRolloverBatchNamesOtherCalls(t *testing.T) {
 	// never separates a call from its result).
 	e.write(batchLine(t, "r0000001", "a0000001", result("c-notes", "notes", "ok")), false)
 	_, err = e.svc.SettleRollover(ctx, basicID, first.RolloverID, coordinator.SettleRequest{LeafID: "r0000001"})
-	wantCode(t, err, contextd.EConflict, "c-bash (bash)")
+	wantCode(t, err, contextd.EOpenToolCalls, "c-bash (bash)")
 	e.write(batchLine(t, "r0000002", "r0000001", result("c-new-1", "new_context", coordinator.RolloverToolResult)), false)
 	e.write(batchLine(t, "r0000003", "r0000002", result("c-bash", "bash", "built")), false)
 	e.write(batchLine(t, "r0000004", "r0000003", result("c-new-2", "new_context", coordinator.RolloverToolResult)), false)
