@@ -127,6 +127,8 @@ func TestResponsesMatchSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Before the boundary is in the file: 202, waiting for it.
+	ok(s.post(base+"/"+rid+"/complete", nil), 202)
 	s.appendLine(rollTreeFile, line)
 	ok(s.post(base+"/"+rid+"/complete", nil), 200)
 	ok(s.get("/v1/sessions/"+id+"/windows/"+commit.Window.PreviousWindowID+"/cut"), 200)
