@@ -1908,16 +1908,18 @@ func TestLocalNotesSnapshotLimit(t *testing.T) {
 	s := newTestServer(t, serverOptions{Clock: func() time.Time { return time.UnixMilli(1785578500000) }})
 	s.writeFile("snapshot.jsonl", b.bytes())
 	const msg = "Note files together exceed the 10,000,000-byte note snapshot limit; shorten or overwrite existing notes first"
-	var w coordinator.NoteWrite
-	s.codexOK("notes/write_file", "hand-snapshot", "", map[string]any{"path": "f10.md", "text": strings.Repeat("b", 999_039)}, &w)
-	if w.File.Bytes != 999_039 || len(w.Append) != 1 {
-		t.Errorf("999,039 bytes: %+v", w.File)
-	}
+	// The refusals first: a write that is planned counts for the writes
+	// planned after it until its entry is in the file (DESIGN.md §5.3.1).
 	for _, op := range []string{"notes/write_file", "notes/append_to_file"} {
 		r := s.codex(op, "hand-snapshot", "", map[string]any{"path": "f10.md", "text": strings.Repeat("b", 999_040)})
 		if p := r.problem(t); r.Status != http.StatusRequestEntityTooLarge || p.Detail != msg || strings.Contains(string(r.Body), `"append"`) {
 			t.Errorf("%s 999,040 bytes: %d %.300s", op, r.Status, r.Body)
 		}
+	}
+	var w coordinator.NoteWrite
+	s.codexOK("notes/write_file", "hand-snapshot", "", map[string]any{"path": "f10.md", "text": strings.Repeat("b", 999_039)}, &w)
+	if w.File.Bytes != 999_039 || len(w.Append) != 1 {
+		t.Errorf("999,039 bytes: %+v", w.File)
 	}
 }
 

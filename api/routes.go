@@ -295,7 +295,7 @@ func registerCodexOp[B, R any, PB interface {
 		if err != nil {
 			return nil, err
 		}
-		b, err := json.Marshal(res)
+		b, err := json.Marshal(withArrays(res))
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
 	"net"
@@ -143,14 +144,15 @@ func HumaConfig() huma.Config {
 	return c
 }
 
-// strictJSON is huma's JSON format that also refuses request bodies that
+// strictJSON is huma's JSON format that writes no array as null
+// (withArrays) and also refuses request bodies that
 // are not valid UTF-8 (RFC 8259 §8.1: JSON exchanged between systems MUST
 // be UTF-8). encoding/json would silently turn each invalid byte into
 // U+FFFD, so a note, query or path would not be what the caller sent and a
 // Remote call would forward bytes the backend rejects. huma reports the
 // error as 400 at location "body".
 var strictJSON = huma.Format{
-	Marshal: huma.DefaultJSONFormat.Marshal,
+	Marshal: func(w io.Writer, v any) error { return huma.DefaultJSONFormat.Marshal(w, withArrays(v)) },
 	Unmarshal: func(data []byte, v any) error {
 		if !utf8.Valid(data) {
 			return errInvalidUTF8(data)

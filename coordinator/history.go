@@ -335,10 +335,11 @@ func (s *Service) SearchNotes(ctx context.Context, cc CallContext, a notes.Searc
 }
 
 // WriteNote plans notes.write_file: the result and the codex-context-note
-// entry the extension appends (contextd never writes the file). Files stay
-// at most 1,000,000 UTF-8 bytes (ETooLarge).
+// entry the extension appends (contextd never writes the file), against
+// the branch's notes plus the writes planned before it and not yet written
+// (planNoteWrite). Files stay at most 1,000,000 UTF-8 bytes (ETooLarge).
 func (s *Service) WriteNote(ctx context.Context, cc CallContext, a notes.WriteArgs) (NoteWrite, error) {
-	return onNoteState(ctx, s, cc, func(st *notes.State, agent string) (NoteWrite, error) {
+	return s.planNoteWrite(ctx, cc, func(st *notes.State, agent string) (NoteWrite, error) {
 		res, entry, err := notes.PlanWrite(st, agent, a, s.now())
 		return NoteWrite{WriteResult: res, Append: []notes.AppendEntry{entry}}, err
 	})
@@ -346,7 +347,7 @@ func (s *Service) WriteNote(ctx context.Context, cc CallContext, a notes.WriteAr
 
 // AppendNote plans notes.append_to_file like WriteNote.
 func (s *Service) AppendNote(ctx context.Context, cc CallContext, a notes.AppendArgs) (NoteWrite, error) {
-	return onNoteState(ctx, s, cc, func(st *notes.State, agent string) (NoteWrite, error) {
+	return s.planNoteWrite(ctx, cc, func(st *notes.State, agent string) (NoteWrite, error) {
 		res, entry, err := notes.PlanAppend(st, agent, a, s.now())
 		return NoteWrite{WriteResult: res, Append: []notes.AppendEntry{entry}}, err
 	})

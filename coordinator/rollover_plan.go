@@ -38,8 +38,10 @@ type commitPlan struct {
 // codex-context-note-snapshot materialized at settle (§3.4). Both modes:
 // the next codex-context-window boundary (first window id kept, previous =
 // the closing window, number + 1) with the thread hint of the snapshot's
-// notes and the closing window's recovery ids (§3.2, §3.5). It writes
-// nothing; CommitRollover stores the plan.
+// notes and the closing window's recovery ids (§3.2, §3.5), then the other
+// tool calls of the message that called new_context with their result
+// item ids (batchText; DESIGN.md §5.3.1). It writes nothing;
+// CommitRollover stores the plan.
 func (s *Service) planCommit(t *Target, r store.Rollover, summaryID string) (commitPlan, error) {
 	var old WindowIdentity
 	if err := json.Unmarshal(r.Window, &old); err != nil {
@@ -88,8 +90,22 @@ func (s *Service) planCommit(t *Target, r store.Rollover, summaryID string) (com
 			PlannedEntry{Type: "custom", CustomType: session.CustomTypeNoteSnapshot, Data: bytes.Clone(r.Notes)})
 		rec.SummaryItemID = summaryID
 	}
+	var batch []BatchCall
+	if err := s.rolloverBranch(t, r.LeafAtSettle, func(b *Branch) error {
+		var err error
+		batch, err = rolloverBatch(b, r.BoundaryEntryID)
+		return err
+	}); err != nil {
+		return commitPlan{}, err
+	}
 	plan.Window = s.nextIdentity(old)
 	hint, hintRep := notes.ThreadHintReport(notes.Replay([]notes.Event{ev}), &rec)
+	if bt := batchText(batch, old.CurrentWindowID); bt != "" {
+		if hint != "" {
+			hint += "\n"
+		}
+		hint += bt
+	}
 	bd := s.NewBoundary(t.Agent, plan.Window, hint)
 	display := true
 	plan.Append = append(plan.Append, PlannedEntry{Type: bd.Type, CustomType: bd.CustomType, Content: bd.Content, Display: &display, Details: &bd.Details})

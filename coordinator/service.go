@@ -39,6 +39,8 @@ type Service struct {
 	newID func() string    // window and marker ids (UUID v4 unless WithIDs)
 	tree  *treeArchives    // Tree-mode archives (history windows, hidden summaries, counts)
 	cache *windowCache     // branches and Local windows of recent leaves (nil: no caching)
+	// notePlans: note writes planned and not yet in the file (note_plans.go).
+	notePlans *notePlans
 
 	untested untestedLog // Pi versions newer than session.NewestProvenPi already logged
 	// writers are the Pi processes each session is registered from
@@ -69,7 +71,8 @@ func New(index *store.Index, state *store.State, defaultMode contextd.Mode, log 
 		m = NewMetrics(nil)
 	}
 	s := &Service{Index: index, State: state, DefaultMode: defaultMode, Logger: log, Metrics: m,
-		now: time.Now, newID: func() string { return uuid.NewString() }, tree: newTreeArchives(m), cache: newWindowCache(), writers: newWriters()}
+		now: time.Now, newID: func() string { return uuid.NewString() }, tree: newTreeArchives(m), cache: newWindowCache(), writers: newWriters(),
+		notePlans: &notePlans{bySession: map[string][]notePlan{}}}
 	for _, o := range opts {
 		o(s)
 	}

@@ -117,8 +117,12 @@ type rig struct {
 	sessions string // agent/sessions (Pi's and contextd's default)
 	addr     string // fixed, so a restarted contextd answers at the same URL
 	logPath  string
-	script   string
-	env      []string // extra Pi env
+	answers  string // CONTEXTD_E2E_ANSWERS: every answer the extension got (answers_test.go)
+	// plainForwards: the test's fake Codex backend answers plain JSON
+	// objects, which Remote mode forwards unchanged (checkAnswers).
+	plainForwards bool
+	script        string
+	env           []string // extra Pi env
 	// installed: the extension was installed with `pi install`, so Pi
 	// loads it from settings.json instead of -e.
 	installed bool
@@ -134,7 +138,7 @@ func newRig(t *testing.T, v piVersion, mode string, steps []step) *rig {
 	t.Helper()
 	dir := t.TempDir()
 	r := &rig{t: t, v: v, mode: mode, dir: dir, agent: filepath.Join(dir, "agent"), work: filepath.Join(dir, "work"),
-		logPath: filepath.Join(dir, "requests.jsonl"), script: filepath.Join(dir, "script.json")}
+		logPath: filepath.Join(dir, "requests.jsonl"), script: filepath.Join(dir, "script.json"), answers: filepath.Join(dir, "answers.jsonl")}
 	r.state = filepath.Join(r.agent, "contextd")
 	r.sessions = filepath.Join(r.agent, "sessions")
 	for _, d := range []string{r.agent, r.work, filepath.Join(dir, "home")} {
@@ -152,12 +156,15 @@ func newRig(t *testing.T, v piVersion, mode string, steps []step) *rig {
 	}
 	r.addr = l.Addr().String()
 	l.Close()
+	// Registered first, so it runs last: after Pi is gone.
+	t.Cleanup(func() { r.checkAnswers() })
 	t.Cleanup(func() {
 		if r.pi != nil {
 			r.pi.kill()
 		}
 		r.stopContextd(false)
 	})
+	r.env = append(r.env, "CONTEXTD_E2E_ANSWERS="+r.answers)
 	return r
 }
 

@@ -55,15 +55,59 @@ func TestPiExtensionPrintModeInvalidMode(t *testing.T) {
 // and stderr; a non-zero exit fails the test.
 func (r *rig) printMode(t *testing.T, v piVersion, mode, prompt string) (stdout, stderr string) {
 	t.Helper()
-	cmd := exec.Command(NodeBinary(t), v.cli(), "-p",
-		"-e", filepath.Join(Dir(), "..", "extension"), "-e", filepath.Join(Dir(), "faux", "faux-provider.ts"), "--model", "faux/faux-1", prompt)
+	return r.printArgs(t, v, mode, prompt)
+}
+
+// printArgs is printMode with Pi arguments before the prompt (the last
+// argument), such as -c.
+func (r *rig) printArgs(t *testing.T, v piVersion, mode string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	argv := append([]string{v.cli(), "-p",
+		"-e", filepath.Join(Dir(), "..", "extension"), "-e", filepath.Join(Dir(), "faux", "faux-provider.ts"), "--model", "faux/faux-1"}, args...)
+	cmd := exec.Command(NodeBinary(t), argv...)
 	cmd.Dir = r.work
 	cmd.Env = append(os.Environ(), "HOME="+filepath.Join(r.dir, "home"), "PI_CODING_AGENT_DIR="+r.agent, "PI_OFFLINE=1",
-		"CONTEXTD_MODE="+mode, "CONTEXTD_URL=http://"+r.addr, "CONTEXTD_E2E_SCRIPT="+r.script, "CONTEXTD_E2E_LOG="+r.logPath)
+		"CONTEXTD_MODE="+mode, "CONTEXTD_URL=http://"+r.addr, "CONTEXTD_E2E_SCRIPT="+r.script, "CONTEXTD_E2E_LOG="+r.logPath,
+		"CONTEXTD_E2E_ANSWERS="+r.answers)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("pi -p: %v\nstderr:\n%s", err, errOut.String())
 	}
 	return out.String(), errOut.String()
+}
+
+// TestPiExtensionStatusWithoutRollovers (case-17): `pi -p hello`, then
+// `pi -c -p /contextd` in that session, which has no rollover yet: the
+// status reaches the person on stderr and ends with "no rollovers yet"
+// (GET …/rollovers answers "rollovers": [], never null; every answer the
+// extension got is checked against openapi/openapi.yaml, answers_test.go).
+func TestPiExtensionStatusWithoutRollovers(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r := newRig(t, v, "local", []step{{Text: "hello back"}, {Text: "again"}})
+		r.startContextd()
+		if out, _ := r.printMode(t, v, "local", "hello"); strings.TrimSpace(out) != "hello back" {
+			t.Fatalf("pi -p hello: stdout %q", out)
+		}
+		before := len(r.loggedAnswers())
+		_, stderr := r.printArgs(t, v, "local", "-c", "/contextd")
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		want := []string{"contextd mode: local", "contextd: http://" + r.addr + " (healthy)", "window 0 (", "archives: 0", "no pending rollover", "no rollovers yet"}
+		if len(lines) != len(want) {
+			t.Fatalf("stderr has %d lines, want %d:\n%s", len(lines), len(want), stderr)
+		}
+		for i, w := range want {
+			if !strings.HasPrefix(lines[i], w) {
+				t.Errorf("stderr line %d = %q, want %q…", i, lines[i], w)
+			}
+		}
+		got := r.loggedAnswers()[before:]
+		rollovers := false
+		for _, a := range got {
+			rollovers = rollovers || (a.Method == "GET" && strings.HasSuffix(a.Path, "/rollovers") && a.Status == 200)
+		}
+		if !rollovers {
+			t.Errorf("the /contextd run logged no GET …/rollovers answer: %+v", got)
+		}
+	})
 }

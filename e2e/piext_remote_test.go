@@ -207,6 +207,7 @@ func extensionNamespaceSpecs(t *testing.T) []any {
 func codexRig(t *testing.T, v piVersion, responsesURL string) *rig {
 	r := newRig(t, v, "remote", nil)
 	r.model = codexModel
+	r.plainForwards = true // newFakeCodex answers plain JSON
 	files := map[string]any{
 		"auth.json": map[string]any{"openai-codex": map[string]any{"type": "oauth", "access": codexToken(), "refresh": "refresh-e2e",
 			"expires": time.Now().Add(24 * time.Hour).UnixMilli(), "accountId": "acct-e2e"}},

@@ -13,7 +13,8 @@
 // to CONTEXTD_E2E_LOG as one JSON line {kind, step, systemPrompt, messages}.
 // With CONTEXTD_E2E_HOLD_SUMMARY=DIR, a summarization request writes
 // DIR/summary-started and waits for DIR/summary-continue (the failure tests
-// stop contextd in between). The command /e2e-navigate ID navigates the
+// stop contextd in between). CONTEXTD_E2E_INPUT_ON_TOOL queues user input
+// at a tool call (below). The command /e2e-navigate ID navigates the
 // session tree as a user's /tree selection does (ctx.navigateTree, no
 // summary).
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -34,6 +35,8 @@ function textOf(content: unknown): string {
 
 interface Api {
 	registerProvider(p: unknown): void;
+	on(event: "tool_call", handler: (event: { toolName: string }) => Promise<undefined>): void;
+	sendUserMessage(text: string, options: { deliverAs: "steer" | "followUp" }): void;
 	registerCommand(name: string, o: { description: string; handler: (args: string, ctx: { navigateTree(id: string, o?: { summarize?: boolean }): Promise<unknown> }) => Promise<void> }): void;
 }
 
@@ -44,6 +47,20 @@ export default function (pi: Api) {
 			await ctx.navigateTree(args.trim(), { summarize: false });
 		},
 	});
+	// CONTEXTD_E2E_INPUT_ON_TOOL="tool:steer|followUp:text": when the model
+	// calls that tool (first time), a user message is queued as a steer or
+	// a follow-up, as the TUI's Enter (or Alt+Enter) while the agent runs.
+	const inputOn = process.env.CONTEXTD_E2E_INPUT_ON_TOOL ?? "";
+	if (inputOn) {
+		const [tool, deliverAs, ...rest] = inputOn.split(":");
+		let done = false;
+		pi.on("tool_call", async (event) => {
+			if (done || event.toolName !== tool) return undefined;
+			done = true;
+			pi.sendUserMessage(rest.join(":"), { deliverAs: deliverAs === "followUp" ? "followUp" : "steer" });
+			return undefined;
+		});
+	}
 	const hold = process.env.CONTEXTD_E2E_HOLD_SUMMARY ?? "";
 	const script = JSON.parse(readFileSync(process.env.CONTEXTD_E2E_SCRIPT ?? "", "utf8")) as Step[];
 	const log = process.env.CONTEXTD_E2E_LOG ?? "";

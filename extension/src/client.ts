@@ -3,6 +3,7 @@
 // calls that turn every failure into one sentence a model or a person can
 // act on. Finding contextd and checking that it is the user's own is
 // transport.ts's.
+import { recordAnswer } from "./answerlog.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { components, operations, paths } from "./generated/contextd.ts";
@@ -222,6 +223,7 @@ export class Contextd {
 				);
 			}
 		}
+		recordAnswer(method, path, res);
 		if (res.status < 200 || res.status >= 300) {
 			throw new ContextdError(`contextd ${res.status}: ${problemDetail(res.text)}`, res.status, problemCode(res.text));
 		}

@@ -7,7 +7,7 @@ import { branchIdentity, ctxLeafBody } from "./branch.ts";
 import { type Host, text } from "./host.ts";
 import type { Result } from "./client.ts";
 import { applyProjection } from "./projection.ts";
-import { contextRemaining, deliveredThresholds, dueReminder, guardDecision, reminderMessage } from "./quality.ts";
+import { contextRemaining, contextRemainingAfterRollover, deliveredThresholds, dueReminder, guardDecision, reminderMessage } from "./quality.ts";
 import type { PlannedEntry } from "./rollover.ts";
 import type { SessionSlot, SessionState } from "./session.ts";
 import { contextRemainingParameters } from "./tools.ts";
@@ -130,6 +130,10 @@ export function installLocalHooks(host: Host, slot: SessionSlot): void {
 	pi.on("turn_end", async (_event, ctx) => {
 		const s = slot.current;
 		if (!s?.client || settings.reminderThresholds.length === 0) return;
+		// No reminder for a window that is closing (DESIGN.md §5.3.1): a
+		// rollover follows this batch, so the next request is the new
+		// window's (Local) or the run ends for it (Tree).
+		if (s.localRollover !== undefined || s.tree.pending !== undefined) return;
 		const branch = ctx.sessionManager.getBranch();
 		const usage = ctx.getContextUsage();
 		const due = dueReminder(usage?.percent ?? null, settings.reminderThresholds, deliveredThresholds(branch, settings.reminderThresholds));
@@ -139,15 +143,20 @@ export function installLocalHooks(host: Host, slot: SessionSlot): void {
 	});
 }
 
-/** Registers get_context_remaining (Local and Tree): Pi's context usage as Codex's remaining-tokens sentence. */
-export function registerContextRemaining(host: Host): void {
+/**
+ * Registers get_context_remaining (Local and Tree): Pi's context usage as
+ * Codex's remaining-tokens sentence. With slot (Local), a call in the
+ * message that calls new_context answers for the new window, where Pi
+ * sends the model's next request (DESIGN.md §5.3.1).
+ */
+export function registerContextRemaining(host: Host, slot?: SessionSlot): void {
 	host.pi.registerTool({
 		name: "get_context_remaining",
 		label: "Context remaining",
 		description: "Tokens left in the current context window (from Pi's context usage: tokens used, window size, percent used).",
 		parameters: contextRemainingParameters,
 		async execute(_id, _params, _signal, _onUpdate, ctx) {
-			const r = contextRemaining(ctx.getContextUsage());
+			const r = slot?.current?.hold.holding ? contextRemainingAfterRollover(ctx.getContextUsage()) : contextRemaining(ctx.getContextUsage());
 			return { content: text(r.text), details: r.details };
 		},
 	});

@@ -49,6 +49,23 @@ export function contextRemaining(u: Usage | undefined): { text: string; details:
 }
 
 /**
+ * get_context_remaining called in the message that calls new_context, in
+ * Local mode: Pi delivers the model's next request in the new window,
+ * which starts with its boundary alone, so the answer describes that
+ * window (DESIGN.md §5.3.1), never the one closing.
+ */
+export function contextRemainingAfterRollover(u: Usage | undefined): { text: string; details: Record<string, number | null | boolean> } {
+	const cw = u?.contextWindow ?? null;
+	return {
+		text:
+			cw === null
+				? "A new context window starts after this message's tool calls; it holds only its boundary at first."
+				: `A new context window starts after this message's tool calls; it holds only its boundary at first, so nearly all of its ${cw} tokens are left.`,
+		details: { tokens_used: null, context_window: cw, percent_used: null, tokens_left: null, new_window: true },
+	};
+}
+
+/**
  * The reminder due at this usage: the highest threshold (percent used)
  * reached and not yet delivered in the window, or undefined. thresholds
  * ascending; the first is kind "reminder", later ones "urgent" (the kinds

@@ -8,6 +8,7 @@
 // branch when needed, never cached here (see docs/pi-facts.md).
 import type { ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { ContextdError, type OperationId, type RequestArgs, type Result } from "./client.ts";
+import { emptyHold, type InputHold } from "./input_hold.ts";
 import { type TreeState, initialTreeState } from "./tree-state.ts";
 
 /** Why there is no client before a session registered. */
@@ -41,6 +42,14 @@ export class SessionState {
 	contextError = "";
 	/** Tree: the pending rollover and the input-holding state (tree-state.ts). */
 	tree: TreeState = initialTreeState();
+	/** Local: input held while a rollover runs (input_hold.ts). */
+	hold: InputHold = emptyHold;
+	/** Local: the rollover new_context opened, performed at the batch's turn_end (local_rollover.ts). */
+	localRollover: string | undefined;
+	/** Local: the rollover whose boundary was steered, completed at the next turn_end. */
+	completing: string | undefined;
+	/** Remote: the window the current message's new_context steered (later calls of the message join it). */
+	remoteWindow: unknown;
 	/** The concurrent_writers warning was shown (writers.ts): once per session. */
 	writersWarned = false;
 	/** Set when the session ended or was replaced; handlers then do nothing. */

@@ -183,10 +183,11 @@ export function proofOf(token: string, challenge: string): string {
 	return createHmac("sha256", token).update(PROOF_CONTEXT + challenge).digest("hex");
 }
 
-/** One HTTP answer: status and body text. */
+/** One HTTP answer: status, body text and its Content-Type ("" when none). */
 export interface Answer {
 	status: number;
 	text: string;
+	contentType?: string;
 }
 
 /** A request to send: method, path (with query), headers, body text. */
@@ -299,7 +300,7 @@ export class Transport {
 					}
 					chunks.push(c);
 				});
-				res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+				res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8"), contentType: String(res.headers["content-type"] ?? "") }));
 				res.on("error", fail);
 			});
 			r.on("error", fail);

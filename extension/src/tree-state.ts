@@ -13,8 +13,13 @@
 //   - Pi 1.6 defers both the user's prompt and the boundary's sendMessage
 //     until the settled handlers have returned, in arrival order: input
 //     stays held until the boundary's run starts (agent_start).
+// Input is held from the end of the message that calls new_context (so a
+// steer typed while the batch runs does not keep the closing window's run
+// going, DESIGN.md §5.3.1), through the settled phase.
 // A failed or deferred rollover starts no run: held input is delivered at
 // once. A completed one whose run never starts releases after HOLD_LIMIT_MS.
+
+import { HELD_NOTICE } from "./input_hold.ts";
 
 /** The longest input is held after a completed rollover whose boundary run has not started, in milliseconds. */
 export const HOLD_LIMIT_MS = 10_000;
@@ -40,6 +45,10 @@ export interface TreeState {
 	readonly runStarted: boolean;
 	/** Input held while rolling, in arrival order. */
 	readonly held: readonly HeldInput[];
+	/** The message that calls new_context ended: input is held from then on (DESIGN.md §5.3.1), until a turn_end without a rollover or the release. */
+	readonly holding: boolean;
+	/** The person was told that their input is held (once per hold). */
+	readonly told: boolean;
 	/** Counts settled phases, so a timer of an earlier one releases nothing. */
 	readonly generation: number;
 }
@@ -48,6 +57,10 @@ export interface TreeState {
 export type TreeEvent =
 	/** new_context's tool phase: contextd planned rollover `rolloverId`. */
 	| { type: "planned"; rolloverId: string }
+	/** Pi's message_end of an assistant message that calls new_context (input_hold.ts callsNewContext). */
+	| { type: "called" }
+	/** Pi's turn_end: the batch's results are all in the session. */
+	| { type: "turn_end" }
 	/** Pi's agent_settled. */
 	| { type: "settled" }
 	/** The settled phase of rollover `rolloverId` returned `outcome`. */
@@ -68,15 +81,17 @@ export type TreeAction =
 	/** Start the HOLD_LIMIT_MS timer; when it fires feed back {type: "timeout", generation}. */
 	| { type: "timer"; ms: number; generation: number }
 	/** The input handler's answer to Pi: let the input through, or it was handled (held). */
-	| { type: "input"; action: "continue" | "handled" };
+	| { type: "input"; action: "continue" | "handled" }
+	/** Tell the person (info): their input is held (input_hold.ts HELD_NOTICE). */
+	| { type: "notify"; message: string };
 
 /** The state of a session before any rollover. */
 export function initialTreeState(): TreeState {
-	return { pending: undefined, rolling: false, settledDone: false, runStarted: false, held: [], generation: 0 };
+	return { pending: undefined, rolling: false, settledDone: false, runStarted: false, held: [], holding: false, told: false, generation: 0 };
 }
 
 function release(s: TreeState): { state: TreeState; actions: TreeAction[] } {
-	const next = { ...s, rolling: false, settledDone: false, runStarted: false, held: [] };
+	const next = { ...s, rolling: false, settledDone: false, runStarted: false, held: [], holding: false, told: false };
 	return { state: next, actions: s.held.length > 0 ? [{ type: "deliver", inputs: [...s.held] }] : [] };
 }
 
@@ -85,6 +100,13 @@ export function treeStep(s: TreeState, e: TreeEvent): { state: TreeState; action
 	switch (e.type) {
 		case "planned":
 			return { state: { ...s, pending: e.rolloverId }, actions: [] };
+		case "called":
+			return { state: { ...s, holding: true }, actions: [] };
+		case "turn_end":
+			// No rollover follows this batch (refused by the notes guard, or
+			// failed): what was held goes out as it would have.
+			if (s.holding && !s.rolling && s.pending === undefined) return release(s);
+			return { state: s, actions: [] };
 		case "settled":
 			if (s.pending === undefined) return { state: s, actions: [] };
 			return {
@@ -102,8 +124,13 @@ export function treeStep(s: TreeState, e: TreeEvent): { state: TreeState; action
 			return { state: { ...s, pending, settledDone: true }, actions: [{ type: "timer", ms: HOLD_LIMIT_MS, generation: s.generation }] };
 		}
 		case "input":
-			if (!s.rolling || e.source === "extension") return { state: s, actions: [{ type: "input", action: "continue" }] };
-			return { state: { ...s, held: [...s.held, { text: e.text, images: e.images }] }, actions: [{ type: "input", action: "handled" }] };
+			// An extension's command (the capture) is never held; other
+			// input is, whoever queued it (another extension's steer too).
+			if (!(s.rolling || s.holding) || (e.source === "extension" && e.text.startsWith("/"))) return { state: s, actions: [{ type: "input", action: "continue" }] };
+			return {
+				state: { ...s, held: [...s.held, { text: e.text, images: e.images }], told: true },
+				actions: s.told ? [{ type: "input", action: "handled" }] : [{ type: "notify", message: HELD_NOTICE }, { type: "input", action: "handled" }],
+			};
 		case "agent_start":
 			if (!s.rolling) return { state: s, actions: [] };
 			if (s.settledDone) return release(s);

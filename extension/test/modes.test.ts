@@ -32,8 +32,8 @@ test("off registers nothing", () => {
 test("local registers its hooks, four tools in order and /contextd", () => {
 	const f = fakeHost("local");
 	installLocal(f.host, f.say);
-	// session_start and turn_end twice: the second handlers redraw the status line (view.ts).
-	assert.deepEqual(f.pi.events(), ["context", "session_shutdown", "session_start×2", "session_tree", "turn_end×2"]);
+	// session_start twice and turn_end three times: view.ts's handlers redraw the status line, Local's turn_end performs the rollover.
+	assert.deepEqual(f.pi.events(), ["context", "input", "message_end", "session_shutdown", "session_start×2", "session_tree", "turn_end×3"]);
 	assert.deepEqual(
 		f.pi.tools.map((t) => t.name),
 		["new_context", "get_context_remaining", "history", "notes"],
@@ -44,7 +44,7 @@ test("local registers its hooks, four tools in order and /contextd", () => {
 test("tree adds input holding, agent events, /compact and the capture command", () => {
 	const f = fakeHost("tree");
 	installTree(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["agent_settled", "agent_start", "context", "input", "session_before_compact", "session_shutdown", "session_start×2", "session_tree", "turn_end×2"]);
+	assert.deepEqual(f.pi.events(), ["agent_settled", "agent_start", "context", "input", "message_end", "session_before_compact", "session_shutdown", "session_start×2", "session_tree", "turn_end×3"]);
 	assert.deepEqual(
 		f.pi.tools.map((t) => t.name),
 		["new_context", "get_context_remaining", "history", "notes"],
@@ -55,7 +55,7 @@ test("tree adds input holding, agent events, /compact and the capture command", 
 test("remote registers the Codex wire hooks and three tools; no local index hooks", () => {
 	const f = fakeHost("remote");
 	installRemote(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_shutdown", "session_start×2", "turn_end"]);
+	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_shutdown", "session_start×2", "turn_end×2"]);
 	assert.deepEqual(
 		f.pi.tools.map((t) => t.name),
 		["new_context", "history", "notes"],
@@ -66,7 +66,7 @@ test("remote registers the Codex wire hooks and three tools; no local index hook
 test("remote with an unusable schema file: a second session_start says so and Codex requests fail", async () => {
 	const f = fakeHost("remote", { codexSchemaFile: "/nope/protocol.json" });
 	installRemote(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_shutdown", "session_start×3", "turn_end"]);
+	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_shutdown", "session_start×3", "turn_end×2"]);
 	const ctx = new FakeCtx();
 	ctx.model = { api: "openai-codex-responses", provider: "openai-codex", id: "gpt" };
 	const [h] = f.pi.handlers.get("before_provider_request") ?? [];
@@ -144,26 +144,28 @@ test("contextd unreachable at start: one error line; the provider context is lef
 	assert.deepEqual(await f.pi.emit("context", { messages: [] }, ctx), [undefined]);
 });
 
-test("local new_context steers contextd's boundary after the result; the notes guard uses contextd's count of the window's note writes", async () => {
+test("local new_context opens a rollover; the batch's turn_end settles, commits and steers contextd's boundary; input meanwhile is held and queued after it", async () => {
 	const f = fakeHost("local");
-	f.contextd.answers = { "register-session": {}, "session-windows": boundaryPlan, "session-context": { window_note_writes: 0 } };
+	const created = { rollover_id: "r1", tool_result: NEW_WINDOW_RESULT, merged: false };
+	f.contextd.answers = { "register-session": {}, "session-context": { window_note_writes: 0 }, "rollover-create": created, "rollover-settle": { state: "settled" }, "rollover-commit": boundaryPlan };
 	installLocal(f.host, f.say);
 	const ctx = new FakeCtx();
-	// The branch holds a note write: the extension does not count it, contextd does.
-	ctx.branch = [boundaryEntry(0), { type: "message", message: { role: "assistant" } }, { type: "custom", customType: "codex-context-note" }];
+	ctx.branch = [boundaryEntry(0), { type: "message", message: { role: "assistant" } }];
 	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	await f.pi.emit("message_end", { message: { role: "assistant", content: [{ type: "toolCall", name: "new_context" }] } }, ctx);
 	const r = await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
 	assert.equal(r.content[0].text, `${NEW_WINDOW_RESULT}\n${GUARD_WARNING}`);
-	assert.deepEqual(r.details, { window: { windowNumber: 1 }, notes_warning: true });
-	assert.deepEqual(f.contextd.calls.slice(-2), ["session-context", "session-windows"]);
-	assert.deepEqual(f.contextd.bodies.slice(-2), [{ leaf_id: "leaf1" }, { leaf_id: "leaf1" }]);
-	assert.deepEqual(f.pi.log, ['sendMessage codex-context-window {"deliverAs":"steer"}']);
-	f.contextd.answers["session-context"] = { window_note_writes: 2 };
-	const ok = await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
-	assert.equal(ok.content[0].text, NEW_WINDOW_RESULT);
+	assert.deepEqual(r.details, { rollover_id: "r1", merged: false, notes_warning: true });
+	assert.deepEqual(f.contextd.calls.slice(-2), ["session-context", "rollover-create"]);
+	assert.deepEqual(f.contextd.bodies.at(-1), { leaf_id: "leaf1" });
+	assert.deepEqual(f.pi.log, [], "nothing is sent before the batch ends");
+	assert.deepEqual(await f.pi.emit("input", { text: "also this", source: "rpc", streamingBehavior: "steer" }, ctx), [{ action: "handled" }]);
+	await f.pi.emit("turn_end", {}, ctx);
+	assert.deepEqual(f.contextd.calls.slice(-2), ["rollover-settle r1", "rollover-commit r1"]);
+	assert.deepEqual(f.pi.log, ['sendMessage codex-context-window {"deliverAs":"steer"}', 'sendUserMessage also this {"deliverAs":"steer"}']);
 });
 
-test("the refuse guard refuses when contextd counts no note write; off asks contextd nothing", async () => {
+test("the refuse guard refuses when contextd counts no note write; off asks contextd nothing before the rollover", async () => {
 	const f = fakeHost("local", { notesGuard: "refuse" });
 	f.contextd.answers = { "register-session": {}, "session-context": { window_note_writes: 0 } };
 	installLocal(f.host, f.say);
@@ -175,11 +177,11 @@ test("the refuse guard refuses when contextd counts no note write; off asks cont
 	assert.deepEqual(r.details, { refused: true, notes_guard: "refuse" });
 	assert.deepEqual(f.contextd.calls, ["register-session", "session-context"]);
 	const g = fakeHost("local", { notesGuard: "off" });
-	g.contextd.answers = { "register-session": {}, "session-windows": boundaryPlan };
+	g.contextd.answers = { "register-session": {}, "rollover-create": { rollover_id: "r1", tool_result: NEW_WINDOW_RESULT, merged: false } };
 	installLocal(g.host, g.say);
 	await g.pi.emit("session_start", { reason: "startup" }, ctx);
 	await g.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
-	assert.deepEqual(g.contextd.calls, ["register-session", "session-windows"]);
+	assert.deepEqual(g.contextd.calls, ["register-session", "rollover-create"]);
 });
 
 test("the context hook applies contextd's projection; a failure is said once until it changes", async () => {
@@ -358,6 +360,25 @@ test("remote: window 0 with the backend's hint; the context keeps only the curre
 	assert.deepEqual(await f.pi.emit("context", { messages: [old, b, old] }, ctx), [{ messages: [b, old] }]);
 	ctx.model = { api: "openai-completions", provider: "openai", id: "gpt-4o" };
 	await assert.rejects(f.pi.tool("history").execute("t", { action: "list_windows" }, undefined, undefined, ctx.ctx), /the current model is openai\/gpt-4o/);
+});
+
+test("remote: two new_context calls of one message steer one boundary; the next message's call opens another", async () => {
+	const f = fakeHost("remote");
+	f.contextd.answers = { "register-session": {}, "notes-thread_hint": { text: "" } };
+	installRemote(f.host, f.say);
+	const ctx = new FakeCtx();
+	ctx.apiKey = "tok";
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	const before = f.pi.sent.length;
+	const [a, b] = await Promise.all([f.pi.tool("new_context").execute("a", {}, undefined, undefined, ctx.ctx), f.pi.tool("new_context").execute("b", {}, undefined, undefined, ctx.ctx)]);
+	assert.equal(f.pi.sent.length, before + 1, "one boundary for the message");
+	const da = a.details as { merged: boolean; window: unknown };
+	const db = b.details as { merged: boolean; window: unknown };
+	assert.deepEqual([da.merged, db.merged], [false, true]);
+	assert.deepEqual(da.window, db.window);
+	await f.pi.emit("turn_end", {}, ctx);
+	await f.pi.tool("new_context").execute("c", {}, undefined, undefined, ctx.ctx);
+	assert.equal(f.pi.sent.length, before + 2);
 });
 
 test("/contextd reports the mode and why contextd is not connected", async () => {

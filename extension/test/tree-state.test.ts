@@ -5,6 +5,7 @@
 // handlers returned, in arrival order.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { HELD_NOTICE } from "../src/input_hold.ts";
 import { HOLD_LIMIT_MS, initialTreeState, type TreeAction, type TreeEvent, type TreeState, treeStep } from "../src/tree-state.ts";
 
 /** Runs events from s; returns the final state and every action, in order. */
@@ -29,6 +30,7 @@ test("Pi 0.85: input during the settled phase is held; the boundary's run starts
 	const r = run([planned, { type: "settled" }, typed, { type: "agent_start" }, { type: "rolled", rolloverId: "r1", outcome: "completed" }]);
 	assert.deepEqual(r.actions, [
 		{ type: "settle", rolloverId: "r1" },
+		{ type: "notify", message: HELD_NOTICE },
 		{ type: "input", action: "handled" },
 		{ type: "deliver", inputs: [{ text: "typed during summary", images: undefined }] },
 	]);
@@ -42,6 +44,7 @@ test("Pi 1.6: the phase returns first (timer armed); the deferred prompt is held
 	assert.deepEqual(r.actions, [
 		{ type: "settle", rolloverId: "r1" },
 		{ type: "timer", ms: HOLD_LIMIT_MS, generation: 1 },
+		{ type: "notify", message: HELD_NOTICE },
 		{ type: "input", action: "handled" },
 		{ type: "deliver", inputs: [{ text: "typed during summary", images: undefined }] },
 	]);
@@ -103,4 +106,27 @@ test("the hold limit releases a completed rollover whose run never starts; a tim
 test("agent_start outside a rollover changes nothing", () => {
 	const s = initialTreeState();
 	assert.deepEqual(treeStep(s, { type: "agent_start" }), { state: s, actions: [] });
+});
+
+test("input from the message that calls new_context on is held, another extension's steer too, and delivered after the boundary's run starts", () => {
+	const steer = { type: "input", source: "extension", text: "STEER: rename the flag" } as const;
+	const r = run([{ type: "called" }, steer, planned, { type: "turn_end" }, { type: "settled" }, { type: "rolled", rolloverId: "r1", outcome: "completed" }, { type: "agent_start" }]);
+	assert.deepEqual(r.actions, [
+		{ type: "notify", message: HELD_NOTICE },
+		{ type: "input", action: "handled" },
+		{ type: "settle", rolloverId: "r1" },
+		{ type: "timer", ms: HOLD_LIMIT_MS, generation: 1 },
+		{ type: "deliver", inputs: [{ text: "STEER: rename the flag", images: undefined }] },
+	]);
+	assert.equal(r.state.holding, false);
+});
+
+test("a batch that calls new_context without a rollover (refused) delivers what was held at its turn_end", () => {
+	const r = run([{ type: "called" }, typed, { type: "turn_end" }, typed]);
+	assert.deepEqual(r.actions, [
+		{ type: "notify", message: HELD_NOTICE },
+		{ type: "input", action: "handled" },
+		{ type: "deliver", inputs: [{ text: "typed during summary", images: undefined }] },
+		{ type: "input", action: "continue" },
+	]);
 });

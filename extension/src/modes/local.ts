@@ -1,20 +1,30 @@
-// Local mode: new_context starts a new window on the same branch; contextd
-// plans its boundary, which the extension steers in after the tool result.
-// Earlier windows stay on the branch, hidden from the model by contextd's
-// projection and readable through `history`.
+// Local mode: new_context starts a new window on the same branch. Its tool
+// phase opens a rollover in contextd (further new_context calls of the
+// message join it); at the batch's turn_end, when every call of the
+// message has its result, the rollover is settled and committed and the
+// boundary contextd planned is steered in, so it is the next message the
+// model sees (DESIGN.md §5.3.1). Input the person types meanwhile is held
+// and queued after the boundary (input_hold.ts). Earlier windows stay on
+// the branch, hidden from the model by contextd's projection and readable
+// through `history`.
 import { ctxLeafBody } from "../branch.ts";
 import { type Host, text } from "../host.ts";
+import { callsNewContext, onInput, releaseHold, startHold } from "../input_hold.ts";
 import { installLifecycle } from "../lifecycle.ts";
-import { ensureWindow, finishRollover, installLocalHooks, notesGuard, registerContextRemaining, sendPlanned } from "../localindex.ts";
-import type { PlannedEntry } from "../rollover.ts";
+import type { RequestArgs } from "../client.ts";
+import { runLocalRollover } from "../local_rollover.ts";
+import { ensureWindow, installLocalHooks, notesGuard, registerContextRemaining, sendPlanned } from "../localindex.ts";
 import { localRouter, registerRouters } from "../router.ts";
-import { type Say, SessionSlot } from "../session.ts";
+import { type Say, SessionSlot, type SessionState } from "../session.ts";
 import { registerStatus } from "../status.ts";
 import { installView, installViewHooks } from "../view.ts";
 import { NEW_CONTEXT_DESCRIPTION, newContextParameters } from "../tools.ts";
 
 /** The tool result of a new_context that starts a window (Codex's wording, docs/codex-contract.md). */
 export const NEW_WINDOW_RESULT = "A new context window will start without summarizing conversation history.";
+
+/** The customType of what the extension tells the model about a rollover that did not happen. */
+export const NOTICE_TYPE = "codex-context-notice";
 
 /** Registers Local mode: lifecycle (window 0 at start), context projection, new_context, get_context_remaining, history, notes, /contextd. */
 export function installLocal(host: Host, say: Say): void {
@@ -40,17 +50,70 @@ export function installLocal(host: Host, say: Say): void {
 			if (!guard.proceed) {
 				return { content: text(guard.refusal ?? ""), details: { refused: true, notes_guard: host.settings.notesGuard } };
 			}
-			const ans = await c.request("session-windows", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
-			if (slot.live(s, ctx, "new_context's boundary")) {
-				// Steered: lands after this tool result, before the next model call.
-				for (const b of ans.append) sendPlanned(host, b, { deliverAs: "steer" });
-			}
-			const t = guard.warning ? `${NEW_WINDOW_RESULT}\n${guard.warning}` : NEW_WINDOW_RESULT;
-			return { content: text(t), details: { window: ans.window, notes_warning: !!guard.warning } };
+			const ans = await c.request("rollover-create", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
+			if (slot.live(s, ctx, "new_context's rollover")) s.localRollover = ans.rollover_id;
+			const t = guard.warning ? `${ans.tool_result}\n${guard.warning}` : ans.tool_result;
+			return { content: text(t), details: { rollover_id: ans.rollover_id, merged: ans.merged, notes_warning: !!guard.warning } };
 		},
 	});
 
-	registerContextRemaining(host);
+	/** Queues s's held input again, each as it was typed. */
+	function sendHeld(s: SessionState): void {
+		const r = releaseHold(s.hold);
+		s.hold = r.hold;
+		for (const h of r.send) {
+			const content = h.images?.length ? [{ type: "text" as const, text: h.text }, ...(h.images as never[])] : h.text;
+			pi.sendUserMessage(content, { deliverAs: h.deliverAs });
+		}
+	}
+
+	pi.on("message_end", (event) => {
+		const s = slot.current;
+		if (s && callsNewContext(event.message as { role?: string; content?: unknown })) s.hold = startHold(s.hold);
+		return undefined;
+	});
+	pi.on("input", (event, ctx) => {
+		const s = slot.current;
+		if (!s) return { action: "continue" as const };
+		const d = onInput(s.hold, event as { text: string; images?: unknown[]; source?: string; streamingBehavior?: "steer" | "followUp" });
+		s.hold = d.hold;
+		if (d.notice) host.notify(ctx, d.notice, "info");
+		return { action: d.action };
+	});
+	pi.on("turn_end", async (_event, ctx) => {
+		const s = slot.current;
+		if (!s) return;
+		const rid = s.localRollover;
+		if (rid === undefined) {
+			if (s.completing !== undefined && s.client) {
+				// The boundary's turn ended: it is in the file.
+				const path = { ...s.params, rollover_id: s.completing };
+				s.completing = undefined;
+				s.client.request("rollover-complete", { path } as unknown as RequestArgs<"rollover-complete">).catch(() => undefined);
+			}
+			// No rollover follows this batch: held input goes out as typed.
+			if (s.hold.holding) sendHeld(s);
+			return;
+		}
+		const c = s.client;
+		const path = { ...s.params, rollover_id: rid };
+		const outcome = await runLocalRollover({
+			call: (op, body) => (c ? c.request(op, { path, body } as unknown as RequestArgs<typeof op>) : Promise.reject(new Error(s.unavailable))),
+			leafBody: () => ctxLeafBody(host.piVersion, ctx),
+			steer: (m) => {
+				if (slot.live(s, ctx, "the new window's boundary")) pi.sendMessage(m, { deliverAs: "steer" });
+			},
+			notifyError: (m) => host.notify(ctx, m, "error"),
+			tellModel: (t) => {
+				if (slot.live(s, ctx, "telling the model")) pi.sendMessage({ customType: NOTICE_TYPE, content: t, display: true, details: {} }, { deliverAs: "steer" });
+			},
+		});
+		s.localRollover = undefined;
+		if (outcome === "steered") s.completing = rid;
+		if (slot.live(s, ctx, "the held input")) sendHeld(s);
+	});
+
+	registerContextRemaining(host, slot);
 	registerRouters(host, slot, localRouter(host, slot), view);
 	registerStatus(
 		host,

@@ -88,12 +88,23 @@ export function installRemote(host: Host, say: Say): void {
 		async execute(_id, _params, _signal, _onUpdate, ctx) {
 			const s = slot.require();
 			s.need();
-			// The hint comes from the Codex backend through contextd.
+			// Several new_context calls of one message open one window
+			// (DESIGN.md §5.3.1): the first steers the boundary, the others
+			// join it.
+			if (s.remoteWindow) return { content: text(NEW_WINDOW_RESULT), details: { window: s.remoteWindow, merged: true } };
 			const next = nextIdentity(branchIdentity(ctx.sessionManager.getBranch()));
+			s.remoteWindow = next;
+			// The hint comes from the Codex backend through contextd.
 			const hint = await remoteHint(s, ctx);
 			if (slot.live(s, ctx, "new_context's boundary")) pi.sendMessage(boundaryMessage(settings.agentName, next, hint), { deliverAs: "steer" });
-			return { content: text(NEW_WINDOW_RESULT), details: { window: next } };
+			return { content: text(NEW_WINDOW_RESULT), details: { window: next, merged: false } };
 		},
+	});
+
+	// The next message's new_context opens a window of its own.
+	pi.on("turn_end", () => {
+		const s = slot.current;
+		if (s) s.remoteWindow = undefined;
 	});
 
 	registerRouters(host, slot, remoteRouter(host, slot), view);

@@ -8,6 +8,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { ctxLeafBody } from "../branch.ts";
 import { ContextdError, type RequestArgs } from "../client.ts";
 import { type Host, text } from "../host.ts";
+import { callsNewContext } from "../input_hold.ts";
 import { installLifecycle } from "../lifecycle.ts";
 import { ensureWindow, finishRollover, installLocalHooks, notesGuard, registerContextRemaining } from "../localindex.ts";
 import { settleRollover } from "../rollover.ts";
@@ -85,6 +86,9 @@ export function installTree(host: Host, say: Say): void {
 					pi.sendUserMessage(content, { deliverAs: "followUp" });
 				}
 				return;
+			case "notify":
+				if (ctx && slot.live(s, ctx, "telling that input is held")) host.notify(ctx, a.message, "info");
+				return;
 			case "timer":
 				host.setTimer(() => dispatch(s, { type: "timeout", generation: a.generation }, undefined), a.ms);
 				return;
@@ -105,7 +109,12 @@ export function installTree(host: Host, say: Say): void {
 			setEditorText: (t) => ctx.ui.setEditorText(t),
 			appendEntry: (t, data) => pi.appendEntry(t, data),
 			sendMessage: (m, o) => pi.sendMessage(m, o),
-			notifyError: (m) => host.notify(ctx, m, "error"),
+			notifyError: (m) => {
+				// A session replaced meanwhile has no UI left: the person
+				// reads one line from say instead (never the stale ctx).
+				if (!s.ended && slot.current === s) host.notify(ctx, m, "error");
+				else say(undefined, `contextd: new context did not happen: session ${s.id} was replaced while its rollover ran; its branch is kept as it was`);
+			},
 			setInternalNavigation: (on) => {
 				s.internalNavigation = on;
 			},
@@ -141,6 +150,17 @@ export function installTree(host: Host, say: Say): void {
 	registerContextRemaining(host);
 	registerRouters(host, slot, localRouter(host, slot), view);
 
+	// Input is held from the end of the message that calls new_context
+	// (DESIGN.md §5.3.1); a turn_end without a rollover releases it.
+	pi.on("message_end", (event, ctx) => {
+		const s = slot.current;
+		if (s && callsNewContext(event.message as { role?: string; content?: unknown })) dispatch(s, { type: "called" }, ctx);
+		return undefined;
+	});
+	pi.on("turn_end", (_event, ctx) => {
+		const s = slot.current;
+		if (s) dispatch(s, { type: "turn_end" }, ctx);
+	});
 	pi.on("input", (event, ctx) => {
 		const s = slot.current;
 		const input = s ? dispatch(s, { type: "input", source: event.source, text: event.text, images: event.images }, ctx).input : undefined;
