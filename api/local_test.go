@@ -7,9 +7,9 @@ package api
 //
 // Expected values come from testdata/pi-tree/local-basic.expected.json
 // and the fixture's own boundary contents (written by the seed extension
-// on real Pi 0.85), from reference/codex-history-notes.md §3.3-3.5, or
+// on real Pi 0.85), from docs/codex-contract.md "Local history" and "Local notes", or
 // were computed by hand from the JSONL (an independent Python renderer
-// following §3.3 "Normalized rendering"); each such value says so.
+// following the seed's Local history rendering); each such value says so.
 
 import (
 	"encoding/json"
@@ -1909,7 +1909,7 @@ func TestLocalNotesSnapshotLimit(t *testing.T) {
 	s.writeFile("snapshot.jsonl", b.bytes())
 	const msg = "Note files together exceed the 10,000,000-byte note snapshot limit; shorten or overwrite existing notes first"
 	// The refusals first: a write that is planned counts for the writes
-	// planned after it until its entry is in the file (DESIGN.md §5.3.1).
+	// planned after it until its entry is in the file (docs/design.md §5.3.1).
 	for _, op := range []string{"notes/write_file", "notes/append_to_file"} {
 		r := s.codex(op, "hand-snapshot", "", map[string]any{"path": "f10.md", "text": strings.Repeat("b", 999_040)})
 		if p := r.problem(t); r.Status != http.StatusRequestEntityTooLarge || p.Detail != msg || strings.Contains(string(r.Body), `"append"`) {

@@ -19,8 +19,8 @@ import (
 const DefaultServerURL = "http://127.0.0.1:7467"
 
 // RemoteResult is the 200 body of a Codex route in Remote mode: the Codex
-// backend's JSON object, forwarded unchanged (reference
-// codex-history-notes.md §1.5: a result holding encrypted_output is
+// backend's JSON object, forwarded unchanged (docs/codex-contract.md
+// "Results and encryption": a result holding encrypted_output is
 // ciphertext the client never decrypts; in practice every result is). Other
 // members the backend adds pass through as they are.
 type RemoteResult struct {

@@ -1,4 +1,4 @@
-// Package api is contextd's HTTP surface (DESIGN.md §5): a chi router with
+// Package api is contextd's HTTP surface (docs/design.md §5): a chi router with
 // huma v2 operations (OpenAPI 3.1 from Go types), the security middleware
 // (loopback Host, Origin allow-list, token, JSON bodies, size bounds),
 // Prometheus metrics, and the one place where application errors become

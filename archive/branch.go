@@ -64,7 +64,7 @@ func (b *Branch) NeedsBoundary() bool { return b.Current < 0 || b.Stale }
 //     no boundary since belong to no window.
 //
 // For a branch Pi wrote in Tree mode this gives every archived window, in
-// rollover order, then the current window (DESIGN.md §4; SEED
+// rollover order, then the current window (docs/design.md §4; SEED
 // "summary₁ → manifest₁ → summary₂ → manifest₂ → current boundary").
 //
 // An archived window's items are its summary (role assistant, Summary

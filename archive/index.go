@@ -16,7 +16,7 @@ const (
 )
 
 // Hard bounds of the index (reference §3.6 "Traversal: depth ≤ 50,000";
-// DESIGN.md §6.5 "Bounded").
+// docs/design.md §6.5 "Bounded").
 const (
 	// MaxDepth bounds one traversal in entries: the archived walk from
 	// archivedLeafId towards branchBaseId, and the ancestry walk from a

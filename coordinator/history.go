@@ -11,7 +11,7 @@ import (
 )
 
 // CallContext is the `context` object of a Codex mirror request
-// (reference codex-history-notes.md §1.6 "Body"), plus contextd's optional
+// (docs/codex-contract.md "Backend transport"), plus contextd's optional
 // leaf_id: the extension's live Pi leaf (default: the last entry of the
 // file).
 type CallContext struct {
@@ -280,7 +280,7 @@ func noteState(b *Branch) (*notes.State, error) {
 }
 
 // NoteWrite is the answer of a note write: the Codex-shaped result plus
-// the entries the extension must append (DESIGN.md §5.1).
+// the entries the extension must append (docs/design.md §5.1).
 type NoteWrite struct {
 	notes.WriteResult
 	Append []notes.AppendEntry `json:"append" doc:"Entries to append with pi.appendEntry, in order, before returning the tool result."`

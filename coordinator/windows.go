@@ -17,8 +17,8 @@ import (
 const Guidance = "Checkpoint the active request, known history IDs, decisions, progress, learnings and next steps in notes before new_context. After rollover, read hinted notes. Use history only for a missing detail.\n" +
 	"Keep deferred ideas and tasks\u2014including those unrelated to the current work\u2014in notes for later resumption. Update them as decisions change; recording is not permission to implement."
 
-// WindowIdentity is details.contextManagement of a boundary (reference
-// codex-history-notes.md §3.2).
+// WindowIdentity is details.contextManagement of a boundary (docs/codex-contract.md
+// "Window boundaries").
 type WindowIdentity struct {
 	Protocol         int    `json:"protocol" doc:"Always 1."`
 	Kind             string `json:"kind" doc:"Always window for a boundary."`

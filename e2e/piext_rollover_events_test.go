@@ -1,6 +1,6 @@
 package e2e
 
-// Rows of DESIGN.md §5.3.1 (what Pi delivers while a rollover runs), each
+// Rows of docs/design.md §5.3.1 (what Pi delivers while a rollover runs), each
 // on Pi 0.85.1 and 1.6.0 in RPC mode with the faux model: every provider
 // request, the session file and what the person is shown.
 

@@ -600,8 +600,8 @@ func codexToken() string {
 }
 
 // TestPiExtensionRemote (scenario 8, off the Codex transport): Remote mode
-// works only on the Codex transport (reference codex-history-notes.md §3.1,
-// §3.7: no fallback), so on another provider the tools refuse and say what
+// works only on the Codex transport (docs/codex-contract.md "Modes",
+// "Remote wire shaping": no fallback), so on another provider the tools refuse and say what
 // to do, and without a Codex login they refuse too. The Codex transport
 // itself is TestPiExtensionRemoteCodexTransport.
 func TestPiExtensionRemote(t *testing.T) {

@@ -5,11 +5,10 @@
 // bounds and result shapes (View.ListWindows, View.ListItems, View.ReadItem,
 // View.Search), and the text access they need (TextSource).
 //
-// Sources: reference/codex-history-notes.md §1.4 (namespace `history`
-// argument fields), §3.3 (Local history: rendering, filters, bounds, result
-// shapes), §3.6 (Tree archive items), §5 (error strings); DESIGN.md §4-5;
-// SEED-tree-context-management.md "Retrieval index" and "Codex-shaped
-// operations".
+// Sources: docs/codex-contract.md "Tool surface" (namespace `history`
+// argument fields), "Local history" (windows, bounds, result shapes),
+// "Notes entries" (Tree archive manifests); docs/design.md §4-5 (Tree
+// archive items, search and error rules).
 //
 // The package is pure: no filesystem, HTTP or SQL. All character counts and
 // offsets are Unicode code points (Go runes); an invalid UTF-8 byte counts

@@ -10,8 +10,8 @@ import (
 	"unicode/utf8"
 )
 
-// Thread-hint bounds (reference codex-history-notes.md §1.6 "thread_hint",
-// §3.4 "Limits", §3.5).
+// Thread-hint bounds (docs/codex-contract.md "Thread hint" and
+// "Local notes").
 const (
 	MaxHintBytes    = 4000 // whole hint text, in UTF-8 bytes
 	HintNotes       = 5    // note lines at most
@@ -35,7 +35,7 @@ type Recovery struct {
 }
 
 // ThreadHint renders the thread-hint text that goes into the next window
-// marker (reference codex-history-notes.md §3.5), or "" when there is
+// marker (docs/codex-contract.md "Local notes"), or "" when there is
 // nothing to say:
 //
 //	Recent notes (up to 5, most-recent first):

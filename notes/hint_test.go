@@ -8,7 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// The example of reference codex-history-notes.md §3.5, byte for byte.
+// The example of the seed's tests (docs/codex-contract.md "Local notes",
+// thread hint), byte for byte.
 func TestThreadHintReferenceExample(t *testing.T) {
 	s := testState(t, w("/root/notes/checkpoint.md", "progress", t0))
 	got := ThreadHint(s, &Recovery{WindowID: "window-0", UserItemIDs: []string{"user-entry"}})

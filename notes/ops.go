@@ -9,12 +9,12 @@ import (
 	"unicode/utf8"
 )
 
-// Source is the `source` of every Local/Tree notes result (reference
-// codex-history-notes.md §3.4 "Result shapes").
+// Source is the `source` of every Local/Tree notes result (docs/codex-contract.md
+// "Local notes", result shapes).
 const Source = "pi-session"
 
-// Bounds of the notes operations (reference codex-history-notes.md §3.4
-// "Limits"). A count argument that is absent, null, zero or negative takes
+// Bounds of the notes operations (docs/codex-contract.md "Local
+// notes", limits). A count argument that is absent, null, zero or negative takes
 // its default; one above its maximum is clamped to the maximum.
 const (
 	DefaultMaxResults        = 20  // list_files_by_prefix max_results: default
@@ -298,7 +298,7 @@ type NoteData struct {
 
 // AppendEntry is a custom entry the extension must append, with
 // pi.appendEntry(customType, data), before it returns the tool result
-// (DESIGN.md §5.1): {"type":"custom", "customType":"codex-context-note",
+// (docs/design.md §5.1): {"type":"custom", "customType":"codex-context-note",
 // "data": NoteData}.
 type AppendEntry struct {
 	Type       string   `json:"type" enum:"custom" doc:"Always custom."`

@@ -9,7 +9,8 @@ import (
 )
 
 // DefaultAgent is the agent name used when the caller gives none: the root
-// agent (reference codex-history-notes.md §1.2, "root is /root").
+// agent (docs/codex-contract.md "Window boundaries": `/root` for the
+// main agent).
 const DefaultAgent = "/root"
 
 // MaxPathBytes bounds a resolved note path or prefix, in UTF-8 bytes. The
@@ -25,8 +26,8 @@ const notesDir = "notes"
 const maxQuoted = 120
 
 // ResolveFile turns the `path` argument of read_file, write_file or
-// append_to_file into a full virtual note path (reference
-// codex-history-notes.md §1.4 "Namespace notes", §3.4 "Path rules").
+// append_to_file into a full virtual note path (docs/codex-contract.md
+// "Local notes", path rules).
 //
 // agent is the current agent name ("" means DefaultAgent): "/root" or a
 // sub-agent path such as "/root/worker". A relative path resolves under
@@ -101,7 +102,7 @@ func ResolveFile(agent, path string) (string, error) {
 // ResolvePrefix turns the `prefix` argument of list_files_by_prefix or the
 // `path_prefix` argument of search_contents into a path prefix; a note
 // matches when its full path starts with the prefix, byte for byte
-// (reference codex-history-notes.md §3.4 "Path rules").
+// (docs/codex-contract.md "Local notes", path rules).
 //
 // A nil or empty prefix is "<agent>/notes/" (agent "" means DefaultAgent).
 // A relative prefix resolves under "<agent>/notes/": "drafts/" →

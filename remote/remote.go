@@ -1,6 +1,6 @@
-// Package remote is the Codex backend client of Remote mode (reference
-// codex-history-notes.md §1.5-1.6, §3.7): it forwards a history or notes
-// call byte for byte, once, and never answers from local data (DESIGN.md §6
+// Package remote is the Codex backend client of Remote mode (docs/codex-contract.md
+// "Results and encryption", "Backend transport", "Remote wire shaping"): it forwards a history or notes
+// call byte for byte, once, and never answers from local data (docs/design.md §6
 // invariant 8, "No fallback").
 //
 // One call is one POST {base}/alpha/{namespace}/v2/{operation}. The request

@@ -363,7 +363,7 @@ func (x *Index) under(p string) bool {
 
 // Discover lists the *.jsonl files in the sessions directory and in its
 // direct subdirectories (Pi's per-cwd "--<cwd>--" folders and flat custom
-// session dirs, reference pi-session-format.md §1), sorted; a directory
+// session dirs, docs/pi-facts.md "Session file"), sorted; a directory
 // named *.jsonl there is listed too (its sync reports it unreadable, "not
 // a regular file", and nothing under it is read). A missing
 // sessions directory lists nothing; one that exists but cannot be listed

@@ -1376,7 +1376,7 @@ func bigStep(c config) error {
 	return nil
 }
 
-// ---- rollovers and Tree mode (DESIGN.md §5.3) -------------------------------------------------
+// ---- rollovers and Tree mode (docs/design.md §5.3) -------------------------------------------------
 
 func rolloverStep(srv *server, c config) {
 	const metric = "rollover settle+commit p99 (10 archives)"

@@ -1,4 +1,4 @@
-// Input that arrives while a rollover runs (DESIGN.md §5.3.1 "Input waits
+// Input that arrives while a rollover runs (docs/design.md §5.3.1 "Input waits
 // for the new window"), as a pure reducer: Pi's event handlers in index.ts
 // feed it and do what it answers. What the person types (a steer, a
 // follow-up, or a prompt while a Tree summary runs) from the end of the

@@ -1,4 +1,4 @@
-// Unit tests of the input hold during a rollover (input_hold.ts; DESIGN.md
+// Unit tests of the input hold during a rollover (input_hold.ts; docs/design.md
 // §5.3.1 "Input waits for the new window").
 import assert from "node:assert/strict";
 import { test } from "node:test";
