@@ -13,7 +13,7 @@
 //
 // The index is derived data: Archives caches one index per session file
 // and tree length, but every answer can be rebuilt from the JSONL alone and
-// the cache is never the authority (SEED "Filtering": "An in-memory set may
+// the cache is never the authority (docs/design.md §4: "An in-memory set may
 // cache the index but cannot be authoritative").
 //
 // archive is a library over session, store and history: it knows nothing

@@ -12,7 +12,7 @@ import (
 )
 
 // The window chain of a branch without a current boundary, recovered from
-// the session file (SEED "Resume, switching and manual compaction":
+// the session file (docs/design.md §4:
 // "rebuild archive and notes indexes from JSONL; restore the latest active
 // boundary identity"). The file is the source of truth; contextd's state
 // database is not consulted, so this works with an empty or new state

@@ -34,8 +34,8 @@ import (
 // "new_context").
 const RolloverToolResult = "A new context window will start without summarizing conversation history."
 
-// ManifestStrategy is the strategy of a Tree archive manifest (reference
-// §3.6 "Manifest").
+// ManifestStrategy is the strategy of a Tree archive manifest (docs/codex-contract.md
+// "Tree archive" "Manifest").
 const ManifestStrategy = archive.Strategy
 
 // DefaultAbortReason is the reason recorded when abort names none.
@@ -366,12 +366,12 @@ func settleAnswer(r store.Rollover) SettleAnswer {
 // the boundary's parentId and whose fromId is the leaf at settle (EInvalid
 // "summary mismatch"), with the boundary an ancestor of that leaf
 // (EPrecondition; EInvalid for a cycle). It answers, in order, the
-// codex-context-tree-archive manifest (reference §3.6), the
-// codex-context-note-snapshot materialized at settle (§3.4) and the next
+// codex-context-tree-archive manifest (docs/codex-contract.md "Tree archive"), the
+// codex-context-note-snapshot materialized at settle (docs/codex-contract.md "Local notes") and the next
 // codex-context-window boundary: first window id kept, previous = the
 // closing window, number + 1, and the thread hint of the snapshot's notes
 // with the closing window's id, the summary item id and up to 5 user item
-// ids, newest first (§3.2, §3.5). Local: no summary (EInvalid when one is
+// ids, newest first (docs/codex-contract.md "Window boundaries", "Local notes"). Local: no summary (EInvalid when one is
 // given) and only the boundary. A repeated commit answers the stored plan;
 // a different summary after a commit is EConflict, as are commits of
 // pending or aborted rollovers.

@@ -60,8 +60,7 @@ type CompactionAnswer struct {
 }
 
 // Compaction answers POST /v1/sessions/{id}/compaction: the manual
-// compaction that lets a session leave Tree mode (SEED "Resume, switching
-// and manual compaction": it "must materialize a readable cumulative
+// compaction that lets a session leave Tree mode (docs/design.md §4: it "must materialize a readable cumulative
 // summary from archived summaries plus the current window"; docs/design.md
 // §5.2).
 //

@@ -46,7 +46,7 @@ type Boundary struct {
 	Details    BoundaryDetails `json:"details"`
 }
 
-// BoundaryContent renders a boundary's content (reference §3.2 and §1.2
+// BoundaryContent renders a boundary's content (docs/codex-contract.md "Window boundaries"
 // "Lines inside the marker"): the guidance block, a blank line, then
 // <context_window> with the agent name, first/current/previous window ids
 // and the thread hint when non-empty.
@@ -129,7 +129,7 @@ func currentBoundary(b *Branch) int {
 	return -1
 }
 
-// nextIdentity returns the identity after cur (reference §3.2
+// nextIdentity returns the identity after cur (docs/codex-contract.md "Window boundaries"
 // startNewWindow): first id kept, previous = old current, number + 1, a new
 // current id.
 func (s *Service) nextIdentity(cur WindowIdentity) WindowIdentity {
@@ -257,7 +257,7 @@ type ContextRequest struct {
 }
 
 // HiddenSummary is the signature of a Tree branch summary to remove from
-// the provider context (SEED "Filtering"): entry id, fromId, the SHA-256 of
+// the provider context (docs/design.md §4): entry id, fromId, the SHA-256 of
 // the summary text (hex) and the entry timestamp.
 type HiddenSummary struct {
 	EntryID    string `json:"entry_id"`

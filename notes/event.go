@@ -17,7 +17,7 @@ const (
 )
 
 // Protocol is the `protocol` value of every note entry contextd reads or
-// plans (reference §3.4).
+// plans (docs/codex-contract.md "Local notes").
 const Protocol = 1
 
 // Event actions. ActionAppend and ActionWrite are the `action` values of a

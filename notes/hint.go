@@ -18,14 +18,14 @@ const (
 	HintUserItemIDs = 5    // user item IDs at most
 )
 
-// Fixed parts of the thread hint (reference §3.5).
+// Fixed parts of the thread hint (docs/codex-contract.md "Local notes").
 const (
 	hintNotesHeader    = "Recent notes (up to 5, most-recent first):"
 	hintRecoveryPrefix = "Previous window history IDs: "
 )
 
 // Recovery is the "Previous window history IDs" part of the thread hint
-// (reference §3.5): the window that just ended, the hidden branch summary
+// (docs/codex-contract.md "Local notes"): the window that just ended, the hidden branch summary
 // that stands for it (Tree mode) and its latest user messages. Its JSON is
 // {"window_id", "summary_item_id"?, "user_item_ids"?}.
 type Recovery struct {

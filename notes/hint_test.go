@@ -19,7 +19,7 @@ func TestThreadHintReferenceExample(t *testing.T) {
 	}
 }
 
-// The fixture format of reference §1.6: "(2 lines, 14 UTF-8 bytes)".
+// The fixture format of docs/codex-contract.md "Backend transport": "(2 lines, 14 UTF-8 bytes)".
 func TestThreadHintLinesAndOrder(t *testing.T) {
 	s := testState(t,
 		w("/root/notes/latest.md", "line one\nlast", t0+10), // 2 lines, 13 bytes

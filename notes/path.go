@@ -19,7 +19,7 @@ const DefaultAgent = "/root"
 const MaxPathBytes = 1024
 
 // notesDir is the path component that separates an agent name from a note's
-// name inside that agent's notes (reference §1.4, "<agent_name>/notes").
+// name inside that agent's notes (docs/codex-contract.md "Tool surface", "<agent_name>/notes").
 const notesDir = "notes"
 
 // maxQuoted bounds how much of a rejected path an error message repeats.
@@ -48,8 +48,8 @@ const maxQuoted = 120
 //
 // Components that percent-decode to "." or ".." ("%2e%2e", "%2E.") are
 // refused too. Everything else is literal: paths are virtual, not URLs, so
-// "a%2fb" is a file named "a%2fb" (never decoded), "~" is literal (reference
-// §1.4), spaces are kept, and Unicode names are compared byte for byte
+// "a%2fb" is a file named "a%2fb" (never decoded), "~" is literal (docs/codex-contract.md
+// "Tool surface"), spaces are kept, and Unicode names are compared byte for byte
 // without normalization. The result never contains "//", "/./" or "/../",
 // and resolving it again, for any agent, gives it back unchanged.
 func ResolveFile(agent, path string) (string, error) {
@@ -155,7 +155,7 @@ func ResolvePrefix(agent string, prefix *string) (string, error) {
 
 // normalizeAgent validates an agent name and returns it, with "" mapped to
 // DefaultAgent. A valid agent name is "/root" or "/root/<name>[/<name>…]"
-// (reference §1.2; oh-my-pi's sub-agents are "/root/<id>"), with no empty,
+// (docs/codex-contract.md "Window boundaries"; oh-my-pi's sub-agents are "/root/<id>"), with no empty,
 // ".", ".." or "notes" component, no trailing "/", and the character rules
 // of ResolveFile. Errors are *contextd.Error with contextd.EInvalid.
 func normalizeAgent(agent string) (string, error) {
@@ -210,7 +210,7 @@ func validComponents(comps []string) bool {
 }
 
 // firstNotes returns the index of the first "notes" component at index ≥ 1,
-// or -1 (reference §3.4: "a notes component at index ≥ 1").
+// or -1 (docs/codex-contract.md "Local notes": "a notes component at index ≥ 1").
 func firstNotes(comps []string) int {
 	for i := 1; i < len(comps); i++ {
 		if comps[i] == notesDir {

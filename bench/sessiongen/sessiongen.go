@@ -297,7 +297,7 @@ func (g *gen) boundary(prev string) {
 	g.man.Boundaries = append(g.man.Boundaries, Boundary{ID: id, ParentID: parent, WindowID: cur})
 	g.winID = cur
 	g.man.Windows = append(g.man.Windows, cur)
-	g.sinceWB = 0 // the boundary itself is no item of its window (reference §3.3)
+	g.sinceWB = 0 // the boundary itself is no item of its window (docs/codex-contract.md "Local history")
 }
 
 // rollover: reminder, checkpoint note, new_context call and result, boundary.

@@ -4,7 +4,7 @@
 // stores (message content and details, tool arguments, the tool result's
 // text) to lines of text; index.ts wraps them in Pi's TUI components. The
 // model is never shown any of this: it keeps receiving the full boundary
-// text and the Codex result shapes (reference codex-history-notes.md §1.4).
+// text and the Codex result shapes (docs/codex-contract.md "Tool surface").
 import { identityOf } from "./windows.ts";
 
 /** Colours for parts of a line (Pi's theme in the TUI; identity in tests). */
