@@ -1,6 +1,6 @@
 package api
 
-// Local-mode tests through the real HTTP stack (issue 3 items 4 and 6):
+// Local-mode tests through the real HTTP stack (docs/design.md §4, Local):
 // the Codex mirror routes, /v1/sessions/{id}/windows and …/context, off
 // mode, the Pi harness session and the GET /v1/sessions listing, over
 // temporary copies of the fixtures.
@@ -1388,7 +1388,7 @@ func TestLocalContext(t *testing.T) {
 	// e0000004 lands before both results (e0000005, e0000007; a note entry
 	// in between). Slicing at the boundary would orphan them, so the slice
 	// starts at the assistant message and the boundary is sent after the
-	// last written result (issue 10's pairing rule).
+	// last written result (the pairing rule of docs/modes.md "Tool-call pairing").
 	b := newSessionBuilder("hand-orphans")
 	b.boundary(0, "win-a", "win-a", "") // e0000001
 	b.user("run two commands")          // e0000002
@@ -2004,7 +2004,7 @@ func TestRegisterBeforeFileExists(t *testing.T) {
 // names the file relative to the sessions directory (here "pi-tree/…",
 // as with --sessions-dir ./testdata); it registers. A relative path that
 // names no file is registered where contextd looked (the extension
-// registers before Pi writes the file, issue 9): the registration names
+// registers before Pi writes the file, docs/pi-facts.md "Session file"): the registration names
 // that absolute path and /context answers awaiting_file. For a session
 // whose file exists elsewhere, a path that names no file is a 409 (it
 // would cut the session off its windows; TestSessionCopies).

@@ -217,7 +217,7 @@ func HTTPServer(h http.Handler) *http.Server {
 	}
 }
 
-// DefaultRequestTimeout bounds every request (issue 12 item 2): below the
+// DefaultRequestTimeout bounds every request (docs/security.md): below the
 // server's WriteTimeout (90 s), so the answer still reaches the client, and
 // above the Remote timeout (35 s).
 const DefaultRequestTimeout = 80 * time.Second

@@ -254,7 +254,7 @@ func createdAnswer(r store.Rollover, merged bool) (RolloverCreated, error) {
 // rollover; a repeated settle answers the stored plan. Errors: ENotFound for
 // an unknown rollover, EConflict for an aborted one, and EConflict naming
 // the call ids while the leaf's tool batch holds calls without results
-// other than new_context (UnresolvedCalls; issue 10): the extension
+// other than new_context (UnresolvedCalls; docs/modes.md "Tool-call pairing"): the extension
 // settles again once Pi has written them.
 func (s *Service) SettleRollover(ctx context.Context, sessionID, rolloverID string, req SettleRequest) (SettleAnswer, error) {
 	r, err := s.loadRollover(ctx, sessionID, rolloverID)

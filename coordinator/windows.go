@@ -160,7 +160,7 @@ type WindowsAnswer struct {
 // current window, number + 1, and the thread hint (recent notes and the
 // closing window's user item ids) inside. The next boundary is refused
 // (EOpenToolCalls naming the call ids) while the leaf's tool batch has calls
-// without results and no new_context call among them (issue 10).
+// without results and no new_context call among them (docs/modes.md "Tool-call pairing").
 func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequest) (WindowsAnswer, error) {
 	t, err := s.Resolve(ctx, sessionID)
 	if err != nil {
@@ -293,7 +293,7 @@ type MessageKey struct {
 }
 
 // MoveStep moves the message matching Message to directly after the
-// message matching After (issue 10: a boundary or branch summary written
+// message matching After (docs/modes.md "Tool-call pairing": a boundary or branch summary written
 // between a tool call and its results is sent after the results).
 type MoveStep struct {
 	Message MessageKey `json:"message" doc:"The message to move."`

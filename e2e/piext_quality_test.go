@@ -1,6 +1,6 @@
 package e2e
 
-// Rollover quality (issue 15) end to end on Pi 0.85.1 and 1.6.0: the notes
+// Rollover quality (docs/rollover-quality.md) end to end on Pi 0.85.1 and 1.6.0: the notes
 // guard of new_context (warn and refuse), get_context_remaining, usage
 // reminders, the reset log, and recovering a dropped identifier after a
 // rollover.

@@ -1,6 +1,6 @@
 package e2e
 
-// The Pi extension end to end (issue 9): real Pi 0.85.1 and 1.6.0 in RPC
+// The Pi extension end to end (docs/pi-extension.md): real Pi 0.85.1 and 1.6.0 in RPC
 // mode with ../extension and the faux provider, against the contextd binary
 // built from this tree. Each scenario asserts what lands in the session file
 // and what the provider was sent; every scenario checks the tool call/result

@@ -15,7 +15,7 @@ type RefFunc func(seq int, windowID string) (ItemRef, bool)
 // packedItem is one item of a Local window as LocalWindows keeps it: 20
 // bytes and no pointer, against 104 for an ItemRef with five strings (a
 // quarter-million items at 1 GiB: 5 MB the garbage collector never scans,
-// instead of 26 MB it scans on every cycle; issue 16). The ItemRef is
+// instead of 26 MB it scans on every cycle; docs/benchmarks.md). The ItemRef is
 // built again by packTable.ref: ItemID is the entry's id (seq), WindowID
 // the window's (win), the role and tool fields and flags one of the
 // table's kinds. A ref that does not fit this form (another ItemID or

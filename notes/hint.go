@@ -68,7 +68,7 @@ type HintReport struct {
 	Reported bool     // the hint names LeftOut in its overflow line
 }
 
-// ThreadHintReport is ThreadHint plus what the cap left out (issue 15 §2:
+// ThreadHintReport is ThreadHint plus what the cap left out (docs/rollover-quality.md:
 // an overflow is reported to the model, not cut silently). When the recent
 // notes do not all fit, the hint ends its notes part with an overflow line
 //

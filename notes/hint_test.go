@@ -76,7 +76,7 @@ func TestThreadHintByteCap(t *testing.T) {
 	lines := strings.Split(got, "\n")
 	// Header + 3 lines of 1,038 bytes + the overflow line + recovery fit;
 	// a fourth note line does not, and no left-out path (1,012 bytes) fits
-	// in the 678 bytes left, so the overflow line counts them (issue 15).
+	// in the 678 bytes left, so the overflow line counts them (docs/rollover-quality.md).
 	if len(lines) != 6 || lines[0] != hintNotesHeader || lines[4] != "Left out by the 4000-byte hint cap: 2 notes" || !strings.HasPrefix(lines[5], hintRecoveryPrefix) {
 		t.Fatalf("lines: %d %q", len(lines), lines[0])
 	}

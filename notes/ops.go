@@ -153,7 +153,7 @@ func ReadFile(s *State, agent string, args ReadFileArgs) (ReadResult, error) {
 	total := len(lines)
 	if a, b := args.StartLine, args.StopLine; a != nil && b != nil && *a != 0 && *b != 0 && total > 0 {
 		// Both given: a range that ends before it starts is a mistake,
-		// not an empty read (issue 14). Negative values count from the
+		// not an empty read that hides the mistake. Negative values count from the
 		// end, so compare them resolved.
 		from, to := *a, *b
 		if from < 0 {

@@ -410,7 +410,7 @@ func notObject(body []byte) string {
 // causeOf names a transport failure from a closed set of sentences. It
 // never returns the Go error text: that text can carry whatever the
 // backend sent (a malformed header line, a bad status line) and the URL
-// with its user info (issue 12 item 9).
+// with its user info (docs/security.md).
 func causeOf(err error) string {
 	var ne *net.OpError
 	var dnsErr *net.DNSError
