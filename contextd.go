@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Mode is a session's context-management mode (DESIGN.md §4).
+// Mode is a session's context-management mode (docs/design.md §4).
 type Mode string
 
 // The four modes. An unregistered session uses the server's default mode.

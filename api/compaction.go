@@ -10,7 +10,7 @@ import (
 )
 
 // registerCompaction registers POST /v1/sessions/{session_id}/compaction
-// (DESIGN.md §5.2: leaving Tree mode).
+// (docs/design.md §5.2: leaving Tree mode).
 func (s *Server) registerCompaction(api huma.API) {
 	type compactionInput struct {
 		SessionPath

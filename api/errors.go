@@ -41,7 +41,7 @@ var statusOf = map[contextd.Code]int{
 // their sentence; anything else is logged and answered as a bare 500 that
 // never echoes Go error text.
 //
-// Three kinds are not the service's fault and say so (issue 12 item 9): a
+// Three kinds are not the service's fault and say so (docs/security.md): a
 // request whose client went away (context canceled) answers 499, logged
 // at debug level; a request past its deadline answers 503; a full disk
 // answers 507 with a sentence saying so (the failed change was rolled
@@ -176,7 +176,7 @@ func decodeErrorDetail(d *huma.ErrorDetail) *huma.ErrorDetail {
 	if !ok {
 		// "json: cannot unmarshal number 1e309 into Go value of type
 		// float64": a number out of float64 range, found before the
-		// schema check. Never echo the value (issue 12 item 9).
+		// schema check. Never echo the value (docs/security.md).
 		msg := "a JSON value has the wrong type"
 		if strings.HasPrefix(value, "number") {
 			msg = "a number is outside the range of a 64-bit float (about ±1.8e308); send a finite number"

@@ -1,6 +1,6 @@
 package api
 
-// Fixes from a fresh-user run (issue 14): what GET /v1/sessions lists for
+// Fixes from a fresh-user run (docs/operations.md "Inspecting a session"): what GET /v1/sessions lists for
 // a session registered before Pi wrote its file, after that registration
 // moves to another file, and for a directory named like a session file.
 

@@ -1,7 +1,7 @@
 package api
 
 // Hostile input through the full middleware stack on a real loopback
-// listener with HTTPServer's settings (issue 5): each request gets its
+// listener with HTTPServer's settings (docs/security.md): each request gets its
 // pinned status, the answer is problem+json, the server stays up, and no
 // hostile request reaches the index or changes a session file.
 

@@ -1,15 +1,15 @@
 package api
 
-// Local-mode tests through the real HTTP stack (issue 3 items 4 and 6):
+// Local-mode tests through the real HTTP stack (docs/design.md §4, Local):
 // the Codex mirror routes, /v1/sessions/{id}/windows and …/context, off
 // mode, the Pi harness session and the GET /v1/sessions listing, over
 // temporary copies of the fixtures.
 //
 // Expected values come from testdata/pi-tree/local-basic.expected.json
 // and the fixture's own boundary contents (written by the seed extension
-// on real Pi 0.85), from reference/codex-history-notes.md §3.3-3.5, or
+// on real Pi 0.85), from docs/codex-contract.md "Local history" and "Local notes", or
 // were computed by hand from the JSONL (an independent Python renderer
-// following §3.3 "Normalized rendering"); each such value says so.
+// following the seed's Local history rendering); each such value says so.
 
 import (
 	"encoding/json"
@@ -65,7 +65,7 @@ func runeSlice(s string, off, n int) string {
 // Item counts, counted by hand on the active branch of local-basic.jsonl
 // (an item is every message and custom_message entry after a boundary up
 // to the next one; the boundary itself and custom note entries are not
-// items, reference §3.3):
+// items, docs/codex-contract.md "Local history"):
 //   - window 0: boundary c96cd189 is branch entry 3, boundary 1ad99795
 //     entry 48; the 44 entries between them include 3 codex-context-note
 //     entries (244df0e2, 9b371cc2, e94001b1) → 41 items (40 messages,
@@ -127,7 +127,7 @@ func TestLocalListWindows(t *testing.T) {
 
 // TestLocalListItems: filters, order and limits of list_items. Expected
 // id lists were computed by hand from local-basic.jsonl (rendering of
-// §3.3; tool_name = first toolCall of an assistant message, toolName of a
+// docs/codex-contract.md "Local history"; tool_name = first toolCall of an assistant message, toolName of a
 // toolResult, the action for flat notes router calls).
 func TestLocalListItems(t *testing.T) {
 	s := localBasic(t)
@@ -206,7 +206,7 @@ func TestLocalListItems(t *testing.T) {
 }
 
 // TestLocalFlatRouterMapping: flat `notes` router calls (Pi tool "notes"
-// with an `action` argument, reference §3.1/§3.3) are listed with the
+// with an `action` argument, docs/codex-contract.md "Modes"/"Local history") are listed with the
 // action as tool_name and "notes" as tool_namespace, both the assistant
 // call and its toolResult (whose toolName on disk is "notes").
 func TestLocalFlatRouterMapping(t *testing.T) {
@@ -242,7 +242,7 @@ func TestLocalFlatRouterMapping(t *testing.T) {
 		t.Errorf("0ae5ea70: %+v, want tool_name read, no namespace", got.Item)
 	}
 	// The assistant call renders as {"tool":"notes","arguments":{…}} after
-	// its thinking text (§3.3 content parts).
+	// its thinking text (docs/codex-contract.md "Local history" content parts).
 	s.codexOK("history/read_item", localBasicSessionID, "", map[string]any{"window_id": lbW1, "item_id": "56ee3191"}, &got)
 	if want := `{"tool":"notes","arguments":{"action":"read_file","path":"/root/notes/checkpoint.md"}}`; got.Item == nil || !strings.HasSuffix(got.Item.Content, "\n"+want) {
 		t.Errorf("56ee3191 content %q does not end with the toolCall JSON %s", got.Item.Content, want)
@@ -269,7 +269,7 @@ func TestLocalReadItem(t *testing.T) {
 			t.Errorf("item_id %q: %+v, want %+v", id, got.Item, full)
 		}
 	}
-	// Misses answer item null (reference §3.3): unknown id, the right id in
+	// Misses answer item null (docs/codex-contract.md "Local history"): unknown id, the right id in
 	// the wrong window, an unknown window, another agent.
 	for _, args := range []map[string]any{
 		{"window_id": lbW0, "item_id": "zzzzzzzz"},
@@ -449,7 +449,7 @@ func TestLocalSearchContents(t *testing.T) {
 }
 
 // TestLocalOutputCap: list/search answers stop before the items' JSON
-// passes 8,000 characters (reference §3.3), and the first item is always
+// passes 8,000 characters (docs/codex-contract.md "Local history"), and the first item is always
 // included.
 //
 // Window 0 with limit 25 and previews of 1,000: the compact JSON of the
@@ -554,7 +554,7 @@ func boundsSession(t *testing.T) *testServer {
 	return s
 }
 
-// TestLocalBoundsHistory: every history bound of reference §3.3 through
+// TestLocalBoundsHistory: every history bound of docs/codex-contract.md "Local history" through
 // HTTP. Absent, null, zero and negative values take the default; values
 // above the maximum, up to the largest int64, take the maximum (contextd
 // reads 0 and negatives as "default", history.ClampLimit).
@@ -565,8 +565,8 @@ func TestLocalBoundsHistory(t *testing.T) {
 		value any // nil: the argument is absent; "null": JSON null
 		want  int
 	}
-	// want -1: refused with 422 (the Codex schemas' minimum 1; reference
-	// §1.4 table "integer ≥1").
+	// want -1: refused with 422 (the Codex schemas' minimum 1; docs/codex-contract.md
+	// "Tool surface" table "integer ≥1").
 	clamp := func(def, max int) []clampCase {
 		return []clampCase{{nil, def}, {"null", def}, {-1, -1}, {-1000000, -1}, {0, -1}, {1, 1}, {max - 1, max - 1},
 			{max, max}, {max + 1, max}, {1000000000, max}, {huge, max}}
@@ -679,7 +679,7 @@ func TestLocalBoundsHistory(t *testing.T) {
 	}
 }
 
-// TestLocalBoundsNotes: the notes bounds of reference §3.4 through HTTP:
+// TestLocalBoundsNotes: the notes bounds of docs/codex-contract.md "Local notes" through HTTP:
 // list max_results, search max_files and max_matches_per_file (default
 // 20, max 100 each; absent and null take the default; 0 and negatives are
 // refused, the Codex schemas' minimum 1), and read_file line indices (a
@@ -1063,7 +1063,7 @@ func TestLocalNotesWriteAppend(t *testing.T) {
 		t.Errorf("search 🎉: %+v", sr.Files)
 	}
 	// ideas.md and progress.md were both updated last at 12:01:30.123:
-	// equal times are ordered by path (reference §3.5).
+	// equal times are ordered by path (docs/codex-contract.md "Local notes").
 	var hint coordinator.ThreadHintResult
 	s.codexOK("notes/thread_hint", localBasicSessionID, "", nil, &hint)
 	wantHint := "Recent notes (up to 5, most-recent first):\n" +
@@ -1079,7 +1079,7 @@ func TestLocalNotesWriteAppend(t *testing.T) {
 }
 
 // TestLocalNotesSizeLimit: a note file may hold exactly 1,000,000 UTF-8
-// bytes (reference §3.4); one byte more is refused with the seed's
+// bytes (docs/codex-contract.md "Local notes"); one byte more is refused with the seed's
 // sentence and nothing is planned.
 func TestLocalNotesSizeLimit(t *testing.T) {
 	t.Parallel() // slow (large files); independent of the other tests
@@ -1125,7 +1125,7 @@ func TestLocalNotesSizeLimit(t *testing.T) {
 	}
 }
 
-// TestLocalNotePathRules: the path rules of reference §3.4 through
+// TestLocalNotePathRules: the path rules of docs/codex-contract.md "Local notes" through
 // write_file, append_to_file and read_file: refused paths are 422 with a
 // sentence that shows an accepted form.
 func TestLocalNotePathRules(t *testing.T) {
@@ -1166,7 +1166,7 @@ func TestLocalNotePathRules(t *testing.T) {
 	// Accepted forms resolve to full paths. Paths are virtual, never URL
 	// decoded: "a%2fb" is a file literally named "a%2fb" under /root/notes
 	// (notes.ResolveFile, notes/path_test.go), "~" is literal
-	// (reference §1.4), and other agents' notes may be named.
+	// (docs/codex-contract.md "Tool surface"), and other agents' notes may be named.
 	for _, tc := range []struct{ path, full string }{
 		{"plan.md", "/root/notes/plan.md"},
 		{"drafts/a b.md", "/root/notes/drafts/a b.md"},
@@ -1197,7 +1197,7 @@ func TestLocalNotePathRules(t *testing.T) {
 }
 
 // TestLocalThreadHint: the thread hint at the leaf and at the end of
-// window 0 (reference §3.5). At the leaf: the five notes by updated_at
+// window 0 (docs/codex-contract.md "Local notes"). At the leaf: the five notes by updated_at
 // newest first (sizes and line counts from expected.json
 // notesActiveBranch: line count = the text split at "\n"), then the
 // previous window (1) with its user messages newest first, as in
@@ -1388,7 +1388,7 @@ func TestLocalContext(t *testing.T) {
 	// e0000004 lands before both results (e0000005, e0000007; a note entry
 	// in between). Slicing at the boundary would orphan them, so the slice
 	// starts at the assistant message and the boundary is sent after the
-	// last written result (issue 10's pairing rule).
+	// last written result (the pairing rule of docs/modes.md "Tool-call pairing").
 	b := newSessionBuilder("hand-orphans")
 	b.boundary(0, "win-a", "win-a", "") // e0000001
 	b.user("run two commands")          // e0000002
@@ -1531,7 +1531,7 @@ func TestLocalHarnessSession(t *testing.T) {
 		t.Errorf("windows %+v, want %+v", wins.Windows, want)
 	}
 
-	// Images render as [image <mimeType>] (§3.3). UNICODE of
+	// Images render as [image <mimeType>] (docs/codex-contract.md "Local history"). UNICODE of
 	// gen-sessions.mjs is "Café 👩‍💻 漢字テスト — ok" with a combining
 	// accent and a ZWJ sequence: 20 code points.
 	const unicode = "Cafe\u0301 👩\u200d💻 漢字テスト — ok"
@@ -1887,10 +1887,10 @@ func TestSessionsRefusals(t *testing.T) {
 }
 
 // TestLocalNotesSnapshotLimit: all note files together must fit one note
-// snapshot of 10,000,000 bytes of JSON (reference §3.4 "max snapshot").
+// snapshot of 10,000,000 bytes of JSON (docs/codex-contract.md "Local notes" "max snapshot").
 //
 // The snapshot data is {"protocol":1,"timestamp":T,"files":[{"path",
-// "text","createdAt","updatedAt"},…]} (§3.4). Counted by hand, with
+// "text","createdAt","updatedAt"},…]} (docs/codex-contract.md "Local notes"). Counted by hand, with
 // 13-digit millisecond times: the frame is 38 bytes + 13 for T; a file is
 // 43 bytes of keys and punctuation + its JSON path + its JSON text + 26
 // for the two times, and files are joined by commas. Nine files
@@ -1909,7 +1909,7 @@ func TestLocalNotesSnapshotLimit(t *testing.T) {
 	s.writeFile("snapshot.jsonl", b.bytes())
 	const msg = "Note files together exceed the 10,000,000-byte note snapshot limit; shorten or overwrite existing notes first"
 	// The refusals first: a write that is planned counts for the writes
-	// planned after it until its entry is in the file (DESIGN.md §5.3.1).
+	// planned after it until its entry is in the file (docs/design.md §5.3.1).
 	for _, op := range []string{"notes/write_file", "notes/append_to_file"} {
 		r := s.codex(op, "hand-snapshot", "", map[string]any{"path": "f10.md", "text": strings.Repeat("b", 999_040)})
 		if p := r.problem(t); r.Status != http.StatusRequestEntityTooLarge || p.Detail != msg || strings.Contains(string(r.Body), `"append"`) {
@@ -2004,7 +2004,7 @@ func TestRegisterBeforeFileExists(t *testing.T) {
 // names the file relative to the sessions directory (here "pi-tree/…",
 // as with --sessions-dir ./testdata); it registers. A relative path that
 // names no file is registered where contextd looked (the extension
-// registers before Pi writes the file, issue 9): the registration names
+// registers before Pi writes the file, docs/pi-facts.md "Session file"): the registration names
 // that absolute path and /context answers awaiting_file. For a session
 // whose file exists elsewhere, a path that names no file is a 409 (it
 // would cut the session off its windows; TestSessionCopies).

@@ -14,7 +14,7 @@ import (
 // pattern (e.g. /alpha/history/v2/list_items, /v1/sessions/{session_id}),
 // never a raw path or session id.
 //
-// Every label value comes from a closed set (issue 12 item 1): the method
+// Every label value comes from a closed set (docs/security.md): the method
 // is one of metricMethods (anything else is "other"), the operation is a
 // pattern the router registered or "unmatched", the code is a status
 // contextd writes. A refused or made-up request adds no series, so it costs

@@ -1,8 +1,8 @@
 package api
 
-// Remote mode through the real HTTP stack (issue 5): every Codex route of a
+// Remote mode through the real HTTP stack (docs/modes.md "Remote mode"): every Codex route of a
 // session registered as remote is forwarded to the backend byte for byte,
-// and a broken backend is an error, never local data (DESIGN.md §6
+// and a broken backend is an error, never local data (docs/design.md §6
 // invariant 8). The hx* helpers here are shared with hostile_test.go and
 // fuzz_test.go.
 

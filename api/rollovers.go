@@ -17,7 +17,7 @@ type RolloverPath struct {
 
 const rolloverRefusals = " Refusals: 404 unknown session, rollover or leaf_id (the same answer as every route with a leaf_id); 409 off/remote mode, a rollover already pending, a step out of order or an aborted rollover; 412 session changed, missing boundary, the rollover's boundary or archived leaf no longer in the file, ancestry mismatch, summary not written yet; 422 summary mismatch or a parent cycle."
 
-// registerRollovers registers the rollover routes (DESIGN.md §5.3).
+// registerRollovers registers the rollover routes (docs/design.md §5.3).
 func (s *Server) registerRollovers(api huma.API) {
 	tags := []string{"rollovers"}
 

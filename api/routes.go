@@ -171,8 +171,8 @@ func (s *Server) registerSessions(api huma.API) {
 		})
 }
 
-// CodexHeaders are the caller headers Remote mode forwards (reference
-// §1.6 "Auth headers", remote.ForwardedHeaders). The type is exported
+// CodexHeaders are the caller headers Remote mode forwards (docs/codex-contract.md
+// "Backend transport" "Auth headers", remote.ForwardedHeaders). The type is exported
 // because huma skips unexported embedded structs: with it unexported, no
 // header was ever parsed and every Remote call lacked its credentials.
 type CodexHeaders struct {
@@ -211,7 +211,7 @@ type contextOf interface {
 	callContext() coordinator.CallContext
 }
 
-// Bodies of the Codex mirror: the tool arguments plus context (§1.6).
+// Bodies of the Codex mirror: the tool arguments plus context (docs/codex-contract.md "Backend transport").
 type (
 	ListWindowsBody struct {
 		history.ListWindowsArgs

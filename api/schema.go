@@ -19,8 +19,8 @@ import (
 const DefaultServerURL = "http://127.0.0.1:7467"
 
 // RemoteResult is the 200 body of a Codex route in Remote mode: the Codex
-// backend's JSON object, forwarded unchanged (reference
-// codex-history-notes.md §1.5: a result holding encrypted_output is
+// backend's JSON object, forwarded unchanged (docs/codex-contract.md
+// "Results and encryption": a result holding encrypted_output is
 // ciphertext the client never decrypts; in practice every result is). Other
 // members the backend adds pass through as they are.
 type RemoteResult struct {
@@ -31,12 +31,12 @@ type RemoteResult struct {
 // Roles of the documents' role fields, taken from the code that produces
 // them (so the enum cannot drift from what contextd answers).
 var (
-	// itemRoles: history.Render's roles of history items (reference §3.3
+	// itemRoles: history.Render's roles of history items (docs/codex-contract.md "Local history"
 	// "Normalized rendering"); system is never produced.
 	itemRoles = []any{history.RoleUser, history.RoleAssistant, history.RoleTool, history.RoleDeveloper}
-	// filterRoles: the Codex role filter (reference §1.4 table:
+	// filterRoles: the Codex role filter (docs/codex-contract.md "Tool surface" table:
 	// user|assistant|tool|system|developer|null), plus "" which means no
-	// filter (§3.3 "Filters").
+	// filter (docs/codex-contract.md "Local history" "Filters").
 	filterRoles = []any{history.RoleUser, history.RoleAssistant, history.RoleTool, history.RoleSystem, history.RoleDeveloper, "", nil}
 	// contextRoles: session.ContextRoles, Pi's context message roles (see
 	// there for where in Pi each comes from), plus session.RoleUnknown.
@@ -67,7 +67,7 @@ func setArrayNullable() {
 //   - servers: DefaultServerURL;
 //   - nullable objects: a pointer-to-struct field without omitempty is
 //     answered null when unset, e.g. HistoryReadResult.item and
-//     NotesReadResult.file when nothing matches (reference §3.3, §3.4):
+//     NotesReadResult.file when nothing matches (docs/codex-contract.md "Local history", "Local notes"):
 //     written as anyOf [$ref, {type: null}] (huma refuses nullable on
 //     struct fields);
 //   - the second success status of register-session (201 new, 200

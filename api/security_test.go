@@ -1,6 +1,6 @@
 package api
 
-// Security tests of issue 12 ("what a local attacker tried against
+// Security tests of docs/security.md ("what a local attacker tried against
 // contextd"). Each test reproduces one fault of the adversarial pass;
 // docs/security.md names the promise each one proves.
 
@@ -58,7 +58,7 @@ func randToken(r *rand.Rand, n int) string {
 
 // TestSecurityMetricLabelsClosed: every label value of the HTTP metrics
 // comes from a closed set, so made-up methods and paths, with or without
-// the token, add no series (issue 12 item 1: 50,000 requests with invented
+// the token, add no series (docs/security.md: 50,000 requests with invented
 // 4 KB methods grew /metrics to 50,002 series).
 func TestSecurityMetricLabelsClosed(t *testing.T) {
 	s := newHXStack(t, hxOptions{Serve: true})
@@ -104,7 +104,7 @@ func TestSecurityMetricLabelsClosed(t *testing.T) {
 
 // TestSecurityFIFONeverBlocks: a FIFO named *.jsonl, found by discovery or
 // swapped in for a registered file, is reported and never blocks a sync
-// (issue 12 item 2: every sync hung at open).
+// (docs/security.md: every sync hung at open).
 func TestSecurityFIFONeverBlocks(t *testing.T) {
 	s := newHXStack(t, hxOptions{Serve: true})
 	s.register(contextd.ModeLocal)
@@ -219,7 +219,7 @@ func newSlowBackend(t *testing.T, delay time.Duration) string {
 // TestSecurityConfinementRace: a directory of the sessions dir swapped
 // back and forth with a symlink to a directory outside it, while searches
 // run over HTTP, never lets content of the outside file into an answer, and
-// never gives a 500 (issue 12 item 3: 102–534 of 3,000 searches carried
+// never gives a 500 (docs/security.md: 102–534 of 3,000 searches carried
 // outside content, plus 500s). store.TestConfinementSwapRace drives the
 // same race at the sync itself, where it reproduces reliably.
 func TestSecurityConfinementRace(t *testing.T) {
@@ -335,7 +335,7 @@ func TestSecurityConfinementRace(t *testing.T) {
 
 // TestSecurityIdleConnsYieldAtCap: kept-alive idle connections hold no
 // slot against a new client: at the cap, idle ones are closed first
-// (issue 12 item 4: 512 idle sockets made /healthz time out).
+// (docs/security.md: 512 idle sockets made /healthz time out).
 func TestSecurityIdleConnsYieldAtCap(t *testing.T) {
 	const capConns = 4
 	s := newHXStack(t, hxOptions{Serve: true, MaxConns: capConns})
@@ -370,7 +370,7 @@ func TestSecurityIdleConnsYieldAtCap(t *testing.T) {
 
 // TestSecurityAliasesOneSession: a file registered through an alias
 // (20 nested /proc/self/root prefixes) is one session, under its resolved
-// path (issue 12 item 7: 21 sessions and 21 index copies of one file).
+// path (docs/security.md: 21 sessions and 21 index copies of one file).
 func TestSecurityAliasesOneSession(t *testing.T) {
 	s := newHXStack(t, hxOptions{})
 	alias := strings.Repeat("/proc/self/root", 20) + s.File
@@ -394,8 +394,7 @@ func TestSecurityAliasesOneSession(t *testing.T) {
 }
 
 // TestSecurityClientGone: a client that goes away mid-request is a
-// 499-style abort, counted as code 499 and not logged at ERROR (issue 12
-// item 9).
+// 499-style abort, counted as code 499 and not logged at ERROR (docs/security.md).
 func TestSecurityClientGone(t *testing.T) {
 	backend := newSlowBackend(t, 5*time.Second)
 	s := newHXStack(t, hxOptions{Serve: true, RemoteBase: backend})
@@ -495,7 +494,7 @@ func TestSecurityNoValueEchoed(t *testing.T) {
 }
 
 // TestSecurityRemoteListNotIndexed: GET /v1/sessions lists a session
-// registered as Remote without reading its file (issue 12 item 10).
+// registered as Remote without reading its file (docs/security.md).
 func TestSecurityRemoteListNotIndexed(t *testing.T) {
 	s := newHXStack(t, hxOptions{})
 	s.register(contextd.ModeRemote)
@@ -530,7 +529,7 @@ func TestSecurityRemoteListNotIndexed(t *testing.T) {
 }
 
 // TestSecurityRunawayLineReported: an unterminated last line already over
-// --max-line-bytes is listed as a too_long problem (issue 12 item 5: a
+// --max-line-bytes is listed as a too_long problem (docs/security.md: a
 // 20 GiB runaway line showed state ok). store.TestRunawayLastLine checks
 // that it is not read again.
 func TestSecurityRunawayLineReported(t *testing.T) {

@@ -1,4 +1,4 @@
-// Package api is contextd's HTTP surface (DESIGN.md §5): a chi router with
+// Package api is contextd's HTTP surface (docs/design.md §5): a chi router with
 // huma v2 operations (OpenAPI 3.1 from Go types), the security middleware
 // (loopback Host, Origin allow-list, token, JSON bodies, size bounds),
 // Prometheus metrics, and the one place where application errors become
@@ -217,7 +217,7 @@ func HTTPServer(h http.Handler) *http.Server {
 	}
 }
 
-// DefaultRequestTimeout bounds every request (issue 12 item 2): below the
+// DefaultRequestTimeout bounds every request (docs/security.md): below the
 // server's WriteTimeout (90 s), so the answer still reaches the client, and
 // above the Remote timeout (35 s).
 const DefaultRequestTimeout = 80 * time.Second

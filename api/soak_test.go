@@ -20,7 +20,7 @@ import (
 const soakDuration = 4 * time.Second
 
 // TestSecuritySoak is a bounded fuzz/soak run against a served contextd on
-// loopback (issue 12 "done when"): for soakDuration, 8 workers send random
+// loopback (docs/security.md): for soakDuration, 8 workers send random
 // methods (RFC 9110 ones and made-up tokens), paths (every route, route
 // patterns with random ids, random garbage), headers (random names and
 // values, foreign Host and Origin, right, wrong and missing tokens, odd

@@ -484,8 +484,8 @@ func (b *sessionBuilder) toolResult(callID, toolName, text string) string {
 		"content": []map[string]any{{"type": "text", "text": text}}, "isError": false, "timestamp": 1785578400000 + b.n})
 }
 
-// boundary appends a codex-context-window window boundary (reference
-// §3.2) for window number n with the given ids (previous "" = none).
+// boundary appends a codex-context-window window boundary (docs/codex-contract.md
+// "Window boundaries") for window number n with the given ids (previous "" = none).
 func (b *sessionBuilder) boundary(n int, first, current, previous string) string {
 	cm := map[string]any{"protocol": 1, "kind": "window", "firstWindowId": first, "currentWindowId": current, "windowNumber": n}
 	if previous != "" {
@@ -499,7 +499,7 @@ func (b *sessionBuilder) boundary(n int, first, current, previous string) string
 	return id
 }
 
-// note appends a codex-context-note custom entry (reference §3.4).
+// note appends a codex-context-note custom entry (docs/codex-contract.md "Local notes").
 func (b *sessionBuilder) note(action, path, text string, tsMillis int64) string {
 	id, parent, ts := b.next()
 	data := map[string]any{"protocol": 1, "action": action, "path": path, "text": text, "timestamp": tsMillis}

@@ -23,7 +23,7 @@ const MinTokenBits = 100
 // token is what the file holds without surrounding white space.
 //
 // A token file that others may read or write is refused, as is a weak
-// token (issue 12 item 6): shorter than 32 characters, a repetition of a
+// token (docs/security.md): shorter than 32 characters, a repetition of a
 // shorter string, or under MinTokenBits. Each error names the file and
 // says what to do (chmod 600, or delete it to get a new one).
 func LoadToken(path string) (string, error) {

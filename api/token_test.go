@@ -9,7 +9,7 @@ import (
 
 // TestLoadTokenRefusesExposedOrWeak: a token file others can read, or a
 // trivially weak token, is refused with what to do; the token contextd
-// makes is 64 hex digits in a 0600 file (issue 12 item 6).
+// makes is 64 hex digits in a 0600 file (docs/security.md).
 func TestLoadTokenRefusesExposedOrWeak(t *testing.T) {
 	dir := t.TempDir()
 	made := filepath.Join(dir, "token")

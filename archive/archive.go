@@ -1,6 +1,5 @@
-// Package archive is Tree mode's archive index (DESIGN.md §3, §4; reference
-// codex-history-notes.md §3.6; SEED-tree-context-management.md "Persisted
-// representation", "Filtering", "Retrieval index"): manifest validation,
+// Package archive is Tree mode's archive index (docs/design.md §3, §4;
+// docs/codex-contract.md "Notes entries"): manifest validation,
 // bounded cycle-safe traversal, the archived windows of a branch and the
 // signatures of the branch summaries Tree mode hides from the model.
 //
@@ -14,7 +13,7 @@
 //
 // The index is derived data: Archives caches one index per session file
 // and tree length, but every answer can be rebuilt from the JSONL alone and
-// the cache is never the authority (SEED "Filtering": "An in-memory set may
+// the cache is never the authority (docs/design.md §4: "An in-memory set may
 // cache the index but cannot be authoritative").
 //
 // archive is a library over session, store and history: it knows nothing

@@ -11,7 +11,7 @@ import (
 type Branch struct {
 	// Archives are the valid manifests whose manifest entry and summary
 	// entry are both on the branch, in branch order of the manifest entry.
-	// Their summaries are the ones Tree mode hides (SEED "Filtering") and
+	// Their summaries are the ones Tree mode hides (docs/design.md §4) and
 	// their windows are the branch's archived windows.
 	Archives []*Manifest
 	// Windows are the history windows of the branch, in branch order (see
@@ -34,8 +34,7 @@ type Branch struct {
 }
 
 // NeedsBoundary reports whether the branch needs a fresh window boundary
-// before the next model call (SEED "Resume, switching and manual
-// compaction": user navigation into an archived branch "initializes a
+// before the next model call (docs/design.md §4: user navigation into an archived branch "initializes a
 // fresh context boundary if required"). The rule: a Tree branch has a
 // current window only when a window boundary follows the branch's last
 // Tree cut (the last manifest of Archives) and that boundary's window was
@@ -64,8 +63,8 @@ func (b *Branch) NeedsBoundary() bool { return b.Current < 0 || b.Stale }
 //     no boundary since belong to no window.
 //
 // For a branch Pi wrote in Tree mode this gives every archived window, in
-// rollover order, then the current window (DESIGN.md §4; SEED
-// "summary₁ → manifest₁ → summary₂ → manifest₂ → current boundary").
+// rollover order, then the current window (docs/design.md §4; docs/design.md
+// §4).
 //
 // An archived window's items are its summary (role assistant, Summary
 // true) followed by its archived entries (Manifest.Archived) that render
@@ -77,8 +76,7 @@ func (b *Branch) NeedsBoundary() bool { return b.Current < 0 || b.Stale }
 // first). Any other branch_summary — a manual /tree summary, one from
 // another extension, one whose manifest is invalid — is an ordinary raw
 // item (role assistant, Summary false) of the window that holds it, and
-// never enters the archive index (SEED "Manual summaries and unrelated
-// branches never enter this index").
+// never enters the archive index (docs/design.md §4).
 func (x *Index) Branch(t *session.Tree, seqs []int, ref history.RefFunc) *Branch {
 	return x.BranchWith(t, seqs, func([]int) history.RefFunc { return ref })
 }

@@ -9,14 +9,14 @@ import (
 )
 
 // Protocol and Strategy are the only manifest `protocol` and `strategy`
-// values (reference §3.6 "Manifest").
+// values (docs/codex-contract.md "Tree archive" "Manifest").
 const (
 	Protocol = 1
 	Strategy = "codex-context-tree"
 )
 
-// Hard bounds of the index (reference §3.6 "Traversal: depth ≤ 50,000";
-// DESIGN.md §6.5 "Bounded").
+// Hard bounds of the index (docs/codex-contract.md "Tree archive" "Traversal: depth ≤ 50,000";
+// docs/design.md §6.5 "Bounded").
 const (
 	// MaxDepth bounds one traversal in entries: the archived walk from
 	// archivedLeafId towards branchBaseId, and the ancestry walk from a
@@ -79,8 +79,7 @@ const (
 	ReasonDuplicateSummary = "duplicate_summary"
 )
 
-// Data is a manifest's `data` (reference §3.6 "Manifest"; SEED "Native
-// branch summary"). BranchBaseID "" stands for null: the summary's parent
+// Data is a manifest's `data` (docs/codex-contract.md "Tree archive" "Manifest"; docs/design.md §4). BranchBaseID "" stands for null: the summary's parent
 // is a root position.
 type Data struct {
 	Protocol          int    `json:"protocol"`
@@ -243,19 +242,17 @@ func build(t *session.Tree, data DataFunc, steps int) (*Index, error) {
 //     ReasonNotBranchSummary) whose fromId is archivedLeafId
 //     (ReasonFromIDMismatch), whose parentId is branchBaseId
 //     (ReasonParentIDMismatch) and which is an ancestor of the manifest
-//     entry (ReasonSummaryNotAncestor): SEED "summaryEntryId,
-//     archivedLeafId and branchBaseId must agree with the native summary's
-//     id, fromId and parentId";
+//     entry (ReasonSummaryNotAncestor): docs/design.md §4;
 //  3. the walk from archivedLeafId through parentId reaches branchBaseId
 //     (a root when it is null) within MaxDepth entries without a cycle or a
 //     missing parent (ReasonArchivedLeafMissing, ReasonMissingParent,
 //     ReasonBaseNotAncestor, ReasonCycle, ReasonDepthExceeded,
-//     ReasonBudgetExceeded): reference §3.6 "Traversal";
+//     ReasonBudgetExceeded): docs/codex-contract.md "Tree archive" "Traversal";
 //  4. the walk holds neither the manifest nor, when it is a
 //     branch_summary, the summary (ReasonSummaryInArchive), and it passes the boundary
 //     (ReasonBoundaryNotInArchive), a window boundary
 //     (ReasonNotABoundary) of window windowId (ReasonWindowIDMismatch):
-//     reference §3.6 "The walk must pass the boundary".
+//     docs/codex-contract.md "Tree archive" "The walk must pass the boundary".
 //
 // Checks 2 and 3 are independent: a manifest can fail both.
 func validate(t *session.Tree, seq int, raw json.RawMessage, budget *int) Manifest {

@@ -546,7 +546,7 @@ func TestDuplicateSummary(t *testing.T) {
 }
 
 // TestDataMarshalJSON: a manifest's data is written in the seed's key order
-// (reference §3.6 "Manifest"), branchBaseId null for a root position and
+// (docs/codex-contract.md "Tree archive" "Manifest"), branchBaseId null for a root position and
 // compactionEntryId only when set; ParseData reads it back unchanged.
 func TestDataMarshalJSON(t *testing.T) {
 	for _, tc := range []struct {

@@ -96,7 +96,7 @@ for size in $SIZES; do
 	fi
 done
 
-# Recoverability (issue 15): contextd eval on a generated session of
+# Recoverability (docs/rollover-quality.md): contextd eval on a generated session of
 # BENCH_EVAL_MB MiB (default 16): the share of each closed window's dropped
 # identifiers that search_contents finds and read_item returns. Target 100%.
 EVAL_MB=${BENCH_EVAL_MB:-16}

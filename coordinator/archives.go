@@ -67,7 +67,7 @@ func (a *treeArchives) view(b *Branch, agent string) (*history.View, error) {
 // archives (Branch.Archives: valid manifests whose manifest entry and
 // summary are both on the branch), in branch order: summary entry id,
 // fromId, hex SHA-256 of the summary text, the summary's timestamp, the
-// manifest entry id and the window id (SEED "Filtering" step 4). Manual
+// manifest entry id and the window id (docs/design.md §4). Manual
 // summaries, summaries of other extensions and summaries of invalid
 // manifests are never listed, so they stay in the provider context. It
 // sets out.NeedsBoundary by Branch.NeedsBoundary; out.Window and

@@ -165,7 +165,7 @@ func (s *Service) WindowCutOf(ctx context.Context, sessionID, windowID, leafID s
 }
 
 // WindowRecovery is the recoverability of one closed window's dropped
-// identifiers (issue 15 §4).
+// identifiers (docs/rollover-quality.md).
 type WindowRecovery struct {
 	WindowID  string         `json:"window_id"`
 	Dropped   int            `json:"dropped" doc:"Identifiers the cut dropped."`

@@ -11,7 +11,7 @@ import (
 )
 
 // CallContext is the `context` object of a Codex mirror request
-// (reference codex-history-notes.md §1.6 "Body"), plus contextd's optional
+// (docs/codex-contract.md "Backend transport"), plus contextd's optional
 // leaf_id: the extension's live Pi leaf (default: the last entry of the
 // file).
 type CallContext struct {
@@ -21,7 +21,7 @@ type CallContext struct {
 }
 
 // windowSource is how a mode reads the history of a branch: Local builds
-// the windows of the active branch (reference §3.3, cached per leaf), Tree
+// the windows of the active branch (docs/codex-contract.md "Local history", cached per leaf), Tree
 // reads archived windows through valid manifests, then the current window
 // (treeArchives). windowsOf chooses one by the target's mode.
 type windowSource interface {
@@ -246,7 +246,7 @@ func searchKeyOf(mode contextd.Mode, agent string, a history.SearchArgs) searchK
 		namespace: str(a.ToolNamespace), role: str(a.Role), agentName: str(a.AgentName), toolName: str(a.ToolName), window: str(a.WindowID)}
 }
 
-// noteState replays the note entries of a branch (reference §3.4): the
+// noteState replays the note entries of a branch (docs/codex-contract.md "Local notes"): the
 // latest codex-context-note-snapshot replaces all state, later
 // codex-context-note entries apply in order. Entries whose data is malformed
 // are skipped (and listed in State.Skipped).
@@ -280,14 +280,14 @@ func noteState(b *Branch) (*notes.State, error) {
 }
 
 // NoteWrite is the answer of a note write: the Codex-shaped result plus
-// the entries the extension must append (DESIGN.md §5.1).
+// the entries the extension must append (docs/design.md §5.1).
 type NoteWrite struct {
 	notes.WriteResult
 	Append []notes.AppendEntry `json:"append" doc:"Entries to append with pi.appendEntry, in order, before returning the tool result."`
 }
 
-// onNoteState runs f on the note state of the caller's branch (reference
-// §3.4, noteState) with the caller's agent. Errors: EConflict in off or
+// onNoteState runs f on the note state of the caller's branch (docs/codex-contract.md
+// "Local notes", noteState) with the caller's agent. Errors: EConflict in off or
 // remote mode; the note operations' own EInvalid and ETooLarge.
 func onNoteState[R any](ctx context.Context, s *Service, cc CallContext, f func(st *notes.State, agent string) (R, error)) (R, error) {
 	var out R
@@ -354,7 +354,7 @@ func (s *Service) AppendNote(ctx context.Context, cc CallContext, a notes.Append
 }
 
 // ThreadHintResult is thread_hint's answer: {text} of at most 4,000 bytes
-// (reference §1.6, §3.5).
+// (docs/codex-contract.md "Backend transport", "Local notes").
 type ThreadHintResult struct {
 	Text string `json:"text" doc:"Thread hint: recent notes and previous window history IDs; at most 4,000 UTF-8 bytes."`
 }

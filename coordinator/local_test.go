@@ -130,7 +130,7 @@ func jsonString(s string) string {
 // TestLocalContextOrphans: when a boundary lands between an assistant's
 // tool calls and their results, slicing at the boundary would leave
 // toolResults without their toolCall: the answer starts at the assistant,
-// moves the boundary after the results and reports the damage (issue 10).
+// moves the boundary after the results and reports the damage (docs/modes.md "Tool-call pairing").
 func TestLocalContextOrphans(t *testing.T) {
 	note := `"type":"custom","customType":"codex-context-note","data":{"protocol":1,"action":"write","path":"/root/notes/n.md","text":"n","timestamp":1785578400000}`
 	file := handLines("hand-ctx",

@@ -13,7 +13,7 @@ type Metrics struct {
 	Pending         prometheus.Gauge         // contextd_rollovers_pending
 	InvalidArchives *prometheus.CounterVec   // contextd_invalid_archives_total{reason}
 
-	// Rollover quality (issue 15 §6), observed when a rollover's next
+	// Rollover quality (docs/rollover-quality.md), observed when a rollover's next
 	// boundary is planned (Local: POST /windows after window 0; Tree: the
 	// first commit) and when a cut is computed.
 	WindowNoteWrites   *prometheus.HistogramVec // contextd_window_note_writes{mode}

@@ -9,7 +9,7 @@ import (
 	"contextd/session"
 )
 
-// Note writes planned together (DESIGN.md §5.3.1 "Planned against one
+// Note writes planned together (docs/design.md §5.3.1 "Planned against one
 // state"). The calls of one assistant message run in parallel in Pi, so
 // two note writes of one message can be planned at the same leaf before
 // either entry is in the file; planned alone, each would see a state

@@ -10,7 +10,7 @@ import (
 	"contextd/notes"
 )
 
-// TestNoteWritesPlannedTogether (DESIGN.md §5.3.1 "Planned against one
+// TestNoteWritesPlannedTogether (docs/design.md §5.3.1 "Planned against one
 // state"): two appends of one message, planned at the same leaf before
 // either entry is in the file, are checked against the state both produce:
 // 600,000 + 600,000 bytes exceed the 1,000,000-byte file limit, so the

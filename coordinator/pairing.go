@@ -10,7 +10,7 @@ import (
 	"contextd/session"
 )
 
-// The tool-call pairing rule (issue 10). Providers reject a request in
+// The tool-call pairing rule (docs/modes.md "Tool-call pairing"). Providers reject a request in
 // which a toolResult does not directly follow (possibly after sibling
 // results) the assistant message holding its toolCall, or in which a call
 // id has no result or several. The extension sends Pi's context messages
@@ -255,7 +255,7 @@ func UnresolvedCalls(msgs []PairMessage) []UnresolvedCall {
 }
 
 // openCallsError is the EOpenToolCalls of a rollover step refused while the
-// leaf's batch has calls without results (issue 10: a rollover never cuts
+// leaf's batch has calls without results (docs/modes.md "Tool-call pairing": a rollover never cuts
 // a call from its result).
 func openCallsError(what, leaf string, calls []UnresolvedCall) error {
 	parts := make([]string, len(calls))

@@ -10,7 +10,7 @@ import (
 )
 
 // RolloverLoopThreshold is how many consecutive closed windows without
-// progress make a rollover loop (issue 10): three rollovers in a row, each
+// progress make a rollover loop (docs/modes.md "Tool-call pairing"): three rollovers in a row, each
 // closing a window that held no user message and no successful tool result
 // other than new_context's own. One empty window happens (the model
 // checkpoints and rolls over at once after a rollover that landed

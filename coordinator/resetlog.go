@@ -16,7 +16,7 @@ import (
 	"contextd/store"
 )
 
-// The reset log (issue 15 §1): every rollover of a session, in order,
+// The reset log (docs/rollover-quality.md): every rollover of a session, in order,
 // from contextd's own state (state.db) and from the file. The file is the
 // record of what happened: a rollover is a window boundary whose
 // previousWindowId names the window before it (Local), with, in Tree mode,

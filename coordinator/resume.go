@@ -12,7 +12,7 @@ import (
 )
 
 // The window chain of a branch without a current boundary, recovered from
-// the session file (SEED "Resume, switching and manual compaction":
+// the session file (docs/design.md §4:
 // "rebuild archive and notes indexes from JSONL; restore the latest active
 // boundary identity"). The file is the source of truth; contextd's state
 // database is not consulted, so this works with an empty or new state
@@ -59,7 +59,7 @@ type Resume struct {
 //     back from the leaf, a branch_summary S comes before any window
 //     boundary, and the latest boundary on the branch of S.fromId (the
 //     archived leaf) has S's parentId as its own parentId (navigateTree to
-//     a boundary lands on its parent; DESIGN.md §5.3 step 3). Window is
+//     a boundary lands on its parent; docs/design.md §5.3 step 3). Window is
 //     that boundary's identity; the manifest and note snapshot after S on
 //     the branch, if there, are noted, and what is absent is Missing.
 //   - A broken parent chain: the branch's root entry names a parentId
@@ -126,7 +126,7 @@ func rolloverCut(b *Branch, i int) *Resume {
 		return nil // a manual /tree summary, not a rollover's navigation to a boundary
 	}
 	r := &Resume{Window: identityOf(be), BoundaryEntryID: be.ID, SummaryEntryID: se.ID, notesFrom: from}
-	// The rollover's entries follow the summary in this order (DESIGN.md
+	// The rollover's entries follow the summary in this order (docs/design.md
 	// §5.3 step 4); the boundary is absent, or resumeOf would have stopped.
 	want := []string{session.CustomTypeTreeArchive, session.CustomTypeNoteSnapshot}
 	k := 0

@@ -249,7 +249,7 @@ func TestTornAppend(t *testing.T) {
 					t.Errorf("/context window %+v, want the window before the tear %+v", a.Window, want)
 				}
 				// A tear can also strand tool results whose call is above
-				// it: the pairing rule reports those (issue 10) after the
+				// it: the pairing rule reports those (docs/modes.md "Tool-call pairing") after the
 				// missing parent.
 				for _, p := range a.Problems[min(1, len(a.Problems)):] {
 					if p.Reason != "orphaned_tool_result" {

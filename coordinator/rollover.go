@@ -14,8 +14,8 @@ import (
 	"contextd/store"
 )
 
-// The rollover state machine (DESIGN.md §5.3; SEED-tree-context-management.md
-// "Rollover coordinator" and "Failure policy"). One open rollover per
+// The rollover state machine (docs/design.md
+// §5.3). One open rollover per
 // session, persisted in the state database so that a contextd restart
 // between any two steps loses nothing:
 //
@@ -30,12 +30,12 @@ import (
 // the same steps without navigation: settle answers navigate_to null and
 // commit needs no summary and answers only the next boundary.
 
-// RolloverToolResult is the new_context tool result text (reference
-// codex-history-notes.md §1.3 "new_context", result).
+// RolloverToolResult is the new_context tool result text (docs/codex-contract.md
+// "new_context").
 const RolloverToolResult = "A new context window will start without summarizing conversation history."
 
-// ManifestStrategy is the strategy of a Tree archive manifest (reference
-// §3.6 "Manifest").
+// ManifestStrategy is the strategy of a Tree archive manifest (docs/codex-contract.md
+// "Tree archive" "Manifest").
 const ManifestStrategy = archive.Strategy
 
 // DefaultAbortReason is the reason recorded when abort names none.
@@ -93,7 +93,7 @@ type SettleAnswer struct {
 	Label      *string `json:"label" doc:"navigateTree label; always null."`
 	// SummaryParentID is the parentId Pi's branch_summary will carry: the
 	// boundary is a custom message, so navigateTree lands on its parent
-	// (reference pi-session-format.md §8 step 5).
+	// (docs/pi-facts.md "Tree navigation").
 	SummaryParentID *string `json:"summary_parent_id" doc:"Tree: parentId of the branch_summary Pi will append (the boundary's parent; null when the boundary is a root). null in Local mode."`
 	ArchivedLeafID  string  `json:"archived_leaf_id" doc:"The leaf being archived: the fromId of the branch_summary Pi will append."`
 }
@@ -148,7 +148,7 @@ type IncompleteRollover struct {
 	Missing        []string `json:"missing" doc:"customTypes of the planned entries not in the file yet, in append order."`
 }
 
-// CreateRollover runs the tool phase of new_context (DESIGN.md §5.3 step
+// CreateRollover runs the tool phase of new_context (docs/design.md §5.3 step
 // 1) at req.LeafID. It refuses: off or remote mode (EConflict); Tree mode
 // without command_context_ready (EPrecondition); a leaf_id that is not in
 // the file (ENotFound, as on every route with a leaf_id); a branch without
@@ -242,7 +242,7 @@ func createdAnswer(r store.Rollover, merged bool) (RolloverCreated, error) {
 	return RolloverCreated{RolloverID: r.ID, State: string(r.State), ToolResult: RolloverToolResult, Merged: merged, Rollover: info}, err
 }
 
-// SettleRollover runs the settled phase (DESIGN.md §5.3 step 2): it takes
+// SettleRollover runs the settled phase (docs/design.md §5.3 step 2): it takes
 // the pending rollover, checks that the session is the same file, id and
 // mode (EPrecondition "session changed"), that req.LeafID is in the file
 // (ENotFound) and descends from the leaf at the tool phase (EPrecondition "ancestry
@@ -254,7 +254,7 @@ func createdAnswer(r store.Rollover, merged bool) (RolloverCreated, error) {
 // rollover; a repeated settle answers the stored plan. Errors: ENotFound for
 // an unknown rollover, EConflict for an aborted one, and EConflict naming
 // the call ids while the leaf's tool batch holds calls without results
-// other than new_context (UnresolvedCalls; issue 10): the extension
+// other than new_context (UnresolvedCalls; docs/modes.md "Tool-call pairing"): the extension
 // settles again once Pi has written them.
 func (s *Service) SettleRollover(ctx context.Context, sessionID, rolloverID string, req SettleRequest) (SettleAnswer, error) {
 	r, err := s.loadRollover(ctx, sessionID, rolloverID)
@@ -360,18 +360,18 @@ func settleAnswer(r store.Rollover) SettleAnswer {
 	return a
 }
 
-// CommitRollover runs the commit (DESIGN.md §5.3 step 4). Tree: the
+// CommitRollover runs the commit (docs/design.md §5.3 step 4). Tree: the
 // branch_summary req.SummaryEntryID must be in the file (EPrecondition when
 // Pi has not written it yet: retry), be a branch_summary whose parentId is
 // the boundary's parentId and whose fromId is the leaf at settle (EInvalid
 // "summary mismatch"), with the boundary an ancestor of that leaf
 // (EPrecondition; EInvalid for a cycle). It answers, in order, the
-// codex-context-tree-archive manifest (reference §3.6), the
-// codex-context-note-snapshot materialized at settle (§3.4) and the next
+// codex-context-tree-archive manifest (docs/codex-contract.md "Tree archive"), the
+// codex-context-note-snapshot materialized at settle (docs/codex-contract.md "Local notes") and the next
 // codex-context-window boundary: first window id kept, previous = the
 // closing window, number + 1, and the thread hint of the snapshot's notes
 // with the closing window's id, the summary item id and up to 5 user item
-// ids, newest first (§3.2, §3.5). Local: no summary (EInvalid when one is
+// ids, newest first (docs/codex-contract.md "Window boundaries", "Local notes"). Local: no summary (EInvalid when one is
 // given) and only the boundary. A repeated commit answers the stored plan;
 // a different summary after a commit is EConflict, as are commits of
 // pending or aborted rollovers.
@@ -438,7 +438,7 @@ func (s *Service) CommitRollover(ctx context.Context, sessionID, rolloverID stri
 	return commitAnswer(r)
 }
 
-// CompleteRollover finishes a committed rollover (DESIGN.md §5.3 step 5)
+// CompleteRollover finishes a committed rollover (docs/design.md §5.3 step 5)
 // once its planned entries are in the file, in order after the summary
 // (Tree: manifest, note snapshot, boundary; Local: the boundary). While
 // some are missing it answers the rollover, still committed, with
@@ -520,7 +520,7 @@ func (s *Service) finish(ctx context.Context, r store.Rollover) (store.Rollover,
 }
 
 // autoComplete completes a committed rollover whose entries are all in the
-// file (DESIGN.md §5.3 step 5, "or contextd sees the three entries on its
+// file (docs/design.md §5.3 step 5, "or contextd sees the three entries on its
 // next sync"); otherwise it returns r unchanged.
 func (s *Service) autoComplete(ctx context.Context, t *Target, r store.Rollover) (store.Rollover, error) {
 	if r.State != store.RolloverCommitted || t.Session == nil {

@@ -7,8 +7,8 @@ import (
 	"contextd/session"
 )
 
-// The other tool calls of the message that called new_context (DESIGN.md
-// §5.3.1 "After the whole batch"). A rollover is performed after every
+// The other tool calls of the message that called new_context (docs/design.md
+// docs/design.md §5.3.1 "After the whole batch"). A rollover is performed after every
 // call of that message has its result in the session, so those results
 // stay in the closing window; the next boundary names each of them, with
 // the history item id of its result in the closed window, so that the

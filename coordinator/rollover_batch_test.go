@@ -19,7 +19,7 @@ func batchLine(t *testing.T, id, parent string, msg map[string]any) []byte {
 	return b
 }
 
-// TestRolloverBatchNamesOtherCalls (DESIGN.md §5.3.1 "After the whole
+// TestRolloverBatchNamesOtherCalls (docs/design.md §5.3.1 "After the whole
 // batch"): a message calls notes, new_context and bash in one batch, and
 // the two new_context calls of it join one rollover (Local, as in Tree).
 // The rollover is settled after every result is written; the boundary the

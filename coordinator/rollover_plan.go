@@ -13,7 +13,7 @@ import (
 	"contextd/store"
 )
 
-// The append plan of a rollover's commit (DESIGN.md §5.3 step 4): the
+// The append plan of a rollover's commit (docs/design.md §5.3 step 4): the
 // entries the extension appends, and the check that they are in the file
 // before the rollover completes (step 5). contextd never writes them.
 
@@ -31,16 +31,16 @@ type commitPlan struct {
 	hint       notes.HintReport // size of the boundary's thread hint and what it left out
 }
 
-// planCommit builds the entries a commit answers (DESIGN.md §5.3 step 4),
+// planCommit builds the entries a commit answers (docs/design.md §5.3 step 4),
 // from the rollover's state at settle and the file as it is now. Tree:
 // the branch summary summaryID is checked (checkSummary), then the
-// codex-context-tree-archive manifest (reference §3.6) and the
-// codex-context-note-snapshot materialized at settle (§3.4). Both modes:
+// codex-context-tree-archive manifest (docs/codex-contract.md "Tree archive") and the
+// codex-context-note-snapshot materialized at settle (docs/codex-contract.md "Local notes"). Both modes:
 // the next codex-context-window boundary (first window id kept, previous =
 // the closing window, number + 1) with the thread hint of the snapshot's
-// notes and the closing window's recovery ids (§3.2, §3.5), then the other
+// notes and the closing window's recovery ids (docs/codex-contract.md "Window boundaries", "Local notes"), then the other
 // tool calls of the message that called new_context with their result
-// item ids (batchText; DESIGN.md §5.3.1). It writes nothing;
+// item ids (batchText; docs/design.md §5.3.1). It writes nothing;
 // CommitRollover stores the plan.
 func (s *Service) planCommit(t *Target, r store.Rollover, summaryID string) (commitPlan, error) {
 	var old WindowIdentity

@@ -2,7 +2,7 @@
 // (registration, mode, file), reads a consistent view of its index, and
 // answers the Codex-shaped history and notes operations, the window
 // boundary markers, the per-call context answer and the rollover state
-// machine (DESIGN.md §4, §5). Every write it answers is a plan: entries for
+// machine (docs/design.md §4, docs/codex-contract.md "Error texts"). Every write it answers is a plan: entries for
 // the extension to append. It never writes a session file.
 //
 // The coordinator composes the libraries below it and nothing below reaches

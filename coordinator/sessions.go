@@ -144,7 +144,7 @@ func (s *Service) ListSessions(ctx context.Context) ([]SessionSummary, error) {
 		return nil, err
 	}
 	// Remote sessions are listed from their registration only: their
-	// files are never opened or indexed (issue 12 item 10).
+	// files are never opened or indexed (docs/security.md).
 	remote := map[string]bool{}
 	var remotes []SessionSummary
 	for _, r := range regs {
@@ -511,7 +511,7 @@ func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string, tail i
 // writes for it), written straight from the entry tree: the whole answer
 // of a 1 GiB session is 257k ids and context messages, and the
 // BranchAnswer beside its encoding held about 30 MB more at the moment a
-// cold index peaks (issue 16: peak RSS ≤ 150 MiB).
+// cold index peaks (docs/benchmarks.md: peak RSS ≤ 150 MiB).
 func (s *Service) BranchJSON(ctx context.Context, sessionID, leafID string, tail int) ([]byte, error) {
 	var b []byte
 	err := s.branchParts(ctx, sessionID, leafID, tail, func(p *branchParts) {

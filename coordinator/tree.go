@@ -49,8 +49,8 @@ type CompactionDetails struct {
 
 // CompactionAnswer is what the extension returns from Pi's
 // session_before_compact handler as {compaction: {summary,
-// firstKeptEntryId, tokensBefore, details}} (reference pi-session-format.md
-// §5.4 and the session_before_compact row of the event table). tokensBefore
+// firstKeptEntryId, tokensBefore, details}} (docs/pi-facts.md
+// "Provider hooks"). tokensBefore
 // is Pi's own estimate (preparation.tokensBefore); contextd does not count
 // tokens.
 type CompactionAnswer struct {
@@ -60,9 +60,8 @@ type CompactionAnswer struct {
 }
 
 // Compaction answers POST /v1/sessions/{id}/compaction: the manual
-// compaction that lets a session leave Tree mode (SEED "Resume, switching
-// and manual compaction": it "must materialize a readable cumulative
-// summary from archived summaries plus the current window"; DESIGN.md
+// compaction that lets a session leave Tree mode (docs/design.md §4: it "must materialize a readable cumulative
+// summary from archived summaries plus the current window"; docs/design.md
 // §5.2).
 //
 // The windows are those of the Tree history view of the branch (archived

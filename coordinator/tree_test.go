@@ -511,7 +511,7 @@ func TestTreeBadManifests(t *testing.T) {
 }
 
 // Hand-written Tree sessions for the failure modes Pi never writes. Every
-// line is a Pi 0.85 entry shape (reference pi-session-format.md §5).
+// line is a Pi 0.85 entry shape (docs/pi-facts.md "Session file").
 const craftedHeader = `{"type":"session","version":3,"id":"crafted-1","timestamp":"2026-07-07T10:00:00.000Z","cwd":"/tmp"}`
 
 func craftedBoundary(id, parent, window, prev string, n int) string {

@@ -17,8 +17,8 @@ import (
 const Guidance = "Checkpoint the active request, known history IDs, decisions, progress, learnings and next steps in notes before new_context. After rollover, read hinted notes. Use history only for a missing detail.\n" +
 	"Keep deferred ideas and tasks\u2014including those unrelated to the current work\u2014in notes for later resumption. Update them as decisions change; recording is not permission to implement."
 
-// WindowIdentity is details.contextManagement of a boundary (reference
-// codex-history-notes.md §3.2).
+// WindowIdentity is details.contextManagement of a boundary (docs/codex-contract.md
+// "Window boundaries").
 type WindowIdentity struct {
 	Protocol         int    `json:"protocol" doc:"Always 1."`
 	Kind             string `json:"kind" doc:"Always window for a boundary."`
@@ -46,7 +46,7 @@ type Boundary struct {
 	Details    BoundaryDetails `json:"details"`
 }
 
-// BoundaryContent renders a boundary's content (reference §3.2 and §1.2
+// BoundaryContent renders a boundary's content (docs/codex-contract.md "Window boundaries"
 // "Lines inside the marker"): the guidance block, a blank line, then
 // <context_window> with the agent name, first/current/previous window ids
 // and the thread hint when non-empty.
@@ -129,7 +129,7 @@ func currentBoundary(b *Branch) int {
 	return -1
 }
 
-// nextIdentity returns the identity after cur (reference §3.2
+// nextIdentity returns the identity after cur (docs/codex-contract.md "Window boundaries"
 // startNewWindow): first id kept, previous = old current, number + 1, a new
 // current id.
 func (s *Service) nextIdentity(cur WindowIdentity) WindowIdentity {
@@ -160,7 +160,7 @@ type WindowsAnswer struct {
 // current window, number + 1, and the thread hint (recent notes and the
 // closing window's user item ids) inside. The next boundary is refused
 // (EOpenToolCalls naming the call ids) while the leaf's tool batch has calls
-// without results and no new_context call among them (issue 10).
+// without results and no new_context call among them (docs/modes.md "Tool-call pairing").
 func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequest) (WindowsAnswer, error) {
 	t, err := s.Resolve(ctx, sessionID)
 	if err != nil {
@@ -257,7 +257,7 @@ type ContextRequest struct {
 }
 
 // HiddenSummary is the signature of a Tree branch summary to remove from
-// the provider context (SEED "Filtering"): entry id, fromId, the SHA-256 of
+// the provider context (docs/design.md §4): entry id, fromId, the SHA-256 of
 // the summary text (hex) and the entry timestamp.
 type HiddenSummary struct {
 	EntryID    string `json:"entry_id"`
@@ -293,7 +293,7 @@ type MessageKey struct {
 }
 
 // MoveStep moves the message matching Message to directly after the
-// message matching After (issue 10: a boundary or branch summary written
+// message matching After (docs/modes.md "Tool-call pairing": a boundary or branch summary written
 // between a tool call and its results is sent after the results).
 type MoveStep struct {
 	Message MessageKey `json:"message" doc:"The message to move."`

@@ -1,6 +1,6 @@
 // Package cut finds the distinctive identifiers of a history window: the
 // literal strings a model is likely to need again after a rollover cut the
-// window from its context (issue 15 §3). Extraction is deterministic and
+// window from its context (docs/rollover-quality.md). Extraction is deterministic and
 // works on the rendered item texts (history.Render), so every identifier
 // is a literal substring that history search_contents can find.
 //

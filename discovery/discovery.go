@@ -1,6 +1,6 @@
 // Package discovery writes and reads the discovery file, <state-dir>/contextd.json,
 // through which the Pi extension finds a running contextd: its URL, Unix socket,
-// process id and version (DESIGN.md §7 "Discovery"). contextd writes it once it
+// process id and version (docs/design.md §7 "Discovery"). contextd writes it once it
 // listens and removes it on a clean shutdown. The extension trusts it only when it
 // and the state directory are the user's and nobody else may write them, and sends
 // the token only after contextd proved it holds it (api/proof.go,

@@ -694,7 +694,7 @@ if (ownCompactions) {
 	);
 }
 
-// The Local-mode window marker text (codex-history-notes §3.2).
+// The Local-mode window marker text (docs/codex-contract.md "Window boundaries").
 function windowText(first, current, previous) {
 	return [
 		"<context_window_guidance>",

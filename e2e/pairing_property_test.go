@@ -19,7 +19,7 @@ import (
 	"contextd/session"
 )
 
-// TestPairingPropertyPi is the tool-call pairing property (issue 10) over
+// TestPairingPropertyPi is the tool-call pairing property (docs/modes.md "Tool-call pairing") over
 // real Pi: random sessions — parallel calls, errored and aborted
 // assistants, tool errors, missing, duplicated and misplaced results,
 // Local boundaries (some written between a call and its results), Tree

@@ -18,7 +18,7 @@ import (
 	"contextd/session"
 )
 
-// TestPiParityInvariant is DESIGN.md §6 invariant 4 (Pi parity), on every Pi of ParityPis
+// TestPiParityInvariant is docs/design.md §6 invariant 4 (Pi parity), on every Pi of ParityPis
 // (RuleEdgePis: 0.85.1, 0.86.1, 0.87.0 and 1.6.0, the edges of the rule sets; or the Pis
 // e2e/pi-versions.sh installs): for every fixture in testdata/pi-sessions and
 // testdata/pi-tree, every file gen-sessions.mjs --own-compactions writes with any of these

@@ -1,6 +1,6 @@
 package e2e
 
-// Rollover quality (issue 15) end to end on Pi 0.85.1 and 1.6.0: the notes
+// Rollover quality (docs/rollover-quality.md) end to end on Pi 0.85.1 and 1.6.0: the notes
 // guard of new_context (warn and refuse), get_context_remaining, usage
 // reminders, the reset log, and recovering a dropped identifier after a
 // rollover.
@@ -142,7 +142,7 @@ func TestPiExtensionNotesGuard(t *testing.T) {
 					t.Fatalf("reset log = %+v, want 1 rollover", log)
 				}
 				rl := log.Rollovers[0]
-				// Local rollovers go through contextd's state machine too (DESIGN.md §5.3.1).
+				// Local rollovers go through contextd's state machine too (docs/design.md §5.3.1).
 				wantSource := "state+file"
 				if rl.Mode != mode || rl.State != "completed" || rl.Source != wantSource || rl.From.Number != 0 || rl.To == nil || rl.To.Number != 1 ||
 					rl.WindowNoteWrites != 0 || rl.NoteFiles != 0 || rl.Archived == nil || rl.Archived.FirstEntryID != bs[0].ID {

@@ -100,7 +100,7 @@ func withIDs(it map[string]any, n int) map[string]any {
 	return out
 }
 
-// nsCall is a model function_call in a reserved namespace (§1.4 "Calls on
+// nsCall is a model function_call in a reserved namespace (docs/codex-contract.md "Tool surface" "Calls on
 // the wire"); ns "" is a plain function.
 func nsCall(ns, name, args string) map[string]any {
 	it := map[string]any{"type": "function_call", "name": name, "arguments": args}

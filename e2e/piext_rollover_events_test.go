@@ -1,6 +1,6 @@
 package e2e
 
-// Rows of DESIGN.md §5.3.1 (what Pi delivers while a rollover runs), each
+// Rows of docs/design.md §5.3.1 (what Pi delivers while a rollover runs), each
 // on Pi 0.85.1 and 1.6.0 in RPC mode with the faux model: every provider
 // request, the session file and what the person is shown.
 
@@ -49,7 +49,7 @@ func userEntries(es []entry, s string) []entry {
 	return out
 }
 
-// TestPiExtensionInputDuringNewContext (case-12; §5.3.1 rows "Steer typed
+// TestPiExtensionInputDuringNewContext (case-12; docs/design.md §5.3.1 rows "Steer typed
 // while the model streams or the batch runs" and "Follow-up typed"): the
 // person types while new_context runs (the faux provider queues the input
 // at new_context's tool_call, as the TUI's Enter does while the agent
@@ -151,7 +151,7 @@ func TestPiExtensionInputDuringNewContext(t *testing.T) {
 	}
 }
 
-// TestPiExtensionSeveralNewContextCalls (case-19; §5.3.1 row "Several
+// TestPiExtensionSeveralNewContextCalls (case-19; docs/design.md §5.3.1 row "Several
 // new_context calls in one message"): Local, one message calls
 // new_context twice: one rollover, one new window (number 1, previous =
 // window 0), both tool results answered, and the model's reply in the new
@@ -212,7 +212,7 @@ func TestPiExtensionSeveralNewContextCalls(t *testing.T) {
 	})
 }
 
-// TestPiExtensionNewContextBesideOtherCalls (§5.3.1 row "new_context
+// TestPiExtensionNewContextBesideOtherCalls (docs/design.md §5.3.1 row "new_context
 // beside other tool calls"): one message calls notes write_file and
 // new_context. Local: the rollover follows the whole batch, so the note
 // entry and both results are in the closing window; the new boundary, the
@@ -273,7 +273,7 @@ func TestPiExtensionNewContextBesideOtherCalls(t *testing.T) {
 	}
 }
 
-// TestPiExtensionAwarenessAcrossRollover (§5.3.1; issue item "reminders
+// TestPiExtensionAwarenessAcrossRollover (docs/design.md §5.3.1; issue item "reminders
 // and get_context_remaining use the window that will be current"): Local,
 // reminders at every threshold (0.01%), one message calls
 // get_context_remaining and new_context. get_context_remaining answers for
@@ -342,7 +342,7 @@ func TestPiExtensionAwarenessAcrossRollover(t *testing.T) {
 	})
 }
 
-// TestPiExtensionNewSessionDuringSummary (§5.3.1 row "/new, /resume,
+// TestPiExtensionNewSessionDuringSummary (docs/design.md §5.3.1 row "/new, /resume,
 // /fork, /clone"): Tree, the person starts a new session (RPC new_session,
 // as /new) while the rollover's branch summary runs. Pi aborts the summary
 // and replaces the session; the rollover does not happen: contextd records

@@ -1,6 +1,6 @@
 package e2e
 
-// The Pi extension end to end (issue 9): real Pi 0.85.1 and 1.6.0 in RPC
+// The Pi extension end to end (docs/pi-extension.md): real Pi 0.85.1 and 1.6.0 in RPC
 // mode with ../extension and the faux provider, against the contextd binary
 // built from this tree. Each scenario asserts what lands in the session file
 // and what the provider was sent; every scenario checks the tool call/result
@@ -600,8 +600,8 @@ func codexToken() string {
 }
 
 // TestPiExtensionRemote (scenario 8, off the Codex transport): Remote mode
-// works only on the Codex transport (reference codex-history-notes.md §3.1,
-// §3.7: no fallback), so on another provider the tools refuse and say what
+// works only on the Codex transport (docs/codex-contract.md "Modes",
+// "Remote wire shaping": no fallback), so on another provider the tools refuse and say what
 // to do, and without a Codex login they refuse too. The Codex transport
 // itself is TestPiExtensionRemoteCodexTransport.
 func TestPiExtensionRemote(t *testing.T) {

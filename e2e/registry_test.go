@@ -158,7 +158,7 @@ func userPath(t *testing.T) string {
 	return path
 }
 
-// TestRegistryInstall (issue 27): `pi install npm:pi-contextd` from a
+// TestRegistryInstall (docs/install.md): `pi install npm:pi-contextd` from a
 // registry in an empty agent directory, then Pi 0.85.1 and 1.6.0 each: the
 // first Pi starts contextd from the bundled binary (nothing else could:
 // no contextd on PATH, no CONTEXTD_BIN, no CONTEXTD_AUTOSTART), its first

@@ -300,7 +300,7 @@ func checkRollovers(t *testing.T, c *liveContextd, run rolloverRun, want int) {
 	}
 
 	// Pi's own reading: the leaf, and on the active branch summary₁ → manifest₁ → snapshot₁ →
-	// summary₂ → … → snapshotₙ → the current boundary (SEED "Retrieval index": each later
+	// summary₂ → … → snapshotₙ → the current boundary (docs/design.md §4: each later
 	// navigation cuts the branch at the previous boundary's parent, the previous snapshot, or
 	// the entry Pi wrote between the snapshot and the boundary).
 	res := PiParityOn(t, run.pi, "", run.File)[0]

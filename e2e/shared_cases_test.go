@@ -1,6 +1,6 @@
 package e2e
 
-// The failing cases of issue 25, copied from the bug reports' cases into
+// The failing cases of the bug reports, copied into
 // testdata/cases (testdata/cases/SOURCES.md), run as they are against this
 // checkout: each prints PASS or FAIL last.
 

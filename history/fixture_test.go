@@ -9,7 +9,7 @@ import (
 	"contextd/session"
 )
 
-// localView builds the Local view of a fixture the way §3.3 describes,
+// localView builds the Local view of a fixture the way docs/codex-contract.md "Local history" describes,
 // with LocalWindows over the active branch (Pi's getBranch from the default
 // leaf): each window boundary (Entry.IsBoundary) opens a window and the
 // entries after it, up to the next boundary, belong to it; entries before

@@ -15,7 +15,7 @@ type RefFunc func(seq int, windowID string) (ItemRef, bool)
 // packedItem is one item of a Local window as LocalWindows keeps it: 20
 // bytes and no pointer, against 104 for an ItemRef with five strings (a
 // quarter-million items at 1 GiB: 5 MB the garbage collector never scans,
-// instead of 26 MB it scans on every cycle; issue 16). The ItemRef is
+// instead of 26 MB it scans on every cycle; docs/benchmarks.md). The ItemRef is
 // built again by packTable.ref: ItemID is the entry's id (seq), WindowID
 // the window's (win), the role and tool fields and flags one of the
 // table's kinds. A ref that does not fit this form (another ItemID or
@@ -107,7 +107,7 @@ func (w *Window) All() []ItemRef {
 	return out
 }
 
-// LocalWindows builds the Local-mode windows of a branch (reference §3.3
+// LocalWindows builds the Local-mode windows of a branch (docs/codex-contract.md "Local history"
 // "Windows"): scanning the branch in order, each window boundary
 // (session.Entry.IsBoundary) opens a window whose ID is the boundary's
 // currentWindowId; the entries after it, up to the next boundary, are its
@@ -242,7 +242,7 @@ func Adopted(t *session.Tree, before []int, start string) []int {
 }
 
 // UserItemIDs returns the item ids of the user messages of w, newest
-// first, at most max (the thread hint's user_item_ids, reference §3.5).
+// first, at most max (the thread hint's user_item_ids, docs/codex-contract.md "Local notes").
 // A bashExecution item (role user, ItemRef.BashExecution) is not a user
 // message and is skipped.
 func UserItemIDs(w Window, max int) []string {

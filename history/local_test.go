@@ -218,7 +218,7 @@ func TestSearchOrdered(t *testing.T) {
 // is the array that holds their items (no copy: its first element is the
 // first window's), of windows extended after a prefix a copy, and of
 // windows with summaries the summaries first; in every case the items of
-// the windows in order, summaries first (reference §3.3).
+// the windows in order, summaries first (docs/codex-contract.md "Local history").
 func TestSearchOrderAdjacent(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	flat := func(ws []Window) []ItemRef {

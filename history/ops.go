@@ -13,14 +13,14 @@ import (
 )
 
 // Source is the `source` field of every Local/Tree history result
-// (reference §3.3 "Result shapes").
+// (docs/codex-contract.md "Local history" "Result shapes").
 const Source = "pi-session"
 
-// DefaultAgent is the agent name of the root agent (reference §1.2, §3.3);
+// DefaultAgent is the agent name of the root agent (docs/codex-contract.md "Window boundaries", "Local history");
 // View.Agent defaults to it.
 const DefaultAgent = "/root"
 
-// Bounds of the Local/Tree operations (reference §3.3 "Bounds"). Every
+// Bounds of the Local/Tree operations (docs/codex-contract.md "Local history" "Bounds"). Every
 // limit-like argument that is absent, null or < 1 takes its default, and one
 // above its maximum takes the maximum (the seed clamps to [0, max] and
 // treats non-integers as the default; contextd reads 0 and negatives as
@@ -40,15 +40,15 @@ const (
 
 // invalid is the error of a missing or empty argument (contextd.EInvalid,
 // HTTP 422). An item that does not exist is not an error: read_item
-// answers `item: null` (reference §3.3) and an unknown window gives an
-// empty list (reference §1.4).
+// answers `item: null` (docs/codex-contract.md "Local history") and an unknown window gives an
+// empty list (docs/codex-contract.md "Tool surface").
 func invalid(format string, a ...any) *contextd.Error {
 	return contextd.Errorf(contextd.EInvalid, format, a...)
 }
 
 // ItemRef describes one history item without its text: where it lives
 // (WindowID, which must equal the ID of the Window that holds it), its
-// opaque ItemID (the Pi entry id, reference §3.3 "Item ID"), the rendered
+// opaque ItemID (the Pi entry id, docs/codex-contract.md "Local history" "Item ID"), the rendered
 // Role / ToolName / ToolNamespace / Summary (see Render), Chars = the
 // length of its text in code points, and Key, an opaque handle the
 // TextSource uses to find the text. BashExecution marks a user's `!cmd`
@@ -69,9 +69,9 @@ type ItemRef struct {
 }
 
 // Window is one history window: its full ID (the boundary's
-// currentWindowId, reference §3.2) and its items in chronological order.
+// currentWindowId, docs/codex-contract.md "Window boundaries") and its items in chronological order.
 // For a Tree archive the caller puts the summary item first, then the
-// archived raw entries (reference §3.6, SEED "Codex-shaped operations").
+// archived raw entries (docs/codex-contract.md "Tree archive", docs/design.md §4).
 // Items holds the items of a window built item by item (Tree archives,
 // tests); a window of LocalWindows leaves it nil and holds its items
 // packed. Read any window's items with Len and At (or All).
@@ -143,7 +143,7 @@ func SameList(a, b ItemList) bool {
 
 // View is what the operations run over: the current agent name (""
 // means DefaultAgent), the windows in chronological order (Local: the
-// windows of the active branch, reference §3.3; Tree: archived windows,
+// windows of the active branch, docs/codex-contract.md "Local history"; Tree: archived windows,
 // then the current one, DESIGN §4) and the source of item texts.
 type View struct {
 	Agent   string
@@ -156,7 +156,7 @@ type View struct {
 	Ordered ItemList
 }
 
-// ListWindowsArgs are the list_windows arguments (reference §1.4 table,
+// ListWindowsArgs are the list_windows arguments (docs/codex-contract.md "Tool surface" table,
 // Codex field names). nil means absent.
 type ListWindowsArgs struct {
 	Limit       *int    `json:"limit,omitempty" nullable:"true" minimum:"1" doc:"Maximum number of windows to return: at least 1 (the Codex schema's minimum; 0 or less is refused with 422), default 20 when absent or null, more than 100 means 100."`
@@ -171,14 +171,14 @@ type WindowInfo struct {
 	ItemCount int    `json:"item_count" doc:"Number of history items in the window."`
 }
 
-// WindowsResult is the list_windows result (reference §3.3): source
+// WindowsResult is the list_windows result (docs/codex-contract.md "Local history"): source
 // "pi-session" and the windows (never null; [] when none).
 type WindowsResult struct {
 	Source  string       `json:"source" doc:"Always pi-session."`
 	Windows []WindowInfo `json:"windows" doc:"Windows in the requested order, at most limit."`
 }
 
-// ListItemsArgs are the list_items arguments (reference §1.4 table, Codex
+// ListItemsArgs are the list_items arguments (docs/codex-contract.md "Tool surface" table, Codex
 // field names). nil means absent; for the string filters "" also means no
 // filter.
 type ListItemsArgs struct {
@@ -192,9 +192,9 @@ type ListItemsArgs struct {
 	MaxCharsPerItem *int    `json:"max_chars_per_item,omitempty" nullable:"true" minimum:"1" doc:"Cap on each item's truncated_content, in characters (Unicode code points): at least 1 (the Codex schema's minimum; 0 or less is refused with 422), default 1,000 when absent or null, more than 1,000 means 1,000."`
 }
 
-// ItemPreview is one list_items / search_contents entry (reference §3.3):
+// ItemPreview is one list_items / search_contents entry (docs/codex-contract.md "Local history"):
 // the item's window and ID, role, tool fields (omitted when empty),
-// summary (omitted unless true: Tree archive summaries, §3.6), the first
+// summary (omitted unless true: Tree archive summaries, docs/codex-contract.md "Tree archive"), the first
 // max_chars_per_item code points of its text and its full length in code
 // points.
 type ItemPreview struct {
@@ -208,14 +208,14 @@ type ItemPreview struct {
 	ContentChars     int    `json:"content_chars" doc:"Length of the item's full content in characters (Unicode code points)."`
 }
 
-// ItemsResult is the list_items and search_contents result (reference
-// §3.3): source "pi-session" and the items (never null; [] when none).
+// ItemsResult is the list_items and search_contents result (docs/codex-contract.md
+// "Local history"): source "pi-session" and the items (never null; [] when none).
 type ItemsResult struct {
 	Source string        `json:"source" doc:"Always pi-session."`
 	Items  []ItemPreview `json:"items" doc:"Matching items in the requested order."`
 }
 
-// ReadItemArgs are the read_item arguments (reference §1.4 table, Codex
+// ReadItemArgs are the read_item arguments (docs/codex-contract.md "Tool surface" table, Codex
 // field names). ItemID and WindowID are required; nil means absent.
 type ReadItemArgs struct {
 	AgentName   *string `json:"agent_name,omitempty" nullable:"true" doc:"Agent whose history to read. Absent, null, empty or the current agent name (default /root) selects the current agent; any other agent gives item null."`
@@ -225,7 +225,7 @@ type ReadItemArgs struct {
 	WindowID    string  `json:"window_id" doc:"Full ID of the window that contains the item."`
 }
 
-// ItemBody is the read_item item (reference §3.3): the item's window and
+// ItemBody is the read_item item (docs/codex-contract.md "Local history"): the item's window and
 // ID, role, tool fields and summary as in ItemPreview, the requested range
 // of its content, its total length, and next_offset_chars = offset_chars +
 // the code points returned, present only while content remains after the
@@ -242,7 +242,7 @@ type ItemBody struct {
 	NextOffsetChars *int   `json:"next_offset_chars,omitempty" doc:"Offset to pass as offset_chars for the next range; present only when more content remains."`
 }
 
-// ReadResult is the read_item result (reference §3.3): source
+// ReadResult is the read_item result (docs/codex-contract.md "Local history"): source
 // "pi-session" and the item, or item null when no item of the window
 // matches (or agent_name names another agent).
 type ReadResult struct {
@@ -250,7 +250,7 @@ type ReadResult struct {
 	Item   *ItemBody `json:"item" doc:"The item, or null when the window has no matching item."`
 }
 
-// SearchArgs are the search_contents arguments (reference §1.4 table,
+// SearchArgs are the search_contents arguments (docs/codex-contract.md "Tool surface" table,
 // Codex field names). Query is required; nil means absent; for the string
 // filters "" also means no filter.
 type SearchArgs struct {
@@ -265,7 +265,7 @@ type SearchArgs struct {
 }
 
 // ClampLimit returns the effective value of a limit-like argument: def
-// when v is nil or < 1, max when *v > max, *v otherwise (reference §3.3
+// when v is nil or < 1, max when *v > max, *v otherwise (docs/codex-contract.md "Local history"
 // "Bounds"; see the bound constants for the reading of 0 and negatives).
 func ClampLimit(v *int, def, max int) int {
 	if v == nil || *v < 1 {
@@ -295,7 +295,7 @@ func (v *View) agent() string {
 }
 
 // agentSelected reports whether agent_name selects the current agent
-// (reference §3.3 "Agent name": absent, null, "" or the current agent;
+// (docs/codex-contract.md "Local history" "Agent name": absent, null, "" or the current agent;
 // anything else selects an agent without local history).
 func (v *View) agentSelected(name *string) bool {
 	return name == nil || *name == "" || *name == v.agent()
@@ -308,7 +308,7 @@ func (v *View) texts() (TextSource, error) {
 	return v.Texts, nil
 }
 
-// ListWindows answers list_windows (reference §1.4, §3.3): the windows of
+// ListWindows answers list_windows (docs/codex-contract.md "Tool surface", "Local history"): the windows of
 // the view as {window_id, item_count}, oldest first (newest first with
 // recent_first), at most limit (default 20, max 100). agent_name naming
 // another agent gives an empty list. It never fails.
@@ -330,7 +330,7 @@ func (v *View) ListWindows(a ListWindowsArgs) (WindowsResult, error) {
 }
 
 // filter is the item filter shared by list_items and search_contents
-// (reference §3.3 "Filters").
+// (docs/codex-contract.md "Local history" "Filters").
 type filter struct {
 	windowID, role, toolName, toolNamespace string
 }
@@ -343,7 +343,7 @@ func (f filter) match(r *ItemRef) bool {
 		return false
 	}
 	if (f.toolName != "" || f.toolNamespace != "") && r.ToolName == "" {
-		return false // "when set, non-tool messages are excluded" (§1.4)
+		return false // "when set, non-tool messages are excluded" (docs/codex-contract.md "Tool surface")
 	}
 	if f.toolName != "" && r.ToolName != f.toolName {
 		return false
@@ -354,7 +354,7 @@ func (f filter) match(r *ItemRef) bool {
 	return true
 }
 
-// ListItems answers list_items (reference §1.4, §3.3). Items are taken in
+// ListItems answers list_items (docs/codex-contract.md "Tool surface", "Local history"). Items are taken in
 // view order (windows in order, items in window order; for a Tree archive
 // that puts the summary first), or in exactly the reverse order with
 // recent_first, keeping those that pass the filters: window_id, role,
@@ -406,13 +406,13 @@ walk:
 	return v.previews(refs, maxChars)
 }
 
-// Search answers search_contents (reference §1.4, §3.3): the items whose
+// Search answers search_contents (docs/codex-contract.md "Tool surface", "Local history"): the items whose
 // text contains query (case-sensitive literal substring; an empty query is
 // a contextd.EInvalid error), in SearchOrder (Tree archive summaries first, then
 // raw items window by window). With recent_first both groups are reversed
 // (newest summary first, then the newest raw items first): summaries stay
 // first, as the seed's Tree search requires ("summaries first, then raw
-// entries", §3.3; SEED "Codex-shaped operations"); for a view without
+// entries", docs/codex-contract.md "Local history"; docs/design.md §4); for a view without
 // summaries this is exactly the reversed order. Filters, limit (default
 // 10, max 25) and the 8,000-code-point output cap are as in ListItems;
 // truncated_content is the first 1,000 code points of the item (search
@@ -452,9 +452,8 @@ func (a SearchArgs) Unfiltered() bool {
 	return f == (filter{}) && !boolArg(a.RecentFirst)
 }
 
-// SearchOrder returns every item of the view in search order (reference
-// §3.3 "Tree search: summaries first, then raw entries"; SEED "Codex-shaped
-// operations"): first the summary items (Summary true) of all windows, in
+// SearchOrder returns every item of the view in search order (docs/codex-contract.md
+// "Local history" "Tree search: summaries first, then raw entries"; docs/design.md §4): first the summary items (Summary true) of all windows, in
 // window order, then the other items window by window, each window in item
 // order. For a Local view, which has no summaries, it is the view order.
 // The result is read-only: for windows of LocalWindows without a summary
@@ -633,7 +632,7 @@ func PreviewJSONChars(p ItemPreview) int {
 
 var previewBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// ReadItem answers read_item (reference §1.4, §3.3). item_id and window_id
+// ReadItem answers read_item (docs/codex-contract.md "Tool surface", "Local history"). item_id and window_id
 // are required (an empty one is a contextd.EInvalid error). The item is looked
 // up in the window whose full ID equals window_id: an item whose ID equals
 // item_id wins; otherwise item_id must be a suffix of exactly one item ID

@@ -5,11 +5,10 @@
 // bounds and result shapes (View.ListWindows, View.ListItems, View.ReadItem,
 // View.Search), and the text access they need (TextSource).
 //
-// Sources: reference/codex-history-notes.md §1.4 (namespace `history`
-// argument fields), §3.3 (Local history: rendering, filters, bounds, result
-// shapes), §3.6 (Tree archive items), §5 (error strings); DESIGN.md §4-5;
-// SEED-tree-context-management.md "Retrieval index" and "Codex-shaped
-// operations".
+// Sources: docs/codex-contract.md "Tool surface" (namespace `history`
+// argument fields), "Local history" (windows, bounds, result shapes),
+// "Notes entries" (Tree archive manifests); docs/design.md §4-5 (Tree
+// archive items, search and error rules).
 //
 // The package is pure: no filesystem, HTTP or SQL. All character counts and
 // offsets are Unicode code points (Go runes); an invalid UTF-8 byte counts
@@ -25,7 +24,7 @@ import (
 	"contextd/session"
 )
 
-// Roles of history items (reference §1.4 `role` enum, §3.3 rendering).
+// Roles of history items (docs/codex-contract.md "Tool surface" `role` enum, docs/codex-contract.md "Local history" rendering).
 const (
 	RoleUser      = "user"
 	RoleAssistant = "assistant"
@@ -34,22 +33,22 @@ const (
 	RoleDeveloper = "developer"
 )
 
-// Flat router tool names and namespaces (reference §3.1 "Transport rule",
-// §3.3 "Tool fields"): on the Codex transport Local and Tree expose one
+// Flat router tool names and namespaces (docs/codex-contract.md "Modes" "Transport rule",
+// docs/codex-contract.md "Local history" "Tool fields"): on the Codex transport Local and Tree expose one
 // `history` and one `notes` tool that take an `action` argument.
 const (
 	NamespaceHistory = "history"
 	NamespaceNotes   = "notes"
 )
 
-// Item is one rendered history item (reference §3.3 "Normalized
+// Item is one rendered history item (docs/codex-contract.md "Local history" "Normalized
 // rendering"). Text is the full item content; Chars is its length in
 // Unicode code points (utf8.RuneCountInString(Text)).
 type Item struct {
 	Role          string // user, assistant, tool or developer
 	ToolName      string // "" for non-tool items
 	ToolNamespace string // "" when the call carried no namespace
-	Summary       bool   // true only for a branch_summary (Tree archive summary, §3.6)
+	Summary       bool   // true only for a branch_summary (Tree archive summary, docs/codex-contract.md "Tree archive")
 	Text          string
 	Chars         int
 }
@@ -134,8 +133,8 @@ func (c Call) toolFields() (name, namespace string) {
 	return c.Name, c.Namespace
 }
 
-// Render turns one session entry into a history item, following reference
-// §3.3 "Normalized rendering" and §3.6. It reports false when the entry is
+// Render turns one session entry into a history item, following docs/codex-contract.md
+// "Local history" "Normalized rendering" and docs/codex-contract.md "Tree archive". It reports false when the entry is
 // not a history item.
 //
 //   - message, role user / assistant → the same role; role toolResult →
@@ -154,10 +153,10 @@ func (c Call) toolFields() (name, namespace string) {
 //     block content is rendered with the same part rules, joined by "\n".
 //     Window boundaries and reminders are custom_messages too: Render
 //     renders them; it is the window builder that leaves a window's boundary
-//     entry out (§3.3: the entries *after* a boundary belong to its window).
+//     entry out (docs/codex-contract.md "Local history": the entries *after* a boundary belong to its window).
 //   - branch_summary → role `assistant`, Summary true, Text = the summary
 //     (possibly ""). The seed uses it only as a Tree archive's summary item
-//     (§3.6); whether other branch summaries on a branch (manual /tree
+//     (docs/codex-contract.md "Tree archive"); whether other branch summaries on a branch (manual /tree
 //     summaries) become items is the view builder's choice.
 //   - every other entry (custom, compaction, label, model_change,
 //     thinking_level_change, session_info, unknown types) and a message
@@ -167,7 +166,7 @@ func (c Call) toolFields() (name, namespace string) {
 // from the first toolCall part (name, namespace as written); for a
 // toolResult, tool_name is message.toolName and tool_namespace the
 // namespace of the matching toolCall found through calls (nil calls, or an
-// unknown id: no namespace). Flat router calls (reference §3.1, §3.3): when
+// unknown id: no namespace). Flat router calls (docs/codex-contract.md "Modes", "Local history"): when
 // the tool name is `history` or `notes` and the call's arguments hold a
 // string `action`, tool_name becomes that action and tool_namespace becomes
 // `history` / `notes`; for a toolResult the action comes from the matching
@@ -309,7 +308,7 @@ func renderContent(c *session.Content) string {
 	return b.String()
 }
 
-// renderPart writes one content part (reference §3.3 "Content parts"):
+// renderPart writes one content part (docs/codex-contract.md "Local history" "Content parts"):
 // text → the text; thinking → the thinking text; image → "[image
 // <mimeType>]"; toolCall → {"tool":<name>,"arguments":<arguments>} as
 // compact JSON with the arguments compacted but otherwise as written (the

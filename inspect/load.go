@@ -3,7 +3,7 @@
 // invalid with their reasons, as GET /v1/sessions reports them) and skipped
 // lines; Tree draws the entry tree with the active path, windows and their
 // boundaries, archives and their summaries, labels, and collapsed runs of
-// ordinary entries. It only reads the file (DESIGN.md §1: contextd never
+// ordinary entries. It only reads the file (docs/design.md §1: contextd never
 // writes a session file).
 package inspect
 

@@ -6,10 +6,10 @@
 // The package is pure: it reads no file, speaks no HTTP and runs no SQL. Its
 // input is the decoded note entries of a session's active branch (see
 // DecodeEvent and Replay); its output is Go values shaped like the seed
-// extension's Local results (reference codex-history-notes.md §3.4, §3.5),
+// extension's Local results (docs/codex-contract.md "Local notes"),
 // ready to be encoded as JSON. Writes are plans: PlanWrite and PlanAppend
 // validate a write and return the exact custom entry the extension must
-// append; contextd itself never writes a session file (DESIGN.md §1, §5.1).
+// append; contextd itself never writes a session file (docs/design.md §1, §5.1).
 //
 // # Data model
 //

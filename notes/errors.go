@@ -19,7 +19,7 @@ func tooLarge(msg string) *contextd.Error {
 	return &contextd.Error{Code: contextd.ETooLarge, Message: msg}
 }
 
-// Fixed error messages (reference codex-history-notes.md §3.4, §5).
+// Fixed error messages (docs/codex-contract.md "Local notes").
 const (
 	// MsgFileTooLarge is the seed's message for a note file over MaxFileBytes.
 	MsgFileTooLarge = "Note file exceeds the 1,000,000-byte limit"
@@ -36,6 +36,6 @@ const (
 )
 
 // ErrMalformedEvent is wrapped by every DecodeEvent error: the entry's data
-// does not have the shape of reference codex-history-notes.md §3.4. Such an
+// does not have the shape of docs/codex-contract.md "Notes entries". Such an
 // entry is counted and skipped; it never changes the note state.
 var ErrMalformedEvent = errors.New("malformed note entry")

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// Custom entry types of note entries (reference codex-history-notes.md §3.4;
+// Custom entry types of note entries (docs/codex-contract.md "Notes entries";
 // the same strings as session.CustomTypeNote and
 // session.CustomTypeNoteSnapshot).
 const (
@@ -17,7 +17,7 @@ const (
 )
 
 // Protocol is the `protocol` value of every note entry contextd reads or
-// plans (reference §3.4).
+// plans (docs/codex-contract.md "Local notes").
 const Protocol = 1
 
 // Event actions. ActionAppend and ActionWrite are the `action` values of a
@@ -73,8 +73,8 @@ type snapshotDataIn struct {
 }
 
 // DecodeEvent decodes the `data` of a custom entry whose customType is
-// CustomTypeNote or CustomTypeNoteSnapshot (reference codex-history-notes.md
-// §3.4):
+// CustomTypeNote or CustomTypeNoteSnapshot (docs/codex-contract.md
+// "Notes entries", "Local notes"):
 //
 //	codex-context-note:          {protocol:1, action:"append"|"write", path, text, timestamp}
 //	codex-context-note-snapshot: {protocol:1, timestamp, files:[{path, text, createdAt, updatedAt}]}

@@ -10,22 +10,22 @@ import (
 	"unicode/utf8"
 )
 
-// Thread-hint bounds (reference codex-history-notes.md §1.6 "thread_hint",
-// §3.4 "Limits", §3.5).
+// Thread-hint bounds (docs/codex-contract.md "Thread hint" and
+// "Local notes").
 const (
 	MaxHintBytes    = 4000 // whole hint text, in UTF-8 bytes
 	HintNotes       = 5    // note lines at most
 	HintUserItemIDs = 5    // user item IDs at most
 )
 
-// Fixed parts of the thread hint (reference §3.5).
+// Fixed parts of the thread hint (docs/codex-contract.md "Local notes").
 const (
 	hintNotesHeader    = "Recent notes (up to 5, most-recent first):"
 	hintRecoveryPrefix = "Previous window history IDs: "
 )
 
 // Recovery is the "Previous window history IDs" part of the thread hint
-// (reference §3.5): the window that just ended, the hidden branch summary
+// (docs/codex-contract.md "Local notes"): the window that just ended, the hidden branch summary
 // that stands for it (Tree mode) and its latest user messages. Its JSON is
 // {"window_id", "summary_item_id"?, "user_item_ids"?}.
 type Recovery struct {
@@ -35,7 +35,7 @@ type Recovery struct {
 }
 
 // ThreadHint renders the thread-hint text that goes into the next window
-// marker (reference codex-history-notes.md §3.5), or "" when there is
+// marker (docs/codex-contract.md "Local notes"), or "" when there is
 // nothing to say:
 //
 //	Recent notes (up to 5, most-recent first):
@@ -68,7 +68,7 @@ type HintReport struct {
 	Reported bool     // the hint names LeftOut in its overflow line
 }
 
-// ThreadHintReport is ThreadHint plus what the cap left out (issue 15 §2:
+// ThreadHintReport is ThreadHint plus what the cap left out (docs/rollover-quality.md:
 // an overflow is reported to the model, not cut silently). When the recent
 // notes do not all fit, the hint ends its notes part with an overflow line
 //

@@ -8,7 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// The example of reference codex-history-notes.md §3.5, byte for byte.
+// The example of the seed's tests (docs/codex-contract.md "Local notes",
+// thread hint), byte for byte.
 func TestThreadHintReferenceExample(t *testing.T) {
 	s := testState(t, w("/root/notes/checkpoint.md", "progress", t0))
 	got := ThreadHint(s, &Recovery{WindowID: "window-0", UserItemIDs: []string{"user-entry"}})
@@ -18,7 +19,7 @@ func TestThreadHintReferenceExample(t *testing.T) {
 	}
 }
 
-// The fixture format of reference §1.6: "(2 lines, 14 UTF-8 bytes)".
+// The fixture format of docs/codex-contract.md "Backend transport": "(2 lines, 14 UTF-8 bytes)".
 func TestThreadHintLinesAndOrder(t *testing.T) {
 	s := testState(t,
 		w("/root/notes/latest.md", "line one\nlast", t0+10), // 2 lines, 13 bytes
@@ -75,7 +76,7 @@ func TestThreadHintByteCap(t *testing.T) {
 	lines := strings.Split(got, "\n")
 	// Header + 3 lines of 1,038 bytes + the overflow line + recovery fit;
 	// a fourth note line does not, and no left-out path (1,012 bytes) fits
-	// in the 678 bytes left, so the overflow line counts them (issue 15).
+	// in the 678 bytes left, so the overflow line counts them (docs/rollover-quality.md).
 	if len(lines) != 6 || lines[0] != hintNotesHeader || lines[4] != "Left out by the 4000-byte hint cap: 2 notes" || !strings.HasPrefix(lines[5], hintRecoveryPrefix) {
 		t.Fatalf("lines: %d %q", len(lines), lines[0])
 	}

@@ -9,12 +9,12 @@ import (
 	"unicode/utf8"
 )
 
-// Source is the `source` of every Local/Tree notes result (reference
-// codex-history-notes.md §3.4 "Result shapes").
+// Source is the `source` of every Local/Tree notes result (docs/codex-contract.md
+// "Local notes", result shapes).
 const Source = "pi-session"
 
-// Bounds of the notes operations (reference codex-history-notes.md §3.4
-// "Limits"). A count argument that is absent, null, zero or negative takes
+// Bounds of the notes operations (docs/codex-contract.md "Local
+// notes", limits). A count argument that is absent, null, zero or negative takes
 // its default; one above its maximum is clamped to the maximum.
 const (
 	DefaultMaxResults        = 20  // list_files_by_prefix max_results: default
@@ -25,8 +25,8 @@ const (
 	MaxMaxMatchesPerFile     = 100 // search_contents max_matches_per_file: maximum
 )
 
-// Values of list_files_by_prefix file_order_by and file_order (reference
-// §1.4 "Namespace notes").
+// Values of list_files_by_prefix file_order_by and file_order (docs/codex-contract.md
+// "Tool surface" "Namespace notes").
 const (
 	OrderByName      = "name"
 	OrderByCreatedAt = "created_at"
@@ -35,7 +35,7 @@ const (
 	OrderDescending  = "descending"
 )
 
-// FileMeta is a note file's metadata as results show it (reference §3.4):
+// FileMeta is a note file's metadata as results show it (docs/codex-contract.md "Local notes"):
 // {"path", "bytes", "created_at", "updated_at"}.
 type FileMeta struct {
 	Path      string `json:"path" doc:"Full virtual path of the note file, e.g. /root/notes/plan.md."`
@@ -45,7 +45,7 @@ type FileMeta struct {
 }
 
 // ListFilesByPrefixArgs are the arguments of notes.list_files_by_prefix
-// (reference §1.4 "Namespace notes"). Nil fields are absent.
+// (docs/codex-contract.md "Tool surface" "Namespace notes"). Nil fields are absent.
 type ListFilesByPrefixArgs struct {
 	Prefix      *string `json:"prefix,omitempty" nullable:"true" doc:"Path prefix: relative to the current agent's notes directory (\"drafts/\") or absolute (\"/root/notes/drafts/\", \"/root/worker/notes/\"); a prefix ending at \"notes\" gets a trailing \"/\". Absent, null or empty: the current agent's notes directory."`
 	MaxResults  *int    `json:"max_results,omitempty" nullable:"true" minimum:"1" doc:"Maximum number of files returned: at least 1 (the Codex schema's minimum; 0 or less is refused with 422); absent or null: 20; above 100: 100."`
@@ -105,7 +105,7 @@ func ListFilesByPrefix(s *State, agent string, args ListFilesByPrefixArgs) (List
 	return out, nil
 }
 
-// ReadFileArgs are the arguments of notes.read_file (reference §1.4).
+// ReadFileArgs are the arguments of notes.read_file (docs/codex-contract.md "Tool surface").
 type ReadFileArgs struct {
 	Path      string `json:"path" doc:"Note file path: relative to the current agent's notes directory (\"plan.md\") or absolute (\"/root/notes/plan.md\")."`
 	StartLine *int   `json:"start_line,omitempty" nullable:"true" doc:"First line to return, 1-based and inclusive; negative counts from the end (-1 is the last line). Absent, null or 0: line 1. Clamped to the file's lines."`
@@ -113,7 +113,7 @@ type ReadFileArgs struct {
 }
 
 // FileContent is a read file: its metadata plus the returned window
-// (reference §3.4): {…FileMeta, "content", "start_line", "stop_line",
+// (docs/codex-contract.md "Local notes"): {…FileMeta, "content", "start_line", "stop_line",
 // "total_lines"}.
 type FileContent struct {
 	FileMeta
@@ -131,7 +131,7 @@ type ReadResult struct {
 }
 
 // ReadFile reads the note file at args.Path (ResolveFile) and returns the
-// line window [start_line, stop_line] (package doc, "Lines"; reference §3.4
+// line window [start_line, stop_line] (package doc, "Lines"; docs/codex-contract.md "Local notes"
 // "Line indices"): both 1-based and inclusive; a negative value n means line
 // total_lines+1+n (-1 is the last line); 0 or nil means the default (1 for
 // start, total_lines for stop); the results are clamped to [1, total_lines].
@@ -153,7 +153,7 @@ func ReadFile(s *State, agent string, args ReadFileArgs) (ReadResult, error) {
 	total := len(lines)
 	if a, b := args.StartLine, args.StopLine; a != nil && b != nil && *a != 0 && *b != 0 && total > 0 {
 		// Both given: a range that ends before it starts is a mistake,
-		// not an empty read (issue 14). Negative values count from the
+		// not an empty read that hides the mistake. Negative values count from the
 		// end, so compare them resolved.
 		from, to := *a, *b
 		if from < 0 {
@@ -193,7 +193,7 @@ func lineIndex(v *int, def, total int) int {
 	return max(1, min(n, total))
 }
 
-// SearchArgs are the arguments of notes.search_contents (reference §1.4).
+// SearchArgs are the arguments of notes.search_contents (docs/codex-contract.md "Tool surface").
 type SearchArgs struct {
 	Query             string  `json:"query" doc:"Case-sensitive literal text, matched against each line separately (so a query containing a newline never matches). Required, non-empty."`
 	MaxMatchesPerFile *int    `json:"max_matches_per_file,omitempty" nullable:"true" minimum:"1" doc:"Maximum matching lines per file: at least 1 (the Codex schema's minimum; 0 or less is refused with 422); absent or null: 20; above 100: 100."`
@@ -267,13 +267,13 @@ func SearchContents(s *State, agent string, args SearchArgs) (SearchResult, erro
 	return out, nil
 }
 
-// WriteArgs are the arguments of notes.write_file (reference §1.4).
+// WriteArgs are the arguments of notes.write_file (docs/codex-contract.md "Tool surface").
 type WriteArgs struct {
 	Path string `json:"path" doc:"Note file path: relative to the current agent's notes directory (\"plan.md\") or absolute (\"/root/notes/plan.md\")."`
 	Text string `json:"text" doc:"The file's new full text (replaces any existing content). At most 1,000,000 UTF-8 bytes."`
 }
 
-// AppendArgs are the arguments of notes.append_to_file (reference §1.4).
+// AppendArgs are the arguments of notes.append_to_file (docs/codex-contract.md "Tool surface").
 type AppendArgs struct {
 	Path string `json:"path" doc:"Note file path: relative to the current agent's notes directory (\"plan.md\") or absolute (\"/root/notes/plan.md\"). A missing file is created."`
 	Text string `json:"text" doc:"Text appended exactly as given (no newline is added). The file must stay at most 1,000,000 UTF-8 bytes."`
@@ -286,7 +286,7 @@ type WriteResult struct {
 	File   FileMeta `json:"file" doc:"The file's metadata after the write."`
 }
 
-// NoteData is the data of a codex-context-note entry (reference §3.4):
+// NoteData is the data of a codex-context-note entry (docs/codex-contract.md "Local notes"):
 // {"protocol":1, "action", "path", "text", "timestamp"}.
 type NoteData struct {
 	Protocol  int    `json:"protocol" doc:"Always 1."`
@@ -298,7 +298,7 @@ type NoteData struct {
 
 // AppendEntry is a custom entry the extension must append, with
 // pi.appendEntry(customType, data), before it returns the tool result
-// (DESIGN.md §5.1): {"type":"custom", "customType":"codex-context-note",
+// (docs/design.md §5.1): {"type":"custom", "customType":"codex-context-note",
 // "data": NoteData}.
 type AppendEntry struct {
 	Type       string   `json:"type" enum:"custom" doc:"Always custom."`
@@ -317,7 +317,7 @@ type AppendEntry struct {
 // CodeTooLarge with MsgFileTooLarge when the text exceeds MaxFileBytes
 // (exactly MaxFileBytes is accepted), or MsgSnapshotTooLarge when all files
 // together would no longer fit in a note snapshot (MaxSnapshotBytes; the
-// reference bounds the note set only by this cap, §3.4).
+// reference bounds the note set only by this cap, docs/codex-contract.md "Local notes").
 func PlanWrite(s *State, agent string, args WriteArgs, now time.Time) (WriteResult, AppendEntry, error) {
 	return plan(s, agent, ActionWrite, args.Path, args.Text, now)
 }
@@ -376,7 +376,7 @@ func plan(s *State, agent, action, rawPath, text string, now time.Time) (WriteRe
 }
 
 // Bound resolves a count argument: nil, zero or negative gives def, a value
-// above max gives max (reference §3.4 "Limits"; the seed also takes the
+// above max gives max (docs/codex-contract.md "Local notes" "Limits"; the seed also takes the
 // default for non-integers, which JSON decoding into *int rejects earlier).
 func Bound(v *int, def, max int) int {
 	if v == nil || *v <= 0 {

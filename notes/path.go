@@ -9,7 +9,8 @@ import (
 )
 
 // DefaultAgent is the agent name used when the caller gives none: the root
-// agent (reference codex-history-notes.md §1.2, "root is /root").
+// agent (docs/codex-contract.md "Window boundaries": `/root` for the
+// main agent).
 const DefaultAgent = "/root"
 
 // MaxPathBytes bounds a resolved note path or prefix, in UTF-8 bytes. The
@@ -18,15 +19,15 @@ const DefaultAgent = "/root"
 const MaxPathBytes = 1024
 
 // notesDir is the path component that separates an agent name from a note's
-// name inside that agent's notes (reference §1.4, "<agent_name>/notes").
+// name inside that agent's notes (docs/codex-contract.md "Tool surface", "<agent_name>/notes").
 const notesDir = "notes"
 
 // maxQuoted bounds how much of a rejected path an error message repeats.
 const maxQuoted = 120
 
 // ResolveFile turns the `path` argument of read_file, write_file or
-// append_to_file into a full virtual note path (reference
-// codex-history-notes.md §1.4 "Namespace notes", §3.4 "Path rules").
+// append_to_file into a full virtual note path (docs/codex-contract.md
+// "Local notes", path rules).
 //
 // agent is the current agent name ("" means DefaultAgent): "/root" or a
 // sub-agent path such as "/root/worker". A relative path resolves under
@@ -47,8 +48,8 @@ const maxQuoted = 120
 //
 // Components that percent-decode to "." or ".." ("%2e%2e", "%2E.") are
 // refused too. Everything else is literal: paths are virtual, not URLs, so
-// "a%2fb" is a file named "a%2fb" (never decoded), "~" is literal (reference
-// §1.4), spaces are kept, and Unicode names are compared byte for byte
+// "a%2fb" is a file named "a%2fb" (never decoded), "~" is literal (docs/codex-contract.md
+// "Tool surface"), spaces are kept, and Unicode names are compared byte for byte
 // without normalization. The result never contains "//", "/./" or "/../",
 // and resolving it again, for any agent, gives it back unchanged.
 func ResolveFile(agent, path string) (string, error) {
@@ -101,7 +102,7 @@ func ResolveFile(agent, path string) (string, error) {
 // ResolvePrefix turns the `prefix` argument of list_files_by_prefix or the
 // `path_prefix` argument of search_contents into a path prefix; a note
 // matches when its full path starts with the prefix, byte for byte
-// (reference codex-history-notes.md §3.4 "Path rules").
+// (docs/codex-contract.md "Local notes", path rules).
 //
 // A nil or empty prefix is "<agent>/notes/" (agent "" means DefaultAgent).
 // A relative prefix resolves under "<agent>/notes/": "drafts/" →
@@ -154,7 +155,7 @@ func ResolvePrefix(agent string, prefix *string) (string, error) {
 
 // normalizeAgent validates an agent name and returns it, with "" mapped to
 // DefaultAgent. A valid agent name is "/root" or "/root/<name>[/<name>…]"
-// (reference §1.2; oh-my-pi's sub-agents are "/root/<id>"), with no empty,
+// (docs/codex-contract.md "Window boundaries"; oh-my-pi's sub-agents are "/root/<id>"), with no empty,
 // ".", ".." or "notes" component, no trailing "/", and the character rules
 // of ResolveFile. Errors are *contextd.Error with contextd.EInvalid.
 func normalizeAgent(agent string) (string, error) {
@@ -209,7 +210,7 @@ func validComponents(comps []string) bool {
 }
 
 // firstNotes returns the index of the first "notes" component at index ≥ 1,
-// or -1 (reference §3.4: "a notes component at index ≥ 1").
+// or -1 (docs/codex-contract.md "Local notes": "a notes component at index ≥ 1").
 func firstNotes(comps []string) int {
 	for i := 1; i < len(comps); i++ {
 		if comps[i] == notesDir {

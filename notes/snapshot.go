@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// SnapshotFile is one file of a note snapshot (reference
-// codex-history-notes.md §3.4): {"path", "text", "createdAt", "updatedAt"},
+// SnapshotFile is one file of a note snapshot (docs/codex-contract.md
+// "Local notes"): {"path", "text", "createdAt", "updatedAt"},
 // times in Unix milliseconds.
 type SnapshotFile struct {
 	Path      string `json:"path" doc:"Full virtual path of the file."`
@@ -16,9 +16,9 @@ type SnapshotFile struct {
 }
 
 // SnapshotData is the data of a codex-context-note-snapshot entry
-// (reference §3.4): {"protocol":1, "timestamp", "files"}. Replaying it
+// (docs/codex-contract.md "Local notes"): {"protocol":1, "timestamp", "files"}. Replaying it
 // replaces the whole note state; Tree mode appends one after each rollover
-// so the notes survive the branch cut (DESIGN.md §5.3).
+// so the notes survive the branch cut (docs/design.md §5.3).
 type SnapshotData struct {
 	Protocol  int            `json:"protocol" doc:"Always 1."`
 	Timestamp int64          `json:"timestamp" doc:"Unix milliseconds."`
@@ -43,7 +43,7 @@ func (d SnapshotData) Entry() SnapshotEntry {
 // now in Unix ms), with every file sorted by path (an empty state gives
 // "files":[]). It refuses, with *Error CodeTooLarge and
 // MsgSnapshotTooLarge, a snapshot whose data JSON would exceed
-// MaxSnapshotBytes (reference §3.4 "max snapshot"). The size is that of Go's
+// MaxSnapshotBytes (docs/codex-contract.md "Local notes" "max snapshot"). The size is that of Go's
 // encoding/json output without HTML escaping, which equals JSON.stringify's
 // except that U+2028 and U+2029 take 6 bytes instead of 3: never smaller.
 func Snapshot(s *State, now time.Time) (SnapshotData, error) {

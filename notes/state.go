@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of Local and Tree notes (reference codex-history-notes.md §1.4
-// "Namespace notes" and §3.4 "Limits").
+// Limits of Local and Tree notes (docs/codex-contract.md "Notes
+// entries" and "Local notes").
 const (
 	// MaxFileBytes is the largest note file, in UTF-8 bytes of its text.
 	MaxFileBytes = 1_000_000
@@ -64,7 +64,7 @@ type stateFile struct {
 }
 
 // Replay applies events in order to an empty state and returns it
-// (reference codex-history-notes.md §3.4, DESIGN.md §4): a snapshot replaces
+// (docs/codex-contract.md "Local notes", docs/design.md §4): a snapshot replaces
 // the whole state; a write replaces a file's text, keeping CreatedAt when
 // the file existed, with UpdatedAt = the event's timestamp; an append adds
 // its text exactly at the end, creating the file (CreatedAt = UpdatedAt =

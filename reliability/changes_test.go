@@ -143,7 +143,7 @@ func (r *changeRig) expectServed(t *testing.T) {
 		}
 		// A cut can leave the leaf inside a tool batch whose results are
 		// not written: the next boundary is then refused with 409 naming
-		// the open calls (issue 10), an answer computed from the content.
+		// the open calls (docs/modes.md "Tool-call pairing"), an answer computed from the content.
 		if q.Name == "windows" && a.Status == http.StatusConflict && strings.Contains(string(a.Body), "have no result yet") {
 			continue
 		}

@@ -6,7 +6,7 @@
 // session files in a temporary directory. Tests that use files written by
 // Pi itself need the pinned harness (npm ci --prefix e2e).
 //
-// TestRebuildEquivalence (rebuild_test.go), DESIGN.md §6 invariant 1:
+// TestRebuildEquivalence (rebuild_test.go), docs/design.md §6 invariant 1:
 // every fixture of testdata/pi-sessions and testdata/pi-tree plus the
 // files e2e.GenSessions writes with Pi's SessionManager are served; a
 // table of read requests (GET /v1/sessions, GET /v1/sessions/{id}, …/branch

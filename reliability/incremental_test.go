@@ -79,7 +79,7 @@ func crlfLine(parent string) []byte {
 	return []byte(`{"type":"message","id":"crlf0001","parentId":"` + parent + `","timestamp":"2026-08-01T10:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"CRLF line: Café 漢字 👩‍💻 end"}],"timestamp":1785578400000}}` + "\r\n")
 }
 
-// TestIncrementalEqualsColdEveryFixture checks DESIGN.md §6 invariant 3 on
+// TestIncrementalEqualsColdEveryFixture checks docs/design.md §6 invariant 3 on
 // every fixture (testdata/pi-sessions, testdata/pi-tree and the files Pi's
 // SessionManager writes through e2e.GenSessions): the file is appended in
 // random-sized chunks, with a sync after each, and chunks deliberately end

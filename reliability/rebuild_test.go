@@ -42,7 +42,7 @@ type probeSet func(t testing.TB, s *stack, sess coordinator.SessionSummary) []pr
 
 var probeSets = []probeSet{sessionProbes, historyProbes, notesProbes}
 
-// TestRebuildEquivalence checks DESIGN.md §6 invariant 1 through the HTTP
+// TestRebuildEquivalence checks docs/design.md §6 invariant 1 through the HTTP
 // API: every answer of every read route, ids included, is identical
 // before and after POST /v1/index/rebuild, and after the index directory is
 // deleted and a new service starts on the same state directory.

@@ -1,13 +1,13 @@
-// Package remote is the Codex backend client of Remote mode (reference
-// codex-history-notes.md §1.5-1.6, §3.7): it forwards a history or notes
-// call byte for byte, once, and never answers from local data (DESIGN.md §6
+// Package remote is the Codex backend client of Remote mode (docs/codex-contract.md
+// "Results and encryption", "Backend transport", "Remote wire shaping"): it forwards a history or notes
+// call byte for byte, once, and never answers from local data (docs/design.md §6
 // invariant 8, "No fallback").
 //
 // One call is one POST {base}/alpha/{namespace}/v2/{operation}. The request
 // body is the caller's bytes unchanged (encrypted `query`/`text` included);
 // the answer is the backend's bytes unchanged when it is a 2xx JSON object.
 // Every failure is a *contextd.Error whose message starts with "Unable to
-// perform operation:" (the Codex wording, reference §1.6 and §5):
+// perform operation:" (the Codex wording, docs/codex-contract.md "Backend transport" and "Error texts"):
 //
 //	missing Authorization            → EUnauthorized (401), backend not called
 //	no answer within Timeout         → EUpstreamSlow (504)
@@ -42,25 +42,25 @@ import (
 	"contextd"
 )
 
-// DefaultBaseURL is the ChatGPT Codex backend base (§1.6).
+// DefaultBaseURL is the ChatGPT Codex backend base (docs/codex-contract.md "Backend transport").
 const DefaultBaseURL = "https://chatgpt.com/backend-api/codex"
 
-// Timeout is the one-attempt timeout of a backend call (§1.6: 35 s). It
+// Timeout is the one-attempt timeout of a backend call (docs/codex-contract.md "Backend transport": 35 s). It
 // covers connecting, sending, and reading the whole response body.
 const Timeout = 35 * time.Second
 
 // MaxResponseBytes bounds the response body read from the backend: 16 MiB.
-// Results are at most ~10,000 tokens before encryption (§1.4 Limits), so a
+// Results are at most ~10,000 tokens before encryption (docs/codex-contract.md "Tool surface" Limits), so a
 // larger body is a broken backend; it is refused as invalid JSON rather
 // than buffered without bound.
 const MaxResponseBytes = 16 << 20
 
 // EncryptedArgumentsHeader is set to "true" on the routes whose arguments
-// carry model-encrypted fields (§1.5).
+// carry model-encrypted fields (docs/codex-contract.md "Results and encryption").
 const EncryptedArgumentsHeader = "x-openai-encrypted-tool-arguments"
 
 // ForwardedHeaders are the caller headers copied to the backend request
-// when present (§1.6 "Auth headers"); every other caller header is dropped.
+// when present (docs/codex-contract.md "Backend transport" "Auth headers"); every other caller header is dropped.
 var ForwardedHeaders = []string{
 	"Authorization",
 	"ChatGPT-Account-ID",
@@ -76,7 +76,7 @@ const DefaultUserAgent = "contextd"
 
 // operations maps namespace → operation → whether its arguments hold
 // encrypted fields: history.search_contents.query, notes.search_contents.query
-// and text of both note writes (§1.4 "Enc" column, §1.5).
+// and text of both note writes (docs/codex-contract.md "Tool surface" "Enc" column, docs/codex-contract.md "Results and encryption").
 var operations = map[string]map[string]bool{
 	"history": {"list_windows": false, "list_items": false, "read_item": false, "search_contents": true},
 	"notes": {"list_files_by_prefix": false, "read_file": false, "search_contents": true,
@@ -174,7 +174,7 @@ func New(base string, reg prometheus.Registerer, log *slog.Logger) *Client {
 	}
 }
 
-// Error sentences of the Codex client (reference §1.6, §5). Each failure
+// Error sentences of the Codex client (docs/codex-contract.md "Backend transport", "Error texts"). Each failure
 // message starts with one of them and goes on with the specifics.
 const (
 	msgAuth        = "Unable to perform operation: Could not resolve backend authentication."
@@ -410,7 +410,7 @@ func notObject(body []byte) string {
 // causeOf names a transport failure from a closed set of sentences. It
 // never returns the Go error text: that text can carry whatever the
 // backend sent (a malformed header line, a bad status line) and the URL
-// with its user info (issue 12 item 9).
+// with its user info (docs/security.md).
 func causeOf(err error) string {
 	var ne *net.OpError
 	var dnsErr *net.DNSError

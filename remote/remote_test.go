@@ -21,7 +21,7 @@ import (
 )
 
 // The ten operations and whether each sends encrypted arguments
-// (reference §1.4 "Enc" column, §1.5).
+// (docs/codex-contract.md "Tool surface" "Enc" column, docs/codex-contract.md "Results and encryption").
 var allOps = []struct {
 	ns, op    string
 	encrypted bool

@@ -1,6 +1,6 @@
 package remote
 
-// Issue 12 item 9: nothing the backend sends and no user info of the base
+// docs/security.md: nothing the backend sends and no user info of the base
 // URL reaches a detail or the log.
 
 import (

@@ -76,8 +76,8 @@ func KnownContextRole(role string) bool {
 	return false
 }
 
-// Custom types of the context-management protocol (reference
-// codex-history-notes.md §3.2, §3.4, §3.6).
+// Custom types of the context-management protocol (docs/codex-contract.md
+// "Window boundaries", "Notes entries").
 const (
 	CustomTypeWindow       = "codex-context-window"        // custom_message: window boundary
 	CustomTypeNote         = "codex-context-note"          // custom: one note write/append
@@ -227,7 +227,7 @@ const (
 )
 
 // WindowMarker is details.contextManagement of a codex-context-window custom
-// message (reference codex-history-notes.md §3.2). Only Kind == "window"
+// message (docs/codex-contract.md "Window boundaries"). Only Kind == "window"
 // opens a window; "reminder", "urgent", "fallback" and "identity" do not.
 type WindowMarker struct {
 	MarkerID           string `json:"markerId,omitempty"` // details.id

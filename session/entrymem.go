@@ -3,7 +3,7 @@ package session
 import "unsafe"
 
 // The memory of a Tree's entries, kept out of the garbage collector's
-// marking (issue 16: GC under 15% of the CPU at every size). A 1 GiB
+// marking (docs/benchmarks.md: GC under 15% of the CPU at every size). A 1 GiB
 // session holds a quarter-million entries of 168 bytes with nine pointer
 // words each; while the indexer runs near the memory limit, every GC cycle
 // marked all of them again (about 45 ms of CPU per cycle, a quarter of the

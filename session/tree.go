@@ -78,7 +78,7 @@ func NewTree(h Header) *Tree {
 // (the caller serializes reads of base with Adds to t, as store does
 // under Session.mu). Reuse does nothing when t is not empty, when the
 // headers differ, or when base has a repeated id (its index then points
-// some ids past a prefix). Source of the need: issue 16 (peak RSS ≤ 150
+// some ids past a prefix). Source of the need: docs/benchmarks.md (peak RSS ≤ 150
 // MiB indexing 1 GiB; two trees of a 1 GiB session peaked at 176 MiB).
 func (t *Tree) Reuse(base *Tree) {
 	if base == nil || len(t.Entries) != 0 || t.base != nil || base.dupIDs || base.Header != t.Header || len(base.Entries) == 0 {

@@ -508,7 +508,7 @@ func BenchmarkSearchDistinct(b *testing.B) {
 
 // BenchmarkLiveHeap reports the live heap of an indexed session once its
 // Local windows, search order and span cache exist, as after the first
-// search of a served session (issue 16: at 1 GiB the live heap sat at the
+// search of a served session (docs/benchmarks.md: at 1 GiB the live heap sat at the
 // GC goal of the 128 MiB memory limit): live-MB is runtime/metrics
 // /gc/heap/live:bytes after two forced collections, windows-MB the part
 // the windows and search order hold (live heap with them minus without).

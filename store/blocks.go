@@ -14,7 +14,7 @@ import (
 	"syscall"
 )
 
-// Block filters (issue 16): a search must not read the whole item text
+// Block filters (docs/benchmarks.md): a search must not read the whole item text
 // to find a phrase that few items hold. The text is cut into blocks of
 // blockSize bytes (the frames of textstore.go); block b gets a
 // blockRecord-byte Bloom filter (texts/N.blk) of every position p in
@@ -31,7 +31,7 @@ import (
 // answers are the same with or without it (a block without a record yet
 // is read).
 //
-// Queries of 3 to 11 bytes (issue 16: identifiers, error codes, file
+// Queries of 3 to 11 bytes (docs/benchmarks.md: identifiers, error codes, file
 // names) use the record's short filter: a blockTriWords-word bitmap of the
 // trigram at every position in the same range (shortKey: one bit), then a
 // blockFiveWords-word bitmap of the 5-gram at every position (fiveKey: one
@@ -62,7 +62,7 @@ import (
 // batch) the builder reads back the frames of the batches committed so
 // far and fills their records on the other core, beside the next batches,
 // so that a search right after the full index finds every record but
-// those of about the last batch (issue 16: no-match search vs ripgrep
+// those of about the last batch (docs/benchmarks.md: no-match search vs ripgrep
 // right after a cold index, 1.26× → 0.01× at 512 MiB). No commit and no
 // answer waits for the builder; the blocks after the last record are
 // always read.

@@ -5,7 +5,7 @@
 // migrations, ingests session files incrementally by byte offset and serves
 // consistent read views. It knows nothing about HTTP.
 //
-// Imports go one way (issue 13): store renders history items at ingest, so
+// Imports go one way (docs/design.md §3): store renders history items at ingest, so
 // it imports history (a deliberate direction: history is a leaf over
 // session), and it never imports coordinator or api.
 package store
@@ -60,7 +60,7 @@ func openDB(ctx context.Context, path string, fsys fs.FS, dir, synchronous strin
 		return nil, fmt.Errorf("create database directory: %w", err)
 	}
 	// The databases hold note snapshots and registrations: user-only
-	// (0600), including the -wal and -shm files (issue 12 item 6).
+	// (0600), including the -wal and -shm files (docs/security.md).
 	if err := privateFile(path); err != nil {
 		return nil, fmt.Errorf("create database file: %w", err)
 	}

@@ -57,7 +57,7 @@ func (v *View) DecodeEach(seqs []int, fn func(seq int, e *session.Entry, d *sess
 // decodeCacheBytes of their lines (an entry's line longer than an eighth
 // of that is not kept). /context pairs the tool calls of the current
 // window on every call (coordinator.pairMessages), which decoded the same
-// few hundred assistant and tool result lines each time (issue 16:
+// few hundred assistant and tool result lines each time (docs/benchmarks.md:
 // catch-up /context ≤ 1 ms). An indexed entry's bytes never change: a file
 // changed in place is re-indexed whole, which empties the cache (reset),
 // and each hit is checked against the entry's offset and length.

@@ -22,7 +22,7 @@ import (
 // where a string is a uvarint byte length and the bytes, and meta is the
 // entryMeta JSON (encodeMeta). One INSERT per batch replaced one per 64
 // entries, whose database/sql and cgo calls were a fifth of the indexing
-// time (issue 16), and no metadata goes through reflection.
+// time (docs/benchmarks.md), and no metadata goes through reflection.
 const (
 	blockItem    = 1 << 0
 	blockSummary = 1 << 1

@@ -258,7 +258,7 @@ func (x *Index) Close() error {
 // absolute paths are first rewritten by Options.PathMap)
 // into the resolved absolute path (every symlink and alias such as
 // /proc/self/root followed) of a regular file under the sessions
-// directory: one file has one path, so it is one session (issue 12 item 7).
+// directory: one file has one path, so it is one session (docs/security.md).
 // Errors: ErrOutside, ErrNotRegular, or the os error (fs.ErrNotExist for a
 // missing file).
 func (x *Index) Resolve(path string) (string, error) {
@@ -363,7 +363,7 @@ func (x *Index) under(p string) bool {
 
 // Discover lists the *.jsonl files in the sessions directory and in its
 // direct subdirectories (Pi's per-cwd "--<cwd>--" folders and flat custom
-// session dirs, reference pi-session-format.md §1), sorted; a directory
+// session dirs, docs/pi-facts.md "Session file"), sorted; a directory
 // named *.jsonl there is listed too (its sync reports it unreadable, "not
 // a regular file", and nothing under it is read). A missing
 // sessions directory lists nothing; one that exists but cannot be listed
@@ -461,7 +461,7 @@ func (x *Index) SyncAll(ctx context.Context) ([]*Session, error) {
 
 // SyncAllExcept is SyncAll without touching the files for which skip (nil:
 // none) reports true, given the resolved path: they are neither opened nor
-// read (Remote sessions, issue 12 item 10).
+// read (Remote sessions, docs/security.md).
 func (x *Index) SyncAllExcept(ctx context.Context, skip func(path string) bool) ([]*Session, error) {
 	paths, err := x.Discover()
 	if err != nil {

@@ -138,7 +138,7 @@ func (s *Session) ingest(ctx context.Context, db *DB, f *os.File, size int64) er
 		}
 		if s.flightFrom == s.next && s.flightScanned > s.next {
 			// An unterminated line seen before: look for its end in the
-			// new bytes only (issue 12 item 5).
+			// new bytes only (docs/security.md).
 			nl, found, err := s.lineEnd(ctx, f, size)
 			if err != nil || !found {
 				return err
@@ -500,7 +500,7 @@ func (s *Session) publishBatch(b *batchWork, next, size, newTextSize int64, merg
 			// The full index of a cold index after its tree preview: the
 			// entries it parses are the preview's (unless the file
 			// changed in between), so the tree is the preview's, not a
-			// second one beside it (issue 16 peak RSS; preview.go).
+			// second one beside it (docs/benchmarks.md peak RSS; preview.go).
 			s.tree.Reuse(s.preview.tree)
 		}
 	}

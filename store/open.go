@@ -12,7 +12,7 @@ import (
 
 // openSessionFile opens the session file at path (absolute, symlinks
 // already resolved, under the sessions directory) for reading, such that
-// what is opened is what was checked (issue 12 items 2 and 3):
+// what is opened is what was checked (docs/security.md):
 //
 //   - The open walks the path inside the sessions directory with os.Root
 //     (each component opened with openat and O_NOFOLLOW; symlinks are

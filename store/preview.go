@@ -10,7 +10,7 @@ import (
 	"contextd/session"
 )
 
-// The two phases of a cold index (issue 16). A request that reads only the
+// The two phases of a cold index (docs/benchmarks.md). A request that reads only the
 // entry tree (GET /v1/sessions/{id}/branch) syncs with a context marked by
 // TreeOnly. When such a sync finds a session never indexed and a file of at
 // least PreviewMinBytes, it first builds a tree preview: one pass over the
@@ -23,7 +23,7 @@ import (
 // The full index does not build a second tree: its tree adopts the
 // preview's entries as it parses the same ones (session.Tree.Reuse), so a
 // file's entries are held once at every size (two trees of a 1 GiB
-// session peaked at 176 MiB with the GC at half the CPU; issue 16: peak
+// session peaked at 176 MiB with the GC at half the CPU; docs/benchmarks.md: peak
 // RSS ≤ 150 MiB, GC < 15%). An entry that differs from the preview's (the
 // file was rewritten in between) makes the full index's tree copy what
 // it shares and go on alone. When the full sync commits, the preview is
@@ -133,7 +133,7 @@ func (s *Session) syncTree(ctx context.Context) error {
 		defer func() { <-s.x.bgSlot }()
 		// The first phase's garbage (its read buffers and scratch) goes
 		// before the second phase grows the heap: without this the peak
-		// RSS of the whole cold index holds both (issue 16 peak RSS).
+		// RSS of the whole cold index holds both (docs/benchmarks.md peak RSS).
 		// Small files leave little garbage: no forced collection.
 		if p.size >= 64<<20 {
 			runtime.GC()

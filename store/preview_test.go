@@ -149,7 +149,7 @@ func treePreviewOf(t *testing.T, root string) (s *Session, tree *session.Tree, r
 
 // TestTreePreviewTreeReused: the full index that follows a tree preview
 // (in batches of 64 KiB here, so the reuse spans many) keeps the
-// preview's entries rather than a second copy of them (issue 16: two
+// preview's entries rather than a second copy of them (docs/benchmarks.md: two
 // trees of a 1 GiB session peaked at 176 MiB), and its answers equal a
 // one-phase index's, items and texts included.
 func TestTreePreviewTreeReused(t *testing.T) {

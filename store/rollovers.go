@@ -12,7 +12,7 @@ import (
 	"contextd"
 )
 
-// RolloverState is the state of a rollover (DESIGN.md §5.3): pending after
+// RolloverState is the state of a rollover (docs/design.md §5.3): pending after
 // the tool phase, settled once the extension took it at agent_settled,
 // committed once the append plan is answered, then completed or aborted.
 // Pending, settled and committed rollovers are open; a session has at most

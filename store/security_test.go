@@ -1,6 +1,6 @@
 package store
 
-// Security tests of issue 12 for the store: confinement of session-file
+// Security tests of docs/security.md for the store: confinement of session-file
 // opens, non-regular files, the in-flight line limit, file modes and the
 // state-directory lock.
 
@@ -31,8 +31,7 @@ const (
 // TestConfinementSwapRace: while a directory of the sessions dir is
 // atomically exchanged with a symlink to a directory outside it, no sync
 // ever indexes the outside file: the open itself is confined, so a swap
-// between the check and the open can only make the read fail (issue 12
-// item 3).
+// between the check and the open can only make the read fail (docs/security.md).
 func TestConfinementSwapRace(t *testing.T) {
 	base := t.TempDir()
 	root := filepath.Join(base, "sessions")
@@ -103,8 +102,7 @@ func TestConfinementSwapRace(t *testing.T) {
 }
 
 // TestNonRegularNeverOpened: a FIFO (and a FIFO swapped in for an indexed
-// file) is reported as not a regular file without blocking (issue 12
-// item 2).
+// file) is reported as not a regular file without blocking (docs/security.md).
 func TestNonRegularNeverOpened(t *testing.T) {
 	root := t.TempDir()
 	copyFile(t, fixtureInside, filepath.Join(root, "a.jsonl"))
@@ -162,7 +160,7 @@ func rchar(t *testing.T) int64 {
 
 // TestRunawayLastLine: an unterminated last line over --max-line-bytes is
 // read once, remembered and reported; later syncs read only the new bytes,
-// and when the line ends it is skipped as too_long (issue 12 item 5: a
+// and when the line ends it is skipped as too_long (docs/security.md: a
 // 20 GiB sparse last line was re-read on every sync and shown as ok).
 func TestRunawayLastLine(t *testing.T) {
 	root := t.TempDir()
@@ -250,7 +248,7 @@ func jsonlLastLine(t *testing.T, path string) []byte {
 
 // TestStateFileModes: contextd's own files are readable by the user only:
 // databases (and their WAL/SHM) 0600, the directories 0700, also when they
-// existed with wider modes (issue 12 item 6).
+// existed with wider modes (docs/security.md).
 func TestStateFileModes(t *testing.T) {
 	old := syscall.Umask(0o022)
 	defer syscall.Umask(old)
@@ -298,7 +296,7 @@ func TestStateFileModes(t *testing.T) {
 
 // TestStateDirLockSurvivesDeletion: the state-directory lock is an OS lock
 // held on open descriptors; deleting <state-dir>/lock does not let a
-// second instance in (issue 12 item 8).
+// second instance in (docs/security.md).
 func TestStateDirLockSurvivesDeletion(t *testing.T) {
 	dir := t.TempDir()
 	unlock, err := LockStateDir(dir)

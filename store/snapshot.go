@@ -3,7 +3,7 @@ package store
 import "context"
 
 // Readers of a session read an immutable snapshot of its index, published
-// by the sync that made it (DESIGN.md §2 "Snapshots"), and hold no lock
+// by the sync that made it (docs/design.md §2 "Snapshots"), and hold no lock
 // while they read: a search that waits for a scan slot, or scans every
 // frame of a 1 GiB session for a second, delays no sync, and a sync delays
 // no reader. A snapshot stays valid however long it is read:

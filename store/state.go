@@ -20,7 +20,7 @@ import (
 // PutRegistration is the only writer of registrations, so a cached
 // registration (or its absence) stays true until PutRegistration replaces
 // it. Every request reads its session's registration, and 32 at once
-// queued on the database pool's lock for it (issue 16).
+// queued on the database pool's lock for it (docs/benchmarks.md).
 type State struct {
 	DB  *DB
 	Now func() time.Time

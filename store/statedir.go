@@ -10,7 +10,7 @@ import (
 )
 
 // LockStateDir makes sure one contextd at a time uses the state directory
-// dir (issue 12 item 8). It creates dir (mode 0700) or narrows an existing
+// dir (docs/security.md). It creates dir (mode 0700) or narrows an existing
 // one to 0700 (it holds the token and note snapshots), then takes
 // exclusive, non-blocking flock(2) locks held on open descriptors for as
 // long as the process runs: one on the directory itself and one on

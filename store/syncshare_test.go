@@ -41,8 +41,7 @@ func appendBytes(t *testing.T, path string, b []byte) {
 
 // A sync never waits for readers (a search reads its snapshot for
 // milliseconds, a 1-byte query at 1 GiB for a second; a write lock per
-// request made 32 concurrent searches take turns with every sync, issue
-// 16), whether it finds nothing new or new lines; a reader in progress
+// request made 32 concurrent searches take turns with every sync, docs/benchmarks.md), whether it finds nothing new or new lines; a reader in progress
 // keeps the snapshot it read, and the next read sees the sync's.
 func TestSyncNothingNewTakesNoWriteLock(t *testing.T) {
 	ctx := context.Background()

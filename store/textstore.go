@@ -14,7 +14,7 @@ import (
 	"github.com/klauspost/compress/s2"
 )
 
-// Item texts are stored compressed (issue 16): the session's item text is
+// Item texts are stored compressed (docs/benchmarks.md): the session's item text is
 // one stream of bytes (ItemMeta.TextOff/TextLen are offsets in it), cut
 // into frames of frameSize bytes. Every complete frame is s2-compressed
 // (klauspost/compress s2 block format) into texts/N.s2, one after the

@@ -8,7 +8,7 @@ import (
 	"io/fs"
 )
 
-// Detecting a change to bytes already indexed (issue 11 item 4). The index
+// Detecting a change to bytes already indexed (docs/reliability.md). The index
 // resumes at the byte offset after the last complete line (Session.next);
 // a file whose indexed bytes changed must be re-indexed whole instead.
 // Every request syncs first and /context runs before every model call, so

@@ -382,7 +382,7 @@ var (
 
 // scanSlots bounds the searches that scan item text at once to the
 // number of cores (at least 2); the others wait for a slot in the order
-// they came (issue 16: 32 clients on 2 cores, p99 <= 25 ms). The scan is
+// they came (docs/benchmarks.md: 32 clients on 2 cores, p99 <= 25 ms). The scan is
 // CPU work, so more at once only share the cores: with 32 at once, a
 // search that reads a few hundred frames (a phrase whose 12-grams are
 // common, 2-10 ms alone) took 16 times as long, 45-57 ms on the 512 MiB

@@ -586,7 +586,7 @@ func run(c config) error {
 	if ba.LeafID != m.LeafID || len(ba.EntryIDs) != m.Entries {
 		fmt.Printf("warning: contextd leaf %s with %d branch entries, manifest leaf %s with %d entries\n", ba.LeafID, len(ba.EntryIDs), m.LeafID, m.Entries)
 	}
-	// Targets (issue 16): cold index <= 0.3x Pi's open from 128 MiB up,
+	// Targets (docs/benchmarks.md): cold index <= 0.3x Pi's open from 128 MiB up,
 	// <= 0.5x at 16 MiB where process start dominates; peak RSS <= 150 MiB
 	// at 1 GiB; GC under 15% of the CPU at every size.
 	coldMax := 0.3
@@ -703,7 +703,7 @@ func run(c config) error {
 	absRow("catch-up: append 1 entry -> /context", "ms", median(cuCtx), 1, fmt.Sprintf("median of 20; max %.2f ms; warm /context without append %.2f ms", pct(cuCtx, 1), median(warmCtx)))
 	absRow("catch-up: append 1 entry -> /branch?tail=100", "ms", median(cuBranch), 5, fmt.Sprintf("median of 20; max %.2f ms; warm full /branch without append %.2f ms (its answer lists all %d branch ids)", pct(cuBranch, 1), median(warmBranch), len(ba.EntryIDs)))
 
-	// 4. Index size (issue 16 target: <= 0.75x the JSONL), the search
+	// 4. Index size (docs/benchmarks.md target: <= 0.75x the JSONL), the search
 	// filters included (built beside the index, done by now).
 	idx, parts, err := dirSize(filepath.Join(c.state, "index"))
 	if err != nil {
@@ -954,7 +954,7 @@ func shortSearchStep(srv *server, c config, m *sessiongen.Manifest) error {
 }
 
 // hitStep: search_contents with a hit over all windows, hitClients clients
-// at once, each on its own connection (issue 16 target: p99 <= 25 ms on
+// at once, each on its own connection (docs/benchmarks.md target: p99 <= 25 ms on
 // this machine's cores). The queries are qlen-byte pieces (16, or
 // shortQuery for the short queries' row) of one line of sampled items'
 // texts (read with read_item), so each has at least one match; the
@@ -1063,7 +1063,7 @@ func hitStep(srv *server, c config, m *sessiongen.Manifest, distinct bool, qlen 
 
 // contextUnderSearchStep: /context on one session while 4 clients search
 // it for 1-byte queries (each reads every frame of the item text: about a
-// second at 1 GiB) (issue 23 target: p99 <= 5 ms). Before each /context
+// second at 1 GiB) (docs/benchmarks.md target: p99 <= 5 ms). Before each /context
 // one entry is appended, as Pi does before each model call, so that every
 // /context syncs a new line while searches scan; the searches vary their
 // byte and limit, and the session changes under them, so the answer
@@ -1376,7 +1376,7 @@ func bigStep(c config) error {
 	return nil
 }
 
-// ---- rollovers and Tree mode (DESIGN.md §5.3) -------------------------------------------------
+// ---- rollovers and Tree mode (docs/design.md §5.3) -------------------------------------------------
 
 func rolloverStep(srv *server, c config) {
 	const metric = "rollover settle+commit p99 (10 archives)"

@@ -4,7 +4,8 @@
 // (read, bash, edit, write, grep, ls and the flat `notes`/`history` router
 // tools), tool results of varying size (a few of 1-11 MiB), note entries,
 // context-window reminders and a codex-context-window boundary every ~N
-// entries (reference pi-session-format.md, codex-history-notes.md §3.2-3.4).
+// entries (docs/pi-facts.md "Session file"; docs/codex-contract.md "Window
+// boundaries", "Notes entries").
 // The same Options give the same bytes.
 package sessiongen
 
@@ -296,7 +297,7 @@ func (g *gen) boundary(prev string) {
 	g.man.Boundaries = append(g.man.Boundaries, Boundary{ID: id, ParentID: parent, WindowID: cur})
 	g.winID = cur
 	g.man.Windows = append(g.man.Windows, cur)
-	g.sinceWB = 0 // the boundary itself is no item of its window (reference §3.3)
+	g.sinceWB = 0 // the boundary itself is no item of its window (docs/codex-contract.md "Local history")
 }
 
 // rollover: reminder, checkpoint note, new_context call and result, boundary.

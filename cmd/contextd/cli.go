@@ -270,7 +270,7 @@ func stateDirFlag(fs *flag.FlagSet, getenv func(string) string) *string {
 
 // clientBase is the base URL a client command calls: --addr or
 // CONTEXTD_ADDR when given; else the URL of the discovery file in
-// stateDir, which the running contextd wrote (DESIGN.md §7 "Discovery":
+// stateDir, which the running contextd wrote (docs/design.md §7 "Discovery":
 // a contextd on another port, or on port 0, is found there); else
 // defaultAddr when there is no discovery file. A discovery file that
 // cannot be read or decoded is an error naming it.

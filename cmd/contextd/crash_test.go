@@ -1,6 +1,6 @@
 package main
 
-// Crash safety of the derived index (DESIGN.md §6 invariant 1, docs/index-and-search.md "How
+// Crash safety of the derived index (docs/design.md §6 invariant 1, docs/index-and-search.md "How
 // the index works": one transaction per ~16 MiB batch holds the entries and
 // the resume state, so a crash loses at most the batch in progress and
 // never duplicates entries), and recovery from an index.db that is corrupt

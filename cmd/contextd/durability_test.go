@@ -1,6 +1,6 @@
 package main
 
-// contextd's own state across kill -9 (issue 11 item 5) and an unreadable
+// contextd's own state across kill -9 (docs/reliability.md) and an unreadable
 // sessions directory (item 7), against the real service in a separate
 // process.
 

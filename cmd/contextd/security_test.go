@@ -10,7 +10,7 @@ import (
 
 // TestStartRefusesUnsafeSettings: a --codex-base-url that does not parse
 // is refused at start without echoing its password, and a token file that
-// others can read is refused (issue 12 items 6 and 9).
+// others can read is refused (docs/security.md).
 func TestStartRefusesUnsafeSettings(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"serve", "--addr", "127.0.0.1:0", "--sessions-dir", dir, "--state-dir", filepath.Join(dir, "s")}

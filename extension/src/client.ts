@@ -316,6 +316,7 @@ export interface Discovery {
 	version: string;
 }
 
+/** Reads <stateDir>/contextd.json (the discovery file) into a Discovery; undefined when transport.ts's checks refuse it or it names no url (pid 0 and version "" when those are missing). */
 export function discoveryRecord(stateDir: string): Discovery | undefined {
 	if (!readDiscovery(stateDir)) return undefined;
 	const d = JSON.parse(readFileSync(join(stateDir, DISCOVERY_FILE), "utf8")) as Partial<Discovery>;

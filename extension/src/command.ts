@@ -5,6 +5,7 @@
 // index.ts runs the requests and Pi's API calls these functions plan.
 import { type ResetEntry, resetLogLines } from "./quality.ts";
 
+/** The /contextd subcommands, in the order help and completion list them, each with its one-line description. */
 export const SUBCOMMANDS = [
 	{ value: "status", description: "mode, window, context used, pending rollover, contextd's health, log file" },
 	{ value: "new", description: "start a new context window now" },
@@ -14,12 +15,15 @@ export const SUBCOMMANDS = [
 	{ value: "help", description: "what each subcommand does" },
 ] as const;
 
+/** A /contextd subcommand name ("status", "new", "mode", "finish", "log", "help"). */
 export type Subcommand = (typeof SUBCOMMANDS)[number]["value"];
 
 /** Modes /contextd mode switches between (remote needs Pi's Codex login and is chosen at start). */
 export const SWITCHABLE_MODES = ["local", "tree", "off"] as const;
+/** A mode /contextd mode can switch to: "local", "tree" or "off". */
 export type SwitchableMode = (typeof SWITCHABLE_MODES)[number];
 
+/** What parseCommand makes of /contextd's arguments: a subcommand, a mode switch, or an error sentence saying what to type. */
 export type Parsed = { sub: Exclude<Subcommand, "mode"> } | { sub: "mode"; mode: SwitchableMode } | { error: string };
 
 /** The subcommand of "/contextd ARGS"; no argument is status. Unknown input is an error saying what to type. */
@@ -38,6 +42,7 @@ export function parseCommand(args: string): Parsed {
 	return { sub: known.value as Exclude<Subcommand, "mode"> };
 }
 
+/** One argument completion as Pi's getArgumentCompletions takes it: the text to insert, its label and an optional description. */
 export interface Completion {
 	value: string;
 	label: string;
@@ -57,6 +62,7 @@ export function completions(prefix: string): Completion[] | null {
 	return items.length ? items : null;
 }
 
+/** The lines /contextd help prints: one "/contextd SUB: description" per subcommand, in SUBCOMMANDS order. */
 export function helpLines(): string[] {
 	return SUBCOMMANDS.map((s) => `/contextd ${s.value}${s.value === "mode" ? " local|tree|off" : ""}: ${s.description}`);
 }
@@ -72,6 +78,7 @@ export interface SessionAnswer {
 	problems?: { reason?: string; detail?: string; line?: number }[] | null;
 }
 
+/** What /contextd status reports on: the session's mode and contextd's connection, health and session answer. */
 export interface StatusInput {
 	mode: string;
 	/** contextd's URL, or undefined when the extension has no connection. */

@@ -1,4 +1,4 @@
-// Input that arrives while a rollover runs (DESIGN.md §5.3.1 "Input waits
+// Input that arrives while a rollover runs (docs/design.md §5.3.1 "Input waits
 // for the new window"), as a pure reducer: Pi's event handlers in index.ts
 // feed it and do what it answers. What the person types (a steer, a
 // follow-up, or a prompt while a Tree summary runs) from the end of the
@@ -9,6 +9,7 @@
 // runLoop), so a steer held until then and queued again lands where Pi
 // would have delivered it, but after the boundary.
 
+/** How Pi delivers input typed while the agent streams: as a steer (after the running tool batch) or a follow-up (after the run). */
 export type Delivery = "steer" | "followUp";
 
 /** One held input, as Pi's input event gave it. */
@@ -18,6 +19,7 @@ export interface HeldInput {
 	deliverAs: Delivery;
 }
 
+/** The input-hold state during a rollover (immutable; each function returns a new one). */
 export interface InputHold {
 	/** Input is being held. */
 	readonly holding: boolean;
@@ -29,6 +31,7 @@ export interface InputHold {
 	readonly told: boolean;
 }
 
+/** The state with nothing held and no hold in force. */
 export const emptyHold: InputHold = { holding: false, held: [], own: [], told: false };
 
 /** The one sentence the person is shown when their input is held. */
@@ -45,6 +48,7 @@ export function startHold(h: InputHold): InputHold {
 	return h.holding ? h : { ...h, holding: true, told: false };
 }
 
+/** The fields of Pi's input event the hold reads: the text, images, source ("extension" for our own sendUserMessage) and streaming behaviour. */
 export interface InputEvent {
 	text: string;
 	images?: unknown[];
@@ -52,6 +56,7 @@ export interface InputEvent {
 	streamingBehavior?: Delivery;
 }
 
+/** What to do with one input event: the new hold state, the answer for Pi's input handler and an optional notice. */
 export interface InputDecision {
 	hold: InputHold;
 	action: "continue" | "handled";
@@ -75,6 +80,7 @@ export function onInput(h: InputHold, e: InputEvent): InputDecision {
 	return { hold: { ...h, held: [...h.held, held], told: true }, action: "handled", notice: h.told ? undefined : HELD_NOTICE };
 }
 
+/** The end of a hold: the new state (not holding; the re-queued texts listed in own so their input events pass) and the held input to queue again, in arrival order. */
 export interface Release {
 	hold: InputHold;
 	/** Queue each with pi.sendUserMessage(content, {deliverAs}), in order. */

@@ -32,6 +32,7 @@ import type { Discovery } from "./client.ts";
 /** Where the binary came from. */
 export type BinarySource = "configured" | "bundled" | "path";
 
+/** The contextd binary the launcher starts: its path, where it came from and, when bundled, its version. */
 export interface Binary {
 	path: string;
 	source: BinarySource;
@@ -207,6 +208,7 @@ export interface AutoStart {
 	version?: string;
 }
 
+/** Reads <stateDir>/autostart.json; undefined when it is missing, not JSON or has no numeric pid. */
 export function readAutoStart(stateDir: string): AutoStart | undefined {
 	try {
 		const a = JSON.parse(readFileSync(join(stateDir, "autostart.json"), "utf8")) as AutoStart;
@@ -228,6 +230,7 @@ export interface Probe {
 	readDiscovery(stateDir: string): Discovery | undefined;
 }
 
+/** The extension's contextd settings the launcher uses: URL, state directory, binary path and whether to start contextd itself. */
 export interface LaunchSettings {
 	/** Explicit URL; its host:port is passed as --addr. */
 	url?: string;

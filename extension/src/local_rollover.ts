@@ -9,6 +9,7 @@
 import type { RequestBody, Result } from "./client.ts";
 import type { RolloverOp } from "./rollover.ts";
 
+/** What a Local rollover needs from index.ts: contextd's rollover calls and Pi's leaf and message API. */
 export interface LocalRolloverDeps {
 	/** Calls operation op of this rollover (session and rollover ids filled in); rejects with an Error saying what failed. */
 	call<K extends RolloverOp>(op: K, body: RequestBody<K>): Promise<Result<K>>;

@@ -130,7 +130,7 @@ export function installLocalHooks(host: Host, slot: SessionSlot): void {
 	pi.on("turn_end", async (_event, ctx) => {
 		const s = slot.current;
 		if (!s?.client || settings.reminderThresholds.length === 0) return;
-		// No reminder for a window that is closing (DESIGN.md §5.3.1): a
+		// No reminder for a window that is closing (docs/design.md §5.3.1): a
 		// rollover follows this batch, so the next request is the new
 		// window's (Local) or the run ends for it (Tree).
 		if (s.localRollover !== undefined || s.tree.pending !== undefined) return;
@@ -147,7 +147,7 @@ export function installLocalHooks(host: Host, slot: SessionSlot): void {
  * Registers get_context_remaining (Local and Tree): Pi's context usage as
  * Codex's remaining-tokens sentence. With slot (Local), a call in the
  * message that calls new_context answers for the new window, where Pi
- * sends the model's next request (DESIGN.md §5.3.1).
+ * sends the model's next request (docs/design.md §5.3.1).
  */
 export function registerContextRemaining(host: Host, slot?: SessionSlot): void {
 	host.pi.registerTool({

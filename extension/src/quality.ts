@@ -52,7 +52,7 @@ export function contextRemaining(u: Usage | undefined): { text: string; details:
  * get_context_remaining called in the message that calls new_context, in
  * Local mode: Pi delivers the model's next request in the new window,
  * which starts with its boundary alone, so the answer describes that
- * window (DESIGN.md §5.3.1), never the one closing.
+ * window (docs/design.md §5.3.1), never the one closing.
  */
 export function contextRemainingAfterRollover(u: Usage | undefined): { text: string; details: Record<string, number | null | boolean> } {
 	const cw = u?.contextWindow ?? null;

@@ -4,7 +4,7 @@
 // stores (message content and details, tool arguments, the tool result's
 // text) to lines of text; index.ts wraps them in Pi's TUI components. The
 // model is never shown any of this: it keeps receiving the full boundary
-// text and the Codex result shapes (reference codex-history-notes.md §1.4).
+// text and the Codex result shapes (docs/codex-contract.md "Tool surface").
 import { identityOf } from "./windows.ts";
 
 /** Colours for parts of a line (Pi's theme in the TUI; identity in tests). */
@@ -16,6 +16,7 @@ export interface Style {
 	match(s: string): string;
 }
 
+/** The Style that leaves text as it is (no colours), for print/JSON modes and tests. */
 export const PLAIN: Style = { dim: (s) => s, accent: (s) => s, error: (s) => s, match: (s) => s };
 
 /** Lines of a collapsed result before "… N more" (Pi expands tool output with its expand key). */
@@ -161,6 +162,7 @@ function isOwnSearchCall(it: Item, query: string): boolean {
 	return it.role === "assistant" && it.tool_namespace === "history" && it.tool_name === "search_contents" && (it.truncated_content ?? "").includes(JSON.stringify(query).slice(1, -1));
 }
 
+/** How to render one tool result: whether it is an error, whether Pi shows it expanded, window numbers for ids and the Style. */
 export interface ResultOptions {
 	isError: boolean;
 	expanded: boolean;

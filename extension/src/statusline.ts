@@ -3,6 +3,7 @@
 // in one short line; when contextd cannot be reached it says so and what
 // to do. A pure function of what index.ts knows at each turn and rollover.
 
+/** What the footer status line shows: mode, reachability, window number and context used (percent, 0–100). */
 export interface StatusFacts {
 	mode: string;
 	/** false when contextd cannot be reached or the last call to it failed. */

@@ -15,7 +15,7 @@
 //     stays held until the boundary's run starts (agent_start).
 // Input is held from the end of the message that calls new_context (so a
 // steer typed while the batch runs does not keep the closing window's run
-// going, DESIGN.md §5.3.1), through the settled phase.
+// going, docs/design.md §5.3.1), through the settled phase.
 // A failed or deferred rollover starts no run: held input is delivered at
 // once. A completed one whose run never starts releases after HOLD_LIMIT_MS.
 
@@ -45,7 +45,7 @@ export interface TreeState {
 	readonly runStarted: boolean;
 	/** Input held while rolling, in arrival order. */
 	readonly held: readonly HeldInput[];
-	/** The message that calls new_context ended: input is held from then on (DESIGN.md §5.3.1), until a turn_end without a rollover or the release. */
+	/** The message that calls new_context ended: input is held from then on (docs/design.md §5.3.1), until a turn_end without a rollover or the release. */
 	readonly holding: boolean;
 	/** The person was told that their input is held (once per hold). */
 	readonly told: boolean;

@@ -43,6 +43,7 @@ export interface ViewFacts {
 	pending(): boolean;
 }
 
+/** The extension's UI surface: tool renderers, the footer status line and Tree-summary progress. */
 export interface View {
 	/** renderCall/renderResult for one of contextd's tools. */
 	renderers(tool: "new_context" | "history" | "notes"): Pick<Parameters<ExtensionAPI["registerTool"]>[0], "renderCall" | "renderResult">;

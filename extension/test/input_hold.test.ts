@@ -1,5 +1,5 @@
-// Unit tests of the input hold during a rollover (input_hold.ts; DESIGN.md
-// §5.3.1 "Input waits for the new window").
+// Unit tests of the input hold during a rollover (input_hold.ts; docs/design.md
+// docs/design.md §5.3.1 "Input waits for the new window").
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { callsNewContext, emptyHold, HELD_NOTICE, onInput, releaseHold, startHold } from "../src/input_hold.ts";

@@ -3,7 +3,7 @@
 // message join it); at the batch's turn_end, when every call of the
 // message has its result, the rollover is settled and committed and the
 // boundary contextd planned is steered in, so it is the next message the
-// model sees (DESIGN.md §5.3.1). Input the person types meanwhile is held
+// model sees (docs/design.md §5.3.1). Input the person types meanwhile is held
 // and queued after the boundary (input_hold.ts). Earlier windows stay on
 // the branch, hidden from the model by contextd's projection and readable
 // through `history`.

@@ -89,7 +89,7 @@ export function installRemote(host: Host, say: Say): void {
 			const s = slot.require();
 			s.need();
 			// Several new_context calls of one message open one window
-			// (DESIGN.md §5.3.1): the first steers the boundary, the others
+			// (docs/design.md §5.3.1): the first steers the boundary, the others
 			// join it.
 			if (s.remoteWindow) return { content: text(NEW_WINDOW_RESULT), details: { window: s.remoteWindow, merged: true } };
 			const next = nextIdentity(branchIdentity(ctx.sessionManager.getBranch()));

@@ -151,7 +151,7 @@ export function installTree(host: Host, say: Say): void {
 	registerRouters(host, slot, localRouter(host, slot), view);
 
 	// Input is held from the end of the message that calls new_context
-	// (DESIGN.md §5.3.1); a turn_end without a rollover releases it.
+	// (docs/design.md §5.3.1); a turn_end without a rollover releases it.
 	pi.on("message_end", (event, ctx) => {
 		const s = slot.current;
 		if (s && callsNewContext(event.message as { role?: string; content?: unknown })) dispatch(s, { type: "called" }, ctx);
