@@ -75,7 +75,7 @@ type RolloverCreated struct {
 	RolloverID string       `json:"rollover_id"`
 	State      string       `json:"state" enum:"pending"`
 	ToolResult string       `json:"tool_result" doc:"The new_context tool result text to return to the model."`
-	Merged     bool         `json:"merged" doc:"true: a pending rollover requested on this branch already existed and this call joined it (Codex merges repeated new_context calls into one rollover, reference §1.3)."`
+	Merged     bool         `json:"merged" doc:"true: a pending rollover requested on this branch already existed and this call joined it (Codex merges repeated new_context calls into one rollover: docs/codex-contract.md \"new_context\")."`
 	Rollover   RolloverInfo `json:"rollover"`
 }
 

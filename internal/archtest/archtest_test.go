@@ -34,7 +34,7 @@ func TestOneWayImports(t *testing.T) {
 		for _, d := range deps {
 			for _, u := range upper {
 				if d == u {
-					t.Errorf("contextd/%s depends on %s: the lower packages must not import the coordinator or the api (issue 13)", p, u)
+					t.Errorf("contextd/%s depends on %s: the lower packages must not import the coordinator or the api (docs/design.md §2)", p, u)
 				}
 			}
 		}

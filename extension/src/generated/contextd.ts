@@ -880,7 +880,7 @@ export interface components {
             number: number;
         };
         CoordinatorRolloverCreated: {
-            /** @description true: a pending rollover requested on this branch already existed and this call joined it (Codex merges repeated new_context calls into one rollover, reference §1.3). */
+            /** @description true: a pending rollover requested on this branch already existed and this call joined it (Codex merges repeated new_context calls into one rollover: docs/codex-contract.md "new_context"). */
             merged: boolean;
             rollover: components["schemas"]["CoordinatorRolloverInfo"];
             rollover_id: string;
