@@ -7,7 +7,7 @@ import { recordAnswer } from "./answerlog.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { components, operations, paths } from "./generated/contextd.ts";
-import { adopt, launch, type Probe } from "./launcher.ts";
+import { adopt, type Discovery, launch, type Probe } from "./launcher.ts";
 import type { Settings } from "./settings.ts";
 import { ContextdError, DISCOVERY_FILE, type Endpoint, healthy, type ProblemCode, parseEndpoint, readDiscovery, readToken, Transport, UnreachableError } from "./transport.ts";
 
@@ -112,6 +112,7 @@ export function fillPath(template: string, params: Record<string, string> = {}):
 }
 
 export { ContextdError, healthy, type ProblemCode } from "./transport.ts";
+export type { Discovery } from "./launcher.ts";
 
 /**
  * The endpoint of the contextd that serves this user (transport.ts): the
@@ -309,12 +310,6 @@ export async function connect(s: Settings): Promise<Contextd> {
 	throw first;
 }
 
-/** The discovery file's record ({url, pid, version}) as launcher.ts reads it, after transport.ts's ownership and mode checks; undefined when there is none. */
-export interface Discovery {
-	url: string;
-	pid: number;
-	version: string;
-}
 
 /** Reads <stateDir>/contextd.json (the discovery file) into a Discovery; undefined when transport.ts's checks refuse it or it names no url (pid 0 and version "" when those are missing). */
 export function discoveryRecord(stateDir: string): Discovery | undefined {

@@ -27,7 +27,13 @@ import { accessSync, chmodSync, closeSync, constants, mkdirSync, openSync, readd
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { delimiter, dirname, join } from "node:path";
-import type { Discovery } from "./client.ts";
+
+/** The discovery file's record ({url, pid, version}) as launcher.ts reads it, after transport.ts's ownership and mode checks; undefined when there is none. */
+export interface Discovery {
+	url: string;
+	pid: number;
+	version: string;
+}
 
 /** Where the binary came from. */
 export type BinarySource = "configured" | "bundled" | "path";

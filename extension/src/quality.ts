@@ -3,7 +3,9 @@
 // get_context_remaining, and the reset-log lines of /contextd. Pure
 // functions over Pi's entries and numbers, so they run in unit tests.
 import type { BranchEntry } from "./branch.ts";
-import type { Schemas } from "./client.ts";
+import type { components } from "./generated/contextd.ts";
+
+type Schemas = components["schemas"];
 import { WINDOW_TYPE } from "./generated/rules.ts";
 import { identityOf } from "./windows.ts";
 

@@ -7,7 +7,9 @@
 // (generated/rules.ts); test/rules.test.ts requires the rendering to equal
 // contextd's own (coordinator.BoundaryContent).
 import { randomUUID } from "node:crypto";
-import type { Schemas } from "./client.ts";
+import type { components } from "./generated/contextd.ts";
+
+type Schemas = components["schemas"];
 import { BOUNDARY_KIND, GUIDANCE, MAX_HINT_BYTES, WINDOW_TYPE } from "./generated/rules.ts";
 
 /** A boundary's details.contextManagement: which window it opens and the chain it belongs to (coordinator.WindowIdentity). */
