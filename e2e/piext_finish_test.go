@@ -61,10 +61,19 @@ func TestPiExtensionFinishInterruptedRollover(t *testing.T) {
 				} else {
 					r.startContextd()
 					p.command(map[string]any{"type": "prompt", "message": "/contextd finish"})
-					p.waitFor("the finish report", 30*time.Second, func([]map[string]any) bool { return len(p.notices("info")) > 0 })
-					if got := p.notices("info")[0]; !strings.HasPrefix(got, "contextd: finished the interrupted rollover ") ||
-						!strings.HasSuffix(got, ": appended codex-context-tree-archive, codex-context-note-snapshot, codex-context-window") {
-						t.Errorf("/contextd finish said %q", got)
+					// The finish report among the info notices (the new window's
+					// "context window 1 started" notice may come first).
+					report := func() string {
+						for _, n := range p.notices("info") {
+							if strings.HasPrefix(n, "contextd: finished the interrupted rollover ") {
+								return n
+							}
+						}
+						return ""
+					}
+					p.waitFor("the finish report", 30*time.Second, func([]map[string]any) bool { return report() != "" })
+					if got := report(); !strings.HasSuffix(got, ": appended codex-context-tree-archive, codex-context-note-snapshot, codex-context-window") {
+						t.Errorf("/contextd finish said %q; info notices: %q", got, p.notices("info"))
 					}
 				}
 				_, sid, es := r.session()

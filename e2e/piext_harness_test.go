@@ -255,7 +255,7 @@ type piProc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr bytes.Buffer
+	stderr lockedBuffer // Pi's stderr, written by exec's copying goroutine while tests read it
 	mu     sync.Mutex
 	events []map[string]any
 	done   chan struct{}
@@ -767,4 +767,24 @@ func anyContains(q request, s string) bool {
 		}
 	}
 	return false
+}
+
+// lockedBuffer is a bytes.Buffer safe for one writer goroutine (exec's
+// copy of a child's output) and readers in the test at the same time.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String is what was written so far.
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -92,7 +92,7 @@ func TestPiExtensionStatusWithoutRollovers(t *testing.T) {
 		before := len(r.loggedAnswers())
 		_, stderr := r.printArgs(t, v, "local", "-c", "/contextd")
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")
-		want := []string{"contextd mode: local", "contextd: http://" + r.addr + " (healthy)", "window 0 (", "archives: 0", "no pending rollover", "no rollovers yet"}
+		want := []string{"contextd mode: local", "contextd: http://" + r.addr + " (healthy)", "window 0 (", "context used in this window: ", "no pending rollover", "no rollovers yet"}
 		if len(lines) != len(want) {
 			t.Fatalf("stderr has %d lines, want %d:\n%s", len(lines), len(want), stderr)
 		}

@@ -104,12 +104,13 @@ done
 ext=$stage/pi-contextd
 mkdir -p "$ext"
 cp -r extension/src "$ext/src"
+cp -r extension/contextd "$ext/contextd" # the entry Pi loads (package.json "pi"), named contextd in Pi's list
 cp release/npm-README.md "$ext/README.md"
 PKG_VERSION=$version PKG_TARGETS="${all[*]}" node -e '
 	const p = require("./extension/package.json");
 	delete p.devDependencies;
 	delete p.scripts;
-	p.files = ["src/"];
+	p.files = ["contextd/", "src/"];
 	p.optionalDependencies = Object.fromEntries(process.env.PKG_TARGETS.split(" ").map((t) => [`pi-contextd-${t}`, process.env.PKG_VERSION]));
 	process.stdout.write(JSON.stringify(p, null, 2) + "\n");' >"$ext/package.json"
 (cd "$ext" && npm pack --silent --pack-destination "$out" >/dev/null)

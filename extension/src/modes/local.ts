@@ -7,7 +7,7 @@
 // and queued after the boundary (input_hold.ts). Earlier windows stay on
 // the branch, hidden from the model by contextd's projection and readable
 // through `history`.
-import { ctxLeafBody } from "../branch.ts";
+import { branchIdentity, ctxLeafBody } from "../branch.ts";
 import { type Host, text } from "../host.ts";
 import { callsNewContext, onInput, releaseHold, startHold } from "../input_hold.ts";
 import { installLifecycle } from "../lifecycle.ts";
@@ -53,7 +53,9 @@ export function installLocal(host: Host, say: Say): void {
 			const ans = await c.request("rollover-create", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
 			if (slot.live(s, ctx, "new_context's rollover")) s.localRollover = ans.rollover_id;
 			const t = guard.warning ? `${ans.tool_result}\n${guard.warning}` : ans.tool_result;
-			return { content: text(t), details: { rollover_id: ans.rollover_id, merged: ans.merged, notes_warning: !!guard.warning } };
+			// The window the next model call is in: one past the branch's (calls of one message share it).
+			const next = (branchIdentity(ctx.sessionManager.getBranch())?.windowNumber ?? 0) + 1;
+			return { content: text(t), details: { rollover_id: ans.rollover_id, merged: ans.merged, notes_warning: !!guard.warning, window: { windowNumber: next } } };
 		},
 	});
 
