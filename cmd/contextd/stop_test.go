@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"contextd/discovery"
 )
@@ -28,10 +29,19 @@ func TestStop(t *testing.T) {
 	if want := "stopped contextd pid " + strconv.Itoa(pid) + " (" + c.url + ", version "; !strings.HasPrefix(out, want) {
 		t.Errorf("stop printed %q, want %q...", out, want)
 	}
+	// The process has exited when stop returns: it is gone, or a zombie
+	// this test's Wait goroutine has not reaped yet (proc(5): state Z).
+	// The channel below closes only after that goroutine runs, so it is
+	// not the check; it is awaited so waitErr can be read.
+	if stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+		if f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:])); len(f) == 0 || f[0] != "Z" {
+			t.Fatalf("stop returned while pid %d still runs: /proc stat %q", pid, stat)
+		}
+	}
 	select {
 	case <-c.exited:
-	default:
-		t.Fatal("stop returned before the process exited")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the exited process was not reaped within 10 s")
 	}
 	if c.waitErr != nil {
 		t.Errorf("contextd exited with %v after SIGTERM, want 0 (graceful shutdown)", c.waitErr)
