@@ -19,7 +19,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 
 	"contextd/session"
 )
@@ -230,7 +229,7 @@ func Render(e *session.Entry, d *session.Decoded, calls CallLookup) (Item, bool)
 	default:
 		return Item{}, false
 	}
-	it.Chars = utf8.RuneCountInString(it.Text)
+	it.Chars = runeCount(it.Text)
 	return it, true
 }
 
@@ -252,7 +251,7 @@ func RenderReplacement(c *session.Content) Item {
 			break
 		}
 	}
-	it.Chars = utf8.RuneCountInString(it.Text)
+	it.Chars = runeCount(it.Text)
 	return it
 }
 
