@@ -44,6 +44,7 @@ type config struct {
 	query                          string
 	n, nSearch, coldRuns           int
 	out                            string
+	many                           manyConfig
 }
 
 func main() {
@@ -65,6 +66,11 @@ func main() {
 	flag.StringVar(&c.label, "label", "", "prefix of every metric (the session size, e.g. \"128 MiB\")")
 	flag.BoolVar(&c.quick, "quick", false, "cold index, search and /branch?tail only (the figures taken at every size)")
 	flag.StringVar(&c.out, "out", "", "also write the results as JSON here")
+	flag.IntVar(&c.many.sessions, "many-sessions", 8, "many-clients step: sessions, each with its own writer and client (0: skip the step)")
+	flag.IntVar(&c.many.mb, "many-mb", 8, "many-clients step: MiB of each generated session")
+	flag.IntVar(&c.many.secs, "many-secs", 30, "many-clients step: seconds of appending")
+	flag.IntVar(&c.many.bigEvery, "many-big-every", 30, "many-clients step: one tool result in this many is 1-5 MB")
+	onlyMany := flag.Bool("only-many", false, "run the many-clients step alone (-bin, -state and the -many flags)")
 	merge := flag.Bool("merge", false, "print one table of the results JSON files given as arguments, and exit")
 	flag.Parse()
 	if *merge {
@@ -82,6 +88,18 @@ func main() {
 			rows = append(rows, rs...)
 		}
 		printTable(os.Stdout)
+		return
+	}
+	if *onlyMany {
+		label = c.label
+		err := manyStep(c, c.many)
+		if err == nil {
+			err = finish(c)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "load:", err)
+			os.Exit(1)
+		}
 		return
 	}
 	if err := run(c); err != nil {
@@ -823,6 +841,13 @@ func run(c config) error {
 	if c.bigSessions != "" {
 		if err := bigStep(c); err != nil {
 			naRow("1 GiB file: peak RSS while indexing", "error: "+err.Error())
+		}
+	}
+
+	// 9. Many sessions appended to at once, each with its client.
+	if c.many.sessions > 0 {
+		if err := manyStep(c, c.many); err != nil {
+			naRow("many clients", "error: "+err.Error())
 		}
 	}
 
