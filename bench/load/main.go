@@ -39,7 +39,7 @@ type config struct {
 	piJSON, piTimeRSS              string
 	pi16JSON, pi16TimeRSS          string
 	label                          string
-	quick                          bool
+	quick, coldOnly                bool
 	bigSessions, bigManifest       string
 	query                          string
 	n, nSearch, coldRuns           int
@@ -64,6 +64,7 @@ func main() {
 	flag.StringVar(&c.pi16JSON, "pi16", "", "output of bench/pi-open.mjs FILE 1.6 (empty: no Pi 1.6 figures)")
 	flag.StringVar(&c.pi16TimeRSS, "pi16-time", "", "/usr/bin/time -v output of the Pi 1.6 runs")
 	flag.StringVar(&c.label, "label", "", "prefix of every metric (the session size, e.g. \"128 MiB\")")
+	flag.BoolVar(&c.coldOnly, "cold-only", false, "the full-index and first-answer runs only")
 	flag.BoolVar(&c.quick, "quick", false, "cold index, search and /branch?tail only (the figures taken at every size)")
 	flag.StringVar(&c.out, "out", "", "also write the results as JSON here")
 	flag.IntVar(&c.many.sessions, "many-sessions", 8, "many-clients step: sessions, each with its own writer and client (0: skip the step)")
@@ -687,6 +688,10 @@ func run(c config) error {
 	absRow("first answer (tree preview): GC share of CPU", "%", gcShare, 15, fmt.Sprintf("GC CPU (gctrace: stop-the-world, assist, background and idle marking) / process CPU; median GC %.2f CPU-s, of which idle marking %.2f; without idle marking %.1f%%",
 		medianF(durSeconds(gcs)), medianF(durSeconds(idles)), busyShare))
 
+	if c.coldOnly {
+		srv.stop()
+		return finish(c)
+	}
 	if c.quick {
 		if err := searchAndTail(srv, c, m, jsonlBytes, branchPath); err != nil {
 			return err
