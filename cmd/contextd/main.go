@@ -424,13 +424,14 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	hs := api.HTTPServer(srv.Handler())
+	conns := api.NewConnMetrics(mreg)
 	errc := make(chan error, 2)
 	serving = true
-	go func() { errc <- hs.Serve(api.LimitListener(ln, c.MaxConns)) }()
+	go func() { errc <- hs.Serve(api.LimitListener(ln, c.MaxConns, conns.Listener("tcp"))) }()
 	if sockLn != nil {
 		// A cap of its own: slow or many TCP clients, which any local
 		// user can open, never starve the socket only the user can open.
-		go func() { errc <- hs.Serve(api.LimitListener(sockLn, c.MaxConns)) }()
+		go func() { errc <- hs.Serve(api.LimitListener(sockLn, c.MaxConns, conns.Listener("unix"))) }()
 	}
 	log.Info("contextd listening", "addr", ln.Addr().String(), "socket", info.Socket, "sessions_dir", index.Root(), "sessions_dir_from", c.sessionsFromFlag(),
 		"token_file", filepath.Join(c.StateDir, "token"), "state_dir", c.StateDir, "default_mode", c.DefaultMode, "version", buildinfo.Read().Version)
