@@ -3,6 +3,7 @@
 // null or missing fields: an older contextd answered GET …/rollovers with
 // `null` for a session without rollovers) and Pi's own view of the branch.
 // index.ts runs the requests and Pi's API calls these functions plan.
+import { prefixed } from "./notify.ts";
 import { type ResetEntry, resetLogLines } from "./quality.ts";
 
 /** The /contextd subcommands, in the order help and completion list them, each with its one-line description. */
@@ -104,7 +105,7 @@ export interface StatusInput {
 export function statusLines(s: StatusInput): string[] {
 	const lines = [`contextd mode: ${s.mode}`];
 	if (!s.url) {
-		lines.push(`contextd: ${s.unavailable ?? "not connected"}`);
+		lines.push(prefixed(s.unavailable ?? "not connected"));
 	} else {
 		lines.push(`contextd: ${s.url} (${s.healthy ? "healthy" : "not answering /healthz; start it with `contextd serve`, then /reload"})`);
 	}

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { branchIdentity, ctxLeafBody } from "./branch.ts";
 import { completions, finishPlan, helpLines, logLines, parseCommand, type SessionAnswer, type StatusInput, statusLines, stillMissing } from "./command.ts";
 import type { Host } from "./host.ts";
+import { prefixed } from "./notify.ts";
 import { ensureWindow } from "./localindex.ts";
 import type { ResetEntry } from "./quality.ts";
 import type { PlannedEntry } from "./rollover.ts";
@@ -128,7 +129,7 @@ export function registerStatus(host: Host, slot: SessionSlot, actions: CommandAc
 		description: "contextd: status (default), new, mode local|tree|off, finish, log, help",
 		getArgumentCompletions: (prefix) => completions(prefix),
 		handler: async (args, ctx) => {
-			const lines = await runCommand(host, slot, actions, args, ctx).catch((err: unknown) => [`contextd: ${(err as Error).message}`]);
+			const lines = await runCommand(host, slot, actions, args, ctx).catch((err: unknown) => [prefixed((err as Error).message)]);
 			if (lines.length === 0) return; // nothing to say, or the extension reloaded (/contextd mode) and ctx is stale
 			host.notify(ctx, lines.join("\n"), "info");
 			view?.refresh(ctx);

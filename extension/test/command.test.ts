@@ -84,7 +84,7 @@ test("status after rollovers, with usage, an auto-started contextd and an interr
 test("status without contextd: the sentence, nothing else asked", () => {
 	assert.deepEqual(statusLines({ mode: "local", unavailable: "contextd is not reachable at http://127.0.0.1:7467; run `contextd serve`, then /reload" }), [
 		"contextd mode: local",
-		"contextd: contextd is not reachable at http://127.0.0.1:7467; run `contextd serve`, then /reload",
+		"contextd is not reachable at http://127.0.0.1:7467; run `contextd serve`, then /reload",
 		"no window on this branch yet: it starts before the first model call",
 	]);
 	assert.deepEqual(logLines(null), ["no rollovers yet"]);
