@@ -6,7 +6,7 @@ import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { branchIdentity, ctxLeafBody } from "./branch.ts";
-import { completions, finishPlan, helpLines, logLines, parseCommand, type SessionAnswer, type StatusInput, statusLines, stillMissing } from "./command.ts";
+import { completions, finishPlan, helpLines, logLines, parseCommand, type StatusInput, statusLines, stillMissing } from "./command.ts";
 import type { Host } from "./host.ts";
 import { prefixed } from "./notify.ts";
 import { ensureWindow } from "./localindex.ts";
@@ -84,7 +84,7 @@ async function statusInput(host: Host, actions: CommandActions, s: SessionState 
 	if (!s || !c) return { ...base, unavailable: s?.unavailable ?? NOT_CONNECTED };
 	const out: StatusInput = { ...base, url: c.url, healthy: await host.healthy(c.url) };
 	try {
-		out.session = (await c.request("get-session", { path: s.params })) as SessionAnswer | null;
+		out.session = await c.request("get-session", { path: s.params });
 		if (actions.resetLog) out.log = (await c.request("rollover-log", { path: s.params }))?.rollovers ?? null;
 	} catch (err) {
 		out.sessionError = (err as Error).message;
@@ -96,7 +96,7 @@ async function statusInput(host: Host, actions: CommandActions, s: SessionState 
 async function finish(host: Host, slot: SessionSlot, actions: CommandActions, s: SessionState, ctx: ExtensionCommandContext): Promise<string[]> {
 	if (!actions.resetLog) return [`nothing to finish in ${host.settings.mode} mode`];
 	const c = s.need();
-	const plan = finishPlan((await c.request("get-session", { path: s.params })) as SessionAnswer | null);
+	const plan = finishPlan(await c.request("get-session", { path: s.params }));
 	const windowLine = () => `context window ${branchIdentity(ctx.sessionManager.getBranch())?.windowNumber ?? "?"} started`;
 	switch (plan.kind) {
 		case "nothing":
