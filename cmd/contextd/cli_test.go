@@ -126,7 +126,7 @@ func TestNonsenseValuesRefused(t *testing.T) {
 		{nil, append([]string{"serve", "--memory-limit", "-1"}, base...), "--memory-limit -1 is negative"},
 		{nil, append([]string{"reindex", "--memory-limit", "-1"}, base...), "--memory-limit -1 is negative"},
 		{nil, append([]string{"serve", "--memory-limit", "1000"}, base...), "--memory-limit 1000 is under 16 MiB"},
-		{map[string]string{"CONTEXTD_MEMORY_LIMIT": "lots"}, append([]string{"serve"}, base...), `CONTEXTD_MEMORY_LIMIT="lots" is not an integer`},
+		{map[string]string{"CONTEXTD_MEMORY_LIMIT": "lots"}, append([]string{"serve"}, base...), `CONTEXTD_MEMORY_LIMIT="lots" is not a size`},
 		{map[string]string{"CONTEXTD_MAX_CONNS": "many"}, append([]string{"serve"}, base...), `CONTEXTD_MAX_CONNS="many" is not an integer`},
 		{map[string]string{"CONTEXTD_ALLOW_NON_LOOPBACK": "yes please"}, append([]string{"serve"}, base...), `CONTEXTD_ALLOW_NON_LOOPBACK="yes please": set 1 or 0`},
 		{nil, append([]string{"serve", "--max-conns", "-1"}, base...), "--max-conns -1 is negative"},
