@@ -6,6 +6,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { branchIdentity, ctxLeafBody } from "./branch.ts";
 import { type Host, text } from "./host.ts";
 import type { Result } from "./client.ts";
+import { withBoundary } from "./compaction.ts";
 import { applyProjection } from "./projection.ts";
 import { contextRemaining, contextRemainingAfterRollover, deliveredThresholds, dueReminder, guardDecision, reminderMessage } from "./quality.ts";
 import type { PlannedEntry } from "./rollover.ts";
@@ -116,7 +117,10 @@ export function installLocalHooks(host: Host, slot: SessionSlot): void {
 		warnConcurrentWriters(host, s, ctx, ans.problems);
 		if (ans.awaiting_file) return;
 		try {
-			return { messages: applyProjection(event.messages as never[], ans.projection) };
+			// After a compaction cut the window's boundary away, it is sent
+			// again at the head (compaction.ts withBoundary).
+			const messages = withBoundary(applyProjection(event.messages as never[], ans.projection), ctx.sessionManager.getBranch() as never[]);
+			return { messages: messages as typeof event.messages };
 		} catch (err) {
 			host.notify(ctx, `contextd: ${(err as Error).message}; the request was stopped`, "error");
 			ctx.abort();
