@@ -174,3 +174,95 @@ func anyContainsKind(reqs []request, kind, s string) bool {
 	}
 	return false
 }
+
+// TestPiExtensionRemoteCompactionKeepsCurrentWindow: Remote on the Codex
+// transport, window 0 (new_context) then window 1 with three turns, then
+// a manual compaction (RPC compact, as /compact). Pi's summarization
+// request holds window 1's messages only; the request after the
+// compaction starts with window 1's boundary (sent again by the
+// extension), then Pi's summary, and holds nothing of window 0.
+func TestPiExtensionRemoteCompactionKeepsCurrentWindow(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		codex := newFakeCodex(t)
+		resp := newFakeResponses(t, [][]map[string]any{
+			{nsCall("", "new_context", `{}`)}, // 0
+			{textItem(1, "W1-REPLY-ONE")},     // 1
+			{textItem(2, "W1-REPLY-TWO")},     // 2
+			{textItem(3, "W1-REPLY-THREE")},   // 3
+			{textItem(4, "W1-REPLY-FOUR")},    // 4
+		})
+		r := codexRig(t, v, resp.srv.URL)
+		r.writeSettings(map[string]any{"transport": "sse", "compaction": map[string]any{"keepRecentTokens": 1}})
+		r.startContextd("--codex-base-url", codex.srv.URL)
+		p := r.startPi()
+		p.prompt("WIN0-PROMPT: plan the work", 1)
+		p.prompt("W1-PROMPT-TWO", 2)
+		p.prompt("W1-PROMPT-THREE", 3)
+		p.send(map[string]any{"type": "compact", "id": "compact"})
+		p.waitFor("the compact response", 60*time.Second, func(evs []map[string]any) bool {
+			for _, e := range evs {
+				if e["type"] == "response" && e["id"] == "compact" {
+					return true
+				}
+			}
+			return false
+		})
+		p.prompt("W1-PROMPT-FOUR", 4)
+		_, _, es := r.session()
+		bs := boundaries(es)
+		if len(bs) != 2 {
+			t.Fatalf("boundaries = %d, want 2", len(bs))
+		}
+		w0, w1 := windowOf(t, bs[0]), windowOf(t, bs[1])
+		window0 := []string{"WIN0-PROMPT", "Current context window id: " + w0.CurrentWindowID}
+		resp.mu.Lock()
+		summaries := append([]map[string]any(nil), resp.summaries...)
+		resp.mu.Unlock()
+		if len(summaries) == 0 {
+			t.Fatalf("no summarization request; events %s", summarizeEvents(p.snapshot()))
+		}
+		all := ""
+		for _, q := range summaries {
+			s := mustJSON(q["input"])
+			all += s
+			for _, w := range window0 {
+				if strings.Contains(s, w) {
+					t.Errorf("a summarization request holds %q of window 0", w)
+				}
+			}
+		}
+		if !strings.Contains(all, "W1-REPLY-ONE") {
+			t.Error("no summarization request holds window 1's first reply")
+		}
+		reqs := resp.requests()
+		if len(reqs) != 5 {
+			t.Fatalf("Responses requests = %d, want 5", len(reqs))
+		}
+		conv := conversationItems(reqs[4])
+		if len(conv) < 3 {
+			t.Fatalf("the request after the compaction: %s", mustJSON(conv))
+		}
+		if s := mustJSON(conv[0]); !strings.Contains(s, "Current context window id: "+w1.CurrentWindowID) {
+			t.Errorf("the request after the compaction starts with %.300s, want window 1's boundary", s)
+		}
+		if s := mustJSON(conv[1]); !strings.Contains(s, "Summary ") {
+			t.Errorf("the second item is %.300s, want Pi's compaction summary", s)
+		}
+		if s := mustJSON(conv[len(conv)-1]); !strings.Contains(s, "W1-PROMPT-FOUR") {
+			t.Errorf("the last item is %.300s, want the new prompt", s)
+		}
+		in := mustJSON(reqs[4]["input"])
+		for _, w := range window0 {
+			if strings.Contains(in, w) {
+				t.Errorf("the request after the compaction holds %q of window 0", w)
+			}
+		}
+		want := "contextd: compacting context window 1 only; earlier windows stay readable with the history tool"
+		if n := strings.Count(strings.Join(p.notices("info"), "\n"), want); n != 1 {
+			t.Errorf("info notices %q: want %q once", p.notices("info"), want)
+		}
+		if n := p.notices("error"); len(n) != 0 {
+			t.Errorf("UI errors: %q", n)
+		}
+	})
+}
