@@ -978,13 +978,22 @@ export interface components {
                 [key: string]: number;
             };
             file: string;
+            /**
+             * Format: int64
+             * @description Size of the session file in bytes when it was listed (0 when it cannot be read).
+             */
+            file_bytes: number;
             header: components["schemas"]["SessionHeader"];
             /** @description A rollover whose branch summary landed but whose manifest did not; its commit can be retried. */
             incomplete_rollover: components["schemas"]["CoordinatorIncompleteRollover"] | null;
+            /** @description The session has a derived index: it was used (registered, or a route read its content) since it was last evicted. GET /v1/sessions indexes nothing: a session not indexed is listed from its header and file metadata, with mode the registration's or the default, and entries, bytes, leaf, windows, archives and skipped empty (docs/index-and-search.md, Index only what is used). */
+            indexed: boolean;
             /** @description Pi's default leaf: the last entry. */
             leaf: string;
             /** @enum {string} */
             mode: "off" | "local" | "tree" | "remote";
+            /** @description The session file's mtime (RFC 3339, UTC) when it was listed; absent when it cannot be read. */
+            modified_at?: string;
             /** @description No boundary on the active branch: the extension should append one (POST …/windows). */
             needs_boundary: boolean;
             problems: components["schemas"]["CoordinatorSessionProblem"][];
@@ -1032,10 +1041,19 @@ export interface components {
             /** Format: int64 */
             entries: number;
             file: string;
+            /**
+             * Format: int64
+             * @description Size of the session file in bytes when it was listed (0 when it cannot be read).
+             */
+            file_bytes: number;
+            /** @description The session has a derived index: it was used (registered, or a route read its content) since it was last evicted. GET /v1/sessions indexes nothing: a session not indexed is listed from its header and file metadata, with mode the registration's or the default, and entries, bytes, leaf, windows, archives and skipped empty (docs/index-and-search.md, Index only what is used). */
+            indexed: boolean;
             /** @description Pi's default leaf: the last entry. */
             leaf: string;
             /** @enum {string} */
             mode: "off" | "local" | "tree" | "remote";
+            /** @description The session file's mtime (RFC 3339, UTC) when it was listed; absent when it cannot be read. */
+            modified_at?: string;
             problems: components["schemas"]["CoordinatorSessionProblem"][];
             registered: boolean;
             session_id: string;
