@@ -298,7 +298,7 @@ func (x *Index) enforce(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		freed, ok, err := x.evict(ctx, c.path)
+		freed, ok, err := x.evict(ctx, c.path, c.used)
 		if err != nil {
 			return err
 		}
@@ -330,15 +330,16 @@ func (x *Index) lastUsed(path string) int64 {
 
 // evict drops the derived data of the session at path: its rows, its
 // files under texts/ and its in-memory tree and items; it reports the
-// bytes freed and false when the session was in use (a sync holds it, or
-// its full index is pending behind a tree preview) and was left alone.
-func (x *Index) evict(ctx context.Context, path string) (int64, bool, error) {
+// bytes freed and false when the session was in use (a sync holds it, a
+// request used it after lastUsed, when it was chosen, or its full index is
+// pending behind a tree preview) and was left alone.
+func (x *Index) evict(ctx context.Context, path string, lastUsed int64) (int64, bool, error) {
 	s := x.Session(path)
 	if !s.syncMu.TryLock() {
 		return 0, false, nil
 	}
 	defer s.syncMu.Unlock()
-	if s.preview != nil {
+	if s.preview != nil || s.used.Load() > lastUsed {
 		return 0, false, nil
 	}
 	if beforeEvict != nil {
