@@ -648,8 +648,16 @@ func newLogger(c *config, w io.Writer) *slog.Logger {
 // registerIndexGauges exports the sessions and entries counts, read from
 // the index when scraped.
 func registerIndexGauges(reg prometheus.Registerer, x *store.Index) {
-	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "contextd_sessions", Help: "Session files known to the index."},
-		func() float64 { return float64(len(x.Sessions())) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "contextd_sessions", Help: "Sessions whose derived index is loaded (used since contextd started, not evicted since)."},
+		func() float64 {
+			n := 0
+			for _, s := range x.Sessions() {
+				if s.Indexed() {
+					n++
+				}
+			}
+			return float64(n)
+		}))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "contextd_entries", Help: "Entries indexed over all sessions."},
 		func() float64 {
 			n := 0
