@@ -53,6 +53,9 @@ type Session struct {
 	// mu (which would wait for every reader in progress and hold off new
 	// ones).
 	syncedAt atomic.Int64
+	// used is when a request last synced the session (Unix ns; 0: not
+	// since contextd started): the order of eviction (budget.go).
+	used atomic.Int64
 
 	// snap is the last published snapshot (publishLocked), what
 	// readers read.
@@ -140,6 +143,7 @@ func (s *Session) textSnap() *textSnap {
 // return after building only the tree (see preview.go); ReadTree then
 // serves it, and the full index follows in the background.
 func (s *Session) Sync(ctx context.Context) error {
+	s.touch()
 	if IsTreeOnly(ctx) {
 		return s.syncTree(ctx)
 	}
@@ -243,7 +247,9 @@ func (s *Session) syncFile(ctx context.Context, db *DB) error {
 	s.mtime = fi.ModTime()
 	if size > s.next {
 		s.check.mtime, s.check.ctime = times(fi)
-		if err := s.ingest(ctx, db, cutReader{f: f, size: size}, size); err != nil {
+		err := s.ingest(ctx, db, cutReader{f: f, size: size}, size)
+		s.x.grew(s.path) // measured for the disk budget (budget.go), also after a partial ingest
+		if err != nil {
 			return err
 		}
 	}
