@@ -280,11 +280,12 @@ func (s *Session) batch(ctx context.Context, db *DB, f io.ReaderAt, tf *os.File,
 		return false, err
 	}
 	s.check = check
-	// 3. publish, and let the search filters of the frames now committed
-	// be built beside the next batch (blocks.go): a search right after a
-	// large index then finds (nearly) every record.
+	// 3. publish. The search filters of the new frames are built once the
+	// sync ends (syncLocked kicks the builder), not beside the next batch:
+	// on two cores the builder took the core the text compression and the
+	// rest of the machine need, and the first /context and history answer
+	// wait for the whole sync (blocks.go).
 	s.publishBatch(b, next, size, newTextSize, merged)
-	s.kickBlocks()
 	if afterBatchCommit != nil {
 		afterBatchCommit(s)
 	}
