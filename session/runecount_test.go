@@ -1,4 +1,4 @@
-package history
+package session
 
 import (
 	"math/rand/v2"

@@ -1,8 +1,8 @@
-package history
+package session
 
 import "unicode/utf8"
 
-// runeCount is utf8.RuneCountInString(s) (Item.Chars: Unicode code points,
+// runeCount is utf8.RuneCountInString(s) (history.Item.Chars: Unicode code points,
 // an invalid UTF-8 byte counting as one), eight ASCII bytes at a time. It
 // runs over every rendered item text while a session is indexed, most of
 // it ASCII (tool output, code); the standard library's count decodes one
