@@ -28,10 +28,13 @@ import (
 type Archives struct {
 	invalid func(reason string) // called once per invalid manifest (nil: none)
 
-	mu      sync.Mutex
-	byPath  map[string]*cached // at most maxFiles, the least recently indexed dropped
-	clock   uint64
-	counted map[string]bool // path + "\x00" + manifest id: invalid manifests already counted
+	mu     sync.Mutex
+	byPath map[string]*cached // at most maxFiles, the least recently indexed dropped
+	clock  uint64
+	// counted holds, per file, the entry ids of the invalid manifests
+	// already counted; kept for the files byPath keeps (prune), so a file
+	// dropped and read again counts its invalid manifests again.
+	counted map[string]map[string]bool
 }
 
 // maxFiles bounds the session files whose archive indexes are kept: a
@@ -85,7 +88,7 @@ type shaAt struct {
 // per invalid manifest the first time an index of its file lists it, with
 // the manifest's first reason (Manifest.Reasons[0]); callers count them.
 func New(invalid func(reason string)) *Archives {
-	return &Archives{invalid: invalid, byPath: map[string]*cached{}, counted: map[string]bool{}}
+	return &Archives{invalid: invalid, byPath: map[string]*cached{}, counted: map[string]map[string]bool{}}
 }
 
 // Index returns the archive index of v's tree, building it when the tree
@@ -137,11 +140,17 @@ func (a *Archives) Index(v *store.View) (*Index, error) {
 		if m.Valid {
 			continue
 		}
-		key := v.Path + "\x00" + m.EntryID
-		if a.counted[key] {
+		seen := a.counted[v.Path]
+		if seen[m.EntryID] {
 			continue
 		}
-		a.counted[key] = true
+		if seen == nil {
+			seen = map[string]bool{}
+			if a.byPath[v.Path] != nil { // not pruned since entry: bounded with byPath
+				a.counted[v.Path] = seen
+			}
+		}
+		seen[m.EntryID] = true
 		if a.invalid != nil {
 			a.invalid(m.Reasons[0])
 		}
@@ -240,8 +249,8 @@ func (a *Archives) Branch(v *store.View, leaf string, seqs []int, rules session.
 	return key.br, nil
 }
 
-// prune drops the least recently indexed files beyond maxFiles (a.mu
-// held).
+// prune drops the least recently indexed files beyond maxFiles, with
+// their counted manifests (a.mu held).
 func (a *Archives) prune() {
 	for len(a.byPath) > maxFiles {
 		oldest := ""
@@ -251,5 +260,6 @@ func (a *Archives) prune() {
 			}
 		}
 		delete(a.byPath, oldest)
+		delete(a.counted, oldest)
 	}
 }
