@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"errors"
+	"io"
 	"os"
 	"runtime"
 	"syscall"
@@ -39,6 +41,18 @@ var PreviewMinBytes int64 = 4 << 20
 // beforeBackgroundSync, when set (tests), runs before the background
 // full sync that follows a tree preview.
 var beforeBackgroundSync func()
+
+// beforePreviewRead, when set (tests), runs before each read of the
+// session file by a tree preview, with the read's offset.
+var beforePreviewRead func(off int64)
+
+// hookedReader calls beforePreviewRead before each read of f.
+type hookedReader struct{ f io.ReaderAt }
+
+func (r hookedReader) ReadAt(p []byte, off int64) (int, error) {
+	beforePreviewRead(off)
+	return r.f.ReadAt(p, off)
+}
 
 type treeOnlyKey struct{}
 
@@ -103,12 +117,7 @@ func (s *Session) syncTree(ctx context.Context) error {
 	if s.next > 0 || s.tree != nil || s.x.closing.Load() {
 		return s.syncLocked(ctx)
 	}
-	f, fi, ok := s.openFile()
-	if !ok {
-		return s.syncLocked(ctx)
-	}
-	p, err := s.buildPreview(ctx, f, fi)
-	f.Close()
+	p, err := s.previewFile(ctx)
 	if err != nil {
 		return err
 	}
@@ -145,6 +154,30 @@ func (s *Session) syncTree(ctx context.Context) error {
 	return nil
 }
 
+// previewFile builds the tree preview of the session file (nil when it
+// cannot be opened or is under PreviewMinBytes). A file cut while it is
+// read (errFileCut, store/sync.go cutReader: a rewrite truncates, then
+// writes) is read again from a new stat, at most maxCutSyncs times in
+// all, as a sync reads it; after that there is no preview (the caller
+// syncs fully, which retries in turn).
+func (s *Session) previewFile(ctx context.Context) (*treePreview, error) {
+	for n := 1; ; n++ {
+		f, fi, ok := s.openFile()
+		if !ok {
+			return nil, nil
+		}
+		p, err := s.buildPreview(ctx, f, fi)
+		f.Close()
+		if !errors.Is(err, errFileCut) {
+			return p, err
+		}
+		s.x.log.Info("session file was cut while its tree preview read it, reading it again", "path", s.path)
+		if n == maxCutSyncs {
+			return nil, nil
+		}
+	}
+}
+
 // buildPreview reads the complete lines of f (nil when the file is under
 // PreviewMinBytes) into a tree, parsing each line with Parser.TreeOnly.
 func (s *Session) buildPreview(ctx context.Context, f *os.File, fi os.FileInfo) (*treePreview, error) {
@@ -165,8 +198,12 @@ func (s *Session) buildPreview(ctx context.Context, f *os.File, fi os.FileInfo) 
 		}
 		return tree.IDAt(seq)
 	}
+	var r io.ReaderAt = f
+	if beforePreviewRead != nil {
+		r = hookedReader{f}
+	}
 	grown := false
-	next, err := session.ScanLinesBuf(f, 0, size, s.x.opts.MaxLineBytes, make([]byte, session.ReadChunk), func(line []byte, off int64, tooLong bool) error {
+	next, err := session.ScanLinesBuf(cutReader{f: r, size: size}, 0, size, s.x.opts.MaxLineBytes, make([]byte, session.ReadChunk), func(line []byte, off int64, tooLong bool) error {
 		p.stats.Lines++
 		lineNo := max(ps.NextLine, 1)
 		if tooLong {
