@@ -3,11 +3,9 @@ package store
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io/fs"
 	"math/bits"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -124,8 +122,10 @@ const (
 // and by resets; gen changes on every reset so a builder working from an
 // older text size stops; queued is set while the session waits in the
 // index's filter queue (filterbuilder.go). The records are read through a
-// shared mapping of the .blk file (mapped, under mapMu: resets unmap it
-// before truncating).
+// shared mapping of the .blk file (mapped, under mapMu). A reset to no
+// text moves to the next generation's .blk file (textfiles.go) and only
+// unmaps the replaced one; a load truncates the .blk file of its own
+// generation, which no reader has mapped, to the records still valid.
 type blockFilters struct {
 	mu     sync.Mutex
 	gen    atomic.Uint64
@@ -233,13 +233,9 @@ var blockTwoBits = func() (t [4096]uint64) {
 	return t
 }()
 
-func (s *Session) blockPath() string {
-	return filepath.Join(s.x.textDir(), fmt.Sprintf("%d.blk", s.fileID))
-}
+func (s *Session) blockPath() string { return s.textFiles().path("blk") }
 
-func (s *Session) blockCountPath() string {
-	return filepath.Join(s.x.textDir(), fmt.Sprintf("%d.blkn", s.fileID))
-}
+func (s *Session) blockCountPath() string { return s.textFiles().path("blkn") }
 
 // blocksRecorded reads the number of blocks recorded in the .blk file (0
 // when unknown).
@@ -393,7 +389,9 @@ var builderPool = sync.Pool{New: func() any { return new(builderScratch) }}
 // (gen) or Close stops it at the next segment.
 func (s *Session) buildBlocks() error {
 	g := s.blk.gen.Load()
-	v := &s.current().view
+	c, release := s.hold()
+	defer release()
+	v := &c.view
 	snap, blockPath, countPath := v.text, v.blk.path, v.blk.count
 	if snap == nil || v.blk.gen != g {
 		return nil // a reset published since: its own sync kicks a build

@@ -227,19 +227,16 @@ func (x *Index) derivedBytes(ctx context.Context, path string) (int64, bool, err
 	if err != nil {
 		return 0, false, err
 	}
-	for _, p := range x.textFiles(fileID) {
+	paths, _, err := listTextFiles(x.textDir(), fileID)
+	if err != nil {
+		return 0, false, err
+	}
+	for _, p := range paths {
 		if fi, err := os.Stat(p); err == nil {
 			n += fi.Size()
 		}
 	}
 	return n, true, nil
-}
-
-// textFiles are the paths of the files of fileID under texts/ (item text,
-// its frame index, block filters and their count; textstore.go, blocks.go).
-func (x *Index) textFiles(fileID int64) []string {
-	s := Session{x: x, fileID: fileID}
-	return []string{s.framePath(), s.frameIndexPath(), s.blockPath(), s.blockCountPath(), s.legacyTextPath()}
 }
 
 // EnforceBudget measures the sessions that grew and, while the derived
@@ -366,28 +363,42 @@ func (x *Index) evict(ctx context.Context, path string, lastUsed int64) (int64, 
 	if _, err := db.Writer.ExecContext(ctx, `DELETE FROM entry_blocks WHERE file_id=?; DELETE FROM tool_calls WHERE file_id=?; DELETE FROM sessions WHERE file_id=?`, fileID, fileID, fileID); err != nil {
 		return 0, false, err
 	}
-	// Readers of the snapshots before that open the text files from now
-	// on are told the file changed (textFiles); a filter builder stops
-	// (blk.gen) and the filters are unmapped before the files go.
-	s.textFiles.Add(1)
+	// A filter builder stops (blk.gen) and the filters are unmapped.
+	// The files of a loaded session go once no reader of its snapshots
+	// before holds them (textfiles.go: the next index of the session is
+	// written under the next generation's names); those of a session
+	// not loaded (no reader) go now, every generation.
 	s.blk.gen.Add(1)
 	s.blk.mu.Lock()
 	s.blk.done.Store(0)
 	s.blk.mu.Unlock()
 	s.blk.unmap()
 	var errs []error
-	for _, p := range x.textFiles(fileID) {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
+	s.mu.Lock()
+	var old *textFiles
+	if s.files != nil && s.files.fileID == fileID {
+		old = s.replaceTextFiles()
+	} else {
+		paths, _, err := listTextFiles(x.textDir(), fileID)
+		errs = append(errs, err)
+		for _, p := range paths {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
 		}
 	}
-	s.mu.Lock()
 	state, msg, size := s.state, s.stateMsg, s.fileSize
 	s.reset()
 	s.fileSize, s.state, s.stateMsg = size, state, msg
 	s.syncedAt.Store(0)
 	s.publishLocked()
 	s.mu.Unlock()
+	if old != nil {
+		errs = append(errs, old.retire())
+		if err := os.Remove(s.legacyTextPathOf(fileID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
 	s.decoded.clear()
 	return x.forgetBytes(path), true, errors.Join(errs...)
 }

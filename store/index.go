@@ -341,13 +341,21 @@ func (x *Index) Forget(ctx context.Context, path string) error {
 	if _, err := db.Writer.ExecContext(ctx, `DELETE FROM entry_blocks WHERE file_id=?; DELETE FROM tool_calls WHERE file_id=?; DELETE FROM sessions WHERE file_id=?`, s.fileID, s.fileID, s.fileID); err != nil {
 		return err
 	}
+	// Its files go once no reader holds them (textfiles.go); readers of
+	// its last snapshot after that are told the file changed.
+	s.mu.Lock()
+	old := s.replaceTextFiles()
+	s.mu.Unlock()
 	if err := s.resetBlocks(0); err != nil {
 		return err
 	}
-	if err := os.Remove(s.blockPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(s.legacyTextPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return s.removeTextFiles()
+	if old != nil {
+		return old.retire()
+	}
+	return nil
 }
 
 // Lexical returns path mapped (Options.PathMap), made absolute (relative
@@ -607,8 +615,9 @@ func (x *Index) Rebuild(ctx context.Context) error {
 		s.syncMu.Lock()
 		s.mu.Lock()
 		// Readers of the current snapshots that open the text files
-		// from now on are told the file changed.
-		s.textFiles.Add(1)
+		// once they are removed are told the file changed; the next
+		// load finds the generation on disk (none).
+		s.files = nil
 		// Stop any builder of block filters before the files go.
 		s.blk.gen.Add(1)
 		s.blk.mu.Lock()

@@ -12,10 +12,12 @@ import "context"
 //   - the item table, frame ends and name table are slices whose elements
 //     are never written once published (appends go past their length);
 //   - the text tail, stats and state strings are replaced, never modified;
-//   - the item-text files of the snapshot's text are never rewritten in
-//     place: a reset removes them (textFiles is advanced first), so a
-//     reader that opened them before reads what it expects and one that
-//     opens them after is told the file changed (ErrFileChanged);
+//   - the files of the snapshot's text are never rewritten in place: a
+//     reset writes the next text under the next generation's names and
+//     removes the replaced files once no reader holds them (textfiles.go;
+//     Read holds them for its callback), so a reader reads what its
+//     snapshot describes; only a Rebuild removes files under readers,
+//     which are then told the file changed (ErrFileChanged);
 //   - block filters are consulted only while their generation is the
 //     snapshot's (blockSnap).
 
@@ -23,6 +25,8 @@ import "context"
 // hand their callbacks.
 type sessionSnap struct {
 	view View
+	// files is the generation of text files view reads (nil: none).
+	files *textFiles
 	// preview is the tree a cold index serves before its items are
 	// built (ReadTree; nil: none).
 	preview *treePreview
@@ -46,7 +50,7 @@ func (s *Session) publishLocked() {
 			v.Tree = s.tree.Snapshot()
 		}
 	}
-	s.snap.Store(&sessionSnap{view: v, preview: s.preview})
+	s.snap.Store(&sessionSnap{view: v, files: s.files, preview: s.preview})
 }
 
 // publish is publishLocked for a caller that does not hold mu (it holds
@@ -66,11 +70,34 @@ func (s *Session) current() *sessionSnap {
 	return &sessionSnap{view: View{s: s, Path: s.path, State: StateOK}}
 }
 
+// hold returns the published snapshot with its text files held (the
+// function given back releases them): a reset does not remove them
+// meanwhile. When the files of the snapshot it loaded are removed
+// already, a newer snapshot is published (a reset retires files after
+// publishing their replacement), except after Forget or Rebuild, whose
+// last snapshot is returned unheld.
+func (s *Session) hold() (*sessionSnap, func()) {
+	for {
+		c := s.current()
+		if c.files == nil {
+			return c, func() {}
+		}
+		if c.files.acquire() {
+			return c, c.files.release
+		}
+		if s.snap.Load() == c {
+			return c, func() {}
+		}
+	}
+}
+
 // Read calls fn with a view of the session: its last published snapshot,
 // one state of the file, valid for as long as fn keeps it. Read takes no
 // lock and never waits.
 func (s *Session) Read(fn func(v *View) error) error {
-	v := s.current().view
+	c, release := s.hold()
+	defer release()
+	v := c.view
 	v.SyncedAt = s.syncedAtTime()
 	return fn(&v)
 }
@@ -88,7 +115,9 @@ func (s *Session) ReadScan(ctx context.Context, fn func(v *View) error) error {
 		return ctx.Err()
 	}
 	defer func() { <-scanSlots }()
-	v := s.current().view
+	c, release := s.hold()
+	defer release()
+	v := c.view
 	v.SyncedAt = s.syncedAtTime()
 	v.scanHeld = true
 	return fn(&v)
@@ -99,7 +128,8 @@ func (s *Session) ReadScan(ctx context.Context, fn func(v *View) error) error {
 // fn sees the preview's tree, with no Items (len 0), Bytes the bytes the
 // preview covers and Stats its line counts. Otherwise it is Read.
 func (s *Session) ReadTree(fn func(v *View) error) error {
-	c := s.current()
+	c, release := s.hold()
+	defer release()
 	p := c.preview
 	if p == nil {
 		v := c.view

@@ -60,13 +60,10 @@ type Session struct {
 	// snap is the last published snapshot (publishLocked), what
 	// readers read.
 	snap atomic.Pointer[sessionSnap]
-	// textFiles is the generation of the item-text files on disk,
-	// advanced before they are removed (loadFrames(0), Rebuild), so that
-	// a reader of an older snapshot opening them afterwards is told the
-	// file changed rather than reading another text.
-	textFiles atomic.Uint64
-
-	mu        sync.Mutex // serializes the writes of the fields below with their publication
+	mu   sync.Mutex // serializes the writes of the fields below with their publication
+	// files is the generation of the files under texts/ that syncs
+	// write (textfiles.go); kept by reset, replaced by replaceTextFiles.
+	files     *textFiles
 	loaded    bool
 	fileID    int64
 	parser    session.Parser
@@ -129,7 +126,7 @@ func (s *Session) Path() string { return s.path }
 
 // textSnap is the committed item text (caller holds mu).
 func (s *Session) textSnap() *textSnap {
-	return &textSnap{epoch: s.textEpoch, path: s.framePath(), ends: s.frameEnds, tail: s.textTail, files: s.textFiles.Load(), cur: &s.textFiles}
+	return &textSnap{epoch: s.textEpoch, path: s.framePath(), ends: s.frameEnds, tail: s.textTail}
 }
 
 // Sync brings the index of this session up to date with its file: a stat,
@@ -453,23 +450,50 @@ func (s *Session) clear(ctx context.Context, db *DB) error {
 			return err
 		}
 	}
-	// The text files are removed (loadFrames(0)), not truncated: readers
-	// of the snapshots before keep reading the files they opened. A
-	// filter builder reading them is told first (resetBlocks below then
-	// waits for it), so that it stops instead of failing on the removed
-	// text.
+	// The next text is written under the next generation's names
+	// (textfiles.go), never over the files readers of the snapshots
+	// before hold: those are removed when the last of them is done. A
+	// filter builder is told first (resetBlocks below then waits for
+	// it), so that it stops.
 	s.blk.gen.Add(1)
 	s.mu.Lock()
-	if s.fileID != 0 {
-		if _, _, err := s.loadFrames(0); err != nil {
-			s.mu.Unlock()
-			return err
-		}
-	}
 	s.fresh(s.fileID)
+	old := s.replaceTextFiles()
 	s.publishLocked()
 	s.mu.Unlock()
-	return s.resetBlocks(0)
+	if err := s.resetBlocks(0); err != nil {
+		return err
+	}
+	if old != nil {
+		return old.retire()
+	}
+	return nil
+}
+
+// useTextFiles makes s.files the generation of fileID's files in use:
+// the one s holds when it is fileID's (an eviction or Forget replaced
+// it already), else the one on disk (openTextFiles). Caller holds mu.
+func (s *Session) useTextFiles(fileID int64) error {
+	if s.files != nil && s.files.fileID == fileID {
+		return nil
+	}
+	t, err := openTextFiles(s.x.textDir(), fileID)
+	if err != nil {
+		return err
+	}
+	s.files = t
+	return nil
+}
+
+// replaceTextFiles moves s to the next generation of its files and
+// returns the replaced one (nil: none), which the caller retires once the
+// snapshot of the next is published. Caller holds mu.
+func (s *Session) replaceTextFiles() *textFiles {
+	old := s.files
+	if old != nil {
+		s.files = old.next()
+	}
+	return old
 }
 
 // forgetRows deletes a session's entries and tool calls and resets its
@@ -518,6 +542,10 @@ func (s *Session) loadRows(ctx context.Context, db *DB) error {
 		}
 		fileID, _ = res.LastInsertId()
 		s.mu.Lock()
+		if err := s.useTextFiles(fileID); err != nil {
+			s.mu.Unlock()
+			return err
+		}
 		s.fresh(fileID)
 		s.publishLocked()
 		s.mu.Unlock()
@@ -545,6 +573,9 @@ func (s *Session) loadRows(ctx context.Context, db *DB) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.publishLocked()
+	if err := s.useTextFiles(fileID); err != nil {
+		return err
+	}
 	s.fresh(fileID)
 	s.tree, s.items, s.calls, s.names = tree, items, calls, nm
 	s.parser = session.Parser{Header: nil, NotPi: notPi, NextLine: int(nextLine), NextSeq: int(nextSeq), LastV1ID: lastV1}

@@ -45,12 +45,17 @@ const TextFrameSize = 16 << 10
 // frameIndexEntry is the size of one N.s2x record.
 const frameIndexEntry = 8
 
-func (s *Session) framePath() string {
-	return filepath.Join(s.x.textDir(), fmt.Sprintf("%d.s2", s.fileID))
-}
+func (s *Session) framePath() string { return s.textFiles().path("s2") }
 
-func (s *Session) frameIndexPath() string {
-	return filepath.Join(s.x.textDir(), fmt.Sprintf("%d.s2x", s.fileID))
+func (s *Session) frameIndexPath() string { return s.textFiles().path("s2x") }
+
+// textFiles is the generation of the session's files that syncs write
+// (textfiles.go): s.files, or generation 0 of s.fileID before it is set.
+func (s *Session) textFiles() *textFiles {
+	if s.files != nil && s.files.fileID == s.fileID {
+		return s.files
+	}
+	return &textFiles{dir: s.x.textDir(), fileID: s.fileID}
 }
 
 // textEpochs numbers every state of a session's item text that readers
@@ -60,17 +65,14 @@ var textEpochs atomic.Uint64
 
 // textSnap is the committed item text as a view sees it: len(ends)
 // compressed frames in path, then tail. ends and tail are never written
-// once published (later frames are appended past len(ends)). files is the
-// generation of the files on disk the snapshot was published with, cur
-// the session's current one (nil: not checked): a reader that opens path
-// once they differ is told the file changed.
+// once published (later frames are appended past len(ends)); path is
+// never rewritten in place (a reset writes the next text under another
+// name, textfiles.go).
 type textSnap struct {
 	epoch uint64
 	path  string
 	ends  []int64
 	tail  []byte
-	files uint64
-	cur   *atomic.Uint64
 }
 
 // size is the number of bytes of item text.
@@ -179,12 +181,9 @@ func (r *textReader) frame(f int) ([]byte, error) {
 	}
 	if r.f == nil {
 		fh, err := os.Open(r.t.path)
-		if r.t.cur != nil && r.t.cur.Load() != r.t.files {
-			// A reset removed the snapshot's files (Session.textFiles):
-			// what the path names now is another text.
-			if err == nil {
-				fh.Close()
-			}
+		if errors.Is(err, fs.ErrNotExist) {
+			// Removed under a reader that does not hold its generation
+			// (Rebuild removes every file; textfiles.go).
 			return nil, ErrFileChanged
 		}
 		if err != nil {
@@ -490,11 +489,10 @@ func (s *Session) writeFrameIndex(from int, ends []int64) error {
 // loadFrames reads the ends of the first n frames and truncates the frame
 // files to them (dropping frames of a batch that never committed). ok is
 // false when the files hold fewer than n frames. For n = 0 it removes
-// them, after advancing textFiles: readers of earlier snapshots that
-// opened them keep reading them.
+// them. Only a load calls it: no reader holds the generation of files a
+// load finds (textfiles.go).
 func (s *Session) loadFrames(n int) (ends []int64, ok bool, err error) {
 	if n == 0 {
-		s.textFiles.Add(1)
 		for _, p := range []string{s.framePath(), s.frameIndexPath()} {
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return nil, false, err
@@ -535,22 +533,13 @@ func (s *Session) loadFrames(n int) (ends []int64, ok bool, err error) {
 	return ends, true, nil
 }
 
-// removeTextFiles deletes the session's item-text files (frames, frame
-// index and the raw text file of an index before migration 0005).
-func (s *Session) removeTextFiles() error {
-	s.textFiles.Add(1)
-	for _, p := range []string{s.framePath(), s.frameIndexPath(), s.legacyTextPath()} {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	return nil
-}
-
 // legacyTextPath is the raw item-text file of indexes before migration
 // 0005 (removed when found).
-func (s *Session) legacyTextPath() string {
-	return filepath.Join(s.x.textDir(), fmt.Sprintf("%d.txt", s.fileID))
+func (s *Session) legacyTextPath() string { return s.legacyTextPathOf(s.fileID) }
+
+// legacyTextPathOf is legacyTextPath of fileID.
+func (s *Session) legacyTextPathOf(fileID int64) string {
+	return filepath.Join(s.x.textDir(), fmt.Sprintf("%d.txt", fileID))
 }
 
 var _ io.ReaderAt = (*textReader)(nil)
