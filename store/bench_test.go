@@ -69,7 +69,7 @@ func benchIndex(b *testing.B) (*Session, *sessiongen.Manifest) {
 		b.Fatal(err)
 	}
 	// The search block filters, which Sync builds in the background.
-	if err := s.buildBlocks(); err != nil {
+	if err := s.buildFrameFilters(); err != nil {
 		b.Fatal(err)
 	}
 	return s, m
@@ -417,8 +417,8 @@ func fillBenchText(b *testing.B) []byte {
 		s.mu.Lock()
 		snap := s.textSnap()
 		s.mu.Unlock()
-		n := min(blocksComplete(snap.size()), 512)
-		fillText.text = make([]byte, (n-1)*blockSize+blockText)
+		n := min(framesFilterable(snap.size()), 512)
+		fillText.text = make([]byte, (n-1)*frameSize+filterText)
 		tr := newTextReader(snap, nil, false)
 		defer tr.Close()
 		_, fillText.err = tr.ReadAt(fillText.text, 0)
@@ -429,22 +429,22 @@ func fillBenchText(b *testing.B) []byte {
 	return fillText.text
 }
 
-// BenchmarkFillBlock is the search filters' record fill (fillBlock) over
+// BenchmarkFillBlock is the search filters' record fill (fillFilter) over
 // the item text of the generated session: MB/s of item text recorded.
 func BenchmarkFillBlock(b *testing.B) {
 	text := fillBenchText(b)
-	n := int64(len(text)-blockText)/blockSize + 1
+	n := int64(len(text)-filterText)/frameSize + 1
 	sc := new(builderScratch)
-	b.SetBytes(n * blockSize)
+	b.SetBytes(n * frameSize)
 	b.ResetTimer()
 	for range b.N {
 		for i := range n {
-			fillBlock(&sc.words, text[i*blockSize:])
+			fillFilter(&sc.words, text[i*frameSize:])
 		}
 	}
 }
 
-// BenchmarkBuildBlocks is the background filter builder (buildBlocks)
+// BenchmarkBuildBlocks is the background filter builder (buildFrameFilters)
 // over the generated session's first blocks: frames read and decoded,
 // records filled and written, MB/s of item text.
 func BenchmarkBuildBlocks(b *testing.B) {
@@ -455,13 +455,13 @@ func BenchmarkBuildBlocks(b *testing.B) {
 	}
 	s := &Session{x: x, fileID: 1}
 	writeFrames(b, s, text)
-	b.SetBytes(blocksComplete(int64(len(text))) * blockSize)
+	b.SetBytes(framesFilterable(int64(len(text))) * frameSize)
 	b.ResetTimer()
 	for range b.N {
-		if err := s.resetBlocks(0); err != nil {
+		if err := s.resetFilters(0); err != nil {
 			b.Fatal(err)
 		}
-		if err := s.buildBlocks(); err != nil {
+		if err := s.buildFrameFilters(); err != nil {
 			b.Fatal(err)
 		}
 	}

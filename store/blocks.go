@@ -12,17 +12,18 @@ import (
 	"syscall"
 )
 
-// Block filters (docs/benchmarks.md): a search must not read the whole item text
-// to find a phrase that few items hold. The text is cut into blocks of
-// blockSize bytes (the frames of textstore.go); block b gets a
-// blockRecord-byte Bloom filter (texts/N.blk) of every position p in
-// [b×blockSize, (b+1)×blockSize+blockOverlap): the 12 bytes at p (the
+// Search filters (docs/benchmarks.md): a search must not read the whole item text
+// to find a phrase that few items hold. Each frame of the text (frameSize
+// bytes, textstore.go; "block b" below is frame b, the unit a filter
+// covers and a search reads or skips, not an entry_blocks row) gets a
+// filterRecord-byte Bloom filter (texts/N.blk) of every position p in
+// [b×frameSize, (b+1)×frameSize+blockOverlap): the 12 bytes at p (the
 // 12-gram) choose one 64-bit word of the filter and set two bits in it,
 // and the 16 bytes at p (the 16-gram) set two more bits in that same word
 // (blockKey), so filling sets one word per position and a probe reads one
 // word. A match of a query (of blockGram bytes or more) that starts in
 // block b holds the n-grams at the query's first blockOverlap+1
-// positions, all starting before (b+1)×blockSize+blockOverlap, so a block
+// positions, all starting before (b+1)×frameSize+blockOverlap, so a block
 // whose filter lacks the bits of one of them (the 12-gram's, and the
 // 16-gram's where the query is long enough) holds no match start and is
 // not read. A filter only ever skips bytes that cannot hold a match:
@@ -34,7 +35,7 @@ import (
 // trigram at every position in the same range (shortKey: one bit), then a
 // blockFiveWords-word bitmap of the 5-gram at every position (fiveKey: one
 // bit). A match of such a query starting in block b has all its trigrams
-// and 5-grams at positions before (b+1)×blockSize+9, inside the range, so a
+// and 5-grams at positions before (b+1)×frameSize+9, inside the range, so a
 // block whose short filter lacks one of them holds no match start. A query
 // of 3 or 4 bytes probes trigrams only; every block is read for a query of
 // 1 or 2 bytes. Measured on the 512 MiB bench session with 400 sampled
@@ -54,8 +55,8 @@ import (
 // The records are derived from the committed item text alone, so an index
 // built in one pass and one built append by append have the same records.
 // Block b is complete, and gets its record, once the text has
-// (b+1)×blockSize+blockOverlap+15 bytes. Records are computed in the
-// background (kickBlocks) once a sync ends, not beside each ingest batch:
+// (b+1)×frameSize+blockOverlap+15 bytes. Records are computed in the
+// background (kickFilters) once a sync ends, not beside each ingest batch:
 // a cold index is answered (the first /context, the first history
 // answer) only when its whole sync ends, and on two cores a builder
 // running beside the batches took a core from the parse and the text
@@ -67,7 +68,7 @@ import (
 //
 // Cost (BenchmarkFillBlock, BenchmarkBuildBlocks, on the bench session's
 // text, 2-core Xeon VM shared with other work, so figures are ranges):
-// fillBlock records 200-340 MB/s of text before the 5-gram bitmap (about
+// fillFilter records 200-340 MB/s of text before the 5-gram bitmap (about
 // 48-80 µs per block; per position three multiplies for the 12/16-gram
 // word, one each for the trigram and the 5-gram, three
 // read-modify-writes); it is bound by instruction throughput. Tried
@@ -75,8 +76,8 @@ import (
 // multiply per position shared by the 12- and 16-gram; skipping the
 // positions inside the frame's s2 copies (their n-grams are an earlier
 // position's: 36% of the positions) made the fill alone 35-45% faster,
-// but walking the s2 tags cost as much. buildBlocks as a whole records
-// 135-200 MB/s: about 70% fillBlock, 15% decoding the frames (s2), the
+// but walking the s2 tags cost as much. buildFrameFilters as a whole records
+// 135-200 MB/s: about 70% fillFilter, 15% decoding the frames (s2), the
 // rest reads, writes and the word-major layout. A 1 GiB session's
 // records cost about 4-6 CPU-seconds.
 //
@@ -84,11 +85,10 @@ import (
 // raw text, and the short filter's 2 KiB; the compressed frames leave the
 // room for them). A .blk file of an earlier, smaller record (8 KiB before
 // the short filter, 9 KiB before its 5-grams) is smaller than its count
-// needs (blocksRecorded) and is rebuilt. The records are laid out word-major by
-// segments of blockSeg blocks (the last segment takes its full size); the
+// needs (filtersRecorded) and is rebuilt. The records are laid out word-major by
+// segments of filterSeg blocks (the last segment takes its full size); the
 // number of blocks recorded is kept in texts/N.blkn (8 bytes).
 const (
-	blockSize    = frameSize
 	blockOverlap = 256
 	blockGram    = 12 // the shortest query the long filter serves
 	blockGramMax = 16 // the 16-gram bits
@@ -102,19 +102,19 @@ const (
 	blockFiveWords  = 1 << 7
 	blockShortWords = blockTriWords + blockFiveWords
 	blockWords      = blockLongWords + blockShortWords
-	blockRecord     = blockWords * 8
+	filterRecord    = blockWords * 8
 	blockWordBit    = 54 // a long key's word is its hash >> blockWordBit (10 bits)
 	blockShortBit   = 57 // a short key's word is its bitmap's first word + its hash >> blockShortBit (7 bits)
 	// Searches over fewer bytes than this do not consult the filters.
-	blockMinSearch = 2 * blockSize
+	blockMinSearch = 2 * frameSize
 	// blockMaxKeys bounds the n-grams of a query probed per block.
 	blockMaxKeys = 8
-	// The .blk file is word-major by segments of blockSeg blocks: word w
-	// of the segment's block j is at segment offset (w×blockSeg+j)×8, so
-	// a probe of one key reads blockSeg words in a row (512 bytes) per
+	// The .blk file is word-major by segments of filterSeg blocks: word w
+	// of the segment's block j is at segment offset (w×filterSeg+j)×8, so
+	// a probe of one key reads filterSeg words in a row (512 bytes) per
 	// segment instead of one word (and page) per record.
-	blockSeg      = 64
-	blockSegBytes = blockSeg * blockRecord
+	filterSeg      = 64
+	filterSegBytes = filterSeg * filterRecord
 )
 
 // blockFilters is a session's filter state. done is how many records of the
@@ -180,33 +180,33 @@ func blockHash(x, y uint64) uint64 {
 	return h ^ h>>29
 }
 
-// blocksComplete is the number of complete blocks of a text of n bytes.
-func blocksComplete(n int64) int64 {
+// framesFilterable is the number of complete blocks of a text of n bytes.
+func framesFilterable(n int64) int64 {
 	if n < blockOverlap+blockGramMax-1 {
 		return 0
 	}
-	return (n - blockOverlap - blockGramMax + 1) / blockSize
+	return (n - blockOverlap - blockGramMax + 1) / frameSize
 }
 
-// blockText is how many bytes of text fill a block's record: the block and
+// filterText is how many bytes of text fill a block's record: the block and
 // the blockOverlap+15 bytes after it.
-const blockText = blockSize + blockOverlap + blockGramMax - 1
+const filterText = frameSize + blockOverlap + blockGramMax - 1
 
-// fillBlock sets f to the record of a block (word w of the record is
+// fillFilter sets f to the record of a block (word w of the record is
 // f[w]) whose bytes, with the blockOverlap+15 bytes after it, are text
-// (blockText bytes): blockKey and shortKey of every position, inlined.
+// (filterText bytes): blockKey and shortKey of every position, inlined.
 // Written for instruction throughput, which bounds it (about 37
 // instructions per position): the multipliers come from variables, so
 // they stay in registers (constants are rematerialized at every
 // position), and a key's two bits come from blockTwoBits rather than
 // shifts and bit sets. BenchmarkFillBlock, best of 6 runs on the 2-core
 // VM: 277 → 340 MB/s (about 59 → 48 µs per block).
-func fillBlock(f *[blockWords]uint64, text []byte) {
+func fillFilter(f *[blockWords]uint64, text []byte) {
 	clear(f[:])
-	text = text[:blockText]
+	text = text[:filterText]
 	two := &blockTwoBits
 	k1, k2, k3 := blockMul[0], blockMul[1], blockMul[2]
-	for p := 0; p < blockSize+blockOverlap; p++ {
+	for p := 0; p < frameSize+blockOverlap; p++ {
 		g := text[p : p+blockGramMax]
 		x := binary.LittleEndian.Uint64(g)
 		a := x * k1
@@ -221,7 +221,7 @@ func fillBlock(f *[blockWords]uint64, text []byte) {
 	}
 }
 
-// blockMul holds blockK1, blockK2 and blockK3 for fillBlock.
+// blockMul holds blockK1, blockK2 and blockK3 for fillFilter.
 var blockMul = [3]uint64{blockK1, blockK2, blockK3}
 
 // blockTwoBits[h&4095] is the two bits a key of hash h sets in its word,
@@ -237,50 +237,50 @@ func (s *Session) blockPath() string { return s.textFiles().path("blk") }
 
 func (s *Session) blockCountPath() string { return s.textFiles().path("blkn") }
 
-// blocksRecorded reads the number of blocks recorded in the .blk file (0
+// filtersRecorded reads the number of blocks recorded in the .blk file (0
 // when unknown).
-func (s *Session) blocksRecorded() int64 {
+func (s *Session) filtersRecorded() int64 {
 	b, err := os.ReadFile(s.blockCountPath())
 	if err != nil || len(b) != 8 {
 		return 0
 	}
 	n := int64(binary.LittleEndian.Uint64(b))
-	if fi, err := os.Stat(s.blockPath()); err != nil || fi.Size() < segments(n)*blockSegBytes {
+	if fi, err := os.Stat(s.blockPath()); err != nil || fi.Size() < segments(n)*filterSegBytes {
 		return 0
 	}
 	return n
 }
 
-// writeBlocksRecorded writes n as the number of blocks recorded to path
+// writeFiltersRecorded writes n as the number of blocks recorded to path
 // (the session's blockCountPath, taken by the caller where the file id is
 // stable).
-func writeBlocksRecorded(path string, n int64) error {
+func writeFiltersRecorded(path string, n int64) error {
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], uint64(n))
 	return os.WriteFile(path, b[:], 0o600)
 }
 
 // segments is the number of segments that n blocks take.
-func segments(n int64) int64 { return (n + blockSeg - 1) / blockSeg }
+func segments(n int64) int64 { return (n + filterSeg - 1) / filterSeg }
 
-// resetBlocks keeps the records still valid for a committed text of
+// resetFilters keeps the records still valid for a committed text of
 // textSize bytes (none for 0) and truncates the file to them, then
 // publishes a snapshot of the new generation (searches of the snapshots
 // before consult none of its filters). Callers hold syncMu.
-func (s *Session) resetBlocks(textSize int64) error {
-	err := s.resetBlockFiles(textSize)
+func (s *Session) resetFilters(textSize int64) error {
+	err := s.resetFilterFiles(textSize)
 	s.publish()
 	return err
 }
 
-// resetBlockFiles is resetBlocks' work on the files.
-func (s *Session) resetBlockFiles(textSize int64) error {
+// resetFilterFiles is resetFilters' work on the files.
+func (s *Session) resetFilterFiles(textSize int64) error {
 	s.blk.gen.Add(1)
 	s.blk.mu.Lock()
 	defer s.blk.mu.Unlock()
 	keep := int64(0)
 	if s.fileID != 0 && textSize > 0 {
-		keep = min(s.blocksRecorded(), blocksComplete(textSize))
+		keep = min(s.filtersRecorded(), framesFilterable(textSize))
 	}
 	s.blk.done.Store(keep)
 	s.blk.unmap()
@@ -289,7 +289,7 @@ func (s *Session) resetBlockFiles(textSize int64) error {
 	}
 	// Lines of blocks past keep in the last segment stay until rebuilt:
 	// nothing reads them.
-	if err := os.Truncate(s.blockPath(), segments(keep)*blockSegBytes); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Truncate(s.blockPath(), segments(keep)*filterSegBytes); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	if keep == 0 {
@@ -298,7 +298,7 @@ func (s *Session) resetBlockFiles(textSize int64) error {
 		}
 		return nil
 	}
-	return writeBlocksRecorded(s.blockCountPath(), keep)
+	return writeFiltersRecorded(s.blockCountPath(), keep)
 }
 
 // unmap drops the mapping of the .blk file (before it is truncated or
@@ -316,9 +316,9 @@ func (f *blockFilters) unmap() {
 // readers read no further), mapping the .blk file again when it has grown,
 // and the function that gives the mapping back (resets wait for it). nil
 // when a reset unmapped it meanwhile.
-func (s *Session) records(b blockSnap, n int64) ([]byte, func(), error) {
+func (s *Session) records(b filterSnap, n int64) ([]byte, func(), error) {
 	f := &s.blk
-	size := segments(n) * blockSegBytes
+	size := segments(n) * filterSegBytes
 	f.mapMu.RLock()
 	if int64(len(f.mapped)) < size {
 		f.mapMu.RUnlock()
@@ -360,13 +360,13 @@ func (s *Session) records(b blockSnap, n int64) ([]byte, func(), error) {
 	return f.mapped[:size], f.mapMu.RUnlock, nil
 }
 
-// kickBlocks queues s for the index's filter builder (filterbuilder.go)
+// kickFilters queues s for the index's filter builder (filterbuilder.go)
 // when the committed text now allows records not built yet, unless s is
 // queued already (the builder then builds them with the rest). The
 // syncing goroutine calls it when a sync ends; it costs an atomic load
 // when there is nothing new.
-func (s *Session) kickBlocks() {
-	if blocksComplete(s.textSize) <= s.blk.done.Load() || s.x.closing.Load() {
+func (s *Session) kickFilters() {
+	if framesFilterable(s.textSize) <= s.blk.done.Load() || s.x.closing.Load() {
 		return
 	}
 	if s.blk.queued.CompareAndSwap(false, true) {
@@ -374,20 +374,20 @@ func (s *Session) kickBlocks() {
 	}
 }
 
-// builderScratch is buildBlocks' memory (about 0.7 MiB), reused across runs.
+// builderScratch is buildFrameFilters' memory (about 0.7 MiB), reused across runs.
 type builderScratch struct {
-	seg   [blockSegBytes]byte
+	seg   [filterSegBytes]byte
 	words [blockWords]uint64
-	buf   [blockText]byte
+	buf   [filterText]byte
 }
 
 var builderPool = sync.Pool{New: func() any { return new(builderScratch) }}
 
-// buildBlocks writes the records of every complete block of the committed
+// buildFrameFilters writes the records of every complete block of the committed
 // text (as of its start) not written yet, a segment at a time, and
 // publishes each segment's (done, .blkn) once it is written. A reset
 // (gen) or Close stops it at the next segment.
-func (s *Session) buildBlocks() error {
+func (s *Session) buildFrameFilters() error {
 	g := s.blk.gen.Load()
 	c, release := s.hold()
 	defer release()
@@ -402,7 +402,7 @@ func (s *Session) buildBlocks() error {
 	if s.blk.gen.Load() != g {
 		return nil
 	}
-	want := blocksComplete(textSize)
+	want := framesFilterable(textSize)
 	b := s.blk.done.Load()
 	if b >= want {
 		return nil
@@ -433,28 +433,28 @@ func (s *Session) buildBlocks() error {
 		if s.blk.gen.Load() != g || s.x.closing.Load() {
 			return nil
 		}
-		sg, j0 := b/blockSeg, b%blockSeg
-		jn := min(int64(blockSeg), want-sg*blockSeg)
+		sg, j0 := b/filterSeg, b%filterSeg
+		jn := min(int64(filterSeg), want-sg*filterSeg)
 		clear(seg)
 		if j0 > 0 {
-			if _, err := bf.ReadAt(seg, sg*blockSegBytes); err != nil {
+			if _, err := bf.ReadAt(seg, sg*filterSegBytes); err != nil {
 				return fail(err)
 			}
 		}
 		for j := j0; j < jn; j++ {
-			if _, err := tf.ReadAt(buf, (sg*blockSeg+j)*blockSize); err != nil {
+			if _, err := tf.ReadAt(buf, (sg*filterSeg+j)*frameSize); err != nil {
 				return fail(err)
 			}
-			fillBlock(words, buf)
+			fillFilter(words, buf)
 			for w, v := range words {
-				binary.LittleEndian.PutUint64(seg[(int64(w)*blockSeg+j)*8:], v)
+				binary.LittleEndian.PutUint64(seg[(int64(w)*filterSeg+j)*8:], v)
 			}
 		}
-		if _, err := bf.WriteAt(seg, sg*blockSegBytes); err != nil {
+		if _, err := bf.WriteAt(seg, sg*filterSegBytes); err != nil {
 			return err
 		}
-		b = sg*blockSeg + jn
-		if err := writeBlocksRecorded(countPath, b); err != nil {
+		b = sg*filterSeg + jn
+		if err := writeFiltersRecorded(countPath, b); err != nil {
 			return err
 		}
 		s.blk.done.Store(b)
@@ -472,7 +472,7 @@ type candidates struct {
 	first, last int64
 	keys        []filterKey
 	recs        []byte   // the mapped records (valid until release)
-	masks       []uint64 // by segment from first/blockSeg: the blocks to read
+	masks       []uint64 // by segment from first/filterSeg: the blocks to read
 	known       []bool   // whether masks[i] is computed
 	unmap       func()   // gives the mapping back
 }
@@ -489,14 +489,14 @@ func (c *candidates) release() {
 	candPool.Put(c)
 }
 
-// blockCandidates consults the records for a search of query over text
+// filterCandidates consults the records for a search of query over text
 // bytes [off, end); nil when there are none to consult. The caller must
 // call release on a non-nil result.
-func (s *Session) blockCandidates(b blockSnap, query string, off, end int64) (*candidates, error) {
+func (s *Session) filterCandidates(b filterSnap, query string, off, end int64) (*candidates, error) {
 	if len(query) < blockShort || end-off < blockMinSearch {
 		return nil, nil
 	}
-	first, last := off/blockSize, min(s.blk.done.Load(), (end-1)/blockSize+1)
+	first, last := off/frameSize, min(s.blk.done.Load(), (end-1)/frameSize+1)
 	if last <= first {
 		return nil, nil
 	}
@@ -512,27 +512,27 @@ func (s *Session) blockCandidates(b blockSnap, query string, off, end int64) (*c
 		release()
 		return nil, nil
 	}
-	n := (last-1)/blockSeg - first/blockSeg + 1
+	n := (last-1)/filterSeg - first/filterSeg + 1
 	c := candPool.Get().(*candidates)
-	c.first, c.last, c.keys, c.recs, c.unmap = first, last, blockKeys(query), recs, release
+	c.first, c.last, c.keys, c.recs, c.unmap = first, last, queryKeys(query), recs, release
 	c.masks, c.known = slices.Grow(c.masks[:0], int(n))[:n], slices.Grow(c.known[:0], int(n))[:n]
 	clear(c.known)
 	return c, nil
 }
 
 // segment returns the mask of the blocks to read among segment sg's
-// (bit j: block sg×blockSeg+j), probing it on first use: the first key
+// (bit j: block sg×filterSeg+j), probing it on first use: the first key
 // over every block of the segment (a branch-free pass over one 512-byte
 // row), the others over the blocks still in.
 func (c *candidates) segment(sg int64) uint64 {
-	i := sg - c.first/blockSeg
+	i := sg - c.first/filterSeg
 	if c.known[i] {
 		return c.masks[i]
 	}
-	base := sg * blockSegBytes
-	lo, hi := max(c.first-sg*blockSeg, 0), min(c.last-sg*blockSeg, blockSeg)
+	base := sg * filterSegBytes
+	lo, hi := max(c.first-sg*filterSeg, 0), min(c.last-sg*filterSeg, filterSeg)
 	k := c.keys[0]
-	row := c.recs[base+int64(k.word)*blockSeg*8 : base+int64(k.word+1)*blockSeg*8]
+	row := c.recs[base+int64(k.word)*filterSeg*8 : base+int64(k.word+1)*filterSeg*8]
 	var m uint64
 	for j := lo; j < hi; j++ {
 		x := binary.LittleEndian.Uint64(row[j*8:])&k.bits ^ k.bits
@@ -542,7 +542,7 @@ func (c *candidates) segment(sg int64) uint64 {
 		if m == 0 {
 			break
 		}
-		row := c.recs[base+int64(k.word)*blockSeg*8 : base+int64(k.word+1)*blockSeg*8]
+		row := c.recs[base+int64(k.word)*filterSeg*8 : base+int64(k.word+1)*filterSeg*8]
 		for r := m; r != 0; r &= r - 1 {
 			j := bits.TrailingZeros64(r)
 			if binary.LittleEndian.Uint64(row[j*8:])&k.bits != k.bits {
@@ -560,11 +560,11 @@ type filterKey struct {
 	bits uint64
 }
 
-// blockKeys returns the keys of query's n-grams at positions [0,
+// queryKeys returns the keys of query's n-grams at positions [0,
 // min(len-12, blockOverlap)], at most blockMaxKeys of them spread over
 // that range (none for a query shorter than 12 bytes); a position with 16
 // bytes of query from it has the 16-gram's bits too.
-func blockKeys(query string) []filterKey {
+func queryKeys(query string) []filterKey {
 	if len(query) < blockShort {
 		return nil
 	}
@@ -589,7 +589,7 @@ func blockKeys(query string) []filterKey {
 // 5-grams first (the rarer, probed first), then the trigrams, at most
 // blockMaxKeys of each, spread over its positions. Every position of a
 // match that starts in a block lies within the block's first
-// blockSize+blockOverlap positions, which the short filter records.
+// frameSize+blockOverlap positions, which the short filter records.
 func shortKeys(query string) []filterKey {
 	keys := make([]filterKey, 0, 2*blockMaxKeys)
 	keys = appendGramKeys(keys, query, blockFive, fiveKey)
@@ -623,21 +623,21 @@ func (c *candidates) reads(b int64) bool {
 	if b < c.first || b >= c.last {
 		return true
 	}
-	return c.segment(b/blockSeg)>>(b%blockSeg)&1 != 0
+	return c.segment(b/filterSeg)>>(b%filterSeg)&1 != 0
 }
 
 // skip returns the first position at or after pos in a block to read.
 func (c *candidates) skip(pos int64) int64 {
-	b := pos / blockSize
+	b := pos / frameSize
 	for b >= c.first && b < c.last {
-		m := c.segment(b/blockSeg) >> (b % blockSeg) // the blocks from b on in b's segment
+		m := c.segment(b/filterSeg) >> (b % filterSeg) // the blocks from b on in b's segment
 		if m != 0 {
 			b += int64(bits.TrailingZeros64(m))
 			break
 		}
-		b = min((b/blockSeg+1)*blockSeg, c.last) // blocks from last on are read
+		b = min((b/filterSeg+1)*filterSeg, c.last) // blocks from last on are read
 	}
-	return max(pos, b*blockSize)
+	return max(pos, b*frameSize)
 }
 
 // limit returns where reading from pos (in a block to read) up to end
@@ -645,9 +645,9 @@ func (c *candidates) skip(pos int64) int64 {
 // block not to read, if it starts before end (else math.MaxInt64). Blocks
 // from end on are not probed.
 func (c *candidates) limit(pos, nq, end int64) int64 {
-	for b := max(pos/blockSize+1, c.first); b < c.last && b*blockSize < end; b++ {
+	for b := max(pos/frameSize+1, c.first); b < c.last && b*frameSize < end; b++ {
 		if !c.reads(b) {
-			return b*blockSize + nq - 1
+			return b*frameSize + nq - 1
 		}
 	}
 	return 1<<63 - 1

@@ -46,7 +46,7 @@ func blockSession(t *testing.T, dir string, fileID int64, text []byte, cuts []in
 	}
 	s := &Session{x: x, fileID: fileID}
 	writeFrames(t, s, text)
-	if err := s.buildBlocks(); err != nil {
+	if err := s.buildFrameFilters(); err != nil {
 		t.Fatal(err)
 	}
 	v := &View{s: s, text: s.textSnap()}
@@ -68,32 +68,32 @@ func TestBlockFiltersSearch(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	long := "needle(" + strings.Repeat("Z", blockOverlap+40) + ")"
 	needles := map[int]string{
-		blockSize - 4:                  "needle(Q)xyz-long-enough",
-		2*blockSize - 1:                "needle(Q)xyz-long-enough",
-		3*blockSize + blockOverlap - 3: "needle(Q)xyz-long-enough",
-		4*blockSize - 100:              long,
-		5*blockSize - 3:                "Q(xyz-012345",
-		6*blockSize + 17:               "needle(Q)xyz-long-enough",
-		7*blockSize + 5:                "needle(Q)xyz-long-enough", // the last, incomplete block
+		frameSize - 4:                  "needle(Q)xyz-long-enough",
+		2*frameSize - 1:                "needle(Q)xyz-long-enough",
+		3*frameSize + blockOverlap - 3: "needle(Q)xyz-long-enough",
+		4*frameSize - 100:              long,
+		5*frameSize - 3:                "Q(xyz-012345",
+		6*frameSize + 17:               "needle(Q)xyz-long-enough",
+		7*frameSize + 5:                "needle(Q)xyz-long-enough", // the last, incomplete block
 	}
-	text := randBlockText(r, 7*blockSize+blockOverlap, needles)
+	text := randBlockText(r, 7*frameSize+blockOverlap, needles)
 	var cuts []int
 	for c := r.IntN(5000); c < len(text); c += 1 + r.IntN(9000) {
 		cuts = append(cuts, c)
 	}
 	// An item boundary through one needle: that one is no match.
-	cuts = append(cuts, 6*blockSize+20)
+	cuts = append(cuts, 6*frameSize+20)
 	slices.Sort(cuts)
 	cuts = slices.Compact(cuts)
 	s, v := blockSession(t, t.TempDir(), 1, text, cuts)
 	if got, want := s.blk.done.Load(), int64(6); got != want {
 		t.Fatalf("%d complete blocks recorded, want %d (text of %d bytes)", got, want, len(text))
 	}
-	cs, err := s.blockCandidates(s.current().view.blk, "needle(Q)xyz-long-enough", 0, int64(len(text)))
+	cs, err := s.filterCandidates(s.current().view.blk, "needle(Q)xyz-long-enough", 0, int64(len(text)))
 	if err != nil || cs == nil {
 		t.Fatalf("no candidates (%v)", err)
 	}
-	// Blocks 0, 1, 2 (match starts), 5 (6*blockSize+17 is in block 6...)
+	// Blocks 0, 1, 2 (match starts), 5 (6*frameSize+17 is in block 6...)
 	// whatever the hash says, the blocks with a match start must be read
 	// and block 4 (only "Q(xyz-012345" near its end, long needle starts in 3) has none.
 	for _, b := range []int64{0, 1, 3, 6} {
@@ -154,7 +154,7 @@ func TestBlockFiltersSearch(t *testing.T) {
 // chance (checked: the probe of block 0 rules it out, deterministically).
 func TestShortFilterFiveGrams(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	text := make([]byte, 3*blockSize+blockOverlap+blockGramMax)
+	text := make([]byte, 3*frameSize+blockOverlap+blockGramMax)
 	for i := range text {
 		text[i] = "ab"[r.IntN(2)]
 	}
@@ -163,12 +163,12 @@ func TestShortFilterFiveGrams(t *testing.T) {
 	for i, tri := range []string{"QRS", "RST", "STU", "TUV", "UVW", "VWX"} {
 		copy(text[1000+100*i:], tri+".")
 	}
-	copy(text[blockSize+5000:], q) // block 1: the query
-	s, v := blockSession(t, t.TempDir(), 1, text, []int{blockSize, 2 * blockSize})
+	copy(text[frameSize+5000:], q) // block 1: the query
+	s, v := blockSession(t, t.TempDir(), 1, text, []int{frameSize, 2 * frameSize})
 	if got, want := s.blk.done.Load(), int64(3); got != want {
 		t.Fatalf("%d blocks recorded, want %d", got, want)
 	}
-	cs, err := s.blockCandidates(s.current().view.blk, q, 0, int64(len(text)))
+	cs, err := s.filterCandidates(s.current().view.blk, q, 0, int64(len(text)))
 	if err != nil || cs == nil {
 		t.Fatalf("no candidates (%v)", err)
 	}
@@ -176,7 +176,7 @@ func TestShortFilterFiveGrams(t *testing.T) {
 		t.Errorf("blocks read for %q: %v, want %v (block 0 has its trigrams, not its 5-grams)", q, got, want)
 	}
 	cs.release()
-	cs, err = s.blockCandidates(s.current().view.blk, "QRS.", 0, int64(len(text)))
+	cs, err = s.filterCandidates(s.current().view.blk, "QRS.", 0, int64(len(text)))
 	if err != nil || cs == nil {
 		t.Fatalf("no candidates (%v)", err)
 	}
@@ -202,20 +202,20 @@ func TestShortFilterFiveGrams(t *testing.T) {
 
 // TestBlockFiltersIncremental: records built as the text grows (in steps
 // that end inside blocks and inside the overlap) are byte for byte the
-// records built once over the whole text, and resetBlocks keeps exactly
+// records built once over the whole text, and resetFilters keeps exactly
 // the records of the complete blocks of a shorter committed text.
 func TestBlockFiltersIncremental(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	text := randBlockText(r, 5*blockSize+1000, map[int]string{blockSize + 9: "needle"})
+	text := randBlockText(r, 5*frameSize+1000, map[int]string{frameSize + 9: "needle"})
 	dir := t.TempDir()
 	once, _ := blockSession(t, dir, 1, text, nil)
 	grown, _ := blockSession(t, dir, 2, text[:1000], nil)
-	for _, n := range []int{blockSize, blockSize + blockOverlap + 1, blockSize + blockOverlap + 2, 3*blockSize + 5, len(text)} {
+	for _, n := range []int{frameSize, frameSize + blockOverlap + 1, frameSize + blockOverlap + 2, 3*frameSize + 5, len(text)} {
 		writeFrames(t, grown, text[:n])
-		if err := grown.buildBlocks(); err != nil {
+		if err := grown.buildFrameFilters(); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := grown.blk.done.Load(), blocksComplete(int64(n)); got != want {
+		if got, want := grown.blk.done.Load(), framesFilterable(int64(n)); got != want {
 			t.Fatalf("text of %d bytes: %d records, want %d", n, got, want)
 		}
 	}
@@ -227,18 +227,18 @@ func TestBlockFiltersIncremental(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i+blockRecord <= min(len(a), len(b)); i += blockRecord {
-		if !bytes.Equal(a[i:i+blockRecord], b[i:i+blockRecord]) {
-			t.Errorf("record %d differs", i/blockRecord)
+	for i := 0; i+filterRecord <= min(len(a), len(b)); i += filterRecord {
+		if !bytes.Equal(a[i:i+filterRecord], b[i:i+filterRecord]) {
+			t.Errorf("record %d differs", i/filterRecord)
 		}
 	}
-	if len(a) != blockSegBytes || !bytes.Equal(a, b) {
+	if len(a) != filterSegBytes || !bytes.Equal(a, b) {
 		t.Fatalf("records built once (%d bytes) and built growing (%d bytes) differ", len(a), len(b))
 	}
-	if err := grown.resetBlocks(2*blockSize + blockOverlap + 1); err != nil {
+	if err := grown.resetFilters(2*frameSize + blockOverlap + 1); err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(grown.blockPath()); err != nil || fi.Size() != blockSegBytes || grown.blk.done.Load() != 1 {
+	if fi, err := os.Stat(grown.blockPath()); err != nil || fi.Size() != filterSegBytes || grown.blk.done.Load() != 1 {
 		t.Fatalf("after a reset to a text of 2 blocks + overlap + 1 byte: %v records, %v", grown.blk.done.Load(), err)
 	}
 }
@@ -277,10 +277,10 @@ func wordText(r *rand.Rand, n int) []byte {
 // queries (the test is not vacuous).
 func TestBlockFiltersNeverMiss(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	n := (2*blockSeg+5)*blockSize + 3000
+	n := (2*filterSeg+5)*frameSize + 3000
 	needle := "NEEDLE-across-the-boundary!"
 	text := wordText(r, n)
-	plant := []int{blockSize - 10, blockSeg*blockSize - 13, blockSeg*blockSize + blockOverlap - 5, 3*blockSize + blockOverlap + 2, (2*blockSeg)*blockSize - 1, n - 2000, n - 40}
+	plant := []int{frameSize - 10, filterSeg*frameSize - 13, filterSeg*frameSize + blockOverlap - 5, 3*frameSize + blockOverlap + 2, (2*filterSeg)*frameSize - 1, n - 2000, n - 40}
 	for _, p := range plant {
 		copy(text[p:], needle)
 	}
@@ -288,8 +288,8 @@ func TestBlockFiltersNeverMiss(t *testing.T) {
 	for c := r.IntN(5000); c < n; c += 1 + r.IntN(20000) {
 		cuts = append(cuts, c)
 	}
-	cuts = append(cuts, 5*blockSize+3) // an item boundary through a planted copy
-	copy(text[5*blockSize-5:], needle)
+	cuts = append(cuts, 5*frameSize+3) // an item boundary through a planted copy
+	copy(text[5*frameSize-5:], needle)
 	slices.Sort(cuts)
 	cuts = slices.Compact(cuts)
 
@@ -298,10 +298,10 @@ func TestBlockFiltersNeverMiss(t *testing.T) {
 	check := func(text []byte, upto int) {
 		t.Helper()
 		writeFrames(t, s, text[:upto])
-		if err := s.buildBlocks(); err != nil {
+		if err := s.buildFrameFilters(); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := s.blk.done.Load(), blocksComplete(int64(upto)); got != want {
+		if got, want := s.blk.done.Load(), framesFilterable(int64(upto)); got != want {
 			t.Fatalf("text of %d bytes: %d blocks recorded, want %d", upto, got, want)
 		}
 		v := &View{s: s, text: s.textSnap()}
@@ -339,7 +339,7 @@ func TestBlockFiltersNeverMiss(t *testing.T) {
 		skipped, shortSkipped := false, false
 		ts := viewTexts{v: v, t: v.text}
 		for _, q := range queries {
-			if cs, err := s.blockCandidates(s.current().view.blk, q, 0, int64(upto)); err != nil {
+			if cs, err := s.filterCandidates(s.current().view.blk, q, 0, int64(upto)); err != nil {
 				t.Fatal(err)
 			} else if cs != nil {
 				if slices.Contains(readsAll(cs), false) {
@@ -359,11 +359,11 @@ func TestBlockFiltersNeverMiss(t *testing.T) {
 				}
 			}
 		}
-		if (!skipped || !shortSkipped) && upto > 4*blockSize {
+		if (!skipped || !shortSkipped) && upto > 4*frameSize {
 			t.Fatalf("text of %d bytes: the filters ruled out no block for any query (%v) or any short query (%v)", upto, skipped, shortSkipped)
 		}
 	}
-	for _, upto := range []int{3*blockSize + 100, blockSeg*blockSize + blockOverlap + 7, (blockSeg+3)*blockSize - 1, 2*blockSeg*blockSize + blockOverlap + 15, n} {
+	for _, upto := range []int{3*frameSize + 100, filterSeg*frameSize + blockOverlap + 7, (filterSeg+3)*frameSize - 1, 2*filterSeg*frameSize + blockOverlap + 15, n} {
 		check(text, upto)
 	}
 	// Cut back into the first segment (a rewrite of the session file),
@@ -372,11 +372,11 @@ func TestBlockFiltersNeverMiss(t *testing.T) {
 	for _, p := range plant {
 		copy(other[p+1:], needle)
 	}
-	if err := s.resetBlocks(blockSeg/2*blockSize + 5); err != nil {
+	if err := s.resetFilters(filterSeg/2*frameSize + 5); err != nil {
 		t.Fatal(err)
 	}
-	copy(other, text[:blockSeg/2*blockSize+5])
-	for _, upto := range []int{blockSeg*blockSize + 9, n} {
+	copy(other, text[:filterSeg/2*frameSize+5])
+	for _, upto := range []int{filterSeg*frameSize + 9, n} {
 		check(other, upto)
 	}
 }
@@ -385,7 +385,7 @@ func TestBlockFiltersNeverMiss(t *testing.T) {
 // batches, no record is built (the builder is kicked when the sync ends,
 // so it never takes a core from the batches the first answer waits for);
 // once the sync has ended the builder records every complete block, and
-// the .blk file is byte for byte the one a single buildBlocks over the
+// the .blk file is byte for byte the one a single buildFrameFilters over the
 // final text writes.
 func TestBlocksBuiltAfterIngest(t *testing.T) {
 	root := t.TempDir()
@@ -413,9 +413,9 @@ func TestBlocksBuiltAfterIngest(t *testing.T) {
 	}
 	afterBatchCommit = nil
 	x.filtersIdle()
-	final := blocksComplete(s.textSize)
-	if batches < 10 || final < 2*blockSeg {
-		t.Fatalf("%d batches, %d complete blocks: want at least 10 batches and %d blocks", batches, final, 2*blockSeg)
+	final := framesFilterable(s.textSize)
+	if batches < 10 || final < 2*filterSeg {
+		t.Fatalf("%d batches, %d complete blocks: want at least 10 batches and %d blocks", batches, final, 2*filterSeg)
 	}
 	if got := s.blk.done.Load(); got != final {
 		t.Fatalf("%d records after the sync, want %d", got, final)
@@ -440,23 +440,23 @@ func TestBlocksBuiltAfterIngest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(a) != int(segments(final)*blockSegBytes) || !bytes.Equal(a, b) {
+	if len(a) != int(segments(final)*filterSegBytes) || !bytes.Equal(a, b) {
 		t.Fatalf("records built after the ingest (%d bytes) differ from one build (%d bytes)", len(b), len(a))
 	}
-	if n := once.blocksRecorded(); n != final || s.blocksRecorded() != final {
-		t.Fatalf(".blkn says %d and %d records, want %d", s.blocksRecorded(), n, final)
+	if n := once.filtersRecorded(); n != final || s.filtersRecorded() != final {
+		t.Fatalf(".blkn says %d and %d records, want %d", s.filtersRecorded(), n, final)
 	}
 }
 
 // TestBlocksResetWhileBuilding: a rewritten file cut back to a shorter
-// committed text (the frames rewritten, then resetBlocks, as Session.clear
+// committed text (the frames rewritten, then resetFilters, as Session.clear
 // and load do) while the background builder is running: once the reset
 // returns, no record past the shorter text's complete blocks is kept or
 // written, the builder logs nothing, and growing the text again with
 // other bytes gives exactly the records of one build over the new text.
 func TestBlocksResetWhileBuilding(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
-	n := 3*blockSeg*blockSize + 500
+	n := 3*filterSeg*frameSize + 500
 	text := wordText(r, n)
 	var logged bytes.Buffer
 	x := &Index{dir: t.TempDir(), log: slog.New(slog.NewTextHandler(&logged, nil))}
@@ -464,7 +464,7 @@ func TestBlocksResetWhileBuilding(t *testing.T) {
 	if err := os.MkdirAll(x.textDir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cut := blockSeg/2*blockSize + 5
+	cut := filterSeg/2*frameSize + 5
 	setText := func(b []byte) {
 		s.blk.gen.Add(1) // what clear does before it rewrites the text files
 		s.mu.Lock()
@@ -473,21 +473,21 @@ func TestBlocksResetWhileBuilding(t *testing.T) {
 	}
 	for _, wait := range []time.Duration{0, time.Millisecond, 5 * time.Millisecond} {
 		setText(text)
-		if err := s.resetBlocks(0); err != nil {
+		if err := s.resetFilters(0); err != nil {
 			t.Fatal(err)
 		}
-		s.kickBlocks()
+		s.kickFilters()
 		time.Sleep(wait)
 		setText(text[:cut])
-		if err := s.resetBlocks(int64(cut)); err != nil {
+		if err := s.resetFilters(int64(cut)); err != nil {
 			t.Fatal(err)
 		}
-		if d, max := s.blk.done.Load(), blocksComplete(int64(cut)); d > max {
+		if d, max := s.blk.done.Load(), framesFilterable(int64(cut)); d > max {
 			t.Fatalf("after the reset (builder given %v): %d records, want at most %d", wait, d, max)
 		}
 		x.filtersIdle()
-		if d, max := s.blk.done.Load(), blocksComplete(int64(cut)); d > max || s.blocksRecorded() > max {
-			t.Fatalf("builder given %v: %d records (%d in .blkn) once it stopped, want at most %d", wait, d, s.blocksRecorded(), max)
+		if d, max := s.blk.done.Load(), framesFilterable(int64(cut)); d > max || s.filtersRecorded() > max {
+			t.Fatalf("builder given %v: %d records (%d in .blkn) once it stopped, want at most %d", wait, d, s.filtersRecorded(), max)
 		}
 	}
 	if logged.Len() > 0 {
@@ -496,12 +496,12 @@ func TestBlocksResetWhileBuilding(t *testing.T) {
 	other := wordText(r, n)
 	copy(other, text[:cut])
 	setText(other)
-	s.kickBlocks()
+	s.kickFilters()
 	x.filtersIdle()
 	once, _ := blockSession(t, t.TempDir(), 1, other, nil)
 	a, _ := os.ReadFile(once.blockPath())
 	b, _ := os.ReadFile(s.blockPath())
-	if s.blk.done.Load() != blocksComplete(int64(n)) || len(a) == 0 || !bytes.Equal(a, b) {
+	if s.blk.done.Load() != framesFilterable(int64(n)) || len(a) == 0 || !bytes.Equal(a, b) {
 		t.Fatalf("regrown: %d records, %d bytes; one build: %d bytes; equal %v", s.blk.done.Load(), len(b), len(a), bytes.Equal(a, b))
 	}
 }
@@ -509,34 +509,34 @@ func TestBlocksResetWhileBuilding(t *testing.T) {
 // TestBlocksBuilderStopsOnClose: a builder started once the index is
 // closing writes no record.
 func TestBlocksBuilderStopsOnClose(t *testing.T) {
-	text := wordText(rand.New(rand.NewPCG(15, 16)), 2*blockSeg*blockSize)
+	text := wordText(rand.New(rand.NewPCG(15, 16)), 2*filterSeg*frameSize)
 	s := &Session{x: &Index{dir: t.TempDir()}, fileID: 1}
 	if err := os.MkdirAll(s.x.textDir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	writeFrames(t, s, text)
 	s.x.closing.Store(true)
-	s.kickBlocks()
+	s.kickFilters()
 	s.x.filtersIdle()
-	if d := s.blk.done.Load(); d != 0 || s.blocksRecorded() != 0 {
-		t.Fatalf("%d records (%d in .blkn) built while closing, want 0", d, s.blocksRecorded())
+	if d := s.blk.done.Load(); d != 0 || s.filtersRecorded() != 0 {
+		t.Fatalf("%d records (%d in .blkn) built while closing, want 0", d, s.filtersRecorded())
 	}
 }
 
-// TestFillBlockIsKeys: fillBlock's record is exactly the bits a probe
+// TestFillBlockIsKeys: fillFilter's record is exactly the bits a probe
 // checks (blockKey of the 16 bytes at every position of the block and its
 // overlap, shortKey of the trigram and fiveKey of the 5-gram there), on
 // word text, random bytes and runs of one byte.
 func TestFillBlockIsKeys(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 18))
-	random := make([]byte, blockText)
+	random := make([]byte, filterText)
 	for i := range random {
 		random[i] = byte(r.Uint32())
 	}
-	runs := bytes.Repeat([]byte("        ====\n"), blockText/13+1)[:blockText]
-	for name, text := range map[string][]byte{"words": wordText(r, blockText), "random": random, "runs": runs} {
+	runs := bytes.Repeat([]byte("        ====\n"), filterText/13+1)[:filterText]
+	for name, text := range map[string][]byte{"words": wordText(r, filterText), "random": random, "runs": runs} {
 		var want [blockWords]uint64
-		for p := range blockSize + blockOverlap {
+		for p := range frameSize + blockOverlap {
 			w, b := blockKey(text[p : p+blockGramMax])
 			want[w] |= b
 			w, b = shortKey(binary.LittleEndian.Uint64(text[p:]))
@@ -545,10 +545,10 @@ func TestFillBlockIsKeys(t *testing.T) {
 			want[w] |= b
 		}
 		var got [blockWords]uint64
-		got[3] = 1 // fillBlock clears what it is given
-		fillBlock(&got, text)
+		got[3] = 1 // fillFilter clears what it is given
+		fillFilter(&got, text)
 		if got != want {
-			t.Errorf("%s: fillBlock's record differs from the probes' keys", name)
+			t.Errorf("%s: fillFilter's record differs from the probes' keys", name)
 		}
 	}
 }

@@ -3,7 +3,7 @@ package store
 import "sync"
 
 // One goroutine per index builds the search block filters (blocks.go) of
-// every session, in the order their syncs asked (kickBlocks): a bounded
+// every session, in the order their syncs asked (kickFilters): a bounded
 // channel queue of sessions, each in it at most once (blockFilters.queued,
 // cleared when the builder takes it, so a sync during the build queues it
 // again). A sync that finds the queue full waits for the builder to take
@@ -49,7 +49,7 @@ func (x *Index) buildFilters() {
 		select {
 		case s := <-f.queue:
 			s.blk.queued.Store(false)
-			if err := s.buildBlocks(); err != nil && !x.closing.Load() {
+			if err := s.buildFrameFilters(); err != nil && !x.closing.Load() {
 				x.log.Warn("search block filters not built; searches read the whole text", "path", s.path, "err", err)
 			}
 			f.work.Done()

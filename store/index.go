@@ -346,7 +346,7 @@ func (x *Index) Forget(ctx context.Context, path string) error {
 	s.mu.Lock()
 	old := s.replaceTextFiles()
 	s.mu.Unlock()
-	if err := s.resetBlocks(0); err != nil {
+	if err := s.resetFilters(0); err != nil {
 		return err
 	}
 	if err := os.Remove(s.legacyTextPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {

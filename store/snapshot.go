@@ -19,7 +19,7 @@ import "context"
 //     snapshot describes; only a Rebuild removes files under readers,
 //     which are then told the file changed (ErrFileChanged);
 //   - block filters are consulted only while their generation is the
-//     snapshot's (blockSnap).
+//     snapshot's (filterSnap).
 
 // sessionSnap is one published state of a session: what Read and ReadTree
 // hand their callbacks.
@@ -37,7 +37,7 @@ type sessionSnap struct {
 func (s *Session) publishLocked() {
 	v := View{s: s, Path: s.path, Items: s.items, names: s.names.list, Stats: s.stats, State: s.state, StateMsg: s.stateMsg,
 		Bytes: s.next, FileSize: s.fileSize, InFlightTooLong: s.flightTooLong, text: s.textSnap(),
-		blk: blockSnap{gen: s.blk.gen.Load(), path: s.blockPath(), count: s.blockCountPath()}}
+		blk: filterSnap{gen: s.blk.gen.Load(), path: s.blockPath(), count: s.blockCountPath()}}
 	if v.State == "" {
 		v.State = StateOK
 	}
@@ -168,10 +168,10 @@ func (s *Session) Len() int {
 	return 0
 }
 
-// blockSnap is what a snapshot's searches read of the block filters:
+// filterSnap is what a snapshot's searches read of the block filters:
 // their generation when it was published (a reset advances it; filters
 // of another generation describe another text) and the .blk file.
-type blockSnap struct {
+type filterSnap struct {
 	gen         uint64
 	path, count string // the .blk file and its record count (.blkn)
 }

@@ -252,7 +252,7 @@ func (s *Session) syncFile(ctx context.Context, db *DB) error {
 	}
 	s.publishState(size)
 	s.dropPreview()
-	s.kickBlocks()
+	s.kickFilters()
 	return nil
 }
 
@@ -453,7 +453,7 @@ func (s *Session) clear(ctx context.Context, db *DB) error {
 	// The next text is written under the next generation's names
 	// (textfiles.go), never over the files readers of the snapshots
 	// before hold: those are removed when the last of them is done. A
-	// filter builder is told first (resetBlocks below then waits for
+	// filter builder is told first (resetFilters below then waits for
 	// it), so that it stops.
 	s.blk.gen.Add(1)
 	s.mu.Lock()
@@ -461,7 +461,7 @@ func (s *Session) clear(ctx context.Context, db *DB) error {
 	old := s.replaceTextFiles()
 	s.publishLocked()
 	s.mu.Unlock()
-	if err := s.resetBlocks(0); err != nil {
+	if err := s.resetFilters(0); err != nil {
 		return err
 	}
 	if old != nil {
@@ -520,7 +520,7 @@ func (s *Session) load(ctx context.Context, db *DB) error {
 	if err := s.loadRows(ctx, db); err != nil {
 		return err
 	}
-	return s.resetBlocks(s.textSize)
+	return s.resetFilters(s.textSize)
 }
 
 func (s *Session) loadRows(ctx context.Context, db *DB) error {

@@ -40,7 +40,7 @@ type View struct {
 	text            *textSnap // the committed item text (nil: none)
 	// blk is the search block filters as of the snapshot (generation
 	// and files).
-	blk blockSnap
+	blk filterSnap
 	// scanHeld: the reader holds a scan slot (ReadScan), so Search
 	// takes none.
 	scanHeld bool
@@ -527,7 +527,7 @@ func (t viewTexts) Search(query string, refs history.ItemList, limit int, fn fun
 	var cs *candidates
 	if t.v.s != nil {
 		var err error
-		if cs, err = t.v.s.blockCandidates(t.v.blk, query, spans[0].off, spans[len(spans)-1].end()); err != nil {
+		if cs, err = t.v.s.filterCandidates(t.v.blk, query, spans[0].off, spans[len(spans)-1].end()); err != nil {
 			return err
 		}
 		if cs != nil {
