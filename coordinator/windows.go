@@ -99,19 +99,19 @@ func adoptionStart(b *Branch) string {
 	if len(b.V.Tree.Project(b.Seqs, rules)) == 0 {
 		return ""
 	}
-	return b.V.Tree.Entries[b.Seqs[0]].ID
+	return b.V.Tree.ID(b.Seqs[0])
 }
 
 // windowStart is the seq index in b.Seqs where the window of the boundary
 // at index i begins: i, or for an adoption boundary whose StartEntryID is
 // on the branch before it, that entry's index.
 func windowStart(b *Branch, i int) int {
-	w := b.V.Tree.Entries[b.Seqs[i]].Window
+	w := b.V.Tree.Entry(b.Seqs[i]).Window
 	if w == nil || w.StartEntryID == "" {
 		return i
 	}
 	for j := range i {
-		if b.V.Tree.Entries[b.Seqs[j]].ID == w.StartEntryID {
+		if b.V.Tree.ID(b.Seqs[j]) == w.StartEntryID {
 			return j
 		}
 	}
@@ -122,7 +122,7 @@ func windowStart(b *Branch, i int) int {
 // branch, or -1.
 func currentBoundary(b *Branch) int {
 	for i := len(b.Seqs) - 1; i >= 0; i-- {
-		if b.V.Tree.Entries[b.Seqs[i]].IsBoundary() {
+		if b.V.Tree.Entry(b.Seqs[i]).IsBoundary() {
 			return i
 		}
 	}
@@ -216,7 +216,7 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 			return openCallsError("the next window boundary", b.Leaf, open)
 		}
 		s.countLoop(b, string(t.Mode))
-		cur := identityOf(&b.V.Tree.Entries[b.Seqs[i]])
+		cur := identityOf(new(b.V.Tree.Entry(b.Seqs[i])))
 		hint, rep, err := s.nextHint(b, t.Agent, nil)
 		if err != nil {
 			return err
@@ -383,8 +383,8 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 			out.NeedsBoundary = true
 		default:
 			tr := b.V.Tree
-			be := &tr.Entries[b.Seqs[i]]
-			id := identityOf(be)
+			be := tr.Entry(b.Seqs[i])
+			id := identityOf(&be)
 			out.Window = &id
 			out.BoundaryEntryID = be.ID
 			out.SliceFromEntryID = be.ID
@@ -550,7 +550,7 @@ func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from s
 	}
 	out, shown := withoutHidden(all, hidden)
 	for _, cm := range cms[:first] {
-		if id := tr.Entries[cm.Seq].ID; hidden[id] {
+		if id := tr.ID(cm.Seq); hidden[id] {
 			shown[id] = true
 		}
 	}
@@ -562,7 +562,7 @@ func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from s
 // no message is from's.
 func sliceStart(tr *session.Tree, cms []session.ContextMessage, from string) int {
 	for i := range cms {
-		if tr.Entries[cms[i].Seq].ID == from {
+		if tr.ID(cms[i].Seq) == from {
 			for j := i - 1; j >= 0; j-- {
 				if cms[j].Role == session.RoleAssistant {
 					return j
@@ -604,7 +604,7 @@ func pairList(b *Branch, cms []session.ContextMessage, first, d0, end int) ([]Pa
 	}
 	out := make([]PairMessage, 0, len(cms)-first)
 	for _, cm := range cms[first:] {
-		e := &tr.Entries[cm.Seq]
+		e := tr.Entry(cm.Seq)
 		m := PairMessage{EntryID: e.ID, Line: e.Line, Role: cm.Role}
 		d := dec[cm.Seq]
 		switch cm.Role {
@@ -718,7 +718,7 @@ func buildPairs(b *Branch, rules session.Rules, from string) (*pairCache, error)
 	pc := &pairCache{from: from, pairs: pairs}
 	if rules >= session.RulesPi16 {
 		for _, sq := range b.Seqs {
-			if e := &tr.Entries[sq]; e.Type == session.TypeContextEdit && e.Edit != session.EditNone {
+			if e := tr.Entry(sq); e.Type == session.TypeContextEdit && e.Edit != session.EditNone {
 				if pc.targets == nil {
 					pc.targets = map[string]bool{}
 				}
@@ -738,11 +738,11 @@ func extendPairs(b *Branch, rules session.Rules, base *pairCache, added []int) (
 	tr := b.V.Tree
 	cms := make([]session.ContextMessage, 0, len(added))
 	for _, sq := range added {
-		e := &tr.Entries[sq]
+		e := tr.Entry(sq)
 		if e.Type == session.TypeCompaction || e.Type == session.TypeContextEdit || e.IsBoundary() || base.targets[e.ID] {
 			return nil, false, nil
 		}
-		if role := session.ContextRole(e); role != "" {
+		if role := session.ContextRole(&e); role != "" {
 			cms = append(cms, session.ContextMessage{Seq: sq, Role: role, EditSeq: -1})
 		}
 	}
