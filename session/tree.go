@@ -206,6 +206,9 @@ func (t *Tree) ParentID(seq int) string { return t.tab.strs.get(t.tab.rows[seq].
 // Type is Entry(seq).Type, without building the rest of the entry.
 func (t *Tree) Type(seq int) string { return t.tab.strs.get(t.tab.rows[seq].typ) }
 
+// role is Entry(seq).Role.
+func (t *Tree) role(seq int) string { return t.tab.strs.get(t.tab.rows[seq].role) }
+
 // Lookup returns the Seq of the entry with id, as Pi's byId.get would.
 func (t *Tree) Lookup(id string) (int, bool) {
 	return t.byID.get(&t.tab, id)
@@ -400,11 +403,10 @@ func (t *Tree) Project(branch []int, r Rules) []ContextMessage {
 		sel = append(sel, branch[last])
 		found := false
 		for _, s := range branch[:last] {
-			e := t.Entry(s)
-			if !found && e.ID == comp.FirstKeptEntryID() {
+			if !found && t.ID(s) == comp.FirstKeptEntryID() {
 				found = true
 			}
-			if found && !(v086 && e.Type == TypeMessage && e.Role == RoleSystem) {
+			if found && !(v086 && t.Type(s) == TypeMessage && t.role(s) == RoleSystem) {
 				sel = append(sel, s)
 			}
 		}
@@ -413,32 +415,34 @@ func (t *Tree) Project(branch []int, r Rules) []ContextMessage {
 	var edits map[string]int // target id → seq of the edit that applies
 	if v16 {
 		for _, s := range sel {
-			if e := t.Entry(s); e.Type == TypeContextEdit && e.Edit != EditNone {
+			if t.tab.rows[s].edit != EditNone && t.Type(s) == TypeContextEdit {
 				if edits == nil {
 					edits = make(map[string]int)
 				}
-				edits[e.TargetID()] = s
+				edits[t.Entry(s).TargetID()] = s
 			}
 		}
 	}
 	out := make([]ContextMessage, 0, len(sel))
 	for i, s := range sel {
-		e := t.Entry(s)
-		if v16 && e.Type == TypeCompaction && i > 0 {
+		row, typ := &t.tab.rows[s], t.Type(s)
+		if v16 && typ == TypeCompaction && i > 0 {
 			continue
 		}
-		role := ContextRole(&e)
+		role := contextRole(typ, t.role(s), row.flags&flagEmptySummary != 0)
 		if role == "" {
 			continue
 		}
 		edit := -1
-		if es, ok := edits[e.ID]; ok {
-			if t.tab.rows[es].edit == EditOmit {
-				continue
+		if edits != nil {
+			if es, ok := edits[t.ID(s)]; ok {
+				if t.tab.rows[es].edit == EditOmit {
+					continue
+				}
+				edit = es
 			}
-			edit = es
 		}
-		if v086 && e.Type == TypeCompaction && e.SystemMessage {
+		if v086 && typ == TypeCompaction && row.flags&flagSystemMessage != 0 {
 			out = append(out, ContextMessage{Seq: s, Role: RoleSystem, EditSeq: -1})
 		}
 		m := ContextMessage{Seq: s, Role: role, EditSeq: -1}
@@ -546,16 +550,21 @@ func semverCore(version string) ([3]int, bool) {
 // "custom" for custom_message, "branchSummary" for a branch summary with a
 // non-empty summary, "compactionSummary" for a compaction.
 func ContextRole(e *Entry) string {
-	switch e.Type {
+	return contextRole(e.Type, e.Role, e.EmptySummary)
+}
+
+// contextRole is ContextRole of an entry's Type, Role and EmptySummary.
+func contextRole(typ, role string, emptySummary bool) string {
+	switch typ {
 	case TypeMessage:
-		if e.Role == "" {
+		if role == "" {
 			return RoleUnknown
 		}
-		return e.Role
+		return role
 	case TypeCustomMessage:
 		return RoleCustom
 	case TypeBranchSummary:
-		if e.EmptySummary {
+		if emptySummary {
 			return ""
 		}
 		return RoleBranchSummary
