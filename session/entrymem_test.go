@@ -8,7 +8,8 @@ import (
 	"testing"
 )
 
-// memEntryAt is entry i of the trees TestTreeEntriesSurviveGC builds: every
+// memEntryAt is entry i of the tree TestTreeEntriesSurviveGC builds alone
+// (chainEntryAt, with every parent present, of the trees that reuse): every
 // string freshly allocated (nothing else refers to it once the tree has
 // it), a Refs on every third entry and a Window on every fifth.
 func memEntryAt(i int) Entry {
@@ -83,19 +84,22 @@ func TestTreeEntriesSurviveGC(t *testing.T) {
 
 	base := NewTree(h)
 	for i := range n {
-		base.Add(memEntryAt(i))
+		base.Add(chainEntryAt(i))
 	}
 	reused := NewTree(h)
 	reused.Reuse(base)
+	if !reused.Reusing() {
+		t.Fatal("Reuse did nothing")
+	}
 	for i := range n + 500 { // all of base, then 500 of its own
-		reused.Add(memEntryAt(i))
+		reused.Add(chainEntryAt(i))
 	}
 	base = nil
 	churn()
-	check("reused", reused, n+500, memEntryAt)
+	check("reused", reused, n+500, chainEntryAt)
 
 	other := func(i int) Entry {
-		e := memEntryAt(i)
+		e := chainEntryAt(i)
 		if i >= n/2 {
 			e.ID = fmt.Sprintf("other-%06d", i)
 			e.ParentID = ""
@@ -104,7 +108,7 @@ func TestTreeEntriesSurviveGC(t *testing.T) {
 	}
 	base = NewTree(h)
 	for i := range n {
-		base.Add(memEntryAt(i))
+		base.Add(chainEntryAt(i))
 	}
 	diverged := NewTree(h)
 	diverged.Reuse(base)
