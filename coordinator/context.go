@@ -144,8 +144,8 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 			out.NeedsBoundary = true
 		default:
 			tr := b.V.Tree
-			be := &tr.Entries[b.Seqs[i]]
-			id := identityOf(be)
+			be := tr.Entry(b.Seqs[i])
+			id := identityOf(&be)
 			out.Window = &id
 			out.BoundaryEntryID = be.ID
 			out.SliceFromEntryID = be.ID

@@ -147,7 +147,7 @@ func (s *Service) summarize(sess *store.Session, reg *contextd.Registration) Ses
 		out.Leaf = v.Tree.Leaf()
 		if seqs, _, err := v.Tree.Branch(""); err == nil {
 			for _, sq := range seqs {
-				if v.Tree.Entries[sq].IsBoundary() {
+				if v.Tree.Entry(sq).IsBoundary() {
 					out.Windows++
 				}
 			}
@@ -366,7 +366,7 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 			return nil
 		}
 		out.Header = v.Tree.Header
-		for _, e := range v.Tree.Entries {
+		for _, e := range v.Tree.All() {
 			out.EntriesByType[e.Type]++
 		}
 		return nil
@@ -395,9 +395,9 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 				}
 				out.BoundaryEntryID = r.BoundaryEntryID
 			} else if i := currentBoundary(b); i >= 0 {
-				id := identityOf(&b.V.Tree.Entries[b.Seqs[i]])
+				id := identityOf(new(b.V.Tree.Entry(b.Seqs[i])))
 				out.Window = &id
-				out.BoundaryEntryID = b.V.Tree.Entries[b.Seqs[i]].ID
+				out.BoundaryEntryID = b.V.Tree.ID(b.Seqs[i])
 			} else {
 				out.NeedsBoundary = t.Mode == contextd.ModeLocal || t.Mode == contextd.ModeTree
 			}
@@ -571,7 +571,7 @@ func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string, tail i
 		out.LeafID, out.Rules, out.Cycle, out.EntryCount, out.ContextCount = p.leaf, p.rules, p.cycle, p.entryCount, p.contextCount
 		out.EntryIDs = make([]string, 0, len(p.seqs))
 		for _, sq := range p.seqs {
-			out.EntryIDs = append(out.EntryIDs, p.tree.Entries[sq].ID)
+			out.EntryIDs = append(out.EntryIDs, p.tree.ID(sq))
 		}
 		out.Context = make([]BranchEntry, 0, len(p.msgs))
 		for _, m := range p.msgs {
@@ -589,7 +589,7 @@ func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string, tail i
 func (s *Service) BranchJSON(ctx context.Context, sessionID, leafID string, tail int) ([]byte, error) {
 	var b []byte
 	err := s.branchParts(ctx, sessionID, leafID, tail, func(p *branchParts) {
-		b = appendBranchJSON(nil, p.leaf, p.rules, false, len(p.seqs), func(i int) string { return p.tree.Entries[p.seqs[i]].ID },
+		b = appendBranchJSON(nil, p.leaf, p.rules, false, len(p.seqs), func(i int) string { return p.tree.ID(p.seqs[i]) },
 			p.cycle, false, len(p.msgs), func(i int) BranchEntry { return branchEntryOf(p.tree, p.msgs[i]) }, p.entryCount, p.contextCount)
 	})
 	return b, err
@@ -645,7 +645,7 @@ func (s *Service) branchParts(ctx context.Context, sessionID, leafID string, tai
 
 // branchEntryOf is the /branch context entry of message m.
 func branchEntryOf(tr *session.Tree, m session.ContextMessage) BranchEntry {
-	e := &tr.Entries[m.Seq]
+	e := tr.Entry(m.Seq)
 	be := BranchEntry{EntryID: e.ID, Type: e.Type, Role: m.Role}
 	if m.Role == e.Role {
 		be.StopReason = e.StopReason
@@ -657,7 +657,7 @@ func branchEntryOf(tr *session.Tree, m session.ContextMessage) BranchEntry {
 		be.CustomType = e.CustomType
 	}
 	if m.EditSeq >= 0 {
-		be.EditID = tr.Entries[m.EditSeq].ID
+		be.EditID = tr.ID(m.EditSeq)
 	}
 	return be
 }

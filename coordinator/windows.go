@@ -89,7 +89,7 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 			return openCallsError("the next window boundary", b.Leaf, open)
 		}
 		s.countLoop(b, string(t.Mode))
-		cur := identityOf(&b.V.Tree.Entries[b.Seqs[i]])
+		cur := identityOf(new(b.V.Tree.Entry(b.Seqs[i])))
 		hint, rep, err := s.nextHint(b, t.Agent, nil)
 		if err != nil {
 			return err

@@ -89,7 +89,7 @@ func (n *names) id(name string, pending *names) NameID {
 	if len(n.list) == 0 {
 		i++ // index 0 is ""
 	}
-	name = session.Intern(name) // an owned copy: name may alias the parser's scratch
+	name = session.Intern(name) // an owned copy: name may pin a chunk of the parser's scratch
 	pending.list = append(pending.list, name)
 	pending.idx[name] = i
 	return i
