@@ -18,6 +18,7 @@ export const readers: { [K in keyof operations]: (r: Result<K>) => unknown } = {
 	"list-sessions": (r) => r.sessions.map((s) => `${s.session_id} ${s.file} v${s.version} ${s.mode} ${s.entries} ${s.problems.map((p) => p.reason).join(",")}`),
 	"get-session": (r) =>
 		[r.session_id, r.header.cwd, windowLine(r.window), r.rollover?.state, r.incomplete_rollover?.missing.join(","), r.rollover_loop?.window_ids.length, r.registration?.agent_name].join(" "),
+	"get-rollover-loop": (r) => `${r.windows} ${r.window_ids.join(",")} ${r.next_cursor ?? "last page"}`,
 	"register-session": (r) => `${r.session_id} ${r.session_file} ${r.mode} ${r.updated_at}`,
 	"get-branch": (r) => r.context.filter((e) => e.role === "toolResult" || e.role === "unknown").map((e) => e.entry_id).concat(r.entry_ids, r.rules),
 	"session-context": (r) => [windowLine(r.window), r.projection.start_at?.role, r.projection.drop.length, r.hidden_summaries.map((h) => h.summary_sha256), r.orphaned_tool_results],
