@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync/atomic"
 )
 
 // Tree is the in-memory entry tree of one session file: the entries in file
@@ -19,10 +20,17 @@ type Tree struct {
 	Entries []Entry
 	byID    idIndex
 	// parents[i] is the Seq of entry i's parent as resolved when i was
-	// added (-1: root or missing). Valid for walking only while no id has
-	// been repeated (dupIDs false): a repeated id can re-point a parentId.
+	// added (-1: root, or a parent not yet in the file). Valid for
+	// walking as it is while no id has been repeated and no parent came
+	// after its child (dupIDs false); otherwise parentOf re-resolves the
+	// few links that may have moved.
 	parents []int32
 	dupIDs  bool
+	// superseded has bit i set when a later entry repeated entry i's id,
+	// so that the children resolved to i now belong to that later entry
+	// (Pi's byId: the later entry wins). nil until an id repeats; the
+	// words are read and set atomically (Snapshot).
+	superseded []uint32
 	// base, while set, is a tree whose first len(Entries) entries are
 	// exactly this tree's (Reuse): Entries and parents are prefixes of
 	// base's arrays and byID is base's index, read only up to
@@ -100,7 +108,7 @@ func (t *Tree) Reusing() bool { return t.base != nil }
 func (t *Tree) detach() {
 	b := t.base
 	n := len(t.Entries)
-	t.base, t.mem = nil, treeMem{}
+	t.base, t.mem, t.superseded = nil, treeMem{}, nil
 	t.Entries, t.parents, t.byID = makeEntries(0, len(b.Entries)), make([]int32, 0, len(b.Entries)), idIndex{}
 	t.byID.grow(t.Entries, len(b.Entries))
 	for i := range n {
@@ -142,9 +150,51 @@ func (t *Tree) Add(e Entry) {
 	t.Entries = growEntries(t.Entries, 1, false)
 	t.Entries = append(t.Entries, e)
 	t.parents = append(t.parents, p)
-	if t.byID.put(t.Entries, e.ID, len(t.Entries)-1) {
+	if prev := t.byID.put(t.Entries, e.ID, len(t.Entries)-1); prev >= 0 {
 		t.dupIDs = true
+		t.supersede(prev)
 	}
+}
+
+// supersede marks entry seq as no longer the latest with its id. The
+// word array grows by copy, so a Snapshot keeps the words it read; a bit
+// set after a Snapshot only makes its walks look the link up by id,
+// which its id index answers as of the Snapshot.
+func (t *Tree) supersede(seq int) {
+	w := seq / 32
+	if w >= len(t.superseded) {
+		grown := make([]uint32, max(w+1, len(t.Entries)/32+1))
+		for i := range t.superseded {
+			grown[i] = atomic.LoadUint32(&t.superseded[i])
+		}
+		t.superseded = grown
+	}
+	atomic.OrUint32(&t.superseded[w], 1<<(seq%32))
+}
+
+// isSuperseded reports whether a later entry repeated entry seq's id.
+func (t *Tree) isSuperseded(seq int32) bool {
+	w := int(seq) / 32
+	return w < len(t.superseded) && atomic.LoadUint32(&t.superseded[w])&(1<<(seq%32)) != 0
+}
+
+// parentOf returns the Seq of the entry Pi resolves as entry c's parent
+// (byId.get(parentId): the latest entry with that id), -1 for none. The
+// link resolved on Add holds unless its parent's id was repeated since,
+// or the parent was not yet in the file; only those are looked up by id.
+func (t *Tree) parentOf(c int32) int32 {
+	p := t.parents[c]
+	if p >= 0 && !t.isSuperseded(p) {
+		return p
+	}
+	id := t.Entries[c].ParentID
+	if id == "" {
+		return -1
+	}
+	if i, ok := t.byID.get(t.Entries, id); ok {
+		return int32(i)
+	}
+	return -1
 }
 
 // Grow makes room for n more entries without reallocating, so that a
@@ -193,30 +243,6 @@ func (t *Tree) Leaf() string {
 	return t.Entries[len(t.Entries)-1].ID
 }
 
-// walkByID walks parentIds from the entry at cur, resolving each by id
-// (Pi's byId: the latest entry with the id), as Branch must once an id was
-// repeated or a parent came after its child. It keeps no set of the
-// entries seen (a map of every step made a session with one repeated id
-// 8 to 10 times slower to answer, docs/security.md): a walk longer than
-// the tree has met a cycle, reported with ok false.
-func (t *Tree) walkByID(cur int) (seqs []int, ok bool) {
-	for n := len(t.Entries); ; {
-		if len(seqs) == n {
-			return seqs, false
-		}
-		seqs = append(seqs, cur)
-		p := t.Entries[cur].ParentID
-		if p == "" {
-			return seqs, true
-		}
-		next, found := t.byID.get(t.Entries, p)
-		if !found {
-			return seqs, true
-		}
-		cur = next
-	}
-}
-
 // ErrUnknownLeaf is returned by Branch for a leaf id that is not in the tree.
 type ErrUnknownLeaf struct{ LeafID string }
 
@@ -246,27 +272,20 @@ func (t *Tree) Branch(leafID string) (seqs []int, cycle bool, err error) {
 		for c := int32(cur); c >= 0; c = t.parents[c] {
 			seqs = append(seqs, int(c))
 		}
-	} else if seqs, ok = t.walkByID(cur); !ok {
-		// Longer than the tree: a parent cycle. Walk again, remembering
-		// the entries seen, to stop at the first repeated one.
-		seqs = seqs[:0]
-		seen := make(map[int]struct{})
-		for {
-			if _, dup := seen[cur]; dup {
+	} else {
+		// An id was repeated or a parent came after its child: a link
+		// may have moved (parentOf) and the walk may loop. A bit per
+		// entry (n/8 bytes) stops it at the first repeated entry; a
+		// repeated id so costs a walk no more than unique ids do
+		// (docs/security.md).
+		seen := make([]uint64, (len(t.Entries)+63)/64)
+		for c := int32(cur); c >= 0; c = t.parentOf(c) {
+			if seen[c/64]&(1<<(c%64)) != 0 {
 				cycle = true
 				break
 			}
-			seen[cur] = struct{}{}
-			seqs = append(seqs, cur)
-			p := t.Entries[cur].ParentID
-			if p == "" {
-				break
-			}
-			next, ok := t.byID.get(t.Entries, p)
-			if !ok {
-				break
-			}
-			cur = next
+			seen[c/64] |= 1 << (c % 64)
+			seqs = append(seqs, int(c))
 		}
 	}
 	for i, j := 0, len(seqs)-1; i < j; i, j = i+1, j-1 {
