@@ -98,6 +98,12 @@ type branchInput struct {
 	Tail   int    `query:"tail" minimum:"0" maximum:"100000" doc:"Tail form: list only the last N branch ids and context messages, with entry_count and context_count (the whole lengths); 0 or absent lists them all."`
 }
 
+type rolloverLoopInput struct {
+	SessionPath
+	Cursor string `query:"cursor" maxLength:"64" doc:"next_cursor of GET /v1/sessions/{session_id} (rollover_loop) or of the previous page, unchanged; absent for the most recent ids."`
+	Limit  int    `query:"limit" minimum:"1" maximum:"100" default:"25" doc:"Window ids per page: 1 to 100, default 25."`
+}
+
 type contextInput struct {
 	SessionPath
 	Body coordinator.ContextRequest
@@ -124,6 +130,12 @@ func (s *Server) registerSessions(api huma.API) {
 		Summary: "Session state", Description: "Mode, leaf, current window identity, pending and incomplete rollovers, counts and problems."},
 		func(ctx context.Context, in *SessionPath) (*jsonBody[coordinator.SessionState], error) {
 			return reply(s.svc.SessionStateOf(ctx, in.SessionID))
+		})
+
+	op(s, api, huma.Operation{OperationID: "get-rollover-loop", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/rollover_loop", Tags: tags,
+		Summary: "Window ids of a rollover loop, by page", Description: "The window ids of the rollover loop on the active branch (rollover_loop of GET /v1/sessions/{session_id}, which names only the 25 most recent), most recent first, one page at a time. Bounds: limit default 25, max 100. A cursor that contextd did not issue, or issued for another session, answers 400; one of a loop that has since ended or been replaced answers 409 (list again without cursor)."},
+		func(ctx context.Context, in *rolloverLoopInput) (*jsonBody[coordinator.RolloverLoopPage], error) {
+			return reply(s.svc.RolloverLoopPageOf(ctx, in.SessionID, in.Cursor, in.Limit))
 		})
 
 	op(s, api, huma.Operation{OperationID: "register-session", Method: http.MethodPut, Path: "/v1/sessions/{session_id}", Tags: tags,

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"contextd/archive"
-	"contextd/history"
 	"contextd/session"
 )
 
@@ -21,8 +20,9 @@ const RolloverLoopThreshold = 3
 
 // RolloverLoop is the no-progress report of GET /v1/sessions/{id}.
 type RolloverLoop struct {
-	Windows   int      `json:"windows" doc:"Consecutive closed windows, most recent first, without a user message or a successful tool result other than new_context's (at least RolloverLoopThreshold = 3)."`
-	WindowIDs []string `json:"window_ids" doc:"Their window ids, most recent first: at most the 25 most recent (windows counts them all; history list_windows lists every window), each cut like history IDs (over 256 characters: \"…\" and the last 255)."`
+	Windows    int      `json:"windows" doc:"Consecutive closed windows, most recent first, without a user message or a successful tool result other than new_context's (at least RolloverLoopThreshold = 3)."`
+	WindowIDs  []string `json:"window_ids" doc:"Their window ids, most recent first: at most the 25 most recent (windows counts them all), each cut like history IDs (over 256 characters: \"…\" and the last 255)."`
+	NextCursor string   `json:"next_cursor,omitempty" doc:"Present when windows is over 25: opaque, pass as cursor to GET /v1/sessions/{session_id}/rollover_loop for the older ids."`
 }
 
 // MaxLoopWindowIDs bounds RolloverLoop.WindowIDs: a loop of 100,000
@@ -166,11 +166,11 @@ func rolloverLoop(b *Branch) (*RolloverLoop, error) {
 	if err != nil || len(ids) < RolloverLoopThreshold {
 		return nil, err
 	}
-	shown := make([]string, 0, min(len(ids), MaxLoopWindowIDs))
-	for _, id := range ids[:min(len(ids), MaxLoopWindowIDs)] {
-		shown = append(shown, history.BoundID(id))
+	page, err := loopPage(b.Target.SessionID, ids, "", MaxLoopWindowIDs)
+	if err != nil {
+		return nil, err
 	}
-	return &RolloverLoop{Windows: len(ids), WindowIDs: shown}, nil
+	return &RolloverLoop{Windows: page.Windows, WindowIDs: page.WindowIDs, NextCursor: page.NextCursor}, nil
 }
 
 // countLoop counts, in contextd_rollover_loops_total, a rollover (Tree or

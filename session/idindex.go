@@ -73,14 +73,16 @@ func (x *idIndex) get(entries *entryTable, id string) (int, bool) {
 	return int(v) - 1, v != 0
 }
 
-// put records that the entry at seq (already in entries) has id; it
-// reports whether the id was already present (the later entry wins).
-func (x *idIndex) put(entries *entryTable, id string, seq int) (dup bool) {
+// put records that the entry at seq (already in entries) has id; when
+// the id was already present (the later entry wins) it returns the Seq of
+// the entry it had, else -1.
+func (x *idIndex) put(entries *entryTable, id string, seq int) (prev int) {
 	if 2*(x.n+1) > len(x.slots) {
 		x.grow(entries, 2*(x.n+1))
 	}
 	i := x.free(entries, id)
-	dup = atomic.LoadInt32(&x.slots[i]) != 0
+	old := atomic.LoadInt32(&x.slots[i])
+	dup := old != 0
 	if !dup {
 		x.n++
 	} else if x.shared {
@@ -89,5 +91,5 @@ func (x *idIndex) put(entries *entryTable, id string, seq int) (dup bool) {
 		x.slots, x.shared = slices.Clone(x.slots), false
 	}
 	atomic.StoreInt32(&x.slots[i], int32(seq+1))
-	return dup
+	return int(old) - 1
 }

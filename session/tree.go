@@ -5,6 +5,7 @@ import (
 	"iter"
 	"os"
 	"slices"
+	"sync/atomic"
 )
 
 // Tree is the in-memory entry tree of one session file: the entries in file
@@ -17,10 +18,17 @@ type Tree struct {
 	tab  entryTable
 	byID idIndex
 	// parents[i] is the Seq of entry i's parent as resolved when i was
-	// added (-1: root or missing). Valid for walking only while no id has
-	// been repeated (dupIDs false): a repeated id can re-point a parentId.
+	// added (-1: root, or a parent not yet in the file). Valid for
+	// walking as it is while no id has been repeated and no parent came
+	// after its child (dupIDs false); otherwise parentOf re-resolves the
+	// few links that may have moved.
 	parents []int32
 	dupIDs  bool
+	// superseded has bit i set when a later entry repeated entry i's id,
+	// so that the children resolved to i now belong to that later entry
+	// (Pi's byId: the later entry wins). nil until an id repeats; the
+	// words are read and set atomically (Snapshot).
+	superseded []uint32
 	// base, while set, is a tree whose first Len() entries are exactly
 	// this tree's (Reuse): tab's rows and parents are prefixes of base's
 	// arrays, tab shares base's arena and side tables, and byID is base's
@@ -105,7 +113,7 @@ func (t *Tree) SharesEntries(o *Tree) bool {
 func (t *Tree) detach() {
 	b := t.base
 	n := t.Len()
-	t.base = nil
+	t.base, t.superseded = nil, nil
 	t.tab = entryTable{rows: make([]entryRow, 0, b.Len())}
 	t.parents, t.byID = make([]int32, 0, b.Len()), idIndex{}
 	t.byID.grow(&t.tab, b.Len())
@@ -147,9 +155,51 @@ func (t *Tree) Add(e Entry) {
 	}
 	t.tab.add(&e, int(p))
 	t.parents = append(t.parents, p)
-	if t.byID.put(&t.tab, e.ID, t.Len()-1) {
+	if prev := t.byID.put(&t.tab, e.ID, t.Len()-1); prev >= 0 {
 		t.dupIDs = true
+		t.supersede(prev)
 	}
+}
+
+// supersede marks entry seq as no longer the latest with its id. The
+// word array grows by copy, so a Snapshot keeps the words it read; a bit
+// set after a Snapshot only makes its walks look the link up by id,
+// which its id index answers as of the Snapshot.
+func (t *Tree) supersede(seq int) {
+	w := seq / 32
+	if w >= len(t.superseded) {
+		grown := make([]uint32, max(w+1, t.Len()/32+1))
+		for i := range t.superseded {
+			grown[i] = atomic.LoadUint32(&t.superseded[i])
+		}
+		t.superseded = grown
+	}
+	atomic.OrUint32(&t.superseded[w], 1<<(seq%32))
+}
+
+// isSuperseded reports whether a later entry repeated entry seq's id.
+func (t *Tree) isSuperseded(seq int32) bool {
+	w := int(seq) / 32
+	return w < len(t.superseded) && atomic.LoadUint32(&t.superseded[w])&(1<<(seq%32)) != 0
+}
+
+// parentOf returns the Seq of the entry Pi resolves as entry c's parent
+// (byId.get(parentId): the latest entry with that id), -1 for none. The
+// link resolved on Add holds unless its parent's id was repeated since,
+// or the parent was not yet in the file; only those are looked up by id.
+func (t *Tree) parentOf(c int32) int32 {
+	p := t.parents[c]
+	if p >= 0 && !t.isSuperseded(p) {
+		return p
+	}
+	id := t.ParentID(int(c))
+	if id == "" {
+		return -1
+	}
+	if i, ok := t.byID.get(&t.tab, id); ok {
+		return int32(i)
+	}
+	return -1
 }
 
 // Grow makes room for n more entries without reallocating, so that a
@@ -240,30 +290,6 @@ func (t *Tree) Leaf() string {
 	return t.ID(t.Len() - 1)
 }
 
-// walkByID walks parentIds from the entry at cur, resolving each by id
-// (Pi's byId: the latest entry with the id), as Branch must once an id was
-// repeated or a parent came after its child. It keeps no set of the
-// entries seen (a map of every step made a session with one repeated id
-// 8 to 10 times slower to answer, docs/security.md): a walk longer than
-// the tree has met a cycle, reported with ok false.
-func (t *Tree) walkByID(cur int) (seqs []int, ok bool) {
-	for n := t.Len(); ; {
-		if len(seqs) == n {
-			return seqs, false
-		}
-		seqs = append(seqs, cur)
-		p := t.ParentID(cur)
-		if p == "" {
-			return seqs, true
-		}
-		next, found := t.byID.get(&t.tab, p)
-		if !found {
-			return seqs, true
-		}
-		cur = next
-	}
-}
-
 // ErrUnknownLeaf is returned by Branch for a leaf id that is not in the tree.
 type ErrUnknownLeaf struct{ LeafID string }
 
@@ -293,27 +319,20 @@ func (t *Tree) Branch(leafID string) (seqs []int, cycle bool, err error) {
 		for c := int32(cur); c >= 0; c = t.parents[c] {
 			seqs = append(seqs, int(c))
 		}
-	} else if seqs, ok = t.walkByID(cur); !ok {
-		// Longer than the tree: a parent cycle. Walk again, remembering
-		// the entries seen, to stop at the first repeated one.
-		seqs = seqs[:0]
-		seen := make(map[int]struct{})
-		for {
-			if _, dup := seen[cur]; dup {
+	} else {
+		// An id was repeated or a parent came after its child: a link
+		// may have moved (parentOf) and the walk may loop. A bit per
+		// entry (n/8 bytes) stops it at the first repeated entry; a
+		// repeated id so costs a walk no more than unique ids do
+		// (docs/security.md).
+		seen := make([]uint64, (t.Len()+63)/64)
+		for c := int32(cur); c >= 0; c = t.parentOf(c) {
+			if seen[c/64]&(1<<(c%64)) != 0 {
 				cycle = true
 				break
 			}
-			seen[cur] = struct{}{}
-			seqs = append(seqs, cur)
-			p := t.ParentID(cur)
-			if p == "" {
-				break
-			}
-			next, ok := t.byID.get(&t.tab, p)
-			if !ok {
-				break
-			}
-			cur = next
+			seen[c/64] |= 1 << (c % 64)
+			seqs = append(seqs, int(c))
 		}
 	}
 	for i, j := 0, len(seqs)-1; i < j; i, j = i+1, j-1 {

@@ -348,6 +348,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{session_id}/rollover_loop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Window ids of a rollover loop, by page
+         * @description The window ids of the rollover loop on the active branch (rollover_loop of GET /v1/sessions/{session_id}, which names only the 25 most recent), most recent first, one page at a time. Bounds: limit default 25, max 100. A cursor that contextd did not issue, or issued for another session, answers 400; one of a loop that has since ended or been replaced answers 409 (list again without cursor).
+         */
+        get: operations["get-rollover-loop"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{session_id}/rollovers": {
         parameters: {
             query?: never;
@@ -953,11 +973,24 @@ export interface components {
             session_id: string;
         };
         CoordinatorRolloverLoop: {
-            /** @description Their window ids, most recent first: at most the 25 most recent (windows counts them all; history list_windows lists every window), each cut like history IDs (over 256 characters: "…" and the last 255). */
+            /** @description Present when windows is over 25: opaque, pass as cursor to GET /v1/sessions/{session_id}/rollover_loop for the older ids. */
+            next_cursor?: string;
+            /** @description Their window ids, most recent first: at most the 25 most recent (windows counts them all), each cut like history IDs (over 256 characters: "…" and the last 255). */
             window_ids: string[];
             /**
              * Format: int64
              * @description Consecutive closed windows, most recent first, without a user message or a successful tool result other than new_context's (at least RolloverLoopThreshold = 3).
+             */
+            windows: number;
+        };
+        CoordinatorRolloverLoopPage: {
+            /** @description Opaque; pass as cursor for the next, older page. Absent on the last page. */
+            next_cursor?: string;
+            /** @description One page of their window ids, most recent first: at most limit, each cut like history IDs (over 256 characters: "…" and the last 255). */
+            window_ids: string[];
+            /**
+             * Format: int64
+             * @description Windows in the loop now (RolloverLoop.windows), 0 when the active branch has none.
              */
             windows: number;
         };
@@ -2370,6 +2403,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CoordinatorContextAnswer"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-rollover-loop": {
+        parameters: {
+            query?: {
+                /** @description next_cursor of GET /v1/sessions/{session_id} (rollover_loop) or of the previous page, unchanged; absent for the most recent ids. */
+                cursor?: string;
+                /** @description Window ids per page: 1 to 100, default 25. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Pi session id (the session header's id): starts with a letter or digit, then letters, digits and . _ : @ + - (Pi writes UUIDs). */
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoordinatorRolloverLoopPage"];
                 };
             };
             /** @description Error */

@@ -18,11 +18,13 @@ export const readers: { [K in keyof operations]: (r: Result<K>) => unknown } = {
 	"list-sessions": (r) => r.sessions.map((s) => `${s.session_id} ${s.file} v${s.version} ${s.mode} ${s.entries} ${s.problems.map((p) => p.reason).join(",")}`),
 	"get-session": (r) =>
 		[r.session_id, r.header.cwd, windowLine(r.window), r.rollover?.state, r.incomplete_rollover?.missing.join(","), r.rollover_loop?.window_ids.length, r.registration?.agent_name].join(" "),
+	"get-rollover-loop": (r) => `${r.windows} ${r.window_ids.join(",")} ${r.next_cursor ?? "last page"}`,
 	"register-session": (r) => `${r.session_id} ${r.session_file} ${r.mode} ${r.updated_at}`,
 	"get-branch": (r) => r.context.filter((e) => e.role === "toolResult" || e.role === "unknown").map((e) => e.entry_id).concat(r.entry_ids, r.rules),
 	"session-context": (r) => [windowLine(r.window), r.projection.start_at?.role, r.projection.drop.length, r.hidden_summaries.map((h) => h.summary_sha256), r.orphaned_tool_results],
 	"session-windows": (r) => r.append.map((b) => b.customType).concat(windowLine(r.window)),
 	"session-compaction": (r) => `${r.summary.length} ${r.first_kept_entry_id} ${r.details.archivedWindowIds.join(",")}`,
+	"get-index": (r) => `${r.sessions} ${r.used_bytes}/${r.budget_bytes} ${r.evictions}`,
 	"rebuild-index": (r) => r.sessions + 1,
 	"rollover-create": (r) => `${r.rollover_id} ${r.state} ${r.tool_result} ${r.merged} ${windowLine(r.rollover.next_window)}`,
 	"rollover-settle": (r) => (r.navigate_to === null ? "local" : `${r.navigate_to} ${r.summarize} ${r.summary_parent_id ?? "root"}`),
