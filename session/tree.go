@@ -313,30 +313,42 @@ func (t *Tree) Branch(leafID string) (seqs []int, cycle bool, err error) {
 	if !ok {
 		return nil, false, &ErrUnknownLeaf{LeafID: leafID}
 	}
+	// Each path walks twice: once to count the branch, once to fill an
+	// answer allocated at its length, root first (one allocation, not
+	// append's growth steps and a reversal).
 	if !t.dupIDs {
 		// Fast path: parents were resolved on Add and always point to
 		// earlier entries, so the walk cannot loop.
+		n := 0
 		for c := int32(cur); c >= 0; c = t.parents[c] {
-			seqs = append(seqs, int(c))
+			n++
 		}
-	} else {
-		// An id was repeated or a parent came after its child: a link
-		// may have moved (parentOf) and the walk may loop. A bit per
-		// entry (n/8 bytes) stops it at the first repeated entry; a
-		// repeated id so costs a walk no more than unique ids do
-		// (docs/security.md).
-		seen := make([]uint64, (t.Len()+63)/64)
-		for c := int32(cur); c >= 0; c = t.parentOf(c) {
-			if seen[c/64]&(1<<(c%64)) != 0 {
-				cycle = true
-				break
-			}
-			seen[c/64] |= 1 << (c % 64)
-			seqs = append(seqs, int(c))
+		seqs = make([]int, n)
+		for c := int32(cur); c >= 0; c = t.parents[c] {
+			n--
+			seqs[n] = int(c)
 		}
+		return seqs, false, nil
 	}
-	for i, j := 0, len(seqs)-1; i < j; i, j = i+1, j-1 {
-		seqs[i], seqs[j] = seqs[j], seqs[i]
+	// An id was repeated or a parent came after its child: a link may
+	// have moved (parentOf) and the walk may loop. A bit per entry (n/8
+	// bytes) stops it at the first repeated entry; a repeated id so costs
+	// a walk no more than unique ids do (docs/security.md). The filling
+	// walk stops after the counted entries, before the repeated one.
+	seen := make([]uint64, (t.Len()+63)/64)
+	n := 0
+	for c := int32(cur); c >= 0; c = t.parentOf(c) {
+		if seen[c/64]&(1<<(c%64)) != 0 {
+			cycle = true
+			break
+		}
+		seen[c/64] |= 1 << (c % 64)
+		n++
+	}
+	seqs = make([]int, n)
+	for c := int32(cur); n > 0; c = t.parentOf(c) {
+		n--
+		seqs[n] = int(c)
 	}
 	return seqs, cycle, nil
 }
