@@ -157,7 +157,7 @@ func (s *Server) registerSessions(api huma.API) {
 		})
 
 	op(s, api, huma.Operation{OperationID: "session-windows", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/windows", Tags: []string{"windows"},
-		Summary: "Boundary to append", Description: "The codex-context-window custom message to append: window 0 when the branch has no boundary, else the next window (Local new_context) with the thread hint.",
+		Summary: "Boundary to append", Description: "The codex-context-window custom message to append: window 0 when the branch has no boundary (beginning at the branch's first entry when the branch already holds messages: adoption), else the next window (Local new_context) with the thread hint. In Remote mode only window 0, with the thread_hint the extension passes; the file is parsed for that and not indexed.",
 		MaxBodyBytes: s.humaBodyLimit()},
 		func(ctx context.Context, in *windowsInput) (*jsonBody[coordinator.WindowsAnswer], error) {
 			return reply(s.svc.Windows(ctx, in.SessionID, in.Body))

@@ -89,17 +89,21 @@ func identityOf(e *session.Entry) WindowIdentity {
 // from off, a file Pi migrated), else "" (a new session: the window
 // begins at its boundary). docs/design.md §4 "Adoption".
 func adoptionStart(b *Branch) string {
-	if len(b.Seqs) == 0 {
-		return ""
-	}
 	rules := session.NewestRules
 	if b.Target != nil {
 		rules = b.Target.Rules()
 	}
-	if len(b.V.Tree.Project(b.Seqs, rules)) == 0 {
+	return adoptionStartOf(b.V.Tree, b.Seqs, rules)
+}
+
+// adoptionStartOf is adoptionStart for the branch seqs of tree under
+// rules (Remote mode's window 0 uses it on a tree parsed apart from the
+// index: remote_window.go).
+func adoptionStartOf(tree *session.Tree, seqs []int, rules session.Rules) string {
+	if len(seqs) == 0 || len(tree.Project(seqs, rules)) == 0 {
 		return ""
 	}
-	return b.V.Tree.Entries[b.Seqs[0]].ID
+	return tree.Entries[seqs[0]].ID
 }
 
 // windowStart is the seq index in b.Seqs where the window of the boundary
@@ -140,6 +144,8 @@ func (s *Service) nextIdentity(cur WindowIdentity) WindowIdentity {
 // WindowsRequest asks for the boundary to append.
 type WindowsRequest struct {
 	LeafID string `json:"leaf_id,omitempty" maxLength:"256" doc:"Pi's live leaf; default the last entry of the file."`
+	// ThreadHint is used in Remote mode only (remote_window.go).
+	ThreadHint string `json:"thread_hint,omitempty" maxLength:"4000" doc:"Remote mode: the Codex backend's thread hint for window 0 (the extension fetches it through notes thread_hint), written into the boundary; at most 4,000 characters. Ignored in Local and Tree, where contextd builds the hint."`
 }
 
 // WindowsAnswer is the boundary custom message to append, and whether it
@@ -155,7 +161,8 @@ type WindowsAnswer struct {
 }
 
 // Windows answers POST /v1/sessions/{id}/windows: with no boundary on the
-// branch, the boundary of window 0 (new first id); otherwise the next
+// branch, the boundary of window 0 (new first id; in Remote mode only
+// this, remote_window.go); otherwise the next
 // window's boundary (Local new_context): first id kept, previous = the
 // current window, number + 1, and the thread hint (recent notes and the
 // closing window's user item ids) inside. The next boundary is refused
@@ -165,6 +172,9 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 	t, err := s.Resolve(ctx, sessionID)
 	if err != nil {
 		return WindowsAnswer{}, err
+	}
+	if t.Mode == contextd.ModeRemote {
+		return s.remoteWindowZero(t, req)
 	}
 	if err := requireLocal(t); err != nil {
 		return WindowsAnswer{}, err
@@ -360,6 +370,7 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 		return out, nil
 	}
 	defer s.holdLineage(ctx, t)()
+	var fileWriters *SessionProblem
 	err = s.withCachedBranch(t, req.LeafID, func(b *Branch) error {
 		out.LeafID = b.Leaf
 		i := currentBoundary(b)
@@ -404,10 +415,16 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 			// window after a Tree cut current.
 			out.NeedsBoundary = true
 		}
-		return s.project(b, &out)
+		if err := s.project(b, &out); err != nil {
+			return err
+		}
+		fileWriters = s.interleaves.problem(t.Session.Path(), b.V.Tree)
+		return nil
 	})
 	if p := s.writers.problem(sessionID); p != nil {
 		out.Problems = append(out.Problems, *p)
+	} else if fileWriters != nil {
+		out.Problems = append(out.Problems, *fileWriters)
 	}
 	return out, err
 }

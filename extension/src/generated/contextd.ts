@@ -463,7 +463,7 @@ export interface paths {
         put?: never;
         /**
          * Boundary to append
-         * @description The codex-context-window custom message to append: window 0 when the branch has no boundary, else the next window (Local new_context) with the thread hint.
+         * @description The codex-context-window custom message to append: window 0 when the branch has no boundary (beginning at the branch's first entry when the branch already holds messages: adoption), else the next window (Local new_context) with the thread hint. In Remote mode only window 0, with the thread_hint the extension passes; the file is parsed for that and not indexed.
          */
         post: operations["session-windows"];
         delete?: never;
@@ -1136,6 +1136,8 @@ export interface components {
         CoordinatorWindowsRequest: {
             /** @description Pi's live leaf; default the last entry of the file. */
             leaf_id?: string;
+            /** @description Remote mode: the Codex backend's thread hint for window 0 (the extension fetches it through notes thread_hint), written into the boundary; at most 4,000 characters. Ignored in Local and Tree, where contextd builds the hint. */
+            thread_hint?: string;
         };
         ErrorDetail: {
             /** @description Where the error occurred, e.g. 'body.items[3].tags' or 'path.thing-id' */
