@@ -77,7 +77,7 @@ type registerOutput struct {
 // and what the registering Pi must be told.
 type RegisterAnswer struct {
 	contextd.Registration
-	Problems []coordinator.SessionProblem `json:"problems,omitempty" doc:"concurrent_writers: another live Pi process has this session registered (both are told; docs/design.md §4 Two Pis on one session)."`
+	Problems []coordinator.SessionProblem `json:"problems,omitempty" doc:"concurrent_writers: another live Pi process has this session registered (both are told; docs/design.md §4 Two Pis on one session). interrupted_rollover: a rollover the previous Pi left open before anything of it reached the file was aborted (coordinator/orphan.go)."`
 }
 
 type branchInput struct {
@@ -118,6 +118,10 @@ func (s *Server) registerSessions(api huma.API) {
 		Summary: "Register a session", Description: "Stores the session's file, mode and agent name as contextd's own state (kept across index rebuilds). 201 when new, 200 when updated.",
 		MaxBodyBytes: s.humaBodyLimit()},
 		func(ctx context.Context, in *registerInput) (*registerOutput, error) {
+			orphan, err := s.svc.AbortOrphanedRollover(ctx, in.SessionID, in.Body.PID)
+			if err != nil {
+				return nil, err
+			}
 			reg, created, err := s.svc.Register(ctx, in.SessionID, in.Body)
 			if err != nil {
 				return nil, err
@@ -128,7 +132,10 @@ func (s *Server) registerSessions(api huma.API) {
 			}
 			out := &registerOutput{Status: st, Body: RegisterAnswer{Registration: reg}}
 			if p := s.svc.WritersProblem(in.SessionID); p != nil {
-				out.Body.Problems = []coordinator.SessionProblem{*p}
+				out.Body.Problems = append(out.Body.Problems, *p)
+			}
+			if orphan != nil {
+				out.Body.Problems = append(out.Body.Problems, *orphan)
 			}
 			return out, nil
 		})

@@ -954,7 +954,7 @@ export interface components {
              * @description 1-based line number: of a skipped line, or of the entry a concurrent_writers problem found in the file.
              */
             line?: number;
-            /** @description blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), concurrent_writers (two live Pi processes registered the session, or the file shows two runs appending at once: each appends its own branch), untested_pi_version (GET /v1/sessions/{session_id}: the registered pi_version is newer than the newest Pi the projection rules were checked against; the newest rules apply); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule) */
+            /** @description blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), concurrent_writers (two live Pi processes registered the session, or the file shows two runs appending at once: each appends its own branch), interrupted_rollover (PUT: a rollover the previous Pi left open before anything of it reached the file was aborted), untested_pi_version (GET /v1/sessions/{session_id}: the registered pi_version is newer than the newest Pi the projection rules were checked against; the newest rules apply); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule) */
             reason: string;
         };
         CoordinatorSessionState: {
@@ -1535,7 +1535,7 @@ export interface components {
             /** @enum {string} */
             mode: "off" | "local" | "tree" | "remote";
             pi_version: string;
-            /** @description concurrent_writers: another live Pi process has this session registered (both are told; docs/design.md §4 Two Pis on one session). */
+            /** @description concurrent_writers: another live Pi process has this session registered (both are told; docs/design.md §4 Two Pis on one session). interrupted_rollover: a rollover the previous Pi left open before anything of it reached the file was aborted (coordinator/orphan.go). */
             problems?: components["schemas"]["CoordinatorSessionProblem"][];
             /** Format: date-time */
             registered_at: string;
