@@ -2,28 +2,54 @@ package coordinator
 
 // A concurrent differential property test of the snapshots and caches:
 // while one goroutine changes a session file (appends, a branch from an
-// earlier entry as Pi's /tree then continue, a rewrite in place, a
-// truncation, an index rebuild), readers query every read route of a
-// Service with its caches and of one without, at once; after each change
-// both answer as a fresh, cold index of the same bytes does. Run under
-// -race, the readers and the change prove that no route reads what a sync
-// writes.
+// earlier entry as Pi's /tree then continue, a Local rollover (the
+// boundary /windows plans, appended as Pi's new_context does), a note
+// write the notes route plans, a rewrite in place, a truncation, an index
+// rebuild), readers query every read route and the plans of the write
+// routes (/windows, notes.write_file) of a Service with its caches and of
+// one without, at once; after each change both answer as a fresh, cold
+// index of the same bytes does. Run under -race, the readers and the
+// change prove that no route reads what a sync writes.
+//
+// The three Services share one clock (diffNow) and one id source
+// (diffID), so that their plans are comparable: every planned window and
+// marker id is diffID, and the test renames it when it appends a plan.
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"contextd"
 	"contextd/history"
 	"contextd/notes"
 )
+
+// diffNow and diffID are the clock and the id source of the Services of
+// the differential test.
+var diffNow = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+const diffID = "planned-id"
+
+// diffTwins is cacheTwins with the differential test's clock and ids.
+func diffTwins(t *testing.T, files map[string][]byte) (cached, plain *Service, dir string) {
+	t.Helper()
+	cached, dir = localService(t, files)
+	cached.now, cached.newID = func() time.Time { return diffNow }, func() string { return diffID }
+	plain = New(cached.Index, cached.State, contextd.ModeLocal, nil, nil, WithClock(cached.now), WithIDs(cached.newID))
+	plain.cache = nil
+	return cached, plain, dir
+}
 
 // routeAnswers is what every read route answers for one session.
 type routeAnswers struct {
@@ -36,7 +62,13 @@ type routeAnswers struct {
 	Read     history.ReadResult
 	Searches []history.ItemsResult
 	Notes    notes.ListResult
+	NoteRead notes.ReadResult
+	NoteHits notes.SearchResult
 	Hint     ThreadHintResult
+	// The plans of the write routes: the next window's boundary and a
+	// note write.
+	Boundary WindowsAnswer
+	NotePlan NoteWrite
 	Errors   []string
 }
 
@@ -77,8 +109,18 @@ func answersOf(ctx context.Context, svc *Service, sid string, leaves ...string) 
 	}
 	a.Notes, err = svc.ListNoteFiles(ctx, cc, notes.ListFilesByPrefixArgs{})
 	note("list_files", err)
+	a.NoteRead, err = svc.ReadNoteFile(ctx, cc, notes.ReadFileArgs{Path: "rollover.md"})
+	note("read_file", err)
+	a.NoteHits, err = svc.SearchNotes(ctx, cc, notes.SearchArgs{Query: "round"})
+	note("search_contents (notes)", err)
 	a.Hint, err = svc.ThreadHint(ctx, cc)
 	note("thread_hint", err)
+	a.Boundary, err = svc.Windows(ctx, sid, WindowsRequest{})
+	note("windows", err)
+	// The same write each time: the plans a Service remembers (not yet
+	// in the file) then change none of its answers.
+	a.NotePlan, err = svc.WriteNote(ctx, cc, notes.WriteArgs{Path: "diff.md", Text: "the same text"})
+	note("write_file", err)
 	// Again, with /branch: what was cached since must not change them.
 	for _, leaf := range leaves {
 		c, err := svc.Context(ctx, sid, ContextRequest{LeafID: leaf})
@@ -100,6 +142,7 @@ func coldAnswers(t *testing.T, file, sid, piVersion string, leaves []string) rou
 		t.Fatal(err)
 	}
 	cold, dir := localService(t, map[string][]byte{"s.jsonl": b})
+	cold.now, cold.newID = func() time.Time { return diffNow }, func() string { return diffID }
 	if piVersion != "" {
 		if _, _, err := cold.Register(t.Context(), sid, RegisterRequest{SessionFile: filepath.Join(dir, "s.jsonl"), Mode: "local", PiVersion: piVersion}); err != nil {
 			t.Fatal(err)
@@ -111,10 +154,11 @@ func coldAnswers(t *testing.T, file, sid, piVersion string, leaves []string) rou
 func TestConcurrentAnswersMatchCold(t *testing.T) {
 	data := readFixture(t, "local-basic.jsonl")
 	lines := strings.SplitAfter(strings.TrimRight(string(data), "\n"), "\n")
+	lines[len(lines)-1] += "\n" // the last line, complete as in the file
 	for _, piVersion := range []string{"0.85.1", "1.6.0"} {
 		t.Run("pi "+piVersion, func(t *testing.T) {
 			ctx := t.Context()
-			cached, plain, dir := cacheTwins(t, map[string][]byte{"s.jsonl": []byte(strings.Join(lines[:3], ""))})
+			cached, plain, dir := diffTwins(t, map[string][]byte{"s.jsonl": []byte(strings.Join(lines[:3], ""))})
 			file := filepath.Join(dir, "s.jsonl")
 			if _, _, err := cached.Register(ctx, lbSession, RegisterRequest{SessionFile: file, Mode: "local", PiVersion: piVersion}); err != nil {
 				t.Fatal(err)
@@ -145,6 +189,23 @@ func TestConcurrentAnswersMatchCold(t *testing.T) {
 				appendText(`{` + hUser("on a branch") + `,"id":"` + id + `","parentId":"` + parent + `","timestamp":"2026-08-01T10:00:09.000Z"}` + "\n")
 				ids = append(ids, id)
 			}
+			// appendPlanned appends a planned entry (custom or
+			// custom_message) after the last entry of the file, as Pi's
+			// appendEntry and sendMessage do, its planned ids renamed.
+			appendPlanned := func(entry any) {
+				b, err := json.Marshal(entry)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				id := fmt.Sprintf("pl%d", len(ids))
+				line := strings.ReplaceAll(string(b[:len(b)-1]), diffID, "w"+id) +
+					`,"id":"` + id + `","parentId":"` + ids[len(ids)-1] + `","timestamp":"2026-08-01T10:00:09.000Z"}` + "\n"
+				appendText(line)
+				ids = append(ids, id)
+			}
+			cc := CallContext{SessionID: lbSession}
+			rollovers := 0 // boundaries appended
 			// The changes, in turn; each is made while the readers run.
 			changes := []struct {
 				name string
@@ -162,6 +223,26 @@ func TestConcurrentAnswersMatchCold(t *testing.T) {
 				{"branch from an earlier entry", func() {
 					if len(ids) >= 3 {
 						branchFrom(ids[r.IntN(len(ids)-2)])
+					}
+				}},
+				{"rollover (new_context)", func() {
+					// Local new_context: the next window's boundary,
+					// planned by /windows and appended by Pi. Refused
+					// while the last batch has unanswered calls.
+					w, err := cached.Windows(ctx, lbSession, WindowsRequest{})
+					if err == nil && len(w.Append) == 1 && len(ids) > 0 {
+						appendPlanned(w.Append[0])
+						rollovers++
+					}
+				}},
+				{"note write", func() {
+					w, err := cached.WriteNote(ctx, cc, notes.WriteArgs{Path: "rollover.md", Text: fmt.Sprintf("round %d\n", next)})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if len(ids) > 0 {
+						appendPlanned(w.Append[0])
 					}
 				}},
 				{"rewrite in place", func() {
@@ -233,7 +314,10 @@ func TestConcurrentAnswersMatchCold(t *testing.T) {
 				// entry extends again.
 				leaves := ids[max(0, len(ids)-2):]
 				want := coldAnswers(t, file, lbSession, piVersion, leaves)
-				if len(want.Errors) > 0 {
+				// /windows refuses the next boundary while the last
+				// batch has unanswered calls (an answer like the others);
+				// any other error of the cold index is the test's.
+				if slices.ContainsFunc(want.Errors, func(e string) bool { return !strings.HasPrefix(e, "windows: ") }) {
 					t.Fatalf("round %d (%s): the cold index answered errors: %v", round, ch.name, want.Errors)
 				}
 				for name, svc := range map[string]*Service{"cached": cached, "uncached": plain} {
@@ -242,6 +326,9 @@ func TestConcurrentAnswersMatchCold(t *testing.T) {
 						t.Fatalf("round %d (%s): %s Service vs a cold index of the same bytes (-cold +%s):\n%s", round, ch.name, name, name, d)
 					}
 				}
+			}
+			if rollovers == 0 {
+				t.Errorf("/windows refused every rollover: no boundary was appended")
 			}
 		})
 	}

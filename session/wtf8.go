@@ -72,9 +72,10 @@ func CharWidthInString(s string) int {
 }
 
 // CountChars is the number of code points of s as CharWidthInString steps
-// them: utf8.RuneCountInString, with a WTF-8 surrogate counted once.
+// them: utf8.RuneCountInString (computed by runeCount, eight ASCII bytes
+// at a time), with a WTF-8 surrogate counted once.
 func CountChars(s string) int {
-	n := utf8.RuneCountInString(s)
+	n := runeCount(s)
 	for i := strings.IndexByte(s, 0xED); i >= 0 && i+3 <= len(s); {
 		if isSurrogate3(s[i], s[i+1], s[i+2]) {
 			n -= 2 // utf8.RuneCountInString counted each of its 3 bytes
