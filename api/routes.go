@@ -89,7 +89,7 @@ type registerOutput struct {
 // and what the registering Pi must be told.
 type RegisterAnswer struct {
 	contextd.Registration
-	Problems []coordinator.SessionProblem `json:"problems,omitempty" doc:"concurrent_writers: another live Pi process has this session registered (both are told; docs/design.md §4 Two Pis on one session)."`
+	Problems []coordinator.SessionProblem `json:"problems,omitempty" doc:"concurrent_writers: another live Pi process has this session registered (both are told; docs/design.md §4 Two Pis on one session). interrupted_rollover: a rollover the previous Pi left open before anything of it reached the file was aborted (coordinator/orphan.go)."`
 }
 
 type branchInput struct {
@@ -142,6 +142,10 @@ func (s *Server) registerSessions(api huma.API) {
 		Summary: "Register a session", Description: "Stores the session's file, mode and agent name as contextd's own state (kept across index rebuilds). 201 when new, 200 when updated.",
 		MaxBodyBytes: s.humaBodyLimit()},
 		func(ctx context.Context, in *registerInput) (*registerOutput, error) {
+			orphan, err := s.svc.AbortOrphanedRollover(ctx, in.SessionID, in.Body.PID)
+			if err != nil {
+				return nil, err
+			}
 			reg, created, err := s.svc.Register(ctx, in.SessionID, in.Body)
 			if err != nil {
 				return nil, err
@@ -152,7 +156,10 @@ func (s *Server) registerSessions(api huma.API) {
 			}
 			out := &registerOutput{Status: st, Body: RegisterAnswer{Registration: reg}}
 			if p := s.svc.WritersProblem(in.SessionID); p != nil {
-				out.Body.Problems = []coordinator.SessionProblem{*p}
+				out.Body.Problems = append(out.Body.Problems, *p)
+			}
+			if orphan != nil {
+				out.Body.Problems = append(out.Body.Problems, *orphan)
 			}
 			return out, nil
 		})
@@ -181,7 +188,7 @@ func (s *Server) registerSessions(api huma.API) {
 		})
 
 	op(s, api, huma.Operation{OperationID: "session-windows", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/windows", Tags: []string{"windows"},
-		Summary: "Boundary to append", Description: "The codex-context-window custom message to append: window 0 when the branch has no boundary, else the next window (Local new_context) with the thread hint.",
+		Summary: "Boundary to append", Description: "The codex-context-window custom message to append: window 0 when the branch has no boundary (beginning at the branch's first entry when the branch already holds messages: adoption), else the next window (Local new_context) with the thread hint. In Remote mode only window 0, with the thread_hint the extension passes; the file is parsed for that and not indexed.",
 		MaxBodyBytes: s.humaBodyLimit()},
 		func(ctx context.Context, in *windowsInput) (*jsonBody[coordinator.WindowsAnswer], error) {
 			return reply(s.svc.Windows(ctx, in.SessionID, in.Body))

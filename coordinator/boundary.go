@@ -87,17 +87,21 @@ func identityOf(e *session.Entry) WindowIdentity {
 // from off, a file Pi migrated), else "" (a new session: the window
 // begins at its boundary). docs/design.md §4 "Adoption".
 func adoptionStart(b *Branch) string {
-	if len(b.Seqs) == 0 {
-		return ""
-	}
 	rules := session.NewestRules
 	if b.Target != nil {
 		rules = b.Target.Rules()
 	}
-	if len(b.V.Tree.Project(b.Seqs, rules)) == 0 {
+	return adoptionStartOf(b.V.Tree, b.Seqs, rules)
+}
+
+// adoptionStartOf is adoptionStart for the branch seqs of tree under
+// rules (Remote mode's window 0 uses it on a tree parsed apart from the
+// index: remote_window.go).
+func adoptionStartOf(tree *session.Tree, seqs []int, rules session.Rules) string {
+	if len(seqs) == 0 || len(tree.Project(seqs, rules)) == 0 {
 		return ""
 	}
-	return b.V.Tree.ID(b.Seqs[0])
+	return tree.ID(seqs[0])
 }
 
 // windowStart is the seq index in b.Seqs where the window of the boundary

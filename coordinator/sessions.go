@@ -21,8 +21,8 @@ import (
 // SessionProblem is one thing wrong with a session file: a skipped line, or
 // the file's state.
 type SessionProblem struct {
-	Line   int    `json:"line,omitempty" doc:"1-based line number, for a skipped line."`
-	Reason string `json:"reason" doc:"blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), concurrent_writers (two live Pi processes registered the session: each appends its own branch), untested_pi_version (GET /v1/sessions/{session_id}: the registered pi_version is newer than the newest Pi the projection rules were checked against; the newest rules apply); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule)"`
+	Line   int    `json:"line,omitempty" doc:"1-based line number: of a skipped line, or of the entry a concurrent_writers problem found in the file."`
+	Reason string `json:"reason" doc:"blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), concurrent_writers (two live Pi processes registered the session, or the file shows two runs appending at once: each appends its own branch), interrupted_rollover (PUT: a rollover the previous Pi left open before anything of it reached the file was aborted), untested_pi_version (GET /v1/sessions/{session_id}: the registered pi_version is newer than the newest Pi the projection rules were checked against; the newest rules apply); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule)"`
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -357,13 +357,19 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 			out.Problems = append(out.Problems, duplicateProblem(others, t.Registered))
 		}
 	}
-	if p := s.writers.problem(sessionID); p != nil {
-		out.Problems = append(out.Problems, *p)
+	writers := s.writers.problem(sessionID)
+	if writers != nil {
+		out.Problems = append(out.Problems, *writers)
 	}
 	out.EntriesByType = map[string]int{}
 	_ = t.Session.Read(func(v *store.View) error {
 		if v.Tree == nil {
 			return nil
+		}
+		if writers == nil {
+			if p := s.interleaves.problem(t.Session.Path(), v.Tree); p != nil {
+				out.Problems = append(out.Problems, *p)
+			}
 		}
 		out.Header = v.Tree.Header
 		for _, e := range v.Tree.All() {

@@ -503,7 +503,7 @@ export interface paths {
         put?: never;
         /**
          * Boundary to append
-         * @description The codex-context-window custom message to append: window 0 when the branch has no boundary, else the next window (Local new_context) with the thread hint.
+         * @description The codex-context-window custom message to append: window 0 when the branch has no boundary (beginning at the branch's first entry when the branch already holds messages: adoption), else the next window (Local new_context) with the thread hint. In Remote mode only window 0, with the thread_hint the extension passes; the file is parsed for that and not indexed.
          */
         post: operations["session-windows"];
         delete?: never;
@@ -1004,10 +1004,10 @@ export interface components {
             detail?: string;
             /**
              * Format: int64
-             * @description 1-based line number, for a skipped line.
+             * @description 1-based line number: of a skipped line, or of the entry a concurrent_writers problem found in the file.
              */
             line?: number;
-            /** @description blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), concurrent_writers (two live Pi processes registered the session: each appends its own branch), untested_pi_version (GET /v1/sessions/{session_id}: the registered pi_version is newer than the newest Pi the projection rules were checked against; the newest rules apply); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule) */
+            /** @description blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), concurrent_writers (two live Pi processes registered the session, or the file shows two runs appending at once: each appends its own branch), interrupted_rollover (PUT: a rollover the previous Pi left open before anything of it reached the file was aborted), untested_pi_version (GET /v1/sessions/{session_id}: the registered pi_version is newer than the newest Pi the projection rules were checked against; the newest rules apply); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule) */
             reason: string;
         };
         CoordinatorSessionState: {
@@ -1207,6 +1207,8 @@ export interface components {
         CoordinatorWindowsRequest: {
             /** @description Pi's live leaf; default the last entry of the file. */
             leaf_id?: string;
+            /** @description Remote mode: the Codex backend's thread hint for window 0 (the extension fetches it through notes thread_hint), written into the boundary; at most 4,000 characters. Ignored in Local and Tree, where contextd builds the hint. */
+            thread_hint?: string;
         };
         ErrorDetail: {
             /** @description Where the error occurred, e.g. 'body.items[3].tags' or 'path.thing-id' */
@@ -1636,7 +1638,7 @@ export interface components {
             /** @enum {string} */
             mode: "off" | "local" | "tree" | "remote";
             pi_version: string;
-            /** @description concurrent_writers: another live Pi process has this session registered (both are told; docs/design.md §4 Two Pis on one session). */
+            /** @description concurrent_writers: another live Pi process has this session registered (both are told; docs/design.md §4 Two Pis on one session). interrupted_rollover: a rollover the previous Pi left open before anything of it reached the file was aborted (coordinator/orphan.go). */
             problems?: components["schemas"]["CoordinatorSessionProblem"][];
             /** Format: date-time */
             registered_at: string;
