@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"contextd"
 	"contextd/archive"
@@ -175,6 +176,26 @@ func commitAnswer(r store.Rollover) (CommitAnswer, error) {
 		return CommitAnswer{}, fmt.Errorf("rollover %s: plan: %w", r.ID, err)
 	}
 	return CommitAnswer{RolloverID: r.ID, State: string(r.State), Window: p.Window, Append: p.Append}, nil
+}
+
+// boundaryWrittenAt is when Pi wrote r's planned boundary: the timestamp of
+// the boundary entry carrying the plan's window id (docs/pi-facts.md: every
+// entry has Pi's ISO timestamp of its append), or nil when the file has no
+// such boundary or its timestamp does not parse. It dates a completion
+// found on a later read: Pi 1.6 writes the boundary after the extension's
+// complete call, so the rollover completes on contextd's next read of the
+// session, which may come minutes later (the next history call or /contextd).
+func boundaryWrittenAt(v *store.View, r store.Rollover) *time.Time {
+	var p rolloverPlan
+	if json.Unmarshal(r.Plan, &p) != nil || p.Window.CurrentWindowID == "" {
+		return nil
+	}
+	for i := len(v.Tree.Entries) - 1; i >= 0; i-- {
+		if e := &v.Tree.Entries[i]; e.IsBoundary() && e.Window.CurrentWindowID == p.Window.CurrentWindowID {
+			return entryTime(v, e)
+		}
+	}
+	return nil
 }
 
 // missingEntries lists the customTypes of r's planned entries that are not

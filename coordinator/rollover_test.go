@@ -1107,3 +1107,31 @@ func TestRolloverAbortAfterEntriesInFile(t *testing.T) {
 		t.Errorf("rollovers_total{tree,completed} = %v, want 1", v)
 	}
 }
+
+// TestRolloverCompletedWhenBoundaryWritten: Pi 1.6 writes the boundary a
+// moment after the extension's complete call (answered "waiting for
+// codex-context-window"), so contextd completes the rollover on its next
+// read, here 5 minutes later. The rollover finished when Pi wrote the
+// boundary: finished_at is the boundary's timestamp and the reset log's
+// complete_ms is commit → boundary, 1500 ms (committed at 16:38:47.727Z,
+// basicSettleMS + 19 s; boundary at 16:38:49.227Z), not the 5 minutes
+// until the next read.
+func TestRolloverCompletedWhenBoundaryWritten(t *testing.T) {
+	e, commit := commitBasic(t)
+	ctx := t.Context()
+	committed := e.now
+	e.write(piLine(t, commit.Append[0], basicManifest, basicSummary, "2026-07-07T16:38:49.100Z"), false)
+	e.write(piLine(t, commit.Append[1], basicSnapshot, basicManifest, "2026-07-07T16:38:49.110Z"), false)
+	waitingFor(t, e.svc, basicID, "rollover-1", "codex-context-window")
+	e.write(piLine(t, commit.Append[2], basicNext, basicSnapshot, "2026-07-07T16:38:49.227Z"), false)
+	e.setNow(committed.Add(5 * time.Minute))
+	info := must[coordinator.RolloverInfo](t)(e.svc.GetRollover(ctx, basicID, "rollover-1"))
+	want := time.Date(2026, 7, 7, 16, 38, 49, 227e6, time.UTC)
+	if info.State != "completed" || info.FinishedAt == nil || !info.FinishedAt.Equal(want) {
+		t.Fatalf("rollover after its boundary landed: %+v, want completed at %v", info, want)
+	}
+	l := must[coordinator.RolloverLog](t)(e.svc.Rollovers(ctx, basicID, ""))
+	if len(l.Rollovers) != 1 || l.Rollovers[0].Durations.CompleteMS == nil || *l.Rollovers[0].Durations.CompleteMS != 1500 {
+		t.Fatalf("reset log: %+v, want one rollover with complete_ms 1500", l.Rollovers)
+	}
+}

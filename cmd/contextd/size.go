@@ -1,7 +1,7 @@
 package main
 
 import (
-	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"strconv"
@@ -11,62 +11,84 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sizeFlag is a flag.Value holding a byte count: a plain number of bytes
-// (134217728), or a number with a unit as go-humanize's ParseBytes reads
-// it: KiB, MiB, GiB, TiB are powers of 1024, kB, MB, GB, TB powers of
-// 1000 (https://pkg.go.dev/github.com/dustin/go-humanize#ParseBytes), e.g.
-// 4GiB or "512 MiB". A leading minus sign is kept (the flag's check
-// refuses it with its own message). With auto set, the word "auto" is
-// accepted too and stored as -1.
-type sizeFlag struct {
-	n    *int64
-	auto bool
+// sizeHelp says how every size flag and variable is written
+// (--memory-limit, --max-line-bytes, --max-body-bytes, CONTEXTD_MEMORY_LIMIT).
+const sizeHelp = "write a number of bytes with an optional unit, such as 134217728, 128MiB or \"128 MiB\" (KiB, MiB, GiB: powers of 1024; kB, MB, GB: powers of 1000)"
+
+// parseSize reads a size as the docs write it: a whole or decimal number
+// with an optional unit, IEC (KiB, MiB, GiB, TiB; also Ki, Mi, Gi) or SI
+// (B, kB, MB, GB, TB; also k, M, G), case-insensitive, with or without a
+// space: "134217728", "128MiB", "128 MiB", "0.5GB". A leading minus is
+// kept, so the caller's bounds check names a negative value. The units are
+// go-humanize's ParseBytes (https://pkg.go.dev/github.com/dustin/go-humanize#ParseBytes).
+// Errors: one sentence saying how to write a size; a value over
+// math.MaxInt64 bytes is too large.
+func parseSize(raw string) (int64, error) {
+	s := strings.TrimSpace(raw)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimSpace(strings.TrimPrefix(s, "-"))
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		return 0, fmt.Errorf("%q is not a size; %s", raw, sizeHelp)
+	}
+	n, err := humanize.ParseBytes(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a size; %s", raw, sizeHelp)
+	}
+	if n > math.MaxInt64 {
+		return 0, fmt.Errorf("%q is too large; %s", raw, sizeHelp)
+	}
+	if neg {
+		return -int64(n), nil
+	}
+	return int64(n), nil
 }
 
-func (f sizeFlag) String() string {
-	if f.n == nil {
+// sizeValue is a flag.Value holding a size in bytes (parseSize).
+type sizeValue[T int | int64] struct{ p *T }
+
+func (v sizeValue[T]) String() string {
+	if v.p == nil {
 		return "0"
 	}
-	if f.auto && *f.n < 0 {
-		return "auto"
-	}
-	return strconv.FormatInt(*f.n, 10)
+	return strconv.FormatInt(int64(*v.p), 10)
 }
 
-func (f sizeFlag) Set(s string) error {
-	if f.auto && strings.EqualFold(strings.TrimSpace(s), "auto") {
-		*f.n = -1
-		return nil
-	}
+func (v sizeValue[T]) Set(s string) error {
 	n, err := parseSize(s)
 	if err != nil {
 		return err
 	}
-	*f.n = n
+	if int64(T(n)) != n {
+		return fmt.Errorf("%q is too large for this platform", s)
+	}
+	*v.p = T(n)
 	return nil
 }
 
-// errSize is parseSize's error: what to write instead.
-var errSize = errors.New("not a size in bytes; write a number of bytes such as 134217728, or one with a unit such as 128MiB or 4GiB")
+// sizeVar defines a size flag name with default def, stored in p: a plain
+// number of bytes or a number with a unit (parseSize).
+func sizeVar[T int | int64](fs *flag.FlagSet, p *T, name string, def T, usage string) {
+	*p = def
+	fs.Var(sizeValue[T]{p}, name, usage)
+}
 
-// parseSize reads a byte count as sizeFlag does.
-func parseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	neg := strings.HasPrefix(t, "-")
-	if neg {
-		t = t[1:]
+// autoSizeValue is a size flag (parseSize) that also takes the word
+// "auto", stored as -1; the caller replaces -1 by its automatic value.
+type autoSizeValue struct{ p *int64 }
+
+func (v autoSizeValue) String() string {
+	if v.p != nil && *v.p < 0 {
+		return "auto"
 	}
-	u, err := humanize.ParseBytes(t)
-	if err != nil || t == "" {
-		return 0, errSize
+	return sizeValue[int64](v).String()
+}
+
+func (v autoSizeValue) Set(s string) error {
+	if strings.EqualFold(strings.TrimSpace(s), "auto") {
+		*v.p = -1
+		return nil
 	}
-	if u > math.MaxInt64 {
-		return 0, fmt.Errorf("%q is over %d bytes", s, int64(math.MaxInt64))
-	}
-	if neg {
-		return -int64(u), nil
-	}
-	return int64(u), nil
+	return sizeValue[int64](v).Set(s)
 }
 
 // Bounds of the automatic index budget (--index-max-bytes auto,

@@ -33,7 +33,8 @@ test("local registers its hooks, four tools in order and /contextd", () => {
 	const f = fakeHost("local");
 	installLocal(f.host, f.say);
 	// session_start twice and turn_end three times: view.ts's handlers redraw the status line, Local's turn_end performs the rollover.
-	assert.deepEqual(f.pi.events(), ["context", "input", "message_end", "session_shutdown", "session_start×2", "session_tree", "turn_end×3"]);
+	// session_before_compact: Pi's compaction summarizes the current window only (compaction.ts).
+	assert.deepEqual(f.pi.events(), ["context", "input", "message_end", "session_before_compact", "session_shutdown", "session_start×2", "session_tree", "turn_end×3"]);
 	assert.deepEqual(
 		f.pi.tools.map((t) => t.name),
 		["new_context", "get_context_remaining", "history", "notes"],
@@ -55,7 +56,7 @@ test("tree adds input holding, agent events, /compact and the capture command", 
 test("remote registers the Codex wire hooks and three tools; no local index hooks", () => {
 	const f = fakeHost("remote");
 	installRemote(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_shutdown", "session_start×2", "turn_end×2"]);
+	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_before_compact", "session_shutdown", "session_start×2", "turn_end×2"]);
 	assert.deepEqual(
 		f.pi.tools.map((t) => t.name),
 		["new_context", "history", "notes"],
@@ -66,7 +67,7 @@ test("remote registers the Codex wire hooks and three tools; no local index hook
 test("remote with an unusable schema file: a second session_start says so and Codex requests fail", async () => {
 	const f = fakeHost("remote", { codexSchemaFile: "/nope/protocol.json" });
 	installRemote(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_shutdown", "session_start×3", "turn_end×2"]);
+	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_before_compact", "session_shutdown", "session_start×3", "turn_end×2"]);
 	const ctx = new FakeCtx();
 	ctx.model = { api: "openai-codex-responses", provider: "openai-codex", id: "gpt" };
 	const [h] = f.pi.handlers.get("before_provider_request") ?? [];
@@ -140,7 +141,7 @@ test("contextd unreachable at start: one error line; the provider context is lef
 	installLocal(f.host, f.say);
 	const ctx = new FakeCtx();
 	await f.pi.emit("session_start", { reason: "startup" }, ctx);
-	assert.deepEqual(ctx.notices, ["error: contextd: contextd is not reachable at http://127.0.0.1:7467; run `contextd serve`"]);
+	assert.deepEqual(ctx.notices, ["error: contextd is not reachable at http://127.0.0.1:7467; run `contextd serve`"]);
 	assert.deepEqual(await f.pi.emit("context", { messages: [] }, ctx), [undefined]);
 });
 
@@ -198,7 +199,7 @@ test("the context hook applies contextd's projection; a failure is said once unt
 	f.contextd.answers["session-context"] = new ContextdError("contextd 500: boom", 500);
 	await f.pi.emit("context", { messages: [user] }, ctx);
 	await f.pi.emit("context", { messages: [user] }, ctx);
-	assert.deepEqual(ctx.notices, ["error: contextd: contextd 500: boom; this request is sent without context management"]);
+	assert.deepEqual(ctx.notices, ["error: contextd 500: boom; this request is sent without context management"]);
 });
 
 test("local history/notes: unknown actions are refused; a note write appends contextd's entry before the result", async () => {
@@ -343,7 +344,7 @@ test("tree /compact asks contextd for the summary; when it cannot, the compactio
 	]);
 	f.contextd.answers["session-compaction"] = new ContextdError("contextd 409: no", 409);
 	assert.deepEqual(await f.pi.emit("session_before_compact", { preparation: { tokensBefore: 1 } }, ctx), [{ cancel: true }]);
-	assert.deepEqual(ctx.notices, ["error: contextd: contextd 409: no; compaction cancelled so archived windows are not lost"]);
+	assert.deepEqual(ctx.notices, ["error: contextd 409: no; compaction cancelled so archived windows are not lost"]);
 });
 
 test("remote: window 0 with the backend's hint; the context keeps only the current window; tools need the Codex transport", async () => {
@@ -386,7 +387,7 @@ test("/contextd reports the mode and why contextd is not connected", async () =>
 	installTree(f.host, f.say);
 	const ctx = new FakeCtx();
 	await f.pi.commands.get("contextd")?.("", ctx.ctx);
-	assert.deepEqual(ctx.notices, ["info: contextd mode: tree\ncontextd: contextd is not connected yet\nno window on this branch yet: it starts before the first model call"]);
+	assert.deepEqual(ctx.notices, ["info: contextd mode: tree\ncontextd is not connected yet\nno window on this branch yet: it starts before the first model call"]);
 });
 
 test("/contextd on a session without rollovers: GET …/rollovers answering null is no rollover, never a TypeError", async () => {
