@@ -78,7 +78,6 @@ export const ROUTES: { readonly [K in OperationId]: RouteOf<K> } = {
 	"session-compaction": ["POST", "/v1/sessions/{session_id}/compaction"],
 	"get-index": ["GET", "/v1/index"],
 	"rebuild-index": ["POST", "/v1/index/rebuild"],
-	"get-index": ["GET", "/v1/index"],
 	"rollover-create": ["POST", "/v1/sessions/{session_id}/rollovers"],
 	"rollover-log": ["GET", "/v1/sessions/{session_id}/rollovers"],
 	"rollover-get": ["GET", "/v1/sessions/{session_id}/rollovers/{rollover_id}"],
