@@ -143,6 +143,7 @@ func TestResponsesMatchSpec(t *testing.T) {
 	ok(s.post("/v1/sessions/"+treeID+"/compaction", map[string]any{}), 200)
 	ok(s.get("/v1/index"), 200)
 	ok(s.post("/v1/index/rebuild", nil), 200)
+	ok(s.get("/v1/index"), 200)
 	// Errors are problem documents (the default response).
 	ok(s.get("/v1/sessions/no-such-session"), 404)
 	ok(s.codex("history/read_item", id, "", map[string]any{"window_id": "w"}), 422)

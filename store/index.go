@@ -598,6 +598,11 @@ func (x *Index) WithID(ctx context.Context, sessionID string) ([]*Session, error
 // indexed (the others are indexed on first use, as before the rebuild).
 // contextd's own state lives in another database and is not touched.
 func (x *Index) Rebuild(ctx context.Context) error {
+	// A sessions directory that cannot be listed is refused before
+	// anything is dropped.
+	if _, err := x.Discover(); err != nil {
+		return err
+	}
 	indexed, err := x.IndexedPaths()
 	if err != nil {
 		return err

@@ -411,6 +411,12 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		if err := index.Rebuild(ctx); err != nil {
 			return err
 		}
+		// The command asks for every session file, not only those a
+		// running contextd had indexed (Rebuild's set): index them all
+		// (no budget applies here; the next serve applies its own).
+		if _, err := index.SyncAll(ctx); err != nil {
+			return err
+		}
 		fmt.Fprintf(stdout, "reindexed %d session files under %s\n", len(index.Sessions()), index.Root())
 		return nil
 	}

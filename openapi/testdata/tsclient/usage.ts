@@ -26,6 +26,7 @@ export const readers: { [K in keyof operations]: (r: Result<K>) => unknown } = {
 	"session-compaction": (r) => `${r.summary.length} ${r.first_kept_entry_id} ${r.details.archivedWindowIds.join(",")}`,
 	"get-index": (r) => `${r.sessions} ${r.used_bytes}/${r.budget_bytes} ${r.evictions}`,
 	"rebuild-index": (r) => r.sessions + 1,
+	"get-index": (r) => `${r.used_bytes}/${r.budget_bytes} ${r.disk_bytes} ${r.sessions} ${r.evictions} ${r.evicted_bytes}`,
 	"rollover-create": (r) => `${r.rollover_id} ${r.state} ${r.tool_result} ${r.merged} ${windowLine(r.rollover.next_window)}`,
 	"rollover-settle": (r) => (r.navigate_to === null ? "local" : `${r.navigate_to} ${r.summarize} ${r.summary_parent_id ?? "root"}`),
 	"rollover-commit": (r) => [...r.append.map((e): string => e.type), windowLine(r.window)],
