@@ -1770,6 +1770,18 @@ func TestSessionsList(t *testing.T) {
 			t.Errorf("%s before use:\n got %+v\nwant the header of %+v, not indexed", w.file, g, w)
 		}
 	}
+	// …and wrote nothing to the index: no row, no text file, usage 0.
+	if paths, err := s.Index.IndexedPaths(); err != nil || len(paths) != 0 {
+		t.Errorf("indexed after the listing: %v %v, want none", paths, err)
+	}
+	if ents, err := os.ReadDir(filepath.Join(s.StateDir, "index", "texts")); err != nil || len(ents) != 0 {
+		t.Errorf("index/texts after the listing: %d files, %v; want none", len(ents), err)
+	}
+	var usage IndexUsage
+	s.getJSON("/v1/index", &usage)
+	if usage.UsedBytes != 0 || usage.Sessions != 0 || usage.DiskBytes <= 0 {
+		t.Errorf("GET /v1/index after the listing = %+v, want 0 bytes used, 0 sessions, the empty index.db on disk", usage)
+	}
 	// Once a route read each session, the listing summarizes it whole.
 	for _, w := range want {
 		if r := s.get("/v1/sessions/" + w.id); r.Status != http.StatusOK {
@@ -1779,6 +1791,10 @@ func TestSessionsList(t *testing.T) {
 	got = s.sessionsList()
 	if len(got) != len(want) {
 		t.Fatalf("%d sessions, want %d", len(got), len(want))
+	}
+	s.getJSON("/v1/index", &usage)
+	if usage.UsedBytes <= 0 || usage.Sessions != len(want) || usage.Evictions != 0 {
+		t.Errorf("GET /v1/index after using every session = %+v, want %d sessions, bytes used, no eviction", usage, len(want))
 	}
 	for i, w := range want {
 		g := got[i]

@@ -89,13 +89,19 @@ type registerOutput struct {
 // and what the registering Pi must be told.
 type RegisterAnswer struct {
 	contextd.Registration
-	Problems []coordinator.SessionProblem `json:"problems,omitempty" doc:"concurrent_writers: another live Pi process has this session registered (both are told; docs/design.md §4 Two Pis on one session)."`
+	Problems []coordinator.SessionProblem `json:"problems,omitempty" doc:"concurrent_writers: another live Pi process has this session registered (both are told; docs/design.md §4 Two Pis on one session). interrupted_rollover: a rollover the previous Pi left open before anything of it reached the file was aborted (coordinator/orphan.go)."`
 }
 
 type branchInput struct {
 	SessionPath
 	LeafID string `query:"leaf_id" maxLength:"256" doc:"Leaf entry id; default the last entry of the file."`
 	Tail   int    `query:"tail" minimum:"0" maximum:"100000" doc:"Tail form: list only the last N branch ids and context messages, with entry_count and context_count (the whole lengths); 0 or absent lists them all."`
+}
+
+type rolloverLoopInput struct {
+	SessionPath
+	Cursor string `query:"cursor" maxLength:"64" doc:"next_cursor of GET /v1/sessions/{session_id} (rollover_loop) or of the previous page, unchanged; absent for the most recent ids."`
+	Limit  int    `query:"limit" minimum:"1" maximum:"100" default:"25" doc:"Window ids per page: 1 to 100, default 25."`
 }
 
 type contextInput struct {
@@ -126,10 +132,20 @@ func (s *Server) registerSessions(api huma.API) {
 			return reply(s.svc.SessionStateOf(ctx, in.SessionID))
 		})
 
+	op(s, api, huma.Operation{OperationID: "get-rollover-loop", Method: http.MethodGet, Path: "/v1/sessions/{session_id}/rollover_loop", Tags: tags,
+		Summary: "Window ids of a rollover loop, by page", Description: "The window ids of the rollover loop on the active branch (rollover_loop of GET /v1/sessions/{session_id}, which names only the 25 most recent), most recent first, one page at a time. Bounds: limit default 25, max 100. A cursor that contextd did not issue, or issued for another session, answers 400; one of a loop that has since ended or been replaced answers 409 (list again without cursor)."},
+		func(ctx context.Context, in *rolloverLoopInput) (*jsonBody[coordinator.RolloverLoopPage], error) {
+			return reply(s.svc.RolloverLoopPageOf(ctx, in.SessionID, in.Cursor, in.Limit))
+		})
+
 	op(s, api, huma.Operation{OperationID: "register-session", Method: http.MethodPut, Path: "/v1/sessions/{session_id}", Tags: tags,
 		Summary: "Register a session", Description: "Stores the session's file, mode and agent name as contextd's own state (kept across index rebuilds). 201 when new, 200 when updated.",
 		MaxBodyBytes: s.humaBodyLimit()},
 		func(ctx context.Context, in *registerInput) (*registerOutput, error) {
+			orphan, err := s.svc.AbortOrphanedRollover(ctx, in.SessionID, in.Body.PID)
+			if err != nil {
+				return nil, err
+			}
 			reg, created, err := s.svc.Register(ctx, in.SessionID, in.Body)
 			if err != nil {
 				return nil, err
@@ -140,7 +156,10 @@ func (s *Server) registerSessions(api huma.API) {
 			}
 			out := &registerOutput{Status: st, Body: RegisterAnswer{Registration: reg}}
 			if p := s.svc.WritersProblem(in.SessionID); p != nil {
-				out.Body.Problems = []coordinator.SessionProblem{*p}
+				out.Body.Problems = append(out.Body.Problems, *p)
+			}
+			if orphan != nil {
+				out.Body.Problems = append(out.Body.Problems, *orphan)
 			}
 			return out, nil
 		})
@@ -169,7 +188,7 @@ func (s *Server) registerSessions(api huma.API) {
 		})
 
 	op(s, api, huma.Operation{OperationID: "session-windows", Method: http.MethodPost, Path: "/v1/sessions/{session_id}/windows", Tags: []string{"windows"},
-		Summary: "Boundary to append", Description: "The codex-context-window custom message to append: window 0 when the branch has no boundary, else the next window (Local new_context) with the thread hint.",
+		Summary: "Boundary to append", Description: "The codex-context-window custom message to append: window 0 when the branch has no boundary (beginning at the branch's first entry when the branch already holds messages: adoption), else the next window (Local new_context) with the thread hint. In Remote mode only window 0, with the thread_hint the extension passes; the file is parsed for that and not indexed.",
 		MaxBodyBytes: s.humaBodyLimit()},
 		func(ctx context.Context, in *windowsInput) (*jsonBody[coordinator.WindowsAnswer], error) {
 			return reply(s.svc.Windows(ctx, in.SessionID, in.Body))

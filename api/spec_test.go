@@ -75,6 +75,7 @@ func TestResponsesMatchSpec(t *testing.T) {
 	ok(s.post("/v1/sessions/"+id+"/rollovers", map[string]any{"leaf_id": "42a59a75", "command_context_ready": true}), 201)
 	ok(s.post("/v1/sessions/"+id+"/rollovers", map[string]any{"leaf_id": "42a59a75", "command_context_ready": true}), 200)
 	ok(s.get("/v1/sessions/"+id), 200)
+	ok(s.get("/v1/sessions/"+id+"/rollover_loop"), 200)
 	ok(s.get("/v1/sessions/"+id+"/branch"), 200)
 	ok(s.get("/v1/sessions/"+id+"/branch?tail=2"), 200)
 	ok(s.post("/v1/sessions/"+id+"/context", map[string]any{}), 200)
@@ -140,7 +141,9 @@ func TestResponsesMatchSpec(t *testing.T) {
 	// Tree: the compaction summary.
 	ok(s.register(treeID, "tree-multi.jsonl", contextd.ModeTree), 201)
 	ok(s.post("/v1/sessions/"+treeID+"/compaction", map[string]any{}), 200)
+	ok(s.get("/v1/index"), 200)
 	ok(s.post("/v1/index/rebuild", nil), 200)
+	ok(s.get("/v1/index"), 200)
 	// Errors are problem documents (the default response).
 	ok(s.get("/v1/sessions/no-such-session"), 404)
 	ok(s.codex("history/read_item", id, "", map[string]any{"window_id": "w"}), 422)
@@ -234,6 +237,7 @@ func emptySessionsMatchSpec(t *testing.T, s *testServer) {
 			continue
 		}
 		has(s.get(base + "/branch"))
+		has(s.get(base+"/rollover_loop"), `"window_ids":[]`, `"windows":0`)
 		has(s.codexOK("history/list_windows", c.id, "", nil, nil))
 		has(s.codexOK("history/list_items", c.id, "", nil, nil), `"items":[`)
 		has(s.codexOK("history/search_contents", c.id, "", map[string]any{"query": "no such text"}, nil), `"items":[]`)

@@ -118,7 +118,7 @@ func (a *Archives) Index(v *store.View) (*Index, error) {
 	a.mu.Unlock()
 	t := v.Tree
 	idx, err := Build(t, func(seq int) (json.RawMessage, error) {
-		e := &t.Entries[seq]
+		e := t.Entry(seq)
 		if r, ok := c.data[seq]; ok && r.id == e.ID && r.off == e.Offset {
 			return r.raw, nil
 		}
@@ -185,7 +185,7 @@ func (a *Archives) entry(v *store.View) (*cached, *Index) {
 // SummarySHA returns the hex SHA-256 of the summary text of the
 // branch_summary at seq (its `summary` string, UTF-8), cached per entry.
 func (a *Archives) SummarySHA(v *store.View, seq int) (string, error) {
-	e := &v.Tree.Entries[seq]
+	e := v.Tree.Entry(seq)
 	a.mu.Lock()
 	c := a.byPath[v.Path]
 	if c != nil && c.tree == v.Tree.Lineage() {

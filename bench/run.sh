@@ -19,7 +19,10 @@
 # BENCH_WINDOW_EVERY (400 entries), BENCH_N (500 requests per latency
 # figure), BENCH_SEARCH_RUNS (20), BENCH_COLD_RUNS (3 cold runs each of
 # contextd and of each Pi; medians), BENCH_QUERY (no-match query), BENCH_PI
-# (1; 0 skips Pi).
+# (1; 0 skips Pi), BENCH_MANY (1; 0 skips the many-sessions rows of
+# bench/many.sh: BENCH_MANY_FILES generated sessions, default 1000, of
+# BENCH_MANY_MB MiB in all, default 4096: first listing against Pi's, index
+# bytes after it, RSS).
 # Everything goes to bench/out/ (gitignored); the merged table is also saved
 # as bench/out/results.txt, the rows of each size as bench/out/results-<MiB>.json.
 set -euo pipefail
@@ -119,9 +122,16 @@ if [[ $EVAL_MB != 0 ]]; then
 	rm -rf "$edir"
 fi
 
+if [[ ${BENCH_MANY:-1} != 0 ]]; then
+	bench/many.sh
+fi
+
 echo
 echo "== all sizes ($(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
 "$out/load" -merge "${results[@]}" | tee "$out/results.txt"
 if [[ -n ${eval_line:-} ]]; then
 	echo "$eval_line" | tee -a "$out/results.txt"
+fi
+if [[ ${BENCH_MANY:-1} != 0 ]]; then
+	tee -a "$out/results.txt" <"$out/many.txt"
 fi

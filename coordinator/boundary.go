@@ -87,29 +87,33 @@ func identityOf(e *session.Entry) WindowIdentity {
 // from off, a file Pi migrated), else "" (a new session: the window
 // begins at its boundary). docs/design.md §4 "Adoption".
 func adoptionStart(b *Branch) string {
-	if len(b.Seqs) == 0 {
-		return ""
-	}
 	rules := session.NewestRules
 	if b.Target != nil {
 		rules = b.Target.Rules()
 	}
-	if len(b.V.Tree.Project(b.Seqs, rules)) == 0 {
+	return adoptionStartOf(b.V.Tree, b.Seqs, rules)
+}
+
+// adoptionStartOf is adoptionStart for the branch seqs of tree under
+// rules (Remote mode's window 0 uses it on a tree parsed apart from the
+// index: remote_window.go).
+func adoptionStartOf(tree *session.Tree, seqs []int, rules session.Rules) string {
+	if len(seqs) == 0 || len(tree.Project(seqs, rules)) == 0 {
 		return ""
 	}
-	return b.V.Tree.Entries[b.Seqs[0]].ID
+	return tree.ID(seqs[0])
 }
 
 // windowStart is the seq index in b.Seqs where the window of the boundary
 // at index i begins: i, or for an adoption boundary whose StartEntryID is
 // on the branch before it, that entry's index.
 func windowStart(b *Branch, i int) int {
-	w := b.V.Tree.Entries[b.Seqs[i]].Window
+	w := b.V.Tree.Entry(b.Seqs[i]).Window
 	if w == nil || w.StartEntryID == "" {
 		return i
 	}
 	for j := range i {
-		if b.V.Tree.Entries[b.Seqs[j]].ID == w.StartEntryID {
+		if b.V.Tree.ID(b.Seqs[j]) == w.StartEntryID {
 			return j
 		}
 	}
@@ -120,7 +124,7 @@ func windowStart(b *Branch, i int) int {
 // branch, or -1.
 func currentBoundary(b *Branch) int {
 	for i := len(b.Seqs) - 1; i >= 0; i-- {
-		if b.V.Tree.Entries[b.Seqs[i]].IsBoundary() {
+		if b.V.Tree.Entry(b.Seqs[i]).IsBoundary() {
 			return i
 		}
 	}

@@ -35,7 +35,7 @@ func (s *Service) localWindows(b *Branch) []history.Window {
 			return history.LocalWindows(b.V.Tree, b.Seqs, ref)
 		}
 		for _, sq := range b.Seqs[from:] {
-			if b.V.Tree.Entries[sq].Type == session.TypeContextEdit {
+			if b.V.Tree.Type(sq) == session.TypeContextEdit {
 				return history.LocalWindows(b.V.Tree, b.Seqs, ref)
 			}
 		}

@@ -121,6 +121,7 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 		return out, nil
 	}
 	defer s.holdLineage(ctx, t)()
+	var fileWriters *SessionProblem
 	err = s.withCachedBranch(t, req.LeafID, func(b *Branch) error {
 		out.LeafID = b.Leaf
 		i := currentBoundary(b)
@@ -144,8 +145,8 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 			out.NeedsBoundary = true
 		default:
 			tr := b.V.Tree
-			be := &tr.Entries[b.Seqs[i]]
-			id := identityOf(be)
+			be := tr.Entry(b.Seqs[i])
+			id := identityOf(&be)
 			out.Window = &id
 			out.BoundaryEntryID = be.ID
 			out.SliceFromEntryID = be.ID
@@ -165,10 +166,16 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 			// window after a Tree cut current.
 			out.NeedsBoundary = true
 		}
-		return s.project(b, &out)
+		if err := s.project(b, &out); err != nil {
+			return err
+		}
+		fileWriters = s.interleaves.problem(t.Session.Path(), b.V.Tree)
+		return nil
 	})
 	if p := s.writers.problem(sessionID); p != nil {
 		out.Problems = append(out.Problems, *p)
+	} else if fileWriters != nil {
+		out.Problems = append(out.Problems, *fileWriters)
 	}
 	return out, err
 }

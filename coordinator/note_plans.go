@@ -115,7 +115,7 @@ func planOnBranch(b *Branch, pl notePlan) (on, written bool, err error) {
 	tr := b.V.Tree
 	at := -1
 	for i := len(b.Seqs) - 1; i >= 0; i-- {
-		if tr.Entries[b.Seqs[i]].ID == pl.leaf {
+		if tr.ID(b.Seqs[i]) == pl.leaf {
 			at = i
 			break
 		}
@@ -124,7 +124,7 @@ func planOnBranch(b *Branch, pl notePlan) (on, written bool, err error) {
 		return false, false, nil
 	}
 	for _, sq := range b.Seqs[at+1:] {
-		e := &tr.Entries[sq]
+		e := tr.Entry(sq)
 		if e.Type != session.TypeCustom || e.CustomType != session.CustomTypeNote {
 			continue
 		}

@@ -20,7 +20,7 @@ func noteState(b *Branch) (*notes.State, error) {
 	tr := b.V.Tree
 	start := 0
 	for i := len(b.Seqs) - 1; i >= 0; i-- {
-		e := &tr.Entries[b.Seqs[i]]
+		e := tr.Entry(b.Seqs[i])
 		if e.Type == session.TypeCustom && e.CustomType == session.CustomTypeNoteSnapshot {
 			start = i
 			break
@@ -28,7 +28,7 @@ func noteState(b *Branch) (*notes.State, error) {
 	}
 	var events []notes.Event
 	for _, s := range b.Seqs[start:] {
-		e := &tr.Entries[s]
+		e := tr.Entry(s)
 		if e.Type != session.TypeCustom || (e.CustomType != session.CustomTypeNote && e.CustomType != session.CustomTypeNoteSnapshot) {
 			continue
 		}

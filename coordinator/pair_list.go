@@ -55,7 +55,7 @@ func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from s
 	}
 	out, shown := withoutHidden(all, hidden)
 	for _, cm := range cms[:first] {
-		if id := tr.Entries[cm.Seq].ID; hidden[id] {
+		if id := tr.ID(cm.Seq); hidden[id] {
 			shown[id] = true
 		}
 	}
@@ -67,7 +67,7 @@ func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from s
 // no message is from's.
 func sliceStart(tr *session.Tree, cms []session.ContextMessage, from string) int {
 	for i := range cms {
-		if tr.Entries[cms[i].Seq].ID == from {
+		if tr.ID(cms[i].Seq) == from {
 			for j := i - 1; j >= 0; j-- {
 				if cms[j].Role == session.RoleAssistant {
 					return j
@@ -109,7 +109,7 @@ func pairList(b *Branch, cms []session.ContextMessage, first, d0, end int) ([]Pa
 	}
 	out := make([]PairMessage, 0, len(cms)-first)
 	for _, cm := range cms[first:] {
-		e := &tr.Entries[cm.Seq]
+		e := tr.Entry(cm.Seq)
 		m := PairMessage{EntryID: e.ID, Line: e.Line, Role: cm.Role}
 		d := dec[cm.Seq]
 		switch cm.Role {
@@ -223,7 +223,7 @@ func buildPairs(b *Branch, rules session.Rules, from string) (*pairCache, error)
 	pc := &pairCache{from: from, pairs: pairs}
 	if rules >= session.RulesPi16 {
 		for _, sq := range b.Seqs {
-			if e := &tr.Entries[sq]; e.Type == session.TypeContextEdit && e.Edit != session.EditNone {
+			if e := tr.Entry(sq); e.Type == session.TypeContextEdit && e.Edit != session.EditNone {
 				if pc.targets == nil {
 					pc.targets = map[string]bool{}
 				}
@@ -243,11 +243,11 @@ func extendPairs(b *Branch, rules session.Rules, base *pairCache, added []int) (
 	tr := b.V.Tree
 	cms := make([]session.ContextMessage, 0, len(added))
 	for _, sq := range added {
-		e := &tr.Entries[sq]
+		e := tr.Entry(sq)
 		if e.Type == session.TypeCompaction || e.Type == session.TypeContextEdit || e.IsBoundary() || base.targets[e.ID] {
 			return nil, false, nil
 		}
-		if role := session.ContextRole(e); role != "" {
+		if role := session.ContextRole(&e); role != "" {
 			cms = append(cms, session.ContextMessage{Seq: sq, Role: role, EditSeq: -1})
 		}
 	}

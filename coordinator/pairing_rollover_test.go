@@ -302,9 +302,9 @@ func TestRolloverLoopTree(t *testing.T) {
 }
 
 // TestRolloverLoopWindowIDsBounded: a loop of 40 empty windows is counted
-// whole (windows 40) but names only the 25 most recent window ids, so
-// GET /v1/sessions/{id} stays small however long the loop (at a03e7ac a
-// loop of 100,000 windows made a 3.9 MB answer).
+// whole (windows 40) but names only the 25 most recent window ids and a
+// cursor for the rest, so GET /v1/sessions/{id} stays small however long
+// the loop (at a03e7ac a loop of 100,000 windows made a 3.9 MB answer).
 func TestRolloverLoopWindowIDsBounded(t *testing.T) {
 	ctx := t.Context()
 	nc := func(id string) []string {
@@ -327,7 +327,10 @@ func TestRolloverLoopWindowIDsBounded(t *testing.T) {
 	for i := 40; i > 15; i-- {
 		want = append(want, fmt.Sprintf("w%d", i))
 	}
-	if diff := cmp.Diff(&RolloverLoop{Windows: 40, WindowIDs: want}, st.RolloverLoop); diff != "" {
+	if st.RolloverLoop == nil || st.RolloverLoop.NextCursor == "" {
+		t.Fatalf("rollover_loop %+v: want a next_cursor for the 15 older ids (TestRolloverLoopPages pages them)", st.RolloverLoop)
+	}
+	if diff := cmp.Diff(&RolloverLoop{Windows: 40, WindowIDs: want, NextCursor: st.RolloverLoop.NextCursor}, st.RolloverLoop); diff != "" {
 		t.Errorf("rollover_loop (-want +got):\n%s", diff)
 	}
 }

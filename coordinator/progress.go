@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"contextd/archive"
-	"contextd/history"
 	"contextd/session"
 )
 
@@ -21,8 +20,9 @@ const RolloverLoopThreshold = 3
 
 // RolloverLoop is the no-progress report of GET /v1/sessions/{id}.
 type RolloverLoop struct {
-	Windows   int      `json:"windows" doc:"Consecutive closed windows, most recent first, without a user message or a successful tool result other than new_context's (at least RolloverLoopThreshold = 3)."`
-	WindowIDs []string `json:"window_ids" doc:"Their window ids, most recent first: at most the 25 most recent (windows counts them all; history list_windows lists every window), each cut like history IDs (over 256 characters: \"…\" and the last 255)."`
+	Windows    int      `json:"windows" doc:"Consecutive closed windows, most recent first, without a user message or a successful tool result other than new_context's (at least RolloverLoopThreshold = 3)."`
+	WindowIDs  []string `json:"window_ids" doc:"Their window ids, most recent first: at most the 25 most recent (windows counts them all), each cut like history IDs (over 256 characters: \"…\" and the last 255)."`
+	NextCursor string   `json:"next_cursor,omitempty" doc:"Present when windows is over 25: opaque, pass as cursor to GET /v1/sessions/{session_id}/rollover_loop for the older ids."`
 }
 
 // MaxLoopWindowIDs bounds RolloverLoop.WindowIDs: a loop of 100,000
@@ -47,7 +47,7 @@ func branchWindows(b *Branch) ([]windowSegment, error) {
 	cur := -1
 	var manifests []int
 	for _, sq := range b.Seqs {
-		if e := &tr.Entries[sq]; e.Type == session.TypeCustom && e.CustomType == session.CustomTypeTreeArchive {
+		if e := tr.Entry(sq); e.Type == session.TypeCustom && e.CustomType == session.CustomTypeTreeArchive {
 			manifests = append(manifests, sq)
 		}
 	}
@@ -62,7 +62,7 @@ func branchWindows(b *Branch) ([]windowSegment, error) {
 		return nil, err
 	}
 	for _, sq := range b.Seqs {
-		e := &tr.Entries[sq]
+		e := tr.Entry(sq)
 		switch {
 		case e.IsBoundary():
 			out = append(out, windowSegment{id: e.Window.CurrentWindowID, seqs: []int{sq}})
@@ -79,7 +79,7 @@ func branchWindows(b *Branch) ([]windowSegment, error) {
 			seg := windowSegment{id: m.WindowID}
 			in := false
 			for _, a := range arch {
-				in = in || tr.Entries[a].ID == m.BoundaryEntryID
+				in = in || tr.ID(a) == m.BoundaryEntryID
 				if in {
 					seg.seqs = append(seg.seqs, a)
 				}
@@ -108,7 +108,7 @@ func noProgress(b *Branch, current bool) ([]string, error) {
 		return nil, err
 	}
 	last := len(wins) - 1
-	if last >= 0 && !current && len(wins[last].seqs) > 0 && b.V.Tree.Entries[wins[last].seqs[0]].IsBoundary() {
+	if last >= 0 && !current && len(wins[last].seqs) > 0 && b.V.Tree.Entry(wins[last].seqs[0]).IsBoundary() {
 		last-- // the open window
 	}
 	var ids []string
@@ -129,7 +129,7 @@ func windowProgress(b *Branch, seqs []int) (bool, error) {
 	tr := b.V.Tree
 	var results []int
 	for _, sq := range seqs {
-		e := &tr.Entries[sq]
+		e := tr.Entry(sq)
 		if e.Type != session.TypeMessage {
 			continue
 		}
@@ -166,11 +166,11 @@ func rolloverLoop(b *Branch) (*RolloverLoop, error) {
 	if err != nil || len(ids) < RolloverLoopThreshold {
 		return nil, err
 	}
-	shown := make([]string, 0, min(len(ids), MaxLoopWindowIDs))
-	for _, id := range ids[:min(len(ids), MaxLoopWindowIDs)] {
-		shown = append(shown, history.BoundID(id))
+	page, err := loopPage(b.Target.SessionID, ids, "", MaxLoopWindowIDs)
+	if err != nil {
+		return nil, err
 	}
-	return &RolloverLoop{Windows: len(ids), WindowIDs: shown}, nil
+	return &RolloverLoop{Windows: page.Windows, WindowIDs: page.WindowIDs, NextCursor: page.NextCursor}, nil
 }
 
 // countLoop counts, in contextd_rollover_loops_total, a rollover (Tree or

@@ -194,8 +194,8 @@ func (s *Service) CreateRollover(ctx context.Context, sessionID string, req Roll
 		if i < 0 {
 			return contextd.Errorf(contextd.EPrecondition, "no window boundary on the active branch of leaf %q; append the first boundary (POST /v1/sessions/%s/windows) before new_context", b.Leaf, sessionID)
 		}
-		be := &b.V.Tree.Entries[b.Seqs[i]]
-		win, err := json.Marshal(identityOf(be))
+		be := b.V.Tree.Entry(b.Seqs[i])
+		win, err := json.Marshal(identityOf(&be))
 		if err != nil {
 			return err
 		}
@@ -293,7 +293,7 @@ func (s *Service) SettleRollover(ctx context.Context, sessionID, rolloverID stri
 			return openCallsError("settle of rollover "+r.ID, b.Leaf, open)
 		}
 		i := currentBoundary(b)
-		if i < 0 || b.V.Tree.Entries[b.Seqs[i]].ID != r.BoundaryEntryID {
+		if i < 0 || b.V.Tree.ID(b.Seqs[i]) != r.BoundaryEntryID {
 			return contextd.Errorf(contextd.EPrecondition, "boundary %q is no longer the current window boundary on the branch of leaf %q; abort rollover %s", r.BoundaryEntryID, b.Leaf, r.ID)
 		}
 		st, err := noteState(b)

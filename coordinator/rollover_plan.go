@@ -148,7 +148,7 @@ func checkSummary(tr *session.Tree, r store.Rollover, summaryID string) (*string
 	}
 	found := false
 	for _, sq := range seqs {
-		if tr.Entries[sq].ID == r.BoundaryEntryID {
+		if tr.ID(sq) == r.BoundaryEntryID {
 			found = true
 			break
 		}
@@ -190,9 +190,9 @@ func boundaryWrittenAt(v *store.View, r store.Rollover) *time.Time {
 	if json.Unmarshal(r.Plan, &p) != nil || p.Window.CurrentWindowID == "" {
 		return nil
 	}
-	for i := len(v.Tree.Entries) - 1; i >= 0; i-- {
-		if e := &v.Tree.Entries[i]; e.IsBoundary() && e.Window.CurrentWindowID == p.Window.CurrentWindowID {
-			return entryTime(v, e)
+	for i := v.Tree.Len() - 1; i >= 0; i-- {
+		if e := v.Tree.Entry(i); e.IsBoundary() && e.Window.CurrentWindowID == p.Window.CurrentWindowID {
+			return entryTime(v, &e)
 		}
 	}
 	return nil
@@ -231,8 +231,8 @@ func missingEntries(v *store.View, r store.Rollover) ([]string, error) {
 func missingPlanned(v *store.View, mode contextd.Mode, summaryID string, p rolloverPlan) ([]string, error) {
 	tr := v.Tree
 	if mode == contextd.ModeLocal {
-		for i := range tr.Entries {
-			if e := &tr.Entries[i]; e.IsBoundary() && e.Window.CurrentWindowID == p.Window.CurrentWindowID {
+		for i := range tr.Len() {
+			if e := tr.Entry(i); e.IsBoundary() && e.Window.CurrentWindowID == p.Window.CurrentWindowID {
 				return nil, nil
 			}
 		}
@@ -251,8 +251,8 @@ func missingPlanned(v *store.View, mode contextd.Mode, summaryID string, p rollo
 	}
 	reached := map[string]int{summaryID: 0} // entry id → planned entries matched on the chain up to it
 	best := 0
-	for i := start + 1; i < len(tr.Entries) && best < len(p.Append); i++ {
-		e := &tr.Entries[i]
+	for i := start + 1; i < tr.Len() && best < len(p.Append); i++ {
+		e := tr.Entry(i)
 		k, ok := reached[e.ParentID]
 		if !ok || e.ParentID == "" {
 			continue
@@ -266,7 +266,7 @@ func missingPlanned(v *store.View, mode contextd.Mode, summaryID string, p rollo
 			best = max(best, k+1)
 			continue
 		}
-		if betweenPlanned(e) {
+		if betweenPlanned(&e) {
 			reached[e.ID] = k
 		}
 	}
@@ -280,7 +280,7 @@ func missingPlanned(v *store.View, mode contextd.Mode, summaryID string, p rollo
 // same type and customType; a boundary must carry the plan's window id, a
 // manifest the plan's window id and summary id.
 func matchesPlanned(v *store.View, seq int, pe PlannedEntry, windowID string) (bool, error) {
-	e := &v.Tree.Entries[seq]
+	e := v.Tree.Entry(seq)
 	if e.CustomType != pe.CustomType || e.Type != pe.Type {
 		return false, nil
 	}

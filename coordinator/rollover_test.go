@@ -406,7 +406,7 @@ func checkArchived(t *testing.T, e *env) {
 			t.Fatalf("manifest: %+v", m)
 		}
 		// tree-basic.expected.json manifests[0].archivedEntryIds: 35 entries, boundary first, old leaf last.
-		if len(m.Archived) != 35 || v.Tree.Entries[m.Archived[0]].ID != basicBoundary || v.Tree.Entries[m.Archived[34]].ID != basicOldLeaf {
+		if len(m.Archived) != 35 || v.Tree.ID(m.Archived[0]) != basicBoundary || v.Tree.ID(m.Archived[34]) != basicOldLeaf {
 			t.Fatalf("archived entries: %d", len(m.Archived))
 		}
 		return nil

@@ -46,6 +46,9 @@ type Service struct {
 	// writers are the Pi processes each session is registered from
 	// (writers.go).
 	writers *writers
+	// interleaves are the concurrent writers each session file shows
+	// (writers_file.go).
+	interleaves *interleaves
 }
 
 // Option sets a seam of a Service when New builds it.
@@ -71,7 +74,7 @@ func New(index *store.Index, state *store.State, defaultMode contextd.Mode, log 
 		m = NewMetrics(nil)
 	}
 	s := &Service{Index: index, State: state, DefaultMode: defaultMode, Logger: log, Metrics: m,
-		now: time.Now, newID: func() string { return uuid.NewString() }, tree: newTreeArchives(m), cache: newWindowCache(), writers: newWriters(),
+		now: time.Now, newID: func() string { return uuid.NewString() }, tree: newTreeArchives(m), cache: newWindowCache(), writers: newWriters(), interleaves: newInterleaves(),
 		notePlans: &notePlans{bySession: map[string][]notePlan{}}}
 	for _, o := range opts {
 		o(s)

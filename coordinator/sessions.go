@@ -21,8 +21,8 @@ import (
 // SessionProblem is one thing wrong with a session file: a skipped line, or
 // the file's state.
 type SessionProblem struct {
-	Line   int    `json:"line,omitempty" doc:"1-based line number, for a skipped line."`
-	Reason string `json:"reason" doc:"blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), concurrent_writers (two live Pi processes registered the session: each appends its own branch), untested_pi_version (GET /v1/sessions/{session_id}: the registered pi_version is newer than the newest Pi the projection rules were checked against; the newest rules apply); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule)"`
+	Line   int    `json:"line,omitempty" doc:"1-based line number: of a skipped line, or of the entry a concurrent_writers problem found in the file."`
+	Reason string `json:"reason" doc:"blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), concurrent_writers (two live Pi processes registered the session, or the file shows two runs appending at once: each appends its own branch), interrupted_rollover (PUT: a rollover the previous Pi left open before anything of it reached the file was aborted), untested_pi_version (GET /v1/sessions/{session_id}: the registered pi_version is newer than the newest Pi the projection rules were checked against; the newest rules apply); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule)"`
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -147,7 +147,7 @@ func (s *Service) summarize(sess *store.Session, reg *contextd.Registration) Ses
 		out.Leaf = v.Tree.Leaf()
 		if seqs, _, err := v.Tree.Branch(""); err == nil {
 			for _, sq := range seqs {
-				if v.Tree.Entries[sq].IsBoundary() {
+				if v.Tree.Entry(sq).IsBoundary() {
 					out.Windows++
 				}
 			}
@@ -357,16 +357,22 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 			out.Problems = append(out.Problems, duplicateProblem(others, t.Registered))
 		}
 	}
-	if p := s.writers.problem(sessionID); p != nil {
-		out.Problems = append(out.Problems, *p)
+	writers := s.writers.problem(sessionID)
+	if writers != nil {
+		out.Problems = append(out.Problems, *writers)
 	}
 	out.EntriesByType = map[string]int{}
 	_ = t.Session.Read(func(v *store.View) error {
 		if v.Tree == nil {
 			return nil
 		}
+		if writers == nil {
+			if p := s.interleaves.problem(t.Session.Path(), v.Tree); p != nil {
+				out.Problems = append(out.Problems, *p)
+			}
+		}
 		out.Header = v.Tree.Header
-		for _, e := range v.Tree.Entries {
+		for _, e := range v.Tree.All() {
 			out.EntriesByType[e.Type]++
 		}
 		return nil
@@ -395,9 +401,9 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 				}
 				out.BoundaryEntryID = r.BoundaryEntryID
 			} else if i := currentBoundary(b); i >= 0 {
-				id := identityOf(&b.V.Tree.Entries[b.Seqs[i]])
+				id := identityOf(new(b.V.Tree.Entry(b.Seqs[i])))
 				out.Window = &id
-				out.BoundaryEntryID = b.V.Tree.Entries[b.Seqs[i]].ID
+				out.BoundaryEntryID = b.V.Tree.ID(b.Seqs[i])
 			} else {
 				out.NeedsBoundary = t.Mode == contextd.ModeLocal || t.Mode == contextd.ModeTree
 			}
@@ -571,7 +577,7 @@ func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string, tail i
 		out.LeafID, out.Rules, out.Cycle, out.EntryCount, out.ContextCount = p.leaf, p.rules, p.cycle, p.entryCount, p.contextCount
 		out.EntryIDs = make([]string, 0, len(p.seqs))
 		for _, sq := range p.seqs {
-			out.EntryIDs = append(out.EntryIDs, p.tree.Entries[sq].ID)
+			out.EntryIDs = append(out.EntryIDs, p.tree.ID(sq))
 		}
 		out.Context = make([]BranchEntry, 0, len(p.msgs))
 		for _, m := range p.msgs {
@@ -589,7 +595,7 @@ func (s *Service) BranchOf(ctx context.Context, sessionID, leafID string, tail i
 func (s *Service) BranchJSON(ctx context.Context, sessionID, leafID string, tail int) ([]byte, error) {
 	var b []byte
 	err := s.branchParts(ctx, sessionID, leafID, tail, func(p *branchParts) {
-		b = appendBranchJSON(nil, p.leaf, p.rules, false, len(p.seqs), func(i int) string { return p.tree.Entries[p.seqs[i]].ID },
+		b = appendBranchJSON(nil, p.leaf, p.rules, false, len(p.seqs), func(i int) string { return p.tree.ID(p.seqs[i]) },
 			p.cycle, false, len(p.msgs), func(i int) BranchEntry { return branchEntryOf(p.tree, p.msgs[i]) }, p.entryCount, p.contextCount)
 	})
 	return b, err
@@ -645,7 +651,7 @@ func (s *Service) branchParts(ctx context.Context, sessionID, leafID string, tai
 
 // branchEntryOf is the /branch context entry of message m.
 func branchEntryOf(tr *session.Tree, m session.ContextMessage) BranchEntry {
-	e := &tr.Entries[m.Seq]
+	e := tr.Entry(m.Seq)
 	be := BranchEntry{EntryID: e.ID, Type: e.Type, Role: m.Role}
 	if m.Role == e.Role {
 		be.StopReason = e.StopReason
@@ -657,7 +663,7 @@ func branchEntryOf(tr *session.Tree, m session.ContextMessage) BranchEntry {
 		be.CustomType = e.CustomType
 	}
 	if m.EditSeq >= 0 {
-		be.EditID = tr.Entries[m.EditSeq].ID
+		be.EditID = tr.ID(m.EditSeq)
 	}
 	return be
 }

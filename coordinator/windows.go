@@ -13,6 +13,8 @@ import (
 // WindowsRequest asks for the boundary to append.
 type WindowsRequest struct {
 	LeafID string `json:"leaf_id,omitempty" maxLength:"256" doc:"Pi's live leaf; default the last entry of the file."`
+	// ThreadHint is used in Remote mode only (remote_window.go).
+	ThreadHint string `json:"thread_hint,omitempty" maxLength:"4000" doc:"Remote mode: the Codex backend's thread hint for window 0 (the extension fetches it through notes thread_hint), written into the boundary; at most 4,000 characters. Ignored in Local and Tree, where contextd builds the hint."`
 }
 
 // WindowsAnswer is the boundary custom message to append, and whether it
@@ -28,7 +30,8 @@ type WindowsAnswer struct {
 }
 
 // Windows answers POST /v1/sessions/{id}/windows: with no boundary on the
-// branch, the boundary of window 0 (new first id); otherwise the next
+// branch, the boundary of window 0 (new first id; in Remote mode only
+// this, remote_window.go); otherwise the next
 // window's boundary (Local new_context): first id kept, previous = the
 // current window, number + 1, and the thread hint (recent notes and the
 // closing window's user item ids) inside. The next boundary is refused
@@ -38,6 +41,9 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 	t, err := s.Resolve(ctx, sessionID)
 	if err != nil {
 		return WindowsAnswer{}, err
+	}
+	if t.Mode == contextd.ModeRemote {
+		return s.remoteWindowZero(t, req)
 	}
 	if err := requireLocal(t); err != nil {
 		return WindowsAnswer{}, err
@@ -89,7 +95,7 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 			return openCallsError("the next window boundary", b.Leaf, open)
 		}
 		s.countLoop(b, string(t.Mode))
-		cur := identityOf(&b.V.Tree.Entries[b.Seqs[i]])
+		cur := identityOf(new(b.V.Tree.Entry(b.Seqs[i])))
 		hint, rep, err := s.nextHint(b, t.Agent, nil)
 		if err != nil {
 			return err

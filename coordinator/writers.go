@@ -75,3 +75,23 @@ func (w *writers) problem(session string) *SessionProblem {
 	return &SessionProblem{Reason: "concurrent_writers", Detail: fmt.Sprintf("%d Pi processes (%s) have this session open and append to it: each sees only its own branch, "+
 		"so windows and notes written in one are not in the other; close all but one, or continue in a copy with /fork", len(pids), strings.Join(names, ", "))}
 }
+
+// fresh reports whether pid (> 0) registering session is a Pi that did not
+// have it registered and that no other live Pi process has registered:
+// nobody else can be running its rollovers.
+func (w *writers) fresh(pid int, session string) bool {
+	if pid <= 0 {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if wr, ok := w.byPID[pid]; ok && wr.session == session {
+		return false
+	}
+	for p, wr := range w.byPID {
+		if p != pid && wr.session == session && w.alive(p) {
+			return false
+		}
+	}
+	return true
+}

@@ -107,29 +107,38 @@ func stateDump(t *testing.T, db *sql.DB) string {
 	t.Helper()
 	var b strings.Builder
 	for _, q := range []string{"SELECT * FROM registrations ORDER BY session_id", "SELECT * FROM rollovers ORDER BY rollover_id"} {
-		rows, err := db.Query(q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			for i, c := range cols {
-				fmt.Fprintf(&b, "%s=%s ", c, vals[i])
-			}
-			b.WriteString("\n")
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		rows.Close()
+		dumpRows(t, db, q, &b)
 	}
 	return b.String()
+}
+
+// dumpRows prints every row of query q to b, one line each.
+func dumpRows(t *testing.T, db *sql.DB, q string, b *strings.Builder) {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range cols {
+			fmt.Fprintf(b, "%s=%s ", c, vals[i])
+		}
+		b.WriteString("\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -53,10 +53,10 @@ type lineFields struct {
 // decodeLine decodes one line. It fails only when JSON.parse would throw;
 // a value of an unexpected type leaves its field empty (Pi keeps the entry).
 // A valid line that is not an object gives isObject false.
-func decodeLine(line []byte, scratch *[]byte, f *lineFields, treeOnly bool) (*lineFields, error) {
+func decodeLine(line []byte, scratch *StringChunks, f *lineFields, treeOnly bool) (*lineFields, error) {
 	d := &decoder{b: line, scratch: scratch, treeOnly: treeOnly}
 	parts := f.parts
-	clear(parts) // drop the previous line's strings (they alias its buffers)
+	clear(parts) // drop the previous line's strings (they pin its chunks)
 	*f = lineFields{parts: parts[:0]}
 	if scratch != nil {
 		if f.parts == nil {

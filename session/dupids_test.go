@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 )
 
@@ -47,5 +48,68 @@ func TestBranchRepeatedIDCostsNoMore(t *testing.T) {
 	cyc.Add(Entry{Seq: 1, ID: "b", ParentID: "a", Type: "message"})
 	if seqs, cycle, err := cyc.Branch("b"); err != nil || !cycle || fmt.Sprint(seqs) != "[0 1]" {
 		t.Errorf("cycle: %v %v %v, want [0 1] and cycle", seqs, cycle, err)
+	}
+}
+
+// TestBranchBoundaryIDCollisionCostsNoMore: a hostile file whose entry
+// halfway down a 50,000-entry chain reuses the id of the boundary at its
+// root (docs/security.md N11) makes the chain a parent cycle under Pi's
+// byId (the later entry wins: entry 1's parent is now the middle entry).
+// Branch answers every entry but the shadowed boundary, root to leaf
+// (Seqs 1…n), with cycle true, and costs what a tree of unique ids costs:
+// at most 2 more allocations and n/8 bytes (a bit per entry) more. At
+// a03e7ac the walk went round the cycle once by id lookups, then again
+// with a map of every step (14 s at 2,000,000 entries on the loaded
+// 2-core machine, and a request paid it at every Branch). A snapshot
+// taken before the collision still answers the tree as it was.
+func TestBranchBoundaryIDCollisionCostsNoMore(t *testing.T) {
+	const n = 50000
+	build := func(collide bool) (*Tree, *Tree) {
+		tr := NewTree(Header{ID: "collide"})
+		tr.Add(Entry{Seq: 0, ID: "bnd00000", Type: TypeCustomMessage, CustomType: "codex-context-window"})
+		parent := "bnd00000"
+		var before *Tree
+		for i := 1; i <= n; i++ {
+			id := fmt.Sprintf("e%07d", i)
+			if i == n/2 {
+				before = tr.Snapshot()
+				if collide {
+					id = "bnd00000"
+				}
+			}
+			tr.Add(Entry{Seq: i, ID: id, ParentID: parent, Type: TypeMessage})
+			parent = id
+		}
+		return tr, before
+	}
+	unique, _ := build(false)
+	collided, before := build(true)
+	seqs, cycle, err := collided.Branch("")
+	if err != nil || !cycle || len(seqs) != n || seqs[0] != 1 || seqs[n-1] != n {
+		t.Fatalf("branch with the boundary id repeated: %d entries, first %v, cycle %v, %v; want Seqs 1…%d and cycle", len(seqs), seqs[:min(1, len(seqs))], cycle, err, n)
+	}
+	for i, s := range seqs {
+		if s != i+1 {
+			t.Fatalf("seqs[%d] = %d, want %d", i, s, i+1)
+		}
+	}
+	if seqs, cycle, err := before.Branch(""); err != nil || cycle || len(seqs) != n/2 || seqs[0] != 0 {
+		t.Errorf("snapshot before the collision: %d entries from %v, cycle %v, %v; want Seqs 0…%d, no cycle", len(seqs), seqs[:min(1, len(seqs))], cycle, err, n/2-1)
+	}
+	baseAllocs := testing.AllocsPerRun(3, func() { unique.Branch("") })
+	gotAllocs := testing.AllocsPerRun(3, func() { collided.Branch("") })
+	if gotAllocs > baseAllocs+2 {
+		t.Errorf("Branch with a boundary-id collision: %v allocations, want at most %v (unique ids: %v)", gotAllocs, baseAllocs+2, baseAllocs)
+	}
+	allocated := func(tr *Tree) uint64 {
+		var a, b runtime.MemStats
+		runtime.ReadMemStats(&a)
+		tr.Branch("")
+		runtime.ReadMemStats(&b)
+		return b.TotalAlloc - a.TotalAlloc
+	}
+	base, got := allocated(unique), allocated(collided)
+	if limit := base + n/8 + 4096; got > limit {
+		t.Errorf("Branch with a boundary-id collision allocated %d bytes, want at most %d (unique ids: %d, plus a bit per entry)", got, limit, base)
 	}
 }

@@ -69,6 +69,10 @@ var beforeEvict func(path string)
 func (x *Index) startBudget() {
 	x.SetMaxIndexBytes(x.opts.MaxIndexBytes)
 	x.budget.kick = make(chan struct{}, 1)
+	// A first pass measures the sessions indexed by earlier runs and
+	// applies a budget lowered since, in the background (start-up does
+	// not wait for it).
+	x.budget.kick <- struct{}{}
 	x.bg.Add(1)
 	go func() {
 		defer x.bg.Done()
@@ -201,8 +205,9 @@ func (x *Index) measure(ctx context.Context) error {
 		}
 		x.budget.mu.Unlock()
 	}
+	x.budget.mu.Lock()
 	x.metrics.IndexUsedBytes.Set(float64(x.budget.used))
-	x.metrics.IndexBudgetBytes.Set(float64(x.budget.max.Load()))
+	x.budget.mu.Unlock()
 	return nil
 }
 

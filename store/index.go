@@ -89,7 +89,7 @@ func (n *names) id(name string, pending *names) NameID {
 	if len(n.list) == 0 {
 		i++ // index 0 is ""
 	}
-	name = session.Intern(name) // an owned copy: name may alias the parser's scratch
+	name = session.Intern(name) // an owned copy: name may pin a chunk of the parser's scratch
 	pending.list = append(pending.list, name)
 	pending.idx[name] = i
 	return i
@@ -606,6 +606,11 @@ func (x *Index) WithID(ctx context.Context, sessionID string) ([]*Session, error
 // indexed (the others are indexed on first use, as before the rebuild).
 // contextd's own state lives in another database and is not touched.
 func (x *Index) Rebuild(ctx context.Context) error {
+	// A sessions directory that cannot be listed is refused before
+	// anything is dropped.
+	if _, err := x.Discover(); err != nil {
+		return err
+	}
 	indexed, err := x.IndexedPaths()
 	if err != nil {
 		return err

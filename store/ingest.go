@@ -219,12 +219,9 @@ func (s *Session) setFlightTooLong(n int64) {
 // no line ended before end.
 func (s *Session) batch(ctx context.Context, db *DB, f io.ReaderAt, tf *os.File, end, size int64, ib *ingestBufs) (bool, error) {
 	b := s.newBatch(tf, end, ib)
-	// The scratch (grown to this batch's largest line) serves the next
-	// batch unless a huge line grew it.
+	// The scratch's chunk serves the next batch.
 	defer func() {
-		if cap(b.scratch) <= 1<<20 {
-			ib.scratch = b.scratch[:0]
-		}
+		ib.scratch = b.scratch
 		// The entries array serves the next batch too (one per batch
 		// was 54 MiB of garbage indexing 1 GiB).
 		clear(b.pend)
@@ -317,17 +314,17 @@ type batchWork struct {
 	stats     session.Stats
 	first     [32]byte // hash of the file's first line, when this batch read it
 	haveFirst bool
-	scratch   []byte // the parser's Scratch: each line's decoded strings
+	scratch   session.StringChunks // the parser's Scratch: each line's decoded strings
 }
 
 // ingestBufs are the buffers one ingest call reuses for all its batches
 // (each batch allocated its own: a fifth of the bytes allocated while
 // indexing); they are garbage once the call returns.
 type ingestBufs struct {
-	chunk   []byte       // the line scanner's reads
-	tail    []byte       // the change check's tail window (batchCheck)
-	text    *frameWriter // item texts
-	scratch []byte       // the parser's Scratch
+	chunk   []byte               // the line scanner's reads
+	tail    []byte               // the change check's tail window (batchCheck)
+	text    *frameWriter         // item texts
+	scratch session.StringChunks // the parser's Scratch
 	pend    []pendingEntry
 }
 
@@ -362,7 +359,7 @@ func (s *Session) newBatch(tf *os.File, end int64, ib *ingestBufs) *batchWork {
 	b.p.LookupSeq = b.idAt
 	// Transient decoding: each line is rendered before the next is parsed;
 	// what is kept (entries, calls, names) is copied.
-	b.scratch = ib.scratch[:0]
+	b.scratch = ib.scratch
 	b.p.Scratch = &b.scratch
 	return b
 }

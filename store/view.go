@@ -53,7 +53,7 @@ func (v *View) Ref(seq int, windowID string) (history.ItemRef, bool) {
 	if !im.IsItem {
 		return history.ItemRef{}, false
 	}
-	e := &v.Tree.Entries[seq]
+	e := v.Tree.Entry(seq)
 	return history.ItemRef{WindowID: windowID, ItemID: e.ID, Role: v.Name(im.Role), ToolName: v.Name(im.ToolName),
 		ToolNamespace: v.Name(im.ToolNamespace), Summary: im.Summary, Chars: int(im.Chars), Key: int64(seq),
 		BashExecution: e.Type == session.TypeMessage && e.Role == session.RoleBashExecution}, true
@@ -90,11 +90,11 @@ func (v *View) Refs(scope []int, rules session.Rules) history.RefFunc {
 	}
 	var edits map[string]int
 	for _, s := range scope {
-		if v.Tree.Entries[s].Type == session.TypeContextEdit && v.Items[s].Edit != session.EditNone {
+		if v.Tree.Type(s) == session.TypeContextEdit && v.Items[s].Edit != session.EditNone {
 			if edits == nil {
 				edits = make(map[string]int)
 			}
-			edits[v.Tree.Entries[s].TargetID()] = s
+			edits[v.Tree.Entry(s).TargetID()] = s
 		}
 	}
 	if edits == nil {
@@ -105,7 +105,7 @@ func (v *View) Refs(scope []int, rules session.Rules) history.RefFunc {
 		if !ok {
 			return r, false
 		}
-		e := &v.Tree.Entries[seq]
+		e := v.Tree.Entry(seq)
 		es, edited := edits[e.ID]
 		if !edited {
 			return r, true
@@ -133,7 +133,7 @@ var ErrFileChanged = errors.New("the session file changed since it was indexed; 
 
 // Decode reads the entry at seq from the JSONL file and decodes it.
 func (v *View) Decode(seq int) (*session.Entry, *session.Decoded, error) {
-	e := &v.Tree.Entries[seq]
+	e := v.Tree.Entry(seq)
 	// The file is opened confined to the sessions directory: a file
 	// deleted, or swapped for a symlink leading out, since the last sync
 	// fails cleanly as a changed file.

@@ -498,7 +498,7 @@ func TestCrashMidIndexing(t *testing.T) {
 	phase := time.Now()
 	state := filepath.Join(dir, "state")
 	a := startChild(t, sessions, state)
-	go a.do(http.MethodGet, "/v1/sessions", nil) // blocks until indexed; fails when killed
+	go a.do(http.MethodGet, "/v1/sessions/"+bigSessionID, nil) // blocks until indexed; fails when killed
 	var seen float64
 	deadline := time.Now().Add(90 * time.Second)
 	for {
@@ -566,6 +566,9 @@ func TestCrashMidIndexing(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Both sessions used, then listed (a listing indexes nothing).
+			ch.do(http.MethodGet, "/v1/sessions/"+bigSessionID, nil)
+			ch.do(http.MethodGet, "/v1/sessions/"+localBasicID, nil)
 			_, lists[i], _ = ch.do(http.MethodGet, "/v1/sessions", nil)
 		}()
 	}
@@ -724,7 +727,6 @@ func TestUnusableIndexRebuilt(t *testing.T) {
 		method, path string
 		body         any
 	}{
-		{"GET", "/v1/sessions", nil},
 		{"GET", "/v1/sessions/" + localBasicID, nil},
 		{"GET", "/v1/sessions/" + treeBasicID, nil},
 		{"GET", "/v1/sessions/" + treeBasicID + "/branch", nil},
@@ -735,6 +737,7 @@ func TestUnusableIndexRebuilt(t *testing.T) {
 		{"POST", "/alpha/history/v2/read_item", codex(localBasicID, map[string]any{"window_id": "e636b0b7-d739-4a87-ad1c-80eb5320dfff", "item_id": "2623e50c"})},
 		{"POST", "/alpha/notes/v2/list_files_by_prefix", codex(localBasicID, nil)},
 		{"POST", "/alpha/notes/v2/thread_hint", codex(treeBasicID, nil)},
+		{"GET", "/v1/sessions", nil}, // last: the routes above used (indexed) the sessions it lists whole
 	}
 	record := func(c *child) [][]byte {
 		out := make([][]byte, len(reqs))
@@ -748,8 +751,8 @@ func TestUnusableIndexRebuilt(t *testing.T) {
 	c.must("PUT", "/v1/sessions/"+localBasicID, map[string]any{"session_file": "local-basic.jsonl", "mode": "local", "agent_name": "/root"})
 	c.must("PUT", "/v1/sessions/"+treeBasicID, map[string]any{"session_file": "tree-basic.jsonl", "mode": "tree"})
 	want := record(c)
-	if !bytes.Contains(want[2], []byte(`"registered":true`)) || !bytes.Contains(want[2], []byte(`"mode":"tree"`)) {
-		t.Fatalf("registration not shown: %.500s", want[2])
+	if !bytes.Contains(want[1], []byte(`"registered":true`)) || !bytes.Contains(want[1], []byte(`"mode":"tree"`)) {
+		t.Fatalf("registration not shown: %.500s", want[1])
 	}
 	stop()
 	dbPath := filepath.Join(state, "index", "index.db")

@@ -65,7 +65,7 @@ type config struct {
 	// IndexMaxBytes is the derived index's disk budget (-1: auto,
 	// autoIndexBudget; 0: none).
 	IndexMaxBytes int64
-	PathMap        []store.PathMapping
+	PathMap       []store.PathMapping
 	// sessionsFrom says where SessionsDir came from (--sessions-dir, an
 	// environment variable, or Pi's default), for the start-up log.
 	sessionsFrom string
@@ -409,6 +409,12 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	defer index.Close()
 	if cmd == "reindex" {
 		if err := index.Rebuild(ctx); err != nil {
+			return err
+		}
+		// The command asks for every session file, not only those a
+		// running contextd had indexed (Rebuild's set): index them all
+		// (no budget applies here; the next serve applies its own).
+		if _, err := index.SyncAll(ctx); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "reindexed %d session files under %s\n", len(index.Sessions()), index.Root())

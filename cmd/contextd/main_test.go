@@ -89,6 +89,16 @@ func TestServe(t *testing.T) {
 		t.Errorf("without token: %d, want 401", resp.StatusCode)
 	}
 	resp.Body.Close()
+	// Each session used (GET /v1/sessions/{id} indexes it), then listed.
+	for _, id := range []string{"019f3d67-b1fd-7c0a-87d5-9b46277407ba", "2638daee-0588-4baa-bd33-68b4c002818e", "019f4c92-9f78-7955-a120-9eba5b90f6f1"} {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/v1/sessions/"+id, nil)
+		req.Header.Set("X-Contextd-Token", strings.TrimSpace(string(tok)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET /v1/sessions/%s: %v %v", id, err, resp)
+		}
+		resp.Body.Close()
+	}
 	req, _ := http.NewRequest("GET", "http://"+addr+"/v1/sessions", nil)
 	req.Header.Set("X-Contextd-Token", strings.TrimSpace(string(tok)))
 	resp, err = http.DefaultClient.Do(req)

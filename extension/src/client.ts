@@ -71,6 +71,7 @@ type RouteOf<K extends OperationId> = {
 export const ROUTES: { readonly [K in OperationId]: RouteOf<K> } = {
 	"list-sessions": ["GET", "/v1/sessions"],
 	"get-session": ["GET", "/v1/sessions/{session_id}"],
+	"get-rollover-loop": ["GET", "/v1/sessions/{session_id}/rollover_loop"],
 	"register-session": ["PUT", "/v1/sessions/{session_id}"],
 	"get-branch": ["GET", "/v1/sessions/{session_id}/branch"],
 	"session-context": ["POST", "/v1/sessions/{session_id}/context"],

@@ -37,6 +37,8 @@ export function installLifecycle(host: Host, slot: SessionSlot, onRegistered: (s
 			if (!slot.live(s, ctx, "registering the session")) return;
 			s.client = c;
 			warnConcurrentWriters(host, s, ctx, reg?.problems);
+			// A rollover the previous Pi left open was aborted: its window goes on.
+			for (const p of reg?.problems ?? []) if (p.reason === "interrupted_rollover") host.notify(ctx, `contextd: ${p.detail ?? "an interrupted rollover was aborted"}`, "warning");
 			await onRegistered(s, ctx);
 		} catch (err) {
 			s.unavailable = (err as Error).message;

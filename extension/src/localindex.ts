@@ -14,6 +14,7 @@ import type { PlannedEntry } from "./rollover.ts";
 import type { SessionSlot, SessionState } from "./session.ts";
 import { contextRemainingParameters } from "./tools.ts";
 import { type Problem, warnConcurrentWriters } from "./writers.ts";
+import { ADOPTION_NOTICE } from "./windows.ts";
 import { randomUUID } from "node:crypto";
 
 /** Sends a planned custom message (a boundary) with Pi's sendMessage. */
@@ -37,6 +38,7 @@ export async function ensureWindow(host: Host, slot: SessionSlot, s: SessionStat
 	if (!slot.live(s, ctx, "opening window 0")) return undefined;
 	for (const e of ans.finish ?? []) host.pi.appendEntry(e.customType, e.data);
 	for (const b of ans.append) sendPlanned(host, b);
+	if (ans.first && ans.window.startEntryId) host.notify(ctx, ADOPTION_NOTICE, "info");
 	return ans;
 }
 

@@ -55,10 +55,20 @@ export function usableHint(text: unknown): string {
 	return typeof text === "string" && text.length > 0 && Buffer.byteLength(text, "utf8") <= MAX_HINT_BYTES ? text : "";
 }
 
-/** The messages from the latest window boundary on (Remote projection); all when there is none. */
+/**
+ * The messages from the latest window boundary on (Remote projection); all
+ * when there is none, or when that boundary is an adoption's window 0
+ * (startEntryId set: the window begins at the branch's first entry, so
+ * the earlier conversation stays, docs/design.md §4 "Adoption").
+ */
 export function sliceAtLatestBoundary<M extends { role: string; customType?: string; details?: unknown }>(messages: M[]): M[] {
 	for (let i = messages.length - 1; i >= 0; i--) {
-		if (messages[i].role === "custom" && identityOf(messages[i])) return messages.slice(i);
+		const id = messages[i].role === "custom" ? identityOf(messages[i]) : undefined;
+		if (id) return id.startEntryId ? messages : messages.slice(i);
 	}
 	return messages;
 }
+
+/** What the person is told when context management adopts a branch that already holds a conversation (window 0 with startEntryId). */
+export const ADOPTION_NOTICE =
+	"contextd: context management is on for this conversation from here; its earlier turns stay in the model's context as window 0 and stay reachable with history after new_context";

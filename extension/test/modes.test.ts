@@ -347,15 +347,20 @@ test("tree /compact asks contextd for the summary; when it cannot, the compactio
 	assert.deepEqual(ctx.notices, ["error: contextd 409: no; compaction cancelled so archived windows are not lost"]);
 });
 
-test("remote: window 0 with the backend's hint; the context keeps only the current window; tools need the Codex transport", async () => {
+test("remote: window 0 is contextd's plan with the backend's hint; the context keeps only the current window; tools need the Codex transport", async () => {
 	const f = fakeHost("remote");
-	f.contextd.answers = { "register-session": {}, "notes-thread_hint": { text: "Read notes/plan.md" } };
+	const w0 = { protocol: 1, kind: "window", firstWindowId: "w0", currentWindowId: "w0", windowNumber: 0 };
+	const planned = { type: "custom_message", customType: "codex-context-window", content: "<context_window>\nRead notes/plan.md\n</context_window>", display: true, details: { protocol: 1, id: "m0", contextManagement: w0 } };
+	f.contextd.answers = { "register-session": {}, "notes-thread_hint": { text: "Read notes/plan.md" }, "session-windows": { first: true, window: w0, append: [planned] } };
 	installRemote(f.host, f.say);
 	const ctx = new FakeCtx();
 	ctx.apiKey = "tok";
 	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	// The hint goes to contextd, which renders the boundary; the extension appends it as planned.
+	assert.deepEqual(f.contextd.bodies[f.contextd.calls.indexOf("session-windows")], { leaf_id: "leaf1", thread_hint: "Read notes/plan.md" });
 	assert.equal(f.pi.sent.length, 1);
-	assert.match(f.pi.sent[0].message.content, /\nRead notes\/plan\.md\n<\/context_window>$/);
+	assert.deepEqual(f.pi.sent[0].message, { customType: planned.customType, content: planned.content, display: true, details: planned.details });
+	assert.deepEqual(ctx.notices, [], "no adoption: nothing to tell");
 	const old = { role: "user", content: "old" };
 	const b = { role: "custom", customType: "codex-context-window", details: { contextManagement: { kind: "window", currentWindowId: "w1" } } };
 	assert.deepEqual(await f.pi.emit("context", { messages: [old, b, old] }, ctx), [{ messages: [b, old] }]);
@@ -365,7 +370,12 @@ test("remote: window 0 with the backend's hint; the context keeps only the curre
 
 test("remote: two new_context calls of one message steer one boundary; the next message's call opens another", async () => {
 	const f = fakeHost("remote");
-	f.contextd.answers = { "register-session": {}, "notes-thread_hint": { text: "" } };
+	const w0 = { protocol: 1, kind: "window", firstWindowId: "w0", currentWindowId: "w0", windowNumber: 0 };
+	f.contextd.answers = {
+		"register-session": {},
+		"notes-thread_hint": { text: "" },
+		"session-windows": { first: true, window: w0, append: [{ type: "custom_message", customType: "codex-context-window", content: "c", display: true, details: { protocol: 1, id: "m0", contextManagement: w0 } }] },
+	};
 	installRemote(f.host, f.say);
 	const ctx = new FakeCtx();
 	ctx.apiKey = "tok";

@@ -42,3 +42,13 @@ test("remote projection starts at the latest boundary", () => {
 	assert.deepEqual(sliceAtLatestBoundary(ms), ms.slice(2));
 	assert.deepEqual(sliceAtLatestBoundary([{ role: "user" }]), [{ role: "user" }]);
 });
+
+test("remote projection keeps the earlier turns of an adopted window 0 (startEntryId)", () => {
+	const adopted = { role: "custom", ...boundaryMessage("/root", { ...nextIdentity(undefined), startEntryId: "e1" }, "") };
+	const ms = [{ role: "user" }, { role: "assistant" }, adopted, { role: "user" }];
+	assert.deepEqual(sliceAtLatestBoundary(ms), ms);
+	// The next window slices at its own boundary.
+	const next = { role: "custom", ...boundaryMessage("/root", nextIdentity(identityOf(adopted)), "") };
+	assert.equal(nextIdentity(identityOf(adopted)).startEntryId, undefined);
+	assert.deepEqual(sliceAtLatestBoundary([...ms, next, { role: "user" }]), [next, { role: "user" }]);
+});

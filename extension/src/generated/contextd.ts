@@ -348,6 +348,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{session_id}/rollover_loop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Window ids of a rollover loop, by page
+         * @description The window ids of the rollover loop on the active branch (rollover_loop of GET /v1/sessions/{session_id}, which names only the 25 most recent), most recent first, one page at a time. Bounds: limit default 25, max 100. A cursor that contextd did not issue, or issued for another session, answers 400; one of a loop that has since ended or been replaced answers 409 (list again without cursor).
+         */
+        get: operations["get-rollover-loop"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{session_id}/rollovers": {
         parameters: {
             query?: never;
@@ -483,7 +503,7 @@ export interface paths {
         put?: never;
         /**
          * Boundary to append
-         * @description The codex-context-window custom message to append: window 0 when the branch has no boundary, else the next window (Local new_context) with the thread hint.
+         * @description The codex-context-window custom message to append: window 0 when the branch has no boundary (beginning at the branch's first entry when the branch already holds messages: adoption), else the next window (Local new_context) with the thread hint. In Remote mode only window 0, with the thread_hint the extension passes; the file is parsed for that and not indexed.
          */
         post: operations["session-windows"];
         delete?: never;
@@ -953,11 +973,24 @@ export interface components {
             session_id: string;
         };
         CoordinatorRolloverLoop: {
-            /** @description Their window ids, most recent first: at most the 25 most recent (windows counts them all; history list_windows lists every window), each cut like history IDs (over 256 characters: "…" and the last 255). */
+            /** @description Present when windows is over 25: opaque, pass as cursor to GET /v1/sessions/{session_id}/rollover_loop for the older ids. */
+            next_cursor?: string;
+            /** @description Their window ids, most recent first: at most the 25 most recent (windows counts them all), each cut like history IDs (over 256 characters: "…" and the last 255). */
             window_ids: string[];
             /**
              * Format: int64
              * @description Consecutive closed windows, most recent first, without a user message or a successful tool result other than new_context's (at least RolloverLoopThreshold = 3).
+             */
+            windows: number;
+        };
+        CoordinatorRolloverLoopPage: {
+            /** @description Opaque; pass as cursor for the next, older page. Absent on the last page. */
+            next_cursor?: string;
+            /** @description One page of their window ids, most recent first: at most limit, each cut like history IDs (over 256 characters: "…" and the last 255). */
+            window_ids: string[];
+            /**
+             * Format: int64
+             * @description Windows in the loop now (RolloverLoop.windows), 0 when the active branch has none.
              */
             windows: number;
         };
@@ -971,10 +1004,10 @@ export interface components {
             detail?: string;
             /**
              * Format: int64
-             * @description 1-based line number, for a skipped line.
+             * @description 1-based line number: of a skipped line, or of the entry a concurrent_writers problem found in the file.
              */
             line?: number;
-            /** @description blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), concurrent_writers (two live Pi processes registered the session: each appends its own branch), untested_pi_version (GET /v1/sessions/{session_id}: the registered pi_version is newer than the newest Pi the projection rules were checked against; the newest rules apply); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule) */
+            /** @description blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), concurrent_writers (two live Pi processes registered the session, or the file shows two runs appending at once: each appends its own branch), interrupted_rollover (PUT: a rollover the previous Pi left open before anything of it reached the file was aborted), untested_pi_version (GET /v1/sessions/{session_id}: the registered pi_version is newer than the newest Pi the projection rules were checked against; the newest rules apply); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule) */
             reason: string;
         };
         CoordinatorSessionState: {
@@ -1174,6 +1207,8 @@ export interface components {
         CoordinatorWindowsRequest: {
             /** @description Pi's live leaf; default the last entry of the file. */
             leaf_id?: string;
+            /** @description Remote mode: the Codex backend's thread hint for window 0 (the extension fetches it through notes thread_hint), written into the boundary; at most 4,000 characters. Ignored in Local and Tree, where contextd builds the hint. */
+            thread_hint?: string;
         };
         ErrorDetail: {
             /** @description Where the error occurred, e.g. 'body.items[3].tags' or 'path.thing-id' */
@@ -1603,7 +1638,7 @@ export interface components {
             /** @enum {string} */
             mode: "off" | "local" | "tree" | "remote";
             pi_version: string;
-            /** @description concurrent_writers: another live Pi process has this session registered (both are told; docs/design.md §4 Two Pis on one session). */
+            /** @description concurrent_writers: another live Pi process has this session registered (both are told; docs/design.md §4 Two Pis on one session). interrupted_rollover: a rollover the previous Pi left open before anything of it reached the file was aborted (coordinator/orphan.go). */
             problems?: components["schemas"]["CoordinatorSessionProblem"][];
             /** Format: date-time */
             registered_at: string;
@@ -2370,6 +2405,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CoordinatorContextAnswer"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-rollover-loop": {
+        parameters: {
+            query?: {
+                /** @description next_cursor of GET /v1/sessions/{session_id} (rollover_loop) or of the previous page, unchanged; absent for the most recent ids. */
+                cursor?: string;
+                /** @description Window ids per page: 1 to 100, default 25. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Pi session id (the session header's id): starts with a letter or digit, then letters, digits and . _ : @ + - (Pi writes UUIDs). */
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoordinatorRolloverLoopPage"];
                 };
             };
             /** @description Error */

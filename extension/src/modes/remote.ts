@@ -1,12 +1,13 @@
 // Remote mode: history and notes live on the Codex backend, reached through
 // contextd with Pi's ChatGPT/Codex login, on the Codex transport only and
-// with no local fallback (docs/codex-contract.md). contextd never reads the
-// session file here: the extension keeps the window identity on Pi's branch
+// with no local fallback (docs/codex-contract.md). contextd does not index
+// the session file here: it plans window 0 (adoption, docs/design.md §4),
+// and the extension keeps the next windows' identity on Pi's branch
 // (windows.ts), sends only the current window to the model, and shapes the
 // Codex request's reserved namespaces (remote.ts).
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { readFileSync } from "node:fs";
-import { branchIdentity } from "../branch.ts";
+import { branchIdentity, ctxLeafBody } from "../branch.ts";
 import { codexHeaders } from "../codexauth.ts";
 import { type Host, text } from "../host.ts";
 import { installWindowCompaction, withBoundary } from "../compaction.ts";
@@ -17,7 +18,8 @@ import { type Say, SessionSlot, type SessionState } from "../session.ts";
 import { registerStatus } from "../status.ts";
 import { installView, installViewHooks } from "../view.ts";
 import { NEW_CONTEXT_DESCRIPTION, newContextParameters } from "../tools.ts";
-import { boundaryMessage, nextIdentity, sliceAtLatestBoundary, usableHint } from "../windows.ts";
+import { ADOPTION_NOTICE, boundaryMessage, nextIdentity, sliceAtLatestBoundary, usableHint } from "../windows.ts";
+import { sendPlanned } from "../localindex.ts";
 import { NEW_WINDOW_RESULT } from "./local.ts";
 
 /**
@@ -54,10 +56,17 @@ export function installRemote(host: Host, say: Say): void {
 		}
 	}
 
+	// Window 0 is contextd's plan, as in Local and Tree: on a branch that
+	// already holds a conversation it begins at the branch's first entry
+	// (adoption); the backend's thread hint goes into its boundary.
 	installLifecycle(host, slot, async (s, ctx) => {
 		if (branchIdentity(ctx.sessionManager.getBranch())) return;
 		const hint = await remoteHint(s, ctx);
-		if (slot.live(s, ctx, "opening window 0")) pi.sendMessage(boundaryMessage(settings.agentName, nextIdentity(undefined), hint));
+		const body = { ...ctxLeafBody(host.piVersion, ctx), ...(hint ? { thread_hint: hint } : {}) };
+		const ans = await s.need().request("session-windows", { path: s.params, body });
+		if (!slot.live(s, ctx, "opening window 0")) return;
+		for (const b of ans.append) sendPlanned(host, b);
+		if (ans.window.startEntryId) host.notify(ctx, ADOPTION_NOTICE, "info");
 	});
 
 	installViewHooks(pi, view);
