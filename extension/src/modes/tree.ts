@@ -11,7 +11,8 @@ import { type Host, text } from "../host.ts";
 import { callsNewContext } from "../input_hold.ts";
 import { installLifecycle } from "../lifecycle.ts";
 import { ensureWindow, finishRollover, installLocalHooks, notesGuard, registerContextRemaining } from "../localindex.ts";
-import { settleRollover } from "../rollover.ts";
+import { RELOADED_DURING_SUMMARY, settleRollover } from "../rollover.ts";
+import { NOTICE_TYPE } from "./local.ts";
 import { localRouter, registerRouters } from "../router.ts";
 import { type Say, SessionSlot, type SessionState } from "../session.ts";
 import { registerStatus } from "../status.ts";
@@ -21,6 +22,9 @@ import { type RolloverOutcome, type TreeAction, type TreeEvent, treeStep } from 
 
 /** The command the extension sends itself at session start to capture a command context (navigateTree needs one). */
 export const CAPTURE_COMMAND = "contextd-capture";
+
+/** What the person is told when their /tree comes while a rollover's summary runs. */
+export const TREE_WAITS = "contextd: wait for the new context window to start before navigating the session tree (its summary is running)";
 
 /** Registers Tree mode: Local's hooks and tools, with new_context as a rollover, input holding and /compact through contextd. */
 export function installTree(host: Host, say: Say): void {
@@ -113,10 +117,16 @@ export function installTree(host: Host, say: Say): void {
 				// A session replaced meanwhile has no UI left: the person
 				// reads one line from say instead (never the stale ctx).
 				if (!s.ended && slot.current === s) host.notify(ctx, m, "error");
+				else if (m === RELOADED_DURING_SUMMARY) say(undefined, m);
 				else say(undefined, `contextd: new context did not happen: session ${s.id} was replaced while its rollover ran; its branch is kept as it was`);
+			},
+			ended: () => s.ended || slot.current !== s,
+			tellModel: (t) => {
+				if (!s.ended && slot.current === s) pi.sendMessage({ customType: NOTICE_TYPE, content: t, display: true, details: {} }, { triggerTurn: false });
 			},
 			setInternalNavigation: (on) => {
 				s.internalNavigation = on;
+				s.ownNavigationSeen = false;
 			},
 			sameSession: slot.live(s, ctx, "the rollover") && ctx.sessionManager.getSessionId() === s.id,
 			triggerTurn,
@@ -181,6 +191,22 @@ export function installTree(host: Host, say: Say): void {
 		} finally {
 			dispatch(s, { type: "rolled", rolloverId, outcome }, ctx);
 		}
+	});
+
+	// The person's /tree while the rollover's own navigation runs would move
+	// the leaf under its summary (Pi 0.85 runs both; 1.6 refuses the second):
+	// it is refused until the new window started (docs/design.md §5.3.1 row
+	// "/tree navigation by the person"). The first session_before_tree of an
+	// internal navigation is the rollover's own.
+	pi.on("session_before_tree", async (_event, ctx) => {
+		const s = slot.current;
+		if (!s?.internalNavigation) return undefined;
+		if (!s.ownNavigationSeen) {
+			s.ownNavigationSeen = true;
+			return undefined;
+		}
+		host.notify(ctx, TREE_WAITS, "warning");
+		return { cancel: true };
 	});
 
 	// Leaving Tree mode: a manual /compact gets contextd's summary, so the
