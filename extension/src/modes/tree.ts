@@ -193,18 +193,21 @@ export function installTree(host: Host, say: Say): void {
 		}
 	});
 
-	// The person's /tree while the rollover's own navigation runs would move
-	// the leaf under its summary (Pi 0.85 runs both; 1.6 refuses the second):
-	// it is refused until the new window started (docs/design.md §5.3.1 row
-	// "/tree navigation by the person"). The first session_before_tree of an
-	// internal navigation is the rollover's own.
+	// The person's /tree while a rollover runs would move the leaf under its
+	// summary (Pi 0.85 runs both navigations) or before its boundary (Pi 1.6
+	// defers a /tree typed during the summary until the settled handlers
+	// returned, ahead of the boundary): it is refused until the new
+	// window's run started (docs/design.md §5.3.1 row "/tree navigation by
+	// the person"). The first session_before_tree of an internal navigation
+	// is the rollover's own.
 	pi.on("session_before_tree", async (_event, ctx) => {
 		const s = slot.current;
-		if (!s?.internalNavigation) return undefined;
-		if (!s.ownNavigationSeen) {
+		if (!s) return undefined;
+		if (s.internalNavigation && !s.ownNavigationSeen) {
 			s.ownNavigationSeen = true;
 			return undefined;
 		}
+		if (!s.internalNavigation && !s.tree.rolling) return undefined;
 		host.notify(ctx, TREE_WAITS, "warning");
 		return { cancel: true };
 	});
