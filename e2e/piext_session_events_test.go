@@ -105,16 +105,23 @@ func TestPiExtensionReloadDuringSummary(t *testing.T) {
 		// Pi 1.6 answers the reload once the summary ended.
 		hold.release(t)
 		p.response("reload")
-		p.waitFor("window 1", 60*time.Second, func([]map[string]any) bool {
+		p.waitFor("window 1", 20*time.Second, func([]map[string]any) bool {
 			_, _, es := readSession(t, file)
-			return len(boundaries(es)) == 2
+			return len(boundaries(es)) >= 2
 		})
 		p.waitSettled(count(p.snapshot(), "agent_start"))
 		p.prompt("after the reload", count(p.snapshot(), "agent_start")+1)
 		id, _, es := readSession(t, file)
 		bs := boundaries(es)
 		if len(bs) != 2 {
-			t.Fatalf("boundaries = %d, want window 0 and window 1", len(bs))
+			var types []string
+			for _, e := range es {
+				types = append(types, e.Type+":"+e.CustomType)
+			}
+			for _, q := range r.requests() {
+				types = append(types, fmt.Sprintf("request %s %d: %s", q.Kind, q.Step, roles(q)))
+			}
+			t.Fatalf("boundaries = %d, want window 0 and window 1\n%s\nnotices %q\nstderr %s", len(bs), strings.Join(types, "\n"), p.notices(""), p.stderr.String())
 		}
 		w1 := windowOf(t, bs[1])
 		var log rolloverLog

@@ -5,12 +5,12 @@
 // events (pending rollover, input held during it) are tree-state.ts's
 // reducer; this file performs its actions with Pi.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { ctxLeafBody } from "../branch.ts";
+import { branchIdentity, ctxLeafBody } from "../branch.ts";
 import { ContextdError, type RequestArgs } from "../client.ts";
 import { type Host, text } from "../host.ts";
 import { callsNewContext } from "../input_hold.ts";
 import { installLifecycle } from "../lifecycle.ts";
-import { ensureWindow, finishRollover, installLocalHooks, notesGuard, registerContextRemaining } from "../localindex.ts";
+import { FINISHED_FROM_FILE, finishRollover, installLocalHooks, notesGuard, registerContextRemaining, sendPlanned } from "../localindex.ts";
 import { RELOADED_DURING_SUMMARY, settleRollover } from "../rollover.ts";
 import { NOTICE_TYPE } from "./local.ts";
 import { localRouter, registerRouters } from "../router.ts";
@@ -22,6 +22,9 @@ import { type RolloverOutcome, type TreeAction, type TreeEvent, treeStep } from 
 
 /** The command the extension sends itself at session start to capture a command context (navigateTree needs one). */
 export const CAPTURE_COMMAND = "contextd-capture";
+
+/** How long a reloaded Tree extension waits before sending a committed rollover's missing boundary itself, in milliseconds (openWindow). */
+export const BOUNDARY_GRACE_MS = 1000;
 
 /** What the person is told when their /tree comes while a rollover's summary runs. */
 export const TREE_WAITS = "contextd: wait for the new context window to start before navigating the session tree (its summary is running)";
@@ -50,7 +53,7 @@ export function installTree(host: Host, say: Say): void {
 	});
 	installLifecycle(host, slot, async (s, ctx) => {
 		pi.sendUserMessage(`/${CAPTURE_COMMAND}`, { expandPromptTemplates: true });
-		await ensureWindow(host, slot, s, ctx);
+		await openWindow(s, ctx);
 		// The pending rollover is contextd's fact, not this runtime's: a
 		// session resumed or reloaded between new_context's tool phase and
 		// the settled phase settles it at the next agent_settled.
@@ -61,6 +64,29 @@ export function installTree(host: Host, say: Say): void {
 	});
 	installLocalHooks(host, slot);
 	installViewHooks(pi, view);
+
+	/**
+	 * Window 0, or what an interrupted rollover misses, at session start
+	 * (ensureWindow). When only the boundary of a committed rollover is
+	 * missing, the extension instance that ran it may still have it in
+	 * Pi's queue: Pi 1.6 defers a /reload typed during the summary and the
+	 * boundary's sendMessage until the settled handlers returned, in that
+	 * order, so the reloaded extension starts before the boundary is
+	 * written. It is sent BOUNDARY_GRACE_MS later unless the branch has a
+	 * boundary by then, so the window does not open twice.
+	 */
+	async function openWindow(s: SessionState, ctx: ExtensionContext): Promise<void> {
+		if (branchIdentity(ctx.sessionManager.getBranch())) return;
+		const ans = await s.need().request("session-windows", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
+		const send = () => {
+			if (!slot.live(s, ctx, "opening the window") || branchIdentity(ctx.sessionManager.getBranch())) return;
+			for (const e of ans.finish ?? []) pi.appendEntry(e.customType, e.data);
+			for (const b of ans.append) sendPlanned(host, b);
+			if (ans.rollover_id) host.notify(ctx, `contextd: ${FINISHED_FROM_FILE}`, "info");
+		};
+		if (ans.rollover_id && !ans.finish?.length) host.setTimer(send, BOUNDARY_GRACE_MS);
+		else send();
+	}
 
 	/**
 	 * Applies event e to s's Tree state and performs its synchronous actions
