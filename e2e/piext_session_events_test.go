@@ -285,3 +285,61 @@ func TestPiExtensionTreeDuringSummary(t *testing.T) {
 		checkClean(t, p, reqs)
 	})
 }
+
+// TestPiExtensionResumeDuringSummary (docs/design.md §5.3.1 row "/new,
+// /resume, /fork, /clone"): Tree, the person resumes another session (RPC
+// switch_session, as /resume) while the rollover's branch summary runs.
+// Pi aborts the summary and replaces the session; the rollover is aborted
+// in contextd (navigation cancelled), the rolling session gets no new
+// boundary, the resumed one is unchanged, no stale-context error, and the
+// person is told in one line.
+func TestPiExtensionResumeDuringSummary(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r := newRig(t, v, "tree", []step{
+			{Text: "other session reply"},
+			tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "- WIN0-NOTE\n"}),
+			tool("new_context", nil),
+			{Text: "spare"},
+		})
+		hold := r.holdSummary()
+		r.startContextd()
+		p := r.startPi()
+		p.prompt("the other session", 1)
+		other := p.sessionFile("other")
+		_, _, before := readSession(t, other)
+		p.send(map[string]any{"type": "new_session", "id": "new"})
+		p.response("new")
+		p.send(map[string]any{"type": "prompt", "message": "roll over"})
+		hold.waitStarted(t, p)
+		rolling := p.sessionFile("rolling")
+		p.send(map[string]any{"type": "switch_session", "sessionPath": other, "id": "resume"})
+		time.Sleep(500 * time.Millisecond)
+		hold.release(t)
+		if ok, _ := p.response("resume")["success"].(bool); !ok {
+			t.Fatalf("switch_session refused: %v", p.response("resume"))
+		}
+		time.Sleep(time.Second)
+		if now := p.sessionFile("after"); now != other {
+			t.Errorf("Pi is on %s, want the resumed %s", now, other)
+		}
+		oldID, _, es := readSession(t, rolling)
+		if n := len(boundaries(es)); n != 1 {
+			t.Errorf("the rolling session holds %d boundaries, want window 0 only", n)
+		}
+		var log rolloverLog
+		r.api("GET", "/v1/sessions/"+oldID+"/rollovers", nil, &log)
+		if len(log.Rollovers) != 1 || log.Rollovers[0].State != "failed" || !strings.Contains(log.Rollovers[0].Reason, "cancelled") {
+			t.Errorf("the rolling session's reset log = %+v, want one rollover aborted, navigation cancelled", log.Rollovers)
+		}
+		otherID, _, after := readSession(t, other)
+		if len(after) != len(before) {
+			t.Errorf("the resumed session has %d entries, want its %d", len(after), len(before))
+		}
+		want := "contextd: new context did not happen: session " + oldID + " was replaced while its rollover ran; its branch is kept as it was"
+		if n := strings.Count(p.stderr.String(), want); n != 1 {
+			t.Errorf("stderr holds %q %d times, want once; notices %q\nstderr:\n%s", want, n, p.notices(""), p.stderr.String())
+		}
+		noStale(t, r, p, oldID, otherID)
+		checkClean(t, p, r.requests())
+	})
+}
