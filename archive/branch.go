@@ -123,7 +123,7 @@ func (x *Index) BranchResolved(t *session.Tree, seqs []int, refs func(scope []in
 	open := -1
 	var before []int // entries ahead of the first window (adoption)
 	for _, s := range seqs {
-		e := &t.Entries[s]
+		e := t.Entry(s)
 		if m, ok := at[s]; ok {
 			out.Archives = append(out.Archives, m)
 			if w, ok := resolved[s]; ok {
@@ -177,7 +177,7 @@ func ArchivedWindow(t *session.Tree, m *Manifest, refs func(scope []int) history
 func archivedWindow(t *session.Tree, m *Manifest, refs func(scope []int) history.RefFunc) history.Window {
 	scope := m.Archived
 	if m.BoundarySeq >= 0 {
-		if be := &t.Entries[m.BoundarySeq]; be.Window != nil && be.Window.StartEntryID != "" {
+		if be := t.Entry(m.BoundarySeq); be.Window != nil && be.Window.StartEntryID != "" {
 			if pre := startWalk(t, be.ParentID, be.Window.StartEntryID); len(pre) > 0 {
 				scope = append(pre, m.Archived...)
 			}
@@ -190,7 +190,7 @@ func archivedWindow(t *session.Tree, m *Manifest, refs func(scope []int) history
 		w.Items = append(w.Items, r)
 	}
 	for _, s := range scope {
-		if t.Entries[s].IsBoundary() {
+		if t.Entry(s).IsBoundary() {
 			continue
 		}
 		if r, ok := rawRef(s, w.ID, ref); ok {
@@ -224,7 +224,7 @@ func startWalk(t *session.Tree, leafID, start string) []int {
 			slices.Reverse(out)
 			return out
 		}
-		id = t.Entries[s].ParentID
+		id = t.ParentID(s)
 		if id == "" {
 			return nil
 		}

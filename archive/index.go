@@ -203,9 +203,9 @@ func Build(t *session.Tree, data DataFunc) (*Index, error) {
 func build(t *session.Tree, data DataFunc, steps int) (*Index, error) {
 	x := &Index{bySeq: map[int]int{}, boundary: map[int]bool{}}
 	budget := steps
-	for i := range t.Entries {
-		e := &t.Entries[i]
-		if !IsManifest(e) {
+	for i := range t.Len() {
+		e := t.Entry(i)
+		if !IsManifest(&e) {
 			continue
 		}
 		raw, err := data(i)
@@ -256,7 +256,7 @@ func build(t *session.Tree, data DataFunc, steps int) (*Index, error) {
 //
 // Checks 2 and 3 are independent: a manifest can fail both.
 func validate(t *session.Tree, seq int, raw json.RawMessage, budget *int) Manifest {
-	me := &t.Entries[seq]
+	me := t.Entry(seq)
 	m := Manifest{Seq: seq, EntryID: me.ID, SummarySeq: -1, BoundarySeq: -1}
 	d, ok := ParseData(raw)
 	if !ok {
@@ -276,7 +276,7 @@ func validate(t *session.Tree, seq int, raw json.RawMessage, budget *int) Manife
 		fail(ReasonSummaryMissing)
 	} else {
 		m.SummarySeq = s
-		se := &t.Entries[s]
+		se := t.Entry(s)
 		if se.Type != session.TypeBranchSummary {
 			fail(ReasonNotBranchSummary)
 		} else {
@@ -318,9 +318,9 @@ func validate(t *session.Tree, seq int, raw json.RawMessage, budget *int) Manife
 		switch {
 		case !hasBoundary:
 			fail(ReasonBoundaryNotInArchive)
-		case !t.Entries[m.BoundarySeq].IsBoundary():
+		case !t.Entry(m.BoundarySeq).IsBoundary():
 			fail(ReasonNotABoundary)
-		case t.Entries[m.BoundarySeq].Window.CurrentWindowID != d.WindowID:
+		case t.Entry(m.BoundarySeq).Window.CurrentWindowID != d.WindowID:
 			fail(ReasonWindowIDMismatch)
 		}
 		if len(m.Reasons) == 0 {
@@ -342,7 +342,7 @@ func ancestry(t *session.Tree, anc, seq int, budget *int) string {
 			return ReasonBudgetExceeded
 		}
 		*budget--
-		p := t.Entries[cur].ParentID
+		p := t.ParentID(cur)
 		if p == "" {
 			break
 		}
@@ -389,7 +389,7 @@ func Walk(t *session.Tree, leafID, baseID string, budget *int) ([]int, string) {
 		*budget--
 		seen[cur] = struct{}{}
 		out = append(out, cur)
-		p := t.Entries[cur].ParentID
+		p := t.ParentID(cur)
 		if p == "" {
 			if baseID == "" {
 				break

@@ -96,7 +96,7 @@ func memRef(tr *session.Tree, items map[int]history.Item) history.RefFunc {
 		if !ok {
 			return history.ItemRef{}, false
 		}
-		return history.ItemRef{WindowID: windowID, ItemID: tr.Entries[seq].ID, Role: it.Role, ToolName: it.ToolName,
+		return history.ItemRef{WindowID: windowID, ItemID: tr.ID(seq), Role: it.Role, ToolName: it.ToolName,
 			ToolNamespace: it.ToolNamespace, Summary: it.Summary, Chars: it.Chars, Key: int64(seq)}, true
 	}
 }
@@ -107,7 +107,7 @@ func ids(tr *session.Tree, seqs []int) []string {
 	}
 	out := make([]string, len(seqs))
 	for i, s := range seqs {
-		out[i] = tr.Entries[s].ID
+		out[i] = tr.ID(s)
 	}
 	return out
 }
@@ -204,11 +204,11 @@ func TestFixtureTreeFilter(t *testing.T) {
 			br := idx.Branch(tr, branch, memRef(tr, items))
 			hidden := []string{}
 			for _, m := range br.Archives {
-				hidden = append(hidden, tr.Entries[m.SummarySeq].ID)
+				hidden = append(hidden, tr.ID(m.SummarySeq))
 			}
 			visible := []string{}
 			for _, s := range branch {
-				if e := &tr.Entries[s]; e.Type == session.TypeBranchSummary && !slices.Contains(hidden, e.ID) {
+				if e := new(tr.Entry(s)); e.Type == session.TypeBranchSummary && !slices.Contains(hidden, e.ID) {
 					visible = append(visible, e.ID)
 				}
 			}
@@ -509,7 +509,7 @@ func TestBudget(t *testing.T) {
 	}
 	tr := memTree(specs...)
 	idx, err := build(tr, func(seq int) (json.RawMessage, error) {
-		n := strings.TrimPrefix(tr.Entries[seq].ID, "M")
+		n := strings.TrimPrefix(tr.ID(seq), "M")
 		return manifestData("wB0", "B0", "S"+n, "u2", "r"), nil
 	}, 10)
 	if err != nil {

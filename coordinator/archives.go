@@ -80,7 +80,7 @@ func (a *treeArchives) context(b *Branch, out *ContextAnswer) error {
 	}
 	out.HiddenSummaries = make([]HiddenSummary, 0, len(br.Archives))
 	for _, m := range br.Archives {
-		se := &b.V.Tree.Entries[m.SummarySeq]
+		se := b.V.Tree.Entry(m.SummarySeq)
 		sha, err := a.SummarySHA(b.V, m.SummarySeq)
 		if err != nil {
 			return err

@@ -53,8 +53,8 @@ func (s *Service) cutOf(b *Branch, view *history.View, windowID string) (WindowC
 	for _, sq := range b.Seqs {
 		onBranch[sq] = true
 	}
-	for sq := range tr.Entries {
-		e := &tr.Entries[sq]
+	for sq := range tr.Len() {
+		e := tr.Entry(sq)
 		if e.IsBoundary() && e.Window.PreviousWindowID == windowID && (next < 0 || onBranch[sq]) {
 			next = sq
 		}
@@ -62,7 +62,7 @@ func (s *Service) cutOf(b *Branch, view *history.View, windowID string) (WindowC
 	if next < 0 {
 		return out, nil, contextd.Errorf(contextd.EConflict, "window %q was not closed by a rollover: it is the current window, nothing was cut yet", windowID)
 	}
-	ne := &tr.Entries[next]
+	ne := tr.Entry(next)
 	out.NextWindowID = ne.Window.CurrentWindowID
 	out.Items = w.Len()
 	items := w.All()
@@ -72,7 +72,7 @@ func (s *Service) cutOf(b *Branch, view *history.View, windowID string) (WindowC
 	if err != nil {
 		return out, nil, err
 	}
-	if it, ok := history.Render(ne, d, nil); ok {
+	if it, ok := history.Render(&ne, d, nil); ok {
 		carried["thread_hint"] = it.Text
 	}
 	seqs, _, err := tr.Branch(ne.ID)

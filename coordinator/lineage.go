@@ -142,7 +142,7 @@ func (a *treeArchives) resolveParents(b *Branch, br *archive.Branch) (map[int]hi
 				continue
 			}
 			pm := pidx.Manifest(ps)
-			if pm == nil || !pm.Valid || pm.Data != m.Data || pv.Tree.Entries[pm.SummarySeq].ID != m.Data.SummaryEntryID {
+			if pm == nil || !pm.Valid || pm.Data != m.Data || pv.Tree.ID(pm.SummarySeq) != m.Data.SummaryEntryID {
 				continue
 			}
 			psha, err := a.SummarySHA(pv, pm.SummarySeq)

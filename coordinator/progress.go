@@ -47,7 +47,7 @@ func branchWindows(b *Branch) ([]windowSegment, error) {
 	cur := -1
 	var manifests []int
 	for _, sq := range b.Seqs {
-		if e := &tr.Entries[sq]; e.Type == session.TypeCustom && e.CustomType == session.CustomTypeTreeArchive {
+		if e := tr.Entry(sq); e.Type == session.TypeCustom && e.CustomType == session.CustomTypeTreeArchive {
 			manifests = append(manifests, sq)
 		}
 	}
@@ -62,7 +62,7 @@ func branchWindows(b *Branch) ([]windowSegment, error) {
 		return nil, err
 	}
 	for _, sq := range b.Seqs {
-		e := &tr.Entries[sq]
+		e := tr.Entry(sq)
 		switch {
 		case e.IsBoundary():
 			out = append(out, windowSegment{id: e.Window.CurrentWindowID, seqs: []int{sq}})
@@ -79,7 +79,7 @@ func branchWindows(b *Branch) ([]windowSegment, error) {
 			seg := windowSegment{id: m.WindowID}
 			in := false
 			for _, a := range arch {
-				in = in || tr.Entries[a].ID == m.BoundaryEntryID
+				in = in || tr.ID(a) == m.BoundaryEntryID
 				if in {
 					seg.seqs = append(seg.seqs, a)
 				}
@@ -108,7 +108,7 @@ func noProgress(b *Branch, current bool) ([]string, error) {
 		return nil, err
 	}
 	last := len(wins) - 1
-	if last >= 0 && !current && len(wins[last].seqs) > 0 && b.V.Tree.Entries[wins[last].seqs[0]].IsBoundary() {
+	if last >= 0 && !current && len(wins[last].seqs) > 0 && b.V.Tree.Entry(wins[last].seqs[0]).IsBoundary() {
 		last-- // the open window
 	}
 	var ids []string
@@ -129,7 +129,7 @@ func windowProgress(b *Branch, seqs []int) (bool, error) {
 	tr := b.V.Tree
 	var results []int
 	for _, sq := range seqs {
-		e := &tr.Entries[sq]
+		e := tr.Entry(sq)
 		if e.Type != session.TypeMessage {
 			continue
 		}

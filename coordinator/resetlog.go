@@ -184,8 +184,8 @@ func fileRollovers(b *Branch) ([]ResetEntry, error) {
 	// index before which the note state at the cut is read.
 	closeTree := func(next *session.Entry, notesEnd int) error {
 		r := ResetEntry{Source: "file", Mode: contextd.ModeTree, State: ResetCompleted, From: ResetWindow{ID: md.WindowID, Number: -1}}
-		if bs, ok := tr.Lookup(md.BoundaryEntryID); ok && tr.Entries[bs].Window != nil {
-			r.From.Number = tr.Entries[bs].Window.WindowNumber
+		if bs, ok := tr.Lookup(md.BoundaryEntryID); ok && tr.Entry(bs).Window != nil {
+			r.From.Number = tr.Entry(bs).Window.WindowNumber
 		}
 		if next != nil {
 			r.To = &ResetWindow{ID: next.Window.CurrentWindowID, Number: next.Window.WindowNumber}
@@ -208,7 +208,7 @@ func fileRollovers(b *Branch) ([]ResetEntry, error) {
 		return nil
 	}
 	for i, sq := range b.Seqs {
-		e := &tr.Entries[sq]
+		e := tr.Entry(sq)
 		if e.Type == session.TypeCustom && e.CustomType == session.CustomTypeTreeArchive {
 			_, d, err := b.V.Decode(sq)
 			if err != nil {
@@ -222,8 +222,8 @@ func fileRollovers(b *Branch) ([]ResetEntry, error) {
 				// The pending rollover's boundary was archived by this one:
 				// it is the boundary this manifest names.
 				var next *session.Entry
-				if bs, ok := tr.Lookup(m.BoundaryEntryID); ok && tr.Entries[bs].IsBoundary() && tr.Entries[bs].Window.PreviousWindowID == md.WindowID {
-					next = &tr.Entries[bs]
+				if bs, ok := tr.Lookup(m.BoundaryEntryID); ok && tr.Entry(bs).IsBoundary() && tr.Entry(bs).Window.PreviousWindowID == md.WindowID {
+					next = new(tr.Entry(bs))
 				}
 				if err := closeTree(next, snapshotEnd(b, manifest)); err != nil {
 					return nil, err
@@ -238,17 +238,17 @@ func fileRollovers(b *Branch) ([]ResetEntry, error) {
 		w := e.Window
 		switch {
 		case manifest >= 0 && md.WindowID == w.PreviousWindowID:
-			if err := closeTree(e, i); err != nil {
+			if err := closeTree(&e, i); err != nil {
 				return nil, err
 			}
 		case w.PreviousWindowID != "":
 			r := ResetEntry{Source: "file", Mode: contextd.ModeLocal, State: ResetCompleted,
 				From: ResetWindow{ID: w.PreviousWindowID, Number: w.WindowNumber - 1}, To: &ResetWindow{ID: w.CurrentWindowID, Number: w.WindowNumber},
-				NextBoundaryID: e.ID, FinishedAt: entryTime(b.V, e)}
-			if lastBoundary >= 0 && tr.Entries[b.Seqs[lastBoundary]].Window.CurrentWindowID == w.PreviousWindowID {
-				r.BoundaryEntryID = tr.Entries[b.Seqs[lastBoundary]].ID
+				NextBoundaryID: e.ID, FinishedAt: entryTime(b.V, &e)}
+			if lastBoundary >= 0 && tr.Entry(b.Seqs[lastBoundary]).Window.CurrentWindowID == w.PreviousWindowID {
+				r.BoundaryEntryID = tr.ID(b.Seqs[lastBoundary])
 				r.Archived = interval(tr, b.Seqs[lastBoundary:i])
-				r.RequestedAt = entryTime(b.V, &tr.Entries[b.Seqs[i-1]])
+				r.RequestedAt = entryTime(b.V, new(tr.Entry(b.Seqs[i-1])))
 				r.WindowNoteWrites = noteWrites(tr, b.Seqs[lastBoundary:i])
 			}
 			if err := notesAt(b, &r, i); err != nil {
@@ -271,7 +271,7 @@ func fileRollovers(b *Branch) ([]ResetEntry, error) {
 func snapshotEnd(b *Branch, mi int) int {
 	end := mi + 1
 	if end < len(b.Seqs) {
-		if e := &b.V.Tree.Entries[b.Seqs[end]]; e.Type == session.TypeCustom && e.CustomType == session.CustomTypeNoteSnapshot {
+		if e := b.V.Tree.Entry(b.Seqs[end]); e.Type == session.TypeCustom && e.CustomType == session.CustomTypeNoteSnapshot {
 			end++
 		}
 	}
@@ -281,15 +281,15 @@ func snapshotEnd(b *Branch, mi int) int {
 // treePart fills the Tree part of r from the manifest at b.Seqs[mi].
 func treePart(b *Branch, r *ResetEntry, mi int, md archive.Data) error {
 	tr := b.V.Tree
-	me := &tr.Entries[b.Seqs[mi]]
+	me := tr.Entry(b.Seqs[mi])
 	r.Mode = contextd.ModeTree
 	r.ManifestEntryID = me.ID
 	r.BoundaryEntryID = md.BoundaryEntryID
 	r.SummaryEntryID = md.SummaryEntryID
-	r.CommittedAt = entryTime(b.V, me)
+	r.CommittedAt = entryTime(b.V, &me)
 	if sq, ok := tr.Lookup(md.SummaryEntryID); ok {
-		se := &tr.Entries[sq]
-		r.SettledAt = entryTime(b.V, se)
+		se := tr.Entry(sq)
+		r.SettledAt = entryTime(b.V, &se)
 		_, d, err := b.V.Decode(sq)
 		if err != nil {
 			return err
@@ -303,13 +303,13 @@ func treePart(b *Branch, r *ResetEntry, mi int, md archive.Data) error {
 	// walk from archivedLeafId up to branchBaseId meets the boundary.
 	var reasons []string
 	base := md.BranchBaseID // "" for null
-	if sq, ok := tr.Lookup(md.SummaryEntryID); !ok || tr.Entries[sq].Type != session.TypeBranchSummary {
+	if sq, ok := tr.Lookup(md.SummaryEntryID); !ok || tr.Type(sq) != session.TypeBranchSummary {
 		reasons = append(reasons, "summaryEntryId is not a branch_summary")
 	} else {
-		if tr.Entries[sq].FromID() != md.ArchivedLeafID {
+		if tr.Entry(sq).FromID() != md.ArchivedLeafID {
 			reasons = append(reasons, "archivedLeafId is not the summary's fromId")
 		}
-		if tr.Entries[sq].ParentID != base {
+		if tr.ParentID(sq) != base {
 			reasons = append(reasons, "branchBaseId is not the summary's parentId")
 		}
 	}
@@ -326,7 +326,7 @@ func treePart(b *Branch, r *ResetEntry, mi int, md archive.Data) error {
 			found = true
 			break
 		}
-		id = tr.Entries[sq].ParentID
+		id = tr.ParentID(sq)
 	}
 	if !found {
 		reasons = append(reasons, "the walk from archivedLeafId does not reach boundaryEntryId")
@@ -337,7 +337,7 @@ func treePart(b *Branch, r *ResetEntry, mi int, md archive.Data) error {
 	}
 	slices.Reverse(walk)
 	r.Archived = interval(tr, walk)
-	r.RequestedAt = entryTime(b.V, &tr.Entries[walk[len(walk)-1]])
+	r.RequestedAt = entryTime(b.V, new(tr.Entry(walk[len(walk)-1])))
 	r.WindowNoteWrites = noteWrites(tr, walk)
 	return nil
 }
@@ -346,9 +346,9 @@ func interval(tr *session.Tree, seqs []int) *ResetInterval {
 	if len(seqs) == 0 {
 		return nil
 	}
-	iv := &ResetInterval{FirstEntryID: tr.Entries[seqs[0]].ID, LastEntryID: tr.Entries[seqs[len(seqs)-1]].ID, Entries: len(seqs)}
+	iv := &ResetInterval{FirstEntryID: tr.ID(seqs[0]), LastEntryID: tr.ID(seqs[len(seqs)-1]), Entries: len(seqs)}
 	for _, sq := range seqs {
-		iv.Bytes += int64(tr.Entries[sq].Length) + 1
+		iv.Bytes += int64(tr.Entry(sq).Length) + 1
 	}
 	return iv
 }
@@ -356,7 +356,7 @@ func interval(tr *session.Tree, seqs []int) *ResetInterval {
 func noteWrites(tr *session.Tree, seqs []int) int {
 	n := 0
 	for _, sq := range seqs {
-		if e := &tr.Entries[sq]; e.Type == session.TypeCustom && e.CustomType == session.CustomTypeNote {
+		if e := tr.Entry(sq); e.Type == session.TypeCustom && e.CustomType == session.CustomTypeNote {
 			n++
 		}
 	}
@@ -510,13 +510,13 @@ func archivedNoteWrites(tr *session.Tree, leafID, boundaryID string) int {
 		if !ok {
 			break
 		}
-		if e := &tr.Entries[sq]; e.Type == session.TypeCustom && e.CustomType == session.CustomTypeNote {
+		if e := tr.Entry(sq); e.Type == session.TypeCustom && e.CustomType == session.CustomTypeNote {
 			n++
 		}
 		if id == boundaryID {
 			break
 		}
-		id = tr.Entries[sq].ParentID
+		id = tr.ParentID(sq)
 	}
 	return n
 }

@@ -76,7 +76,7 @@ func (s *Service) resumeOf(b *Branch) *Resume {
 		return nil
 	}
 	for i := len(b.Seqs) - 1; i >= 0; i-- {
-		e := &tr.Entries[b.Seqs[i]]
+		e := tr.Entry(b.Seqs[i])
 		if e.IsBoundary() {
 			return nil
 		}
@@ -86,15 +86,15 @@ func (s *Service) resumeOf(b *Branch) *Resume {
 			}
 		}
 	}
-	root := &tr.Entries[b.Seqs[0]]
+	root := tr.Entry(b.Seqs[0])
 	if root.ParentID == "" || tr.Get(root.ParentID) != nil || b.Cycle {
 		return nil
 	}
 	r := &Resume{Broken: &SessionProblem{Line: root.Line, Reason: "missing_parent",
 		Detail: fmt.Sprintf("entry %s (line %d) names parent %s, which is not in the file (a torn or damaged line?): the branch of leaf %s starts there; contextd keeps the window of the last boundary before it", root.ID, root.Line, root.ParentID, b.Leaf)}}
 	for sq := root.Seq - 1; sq >= 0; sq-- {
-		if e := &tr.Entries[sq]; e.IsBoundary() {
-			r.Window, r.BoundaryEntryID = identityOf(e), e.ID
+		if e := tr.Entry(sq); e.IsBoundary() {
+			r.Window, r.BoundaryEntryID = identityOf(&e), e.ID
 			r.Recovery = &notes.Recovery{WindowID: e.Window.CurrentWindowID}
 			return r
 		}
@@ -106,14 +106,14 @@ func (s *Service) resumeOf(b *Branch) *Resume {
 // short (see resumeOf), or returns nil when it is not one.
 func rolloverCut(b *Branch, i int) *Resume {
 	tr := b.V.Tree
-	se := &tr.Entries[b.Seqs[i]]
+	se := tr.Entry(b.Seqs[i])
 	from, cycle, err := tr.Branch(se.FromID())
 	if err != nil || cycle {
 		return nil
 	}
 	bi := -1
 	for j := len(from) - 1; j >= 0; j-- {
-		if tr.Entries[from[j]].IsBoundary() {
+		if tr.Entry(from[j]).IsBoundary() {
 			bi = j
 			break
 		}
@@ -121,17 +121,17 @@ func rolloverCut(b *Branch, i int) *Resume {
 	if bi < 0 {
 		return nil
 	}
-	be := &tr.Entries[from[bi]]
+	be := tr.Entry(from[bi])
 	if be.ParentID != se.ParentID {
 		return nil // a manual /tree summary, not a rollover's navigation to a boundary
 	}
-	r := &Resume{Window: identityOf(be), BoundaryEntryID: be.ID, SummaryEntryID: se.ID, notesFrom: from}
+	r := &Resume{Window: identityOf(&be), BoundaryEntryID: be.ID, SummaryEntryID: se.ID, notesFrom: from}
 	// The rollover's entries follow the summary in this order (docs/design.md
 	// §5.3 step 4); the boundary is absent, or resumeOf would have stopped.
 	want := []string{session.CustomTypeTreeArchive, session.CustomTypeNoteSnapshot}
 	k := 0
 	for _, sq := range b.Seqs[i+1:] {
-		e := &tr.Entries[sq]
+		e := tr.Entry(sq)
 		if k < len(want) && e.Type == session.TypeCustom && e.CustomType == want[k] {
 			if want[k] == session.CustomTypeNoteSnapshot {
 				r.notesFrom = b.Seqs
@@ -140,8 +140,8 @@ func rolloverCut(b *Branch, i int) *Resume {
 		}
 	}
 	r.Missing = append(append([]string(nil), want[k:]...), session.CustomTypeWindow)
-	for j := range tr.Entries {
-		if e := &tr.Entries[j]; e.IsBoundary() && e.Window.PreviousWindowID == be.Window.CurrentWindowID && e.Window.FirstWindowID == be.Window.FirstWindowID {
+	for j := range tr.Len() {
+		if e := tr.Entry(j); e.IsBoundary() && e.Window.PreviousWindowID == be.Window.CurrentWindowID && e.Window.FirstWindowID == be.Window.FirstWindowID {
 			// The rollover completed on another branch: the user navigated
 			// back to its summary. Nothing is incomplete.
 			r.Missing = nil
@@ -196,7 +196,7 @@ func (m *treeMarks) scan(tr *session.Tree) {
 		*m = treeMarks{tree: lineage}
 	}
 	for i := m.n; i < tr.Len() && !m.archive; i++ {
-		e := &tr.Entries[i]
+		e := tr.Entry(i)
 		if e.Type == session.TypeCustom && (e.CustomType == session.CustomTypeTreeArchive || e.CustomType == session.CustomTypeNoteSnapshot) {
 			m.archive = true
 		}

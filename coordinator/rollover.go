@@ -194,8 +194,8 @@ func (s *Service) CreateRollover(ctx context.Context, sessionID string, req Roll
 		if i < 0 {
 			return contextd.Errorf(contextd.EPrecondition, "no window boundary on the active branch of leaf %q; append the first boundary (POST /v1/sessions/%s/windows) before new_context", b.Leaf, sessionID)
 		}
-		be := &b.V.Tree.Entries[b.Seqs[i]]
-		win, err := json.Marshal(identityOf(be))
+		be := b.V.Tree.Entry(b.Seqs[i])
+		win, err := json.Marshal(identityOf(&be))
 		if err != nil {
 			return err
 		}
@@ -293,7 +293,7 @@ func (s *Service) SettleRollover(ctx context.Context, sessionID, rolloverID stri
 			return openCallsError("settle of rollover "+r.ID, b.Leaf, open)
 		}
 		i := currentBoundary(b)
-		if i < 0 || b.V.Tree.Entries[b.Seqs[i]].ID != r.BoundaryEntryID {
+		if i < 0 || b.V.Tree.ID(b.Seqs[i]) != r.BoundaryEntryID {
 			return contextd.Errorf(contextd.EPrecondition, "boundary %q is no longer the current window boundary on the branch of leaf %q; abort rollover %s", r.BoundaryEntryID, b.Leaf, r.ID)
 		}
 		st, err := noteState(b)
@@ -470,11 +470,15 @@ func (s *Service) CompleteRollover(ctx context.Context, sessionID, rolloverID st
 		return RolloverInfo{}, err
 	}
 	var missing []string
+	var written *time.Time
 	err = t.Session.Read(func(v *store.View) error {
 		if err := usable(v); err != nil {
 			return err
 		}
 		missing, err = missingEntries(v, r)
+		if err == nil && len(missing) == 0 {
+			written = boundaryWrittenAt(v, r)
+		}
 		return err
 	})
 	if err != nil {
@@ -485,7 +489,7 @@ func (s *Service) CompleteRollover(ctx context.Context, sessionID, rolloverID st
 		info.WaitingFor = missing
 		return info, err
 	}
-	if r, err = s.finish(ctx, r); err != nil {
+	if r, err = s.finish(ctx, r, written); err != nil {
 		return RolloverInfo{}, err
 	}
 	return rolloverInfo(r)
@@ -497,9 +501,15 @@ func rolloverPath(sessionID, rolloverID string) string {
 }
 
 // finish moves a committed rollover to completed and records its metrics;
-// when another caller finished it first, it returns the stored row.
-func (s *Service) finish(ctx context.Context, r store.Rollover) (store.Rollover, error) {
+// when another caller finished it first, it returns the stored row. written
+// is when Pi wrote the boundary (boundaryWrittenAt): the rollover finished
+// then, not when contextd next read the file; a time outside
+// [committed, now] (another clock, a file edited by hand) is not used.
+func (s *Service) finish(ctx context.Context, r store.Rollover, written *time.Time) (store.Rollover, error) {
 	now := s.now().UTC()
+	if written != nil && !written.Before(r.CommittedAt) && written.Before(now) {
+		now = *written
+	}
 	ok, err := s.State.CompleteRollover(ctx, r.ID, now)
 	if err != nil {
 		return r, err
@@ -527,6 +537,7 @@ func (s *Service) autoComplete(ctx context.Context, t *Target, r store.Rollover)
 		return r, nil
 	}
 	var missing []string
+	var written *time.Time
 	err := t.Session.Read(func(v *store.View) error {
 		if usable(v) != nil {
 			missing = []string{"(unreadable file)"}
@@ -534,12 +545,15 @@ func (s *Service) autoComplete(ctx context.Context, t *Target, r store.Rollover)
 		}
 		var err error
 		missing, err = missingEntries(v, r)
+		if err == nil && len(missing) == 0 {
+			written = boundaryWrittenAt(v, r)
+		}
 		return err
 	})
 	if err != nil || len(missing) > 0 {
 		return r, err
 	}
-	return s.finish(ctx, r)
+	return s.finish(ctx, r, written)
 }
 
 // AbortRollover aborts an open rollover with req.Reason (default

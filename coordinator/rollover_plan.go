@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"contextd"
 	"contextd/archive"
@@ -147,7 +148,7 @@ func checkSummary(tr *session.Tree, r store.Rollover, summaryID string) (*string
 	}
 	found := false
 	for _, sq := range seqs {
-		if tr.Entries[sq].ID == r.BoundaryEntryID {
+		if tr.ID(sq) == r.BoundaryEntryID {
 			found = true
 			break
 		}
@@ -175,6 +176,26 @@ func commitAnswer(r store.Rollover) (CommitAnswer, error) {
 		return CommitAnswer{}, fmt.Errorf("rollover %s: plan: %w", r.ID, err)
 	}
 	return CommitAnswer{RolloverID: r.ID, State: string(r.State), Window: p.Window, Append: p.Append}, nil
+}
+
+// boundaryWrittenAt is when Pi wrote r's planned boundary: the timestamp of
+// the boundary entry carrying the plan's window id (docs/pi-facts.md: every
+// entry has Pi's ISO timestamp of its append), or nil when the file has no
+// such boundary or its timestamp does not parse. It dates a completion
+// found on a later read: Pi 1.6 writes the boundary after the extension's
+// complete call, so the rollover completes on contextd's next read of the
+// session, which may come minutes later (the next history call or /contextd).
+func boundaryWrittenAt(v *store.View, r store.Rollover) *time.Time {
+	var p rolloverPlan
+	if json.Unmarshal(r.Plan, &p) != nil || p.Window.CurrentWindowID == "" {
+		return nil
+	}
+	for i := v.Tree.Len() - 1; i >= 0; i-- {
+		if e := v.Tree.Entry(i); e.IsBoundary() && e.Window.CurrentWindowID == p.Window.CurrentWindowID {
+			return entryTime(v, &e)
+		}
+	}
+	return nil
 }
 
 // missingEntries lists the customTypes of r's planned entries that are not
@@ -210,8 +231,8 @@ func missingEntries(v *store.View, r store.Rollover) ([]string, error) {
 func missingPlanned(v *store.View, mode contextd.Mode, summaryID string, p rolloverPlan) ([]string, error) {
 	tr := v.Tree
 	if mode == contextd.ModeLocal {
-		for i := range tr.Entries {
-			if e := &tr.Entries[i]; e.IsBoundary() && e.Window.CurrentWindowID == p.Window.CurrentWindowID {
+		for i := range tr.Len() {
+			if e := tr.Entry(i); e.IsBoundary() && e.Window.CurrentWindowID == p.Window.CurrentWindowID {
 				return nil, nil
 			}
 		}
@@ -230,8 +251,8 @@ func missingPlanned(v *store.View, mode contextd.Mode, summaryID string, p rollo
 	}
 	reached := map[string]int{summaryID: 0} // entry id → planned entries matched on the chain up to it
 	best := 0
-	for i := start + 1; i < len(tr.Entries) && best < len(p.Append); i++ {
-		e := &tr.Entries[i]
+	for i := start + 1; i < tr.Len() && best < len(p.Append); i++ {
+		e := tr.Entry(i)
 		k, ok := reached[e.ParentID]
 		if !ok || e.ParentID == "" {
 			continue
@@ -245,7 +266,7 @@ func missingPlanned(v *store.View, mode contextd.Mode, summaryID string, p rollo
 			best = max(best, k+1)
 			continue
 		}
-		if betweenPlanned(e) {
+		if betweenPlanned(&e) {
 			reached[e.ID] = k
 		}
 	}
@@ -259,7 +280,7 @@ func missingPlanned(v *store.View, mode contextd.Mode, summaryID string, p rollo
 // same type and customType; a boundary must carry the plan's window id, a
 // manifest the plan's window id and summary id.
 func matchesPlanned(v *store.View, seq int, pe PlannedEntry, windowID string) (bool, error) {
-	e := &v.Tree.Entries[seq]
+	e := v.Tree.Entry(seq)
 	if e.CustomType != pe.CustomType || e.Type != pe.Type {
 		return false, nil
 	}

@@ -47,8 +47,8 @@ func (s *Service) rolloverStatus(ctx context.Context, t *Target) (open *Rollover
 		}
 		if r.State == store.RolloverSettled {
 			sum := ""
-			for i := range v.Tree.Entries {
-				e := &v.Tree.Entries[i]
+			for i := range v.Tree.Len() {
+				e := v.Tree.Entry(i)
 				if e.Type == session.TypeBranchSummary && e.ParentID == r.BoundaryParentID && e.FromID() == r.LeafAtSettle {
 					sum = e.ID
 				}
@@ -115,7 +115,7 @@ func (s *Service) rolloverBranch(t *Target, leafID string, fn func(b *Branch) er
 // onBranch reports whether the entry id is on b.
 func onBranch(b *Branch, id string) bool {
 	for _, sq := range b.Seqs {
-		if b.V.Tree.Entries[sq].ID == id {
+		if b.V.Tree.ID(sq) == id {
 			return true
 		}
 	}

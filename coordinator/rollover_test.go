@@ -406,7 +406,7 @@ func checkArchived(t *testing.T, e *env) {
 			t.Fatalf("manifest: %+v", m)
 		}
 		// tree-basic.expected.json manifests[0].archivedEntryIds: 35 entries, boundary first, old leaf last.
-		if len(m.Archived) != 35 || v.Tree.Entries[m.Archived[0]].ID != basicBoundary || v.Tree.Entries[m.Archived[34]].ID != basicOldLeaf {
+		if len(m.Archived) != 35 || v.Tree.ID(m.Archived[0]) != basicBoundary || v.Tree.ID(m.Archived[34]) != basicOldLeaf {
 			t.Fatalf("archived entries: %d", len(m.Archived))
 		}
 		return nil
@@ -1105,5 +1105,33 @@ func TestRolloverAbortAfterEntriesInFile(t *testing.T) {
 	}
 	if v := counterValue(t, e.metrics.Rollovers.WithLabelValues("tree", "completed")); v != 1 {
 		t.Errorf("rollovers_total{tree,completed} = %v, want 1", v)
+	}
+}
+
+// TestRolloverCompletedWhenBoundaryWritten: Pi 1.6 writes the boundary a
+// moment after the extension's complete call (answered "waiting for
+// codex-context-window"), so contextd completes the rollover on its next
+// read, here 5 minutes later. The rollover finished when Pi wrote the
+// boundary: finished_at is the boundary's timestamp and the reset log's
+// complete_ms is commit → boundary, 1500 ms (committed at 16:38:47.727Z,
+// basicSettleMS + 19 s; boundary at 16:38:49.227Z), not the 5 minutes
+// until the next read.
+func TestRolloverCompletedWhenBoundaryWritten(t *testing.T) {
+	e, commit := commitBasic(t)
+	ctx := t.Context()
+	committed := e.now
+	e.write(piLine(t, commit.Append[0], basicManifest, basicSummary, "2026-07-07T16:38:49.100Z"), false)
+	e.write(piLine(t, commit.Append[1], basicSnapshot, basicManifest, "2026-07-07T16:38:49.110Z"), false)
+	waitingFor(t, e.svc, basicID, "rollover-1", "codex-context-window")
+	e.write(piLine(t, commit.Append[2], basicNext, basicSnapshot, "2026-07-07T16:38:49.227Z"), false)
+	e.setNow(committed.Add(5 * time.Minute))
+	info := must[coordinator.RolloverInfo](t)(e.svc.GetRollover(ctx, basicID, "rollover-1"))
+	want := time.Date(2026, 7, 7, 16, 38, 49, 227e6, time.UTC)
+	if info.State != "completed" || info.FinishedAt == nil || !info.FinishedAt.Equal(want) {
+		t.Fatalf("rollover after its boundary landed: %+v, want completed at %v", info, want)
+	}
+	l := must[coordinator.RolloverLog](t)(e.svc.Rollovers(ctx, basicID, ""))
+	if len(l.Rollovers) != 1 || l.Rollovers[0].Durations.CompleteMS == nil || *l.Rollovers[0].Durations.CompleteMS != 1500 {
+		t.Fatalf("reset log: %+v, want one rollover with complete_ms 1500", l.Rollovers)
 	}
 }

@@ -123,7 +123,7 @@ func (s *Service) compaction(b *Branch, view *history.View, out *CompactionAnswe
 	// with the window's id.
 	boundary := ""
 	for i := len(b.Seqs) - 1; i >= 0; i-- {
-		if e := &tr.Entries[b.Seqs[i]]; e.IsBoundary() && e.Window.CurrentWindowID == cur.ID {
+		if e := tr.Entry(b.Seqs[i]); e.IsBoundary() && e.Window.CurrentWindowID == cur.ID {
 			boundary = e.ID
 			break
 		}
@@ -132,8 +132,8 @@ func (s *Service) compaction(b *Branch, view *history.View, out *CompactionAnswe
 		return fmt.Errorf("compaction: window %s has no boundary on the branch", cur.ID)
 	}
 	numbers := map[string]int{} // window id → windowNumber of its first boundary in the file
-	for i := range tr.Entries {
-		if e := &tr.Entries[i]; e.IsBoundary() {
+	for i := range tr.Len() {
+		if e := tr.Entry(i); e.IsBoundary() {
 			if _, ok := numbers[e.Window.CurrentWindowID]; !ok {
 				numbers[e.Window.CurrentWindowID] = e.Window.WindowNumber
 			}
@@ -244,7 +244,7 @@ func lastReply(br *Branch, w history.Window) (string, error) {
 			continue
 		}
 		var c *session.Content
-		switch br.V.Tree.Entries[r.Key].Type {
+		switch br.V.Tree.Type(int(r.Key)) {
 		case session.TypeMessage:
 			_, d, err := br.V.Decode(int(r.Key))
 			if err != nil {

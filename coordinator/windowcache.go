@@ -181,7 +181,7 @@ func (c *windowCache) extendBranch(k windowKey, tr *session.Tree) ([]int, *array
 	if !ok {
 		return nil, nil, false
 	}
-	parent := tr.Entries[ls].ParentID
+	parent := tr.ParentID(ls)
 	if parent == "" {
 		return nil, nil, false
 	}

@@ -126,7 +126,7 @@ func loadParityCorpus(t *testing.T) *parityCorpus {
 				c.runs = append(c.runs, leafRun{File: path, Key: key, Leaf: id})
 			}
 			if slices.Contains(pv.Extra, mf.File) || mf.File == OwnCompactionsFile {
-				for _, e := range v.tree.Entries {
+				for _, e := range v.tree.All() {
 					if !seen[e.ID] {
 						seen[e.ID] = true
 						c.runs = append(c.runs, leafRun{File: path, Key: "entry-" + e.ID, Leaf: e.ID})
@@ -251,7 +251,7 @@ func TestRulesDiffer(t *testing.T) {
 			for _, lr := range slices.Concat(leaves, c.runs) {
 				v := c.views[lr.File]
 				branch := v.goBranch(t, lr.Leaf)
-				key := func(s int) string { return v.tree.Entries[s].ID }
+				key := func(s int) string { return v.tree.ID(s) }
 				if !slices.Equal(v.goContext(branch, p.a, key), v.goContext(branch, p.b, key)) {
 					got[c.label[lr.File]] = true
 				}
@@ -500,7 +500,7 @@ func (v *goView) goContext(branch []int, rules session.Rules, key func(seq int) 
 	var out []ctxMsg
 	for _, pm := range v.tree.Project(branch, rules) {
 		s := pm.Seq
-		e := &v.tree.Entries[s]
+		e := new(v.tree.Entry(s))
 		m := ctxMsg{Key: key(s), Role: pm.Role}
 		if pm.Role == e.Role {
 			m.StopReason = e.StopReason
@@ -512,7 +512,7 @@ func (v *goView) goContext(branch []int, rules session.Rules, key func(seq int) 
 			m.CustomType = v.msgCustomType[s]
 		}
 		if pm.EditSeq >= 0 {
-			m.Edit, m.EditText = v.tree.Entries[pm.EditSeq].ID, v.editText[pm.EditSeq]
+			m.Edit, m.EditText = v.tree.ID(pm.EditSeq), v.editText[pm.EditSeq]
 		}
 		out = append(out, m)
 	}
@@ -562,8 +562,8 @@ func compareByID(t *testing.T, v *goView, rules session.Rules, leafID string, r 
 	branch := v.goBranch(t, leafID)
 	var ids, types []string
 	for _, s := range branch {
-		ids = append(ids, v.tree.Entries[s].ID)
-		types = append(types, v.tree.Entries[s].Type)
+		ids = append(ids, v.tree.ID(s))
+		types = append(types, v.tree.Type(s))
 	}
 	if !slices.Equal(ids, r.BranchIDs) {
 		t.Errorf("branch ids differ (%d vs Pi %d):\n got %v\n  Pi %v", len(ids), len(r.BranchIDs), ids, r.BranchIDs)
@@ -571,7 +571,7 @@ func compareByID(t *testing.T, v *goView, rules session.Rules, leafID string, r 
 	if !slices.Equal(types, r.BranchTypes) {
 		t.Errorf("branch types differ:\n got %v\n  Pi %v", types, r.BranchTypes)
 	}
-	got := v.goContext(branch, rules, func(s int) string { return v.tree.Entries[s].ID })
+	got := v.goContext(branch, rules, func(s int) string { return v.tree.ID(s) })
 	want := piContext(r, func(id string) string { return id })
 	diffContext(t, got, want)
 }
@@ -586,13 +586,13 @@ func compareV1(t *testing.T, v *goView, rules session.Rules, r ParityResult) {
 	if len(branch) > 0 && r.LeafID != r.BranchIDs[len(branch)-1] {
 		t.Errorf("Pi's leaf %s does not end its branch", r.LeafID)
 	}
-	if len(branch) > 0 && v.tree.Leaf() != v.tree.Entries[branch[len(branch)-1]].ID {
+	if len(branch) > 0 && v.tree.Leaf() != v.tree.ID(branch[len(branch)-1]) {
 		t.Errorf("leaf %s does not end the branch", v.tree.Leaf())
 	}
 	var types []string
 	goPos := map[int]int{} // Seq -> position on the branch
 	for i, s := range branch {
-		types = append(types, v.tree.Entries[s].Type)
+		types = append(types, v.tree.Type(s))
 		goPos[s] = i
 	}
 	if !slices.Equal(types, r.BranchTypes) {

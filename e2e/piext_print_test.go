@@ -18,7 +18,7 @@ func TestPiExtensionPrintModeUnreachable(t *testing.T) {
 		r := newRig(t, v, "local", []step{{Text: "answer without contextd"}})
 		// No contextd is started: the rig's address answers nothing.
 		stdout, stderr := r.printMode(t, v, "local", "hello")
-		want := "contextd: contextd is not reachable at http://" + r.addr + "; run `contextd serve` in another terminal (or set \"autoStart\": true under \"contextd\" in Pi's settings.json), then /reload\n"
+		want := "contextd is not reachable at http://" + r.addr + "; run `contextd serve` in another terminal (or set \"autoStart\": true under \"contextd\" in Pi's settings.json), then /reload\n"
 		if got := strings.Count(stderr, want); got != 1 {
 			t.Errorf("stderr holds the unreachable message %d times, want once:\n%s\nwant line: %s", got, stderr, want)
 		}

@@ -289,7 +289,7 @@ func checkRollovers(t *testing.T, c *liveContextd, run rolloverRun, want int) {
 			r := run.Rollovers[i]
 			if m.EntryID != r.ManifestID || !m.Valid || m.Data.WindowID != r.WindowID || m.Data.SummaryEntryID != r.SummaryID ||
 				m.Data.ArchivedLeafID != r.ArchivedLeafID || m.Data.BoundaryEntryID != r.BoundaryEntryID ||
-				len(m.Archived) == 0 || v.Tree.Entries[m.Archived[len(m.Archived)-1]].ID != r.ArchivedLeafID {
+				len(m.Archived) == 0 || v.Tree.ID(m.Archived[len(m.Archived)-1]) != r.ArchivedLeafID {
 				t.Fatalf("manifest %d: %+v (reasons %v)", i, m.Data, m.Reasons)
 			}
 		}

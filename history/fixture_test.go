@@ -40,7 +40,7 @@ func localView(t *testing.T, path string) (*View, *session.Tree, map[string]Item
 	texts := MemTexts{}
 	v := &View{Texts: texts}
 	v.Windows = LocalWindows(tree, branch, func(seq int, windowID string) (ItemRef, bool) {
-		e := &tree.Entries[seq]
+		e := new(tree.Entry(seq))
 		it, ok := items[e.ID]
 		if !ok {
 			return ItemRef{}, false
@@ -90,8 +90,8 @@ func TestLocalBasicFixture(t *testing.T) {
 		t.Fatalf("branch %d entries, expected %d", len(branch), len(exp.ActiveBranchIDs))
 	}
 	for i, seq := range branch {
-		if tree.Entries[seq].ID != exp.ActiveBranchIDs[i] {
-			t.Fatalf("branch[%d] = %s, want %s", i, tree.Entries[seq].ID, exp.ActiveBranchIDs[i])
+		if tree.ID(seq) != exp.ActiveBranchIDs[i] {
+			t.Fatalf("branch[%d] = %s, want %s", i, tree.ID(seq), exp.ActiveBranchIDs[i])
 		}
 	}
 

@@ -56,14 +56,14 @@ func (t *packTable) ref(p packedItem) ItemRef {
 		return t.extras[p.kind&^extraItem]
 	}
 	k := &t.kinds[p.kind]
-	return ItemRef{WindowID: t.wins[p.win], ItemID: t.tree.Entries[p.seq].ID, Role: k.role, ToolName: k.toolName,
+	return ItemRef{WindowID: t.wins[p.win], ItemID: t.tree.ID(int(p.seq)), Role: k.role, ToolName: k.toolName,
 		ToolNamespace: k.toolNamespace, Summary: k.summary, BashExecution: k.bash, Chars: int(p.chars), Key: int64(p.key)}
 }
 
 // pack returns r, the ref of entry seq in window win (ID id), packed.
 func (t *packTable) pack(seq int, win int, id string, r ItemRef) packedItem {
 	fits := func(v int64) bool { return v >= 0 && v <= math.MaxInt32 }
-	if r.WindowID != id || seq > math.MaxInt32 || r.ItemID != t.tree.Entries[seq].ID || !fits(r.Key) || !fits(int64(r.Chars)) || len(t.extras) >= extraItem-1 {
+	if r.WindowID != id || seq > math.MaxInt32 || r.ItemID != t.tree.ID(seq) || !fits(r.Key) || !fits(int64(r.Chars)) || len(t.extras) >= extraItem-1 {
 		t.extras = append(t.extras, r)
 		return packedItem{seq: int32(min(seq, math.MaxInt32)), kind: extraItem | uint32(len(t.extras)-1)}
 	}
@@ -198,7 +198,7 @@ func ExtendLocalWindows(wins []Window, t *session.Tree, branch []int, ref RefFun
 		}
 	}
 	for _, s := range branch {
-		e := &t.Entries[s]
+		e := t.Entry(s)
 		if e.IsBoundary() {
 			closeLast()
 			out = append(out, Window{ID: e.Window.CurrentWindowID, tab: tab})
@@ -234,7 +234,7 @@ func Adopted(t *session.Tree, before []int, start string) []int {
 		return nil
 	}
 	for i, s := range before {
-		if t.Entries[s].ID == start {
+		if t.ID(s) == start {
 			return before[i:]
 		}
 	}

@@ -16,7 +16,7 @@ import (
 func oldLocalWindows(t *session.Tree, branch []int, ref RefFunc) []Window {
 	var out []Window
 	for _, s := range branch {
-		e := &t.Entries[s]
+		e := new(t.Entry(s))
 		if e.IsBoundary() {
 			out = append(out, Window{ID: e.Window.CurrentWindowID})
 			continue
@@ -59,7 +59,7 @@ func randomTree(r *rand.Rand, n int) (*session.Tree, RefFunc) {
 		if !item[seq] {
 			return ItemRef{}, false
 		}
-		return ItemRef{WindowID: windowID, ItemID: tr.Entries[seq].ID, Role: RoleUser, Chars: seq, Key: int64(seq), Summary: seq%11 == 0}, true
+		return ItemRef{WindowID: windowID, ItemID: tr.ID(seq), Role: RoleUser, Chars: seq, Key: int64(seq), Summary: seq%11 == 0}, true
 	}
 	return tr, ref
 }

@@ -23,8 +23,8 @@ func Summary(w io.Writer, f *File) error {
 	}
 	fmt.Fprintf(w, "entries:   %d\n", t.Len())
 	counts := map[string]int{}
-	for i := range t.Entries {
-		e := &t.Entries[i]
+	for i := range t.Len() {
+		e := t.Entry(i)
 		k := e.Type
 		if e.CustomType != "" {
 			k += ":" + e.CustomType
@@ -50,8 +50,8 @@ func Summary(w io.Writer, f *File) error {
 	for _, s := range f.Branch {
 		onBranch[s] = true
 	}
-	for i := range t.Entries {
-		e := &t.Entries[i]
+	for i := range t.Len() {
+		e := t.Entry(i)
 		if e.IsBoundary() {
 			mark := " "
 			if onBranch[e.Seq] {
@@ -63,7 +63,7 @@ func Summary(w io.Writer, f *File) error {
 	invalid := 0
 	for i := range f.Archives.Manifests {
 		m := &f.Archives.Manifests[i]
-		e := &t.Entries[m.Seq]
+		e := t.Entry(m.Seq)
 		if m.Valid {
 			fmt.Fprintf(w, "archive manifest %s (line %d): valid, window %s, summary %s, %d entries archived\n", m.EntryID, e.Line, m.Data.WindowID, m.Data.SummaryEntryID, len(m.Archived))
 		} else {

@@ -47,9 +47,9 @@ func Tree(w io.Writer, f *File, opt TreeOptions) error {
 		d.chain(r, "", "")
 	}
 	var cyc []string
-	for i := range t.Entries {
+	for i := range t.Len() {
 		if !d.seen[i] {
-			cyc = append(cyc, t.Entries[i].ID)
+			cyc = append(cyc, t.ID(i))
 		}
 	}
 	if len(cyc) > 0 {
@@ -86,8 +86,8 @@ func newDrawer(f *File, opt TreeOptions) *drawer {
 	n := t.Len()
 	d := &drawer{f: f, opt: opt, children: make([][]int, n), seen: make([]bool, n), active: map[int]bool{},
 		leaf: n - 1, archivedBy: map[int]*archive.Manifest{}, summaryOf: map[int]*archive.Manifest{}, claimedBy: map[int]*archive.Manifest{}, named: map[int]bool{}}
-	for i := range t.Entries {
-		e := &t.Entries[i]
+	for i := range t.Len() {
+		e := t.Entry(i)
 		p, ok := t.Lookup(e.ParentID)
 		if e.ParentID == "" || !ok || p == i {
 			d.roots = append(d.roots, i)
@@ -97,7 +97,7 @@ func newDrawer(f *File, opt TreeOptions) *drawer {
 	}
 	for _, s := range f.Branch {
 		d.active[s] = true
-		if t.Entries[s].IsBoundary() {
+		if t.Entry(s).IsBoundary() {
 			d.activeWindows++
 		}
 	}
@@ -118,9 +118,9 @@ func newDrawer(f *File, opt TreeOptions) *drawer {
 		name(m.Data.BoundaryEntryID)
 		name(m.Data.SummaryEntryID)
 	}
-	for i := range t.Entries {
-		if t.Entries[i].Type == session.TypeBranchSummary {
-			name(t.Entries[i].FromID())
+	for i := range t.Len() {
+		if t.Type(i) == session.TypeBranchSummary {
+			name(t.Entry(i).FromID())
 		}
 	}
 	return d
@@ -128,7 +128,7 @@ func newDrawer(f *File, opt TreeOptions) *drawer {
 
 // notable reports whether entry s is always drawn on its own line.
 func (d *drawer) notable(s int) bool {
-	e := &d.f.Tree.Entries[s]
+	e := d.f.Tree.Entry(s)
 	if len(d.children[s]) != 1 || s == d.leaf || d.named[s] || d.f.Labels[e.ID] != "" {
 		return true
 	}
@@ -216,14 +216,14 @@ func (d *drawer) mark(s int) string {
 }
 
 func (d *drawer) line(s int, prefix string) {
-	fmt.Fprintf(&d.out, "%s%s%s  %s\n", d.mark(s), prefix, d.f.Tree.Entries[s].ID, d.describe(s))
+	fmt.Fprintf(&d.out, "%s%s%s  %s\n", d.mark(s), prefix, d.f.Tree.ID(s), d.describe(s))
 }
 
 func (d *drawer) collapsed(run []int, prefix string) {
 	t := d.f.Tree
 	counts := map[string]int{}
 	for _, r := range run {
-		counts[kind(&t.Entries[r])]++
+		counts[kind(new(t.Entry(r)))]++
 	}
 	keys := make([]string, 0, len(counts))
 	for k := range counts {
@@ -240,16 +240,16 @@ func (d *drawer) collapsed(run []int, prefix string) {
 		parts[i] = fmt.Sprintf("%s %d", k, counts[k])
 	}
 	first, last := run[0], run[len(run)-1]
-	fmt.Fprintf(&d.out, "%s%s… %d entries %s..%s: %s\n", d.mark(first), prefix, len(run), t.Entries[first].ID, t.Entries[last].ID, strings.Join(parts, ", "))
+	fmt.Fprintf(&d.out, "%s%s… %d entries %s..%s: %s\n", d.mark(first), prefix, len(run), t.ID(first), t.ID(last), strings.Join(parts, ", "))
 }
 
 func (d *drawer) describe(s int) string {
 	t := d.f.Tree
-	e := &t.Entries[s]
+	e := t.Entry(s)
 	var b strings.Builder
 	switch e.Type {
 	case session.TypeMessage:
-		b.WriteString(kind(e))
+		b.WriteString(kind(&e))
 		if e.StopReason == "aborted" || e.StopReason == "error" {
 			b.WriteString(" (" + e.StopReason + ")")
 		}
@@ -325,7 +325,7 @@ func (d *drawer) describeManifest(b *strings.Builder, s int) {
 		return
 	}
 	t := d.f.Tree
-	first, last := t.Entries[m.Archived[0]].ID, t.Entries[m.Archived[len(m.Archived)-1]].ID
+	first, last := t.ID(m.Archived[0]), t.ID(m.Archived[len(m.Archived)-1])
 	fmt.Fprintf(b, "archive ✓ window %s: summary %s, %d entries %s..%s", m.Data.WindowID, m.Data.SummaryEntryID, len(m.Archived), first, last)
 }
 

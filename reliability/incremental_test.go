@@ -42,7 +42,7 @@ func takeSnapshot(t testing.TB, s *store.Session) snapshot {
 			return nil
 		}
 		out.Header = v.Tree.Header
-		out.Entries = append([]session.Entry(nil), v.Tree.Entries...)
+		out.Entries = v.Tree.Entries()
 		out.Items = append([]store.ItemMeta(nil), v.Items...)
 		for i := range v.Items {
 			if ref, ok := v.Ref(i, "w"); ok {

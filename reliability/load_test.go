@@ -305,7 +305,7 @@ func initLoadSession(t *testing.T, st *stack, s *loadSession) {
 	s.leaf = tree.Leaf()
 	seqs, _, _ := tree.Branch("")
 	for _, sq := range seqs {
-		if e := &tree.Entries[sq]; e.IsBoundary() {
+		if e := new(tree.Entry(sq)); e.IsBoundary() {
 			w := e.Window
 			s.window = coordinator.WindowIdentity{Protocol: 1, Kind: "window", FirstWindowID: w.FirstWindowID, CurrentWindowID: w.CurrentWindowID, PreviousWindowID: w.PreviousWindowID, WindowNumber: w.WindowNumber}
 		}
@@ -466,9 +466,9 @@ func computeLoadStates(t *testing.T, s *loadSession) *loadStates {
 		if !ok {
 			return history.ItemRef{}, false
 		}
-		return history.ItemRef{WindowID: windowID, ItemID: tree.Entries[seq].ID, Role: it.Role, ToolName: it.ToolName, ToolNamespace: it.ToolNamespace, Summary: it.Summary, Chars: it.Chars, Key: int64(seq)}, true
+		return history.ItemRef{WindowID: windowID, ItemID: tree.ID(seq), Role: it.Role, ToolName: it.ToolName, ToolNamespace: it.ToolNamespace, Summary: it.Summary, Chars: it.Chars, Key: int64(seq)}, true
 	}
-	for _, e := range tree.Entries {
+	for _, e := range tree.All() {
 		if int(e.Offset)+e.Length+1 < s.initial {
 			continue // before the load: not a state a reader can see now
 		}
@@ -486,7 +486,7 @@ func computeLoadStates(t *testing.T, s *loadSession) *loadStates {
 
 		boundary, cur := "", ""
 		for i := len(seqs) - 1; i >= 0; i-- {
-			if be := &tree.Entries[seqs[i]]; be.IsBoundary() {
+			if be := new(tree.Entry(seqs[i])); be.IsBoundary() {
 				boundary, cur = be.ID, be.Window.CurrentWindowID
 				break
 			}
@@ -509,14 +509,14 @@ func computeLoadStates(t *testing.T, s *loadSession) *loadStates {
 		// coordinator.noteState does.
 		from := 0
 		for i := len(seqs) - 1; i >= 0; i-- {
-			if ne := &tree.Entries[seqs[i]]; ne.Type == session.TypeCustom && ne.CustomType == session.CustomTypeNoteSnapshot {
+			if ne := new(tree.Entry(seqs[i])); ne.Type == session.TypeCustom && ne.CustomType == session.CustomTypeNoteSnapshot {
 				from = i
 				break
 			}
 		}
 		var events []notes.Event
 		for _, sq := range seqs[from:] {
-			ne := &tree.Entries[sq]
+			ne := new(tree.Entry(sq))
 			if ne.Type != session.TypeCustom || (ne.CustomType != session.CustomTypeNote && ne.CustomType != session.CustomTypeNoteSnapshot) {
 				continue
 			}

@@ -144,7 +144,7 @@ type Entry struct {
 
 // Same reports whether e and o hold the same values in every field (Refs
 // and Window compared by value).
-func (e *Entry) Same(o *Entry) bool {
+func (e Entry) Same(o *Entry) bool {
 	if e.Seq != o.Seq || e.Line != o.Line || e.Offset != o.Offset || e.Length != o.Length ||
 		e.ID != o.ID || e.ParentID != o.ParentID || e.Type != o.Type || e.Timestamp != o.Timestamp ||
 		e.CustomType != o.CustomType || e.Role != o.Role || e.StopReason != o.StopReason ||
@@ -176,7 +176,7 @@ func (e *Entry) SetRefs(r EntryRefs) {
 }
 
 // FromID is a branch_summary's fromId ("" otherwise).
-func (e *Entry) FromID() string {
+func (e Entry) FromID() string {
 	if e.Refs == nil {
 		return ""
 	}
@@ -185,7 +185,7 @@ func (e *Entry) FromID() string {
 
 // FirstKeptEntryID is a compaction's firstKeptEntryId (a v1
 // firstKeptEntryIndex mapped to its id; "" otherwise).
-func (e *Entry) FirstKeptEntryID() string {
+func (e Entry) FirstKeptEntryID() string {
 	if e.Refs == nil {
 		return ""
 	}
@@ -193,7 +193,7 @@ func (e *Entry) FirstKeptEntryID() string {
 }
 
 // TargetID is a label's or a context_edit's targetId ("" otherwise).
-func (e *Entry) TargetID() string {
+func (e Entry) TargetID() string {
 	if e.Refs == nil {
 		return ""
 	}
@@ -201,7 +201,7 @@ func (e *Entry) TargetID() string {
 }
 
 // Label is a label entry's label ("" clears it, and for other types).
-func (e *Entry) Label() string {
+func (e Entry) Label() string {
 	if e.Refs == nil {
 		return ""
 	}
@@ -209,7 +209,7 @@ func (e *Entry) Label() string {
 }
 
 // Name is a session_info entry's name ("" otherwise).
-func (e *Entry) Name() string {
+func (e Entry) Name() string {
 	if e.Refs == nil {
 		return ""
 	}
@@ -249,7 +249,7 @@ type WindowMarker struct {
 
 // IsBoundary reports whether e is a window boundary: a codex-context-window
 // custom message of kind "window" with a non-empty currentWindowId.
-func (e *Entry) IsBoundary() bool {
+func (e Entry) IsBoundary() bool {
 	return e.Type == TypeCustomMessage && e.CustomType == CustomTypeWindow &&
 		e.Window != nil && e.Window.Kind == "window" && e.Window.CurrentWindowID != ""
 }

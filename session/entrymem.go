@@ -1,130 +1,152 @@
 package session
 
-import "unsafe"
+import (
+	"maps"
+	"slices"
+)
 
 // The memory of a Tree's entries, kept out of the garbage collector's
-// marking (docs/benchmarks.md: GC under 15% of the CPU at every size). A 1 GiB
-// session holds a quarter-million entries of 168 bytes with nine pointer
-// words each; while the indexer runs near the memory limit, every GC cycle
-// marked all of them again (about 45 ms of CPU per cycle, a quarter of the
-// whole index's CPU).
+// marking (docs/benchmarks.md: GC under 15% of the CPU at every size). A
+// 1 GiB session holds a quarter-million entries; held as []Entry, each
+// with nine pointer words, every GC cycle while the indexer ran near the
+// memory limit marked all of them again (about 45 ms of CPU per cycle, a
+// quarter of the whole index's CPU).
 //
-// So a Tree allocates its Entries arrays as pointer-free memory (make of
-// bytes, viewed as []Entry), which the collector never scans, and makes
-// every pointer an entry holds point at memory the Tree keeps reachable
-// by other means:
-//   - the strings (ID, ParentID, Timestamp) are copied into the tree's
-//     string chunks (pointer-free too, reachable from Tree.strs);
-//   - Type, CustomType, Role and StopReason, a small vocabulary, are
-//     copied there once each (Tree.words);
-//   - Refs and Window, set on few entries, are listed in Tree.keep.
+// So a Tree keeps its entries as rows without pointers: numbers, flags,
+// and spans of the tree's arena (arena.go) for the strings. An array of
+// rows is one allocation the collector never scans, and nothing in it can
+// dangle: a span is an index, not an address. Entry(seq) builds the Entry
+// value of a row (its strings are substrings of the arena's chunks: no
+// copy). The fields of the rarer entry types (EntryRefs) and window
+// markers are kept in side tables of ordinary memory, a row holding their
+// index; few entries have them.
 //
-// Nothing else ever writes into a Tree's entries: Add is the only way in,
-// and the Entries slice is for reading (a caller that copies an Entry out
-// gets ordinary memory, which the collector scans as usual).
+// Adding a field to Entry: a field of entryRow, a line in entryTable.add
+// and one in entryTable.entry. TestEntryFieldsRoundTrip fails until all
+// three are done.
 
-// entrySize is the size of one Entry.
-const entrySize = unsafe.Sizeof(Entry{})
-
-// makeEntries returns an []Entry of length n and capacity c (c ≥ n) in
-// memory the garbage collector does not scan.
-func makeEntries(n, c int) []Entry {
-	if c == 0 {
-		return nil
-	}
-	// A byte allocation of a multiple of 8 bytes is 8-byte aligned, as
-	// Entry needs.
-	b := make([]byte, uintptr(c)*entrySize)
-	return unsafe.Slice((*Entry)(unsafe.Pointer(unsafe.SliceData(b))), c)[:n]
+// entryRow is one entry of a Tree: Entry without Seq (its index) and
+// without pointers.
+type entryRow struct {
+	offset, line, length int64
+	id, parentID, typ    span
+	timestamp            span
+	customType, role     span
+	stopReason           span
+	// refs and window are 1 + the index of the entry's EntryRefs in
+	// entryTable.refs and of its WindowMarker in entryTable.windows; 0:
+	// none.
+	refs, window int32
+	edit         EditKind
+	flags        uint8 // flagFromHook | flagEmptySummary | flagSystemMessage
 }
 
-// growEntries returns es with room for at least n more entries, in memory
-// from makeEntries: exactly n more when exact (Tree.Grow, sized by the
-// caller), else with append's headroom (twice the capacity while small,
-// a quarter more once large).
-func growEntries(es []Entry, n int, exact bool) []Entry {
-	if cap(es)-len(es) >= n {
-		return es
-	}
-	c := len(es) + n
-	if !exact {
-		if cap(es) < 1024 {
-			c = max(c, 2*cap(es), 64)
-		} else {
-			c = max(c, cap(es)+cap(es)/4)
-		}
-	}
-	out := makeEntries(len(es), c)
-	copy(out, es)
-	return out
+// Bits of entryRow.flags.
+const (
+	flagFromHook = 1 << iota
+	flagEmptySummary
+	flagSystemMessage
+)
+
+// entryTable holds a Tree's entries: rows in file order, the arena of
+// their strings and the side tables.
+type entryTable struct {
+	rows []entryRow
+	strs arena
+	// words are the spans of the type, role, stop reason and custom type
+	// strings already in strs (a small vocabulary, each kept once), at
+	// most maxInterned of them.
+	words   map[string]span
+	refs    []EntryRefs
+	windows []WindowMarker
 }
 
-// strChunk is the size of the chunks a Tree copies its strings into.
-const strChunk = 64 << 10
+// len is the number of entries.
+func (x *entryTable) len() int { return len(x.rows) }
 
-// treeMem is what keeps the targets of a Tree's entry pointers reachable.
-type treeMem struct {
-	strs  [][]byte          // chunks of string bytes (pointer-free)
-	free  []byte            // the rest of the last chunk
-	words map[string]string // Type, CustomType, Role, StopReason values, in strs
-	keep  []any             // the Refs and Window of entries
-	// held is a tree whose entries' memory this tree's entries point
-	// into (Reuse): kept reachable for as long as this tree is.
-	held *Tree
-}
+// id is the ID of the entry at seq.
+func (x *entryTable) id(seq int) string { return x.strs.get(x.rows[seq].id) }
 
-// str returns a copy of s in the tree's chunks.
-func (m *treeMem) str(s string) string {
+// word returns the span of a vocabulary string, put once.
+func (x *entryTable) word(s string) span {
 	if s == "" {
-		return ""
+		return span{}
 	}
-	if len(s) > strChunk/8 {
-		b := []byte(s) // a long string: its own pointer-free allocation
-		m.strs = append(m.strs, b)
-		return unsafe.String(unsafe.SliceData(b), len(b))
+	if sp, ok := x.words[s]; ok {
+		return sp
 	}
-	if len(m.free) < len(s) {
-		m.free = make([]byte, strChunk)
-		m.strs = append(m.strs, m.free)
-	}
-	n := copy(m.free, s)
-	out := unsafe.String(unsafe.SliceData(m.free), n)
-	m.free = m.free[n:]
-	return out
-}
-
-// word returns the tree's copy of a vocabulary string (entry types,
-// roles, stop reasons, custom types).
-func (m *treeMem) word(s string) string {
-	if s == "" {
-		return ""
-	}
-	if w, ok := m.words[s]; ok {
-		return w
-	}
-	w := m.str(s)
-	if len(m.words) < maxInterned {
-		if m.words == nil {
-			m.words = map[string]string{}
+	sp := x.strs.put(s)
+	if len(x.words) < maxInterned {
+		if x.words == nil {
+			x.words = map[string]span{}
 		}
-		m.words[w] = w
+		x.words[x.strs.get(sp)] = sp
 	}
-	return w
+	return sp
 }
 
-// own makes every pointer of e point at memory m keeps reachable. The
-// ParentID is set by the caller when it shares the parent's ID.
-func (m *treeMem) own(e *Entry, parentShared bool) {
-	e.ID = m.str(e.ID)
-	if !parentShared {
-		e.ParentID = m.str(e.ParentID)
+// add appends e as entry len(); parent is the Seq of the entry its
+// ParentID resolved to (its id is shared), or -1.
+func (x *entryTable) add(e *Entry, parent int) {
+	r := entryRow{
+		offset: e.Offset, line: int64(e.Line), length: int64(e.Length),
+		id: x.strs.put(e.ID), typ: x.word(e.Type), timestamp: x.strs.put(e.Timestamp),
+		customType: x.word(e.CustomType), role: x.word(e.Role), stopReason: x.word(e.StopReason),
+		edit: e.Edit,
 	}
-	e.Type, e.CustomType, e.Role, e.StopReason = m.word(e.Type), m.word(e.CustomType), m.word(e.Role), m.word(e.StopReason)
-	e.Timestamp = m.str(e.Timestamp)
+	if parent >= 0 {
+		r.parentID = x.rows[parent].id
+	} else {
+		r.parentID = x.strs.put(e.ParentID)
+	}
+	if e.FromHook {
+		r.flags |= flagFromHook
+	}
+	if e.EmptySummary {
+		r.flags |= flagEmptySummary
+	}
+	if e.SystemMessage {
+		r.flags |= flagSystemMessage
+	}
 	if e.Refs != nil {
-		m.keep = append(m.keep, e.Refs)
+		x.refs = append(x.refs, *e.Refs)
+		r.refs = int32(len(x.refs))
 	}
 	if e.Window != nil {
-		m.keep = append(m.keep, e.Window)
+		x.windows = append(x.windows, *e.Window)
+		r.window = int32(len(x.windows))
 	}
+	x.rows = append(x.rows, r)
+}
+
+// entry returns the Entry at seq. Its Refs and Window point into the
+// table's side tables: read only.
+func (x *entryTable) entry(seq int) Entry {
+	r := &x.rows[seq]
+	e := Entry{
+		Seq: seq, Line: int(r.line), Offset: r.offset, Length: int(r.length),
+		ID: x.strs.get(r.id), ParentID: x.strs.get(r.parentID), Type: x.strs.get(r.typ),
+		Timestamp: x.strs.get(r.timestamp), CustomType: x.strs.get(r.customType),
+		Role: x.strs.get(r.role), StopReason: x.strs.get(r.stopReason),
+		FromHook: r.flags&flagFromHook != 0, EmptySummary: r.flags&flagEmptySummary != 0,
+		SystemMessage: r.flags&flagSystemMessage != 0, Edit: r.edit,
+	}
+	if r.refs != 0 {
+		e.Refs = &x.refs[r.refs-1]
+	}
+	if r.window != 0 {
+		e.Window = &x.windows[r.window-1]
+	}
+	return e
+}
+
+// own makes x, a copy of another tree's table (Tree.Reuse), one that may
+// be appended to without writing into memory the other tree reads: the
+// side tables and the arena's chunk list are copied on their next append,
+// the vocabulary map now. The rows are not: the other tree never reads
+// past its own length.
+func (x *entryTable) own() {
+	x.strs.own()
+	x.words = maps.Clone(x.words)
+	x.refs, x.windows = slices.Clip(x.refs), slices.Clip(x.windows)
 }

@@ -9,7 +9,7 @@ import (
 // idIndex maps entry ids to their Seq for one Tree, as Pi's byId map does
 // (a repeated id points at the later entry). It is an open-addressing hash
 // table of Seq+1 values (0: empty slot) with linear probing, holding no
-// pointers: the ids themselves are read from the tree's entries. A Go
+// pointers: the ids themselves are read from the tree's entry table. A Go
 // map[string]int of a 1 GiB session's quarter-million ids costs about
 // 70 bytes per id and is scanned by every garbage collection; this costs
 // 8 to 16 bytes per id and is never scanned.
@@ -28,7 +28,7 @@ type idIndex struct {
 }
 
 // grow makes room for want ids in total without rehashing on the way.
-func (x *idIndex) grow(entries []Entry, want int) {
+func (x *idIndex) grow(entries *entryTable, want int) {
 	size := 16
 	for size < 2*want {
 		size *= 2
@@ -43,21 +43,21 @@ func (x *idIndex) grow(entries []Entry, want int) {
 	x.slots, x.shared = make([]int32, size), false
 	for i := range old {
 		if v := atomic.LoadInt32(&old[i]); v != 0 {
-			x.slots[x.free(entries, entries[v-1].ID)] = v
+			x.slots[x.free(entries, entries.id(int(v)-1))] = v
 		}
 	}
 }
 
 // free returns the slot holding id, or the empty slot where it belongs.
-// A slot holding a Seq at or past len(entries) is passed over: an index
+// A slot holding a Seq at or past entries.len() is passed over: an index
 // shared with a longer tree (Tree.Reuse) serves a prefix of it, and an id
 // only the longer tree holds is not in the prefix.
-func (x *idIndex) free(entries []Entry, id string) int {
+func (x *idIndex) free(entries *entryTable, id string) int {
 	mask := len(x.slots) - 1
 	i := int(maphash.String(x.seed, id)) & mask
 	for {
 		v := atomic.LoadInt32(&x.slots[i])
-		if v == 0 || int(v) <= len(entries) && entries[v-1].ID == id {
+		if v == 0 || int(v) <= entries.len() && entries.strs.eq(entries.rows[v-1].id, id) {
 			return i
 		}
 		i = (i + 1) & mask
@@ -65,7 +65,7 @@ func (x *idIndex) free(entries []Entry, id string) int {
 }
 
 // get returns the Seq of the latest entry with id.
-func (x *idIndex) get(entries []Entry, id string) (int, bool) {
+func (x *idIndex) get(entries *entryTable, id string) (int, bool) {
 	if x.n == 0 {
 		return 0, false
 	}
@@ -75,7 +75,7 @@ func (x *idIndex) get(entries []Entry, id string) (int, bool) {
 
 // put records that the entry at seq (already in entries) has id; it
 // reports whether the id was already present (the later entry wins).
-func (x *idIndex) put(entries []Entry, id string, seq int) (dup bool) {
+func (x *idIndex) put(entries *entryTable, id string, seq int) (dup bool) {
 	if 2*(x.n+1) > len(x.slots) {
 		x.grow(entries, 2*(x.n+1))
 	}

@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // This file is a single-pass JSON decoder specialised for Pi entry lines.
@@ -22,7 +21,8 @@ import (
 // Acceptance is JSON.parse's (Pi skips any line it throws on): exactly one
 // value, optional surrounding whitespace, RFC 8259 grammar. String
 // decoding matches encoding/json: invalid UTF-8 bytes and lone surrogate
-// escapes become U+FFFD. FuzzDecoderAgrees checks both against
+// escapes become U+FFFD, except that text bodies keep a lone surrogate
+// (wtf8.go). FuzzDecoderAgrees checks both against
 // encoding/json, values included for every line (escapes too), and
 // BenchmarkDecoder (decoder_bench_test.go) times it against the
 // encoding/json oracle on encoding/json and on the fastest maintained
@@ -34,16 +34,16 @@ var errSyntax = errors.New("invalid JSON")
 type decoder struct {
 	b []byte
 	i int
-	// scratch, when set, receives the decoded bytes of strings with
-	// escapes; every string then aliases the input or *scratch instead of
-	// being copied (transient decoding: Parser.Scratch).
-	scratch *[]byte
+	// scratch, when set, makes decoding transient (Parser.Scratch):
+	// every decoded string is carved from its chunks, a few large
+	// allocations instead of one per string.
+	scratch *StringChunks
 	// treeOnly skips the bodies (message content and output, custom
 	// message content, summaries) that only rendering reads: they are
 	// validated and crossed, not decoded (Parser.TreeOnly).
 	treeOnly bool
 	// parts, with scratch, is where content parts go (one array reused
-	// for every line, as *scratch is); nil: each content allocates its own.
+	// for every line); nil: each content allocates its own.
 	parts *[]Part
 }
 
@@ -162,53 +162,100 @@ func isHex(c byte) bool {
 }
 
 // str decodes a string value.
-func (d *decoder) str() (string, error) {
+func (d *decoder) str() (string, error) { return d.strKeep(false) }
+
+// text decodes a text body (message text and thinking, string content,
+// bash command and output, a summary): as str, but a lone surrogate escape
+// stays that code point (wtf8.go) instead of becoming U+FFFD.
+func (d *decoder) text() (string, error) { return d.strKeep(true) }
+
+func (d *decoder) strKeep(keep bool) (string, error) {
 	raw, esc, err := d.rawString()
 	if err != nil {
 		return "", err
 	}
 	if d.scratch != nil {
-		return d.transient(raw, esc), nil
+		return d.transient(raw, esc, keep), nil
 	}
-	return unquote(raw, esc), nil
+	return unquote(raw, esc, keep), nil
 }
 
-// transient is unquote for transient decoding: the string aliases raw when
-// it needs no decoding, else the bytes appended to *d.scratch.
-func (d *decoder) transient(raw []byte, esc bool) string {
+// transient is unquote for transient decoding: the string's bytes are
+// carved from *d.scratch.
+func (d *decoder) transient(raw []byte, esc, keep bool) string {
 	if len(raw) == 0 {
 		return ""
 	}
 	if !esc && utf8.Valid(raw) {
-		return unsafe.String(&raw[0], len(raw))
+		return d.scratch.copy(raw)
 	}
-	start := len(*d.scratch)
-	// The decoded bytes are at most len(raw): one allocation, not
-	// append's growth steps (a tool result can be megabytes).
-	*d.scratch = appendUnquoted(slices.Grow(*d.scratch, len(raw)), raw)
-	b := (*d.scratch)[start:]
-	if len(b) == 0 {
-		return ""
+	return d.scratch.unquote(raw, keep)
+}
+
+// StringChunks is where a transient parse (Parser.Scratch) copies the
+// strings it decodes: it hands out strings carved from one
+// strings.Builder at a time, grown once to chunkBytes: WriteString and Write append within its
+// capacity and never move or rewrite the bytes written before, so every
+// substring of its String stays valid and unchanged (strings.Builder's
+// contract) while later copies go on. A chunk is dropped by the collector
+// once no string carved from it is left. For the indexer, which decodes
+// every line and keeps almost nothing: one allocation per chunkBytes of
+// strings instead of one per string.
+// The zero value is ready to use; one StringChunks serves one parse at a
+// time.
+type StringChunks struct{ b *strings.Builder }
+
+// copy returns b as a string carved from c (of its own allocation when
+// longer than a quarter chunk).
+func (c *StringChunks) copy(b []byte) string {
+	if len(b) > chunkBytes/4 {
+		return string(b)
 	}
-	return unsafe.String(&b[0], len(b))
+	c.room(len(b))
+	n := c.b.Len()
+	c.b.Write(b)
+	return c.b.String()[n:]
+}
+
+// unquote is the package's unquote of a string body with escapes, its
+// bytes decoded into c; keep as for unquote.
+func (c *StringChunks) unquote(raw []byte, keep bool) string {
+	if len(raw) > chunkBytes/4 {
+		return unquote(raw, true, keep)
+	}
+	// The decoded bytes are at most len(raw) but for invalid UTF-8 (a
+	// byte becomes U+FFFD's three): should they not fit, the Builder
+	// moves to a larger array, the strings carved before keeping the old.
+	c.room(len(raw))
+	n := c.b.Len()
+	writeUnquoted(c.b, raw, keep)
+	return c.b.String()[n:]
+}
+
+// room makes c's Builder one with n bytes free.
+func (c *StringChunks) room(n int) {
+	if c.b == nil || c.b.Cap()-c.b.Len() < n {
+		c.b = new(strings.Builder)
+		c.b.Grow(chunkBytes)
+	}
 }
 
 // unquote decodes a validated string body (encoding/json rules: invalid
-// UTF-8 bytes and lone surrogates become U+FFFD).
-func unquote(raw []byte, esc bool) string {
+// UTF-8 bytes and lone surrogates become U+FFFD; with keep, a lone
+// surrogate escape stays that code point, in WTF-8).
+func unquote(raw []byte, esc, keep bool) string {
 	if !esc && utf8.Valid(raw) {
 		return string(raw)
 	}
-	out := appendUnquoted(make([]byte, 0, len(raw)), raw)
-	if len(out) == 0 {
-		return ""
-	}
-	// out is never written again: share its bytes instead of copying them.
-	return unsafe.String(&out[0], len(out))
+	var b strings.Builder
+	b.Grow(len(raw)) // the decoded length, but for invalid UTF-8
+	writeUnquoted(&b, raw, keep)
+	return b.String()
 }
 
-// appendUnquoted appends the decoded bytes of a validated string body.
-func appendUnquoted(out, raw []byte) []byte {
+// writeUnquoted writes the decoded bytes of a validated string body to
+// out; keep: a lone surrogate escape is written as its WTF-8 bytes.
+func writeUnquoted(out *strings.Builder, raw []byte, keep bool) {
 	for i := 0; i < len(raw); {
 		// Copy the run up to the next backslash in one go.
 		k := bytes.IndexByte(raw[i:], '\\')
@@ -218,9 +265,9 @@ func appendUnquoted(out, raw []byte) []byte {
 		if k > 0 {
 			run := raw[i : i+k]
 			if utf8.Valid(run) {
-				out = append(out, run...)
+				out.Write(run)
 			} else {
-				out = appendFixUTF8(out, run)
+				writeFixUTF8(out, run)
 			}
 			i += k
 			continue
@@ -229,15 +276,15 @@ func appendUnquoted(out, raw []byte) []byte {
 		if c == '\\' {
 			switch raw[i+1] {
 			case 'b':
-				out = append(out, '\b')
+				out.WriteByte('\b')
 			case 'f':
-				out = append(out, '\f')
+				out.WriteByte('\f')
 			case 'n':
-				out = append(out, '\n')
+				out.WriteByte('\n')
 			case 'r':
-				out = append(out, '\r')
+				out.WriteByte('\r')
 			case 't':
-				out = append(out, '\t')
+				out.WriteByte('\t')
 			case 'u':
 				r := hex4(raw[i+2 : i+6])
 				i += 6
@@ -245,50 +292,52 @@ func appendUnquoted(out, raw []byte) []byte {
 					if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
 						r2 := hex4(raw[i+2 : i+6])
 						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-							out = utf8.AppendRune(out, dec)
+							out.WriteRune(dec)
 							i += 6
 							continue
 						}
 					}
+					if keep {
+						out.Write(appendSurrogate(make([]byte, 0, 3), r))
+						continue
+					}
 					r = utf8.RuneError
 				}
-				out = utf8.AppendRune(out, r)
+				out.WriteRune(r)
 				continue
 			default: // '"', '\\', '/'
-				out = append(out, raw[i+1])
+				out.WriteByte(raw[i+1])
 			}
 			i += 2
 			continue
 		}
 		if c < utf8.RuneSelf {
-			out = append(out, c)
+			out.WriteByte(c)
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRune(raw[i:])
 		if r == utf8.RuneError && size == 1 {
-			out = utf8.AppendRune(out, utf8.RuneError)
+			out.WriteRune(utf8.RuneError)
 		} else {
-			out = append(out, raw[i:i+size]...)
+			out.Write(raw[i : i+size])
 		}
 		i += size
 	}
-	return out
 }
 
-// appendFixUTF8 appends run with each invalid UTF-8 byte replaced by
+// writeFixUTF8 writes run to out with each invalid UTF-8 byte replaced by
 // U+FFFD (encoding/json's rule).
-func appendFixUTF8(out, run []byte) []byte {
+func writeFixUTF8(out *strings.Builder, run []byte) {
 	for i := 0; i < len(run); {
 		r, size := utf8.DecodeRune(run[i:])
 		if r == utf8.RuneError && size == 1 {
-			out = utf8.AppendRune(out, utf8.RuneError)
+			out.WriteRune(utf8.RuneError)
 		} else {
-			out = append(out, run[i:i+size]...)
+			out.Write(run[i : i+size])
 		}
 		i += size
 	}
-	return out
 }
 
 func hex4(b []byte) rune {
@@ -447,7 +496,7 @@ func (d *decoder) object(depth int, fn func(key []byte) error) error {
 		}
 		key := raw
 		if esc {
-			key = []byte(unquote(raw, true))
+			key = []byte(unquote(raw, true, false))
 		}
 		if d.peek() != ':' {
 			return errSyntax
@@ -477,6 +526,16 @@ func (d *decoder) optStr() (string, bool, error) {
 		return "", false, err
 	}
 	s, err := d.str()
+	return s, err == nil, err
+}
+
+// optText is optStr for a text body (decoder.text).
+func (d *decoder) optText() (string, bool, error) {
+	if d.peek() != '"' {
+		_, err := d.skip()
+		return "", false, err
+	}
+	s, err := d.text()
 	return s, err == nil, err
 }
 

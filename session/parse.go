@@ -47,14 +47,16 @@ type Parser struct {
 	LastV1ID  string  // v1 files: id of the previous entry (the implicit parent)
 	LookupSeq func(seq int) (string, bool)
 	// Scratch, when set, makes the Decoded that ParseLine returns
-	// transient: its strings may alias line and *Scratch, which the next
-	// call reuses (it starts by truncating *Scratch), so the caller must be
-	// done with it (and with line) before parsing the next line. The
-	// returned *Entry is reused by the next call too (copy the value to
-	// keep it); its strings and the Header never alias line or *Scratch. For the indexer, which renders each
-	// line before the next: decoded strings are then not allocated one by
-	// one (they were half the bytes allocated while indexing).
-	Scratch *[]byte
+	// transient: the Decoded, its Message and its Parts array are reused
+	// by the next call, so the caller must be done with them before
+	// parsing the next line; their strings are carved from *Scratch's
+	// chunks, never written again (a string kept stays valid, but pins
+	// its chunk: clone a short one). The returned *Entry is reused by the
+	// next call too (copy the value to keep it); its strings and the
+	// Header are copies of their own. For the indexer, which renders each
+	// line before the next: decoded strings are then not allocated one
+	// by one (they were half the bytes allocated while indexing).
+	Scratch *StringChunks
 	ent     Entry   // with Scratch: the Entry ParseLine returns, reused for each line
 	dec     Decoded // with Scratch: the Decoded ParseLine returns, reused for each line
 	// TreeOnly makes ParseLine return the Entry only as the tree needs it
@@ -97,7 +99,6 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 	}
 	var f *lineFields
 	if p.Scratch != nil {
-		*p.Scratch = (*p.Scratch)[:0]
 		// Transient: the fields of the previous line are done with too.
 		if p.lf == nil {
 			p.lf = &lineFields{}
@@ -229,8 +230,9 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 	return e, d, SkipNone
 }
 
-// own returns s as the Entry keeps it: a copy when s may alias a buffer
-// (Parser.Scratch).
+// own returns s as the Entry keeps it: a copy of its own when s is carved
+// from the parser's chunks (Parser.Scratch), which a kept Entry would
+// otherwise pin.
 func (p *Parser) own(s string) string {
 	if p.Scratch == nil {
 		return s

@@ -49,7 +49,7 @@ func TestTreeReuse(t *testing.T) {
 	for i, e := range es {
 		tr.Add(e)
 		alone := treeOf(h, es[:i+1])
-		if &tr.Entries[0] != &base.Entries[0] {
+		if !tr.SharesEntries(base) {
 			t.Fatalf("after %d entries the tree no longer shares base's entries", i+1)
 		}
 		if tr.Len() != i+1 {
@@ -103,11 +103,11 @@ func TestTreeReuseDiverges(t *testing.T) {
 	for _, e := range fed {
 		tr.Add(e)
 	}
-	if tr.Reusing() || &tr.Entries[0] == &base.Entries[0] {
+	if tr.Reusing() || tr.SharesEntries(base) {
 		t.Fatal("the tree still shares base after a different entry")
 	}
 	alone := treeOf(h, fed)
-	if !reflect.DeepEqual(tr.Entries, alone.Entries) {
+	if !reflect.DeepEqual(tr.Entries(), alone.Entries()) {
 		t.Errorf("entries differ from a tree built alone")
 	}
 	for _, id := range []string{"e4", "e5", "x5", "e7"} {
@@ -117,7 +117,7 @@ func TestTreeReuseDiverges(t *testing.T) {
 			t.Errorf("Lookup(%s) = %d %v, want %d %v", id, g, gok, w, wok)
 		}
 	}
-	if s, ok := base.Lookup("e5"); !ok || s != 5 || base.Entries[5].ID != "e5" {
+	if s, ok := base.Lookup("e5"); !ok || s != 5 || base.ID(5) != "e5" {
 		t.Errorf("base changed: Lookup(e5) = %d %v", s, ok)
 	}
 	// Reuse does nothing for another header or a base with a repeated id.

@@ -59,7 +59,7 @@ func TestPiTreeFixtures(t *testing.T) {
 				t.Errorf("entries = %d, want %d", got, want.EntryCount)
 			}
 			byType := map[string]int{}
-			for _, e := range tree.Entries {
+			for _, e := range tree.All() {
 				byType[e.Type]++
 			}
 			if d := cmp.Diff(want.EntryCountByType, byType); d != "" {
@@ -71,14 +71,14 @@ func TestPiTreeFixtures(t *testing.T) {
 			}
 			var ids []string
 			for _, s := range branch {
-				ids = append(ids, tree.Entries[s].ID)
+				ids = append(ids, tree.ID(s))
 			}
 			if d := cmp.Diff(want.ActiveBranchIDs, ids); d != "" {
 				t.Errorf("active branch (-want +got):\n%s", d)
 			}
 			var gotCtx, wantCtx []string
 			for _, s := range tree.ContextEntriesUnder(branch, RulesPi085) {
-				gotCtx = append(gotCtx, tree.Entries[s].ID+":"+ContextRole(&tree.Entries[s]))
+				gotCtx = append(gotCtx, tree.ID(s)+":"+ContextRole(new(tree.Entry(s))))
 			}
 			for _, m := range want.ContextMessages {
 				wantCtx = append(wantCtx, m.EntryID+":"+m.Role)
@@ -87,7 +87,7 @@ func TestPiTreeFixtures(t *testing.T) {
 				t.Errorf("context (-want +got):\n%s", d)
 			}
 			var gotWin []string
-			for _, e := range tree.Entries {
+			for _, e := range tree.All() {
 				if e.IsBoundary() {
 					gotWin = append(gotWin, e.ID+"="+e.Window.CurrentWindowID)
 				}
@@ -143,7 +143,7 @@ func TestRealSessions(t *testing.T) {
 				t.Errorf("invalid lines = %d, want %d", st.Skipped[SkipInvalidJSON], c.skipped)
 			}
 			n := 0
-			for _, e := range tree.Entries {
+			for _, e := range tree.All() {
 				if e.Type == TypeCompaction {
 					n++
 					if e.FirstKeptEntryID() == "" {
@@ -181,7 +181,7 @@ func TestV1Mapping(t *testing.T) {
 		t.Errorf("skipped = %v", st.Skipped)
 	}
 	got := []string{}
-	for _, e := range tree.Entries {
+	for _, e := range tree.All() {
 		got = append(got, e.ID+"<"+e.ParentID+":"+e.Role+":"+e.FirstKeptEntryID())
 	}
 	want := []string{
@@ -198,7 +198,7 @@ func TestV1Mapping(t *testing.T) {
 	ctx := tree.ContextEntriesUnder(branch, RulesPi085)
 	var roles []string
 	for _, s := range ctx {
-		roles = append(roles, ContextRole(&tree.Entries[s]))
+		roles = append(roles, ContextRole(new(tree.Entry(s))))
 	}
 	if d := cmp.Diff([]string{"compactionSummary", "custom", "assistant"}, roles); d != "" {
 		t.Errorf("context roles (-want +got):\n%s", d)
@@ -230,8 +230,8 @@ func TestInFlightAndLongLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tree.Len() != 1 || tree.Entries[0].ID != "a" {
-		t.Fatalf("entries = %+v", tree.Entries)
+	if tree.Len() != 1 || tree.ID(0) != "a" {
+		t.Fatalf("entries = %+v", tree.Entries())
 	}
 	if st.Skipped[SkipTooLong] != 1 {
 		t.Errorf("too long = %v", st.Skipped)
@@ -243,7 +243,7 @@ func TestInFlightAndLongLines(t *testing.T) {
 	// With the default cap the 3 MiB line is an entry.
 	var p2 Parser
 	tree2, _, _, _ := Feed(bytes.NewReader([]byte(src)), &p2, nil, 0, -1, 0, nil)
-	if tree2.Len() != 2 || tree2.Entries[1].Length != len(long) {
+	if tree2.Len() != 2 || tree2.Entry(1).Length != len(long) {
 		t.Errorf("entries = %d", tree2.Len())
 	}
 }
@@ -278,7 +278,7 @@ func TestMistypedFieldsKept(t *testing.T) {
 	}
 	var got []string
 	for _, s := range tree.ContextEntriesUnder(branch, RulesPi085) {
-		got = append(got, tree.Entries[s].ID+":"+ContextRole(&tree.Entries[s]))
+		got = append(got, tree.ID(s)+":"+ContextRole(new(tree.Entry(s))))
 	}
 	want := []string{"a6:compactionSummary", "a4:toolResult", "a5:user", "a7:assistant"}
 	if d := cmp.Diff(want, got); d != "" {
@@ -360,7 +360,7 @@ func TestProjectNestedCompaction(t *testing.T) {
 	} {
 		var out []string
 		for _, m := range tree.Project(branch, r) {
-			out = append(out, tree.Entries[m.Seq].ID+":"+m.Role)
+			out = append(out, tree.ID(m.Seq)+":"+m.Role)
 		}
 		if got := strings.Join(out, " "); got != want {
 			t.Errorf("%s: %s\nwant %s", r, got, want)
@@ -403,9 +403,9 @@ func TestProjectRules(t *testing.T) {
 		}
 		var out []string
 		for _, m := range tree.Project(branch, r) {
-			s := tree.Entries[m.Seq].ID + ":" + m.Role
+			s := tree.ID(m.Seq) + ":" + m.Role
 			if m.EditSeq >= 0 {
-				s += "<" + tree.Entries[m.EditSeq].ID
+				s += "<" + tree.ID(m.EditSeq)
 			}
 			out = append(out, s)
 		}

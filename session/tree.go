@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"iter"
 	"os"
 	"slices"
 )
@@ -11,40 +12,35 @@ import (
 // repeat, the later entry wins (Map.set), exactly as Pi resolves parents.
 type Tree struct {
 	Header Header
-	// Entries are the entries in file order (Entries[i].Seq == i). Read
-	// only: their memory is not scanned by the garbage collector and what
-	// they point at is kept reachable by the tree (entrymem.go), so an
-	// entry is written only by Add; never append to Entries or assign
-	// to its elements (copy an Entry out to change it).
-	Entries []Entry
-	byID    idIndex
+	// tab holds the entries in file order, as rows the garbage collector
+	// does not scan (entrymem.go). Add is the only writer; Entry reads.
+	tab  entryTable
+	byID idIndex
 	// parents[i] is the Seq of entry i's parent as resolved when i was
 	// added (-1: root or missing). Valid for walking only while no id has
 	// been repeated (dupIDs false): a repeated id can re-point a parentId.
 	parents []int32
 	dupIDs  bool
-	// base, while set, is a tree whose first len(Entries) entries are
-	// exactly this tree's (Reuse): Entries and parents are prefixes of
-	// base's arrays and byID is base's index, read only up to
-	// len(Entries). Add extends the prefix while the entries it is given
-	// equal base's, and copies the prefix into arrays of its own at the
-	// first that does not.
+	// base, while set, is a tree whose first Len() entries are exactly
+	// this tree's (Reuse): tab's rows and parents are prefixes of base's
+	// arrays, tab shares base's arena and side tables, and byID is base's
+	// index, read only up to Len(). Add extends the prefix while the
+	// entries it is given equal base's, and copies the prefix into arrays
+	// of its own at the first that does not.
 	base *Tree
-	// mem keeps reachable what the entries point at: Entries is memory
-	// the garbage collector does not scan (entrymem.go).
-	mem treeMem
 	// lineage is the tree this one is a Snapshot of (nil: itself).
 	lineage *Tree
 }
 
 // Snapshot returns a read-only copy of t as it is now, safe to read
 // while Adds to t go on without any lock between them: an Add writes
-// only past the copy's length (Entries, parents, the string chunks) or
-// into new arrays, and the id index's slots are read and written
-// atomically, an id added later passed over by the copy's lookups (its
-// Seq is past the copy's length) and a repeated id given a new slot
-// array rather than overwriting a slot a copy reads. The copy must not be
-// added to. Snapshots of one tree share its Lineage.
+// only past the copy's length (rows, parents, side tables, the arena's
+// chunk list and chunk being written) or into new arrays, and the id
+// index's slots are read and written atomically, an id added later passed
+// over by the copy's lookups (its Seq is past the copy's length) and a
+// repeated id given a new slot array rather than overwriting a slot a copy
+// reads. The copy must not be added to. Snapshots of one tree share its
+// Lineage.
 func (t *Tree) Snapshot() *Tree {
 	t.byID.shared = true
 	c := *t
@@ -74,19 +70,21 @@ func NewTree(h Header) *Tree {
 // no second id index); the first entry that differs makes t copy its
 // prefix and go on alone. A tree of a file's first N entries read twice
 // (the tree preview of a cold index, then its full index) is so kept in
-// memory once. base must no longer be added to; it may still be read
-// (the caller serializes reads of base with Adds to t, as store does
-// under Session.mu). Reuse does nothing when t is not empty, when the
+// memory once. base must no longer be added to, nor be given to another
+// Reuse (t appends past base's length into base's arrays); it may still
+// be read (the caller serializes reads of base with Adds to t, as store
+// does under Session.mu). Reuse does nothing when t is not empty, when the
 // headers differ, or when base has a repeated id (its index then points
-// some ids past a prefix). Source of the need: docs/benchmarks.md (peak RSS ≤ 150
-// MiB indexing 1 GiB; two trees of a 1 GiB session peaked at 176 MiB).
+// some ids past a prefix). Source of the need: docs/benchmarks.md (peak
+// RSS ≤ 150 MiB indexing 1 GiB; two trees of a 1 GiB session peaked at
+// 176 MiB).
 func (t *Tree) Reuse(base *Tree) {
-	if base == nil || len(t.Entries) != 0 || t.base != nil || base.dupIDs || base.Header != t.Header || len(base.Entries) == 0 {
+	if base == nil || t.Len() != 0 || t.base != nil || base.dupIDs || base.Header != t.Header || base.Len() == 0 {
 		return
 	}
 	t.base = base
-	t.mem.held = base
-	t.Entries = base.Entries[:0]
+	t.tab = base.tab
+	t.tab.rows = base.tab.rows[:0]
 	t.parents = base.parents[:0]
 	base.byID.shared = true
 	t.byID = base.byID
@@ -95,54 +93,61 @@ func (t *Tree) Reuse(base *Tree) {
 // Reusing reports whether t is still a prefix of the tree given to Reuse.
 func (t *Tree) Reusing() bool { return t.base != nil }
 
+// SharesEntries reports whether t's entries are held in the memory of
+// o's (t a tree that took all of o's entries through Reuse, or a Snapshot
+// of one), rather than in a copy.
+func (t *Tree) SharesEntries(o *Tree) bool {
+	return t.Len() > 0 && o.Len() > 0 && &t.tab.rows[0] == &o.tab.rows[0]
+}
+
 // detach gives t arrays of its own holding its entries (a copy of its
 // prefix of base, strings included) and forgets base.
 func (t *Tree) detach() {
 	b := t.base
-	n := len(t.Entries)
-	t.base, t.mem = nil, treeMem{}
-	t.Entries, t.parents, t.byID = makeEntries(0, len(b.Entries)), make([]int32, 0, len(b.Entries)), idIndex{}
-	t.byID.grow(t.Entries, len(b.Entries))
+	n := t.Len()
+	t.base = nil
+	t.tab = entryTable{rows: make([]entryRow, 0, b.Len())}
+	t.parents, t.byID = make([]int32, 0, b.Len()), idIndex{}
+	t.byID.grow(&t.tab, b.Len())
 	for i := range n {
-		t.Add(b.Entries[i])
+		t.Add(b.Entry(i))
 	}
 }
 
-// Add appends e (whose Seq must equal len(t.Entries)).
+// Add appends e (whose Seq must equal Len()). The tree keeps copies of
+// e's strings and of what its Refs and Window point at.
 func (t *Tree) Add(e Entry) {
 	if b := t.base; b != nil {
-		n := len(t.Entries)
-		if n < len(b.Entries) && b.Entries[n].Same(&e) {
-			t.Entries = b.Entries[:n+1]
-			t.parents = b.parents[:n+1]
-			if n+1 == len(b.Entries) {
-				// All of base is t's: from here t appends past base's
-				// length (base never reads there) and its index may
-				// take new ids (base's lookups skip them).
-				t.base = nil
+		n := t.Len()
+		if n < b.Len() {
+			if be := b.Entry(n); be.Same(&e) {
+				t.tab.rows = b.tab.rows[:n+1]
+				t.parents = b.parents[:n+1]
+				if n+1 == b.Len() {
+					// All of base is t's: from here t appends past base's
+					// length (base never reads there) and its index may
+					// take new ids (base's lookups skip them).
+					t.base = nil
+					t.tab.own()
+				}
+				return
 			}
-			return
 		}
 		t.detach()
 	}
 	p := int32(-1)
-	shared := false
 	if e.ParentID != "" {
-		if i, ok := t.byID.get(t.Entries, e.ParentID); ok {
+		if i, ok := t.byID.get(&t.tab, e.ParentID); ok {
 			p = int32(i)
-			e.ParentID = t.Entries[i].ID // share the parent's id string
-			shared = true
 		} else {
 			// A parent that appears later in the file (never in files Pi
 			// writes) is resolved by id at walk time.
 			t.dupIDs = true
 		}
 	}
-	t.mem.own(&e, shared)
-	t.Entries = growEntries(t.Entries, 1, false)
-	t.Entries = append(t.Entries, e)
+	t.tab.add(&e, int(p))
 	t.parents = append(t.parents, p)
-	if t.byID.put(t.Entries, e.ID, len(t.Entries)-1) {
+	if t.byID.put(&t.tab, e.ID, t.Len()-1) {
 		t.dupIDs = true
 	}
 }
@@ -155,42 +160,84 @@ func (t *Tree) Grow(n int) {
 	if t.base != nil {
 		return // base's arrays are sized already
 	}
-	t.Entries = growEntries(t.Entries, n, true)
+	t.tab.rows = slices.Grow(t.tab.rows, n)
 	t.parents = slices.Grow(t.parents, n)
-	t.byID.grow(t.Entries, len(t.Entries)+n)
+	t.byID.grow(&t.tab, t.Len()+n)
 }
 
 // Len is the number of entries.
-func (t *Tree) Len() int { return len(t.Entries) }
+func (t *Tree) Len() int { return t.tab.len() }
+
+// Entry returns the entry at seq (0 ≤ seq < Len(); it panics otherwise).
+// Its strings share the tree's memory; its Refs and Window point at the
+// tree's copies: read them, never write through them.
+func (t *Tree) Entry(seq int) Entry { return t.tab.entry(seq) }
+
+// All yields every entry in file order with its Seq (for i, e := range
+// t.All()); see Entry.
+func (t *Tree) All() iter.Seq2[int, Entry] {
+	return func(yield func(int, Entry) bool) {
+		for i := range t.Len() {
+			if !yield(i, t.Entry(i)) {
+				return
+			}
+		}
+	}
+}
+
+// Entries returns every entry in file order, in a new slice (Len()
+// Entry values: for tests and tools; a reader of a few entries uses
+// Entry or All).
+func (t *Tree) Entries() []Entry {
+	out := make([]Entry, 0, t.Len())
+	for _, e := range t.All() {
+		out = append(out, e)
+	}
+	return out
+}
+
+// ID is Entry(seq).ID, without building the rest of the entry.
+func (t *Tree) ID(seq int) string { return t.tab.id(seq) }
+
+// ParentID is Entry(seq).ParentID, without building the rest of the
+// entry.
+func (t *Tree) ParentID(seq int) string { return t.tab.strs.get(t.tab.rows[seq].parentID) }
+
+// Type is Entry(seq).Type, without building the rest of the entry.
+func (t *Tree) Type(seq int) string { return t.tab.strs.get(t.tab.rows[seq].typ) }
+
+// role is Entry(seq).Role.
+func (t *Tree) role(seq int) string { return t.tab.strs.get(t.tab.rows[seq].role) }
 
 // Lookup returns the Seq of the entry with id, as Pi's byId.get would.
 func (t *Tree) Lookup(id string) (int, bool) {
-	return t.byID.get(t.Entries, id)
+	return t.byID.get(&t.tab, id)
 }
 
 // Get returns the entry with id, or nil.
 func (t *Tree) Get(id string) *Entry {
-	if i, ok := t.byID.get(t.Entries, id); ok {
-		return &t.Entries[i]
+	if i, ok := t.byID.get(&t.tab, id); ok {
+		e := t.Entry(i)
+		return &e
 	}
 	return nil
 }
 
 // IDAt returns the id of the entry at seq (for v1 firstKeptEntryIndex mapping).
 func (t *Tree) IDAt(seq int) (string, bool) {
-	if seq < 0 || seq >= len(t.Entries) {
+	if seq < 0 || seq >= t.Len() {
 		return "", false
 	}
-	return t.Entries[seq].ID, true
+	return t.ID(seq), true
 }
 
 // Leaf is Pi's default leaf: the id of the last entry in file order ("" for
 // a header-only file). Source: session-manager.js _buildIndex.
 func (t *Tree) Leaf() string {
-	if len(t.Entries) == 0 {
+	if t.Len() == 0 {
 		return ""
 	}
-	return t.Entries[len(t.Entries)-1].ID
+	return t.ID(t.Len() - 1)
 }
 
 // walkByID walks parentIds from the entry at cur, resolving each by id
@@ -200,16 +247,16 @@ func (t *Tree) Leaf() string {
 // 8 to 10 times slower to answer, docs/security.md): a walk longer than
 // the tree has met a cycle, reported with ok false.
 func (t *Tree) walkByID(cur int) (seqs []int, ok bool) {
-	for n := len(t.Entries); ; {
+	for n := t.Len(); ; {
 		if len(seqs) == n {
 			return seqs, false
 		}
 		seqs = append(seqs, cur)
-		p := t.Entries[cur].ParentID
+		p := t.ParentID(cur)
 		if p == "" {
 			return seqs, true
 		}
-		next, found := t.byID.get(t.Entries, p)
+		next, found := t.byID.get(&t.tab, p)
 		if !found {
 			return seqs, true
 		}
@@ -236,7 +283,7 @@ func (t *Tree) Branch(leafID string) (seqs []int, cycle bool, err error) {
 			return nil, false, nil
 		}
 	}
-	cur, ok := t.byID.get(t.Entries, leafID)
+	cur, ok := t.byID.get(&t.tab, leafID)
 	if !ok {
 		return nil, false, &ErrUnknownLeaf{LeafID: leafID}
 	}
@@ -258,11 +305,11 @@ func (t *Tree) Branch(leafID string) (seqs []int, cycle bool, err error) {
 			}
 			seen[cur] = struct{}{}
 			seqs = append(seqs, cur)
-			p := t.Entries[cur].ParentID
+			p := t.ParentID(cur)
 			if p == "" {
 				break
 			}
-			next, ok := t.byID.get(t.Entries, p)
+			next, ok := t.byID.get(&t.tab, p)
 			if !ok {
 				break
 			}
@@ -344,23 +391,22 @@ type ContextMessage struct {
 func (t *Tree) Project(branch []int, r Rules) []ContextMessage {
 	last := -1
 	for i, s := range branch {
-		if t.Entries[s].Type == TypeCompaction {
+		if t.Type(s) == TypeCompaction {
 			last = i
 		}
 	}
 	v086, v16 := r >= RulesPi086, r >= RulesPi16
 	sel := branch
 	if last >= 0 {
-		comp := &t.Entries[branch[last]]
+		comp := t.Entry(branch[last])
 		sel = make([]int, 0, len(branch)-last)
 		sel = append(sel, branch[last])
 		found := false
 		for _, s := range branch[:last] {
-			e := &t.Entries[s]
-			if !found && e.ID == comp.FirstKeptEntryID() {
+			if !found && t.ID(s) == comp.FirstKeptEntryID() {
 				found = true
 			}
-			if found && !(v086 && e.Type == TypeMessage && e.Role == RoleSystem) {
+			if found && !(v086 && t.Type(s) == TypeMessage && t.role(s) == RoleSystem) {
 				sel = append(sel, s)
 			}
 		}
@@ -369,32 +415,34 @@ func (t *Tree) Project(branch []int, r Rules) []ContextMessage {
 	var edits map[string]int // target id → seq of the edit that applies
 	if v16 {
 		for _, s := range sel {
-			if e := &t.Entries[s]; e.Type == TypeContextEdit && e.Edit != EditNone {
+			if t.tab.rows[s].edit != EditNone && t.Type(s) == TypeContextEdit {
 				if edits == nil {
 					edits = make(map[string]int)
 				}
-				edits[e.TargetID()] = s
+				edits[t.Entry(s).TargetID()] = s
 			}
 		}
 	}
 	out := make([]ContextMessage, 0, len(sel))
 	for i, s := range sel {
-		e := &t.Entries[s]
-		if v16 && e.Type == TypeCompaction && i > 0 {
+		row, typ := &t.tab.rows[s], t.Type(s)
+		if v16 && typ == TypeCompaction && i > 0 {
 			continue
 		}
-		role := ContextRole(e)
+		role := contextRole(typ, t.role(s), row.flags&flagEmptySummary != 0)
 		if role == "" {
 			continue
 		}
 		edit := -1
-		if es, ok := edits[e.ID]; ok {
-			if t.Entries[es].Edit == EditOmit {
-				continue
+		if edits != nil {
+			if es, ok := edits[t.ID(s)]; ok {
+				if t.tab.rows[es].edit == EditOmit {
+					continue
+				}
+				edit = es
 			}
-			edit = es
 		}
-		if v086 && e.Type == TypeCompaction && e.SystemMessage {
+		if v086 && typ == TypeCompaction && row.flags&flagSystemMessage != 0 {
 			out = append(out, ContextMessage{Seq: s, Role: RoleSystem, EditSeq: -1})
 		}
 		m := ContextMessage{Seq: s, Role: role, EditSeq: -1}
@@ -502,16 +550,21 @@ func semverCore(version string) ([3]int, bool) {
 // "custom" for custom_message, "branchSummary" for a branch summary with a
 // non-empty summary, "compactionSummary" for a compaction.
 func ContextRole(e *Entry) string {
-	switch e.Type {
+	return contextRole(e.Type, e.Role, e.EmptySummary)
+}
+
+// contextRole is ContextRole of an entry's Type, Role and EmptySummary.
+func contextRole(typ, role string, emptySummary bool) string {
+	switch typ {
 	case TypeMessage:
-		if e.Role == "" {
+		if role == "" {
 			return RoleUnknown
 		}
-		return e.Role
+		return role
 	case TypeCustomMessage:
 		return RoleCustom
 	case TypeBranchSummary:
-		if e.EmptySummary {
+		if emptySummary {
 			return ""
 		}
 		return RoleBranchSummary
@@ -596,7 +649,7 @@ func Feed(r interface {
 		}
 		t.Add(*e)
 		if fn != nil {
-			return fn(&t.Entries[len(t.Entries)-1], d)
+			return fn(e, d)
 		}
 		return nil
 	})

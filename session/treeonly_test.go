@@ -37,7 +37,7 @@ func TestTreeOnlyParsesTheSameEntries(t *testing.T) {
 		``,
 	}
 	full, tree := Parser{}, Parser{TreeOnly: true}
-	var scratch []byte
+	var scratch StringChunks
 	tree.Scratch = &scratch
 	n := 0
 	for i, l := range lines {

@@ -29,8 +29,8 @@ func (v *View) DecodeEach(seqs []int, fn func(seq int, e *session.Entry, d *sess
 	h := v.Tree.Header
 	dc := &v.s.decoded
 	for _, seq := range seqs {
-		e := &v.Tree.Entries[seq]
-		if c, ok := dc.get(seq, e); ok {
+		e := v.Tree.Entry(seq)
+		if c, ok := dc.get(seq, &e); ok {
 			if err := fn(seq, c.e, c.d); err != nil {
 				return err
 			}
@@ -45,7 +45,7 @@ func (v *View) DecodeEach(seqs []int, fn func(seq int, e *session.Entry, d *sess
 		if skip != session.SkipNone || got == nil || got.ID != e.ID {
 			return ErrFileChanged
 		}
-		dc.put(seq, e, decodedEntry{e: got, d: d})
+		dc.put(seq, &e, decodedEntry{e: got, d: d})
 		if err := fn(seq, got, d); err != nil {
 			return err
 		}

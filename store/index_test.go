@@ -82,7 +82,7 @@ func snap(tb testing.TB, s *Session) snapshot {
 			return nil
 		}
 		out.Header = v.Tree.Header
-		out.Entries = append([]session.Entry(nil), v.Tree.Entries...)
+		out.Entries = v.Tree.Entries()
 		out.Items = append([]ItemMeta(nil), v.Items...)
 		out.Stats = v.Stats
 		out.Bytes = v.Bytes

@@ -156,7 +156,7 @@ func (s *Session) buildPreview(ctx context.Context, f *os.File, fi os.FileInfo) 
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		p.dev, p.ino = uint64(st.Dev), uint64(st.Ino)
 	}
-	var scratch []byte
+	var scratch session.StringChunks
 	var tree *session.Tree
 	ps := session.Parser{TreeOnly: true, Scratch: &scratch}
 	ps.LookupSeq = func(seq int) (string, bool) {

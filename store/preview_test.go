@@ -60,7 +60,7 @@ func TestTreePreview(t *testing.T) {
 				t.Errorf("%s: tree view has %d items before the background index, want the preview's 0", s.Path(), len(v.Items))
 			}
 			got.Header, got.Stats, got.Bytes = v.Tree.Header, v.Stats, v.Bytes
-			got.Entries = append([]session.Entry(nil), v.Tree.Entries...)
+			got.Entries = v.Tree.Entries()
 			return nil
 		}); err != nil {
 			t.Fatal(err)
@@ -170,7 +170,7 @@ func TestTreePreviewTreeReused(t *testing.T) {
 		t.Errorf("two phases (-one phase +two phases):\n%s", d)
 	}
 	if err := s.Read(func(v *View) error {
-		if &v.Tree.Entries[0] != &pt.Entries[0] || v.Tree.Reusing() {
+		if !v.Tree.SharesEntries(pt) || v.Tree.Reusing() {
 			t.Errorf("the full index built its own entries (reusing %v) instead of keeping the preview's", v.Tree.Reusing())
 		}
 		return nil
@@ -196,7 +196,7 @@ func TestTreePreviewFileRewritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, pt, release := treePreviewOf(t, root)
-	mid := pt.Entries[pt.Len()/2]
+	mid := pt.Entry(pt.Len() / 2)
 	changed := bytes.Clone(orig)
 	line := changed[mid.Offset : mid.Offset+int64(mid.Length)]
 	i := bytes.Index(line, []byte(`"id":"`+mid.ID+`"`))
@@ -218,11 +218,11 @@ func TestTreePreviewFileRewritten(t *testing.T) {
 	if d := cmp.Diff(want, snap(t, s)); d != "" {
 		t.Errorf("after a rewrite between the phases (-one phase +two phases):\n%s", d)
 	}
-	if pt.Entries[mid.Seq].ID != mid.ID {
+	if pt.ID(mid.Seq) != mid.ID {
 		t.Error("the preview's tree was changed")
 	}
 	if err := s.Read(func(v *View) error {
-		if v.Tree.Reusing() || &v.Tree.Entries[0] == &pt.Entries[0] {
+		if v.Tree.Reusing() || v.Tree.SharesEntries(pt) {
 			t.Error("the full index's tree still shares the preview's after a changed entry")
 		}
 		return nil

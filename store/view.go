@@ -53,7 +53,7 @@ func (v *View) Ref(seq int, windowID string) (history.ItemRef, bool) {
 	if !im.IsItem {
 		return history.ItemRef{}, false
 	}
-	e := &v.Tree.Entries[seq]
+	e := v.Tree.Entry(seq)
 	return history.ItemRef{WindowID: windowID, ItemID: e.ID, Role: v.Name(im.Role), ToolName: v.Name(im.ToolName),
 		ToolNamespace: v.Name(im.ToolNamespace), Summary: im.Summary, Chars: int(im.Chars), Key: int64(seq),
 		BashExecution: e.Type == session.TypeMessage && e.Role == session.RoleBashExecution}, true
@@ -90,11 +90,11 @@ func (v *View) Refs(scope []int, rules session.Rules) history.RefFunc {
 	}
 	var edits map[string]int
 	for _, s := range scope {
-		if v.Tree.Entries[s].Type == session.TypeContextEdit && v.Items[s].Edit != session.EditNone {
+		if v.Tree.Type(s) == session.TypeContextEdit && v.Items[s].Edit != session.EditNone {
 			if edits == nil {
 				edits = make(map[string]int)
 			}
-			edits[v.Tree.Entries[s].TargetID()] = s
+			edits[v.Tree.Entry(s).TargetID()] = s
 		}
 	}
 	if edits == nil {
@@ -105,7 +105,7 @@ func (v *View) Refs(scope []int, rules session.Rules) history.RefFunc {
 		if !ok {
 			return r, false
 		}
-		e := &v.Tree.Entries[seq]
+		e := v.Tree.Entry(seq)
 		es, edited := edits[e.ID]
 		if !edited {
 			return r, true
@@ -133,7 +133,7 @@ var ErrFileChanged = errors.New("the session file changed since it was indexed; 
 
 // Decode reads the entry at seq from the JSONL file and decodes it.
 func (v *View) Decode(seq int) (*session.Entry, *session.Decoded, error) {
-	e := &v.Tree.Entries[seq]
+	e := v.Tree.Entry(seq)
 	// The file is opened confined to the sessions directory: a file
 	// deleted, or swapped for a symlink leading out, since the last sync
 	// fails cleanly as a changed file.
@@ -248,8 +248,8 @@ var cutPool = sync.Pool{New: func() any { b := make([]byte, cutBuf); return &b }
 
 // cut returns the code points [off, off+n) of the item's text (n < 0: to
 // the end; off < 0 counts as 0). Code points are counted as
-// utf8.DecodeRune steps them (an invalid byte is one), the rule that gives
-// ItemMeta.Chars.
+// session.CharWidth steps them (an invalid byte is one, a lone surrogate
+// one), the rule that gives ItemMeta.Chars.
 func (t viewTexts) cut(im ItemMeta, off, n int) (string, error) {
 	off = max(off, 0)
 	size := int(im.TextLen)
@@ -343,8 +343,7 @@ func advance(b []byte, n int, final bool) (int, int) {
 		if b[i] < utf8.RuneSelf {
 			i++
 		} else {
-			_, w := utf8.DecodeRune(b[i:])
-			i += w
+			i += session.CharWidth(b[i:])
 		}
 		c++
 	}
@@ -355,16 +354,14 @@ func advance(b []byte, n int, final bool) (int, int) {
 func cutChars(b []byte, off, n int) string {
 	i := 0
 	for c := 0; c < off && i < len(b); c++ {
-		_, sz := utf8.DecodeRune(b[i:])
-		i += sz
+		i += session.CharWidth(b[i:])
 	}
 	if n < 0 {
 		return string(b[i:])
 	}
 	j := i
 	for c := 0; c < n && j < len(b); c++ {
-		_, sz := utf8.DecodeRune(b[j:])
-		j += sz
+		j += session.CharWidth(b[j:])
 	}
 	return string(b[i:j])
 }

@@ -227,7 +227,9 @@ func runInspect(cmd command, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet(cmd, stderr)
 	tree := fs.Bool("tree", false, "draw the entry tree: active path (*), branches, windows and boundaries, archives with their summaries, invalid manifests with reasons, labels")
 	expand := fs.Bool("expand", false, "with --tree: draw every entry instead of collapsing runs of ordinary entries")
-	maxLine := fs.Int("max-line-bytes", session.DefaultMaxLineBytes, "longest JSONL line read, in bytes; longer lines are skipped and reported")
+	var maxLineBytes int
+	maxLine := &maxLineBytes
+	sizeVar(fs, maxLine, "max-line-bytes", session.DefaultMaxLineBytes, "longest JSONL line read, in bytes or with a unit (64MiB); longer lines are skipped and reported")
 	if err := parseArgs(fs, args, stdout); err != nil {
 		return err
 	}

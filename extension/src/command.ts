@@ -3,6 +3,8 @@
 // null or missing fields: an older contextd answered GET …/rollovers with
 // `null` for a session without rollovers) and Pi's own view of the branch.
 // index.ts runs the requests and Pi's API calls these functions plan.
+import type { components } from "./generated/contextd.ts";
+import { prefixed } from "./notify.ts";
 import { type ResetEntry, resetLogLines } from "./quality.ts";
 
 /** The /contextd subcommands, in the order help and completion list them, each with its one-line description. */
@@ -67,16 +69,12 @@ export function helpLines(): string[] {
 	return SUBCOMMANDS.map((s) => `/contextd ${s.value}${s.value === "mode" ? " local|tree|off" : ""}: ${s.description}`);
 }
 
-/** GET /v1/sessions/{id} (fields used here; any may be missing or null). */
-export interface SessionAnswer {
-	state?: string;
-	window?: { windowNumber?: number; currentWindowId?: string } | null;
-	archives?: number;
-	rollover?: { rollover_id?: string; state?: string; mode?: string } | null;
-	incomplete_rollover?: { rollover_id?: string; state?: string; summary_entry_id?: string; missing?: string[] | null } | null;
-	rollover_loop?: { windows?: number } | null;
-	problems?: { reason?: string; detail?: string; line?: number }[] | null;
-}
+/**
+ * GET /v1/sessions/{id}: the generated OpenAPI type (CoordinatorSessionState).
+ * The functions here still read every field as possibly missing or null:
+ * an older contextd left some out.
+ */
+export type SessionAnswer = components["schemas"]["CoordinatorSessionState"];
 
 /** What /contextd status reports on: the session's mode and contextd's connection, health and session answer. */
 export interface StatusInput {
@@ -104,7 +102,7 @@ export interface StatusInput {
 export function statusLines(s: StatusInput): string[] {
 	const lines = [`contextd mode: ${s.mode}`];
 	if (!s.url) {
-		lines.push(`contextd: ${s.unavailable ?? "not connected"}`);
+		lines.push(prefixed(s.unavailable ?? "not connected"));
 	} else {
 		lines.push(`contextd: ${s.url} (${s.healthy ? "healthy" : "not answering /healthz; start it with `contextd serve`, then /reload"})`);
 	}

@@ -16,7 +16,7 @@ import { installLocal } from "./modes/local.ts";
 import { installOff } from "./modes/off.ts";
 import { installRemote } from "./modes/remote.ts";
 import { installTree } from "./modes/tree.ts";
-import { notify } from "./notify.ts";
+import { notify, prefixed } from "./notify.ts";
 import type { Say } from "./session.ts";
 import { type Mode, resolveSettings, type Settings } from "./settings.ts";
 
@@ -47,7 +47,7 @@ export default function contextdExtension(pi: ExtensionAPI): void {
 	try {
 		settings = resolveSettings({ agentDir: getAgentDir(), env: process.env, flags: {} });
 	} catch (err) {
-		const msg = `contextd: ${(err as Error).message}; the extension is inactive`;
+		const msg = prefixed(`${(err as Error).message}; the extension is inactive`);
 		pi.on("session_start", async (_e, ctx) => notify(ctx, msg, "error"));
 		return;
 	}

@@ -5,6 +5,7 @@
 // its own onRegistered.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Host } from "./host.ts";
+import { prefixed } from "./notify.ts";
 import type { SessionSlot, SessionState } from "./session.ts";
 import { type Problem, warnConcurrentWriters } from "./writers.ts";
 
@@ -22,7 +23,7 @@ export function installLifecycle(host: Host, slot: SessionSlot, onRegistered: (s
 		const s = slot.start(ctx);
 		if (!s.file) {
 			s.unavailable = NO_SESSION_FILE;
-			host.notify(ctx, `contextd: ${s.unavailable}`, "error");
+			host.notify(ctx, prefixed(s.unavailable), "error");
 			return;
 		}
 		try {
@@ -39,7 +40,7 @@ export function installLifecycle(host: Host, slot: SessionSlot, onRegistered: (s
 			await onRegistered(s, ctx);
 		} catch (err) {
 			s.unavailable = (err as Error).message;
-			host.notify(ctx, `contextd: ${s.unavailable}`, "error");
+			host.notify(ctx, prefixed(s.unavailable), "error");
 		}
 	});
 	pi.on("session_shutdown", async () => {

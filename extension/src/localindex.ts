@@ -6,6 +6,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { branchIdentity, ctxLeafBody } from "./branch.ts";
 import { type Host, text } from "./host.ts";
 import type { Result } from "./client.ts";
+import { prefixed } from "./notify.ts";
 import { withBoundary } from "./compaction.ts";
 import { applyProjection } from "./projection.ts";
 import { contextRemaining, contextRemainingAfterRollover, deliveredThresholds, dueReminder, guardDecision, reminderMessage } from "./quality.ts";
@@ -45,7 +46,7 @@ export async function ensureWindow(host: Host, slot: SessionSlot, s: SessionStat
 /** /contextd finish (Local and Tree): finishes an interrupted rollover (ensureWindow) and says what was appended, in one sentence. */
 export async function finishRollover(host: Host, slot: SessionSlot, ctx: ExtensionContext): Promise<string> {
 	const s = slot.current;
-	if (!s?.client) return `contextd: ${s?.unavailable ?? "contextd is not connected yet"}`;
+	if (!s?.client) return prefixed(s?.unavailable ?? "contextd is not connected yet");
 	try {
 		const ans = await ensureWindow(host, slot, s, ctx);
 		if (!ans) return "contextd: nothing to finish: this branch has a current window";
@@ -55,7 +56,7 @@ export async function finishRollover(host: Host, slot: SessionSlot, ctx: Extensi
 		}
 		return "contextd: this branch had no window; opened one";
 	} catch (err) {
-		return `contextd: ${(err as Error).message}`;
+		return prefixed((err as Error).message);
 	}
 }
 
@@ -66,7 +67,7 @@ export async function finishRollover(host: Host, slot: SessionSlot, ctx: Extensi
  */
 export function contextErrorStep(last: string, err: string | undefined): { last: string; notify?: string } {
 	if (err === undefined) return { last: "" };
-	const msg = `contextd: ${err}; this request is sent without context management`;
+	const msg = prefixed(`${err}; this request is sent without context management`);
 	return msg === last ? { last } : { last: msg, notify: msg };
 }
 
@@ -101,7 +102,7 @@ export function installLocalHooks(host: Host, slot: SessionSlot): void {
 			// A rollover whose summary Pi wrote after a reload is finished here.
 			if (plan?.finish?.length || plan?.rollover_id) host.notify(ctx, `contextd: ${FINISHED_FROM_FILE}`, "info");
 		} catch (err) {
-			host.notify(ctx, `contextd: ${(err as Error).message}`, "error");
+			host.notify(ctx, prefixed((err as Error).message), "error");
 		}
 	});
 
@@ -127,7 +128,7 @@ export function installLocalHooks(host: Host, slot: SessionSlot): void {
 			const messages = withBoundary(applyProjection(event.messages as never[], ans.projection), ctx.sessionManager.getBranch() as never[]);
 			return { messages: messages as typeof event.messages };
 		} catch (err) {
-			host.notify(ctx, `contextd: ${(err as Error).message}; the request was stopped`, "error");
+			host.notify(ctx, prefixed(`${(err as Error).message}; the request was stopped`), "error");
 			ctx.abort();
 			return;
 		}

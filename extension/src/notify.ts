@@ -18,3 +18,12 @@ export function notify(ctx: Pick<ExtensionContext, "hasUI" | "ui">, msg: string,
 	}
 	stderr.write(`${msg}\n`);
 }
+
+/**
+ * msg as one line that names contextd once: "contextd: " in front, unless
+ * msg already starts with the word contextd (the client's errors do:
+ * "contextd is not running …", "contextd 500: …").
+ */
+export function prefixed(msg: string): string {
+	return /^contextd\b/.test(msg) ? msg : `contextd: ${msg}`;
+}

@@ -6,8 +6,9 @@ import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { branchIdentity, ctxLeafBody } from "./branch.ts";
-import { completions, finishPlan, helpLines, logLines, parseCommand, type SessionAnswer, type StatusInput, statusLines, stillMissing } from "./command.ts";
+import { completions, finishPlan, helpLines, logLines, parseCommand, type StatusInput, statusLines, stillMissing } from "./command.ts";
 import type { Host } from "./host.ts";
+import { prefixed } from "./notify.ts";
 import { ensureWindow } from "./localindex.ts";
 import type { ResetEntry } from "./quality.ts";
 import type { PlannedEntry } from "./rollover.ts";
@@ -83,7 +84,7 @@ async function statusInput(host: Host, actions: CommandActions, s: SessionState 
 	if (!s || !c) return { ...base, unavailable: s?.unavailable ?? NOT_CONNECTED };
 	const out: StatusInput = { ...base, url: c.url, healthy: await host.healthy(c.url) };
 	try {
-		out.session = (await c.request("get-session", { path: s.params })) as SessionAnswer | null;
+		out.session = await c.request("get-session", { path: s.params });
 		if (actions.resetLog) out.log = (await c.request("rollover-log", { path: s.params }))?.rollovers ?? null;
 	} catch (err) {
 		out.sessionError = (err as Error).message;
@@ -95,7 +96,7 @@ async function statusInput(host: Host, actions: CommandActions, s: SessionState 
 async function finish(host: Host, slot: SessionSlot, actions: CommandActions, s: SessionState, ctx: ExtensionCommandContext): Promise<string[]> {
 	if (!actions.resetLog) return [`nothing to finish in ${host.settings.mode} mode`];
 	const c = s.need();
-	const plan = finishPlan((await c.request("get-session", { path: s.params })) as SessionAnswer | null);
+	const plan = finishPlan(await c.request("get-session", { path: s.params }));
 	const windowLine = () => `context window ${branchIdentity(ctx.sessionManager.getBranch())?.windowNumber ?? "?"} started`;
 	switch (plan.kind) {
 		case "nothing":
@@ -128,7 +129,7 @@ export function registerStatus(host: Host, slot: SessionSlot, actions: CommandAc
 		description: "contextd: status (default), new, mode local|tree|off, finish, log, help",
 		getArgumentCompletions: (prefix) => completions(prefix),
 		handler: async (args, ctx) => {
-			const lines = await runCommand(host, slot, actions, args, ctx).catch((err: unknown) => [`contextd: ${(err as Error).message}`]);
+			const lines = await runCommand(host, slot, actions, args, ctx).catch((err: unknown) => [prefixed((err as Error).message)]);
 			if (lines.length === 0) return; // nothing to say, or the extension reloaded (/contextd mode) and ctx is stale
 			host.notify(ctx, lines.join("\n"), "info");
 			view?.refresh(ctx);

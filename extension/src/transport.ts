@@ -82,7 +82,9 @@ export function isLoopbackHost(host: string): boolean {
 
 /**
  * Parses an address of contextd: unix:/absolute/path, or http://HOST:PORT
- * with a loopback HOST (no user info, path, query or fragment). source
+ * with a loopback HOST (no user info, path, query or fragment); an
+ * address without a scheme (localhost:7467) is refused saying to add
+ * http://. source
  * names where it came from, for the error. Errors: a ContextdError saying
  * what to write instead.
  */
@@ -91,6 +93,10 @@ export function parseEndpoint(raw: string, source: string): Endpoint {
 		const path = raw.slice("unix:".length).replace(/^\/\/(?=\/)/, "");
 		if (!isAbsolute(path)) throw new ContextdError(`${source} ${JSON.stringify(raw)}: a unix: address needs an absolute path, like unix:/home/me/.pi/agent/contextd/contextd.sock`);
 		return { socketPath: path, label: `unix:${path}` };
+	}
+	if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
+		// "localhost:7467" parses as a URL of scheme "localhost:", "127.0.0.1:7467" not at all.
+		throw new ContextdError(`${source} ${JSON.stringify(raw)} has no http://; write it with one: http://${raw.replace(/^\/+/, "")}`);
 	}
 	let u: URL;
 	try {

@@ -3,8 +3,11 @@
 // null and missing fields a fresh session or an older contextd gives.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { completions, finishPlan, logLines, parseCommand, type StatusInput, statusLines, stillMissing } from "../src/command.ts";
+import { completions, finishPlan, logLines, parseCommand, type SessionAnswer, type StatusInput, statusLines, stillMissing } from "../src/command.ts";
 import { statusLine } from "../src/statusline.ts";
+
+/** Some fields of GET /v1/sessions/{id}, as an older contextd answered (any may be missing or null): the command must cope. */
+const older = (fields: object): SessionAnswer => fields as unknown as SessionAnswer;
 
 test("parse: no argument is status; subcommands; mode takes local, tree or off", () => {
 	assert.deepEqual(parseCommand(""), { sub: "status" });
@@ -41,7 +44,7 @@ test("status of a brand-new session: Pi's window 0, no rollovers (log null), not
 		healthy: true,
 		branchWindow: { windowNumber: 0, currentWindowId: "w0" },
 		// contextd has not seen the file yet (Pi 0.85 writes it at the first assistant message).
-		session: { state: "awaiting_file", window: null, archives: 0, rollover: null, incomplete_rollover: null, rollover_loop: null, problems: null },
+		session: older({ state: "awaiting_file", window: null, archives: 0, rollover: null, incomplete_rollover: null, rollover_loop: null, problems: null }),
 		log: null,
 	});
 	assert.deepEqual(lines, ["contextd mode: tree", "contextd: http://127.0.0.1:7467 (healthy)", "window 0 (w0)", "no pending rollover", "no rollovers yet"]);
@@ -54,13 +57,13 @@ test("status after rollovers, with usage, an auto-started contextd and an interr
 		healthy: true,
 		started: { pid: 4242, logFile: "/home/me/.pi/agent/contextd/contextd.log" },
 		usage: { tokens: 50_000, contextWindow: 200_000, percent: 25 },
-		session: {
+		session: older({
 			window: { windowNumber: 2, currentWindowId: "w2" },
 			archives: 0,
 			rollover: null,
 			incomplete_rollover: { rollover_id: "r9", state: "committed", summary_entry_id: "s1", missing: ["codex-context-window"] },
 			problems: [{ reason: "awaiting_file", detail: "the session file does not exist yet", line: 3 }],
-		},
+		}),
 		log: [
 			{ mode: "local", state: "completed", from: { id: "w0", number: 0 }, to: { id: "w1", number: 1 }, archived: null, note_files: 1, window_note_writes: 1, durations: { total_ms: 12 } },
 			{ mode: "local", state: "completed", from: { id: "w1", number: 1 }, to: { id: "w2", number: 2 }, archived: null, note_files: 1, window_note_writes: 0, durations: {} },
@@ -84,7 +87,7 @@ test("status after rollovers, with usage, an auto-started contextd and an interr
 test("status without contextd: the sentence, nothing else asked", () => {
 	assert.deepEqual(statusLines({ mode: "local", unavailable: "contextd is not reachable at http://127.0.0.1:7467; run `contextd serve`, then /reload" }), [
 		"contextd mode: local",
-		"contextd: contextd is not reachable at http://127.0.0.1:7467; run `contextd serve`, then /reload",
+		"contextd is not reachable at http://127.0.0.1:7467; run `contextd serve`, then /reload",
 		"no window on this branch yet: it starts before the first model call",
 	]);
 	assert.deepEqual(logLines(null), ["no rollovers yet"]);
@@ -92,14 +95,14 @@ test("status without contextd: the sentence, nothing else asked", () => {
 });
 
 test("finish: commit again and append what is missing; a boundary for a rollover found in the file; settle a pending one", () => {
-	assert.deepEqual(finishPlan({ incomplete_rollover: { rollover_id: "r1", state: "committed", summary_entry_id: "s1", missing: ["codex-context-window"] } }), {
+	assert.deepEqual(finishPlan(older({ incomplete_rollover: { rollover_id: "r1", state: "committed", summary_entry_id: "s1", missing: ["codex-context-window"] } })), {
 		kind: "commit",
 		rolloverId: "r1",
 		summaryEntryId: "s1",
 		missing: ["codex-context-window"],
 	});
-	assert.deepEqual(finishPlan({ incomplete_rollover: { rollover_id: "", state: "found_in_file", summary_entry_id: "s1", missing: ["codex-context-tree-archive"] } }), { kind: "boundary" });
-	assert.deepEqual(finishPlan({ rollover: { rollover_id: "r2", state: "pending" }, incomplete_rollover: null }), { kind: "settle", rolloverId: "r2" });
+	assert.deepEqual(finishPlan(older({ incomplete_rollover: { rollover_id: "", state: "found_in_file", summary_entry_id: "s1", missing: ["codex-context-tree-archive"] } })), { kind: "boundary" });
+	assert.deepEqual(finishPlan(older({ rollover: { rollover_id: "r2", state: "pending" }, incomplete_rollover: null })), { kind: "settle", rolloverId: "r2" });
 	assert.deepEqual(finishPlan(null), { kind: "nothing", message: "no interrupted rollover on this branch: nothing to finish" });
 	const plan = [
 		{ customType: "codex-context-tree-archive", n: 1 },

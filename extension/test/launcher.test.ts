@@ -2,10 +2,10 @@
 // version handshake, the clients of a state directory, and starting a
 // (fake) contextd detached with its log in the state directory.
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import { discoveryRecord as readDiscovery, healthy } from "../src/client.ts";
 import {
 	adopt,
@@ -26,6 +26,9 @@ const probe = { healthy, readDiscovery };
 // A stand-in for contextd serve: listens on --addr, writes the discovery
 // file with the version of the package.json beside its bin/ (or
 // FAKE_VERSION), logs one line, and on SIGTERM removes the file and exits.
+// It is detached, as contextd is; it also exits once the test process that
+// started it is gone (its parent changes), so a test run that fails or is
+// killed leaves no fake contextd behind.
 const FAKE = `#!${process.execPath}
 const http = require("node:http"), fs = require("node:fs"), path = require("node:path");
 const arg = (f) => process.argv[process.argv.indexOf(f) + 1];
@@ -38,12 +41,50 @@ srv.listen(Number(port), host, () => {
 	fs.writeFileSync(disc, JSON.stringify({ url: "http://" + host + ":" + srv.address().port, pid: process.pid, version }));
 	console.log("fake contextd " + version + " listening");
 });
-process.on("SIGTERM", () => { try { fs.rmSync(disc); } catch {} process.exit(0); });
+const stop = () => { try { fs.rmSync(disc); } catch {} process.exit(0); };
+process.on("SIGTERM", stop);
+const parent = process.ppid;
+setInterval(() => { if (process.ppid !== parent) stop(); }, 200);
 `;
 
+/** Every directory tmp made: removed, with any fake still running in them, when the file's tests end. */
+const made: string[] = [];
+
 function tmp(): string {
-	return mkdtempSync(join(tmpdir(), "ctxd-launch-"));
+	const d = mkdtempSync(join(tmpdir(), "ctxd-launch-"));
+	made.push(d);
+	return d;
 }
+
+/** The pids a state directory names (discovery file, autostart.json), searched below dir. */
+function fakePids(dir: string): number[] {
+	const pids: number[] = [];
+	for (const f of readdirSync(dir, { recursive: true, encoding: "utf8" })) {
+		if (!f.endsWith("contextd.json") && !f.endsWith("autostart.json")) continue;
+		try {
+			const pid = (JSON.parse(readFileSync(join(dir, f), "utf8")) as { pid?: unknown }).pid;
+			if (typeof pid === "number" && pid !== process.pid) pids.push(pid);
+		} catch {
+			// half-written or removed meanwhile
+		}
+	}
+	return pids;
+}
+
+// Whatever a test left (an assertion failed before its own t.after was
+// registered): every fake still running is stopped and every directory removed.
+after(() => {
+	for (const d of made) {
+		for (const pid of fakePids(d)) {
+			try {
+				process.kill(pid, "SIGKILL");
+			} catch {
+				// already gone
+			}
+		}
+		rmSync(d, { recursive: true, force: true });
+	}
+});
 
 /** A platform package dir pi-contextd-linux-x64 of version holding the fake (mode: its file mode). */
 function bundledPackage(version: string, mode = 0o755): string {

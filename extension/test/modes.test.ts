@@ -141,7 +141,7 @@ test("contextd unreachable at start: one error line; the provider context is lef
 	installLocal(f.host, f.say);
 	const ctx = new FakeCtx();
 	await f.pi.emit("session_start", { reason: "startup" }, ctx);
-	assert.deepEqual(ctx.notices, ["error: contextd: contextd is not reachable at http://127.0.0.1:7467; run `contextd serve`"]);
+	assert.deepEqual(ctx.notices, ["error: contextd is not reachable at http://127.0.0.1:7467; run `contextd serve`"]);
 	assert.deepEqual(await f.pi.emit("context", { messages: [] }, ctx), [undefined]);
 });
 
@@ -199,7 +199,7 @@ test("the context hook applies contextd's projection; a failure is said once unt
 	f.contextd.answers["session-context"] = new ContextdError("contextd 500: boom", 500);
 	await f.pi.emit("context", { messages: [user] }, ctx);
 	await f.pi.emit("context", { messages: [user] }, ctx);
-	assert.deepEqual(ctx.notices, ["error: contextd: contextd 500: boom; this request is sent without context management"]);
+	assert.deepEqual(ctx.notices, ["error: contextd 500: boom; this request is sent without context management"]);
 });
 
 test("local history/notes: unknown actions are refused; a note write appends contextd's entry before the result", async () => {
@@ -344,7 +344,7 @@ test("tree /compact asks contextd for the summary; when it cannot, the compactio
 	]);
 	f.contextd.answers["session-compaction"] = new ContextdError("contextd 409: no", 409);
 	assert.deepEqual(await f.pi.emit("session_before_compact", { preparation: { tokensBefore: 1 } }, ctx), [{ cancel: true }]);
-	assert.deepEqual(ctx.notices, ["error: contextd: contextd 409: no; compaction cancelled so archived windows are not lost"]);
+	assert.deepEqual(ctx.notices, ["error: contextd 409: no; compaction cancelled so archived windows are not lost"]);
 });
 
 test("remote: window 0 with the backend's hint; the context keeps only the current window; tools need the Codex transport", async () => {
@@ -387,7 +387,7 @@ test("/contextd reports the mode and why contextd is not connected", async () =>
 	installTree(f.host, f.say);
 	const ctx = new FakeCtx();
 	await f.pi.commands.get("contextd")?.("", ctx.ctx);
-	assert.deepEqual(ctx.notices, ["info: contextd mode: tree\ncontextd: contextd is not connected yet\nno window on this branch yet: it starts before the first model call"]);
+	assert.deepEqual(ctx.notices, ["info: contextd mode: tree\ncontextd is not connected yet\nno window on this branch yet: it starts before the first model call"]);
 });
 
 test("/contextd on a session without rollovers: GET …/rollovers answering null is no rollover, never a TypeError", async () => {

@@ -96,9 +96,14 @@ test("parseEndpoint: http on loopback or unix:/abs only", () => {
 		["http://u:p@127.0.0.1:1", /without user info/],
 		["http://127.0.0.1:1/api", /without user info, path/],
 		["unix:rel.sock", /absolute path/],
-		["127.0.0.1:7467", /is not used|not a URL/],
 	] as const) {
 		assert.throws(() => parseEndpoint(raw, "CONTEXTD_URL"), (e: unknown) => e instanceof ContextdError && why.test(e.message) && e.message.startsWith("CONTEXTD_URL"), raw);
+	}
+});
+
+test("parseEndpoint: an address without http:// is refused saying to add it", () => {
+	for (const raw of ["localhost:7467", "127.0.0.1:7467", "[::1]:7467"]) {
+		assert.throws(() => parseEndpoint(raw, "CONTEXTD_URL"), { message: `CONTEXTD_URL "${raw}" has no http://; write it with one: http://${raw}` });
 	}
 });
 

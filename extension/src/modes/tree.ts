@@ -10,6 +10,7 @@ import { ContextdError, type RequestArgs } from "../client.ts";
 import { type Host, text } from "../host.ts";
 import { callsNewContext } from "../input_hold.ts";
 import { installLifecycle } from "../lifecycle.ts";
+import { prefixed } from "../notify.ts";
 import { FINISHED_FROM_FILE, finishRollover, installLocalHooks, notesGuard, registerContextRemaining, sendPlanned } from "../localindex.ts";
 import { RELOADED_DURING_SUMMARY, settleRollover } from "../rollover.ts";
 import { NOTICE_TYPE } from "./local.ts";
@@ -250,7 +251,7 @@ export function installTree(host: Host, say: Say): void {
 				compaction: { summary: a.summary, firstKeptEntryId: a.first_kept_entry_id, tokensBefore: event.preparation.tokensBefore, details: a.details },
 			};
 		} catch (err) {
-			host.notify(ctx, `contextd: ${(err as Error).message}; compaction cancelled so archived windows are not lost`, "error");
+			host.notify(ctx, prefixed(`${(err as Error).message}; compaction cancelled so archived windows are not lost`), "error");
 			return { cancel: true };
 		}
 	});
