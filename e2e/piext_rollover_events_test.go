@@ -387,3 +387,52 @@ func TestPiExtensionNewSessionDuringSummary(t *testing.T) {
 		}
 	})
 }
+
+// TestPiExtensionNoteWritesDuringRollover (docs/design.md §5.3.1 row "Note
+// writes in one message"): the message that calls new_context also writes
+// two notes in the same batch. Local and Tree: both writes succeed in
+// their tool results, the new window's boundary (its first request) hints
+// both notes, and the model reads one back in the new window with the
+// text written in the closing window.
+func TestPiExtensionNoteWritesDuringRollover(t *testing.T) {
+	for _, mode := range []string{"local", "tree"} {
+		t.Run(mode, func(t *testing.T) {
+			eachPi(t, func(t *testing.T, v piVersion) {
+				steps := []step{{Calls: []call{
+					{Name: "notes", Arguments: map[string]any{"action": "write_file", "path": "a.md", "text": "A-NOTE closing window\n"}},
+					{Name: "notes", Arguments: map[string]any{"action": "write_file", "path": "b.md", "text": "B-NOTE\n"}},
+					{Name: "new_context", Arguments: map[string]any{}},
+				}}}
+				if mode == "tree" {
+					// notes does not terminate: Pi asks once more on the closing window.
+					steps = append(steps, step{Text: "closing reply"})
+				}
+				steps = append(steps, tool("notes", map[string]any{"action": "read_file", "path": "a.md"}), step{Text: "read it"})
+				r, p := eventRig(t, v, mode, steps)
+				p.prompt("write and roll over", 1)
+				es, bs := settledWindows(t, r, p, 2)
+				w1 := windowOf(t, bs[1])
+				for _, res := range toolResults(es, "notes") {
+					if strings.Contains(res, "Unable") || strings.Contains(res, "refused") {
+						t.Errorf("a notes call failed: %s", res)
+					}
+				}
+				in, _ := newWindowRequests(r.requests(), w1)
+				if len(in) < 2 {
+					t.Fatalf("new-window requests = %d, want the read and its answer", len(in))
+				}
+				// Line counts split at "\n", so a trailing newline makes a second, empty line (contextd's hint rule).
+				first := in[0].conversation()[0].text()
+				for _, n := range []string{"- /root/notes/a.md (2 lines, 22 UTF-8 bytes)", "- /root/notes/b.md (2 lines, 7 UTF-8 bytes)"} {
+					if !strings.Contains(first, n) {
+						t.Errorf("the new window's boundary does not hint %q:\n%s", n, first)
+					}
+				}
+				if got := lastToolResult(t, in[len(in)-1]).text(); !strings.Contains(got, "A-NOTE closing window") {
+					t.Errorf("read_file in the new window = %s, want the closing window's text", got)
+				}
+				checkClean(t, p, r.requests())
+			})
+		})
+	}
+}

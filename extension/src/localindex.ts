@@ -17,6 +17,9 @@ import { type Problem, warnConcurrentWriters } from "./writers.ts";
 import { ADOPTION_NOTICE } from "./windows.ts";
 import { randomUUID } from "node:crypto";
 
+/** What the person is told when a rollover interrupted after its summary is finished from the session file. */
+export const FINISHED_FROM_FILE = "the interrupted rollover is finished from the session file: a new context window started";
+
 /** Sends a planned custom message (a boundary) with Pi's sendMessage. */
 export function sendPlanned(host: Host, b: Pick<PlannedEntry, "customType" | "content" | "display" | "details">, options?: { deliverAs: "steer" }): void {
 	host.pi.sendMessage({ customType: b.customType, content: b.content ?? "", display: b.display ?? true, details: b.details }, options);
@@ -97,7 +100,9 @@ export function installLocalHooks(host: Host, slot: SessionSlot): void {
 		const s = slot.current;
 		if (!s || s.internalNavigation || !s.client) return;
 		try {
-			await ensureWindow(host, slot, s, ctx);
+			const plan = await ensureWindow(host, slot, s, ctx);
+			// A rollover whose summary Pi wrote after a reload is finished here.
+			if (plan?.finish?.length || plan?.rollover_id) host.notify(ctx, `contextd: ${FINISHED_FROM_FILE}`, "info");
 		} catch (err) {
 			host.notify(ctx, prefixed((err as Error).message), "error");
 		}

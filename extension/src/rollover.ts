@@ -39,6 +39,10 @@ export interface RolloverDeps {
 	setInternalNavigation(on: boolean): void;
 	/** False when the session changed between the tool phase and now. */
 	sameSession: boolean;
+	/** Whether the session ended or was replaced (or the extension reloaded) since the settled phase began. */
+	ended?(): boolean;
+	/** Tells the model, in its current window, that the new window did not open (a custom message, no turn). */
+	tellModel?(text: string): void;
 	/** Whether the boundary starts a turn (default true: new_context's run goes on in the new window; /contextd new starts none). */
 	triggerTurn?: boolean;
 }
@@ -54,12 +58,29 @@ export function isOpenCallsConflict(err: unknown): boolean {
 }
 
 /**
+ * What the person is told when the extension was reloaded or the session
+ * replaced while Pi's navigation ran and the navigation then threw: Pi may
+ * still write the summary (0.85's reload does not stop it), and the
+ * session's next extension instance finishes the rollover from the file
+ * (localindex.ts ensureWindow at session_tree), so it is not aborted.
+ */
+export const RELOADED_DURING_SUMMARY =
+	"contextd: the extension was reloaded or the session replaced while a rollover's summary ran; the new context window opens from the session file once Pi has written the summary (run /contextd finish if it does not)";
+
+/** What the model is told when a rollover stopped before its navigation completed: it is still in its window. */
+export function notOpenedText(reason: string): string {
+	return `The new context window did not open (${reason}); you are still in the same context window.`;
+}
+
+/**
  * Runs the settled phase of one rollover. Returns "completed", "failed"
  * (one UI error said) or "deferred" (tool calls of the leaf have no result
  * yet: settle again at the next agent_settled).
  */
 export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> {
-	const fail = async (msg: string, abort: boolean) => {
+	// keptOld: the old branch is kept as it was, so the model, told by
+	// new_context's result that a window would start, is told it did not.
+	const fail = async (msg: string, abort: boolean, keptOld = abort) => {
 		if (abort) {
 			try {
 				await d.call("rollover-abort", { reason: msg.slice(0, 1000) });
@@ -68,6 +89,7 @@ export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> 
 			}
 		}
 		d.notifyError(`contextd: new context failed: ${msg}`);
+		if (keptOld && !d.ended?.()) d.tellModel?.(notOpenedText(msg.replace(/; the old branch is kept$/, "")));
 		return "failed" as const;
 	};
 	if (!d.sameSession) return fail("the session changed before the rollover could run; the old branch is kept", true);
@@ -77,7 +99,7 @@ export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> 
 		settle = await d.call("rollover-settle", d.leafBody());
 	} catch (err) {
 		if (isOpenCallsConflict(err)) return "deferred";
-		return fail(`${(err as Error).message}; the old branch is kept`, false);
+		return fail(`${(err as Error).message}; the old branch is kept`, false, true);
 	}
 	if (!settle.navigate_to) return fail("contextd planned no navigation for a Tree rollover; the old branch is kept", true);
 	const editorText = d.getEditorText();
@@ -86,6 +108,10 @@ export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> 
 	try {
 		cancelled = (await d.navigateTree(settle.navigate_to, { summarize: settle.summarize })).cancelled;
 	} catch (err) {
+		if (d.ended?.()) {
+			d.notifyError(RELOADED_DURING_SUMMARY);
+			return "failed";
+		}
 		return fail(`navigation failed (${(err as Error).message}); the old branch is kept`, true);
 	} finally {
 		d.setInternalNavigation(false);

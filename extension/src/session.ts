@@ -38,6 +38,8 @@ export class SessionState {
 	commandCtx: ExtensionCommandContext | undefined;
 	/** Tree: set while the rollover's own navigateTree runs, so session_tree ignores it. */
 	internalNavigation = false;
+	/** Tree: the rollover's own navigateTree has emitted its session_before_tree; a later one while internalNavigation is the person's /tree. */
+	ownNavigationSeen = false;
 	/** The last /context error notified, so a repeated failure is said once (contextErrorStep). */
 	contextError = "";
 	/** Tree: the pending rollover and the input-holding state (tree-state.ts). */

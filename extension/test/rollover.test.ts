@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ContextdError } from "../src/client.ts";
-import { type RolloverDeps, settleRollover } from "../src/rollover.ts";
+import { RELOADED_DURING_SUMMARY, type RolloverDeps, settleRollover } from "../src/rollover.ts";
 
 const plan = [
 	{ type: "custom", customType: "codex-context-tree-archive", data: { protocol: 1 } },
@@ -43,6 +43,7 @@ function fake(over: Partial<RolloverDeps> = {}, posts: Record<string, unknown> =
 			internal = on;
 		},
 		sameSession: true,
+		tellModel: (t) => log.push(`tell ${t}`),
 		...over,
 	};
 	return { d, log, editor: () => editor };
@@ -82,7 +83,19 @@ test("an empty editor that navigation filled with the boundary's text is emptied
 test("cancelled navigation: the rollover is aborted, one UI error, nothing appended", async () => {
 	const f = fake({ navigateTree: async () => ({ cancelled: true }) }, okPosts);
 	assert.equal(await settleRollover(f.d), "failed");
-	assert.deepEqual(f.log, ["post settle", "post abort", "error contextd: new context failed: navigation was cancelled; the old branch is kept"]);
+	assert.deepEqual(f.log, [
+		"post settle",
+		"post abort",
+		"error contextd: new context failed: navigation was cancelled; the old branch is kept",
+		// new_context's result said a window would start: the model is told it did not.
+		"tell The new context window did not open (navigation was cancelled); you are still in the same context window.",
+	]);
+});
+
+test("navigation throws after a reload or session replacement: not aborted, the person told the file finishes it, the model not told", async () => {
+	const f = fake({ navigateTree: async () => Promise.reject(new Error("This extension ctx is stale")), ended: () => true }, okPosts);
+	assert.equal(await settleRollover(f.d), "failed");
+	assert.deepEqual(f.log, ["post settle", `error ${RELOADED_DURING_SUMMARY}`]);
 });
 
 test("no captured command context: aborted before anything moves", async () => {
@@ -95,7 +108,12 @@ test("no captured command context: aborted before anything moves", async () => {
 test("navigateTree rejects (a response is running): aborted, old branch kept", async () => {
 	const f = fake({ navigateTree: async () => Promise.reject(new Error("busy")) }, okPosts);
 	await settleRollover(f.d);
-	assert.deepEqual(f.log, ["post settle", "post abort", "error contextd: new context failed: navigation failed (busy); the old branch is kept"]);
+	assert.deepEqual(f.log, [
+		"post settle",
+		"post abort",
+		"error contextd: new context failed: navigation failed (busy); the old branch is kept",
+		"tell The new context window did not open (navigation failed (busy)); you are still in the same context window.",
+	]);
 });
 
 test("commit fails after navigation: one error, no turn, no abort (contextd reports the incomplete rollover)", async () => {

@@ -5,14 +5,15 @@
 // events (pending rollover, input held during it) are tree-state.ts's
 // reducer; this file performs its actions with Pi.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { ctxLeafBody } from "../branch.ts";
+import { branchIdentity, ctxLeafBody } from "../branch.ts";
 import { ContextdError, type RequestArgs } from "../client.ts";
 import { type Host, text } from "../host.ts";
 import { callsNewContext } from "../input_hold.ts";
 import { installLifecycle } from "../lifecycle.ts";
 import { prefixed } from "../notify.ts";
-import { ensureWindow, finishRollover, installLocalHooks, notesGuard, registerContextRemaining } from "../localindex.ts";
-import { settleRollover } from "../rollover.ts";
+import { FINISHED_FROM_FILE, finishRollover, installLocalHooks, notesGuard, registerContextRemaining, sendPlanned } from "../localindex.ts";
+import { RELOADED_DURING_SUMMARY, settleRollover } from "../rollover.ts";
+import { NOTICE_TYPE } from "./local.ts";
 import { localRouter, registerRouters } from "../router.ts";
 import { type Say, SessionSlot, type SessionState } from "../session.ts";
 import { registerStatus } from "../status.ts";
@@ -22,6 +23,12 @@ import { type RolloverOutcome, type TreeAction, type TreeEvent, treeStep } from 
 
 /** The command the extension sends itself at session start to capture a command context (navigateTree needs one). */
 export const CAPTURE_COMMAND = "contextd-capture";
+
+/** How long a reloaded Tree extension waits before sending a committed rollover's missing boundary itself, in milliseconds (openWindow). */
+export const BOUNDARY_GRACE_MS = 1000;
+
+/** What the person is told when their /tree comes while a rollover's summary runs. */
+export const TREE_WAITS = "contextd: wait for the new context window to start before navigating the session tree (its summary is running)";
 
 /** Registers Tree mode: Local's hooks and tools, with new_context as a rollover, input holding and /compact through contextd. */
 export function installTree(host: Host, say: Say): void {
@@ -47,7 +54,7 @@ export function installTree(host: Host, say: Say): void {
 	});
 	installLifecycle(host, slot, async (s, ctx) => {
 		pi.sendUserMessage(`/${CAPTURE_COMMAND}`, { expandPromptTemplates: true });
-		await ensureWindow(host, slot, s, ctx);
+		await openWindow(s, ctx);
 		// The pending rollover is contextd's fact, not this runtime's: a
 		// session resumed or reloaded between new_context's tool phase and
 		// the settled phase settles it at the next agent_settled.
@@ -58,6 +65,29 @@ export function installTree(host: Host, say: Say): void {
 	});
 	installLocalHooks(host, slot);
 	installViewHooks(pi, view);
+
+	/**
+	 * Window 0, or what an interrupted rollover misses, at session start
+	 * (ensureWindow). When only the boundary of a committed rollover is
+	 * missing, the extension instance that ran it may still have it in
+	 * Pi's queue: Pi 1.6 defers a /reload typed during the summary and the
+	 * boundary's sendMessage until the settled handlers returned, in that
+	 * order, so the reloaded extension starts before the boundary is
+	 * written. It is sent BOUNDARY_GRACE_MS later unless the branch has a
+	 * boundary by then, so the window does not open twice.
+	 */
+	async function openWindow(s: SessionState, ctx: ExtensionContext): Promise<void> {
+		if (branchIdentity(ctx.sessionManager.getBranch())) return;
+		const ans = await s.need().request("session-windows", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
+		const send = () => {
+			if (!slot.live(s, ctx, "opening the window") || branchIdentity(ctx.sessionManager.getBranch())) return;
+			for (const e of ans.finish ?? []) pi.appendEntry(e.customType, e.data);
+			for (const b of ans.append) sendPlanned(host, b);
+			if (ans.rollover_id) host.notify(ctx, `contextd: ${FINISHED_FROM_FILE}`, "info");
+		};
+		if (ans.rollover_id && !ans.finish?.length) host.setTimer(send, BOUNDARY_GRACE_MS);
+		else send();
+	}
 
 	/**
 	 * Applies event e to s's Tree state and performs its synchronous actions
@@ -114,10 +144,16 @@ export function installTree(host: Host, say: Say): void {
 				// A session replaced meanwhile has no UI left: the person
 				// reads one line from say instead (never the stale ctx).
 				if (!s.ended && slot.current === s) host.notify(ctx, m, "error");
+				else if (m === RELOADED_DURING_SUMMARY) say(undefined, m);
 				else say(undefined, `contextd: new context did not happen: session ${s.id} was replaced while its rollover ran; its branch is kept as it was`);
+			},
+			ended: () => s.ended || slot.current !== s,
+			tellModel: (t) => {
+				if (!s.ended && slot.current === s) pi.sendMessage({ customType: NOTICE_TYPE, content: t, display: true, details: {} }, { triggerTurn: false });
 			},
 			setInternalNavigation: (on) => {
 				s.internalNavigation = on;
+				s.ownNavigationSeen = false;
 			},
 			sameSession: slot.live(s, ctx, "the rollover") && ctx.sessionManager.getSessionId() === s.id,
 			triggerTurn,
@@ -182,6 +218,25 @@ export function installTree(host: Host, say: Say): void {
 		} finally {
 			dispatch(s, { type: "rolled", rolloverId, outcome }, ctx);
 		}
+	});
+
+	// The person's /tree while a rollover runs would move the leaf under its
+	// summary (Pi 0.85 runs both navigations) or before its boundary (Pi 1.6
+	// defers a /tree typed during the summary until the settled handlers
+	// returned, ahead of the boundary): it is refused until the new
+	// window's run started (docs/design.md §5.3.1 row "/tree navigation by
+	// the person"). The first session_before_tree of an internal navigation
+	// is the rollover's own.
+	pi.on("session_before_tree", async (_event, ctx) => {
+		const s = slot.current;
+		if (!s) return undefined;
+		if (s.internalNavigation && !s.ownNavigationSeen) {
+			s.ownNavigationSeen = true;
+			return undefined;
+		}
+		if (!s.internalNavigation && !s.tree.rolling) return undefined;
+		host.notify(ctx, TREE_WAITS, "warning");
+		return { cancel: true };
 	});
 
 	// Leaving Tree mode: a manual /compact gets contextd's summary, so the
