@@ -16,12 +16,13 @@ import { settleRollover } from "../rollover.ts";
 import { localRouter, registerRouters } from "../router.ts";
 import { type Say, SessionSlot, type SessionState } from "../session.ts";
 import { registerStatus } from "../status.ts";
+import { CAPTURE_ARGUMENT } from "../command.ts";
 import { installView, installViewHooks } from "../view.ts";
 import { NEW_CONTEXT_DESCRIPTION, newContextParameters } from "../tools.ts";
 import { type RolloverOutcome, type TreeAction, type TreeEvent, treeStep } from "../tree-state.ts";
 
-/** The command the extension sends itself at session start to capture a command context (navigateTree needs one). */
-export const CAPTURE_COMMAND = "contextd-capture";
+/** What the extension sends itself at session start to capture a command context (navigateTree needs one): /contextd with an argument no person is offered. */
+export const CAPTURE_MESSAGE = `/contextd ${CAPTURE_ARGUMENT}`;
 
 /** Registers Tree mode: Local's hooks and tools, with new_context as a rollover, input holding and /compact through contextd. */
 export function installTree(host: Host, say: Say): void {
@@ -33,20 +34,8 @@ export function installTree(host: Host, say: Say): void {
 		pending: () => slot.current?.tree.pending !== undefined,
 	});
 
-	// Pi has no way to hide a command from autocomplete (RegisteredCommand
-	// has no such field in 0.85.1 or 1.6.0): the description says it is not
-	// for the person.
-	pi.registerCommand(CAPTURE_COMMAND, {
-		description: "contextd internal (the extension sends it itself; nothing to run by hand)",
-		handler: async (_args, ctx) => {
-			// Kept with the session: valid until the next session replacement
-			// or reload, when session_start captures again.
-			const s = slot.current;
-			if (s) s.commandCtx = ctx;
-		},
-	});
 	installLifecycle(host, slot, async (s, ctx) => {
-		pi.sendUserMessage(`/${CAPTURE_COMMAND}`, { expandPromptTemplates: true });
+		pi.sendUserMessage(CAPTURE_MESSAGE, { expandPromptTemplates: true });
 		await ensureWindow(host, slot, s, ctx);
 		// The pending rollover is contextd's fact, not this runtime's: a
 		// session resumed or reloaded between new_context's tool phase and
@@ -206,6 +195,12 @@ export function installTree(host: Host, say: Say): void {
 		slot,
 		{
 			resetLog: true,
+			// Kept with the session: valid until the next session replacement
+			// or reload, when session_start captures again.
+			capture(ctx) {
+				const s = slot.current;
+				if (s) s.commandCtx = ctx;
+			},
 			// A rollover now: the command's own context navigates, and the
 			// new window starts no model turn.
 			async newWindow(s, ctx) {
