@@ -546,10 +546,10 @@ func TestLimitListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if LimitListener(inner, 0) != inner {
-		t.Error("LimitListener(l, 0) must return l unchanged")
+	if LimitListener(inner, 0, nil) != inner {
+		t.Error("LimitListener(l, 0, nil) must return l unchanged")
 	}
-	l := LimitListener(inner, 2)
+	l := LimitListener(inner, 2, nil)
 	accepted := make(chan net.Conn, 10)
 	go func() {
 		for {

@@ -45,27 +45,54 @@ const (
 // request is disturbed. A slot is freed when the accepted connection is
 // closed (slow clients are also closed by the server's ReadHeaderTimeout,
 // idle ones by IdleTimeout, see HTTPServer). Closing the listener wakes a
-// waiting Accept, which then returns the listener's error. n < 1 means no
-// limit: l is returned unchanged.
-func LimitListener(l net.Listener, n int) net.Listener {
-	if n < 1 {
+// waiting Accept, which then returns the listener's error.
+//
+// m, when not nil, counts the open connections by phase and those closed
+// to make room (ConnMetrics). n < 1 means no limit: l is returned
+// unchanged when m is nil, else wrapped only to count.
+func LimitListener(l net.Listener, n int, m *ListenerMetrics) net.Listener {
+	if n < 1 && m == nil {
 		return l
 	}
-	return &limitListener{Listener: l, sem: make(chan struct{}, n), done: make(chan struct{})}
+	ll := &limitListener{Listener: l, done: make(chan struct{}), metrics: m}
+	if n >= 1 {
+		ll.sem = make(chan struct{}, n)
+	}
+	return ll
 }
 
 type limitListener struct {
 	net.Listener
-	sem       chan struct{}
+	sem       chan struct{} // nil: no cap
 	closeOnce sync.Once
 	done      chan struct{}
+	metrics   *ListenerMetrics // nil: not counted
 
 	mu     sync.Mutex
 	header list.List // *limitConn waiting for their first headers, oldest first
 	idle   list.List // *limitConn idle between requests, oldest first
 }
 
+// connPhase is where an accepted connection is: waiting for its first
+// request's headers, idle between requests, serving a request (or
+// hijacked), or closed.
+type connPhase uint8
+
+const (
+	phaseHeader connPhase = iota
+	phaseIdle
+	phaseActive
+	phaseClosed
+)
+
 func (l *limitListener) Accept() (net.Conn, error) {
+	if l.sem == nil {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		return l.track(c), nil
+	}
 	select {
 	case l.sem <- struct{}{}:
 	case <-l.done:
@@ -97,9 +124,22 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		<-l.sem
 		return nil, err
 	}
+	return l.track(c), nil
+}
+
+// track wraps an accepted connection, counted in the header phase until
+// the server reports otherwise; its slot (if l has a cap) is freed on its
+// first Close.
+func (l *limitListener) track(c net.Conn) *limitConn {
 	lc := &limitConn{Conn: c, l: l}
-	lc.release = func() { l.setWaiting(lc, nil); <-l.sem }
-	return lc, nil
+	lc.release = func() {
+		l.setPhase(lc, phaseClosed)
+		if l.sem != nil {
+			<-l.sem
+		}
+	}
+	l.setPhase(lc, phaseHeader)
+	return lc
 }
 
 func (l *limitListener) Close() error {
@@ -108,14 +148,34 @@ func (l *limitListener) Close() error {
 	return err
 }
 
-// setWaiting moves c to the end of which (l.header or l.idle), or takes
-// it off both when which is nil (it serves a request, or is gone).
-func (l *limitListener) setWaiting(c *limitConn, which *list.List) {
+// setPhase moves c to phase p: to the end of l.header or l.idle, or off
+// both (it serves a request, or is gone). A closed connection stays
+// closed, whatever the server reports after.
+func (l *limitListener) setPhase(c *limitConn, p connPhase) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.setPhaseLocked(c, p)
+}
+
+func (l *limitListener) setPhaseLocked(c *limitConn, p connPhase) {
+	if c.tracked && c.phase == phaseClosed {
+		return
+	}
 	if c.elem != nil {
 		c.in.Remove(c.elem)
 		c.elem, c.in = nil, nil
+	}
+	if c.tracked {
+		l.metrics.add(c.phase, -1)
+	}
+	c.phase, c.tracked = p, true
+	l.metrics.add(p, 1)
+	var which *list.List
+	switch p {
+	case phaseHeader:
+		which = &l.header
+	case phaseIdle:
+		which = &l.idle
 	}
 	if which != nil {
 		c.since = time.Now()
@@ -129,8 +189,8 @@ func (l *limitListener) closeIdle() bool {
 	var victim *limitConn
 	if e := l.idle.Front(); e != nil {
 		victim = e.Value.(*limitConn)
-		l.idle.Remove(e)
-		victim.elem, victim.in = nil, nil
+		l.setPhaseLocked(victim, phaseClosed)
+		l.metrics.shed(shedIdle)
 	}
 	l.mu.Unlock()
 	if victim != nil {
@@ -154,8 +214,8 @@ func (l *limitListener) closeSlow() {
 			grace = int64(PartialHeaderGrace)
 		}
 		if r := c.readingSince.Load(); r != 0 && now-r > grace {
-			l.header.Remove(e)
-			c.elem, c.in = nil, nil
+			l.setPhaseLocked(c, phaseClosed)
+			l.metrics.shed(shedSlowHeader)
 			slow = append(slow, c)
 		}
 		e = next
@@ -178,11 +238,13 @@ func TrackConnState(c net.Conn, st http.ConnState) {
 	}
 	switch st {
 	case http.StateNew:
-		lc.l.setWaiting(lc, &lc.l.header)
+		lc.l.setPhase(lc, phaseHeader)
 	case http.StateIdle:
-		lc.l.setWaiting(lc, &lc.l.idle)
-	case http.StateActive, http.StateHijacked, http.StateClosed:
-		lc.l.setWaiting(lc, nil)
+		lc.l.setPhase(lc, phaseIdle)
+	case http.StateActive, http.StateHijacked:
+		lc.l.setPhase(lc, phaseActive)
+	case http.StateClosed:
+		lc.l.setPhase(lc, phaseClosed)
 	}
 }
 
@@ -193,11 +255,13 @@ type limitConn struct {
 	once    sync.Once
 	release func()
 
-	// Guarded by l.mu: the list c waits in (nil when serving), its
-	// element there, and since when.
-	in    *list.List
-	elem  *list.Element
-	since time.Time
+	// Guarded by l.mu: c's phase (once tracked), the list c waits in
+	// (nil when serving or closed), its element there, and since when.
+	phase   connPhase
+	tracked bool
+	in      *list.List
+	elem    *list.Element
+	since   time.Time
 
 	// readingSince is when the Read in progress began (Unix ns), 0 when
 	// none is; headerBytes counts the bytes read so far (the first

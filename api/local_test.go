@@ -1757,7 +1757,26 @@ func TestSessionsList(t *testing.T) {
 			t.Errorf("%s line %d parses, or line %d does not", c.file, c.line, c.line-1)
 		}
 	}
+	// The first listing indexes nothing: each row is the file's header
+	// (id, version), its size and the default mode, not indexed.
 	got := s.sessionsList()
+	if len(got) != len(want) {
+		t.Fatalf("%d sessions, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.File != s.path(w.file) || g.SessionID != w.id || g.Version != w.version || g.Indexed || g.FileBytes != w.bytes || g.ModifiedAt == "" ||
+			g.Entries != 0 || g.Bytes != 0 || g.Leaf != "" || g.State != "ok" || g.Mode != contextd.ModeLocal || len(g.Problems) != 0 {
+			t.Errorf("%s before use:\n got %+v\nwant the header of %+v, not indexed", w.file, g, w)
+		}
+	}
+	// Once a route read each session, the listing summarizes it whole.
+	for _, w := range want {
+		if r := s.get("/v1/sessions/" + w.id); r.Status != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", w.id, r.Status, r.Body)
+		}
+	}
+	got = s.sessionsList()
 	if len(got) != len(want) {
 		t.Fatalf("%d sessions, want %d", len(got), len(want))
 	}
@@ -1775,7 +1794,7 @@ func TestSessionsList(t *testing.T) {
 			mode = contextd.ModeTree
 		}
 		if g.File != s.path(w.file) || g.SessionID != w.id || g.Version != w.version || g.Entries != w.entries || g.Bytes != w.bytes ||
-			g.Leaf != w.leaf || g.Windows != w.windows || g.State != "ok" || g.Mode != mode || g.Registered ||
+			g.Leaf != w.leaf || g.Windows != w.windows || g.State != "ok" || g.Mode != mode || g.Registered || !g.Indexed || g.FileBytes != w.bytes ||
 			!reflect.DeepEqual(g.Skipped, w.skipped) || !reflect.DeepEqual(g.Problems, problems) {
 			t.Errorf("%s:\n got %+v\nwant %+v", w.file, g, w)
 		}

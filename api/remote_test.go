@@ -145,7 +145,7 @@ func newHXStack(tb testing.TB, o hxOptions) *hxStack {
 		if o.Wrap != nil {
 			ln = o.Wrap(ln)
 		}
-		go s.HTTP.Serve(LimitListener(ln, o.MaxConns))
+		go s.HTTP.Serve(LimitListener(ln, o.MaxConns, NewConnMetrics(s.Registry).Listener("tcp")))
 		tb.Cleanup(func() { s.HTTP.Close() })
 		s.URL = "http://" + ln.Addr().String()
 	}

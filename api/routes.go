@@ -54,7 +54,19 @@ type SessionPath struct {
 
 // SessionList is the answer of GET /v1/sessions.
 type SessionList struct {
-	Sessions []coordinator.SessionSummary `json:"sessions" doc:"Every session file of the sessions directory, after a sync."`
+	Sessions []coordinator.SessionSummary `json:"sessions" doc:"Every session file of the sessions directory and every registered session, by file path."`
+}
+
+// IndexUsage is the answer of GET /v1/index: the derived index's disk use
+// against its budget (store.IndexUsage; docs/index-and-search.md "Disk
+// budget").
+type IndexUsage struct {
+	UsedBytes    int64 `json:"used_bytes" minimum:"0" doc:"Derived bytes of the indexed sessions: their index.db rows (entry blocks, tool calls, text tail) and their item-text and block-filter files under texts/, measured after each sync that added bytes. This is what the budget bounds."`
+	BudgetBytes  int64 `json:"budget_bytes" minimum:"0" doc:"The budget in bytes (--index-max-bytes); 0: none."`
+	DiskBytes    int64 `json:"disk_bytes" minimum:"0" doc:"Size of the index directory's files (index.db, -wal, -shm, texts/): used_bytes plus SQLite's page overhead and the free pages it keeps for reuse after evictions."`
+	Sessions     int   `json:"sessions" minimum:"0" doc:"Sessions with a derived index."`
+	Evictions    int64 `json:"evictions" minimum:"0" doc:"Sessions evicted (their derived data dropped whole, least recently used first) since contextd started; each is re-indexed from its JSONL when next used."`
+	EvictedBytes int64 `json:"evicted_bytes" minimum:"0" doc:"Derived bytes the evictions freed."`
 }
 
 // IndexRebuild is the answer of POST /v1/index/rebuild.
@@ -99,7 +111,7 @@ type windowsInput struct {
 func (s *Server) registerSessions(api huma.API) {
 	tags := []string{"sessions"}
 	op(s, api, huma.Operation{OperationID: "list-sessions", Method: http.MethodGet, Path: "/v1/sessions", Tags: tags,
-		Summary: "List indexed sessions", Description: "Syncs every session file of the sessions directory and lists each with its entry count, bytes, leaf, windows, archives and problems (skipped lines, file state)."},
+		Summary: "List sessions", Description: "Lists every session file of the sessions directory without indexing any: sessions with a derived index (used since they were last evicted) are synced and listed with their entry count, bytes, leaf, windows, archives and problems; the others from their header and file metadata, with indexed false."},
 		func(ctx context.Context, _ *struct{}) (*jsonBody[SessionList], error) {
 			list, err := s.svc.ListSessions(ctx)
 			if list == nil {
@@ -161,6 +173,14 @@ func (s *Server) registerSessions(api huma.API) {
 		MaxBodyBytes: s.humaBodyLimit()},
 		func(ctx context.Context, in *windowsInput) (*jsonBody[coordinator.WindowsAnswer], error) {
 			return reply(s.svc.Windows(ctx, in.SessionID, in.Body))
+		})
+
+	op(s, api, huma.Operation{OperationID: "get-index", Method: http.MethodGet, Path: "/v1/index", Tags: []string{"index"},
+		Summary: "Index disk use", Description: "The derived index's disk use, its budget (--index-max-bytes) and the evictions that keep it within the budget."},
+		func(ctx context.Context, _ *struct{}) (*jsonBody[IndexUsage], error) {
+			u, err := s.svc.Index.Usage(ctx)
+			return reply(IndexUsage{UsedBytes: u.UsedBytes, BudgetBytes: u.BudgetBytes, DiskBytes: u.DiskBytes, Sessions: u.Sessions,
+				Evictions: u.Evictions, EvictedBytes: u.EvictedBytes}, err)
 		})
 
 	op(s, api, huma.Operation{OperationID: "rebuild-index", Method: http.MethodPost, Path: "/v1/index/rebuild", Tags: []string{"index"},

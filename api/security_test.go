@@ -534,6 +534,12 @@ func TestSecurityRemoteListNotIndexed(t *testing.T) {
 // that it is not read again.
 func TestSecurityRunawayLineReported(t *testing.T) {
 	s := newHXStack(t, hxOptions{})
+	// The session is in use (indexed): the listing syncs it, and its
+	// sync sees the runaway line (a session not indexed is listed from
+	// its header only).
+	if r := s.do(s.newReq(http.MethodGet, "/v1/sessions/"+hxSessionID, nil, nil)); r.Status != http.StatusOK {
+		t.Fatalf("GET the session: %d %s", r.Status, r.Body)
+	}
 	f, err := os.OpenFile(s.File, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,11 @@ import (
 // against the entry's id and file offset. Any change of the tree length
 // rebuilds the index from the tree (Build), so an index is always the one
 // a cold build of the same entries gives.
+//
+// Lock order: a file's cached.build, then mu. mu is held only for short
+// reads and writes of the maps, never while entries are decoded or an
+// index is built, so a build of one large file holds off no request of
+// another file.
 type Archives struct {
 	invalid func(reason string) // called once per invalid manifest (nil: none)
 
@@ -35,12 +40,16 @@ type Archives struct {
 const maxFiles = 32
 
 type cached struct {
-	used uint64        // Archives.clock at the last Index of the file
-	tree *session.Tree // the Lineage of the views' trees (entries are read from the view's)
-	n    int
-	idx  *Index
-	data map[int]rawAt
-	sha  map[int]shaAt
+	// build is held while an index of the file is built (Index): one
+	// build per file at a time, the others wait for it and take its
+	// result. It guards data; the other fields are under Archives.mu.
+	build sync.Mutex
+	used  uint64        // Archives.clock at the last Index of the file
+	tree  *session.Tree // the Lineage of the views' trees (entries are read from the view's)
+	n     int
+	idx   *Index
+	data  map[int]rawAt
+	sha   map[int]shaAt
 	// branches are the last few Branch answers (newest first) over idx.
 	branches []branchAt
 }
@@ -87,19 +96,23 @@ func (a *Archives) Index(v *store.View) (*Index, error) {
 	if v.Tree == nil {
 		return &Index{bySeq: map[int]int{}, boundary: map[int]bool{}}, nil
 	}
+	c, idx := a.entry(v)
+	if idx != nil {
+		return idx, nil
+	}
+	c.build.Lock()
+	defer c.build.Unlock()
+	if beforeBuild != nil {
+		beforeBuild(v.Path)
+	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	c := a.byPath[v.Path]
-	if c == nil || c.tree != v.Tree.Lineage() {
-		c = &cached{tree: v.Tree.Lineage(), data: map[int]rawAt{}, sha: map[int]shaAt{}}
-		a.byPath[v.Path] = c
-	}
-	a.clock++
-	c.used = a.clock
-	a.prune()
 	if c.idx != nil && c.n == v.Tree.Len() {
-		return c.idx, nil
+		// Built by the request this one waited for.
+		idx := c.idx
+		a.mu.Unlock()
+		return idx, nil
 	}
+	a.mu.Unlock()
 	t := v.Tree
 	idx, err := Build(t, func(seq int) (json.RawMessage, error) {
 		e := &t.Entries[seq]
@@ -116,6 +129,8 @@ func (a *Archives) Index(v *store.View) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	c.idx, c.n = idx, t.Len()
 	for i := range idx.Manifests {
 		m := &idx.Manifests[i]
@@ -132,6 +147,30 @@ func (a *Archives) Index(v *store.View) (*Index, error) {
 		}
 	}
 	return idx, nil
+}
+
+// beforeBuild, when set (tests), runs once Index holds a file's build
+// lock, before it builds the file's index.
+var beforeBuild func(path string)
+
+// entry returns the cached state of v's file (a new one when the file
+// was rewritten: another tree), marked as used, and its index when it is
+// the one of v's tree length (nil: to build).
+func (a *Archives) entry(v *store.View) (*cached, *Index) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := a.byPath[v.Path]
+	if c == nil || c.tree != v.Tree.Lineage() {
+		c = &cached{tree: v.Tree.Lineage(), data: map[int]rawAt{}, sha: map[int]shaAt{}}
+		a.byPath[v.Path] = c
+	}
+	a.clock++
+	c.used = a.clock
+	a.prune()
+	if c.idx != nil && c.n == v.Tree.Len() {
+		return c, c.idx
+	}
+	return c, nil
 }
 
 // SummarySHA returns the hex SHA-256 of the summary text of the

@@ -4,11 +4,15 @@
 #   bench/run.sh                              # 16, 128, 512 MiB and 1 GiB sessions, ~15 minutes
 #   BENCH_SIZES="16 128" bench/run.sh         # smaller
 #
-# At every size: cold index until the first /branch (time, CPU, peak RSS, GC
-# share) against Pi 0.85.1 and Pi 1.6.0 opening the same file, search with no
-# match against grep and ripgrep, and GET /branch?tail=100. At BENCH_MB (one
-# of the sizes) also the catch-up, list_items/read_item//context latencies,
-# index size and the rollover routes. Each figure has its target and PASS/FAIL.
+# At every size: the full index (start -> the first /context and the first
+# history answer; time, CPU per GiB, peak RSS, GC share; the headline) and the
+# first answer (start -> the first /branch, from a tree preview) against Pi
+# 0.85.1 and Pi 1.6.0 opening the same file, search with no match against grep
+# and ripgrep, and GET /branch?tail=100. At BENCH_MB (one of the sizes) also
+# the catch-up, list_items/read_item//context latencies, index size, the
+# rollover routes and many clients (8 sessions appended to at Pi's pace, each
+# with its /context client, and 1-byte searches). Each figure has its target
+# and PASS/FAIL.
 #
 # Environment: BENCH_SIZES (MiB, default "16 128 512 1024"), BENCH_MB (the
 # size that gets the full suite, default 128), BENCH_SEED (1),

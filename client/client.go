@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dustin/go-humanize"
 	"io"
 	"net"
 	"net/http"
@@ -101,7 +102,9 @@ func Sessions(ctx context.Context, hc *http.Client, base, token string) ([]coord
 
 // WriteSessionsTable prints one line per session: the file relative to
 // the directory all files share, the header version, the mode ("local*":
-// registered; otherwise the server's default), the entry count, then what
+// registered; otherwise the server's default), the entry count (or "not
+// indexed" and the file's size, for a session listed from its header: GET
+// /v1/sessions indexes nothing), then what
 // is worth a look: valid archives, skipped lines by reason and their line
 // numbers, invalid archives (with the first reason) and the file's state
 // when it is not ok.
@@ -125,6 +128,11 @@ func WriteSessionsTable(w io.Writer, rows []coordinator.SessionSummary) error {
 		}
 		line := fmt.Sprintf("%-*s  v%d  %-7s %5d entries", width, files[i], r.Version, mode, r.Entries)
 		var notes []string
+		if !r.Indexed {
+			// Listed from its header: no entry count until it is used.
+			line = fmt.Sprintf("%-*s  v%d  %-7s %13s", width, files[i], r.Version, mode, "not indexed")
+			notes = append(notes, humanize.IBytes(uint64(max(r.FileBytes, 0))))
+		}
 		if r.Archives == 1 {
 			notes = append(notes, "1 archive")
 		} else if r.Archives > 1 {

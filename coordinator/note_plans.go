@@ -35,6 +35,18 @@ type notePlans struct {
 	bySession map[string][]notePlan
 }
 
+// forgetExpired drops the sessions whose planned writes are all older
+// than notePlanTTL (the caller holds mu), so that bySession holds only the
+// sessions that planned a write in the last notePlanTTL, not every session
+// that ever did.
+func (p *notePlans) forgetExpired(now time.Time) {
+	for id, pls := range p.bySession {
+		if len(pls) == 0 || now.Sub(pls[len(pls)-1].at) > notePlanTTL {
+			delete(p.bySession, id)
+		}
+	}
+}
+
 // notePlan is one planned note write: the leaf it was planned at and its
 // event.
 type notePlan struct {
@@ -61,6 +73,7 @@ func (s *Service) planNoteWrite(ctx context.Context, cc CallContext, f func(st *
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := s.now()
+	p.forgetExpired(now)
 	err = s.withCachedBranch(t, cc.LeafID, func(b *Branch) error {
 		st, err := noteState(b)
 		if err != nil {

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"contextd"
 	"contextd/session"
@@ -32,6 +34,9 @@ type SessionSummary struct {
 	Version    int              `json:"version" doc:"Header version (1 when absent)."`
 	Mode       contextd.Mode    `json:"mode"`
 	Registered bool             `json:"registered"`
+	Indexed    bool             `json:"indexed" doc:"The session has a derived index: it was used (registered, or a route read its content) since it was last evicted. GET /v1/sessions indexes nothing: a session not indexed is listed from its header and file metadata, with mode the registration's or the default, and entries, bytes, leaf, windows, archives and skipped empty (docs/index-and-search.md, Index only what is used)."`
+	FileBytes  int64            `json:"file_bytes" doc:"Size of the session file in bytes when it was listed (0 when it cannot be read)."`
+	ModifiedAt string           `json:"modified_at,omitempty" doc:"The session file's mtime (RFC 3339, UTC) when it was listed; absent when it cannot be read."`
 	State      string           `json:"state" doc:"ok; awaiting_file (registered, and Pi has not written the file yet: it writes it at the session's first message); missing (deleted after it was indexed); outside, not_a_session, empty, unreadable; remote (a Remote session, listed from its registration)" enum:"ok,awaiting_file,missing,outside,not_a_session,empty,unreadable,remote"`
 	Entries    int              `json:"entries"`
 	Bytes      int64            `json:"bytes" doc:"Bytes indexed (offset after the last complete line)."`
@@ -83,12 +88,35 @@ func neverWritten(sess *store.Session) bool {
 	return never
 }
 
-func (s *Service) summarize(sess *store.Session, reg *contextd.Registration) SessionSummary {
-	out := SessionSummary{File: sess.Path(), Mode: s.DefaultMode, Skipped: map[string]int{}, Problems: []SessionProblem{}}
+// summarizeHeader is the listing row of a session file not indexed: its
+// header and file metadata only.
+func (s *Service) summarizeHeader(h store.FileHeader, reg *contextd.Registration) SessionSummary {
+	out := SessionSummary{File: h.Path, Mode: s.DefaultMode, State: string(h.State), FileBytes: h.Size, Skipped: map[string]int{}, Problems: []SessionProblem{}}
+	if !h.ModTime.IsZero() {
+		out.ModifiedAt = h.ModTime.UTC().Format(time.RFC3339Nano)
+	}
 	if reg != nil {
 		out.Mode, out.Registered = reg.Mode, true
 	}
+	if h.Header != nil {
+		out.SessionID, out.Cwd, out.Version = h.Header.ID, h.Header.Cwd, h.Header.Version
+	}
+	if h.State != store.StateOK {
+		out.Problems = append(out.Problems, SessionProblem{Reason: string(h.State), Detail: h.StateMsg})
+	}
+	return out
+}
+
+func (s *Service) summarize(sess *store.Session, reg *contextd.Registration) SessionSummary {
+	out := SessionSummary{File: sess.Path(), Mode: s.DefaultMode, Indexed: true, Skipped: map[string]int{}, Problems: []SessionProblem{}}
+	if reg != nil {
+		out.Mode, out.Registered = reg.Mode, true
+	}
+	if fi, err := os.Stat(sess.Path()); err == nil {
+		out.ModifiedAt = fi.ModTime().UTC().Format(time.RFC3339Nano)
+	}
 	_ = sess.Read(func(v *store.View) error {
+		out.FileBytes = v.FileSize
 		if reg == nil {
 			out.Mode = modeHint(v, out.Mode)
 		}
@@ -136,8 +164,12 @@ func (s *Service) summarize(sess *store.Session, reg *contextd.Registration) Ses
 	return out
 }
 
-// ListSessions syncs every session file of the sessions directory and every
-// registered file, and summarizes each, sorted by file path.
+// ListSessions lists every session file of the sessions directory and
+// every registered file, sorted by file path, without indexing any
+// (docs/index-and-search.md "Index only what is used"): a session with a
+// derived index (used since it was last evicted) is synced and summarized
+// whole; any other is summarized from its header and file metadata
+// (store.Index.ScanHeaders), with indexed false and no entry counts.
 func (s *Service) ListSessions(ctx context.Context) ([]SessionSummary, error) {
 	regs, err := s.State.Registrations(ctx)
 	if err != nil {
@@ -157,8 +189,17 @@ func (s *Service) ListSessions(ctx context.Context) ([]SessionSummary, error) {
 		}
 		remotes = append(remotes, SessionSummary{SessionID: r.SessionID, File: r.SessionFile, Mode: r.Mode, Registered: true, State: "remote", Skipped: map[string]int{}, Problems: []SessionProblem{}})
 	}
-	if _, err := s.Index.SyncAllExcept(ctx, func(p string) bool { return remote[p] }); err != nil {
+	heads, err := s.Index.ScanHeaders(func(p string) bool { return remote[p] })
+	if err != nil {
 		return nil, sessionsDirError(err)
+	}
+	indexed, err := s.Index.IndexedPaths()
+	if err != nil {
+		return nil, err
+	}
+	listed := make(map[string]bool, len(heads))
+	for _, h := range heads {
+		listed[h.Path] = true
 	}
 	byID := map[string]*contextd.Registration{}
 	awaiting := map[string]*contextd.Registration{} // path → registration of a file Pi has not written yet
@@ -172,29 +213,62 @@ func (s *Service) ListSessions(ctx context.Context) ([]SessionSummary, error) {
 		if lp, under := s.Index.Lexical(r.SessionFile); under && errors.Is(err, fs.ErrNotExist) {
 			// Registered before Pi wrote it (the extension registers at
 			// session start): listed at its path as awaiting_file.
-			p, err = lp, nil
-		}
-		if err != nil {
+			sess := s.Index.Session(lp)
+			if err := sess.Sync(ctx); err != nil {
+				return nil, err
+			}
+			if neverWritten(sess) {
+				awaiting[lp] = r
+			}
 			continue
 		}
-		sess := s.Index.Session(p)
+		if err != nil || listed[p] {
+			continue
+		}
+		// A registered file Discover does not list (deeper under the
+		// root): listed from its header like the others.
+		heads = append(heads, s.Index.HeaderOf(p))
+		listed[p] = true
+	}
+	regOf := func(path, sessionID string) *contextd.Registration {
+		reg := byID[sessionID]
+		if reg != nil && reg.SessionFile != path {
+			return nil // another file with the same header id (a copy): not the registered one
+		}
+		return reg
+	}
+	out := remotes
+	for _, h := range heads {
+		if !indexed[h.Path] && !h.Undecided {
+			id := ""
+			if h.Header != nil {
+				id = h.Header.ID
+			}
+			out = append(out, s.summarizeHeader(h, regOf(h.Path, id)))
+			continue
+		}
+		sess := s.Index.Session(h.Path)
 		if err := sess.Sync(ctx); err != nil {
 			return nil, err
 		}
-		if neverWritten(sess) {
-			awaiting[p] = r
-		}
+		out = append(out, s.summarize(sess, regOf(h.Path, sess.SessionID())))
 	}
-	out := remotes
+	// Sessions indexed in this run whose file is no longer discovered
+	// (deleted, or moved outside), and registered files Pi has not
+	// written yet: synced, so their state (missing, outside) is current.
 	for _, sess := range s.Index.Sessions() {
-		if remote[sess.Path()] {
+		if listed[sess.Path()] || remote[sess.Path()] {
 			continue
 		}
-		reg := byID[sess.SessionID()]
-		if reg != nil && reg.SessionFile != sess.Path() {
-			reg = nil // another file with the same header id (a copy): not the registered one
+		r := awaiting[sess.Path()]
+		if r == nil && !sess.Indexed() {
+			continue // evicted, or looked at for a refused request
 		}
-		if r := awaiting[sess.Path()]; r != nil && neverWritten(sess) {
+		if err := sess.Sync(ctx); err != nil {
+			return nil, err
+		}
+		reg := regOf(sess.Path(), sess.SessionID())
+		if r != nil && neverWritten(sess) {
 			reg = r
 		}
 		if reg == nil && neverWritten(sess) {

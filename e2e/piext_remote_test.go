@@ -31,14 +31,20 @@ const codexModel = "openai-codex/gpt-5.6-luna"
 
 // fakeResponses plays the Codex Responses API (POST /codex/responses, SSE)
 // from a script of output items per request and records each request body
-// (zstd-decoded: pi-ai compresses SSE request bodies).
+// (zstd-decoded: pi-ai compresses SSE request bodies). A summarization
+// request (Pi's compaction, whose system prompt starts with summaryPrompt)
+// is answered "Summary N: …", takes no script step and is recorded apart.
 type fakeResponses struct {
-	t     *testing.T
-	mu    sync.Mutex
-	steps [][]map[string]any
-	reqs  []map[string]any
-	srv   *httptest.Server
+	t         *testing.T
+	mu        sync.Mutex
+	steps     [][]map[string]any
+	reqs      []map[string]any
+	summaries []map[string]any
+	srv       *httptest.Server
 }
+
+// summaryPrompt begins Pi's summarization system prompt (compaction/utils.js SUMMARIZATION_SYSTEM_PROMPT, both Pis).
+const summaryPrompt = "You are a context summarization assistant"
 
 func newFakeResponses(t *testing.T, steps [][]map[string]any) *fakeResponses {
 	f := &fakeResponses{t: t, steps: steps}
@@ -64,10 +70,16 @@ func newFakeResponses(t *testing.T, steps [][]map[string]any) *fakeResponses {
 		}
 		f.mu.Lock()
 		n := len(f.reqs)
-		f.reqs = append(f.reqs, body)
-		items := []map[string]any{textItem(n, "script exhausted")}
-		if n < len(f.steps) {
-			items = f.steps[n]
+		var items []map[string]any
+		if strings.Contains(mustJSON(body), summaryPrompt) {
+			f.summaries = append(f.summaries, body)
+			items = []map[string]any{textItem(1000+len(f.summaries), fmt.Sprintf("Summary %d: window 1's work.", len(f.summaries)))}
+		} else {
+			f.reqs = append(f.reqs, body)
+			items = []map[string]any{textItem(n, "script exhausted")}
+			if n < len(f.steps) {
+				items = f.steps[n]
+			}
 		}
 		f.mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")

@@ -38,7 +38,7 @@ func roles(q request) string {
 	return strings.Join(out, " ")
 }
 
-// userTexts returns the session's user messages that hold s, in file order.
+// userEntries returns the session's user messages that hold s, in file order.
 func userEntries(es []entry, s string) []entry {
 	var out []entry
 	for _, e := range es {
@@ -47,6 +47,30 @@ func userEntries(es []entry, s string) []entry {
 		}
 	}
 	return out
+}
+
+// eventRig starts contextd and Pi (RPC, faux model scripted with steps)
+// in mode, with env added to Pi's environment: the setup every row's test
+// shares.
+func eventRig(t *testing.T, v piVersion, mode string, steps []step, env ...string) (*rig, *piProc) {
+	t.Helper()
+	r := newRig(t, v, mode, steps)
+	r.env = append(r.env, env...)
+	r.startContextd()
+	return r, r.startPi()
+}
+
+// settledWindows waits until every run Pi started has settled, then reads
+// the session file and requires want window boundaries on it.
+func settledWindows(t *testing.T, r *rig, p *piProc, want int) (es, bs []entry) {
+	t.Helper()
+	p.waitSettled(count(p.snapshot(), "agent_start"))
+	_, _, es = r.session()
+	bs = boundaries(es)
+	if len(bs) != want {
+		t.Fatalf("boundaries = %d, want %d; events %s", len(bs), want, summarizeEvents(p.snapshot()))
+	}
+	return es, bs
 }
 
 // TestPiExtensionInputDuringNewContext (case-12; docs/design.md §5.3.1 rows "Steer typed
@@ -70,14 +94,11 @@ func TestPiExtensionInputDuringNewContext(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			eachPi(t, func(t *testing.T, v piVersion) {
-				r := newRig(t, v, c.mode, []step{
+				r, p := eventRig(t, v, c.mode, []step{
 					tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "- task: add the flag\n"}),
 					tool("new_context", nil),
 					{Text: "reply A"}, {Text: "reply B"}, {Text: "reply C"},
-				})
-				r.env = append(r.env, "CONTEXTD_E2E_INPUT_ON_TOOL=new_context:"+c.deliverAs+":"+typed)
-				r.startContextd()
-				p := r.startPi()
+				}, "CONTEXTD_E2E_INPUT_ON_TOOL=new_context:"+c.deliverAs+":"+typed)
 				if c.steering != "" {
 					p.send(map[string]any{"type": "set_steering_mode", "mode": c.steering, "id": "steering"})
 				}
@@ -94,12 +115,7 @@ func TestPiExtensionInputDuringNewContext(t *testing.T) {
 					}
 					return false
 				})
-				p.waitSettled(count(p.snapshot(), "agent_start"))
-				_, _, es := r.session()
-				bs := boundaries(es)
-				if len(bs) != 2 {
-					t.Fatalf("boundaries = %d, want window 0 and window 1", len(bs))
-				}
+				es, bs := settledWindows(t, r, p, 2)
 				w1 := windowOf(t, bs[1])
 				if w1.WindowNumber != 1 || w1.PreviousWindowID != windowOf(t, bs[0]).CurrentWindowID {
 					t.Errorf("window 1 = %+v", w1)
@@ -142,9 +158,6 @@ func TestPiExtensionInputDuringNewContext(t *testing.T) {
 				if held != 1 {
 					t.Errorf("held notices = %d, want 1: %q", held, p.notices(""))
 				}
-				if n := p.notices("error"); len(n) != 0 {
-					t.Errorf("UI errors: %q", n)
-				}
 				checkClean(t, p, r.requests())
 			})
 		})
@@ -158,20 +171,16 @@ func TestPiExtensionInputDuringNewContext(t *testing.T) {
 // window is not cut by a second boundary.
 func TestPiExtensionSeveralNewContextCalls(t *testing.T) {
 	eachPi(t, func(t *testing.T, v piVersion) {
-		r := newRig(t, v, "local", []step{
+		r, p := eventRig(t, v, "local", []step{
 			tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "- task\n"}),
 			{Calls: []call{{Name: "new_context", Arguments: map[string]any{}}, {Name: "new_context", Arguments: map[string]any{}}}},
 			{Text: "new window"}, {Text: "more"},
 		})
-		r.startContextd()
-		p := r.startPi()
 		p.prompt("go", 1)
 		p.prompt("next", 2)
-		_, sid, es := r.session()
-		bs := boundaries(es)
-		if len(bs) != 2 {
-			t.Fatalf("boundaries = %d, want 2 (window 0 and one new window)", len(bs))
-		}
+		// Window 0 and one new window.
+		es, bs := settledWindows(t, r, p, 2)
+		_, sid, _ := r.session()
 		w0, w1 := windowOf(t, bs[0]), windowOf(t, bs[1])
 		if w1.WindowNumber != 1 || w1.PreviousWindowID != w0.CurrentWindowID {
 			t.Errorf("window 1 = %+v", w1)
@@ -205,9 +214,6 @@ func TestPiExtensionSeveralNewContextCalls(t *testing.T) {
 		if results != 2 {
 			t.Errorf("new_context results = %d, want 2 (one per call)", results)
 		}
-		if n := p.notices("error"); len(n) != 0 {
-			t.Errorf("UI errors: %q", n)
-		}
 		checkClean(t, p, r.requests())
 	})
 }
@@ -233,16 +239,9 @@ func TestPiExtensionNewContextBesideOtherCalls(t *testing.T) {
 					steps = append(steps, step{Text: "closing reply"})
 				}
 				steps = append(steps, step{Text: "new window"})
-				r := newRig(t, v, mode, steps)
-				r.startContextd()
-				p := r.startPi()
+				r, p := eventRig(t, v, mode, steps)
 				p.prompt("go", 1)
-				p.waitSettled(count(p.snapshot(), "agent_start"))
-				_, _, es := r.session()
-				bs := boundaries(es)
-				if len(bs) != 2 {
-					t.Fatalf("boundaries = %d, want 2", len(bs))
-				}
+				es, bs := settledWindows(t, r, p, 2)
 				var notesResult string
 				for _, e := range es {
 					if e.Message != nil && e.Message.Role == "toolResult" && strings.Contains(e.Message.text(), `plan.md"`) {
@@ -264,9 +263,6 @@ func TestPiExtensionNewContextBesideOtherCalls(t *testing.T) {
 				if conv := last.conversation(); len(conv) == 0 || !strings.Contains(conv[0].text(), want) {
 					t.Errorf("the new window's request does not start at that boundary: %s", roles(last))
 				}
-				if n := p.notices("error"); len(n) != 0 {
-					t.Errorf("UI errors: %q", n)
-				}
 				checkClean(t, p, r.requests())
 			})
 		})
@@ -282,21 +278,13 @@ func TestPiExtensionNewContextBesideOtherCalls(t *testing.T) {
 // delivered it, and the new window's first request is its boundary alone.
 func TestPiExtensionAwarenessAcrossRollover(t *testing.T) {
 	eachPi(t, func(t *testing.T, v piVersion) {
-		r := newRig(t, v, "local", []step{
+		r, p := eventRig(t, v, "local", []step{
 			tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "- task\n"}),
 			{Calls: []call{{Name: "get_context_remaining", Arguments: map[string]any{}}, {Name: "new_context", Arguments: map[string]any{}}}},
 			{Text: "new window"}, {Text: "after the reminder"}, {Text: "spare"},
-		})
-		r.env = append(r.env, "CONTEXTD_REMINDER_THRESHOLDS=0.01")
-		r.startContextd()
-		p := r.startPi()
+		}, "CONTEXTD_REMINDER_THRESHOLDS=0.01")
 		p.prompt("go", 1)
-		p.waitSettled(count(p.snapshot(), "agent_start"))
-		_, _, es := r.session()
-		bs := boundaries(es)
-		if len(bs) != 2 {
-			t.Fatalf("boundaries = %d, want 2", len(bs))
-		}
+		es, bs := settledWindows(t, r, p, 2)
 		rem := toolResults(es, "get_context_remaining")
 		want := "A new context window starts after this message's tool calls; it holds only its boundary at first, so nearly all of its 200000 tokens are left."
 		if len(rem) != 1 || rem[0] != want {
@@ -334,9 +322,6 @@ func TestPiExtensionAwarenessAcrossRollover(t *testing.T) {
 		prev := byID(es)[bs[1].parent()]
 		if prev.Message == nil || prev.Message.Role != "toolResult" {
 			t.Errorf("the new boundary follows %s %s, want the batch's last tool result", prev.Type, prev.CustomType)
-		}
-		if n := p.notices("error"); len(n) != 0 {
-			t.Errorf("UI errors: %q", n)
 		}
 		checkClean(t, p, r.requests())
 	})

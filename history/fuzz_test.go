@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"contextd/session"
 )
 
 // FuzzReadItemOffsets reads one item at arbitrary (offset, limit) and then
@@ -13,7 +15,7 @@ import (
 // is; next_offset_chars is offset + returned code points and present
 // exactly when content remains; the pages concatenate to the text byte
 // for byte (also for invalid UTF-8, where each invalid byte is one code
-// point).
+// point and a WTF-8 surrogate one: session.CountChars).
 func FuzzReadItemOffsets(f *testing.F) {
 	const maxFuzzText = 4096
 	f.Add("", 0, 0)
@@ -28,7 +30,7 @@ func FuzzReadItemOffsets(f *testing.F) {
 			// only make coverage-guided minimization crawl.
 			t.Skip()
 		}
-		total := utf8.RuneCountInString(text)
+		total := session.CountChars(text)
 		b := newBuilder().window("w").item("id", "user", "", "", false, text)
 		r, err := b.v.ReadItem(ReadItemArgs{ItemID: "id", WindowID: "w", OffsetChars: &offset, LimitChars: &limit})
 		if err != nil || r.Item == nil {
@@ -49,7 +51,7 @@ func FuzzReadItemOffsets(f *testing.F) {
 				t.Fatalf("invalid UTF-8 content %q", it.Content)
 			}
 		}
-		n := utf8.RuneCountInString(it.Content)
+		n := session.CountChars(it.Content)
 		if it.TotalChars != total || n > l {
 			t.Fatalf("total %d (want %d), %d chars returned (limit %d)", it.TotalChars, total, n, l)
 		}

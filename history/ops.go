@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"contextd"
+	"contextd/session"
 )
 
 // Source is the `source` field of every Local/Tree history result
@@ -679,7 +680,7 @@ func (v *View) ReadItem(a ReadItemArgs) (ReadResult, error) {
 		ToolName: BoundName(ref.ToolName), ToolNamespace: BoundName(ref.ToolNamespace), Summary: ref.Summary,
 		Content: content, TotalChars: total,
 	}
-	if next := offset + utf8.RuneCountInString(content); next < total {
+	if next := offset + session.CountChars(content); next < total {
 		body.NextOffsetChars = &next
 	}
 	res.Item = body

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"contextd"
+	"contextd/session"
 )
 
 // builder assembles a View backed by MemTexts.
@@ -35,7 +36,7 @@ func (b *builder) item(id, role, tool, ns string, summary bool, text string) *bu
 	key := int64(len(b.texts) + 1)
 	b.texts[key] = text
 	w.Items = append(w.Items, ItemRef{WindowID: w.ID, ItemID: id, Role: role, ToolName: tool, ToolNamespace: ns,
-		Summary: summary, Chars: utf8.RuneCountInString(text), Key: key})
+		Summary: summary, Chars: session.CountChars(text), Key: key})
 	return b
 }
 

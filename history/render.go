@@ -12,14 +12,14 @@
 //
 // The package is pure: no filesystem, HTTP or SQL. All character counts and
 // offsets are Unicode code points (Go runes); an invalid UTF-8 byte counts
-// as one code point, as utf8.RuneCountInString counts it.
+// as one code point, as utf8.RuneCountInString counts it, and a lone
+// surrogate kept from the session file (session/wtf8.go) as one.
 package history
 
 import (
 	"bytes"
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 
 	"contextd/session"
 )
@@ -43,7 +43,7 @@ const (
 
 // Item is one rendered history item (docs/codex-contract.md "Local history" "Normalized
 // rendering"). Text is the full item content; Chars is its length in
-// Unicode code points (utf8.RuneCountInString(Text)).
+// Unicode code points (session.CountChars(Text): a lone surrogate is one).
 type Item struct {
 	Role          string // user, assistant, tool or developer
 	ToolName      string // "" for non-tool items
@@ -230,7 +230,7 @@ func Render(e *session.Entry, d *session.Decoded, calls CallLookup) (Item, bool)
 	default:
 		return Item{}, false
 	}
-	it.Chars = utf8.RuneCountInString(it.Text)
+	it.Chars = session.CountChars(it.Text)
 	return it, true
 }
 
@@ -252,7 +252,7 @@ func RenderReplacement(c *session.Content) Item {
 			break
 		}
 	}
-	it.Chars = utf8.RuneCountInString(it.Text)
+	it.Chars = session.CountChars(it.Text)
 	return it
 }
 

@@ -1,13 +1,17 @@
 package history
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"contextd/session"
+)
 
 // TextSource gives the operations access to item texts, which stay in the
 // store (or in memory in tests) rather than in the View. Offsets and
 // lengths are Unicode code points; implementations must never split a code
-// point and must count an invalid UTF-8 byte as one code point (the
-// utf8.RuneCountInString rule), so that ItemRef.Chars, Prefix and Slice
-// agree.
+// point and must count an invalid UTF-8 byte as one code point and a
+// lone surrogate as one (the session.CountChars rule), so that
+// ItemRef.Chars, Prefix and Slice agree.
 type TextSource interface {
 	// Prefix returns the first maxChars code points of the item's text
 	// (the whole text when it is shorter; "" when maxChars ≤ 0).
@@ -46,8 +50,7 @@ func skipChars(s string, i, n int) int {
 		if s[i] < utf8.RuneSelf {
 			i++
 		} else {
-			_, w := utf8.DecodeRuneInString(s[i:])
-			i += w
+			i += session.CharWidthInString(s[i:])
 		}
 		n--
 	}

@@ -153,7 +153,6 @@ func checkRegistrations(t *testing.T, s *stack, want map[string]contextd.Registr
 func buildProbes(t testing.TB, s *stack) []probe {
 	t.Helper()
 	ps := []probe{
-		{Name: "list-sessions", Method: http.MethodGet, Path: "/v1/sessions"},
 		{Name: "get-session unknown", Method: http.MethodGet, Path: "/v1/sessions/no-such-session"},
 		{Name: "list_windows unknown", Method: http.MethodPost, Path: codexPath("history/list_windows"), Body: codexBody("no-such-session", "", nil)},
 	}
@@ -165,6 +164,10 @@ func buildProbes(t testing.TB, s *stack) []probe {
 			ps = append(ps, set(t, s, sess)...)
 		}
 	}
+	// The listing last: the probes before have used (indexed) every
+	// session with an id in each run, and the listing reports which
+	// sessions are indexed (not indexed ones by their header only).
+	ps = append(ps, probe{Name: "list-sessions", Method: http.MethodGet, Path: "/v1/sessions"})
 	seen := map[string]bool{}
 	for _, p := range ps {
 		if seen[p.Name] {

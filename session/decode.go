@@ -131,7 +131,7 @@ func decodeLine(line []byte, scratch *[]byte, f *lineFields, treeOnly bool) (*li
 					f.summary = "-"
 				}
 			} else {
-				f.summary, _, err = d.optStr()
+				f.summary, _, err = d.optText()
 			}
 		case "fromId":
 			f.fromID, _, err = d.optStr()
@@ -221,12 +221,12 @@ func decodeMessage(d *decoder, m *Message) error {
 		case "isError":
 			m.IsError, err = d.optBool()
 		case "command":
-			m.Command, _, err = d.optStr()
+			m.Command, _, err = d.optText()
 		case "output":
 			if d.treeOnly {
 				_, err = d.skip()
 			} else {
-				m.Output, _, err = d.optStr()
+				m.Output, _, err = d.optText()
 			}
 		case "excludeFromContext":
 			m.ExcludeFromContext, err = d.optBool()
@@ -244,7 +244,7 @@ func decodeMessage(d *decoder, m *Message) error {
 func decodeContent(d *decoder, depth int) (Content, error) {
 	switch d.peek() {
 	case '"':
-		s, err := d.str()
+		s, err := d.text()
 		return Content{IsString: true, Text: s}, err
 	case '[':
 	default:
@@ -335,9 +335,9 @@ func decodePart(d *decoder, p *Part, depth int) error {
 		case "type":
 			p.Type, _, err = d.optStr()
 		case "text":
-			p.Text, _, err = d.optStr()
+			p.Text, _, err = d.optText()
 		case "thinking":
-			p.Thinking, _, err = d.optStr()
+			p.Thinking, _, err = d.optText()
 		case "mimeType":
 			p.MimeType, _, err = d.optStr()
 		case "id":

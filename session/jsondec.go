@@ -22,7 +22,8 @@ import (
 // Acceptance is JSON.parse's (Pi skips any line it throws on): exactly one
 // value, optional surrounding whitespace, RFC 8259 grammar. String
 // decoding matches encoding/json: invalid UTF-8 bytes and lone surrogate
-// escapes become U+FFFD. FuzzDecoderAgrees checks both against
+// escapes become U+FFFD, except that text bodies keep a lone surrogate
+// (wtf8.go). FuzzDecoderAgrees checks both against
 // encoding/json, values included for every line (escapes too), and
 // BenchmarkDecoder (decoder_bench_test.go) times it against the
 // encoding/json oracle on encoding/json and on the fastest maintained
@@ -162,20 +163,27 @@ func isHex(c byte) bool {
 }
 
 // str decodes a string value.
-func (d *decoder) str() (string, error) {
+func (d *decoder) str() (string, error) { return d.strKeep(false) }
+
+// text decodes a text body (message text and thinking, string content,
+// bash command and output, a summary): as str, but a lone surrogate escape
+// stays that code point (wtf8.go) instead of becoming U+FFFD.
+func (d *decoder) text() (string, error) { return d.strKeep(true) }
+
+func (d *decoder) strKeep(keep bool) (string, error) {
 	raw, esc, err := d.rawString()
 	if err != nil {
 		return "", err
 	}
 	if d.scratch != nil {
-		return d.transient(raw, esc), nil
+		return d.transient(raw, esc, keep), nil
 	}
-	return unquote(raw, esc), nil
+	return unquote(raw, esc, keep), nil
 }
 
 // transient is unquote for transient decoding: the string aliases raw when
 // it needs no decoding, else the bytes appended to *d.scratch.
-func (d *decoder) transient(raw []byte, esc bool) string {
+func (d *decoder) transient(raw []byte, esc, keep bool) string {
 	if len(raw) == 0 {
 		return ""
 	}
@@ -185,7 +193,7 @@ func (d *decoder) transient(raw []byte, esc bool) string {
 	start := len(*d.scratch)
 	// The decoded bytes are at most len(raw): one allocation, not
 	// append's growth steps (a tool result can be megabytes).
-	*d.scratch = appendUnquoted(slices.Grow(*d.scratch, len(raw)), raw)
+	*d.scratch = appendUnquoted(slices.Grow(*d.scratch, len(raw)), raw, keep)
 	b := (*d.scratch)[start:]
 	if len(b) == 0 {
 		return ""
@@ -194,12 +202,13 @@ func (d *decoder) transient(raw []byte, esc bool) string {
 }
 
 // unquote decodes a validated string body (encoding/json rules: invalid
-// UTF-8 bytes and lone surrogates become U+FFFD).
-func unquote(raw []byte, esc bool) string {
+// UTF-8 bytes and lone surrogates become U+FFFD; with keep, a lone
+// surrogate escape stays that code point, in WTF-8).
+func unquote(raw []byte, esc, keep bool) string {
 	if !esc && utf8.Valid(raw) {
 		return string(raw)
 	}
-	out := appendUnquoted(make([]byte, 0, len(raw)), raw)
+	out := appendUnquoted(make([]byte, 0, len(raw)), raw, keep)
 	if len(out) == 0 {
 		return ""
 	}
@@ -207,8 +216,9 @@ func unquote(raw []byte, esc bool) string {
 	return unsafe.String(&out[0], len(out))
 }
 
-// appendUnquoted appends the decoded bytes of a validated string body.
-func appendUnquoted(out, raw []byte) []byte {
+// appendUnquoted appends the decoded bytes of a validated string body;
+// keep: a lone surrogate escape is appended as its WTF-8 bytes.
+func appendUnquoted(out, raw []byte, keep bool) []byte {
 	for i := 0; i < len(raw); {
 		// Copy the run up to the next backslash in one go.
 		k := bytes.IndexByte(raw[i:], '\\')
@@ -249,6 +259,10 @@ func appendUnquoted(out, raw []byte) []byte {
 							i += 6
 							continue
 						}
+					}
+					if keep {
+						out = appendSurrogate(out, r)
+						continue
 					}
 					r = utf8.RuneError
 				}
@@ -447,7 +461,7 @@ func (d *decoder) object(depth int, fn func(key []byte) error) error {
 		}
 		key := raw
 		if esc {
-			key = []byte(unquote(raw, true))
+			key = []byte(unquote(raw, true, false))
 		}
 		if d.peek() != ':' {
 			return errSyntax
@@ -477,6 +491,16 @@ func (d *decoder) optStr() (string, bool, error) {
 		return "", false, err
 	}
 	s, err := d.str()
+	return s, err == nil, err
+}
+
+// optText is optStr for a text body (decoder.text).
+func (d *decoder) optText() (string, bool, error) {
+	if d.peek() != '"' {
+		_, err := d.skip()
+		return "", false, err
+	}
+	s, err := d.text()
 	return s, err == nil, err
 }
 

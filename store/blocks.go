@@ -57,15 +57,15 @@ import (
 // built in one pass and one built append by append have the same records.
 // Block b is complete, and gets its record, once the text has
 // (b+1)×blockSize+blockOverlap+15 bytes. Records are computed in the
-// background (kickBlocks) after every ingest batch commits, not only once
-// the sync ends: while a large file is indexed (16 MiB of JSONL per
-// batch) the builder reads back the frames of the batches committed so
-// far and fills their records on the other core, beside the next batches,
-// so that a search right after the full index finds every record but
-// those of about the last batch (docs/benchmarks.md: no-match search vs ripgrep
-// right after a cold index, 1.26× → 0.01× at 512 MiB). No commit and no
-// answer waits for the builder; the blocks after the last record are
-// always read.
+// background (kickBlocks) once a sync ends, not beside each ingest batch:
+// a cold index is answered (the first /context, the first history
+// answer) only when its whole sync ends, and on two cores a builder
+// running beside the batches took a core from the parse and the text
+// compression (128 MiB bench session: the sync's wall time 0.69× and
+// its CPU 0.78× without it; docs/benchmarks.md). A search in the
+// fraction of a second after a large cold index reads the frames whose
+// records are not built yet. No commit and no answer waits for the
+// builder; the blocks after the last record are always read.
 //
 // Cost (BenchmarkFillBlock, BenchmarkBuildBlocks, on the bench session's
 // text, 2-core Xeon VM shared with other work, so figures are ranges):
@@ -367,8 +367,8 @@ func (s *Session) records(b blockSnap, n int64) ([]byte, func(), error) {
 // kickBlocks queues s for the index's filter builder (filterbuilder.go)
 // when the committed text now allows records not built yet, unless s is
 // queued already (the builder then builds them with the rest). The
-// syncing goroutine calls it after each ingest batch is published and
-// when a sync ends; it costs an atomic load when there is nothing new.
+// syncing goroutine calls it when a sync ends; it costs an atomic load
+// when there is nothing new.
 func (s *Session) kickBlocks() {
 	if blocksComplete(s.textSize) <= s.blk.done.Load() || s.x.closing.Load() {
 		return

@@ -137,6 +137,10 @@ type Options struct {
 	BatchBytes int64
 	Logger     *slog.Logger
 	Metrics    *Metrics
+	// MaxIndexBytes is the disk budget of the derived index in bytes
+	// (0: none); past it the least recently used sessions' derived data
+	// is evicted (budget.go).
+	MaxIndexBytes int64
 	// PathMap rewrites absolute session file paths before they are
 	// resolved (Resolve, Lexical): a host path registered by a Pi outside
 	// a container becomes the path the container reads (ParsePathMap).
@@ -168,6 +172,9 @@ type Index struct {
 	filters  filterBuilder // the one builder of search block filters (filterbuilder.go)
 
 	frames *frameCache // decoded item-text frames (textstore.go)
+
+	headers headerCache // the last header scan of each discovered file (headers.go)
+	budget  budget      // the disk budget of the derived index (budget.go)
 }
 
 // OpenIndex opens the index in dir for the sessions directory root. A
@@ -199,6 +206,7 @@ func OpenIndex(ctx context.Context, root, dir string, opts Options) (*Index, err
 	}
 	x.bgCtx, x.bgCancel = context.WithCancel(context.WithoutCancel(ctx))
 	x.bgSlot = make(chan struct{}, 1)
+	x.startBudget()
 	return x, nil
 }
 
@@ -320,6 +328,7 @@ func (x *Index) Forget(ctx context.Context, path string) error {
 	delete(x.byPath, path)
 	db := x.db
 	x.mu.Unlock()
+	x.forgetBytes(path)
 	if s == nil || db == nil {
 		return nil
 	}
@@ -508,8 +517,9 @@ func (x *Index) FindByID(ctx context.Context, sessionID string) (*Session, bool,
 		return nil, false, err
 	}
 	if len(found) == 0 {
-		// Unknown: look at new files' headers.
-		if _, err := x.SyncAll(ctx); err != nil {
+		// Unknown: look at the files' headers (ScanHeaders; only the
+		// files with this id are then indexed, by WithID).
+		if _, err := x.ScanHeaders(nil); err != nil {
 			return nil, false, err
 		}
 		if found, err = x.WithID(ctx, sessionID); err != nil {
@@ -523,12 +533,15 @@ func (x *Index) FindByID(ctx context.Context, sessionID string) (*Session, bool,
 }
 
 // WithID returns the sessions already known to the index (loaded, or
-// indexed in an earlier run) whose file's header id is sessionID, each
-// synced: files that exist first, then those deleted or moved outside
-// since they were indexed, each group by path. It does not look at files
-// never indexed.
+// indexed in an earlier run, or whose header the last ScanHeaders read)
+// whose file's header id is sessionID, each synced (so indexed): files
+// that exist first, then those deleted or moved outside since they were
+// indexed, each group by path. It reads no header itself.
 func (x *Index) WithID(ctx context.Context, sessionID string) ([]*Session, error) {
 	paths := map[string]bool{}
+	for _, p := range x.headerPaths(sessionID) {
+		paths[p] = true
+	}
 	for _, s := range x.Sessions() {
 		if s.SessionID() == sessionID {
 			paths[s.path] = true
@@ -581,9 +594,14 @@ func (x *Index) WithID(ctx context.Context, sessionID string) ([]*Session, error
 }
 
 // Rebuild drops the whole derived index (database and item texts) and
-// builds it again from the session files. contextd's own state lives in
-// another database and is not touched.
+// builds it again from the session files, for the sessions that were
+// indexed (the others are indexed on first use, as before the rebuild).
+// contextd's own state lives in another database and is not touched.
 func (x *Index) Rebuild(ctx context.Context) error {
+	indexed, err := x.IndexedPaths()
+	if err != nil {
+		return err
+	}
 	sessions := x.Sessions()
 	for _, s := range sessions {
 		s.syncMu.Lock()
@@ -598,7 +616,8 @@ func (x *Index) Rebuild(ctx context.Context) error {
 		s.blk.mu.Unlock()
 		s.blk.unmap()
 	}
-	err := func() error {
+	err = func() error {
+		x.resetBudget()
 		x.mu.Lock()
 		defer x.mu.Unlock()
 		if x.db != nil {
@@ -621,6 +640,15 @@ func (x *Index) Rebuild(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = x.SyncAll(ctx)
-	return err
+	paths := make([]string, 0, len(indexed))
+	for p := range indexed {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if err := x.Session(p).Sync(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -122,7 +123,7 @@ type pendingEntry struct {
 // Each batch: parse and render, append item texts to the text file, then one
 // transaction with the entries and the new resume state, then publish to
 // readers.
-func (s *Session) ingest(ctx context.Context, db *DB, f *os.File, size int64) error {
+func (s *Session) ingest(ctx context.Context, db *DB, f io.ReaderAt, size int64) error {
 	tf, err := os.OpenFile(s.framePath(), os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
@@ -177,7 +178,7 @@ func (s *Session) ingest(ctx context.Context, db *DB, f *os.File, size int64) er
 // to size, 64 MiB at a time (ctx is checked between steps, so a request
 // deadline cuts a huge scan and the next sync goes on from where it
 // stopped). found is false when the line is still in flight.
-func (s *Session) lineEnd(ctx context.Context, f *os.File, size int64) (nl int64, found bool, err error) {
+func (s *Session) lineEnd(ctx context.Context, f io.ReaderAt, size int64) (nl int64, found bool, err error) {
 	const step = 64 << 20
 	for s.flightScanned < size {
 		if err := ctx.Err(); err != nil {
@@ -216,7 +217,7 @@ func (s *Session) setFlightTooLong(n int64) {
 // size): parse and render them (batchWork.line), write their item texts,
 // commit their rows with the resume state, publish. It reports false when
 // no line ended before end.
-func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, end, size int64, ib *ingestBufs) (bool, error) {
+func (s *Session) batch(ctx context.Context, db *DB, f io.ReaderAt, tf *os.File, end, size int64, ib *ingestBufs) (bool, error) {
 	b := s.newBatch(tf, end, ib)
 	// The scratch (grown to this batch's largest line) serves the next
 	// batch unless a huge line grew it.
@@ -279,11 +280,12 @@ func (s *Session) batch(ctx context.Context, db *DB, f *os.File, tf *os.File, en
 		return false, err
 	}
 	s.check = check
-	// 3. publish, and let the search filters of the frames now committed
-	// be built beside the next batch (blocks.go): a search right after a
-	// large index then finds (nearly) every record.
+	// 3. publish. The search filters of the new frames are built once the
+	// sync ends (syncLocked kicks the builder), not beside the next batch:
+	// on two cores the builder took the core the text compression and the
+	// rest of the machine need, and the first /context and history answer
+	// wait for the whole sync (blocks.go).
 	s.publishBatch(b, next, size, newTextSize, merged)
-	s.kickBlocks()
 	if afterBatchCommit != nil {
 		afterBatchCommit(s)
 	}

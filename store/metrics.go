@@ -14,6 +14,12 @@ type Metrics struct {
 	SkippedLines    *prometheus.CounterVec // contextd_index_skipped_lines_total{reason}
 	SyncDuration    prometheus.Histogram   // contextd_index_sync_duration_seconds
 	Reindexes       *prometheus.CounterVec // contextd_index_reindex_total{cause}
+
+	// The disk budget (budget.go, GET /v1/index).
+	IndexUsedBytes    prometheus.Gauge   // contextd_index_used_bytes
+	IndexBudgetBytes  prometheus.Gauge   // contextd_index_budget_bytes
+	IndexEvictions    prometheus.Counter // contextd_index_evictions_total
+	IndexEvictedBytes prometheus.Counter // contextd_index_evicted_bytes_total
 }
 
 // NewMetrics creates the indexer metrics on reg. A nil reg gives working,
@@ -42,5 +48,21 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "contextd_index_reindex_total",
 			Help: "Sessions re-indexed whole, by cause (shrunk, rewritten, replaced, changed_in_place, text_lost).",
 		}, []string{"cause"}),
+		IndexUsedBytes: f.NewGauge(prometheus.GaugeOpts{
+			Name: "contextd_index_used_bytes",
+			Help: "Derived bytes of the indexed sessions (index.db payload and item-text files), measured after syncs that added bytes; bounded by contextd_index_budget_bytes.",
+		}),
+		IndexBudgetBytes: f.NewGauge(prometheus.GaugeOpts{
+			Name: "contextd_index_budget_bytes",
+			Help: "The derived index's disk budget (--index-max-bytes; 0: none).",
+		}),
+		IndexEvictions: f.NewCounter(prometheus.CounterOpts{
+			Name: "contextd_index_evictions_total",
+			Help: "Sessions whose derived index was evicted to stay within the disk budget (re-indexed from the JSONL on their next use).",
+		}),
+		IndexEvictedBytes: f.NewCounter(prometheus.CounterOpts{
+			Name: "contextd_index_evicted_bytes_total",
+			Help: "Derived bytes freed by evictions.",
+		}),
 	}
 }

@@ -53,6 +53,9 @@ type Session struct {
 	// mu (which would wait for every reader in progress and hold off new
 	// ones).
 	syncedAt atomic.Int64
+	// used is when a request last synced the session (Unix ns; 0: not
+	// since contextd started): the order of eviction (budget.go).
+	used atomic.Int64
 
 	// snap is the last published snapshot (publishLocked), what
 	// readers read.
@@ -140,6 +143,7 @@ func (s *Session) textSnap() *textSnap {
 // return after building only the tree (see preview.go); ReadTree then
 // serves it, and the full index follows in the background.
 func (s *Session) Sync(ctx context.Context) error {
+	s.touch()
 	if IsTreeOnly(ctx) {
 		return s.syncTree(ctx)
 	}
@@ -180,7 +184,15 @@ func (s *Session) loadedDB(ctx context.Context) (*DB, error) {
 	return db, nil
 }
 
-// syncLocked is Sync's work; the caller holds syncMu.
+// maxCutSyncs bounds how many times one Sync reads a file again that was
+// cut while it read it (errFileCut).
+const maxCutSyncs = 3
+
+// syncLocked is Sync's work; the caller holds syncMu. A file cut while it
+// is read (errFileCut: a rewrite truncates, then writes) is read again
+// from a new stat, at most maxCutSyncs times in all; after that the sync
+// ends with what it committed (a prefix of complete lines, whose bytes
+// the next sync checks) and no error, and the next sync goes on.
 func (s *Session) syncLocked(ctx context.Context) error {
 	start := time.Now()
 	defer func() { s.x.metrics.SyncDuration.Observe(time.Since(start).Seconds()) }()
@@ -189,6 +201,20 @@ func (s *Session) syncLocked(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	for n := 1; ; n++ {
+		err := s.syncFile(ctx, db)
+		if !errors.Is(err, errFileCut) {
+			return err
+		}
+		s.x.log.Info("session file was cut while it was read, reading it again", "path", s.path)
+		if n == maxCutSyncs {
+			return nil
+		}
+	}
+}
+
+// syncFile is one pass of syncLocked: a stat, then the bytes after it.
+func (s *Session) syncFile(ctx context.Context, db *DB) error {
 	f, fi, ok := s.openFile()
 	if !ok {
 		s.dropPreview()
@@ -211,11 +237,19 @@ func (s *Session) syncLocked(ctx context.Context) error {
 			return err
 		}
 	}
+	if size == s.fileSize && !fi.ModTime().Equal(s.mtime) {
+		// Same size, new mtime: the unterminated last line may have been
+		// rewritten (a "\n" now inside it), so it is scanned again from
+		// its start rather than from where the last sync stopped.
+		s.flightScanned = s.flightFrom
+	}
 	s.dev, s.ino = dev, ino
 	s.mtime = fi.ModTime()
 	if size > s.next {
 		s.check.mtime, s.check.ctime = times(fi)
-		if err := s.ingest(ctx, db, f, size); err != nil {
+		err := s.ingest(ctx, db, cutReader{f: f, size: size}, size)
+		s.x.grew(s.path) // measured for the disk budget (budget.go), also after a partial ingest
+		if err != nil {
 			return err
 		}
 	}
@@ -223,6 +257,31 @@ func (s *Session) syncLocked(ctx context.Context) error {
 	s.dropPreview()
 	s.kickBlocks()
 	return nil
+}
+
+// errFileCut is a read that ended before the size the sync's stat gave:
+// the file was cut (truncated) after the stat, as a rewrite in place does
+// before it writes the new bytes.
+var errFileCut = errors.New("the session file was cut while it was read")
+
+// cutReader reads the session file f of a sync whose stat gave size. A
+// read that ends before size is errFileCut, not the end of the file: the
+// bytes the stat counted are being rewritten, and a scan that took their
+// absence for an unterminated last line would remember that line as in
+// flight through size (Session.flightScanned) and never index the lines
+// written there again at the same size.
+type cutReader struct {
+	f    io.ReaderAt
+	size int64
+}
+
+// ReadAt implements io.ReaderAt.
+func (r cutReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.f.ReadAt(p, off)
+	if n < len(p) && off+int64(n) < r.size && (err == nil || errors.Is(err, io.EOF)) {
+		err = errFileCut
+	}
+	return n, err
 }
 
 // dropPreview forgets the tree preview once the full index is current.

@@ -248,8 +248,8 @@ var cutPool = sync.Pool{New: func() any { b := make([]byte, cutBuf); return &b }
 
 // cut returns the code points [off, off+n) of the item's text (n < 0: to
 // the end; off < 0 counts as 0). Code points are counted as
-// utf8.DecodeRune steps them (an invalid byte is one), the rule that gives
-// ItemMeta.Chars.
+// session.CharWidth steps them (an invalid byte is one, a lone surrogate
+// one), the rule that gives ItemMeta.Chars.
 func (t viewTexts) cut(im ItemMeta, off, n int) (string, error) {
 	off = max(off, 0)
 	size := int(im.TextLen)
@@ -343,8 +343,7 @@ func advance(b []byte, n int, final bool) (int, int) {
 		if b[i] < utf8.RuneSelf {
 			i++
 		} else {
-			_, w := utf8.DecodeRune(b[i:])
-			i += w
+			i += session.CharWidth(b[i:])
 		}
 		c++
 	}
@@ -355,16 +354,14 @@ func advance(b []byte, n int, final bool) (int, int) {
 func cutChars(b []byte, off, n int) string {
 	i := 0
 	for c := 0; c < off && i < len(b); c++ {
-		_, sz := utf8.DecodeRune(b[i:])
-		i += sz
+		i += session.CharWidth(b[i:])
 	}
 	if n < 0 {
 		return string(b[i:])
 	}
 	j := i
 	for c := 0; c < n && j < len(b); c++ {
-		_, sz := utf8.DecodeRune(b[j:])
-		j += sz
+		j += session.CharWidth(b[j:])
 	}
 	return string(b[i:j])
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"contextd/client"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -46,7 +48,7 @@ func TestHelpListsCommands(t *testing.T) {
 // stdout, and exit 0.
 func TestCommandHelpListsOnlyItsFlags(t *testing.T) {
 	want := map[string][]string{
-		"serve": {"addr", "allow-non-loopback", "allowed-hosts", "allowed-origins", "codex-base-url", "default-mode", "log-format", "log-level",
+		"serve": {"addr", "allow-non-loopback", "allowed-hosts", "allowed-origins", "codex-base-url", "default-mode", "index-max-bytes", "log-format", "log-level",
 			"max-body-bytes", "max-conns", "max-line-bytes", "memory-limit", "path-map", "sessions-dir", "socket", "state-dir"},
 		"reindex":     {"log-format", "log-level", "max-line-bytes", "memory-limit", "sessions-dir", "state-dir"},
 		"sessions":    {"addr", "state-dir"},
@@ -127,6 +129,9 @@ func TestNonsenseValuesRefused(t *testing.T) {
 		{nil, append([]string{"reindex", "--memory-limit", "-1"}, base...), "--memory-limit -1 is negative"},
 		{nil, append([]string{"serve", "--memory-limit", "1000"}, base...), "--memory-limit 1000 is under 16 MiB"},
 		{map[string]string{"CONTEXTD_MEMORY_LIMIT": "lots"}, append([]string{"serve"}, base...), `CONTEXTD_MEMORY_LIMIT="lots" is not a size`},
+		{nil, append([]string{"serve", "--index-max-bytes", "lots"}, base...), `invalid value "lots" for flag -index-max-bytes: "lots" is not a size`},
+		{nil, append([]string{"serve", "--index-max-bytes", "-2GiB"}, base...), `--index-max-bytes -2147483648 is negative`},
+		{map[string]string{"CONTEXTD_INDEX_MAX_BYTES": "big"}, append([]string{"serve"}, base...), `CONTEXTD_INDEX_MAX_BYTES="big" is not a size`},
 		{map[string]string{"CONTEXTD_MAX_CONNS": "many"}, append([]string{"serve"}, base...), `CONTEXTD_MAX_CONNS="many" is not an integer`},
 		{map[string]string{"CONTEXTD_ALLOW_NON_LOOPBACK": "yes please"}, append([]string{"serve"}, base...), `CONTEXTD_ALLOW_NON_LOOPBACK="yes please": set 1 or 0`},
 		{nil, append([]string{"serve", "--max-conns", "-1"}, base...), "--max-conns -1 is negative"},
@@ -318,6 +323,36 @@ func TestHealthcheckAndSessions(t *testing.T) {
 		t.Errorf("healthcheck on a closed port: %v", err)
 	}
 
+	// The listing indexes nothing: each file by its header and size.
+	out, _, err = runCLI(t, map[string]string{"CONTEXTD_STATE_DIR": state}, "sessions", "--addr", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unused := `pi-sessions/compact.jsonl               v1  local     not indexed  1.5 MiB
+pi-tree/tree-bad-manifests-small.jsonl  v3  local     not indexed  227 KiB
+pi-tree/tree-basic.jsonl                v3  local     not indexed  130 KiB
+`
+	if out != unused {
+		t.Errorf("sessions printed before use\n%s\nwant\n%s", out, unused)
+	}
+	// Once used (each read by GET /v1/sessions/{id}), each is summarized
+	// whole.
+	token, err := client.ReadToken(filepath.Join(state, "token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"2638daee-0588-4baa-bd33-68b4c002818e", "019f4c92-9f78-7955-a120-9eba5b90f6f1", "019f3d67-b1fd-7c0a-87d5-9b46277407ba"} {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/v1/sessions/"+id, nil)
+		req.Header.Set(client.TokenHeader, token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /v1/sessions/%s: %d", id, resp.StatusCode)
+		}
+	}
 	out, _, err = runCLI(t, map[string]string{"CONTEXTD_STATE_DIR": state}, "sessions", "--addr", addr)
 	if err != nil {
 		t.Fatal(err)

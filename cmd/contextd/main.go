@@ -62,6 +62,9 @@ type config struct {
 	LogFormat      string
 	LogLevel       string
 	MemoryLimit    int64
+	// IndexMaxBytes is the derived index's disk budget (-1: auto,
+	// autoIndexBudget; 0: none).
+	IndexMaxBytes int64
 	PathMap        []store.PathMapping
 	// sessionsFrom says where SessionsDir came from (--sessions-dir, an
 	// environment variable, or Pi's default), for the start-up log.
@@ -74,7 +77,7 @@ type config struct {
 
 // flagEnv is the environment variable of each flag that has one.
 var flagEnv = map[string]string{
-	"sessions-dir": "CONTEXTD_SESSIONS_DIR", "state-dir": "CONTEXTD_STATE_DIR", "memory-limit": "CONTEXTD_MEMORY_LIMIT",
+	"sessions-dir": "CONTEXTD_SESSIONS_DIR", "state-dir": "CONTEXTD_STATE_DIR", "memory-limit": "CONTEXTD_MEMORY_LIMIT", "index-max-bytes": "CONTEXTD_INDEX_MAX_BYTES",
 	"log-format": "CONTEXTD_LOG_FORMAT", "log-level": "CONTEXTD_LOG_LEVEL", "addr": "CONTEXTD_ADDR", "socket": "CONTEXTD_SOCKET",
 	"default-mode": "CONTEXTD_DEFAULT_MODE", "allow-non-loopback": "CONTEXTD_ALLOW_NON_LOOPBACK",
 	"allowed-hosts": "CONTEXTD_ALLOWED_HOSTS", "allowed-origins": "CONTEXTD_ALLOWED_ORIGINS",
@@ -177,6 +180,14 @@ func parseFlags(cmd command, args []string, getenv func(string) string, stdout, 
 		}
 		memLimit = n
 	}
+	indexMax := int64(-1)
+	if v := getenv("CONTEXTD_INDEX_MAX_BYTES"); v != "" && !strings.EqualFold(strings.TrimSpace(v), "auto") {
+		n, err := parseSize(v)
+		if err != nil {
+			return nil, nil, fmt.Errorf("CONTEXTD_INDEX_MAX_BYTES=%w; or auto, or 0 for no budget", err)
+		}
+		indexMax = n
+	}
 	allowNonLocal := false
 	if v := getenv("CONTEXTD_ALLOW_NON_LOOPBACK"); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -215,6 +226,8 @@ func parseFlags(cmd command, args []string, getenv func(string) string, stdout, 
 	fs.StringVar(&c.AllowedHosts, "allowed-hosts", env("CONTEXTD_ALLOWED_HOSTS", ""), "comma-separated Host names accepted besides loopback (env CONTEXTD_ALLOWED_HOSTS)")
 	fs.StringVar(&c.AllowedOrigins, "allowed-origins", env("CONTEXTD_ALLOWED_ORIGINS", ""), "comma-separated Origin values accepted (env CONTEXTD_ALLOWED_ORIGINS); other Origins get 403")
 	sizeVar(fs, &c.MaxBodyBytes, "max-body-bytes", api.DefaultMaxBodyBytes, "largest POST/PUT body, in bytes or with a unit (8MiB)")
+	c.IndexMaxBytes = indexMax
+	fs.Var(autoSizeValue{&c.IndexMaxBytes}, "index-max-bytes", "disk budget of the derived index (index.db and texts/), in bytes or with a unit (4GiB); past it the least recently used sessions' index is evicted and rebuilt from the JSONL when next used; auto = a quarter of the free disk space at start, between 256 MiB and 4 GiB; 0 = no budget (env CONTEXTD_INDEX_MAX_BYTES)")
 	fs.IntVar(&c.MaxConns, "max-conns", maxConns, "most connections served at once (env CONTEXTD_MAX_CONNS); more wait in the kernel's accept queue; 0 = no limit")
 	fs.StringVar(&c.CodexBaseURL, "codex-base-url", env("CONTEXTD_CODEX_BASE_URL", remote.DefaultBaseURL), "Codex backend base URL for Remote mode (env CONTEXTD_CODEX_BASE_URL)")
 	fs.Var(&pathMap, "path-map", "HOST=CONTAINER: a session_file registered under HOST (a Pi outside the container) is read under CONTAINER; repeatable (env CONTEXTD_PATH_MAP, comma-separated)")
@@ -246,6 +259,9 @@ func parseFlags(cmd command, args []string, getenv func(string) string, stdout, 
 	}
 	if c.MaxConns < 0 {
 		return nil, nil, fmt.Errorf("%s is negative; pass a connection count such as %d, or 0 for no limit", c.origin("max-conns", c.MaxConns), api.DefaultMaxConns)
+	}
+	if c.IndexMaxBytes < -1 {
+		return nil, nil, fmt.Errorf("%s is negative; pass a size such as 4GiB, auto, or 0 for no budget", c.origin("index-max-bytes", c.IndexMaxBytes))
 	}
 	if c.MaxBodyBytes < 1024 {
 		return nil, nil, fmt.Errorf("--max-body-bytes %d: use at least 1024 (default %d)", c.MaxBodyBytes, api.DefaultMaxBodyBytes)
@@ -382,7 +398,11 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 			sockLn.Close()
 		}
 	}()
-	index, err := store.OpenIndex(ctx, c.SessionsDir, filepath.Join(c.StateDir, "index"), store.Options{MaxLineBytes: c.MaxLineBytes, Logger: log, Metrics: store.NewMetrics(mreg), PathMap: c.PathMap})
+	budget := c.IndexMaxBytes
+	if budget < 0 {
+		budget = autoIndexBudget(c.StateDir)
+	}
+	index, err := store.OpenIndex(ctx, c.SessionsDir, filepath.Join(c.StateDir, "index"), store.Options{MaxLineBytes: c.MaxLineBytes, Logger: log, Metrics: store.NewMetrics(mreg), PathMap: c.PathMap, MaxIndexBytes: budget})
 	if err != nil {
 		return fmt.Errorf("open index: %w", err)
 	}
@@ -424,15 +444,16 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	hs := api.HTTPServer(srv.Handler())
+	conns := api.NewConnMetrics(mreg)
 	errc := make(chan error, 2)
 	serving = true
-	go func() { errc <- hs.Serve(api.LimitListener(ln, c.MaxConns)) }()
+	go func() { errc <- hs.Serve(api.LimitListener(ln, c.MaxConns, conns.Listener("tcp"))) }()
 	if sockLn != nil {
 		// A cap of its own: slow or many TCP clients, which any local
 		// user can open, never starve the socket only the user can open.
-		go func() { errc <- hs.Serve(api.LimitListener(sockLn, c.MaxConns)) }()
+		go func() { errc <- hs.Serve(api.LimitListener(sockLn, c.MaxConns, conns.Listener("unix"))) }()
 	}
-	log.Info("contextd listening", "addr", ln.Addr().String(), "socket", info.Socket, "sessions_dir", index.Root(), "sessions_dir_from", c.sessionsFromFlag(),
+	log.Info("contextd listening", "addr", ln.Addr().String(), "socket", info.Socket, "sessions_dir", index.Root(), "sessions_dir_from", c.sessionsFromFlag(), "index_max_bytes", budget,
 		"token_file", filepath.Join(c.StateDir, "token"), "state_dir", c.StateDir, "default_mode", c.DefaultMode, "version", buildinfo.Read().Version)
 	defer discovery.Remove(c.StateDir, os.Getpid())
 	select {
@@ -627,8 +648,16 @@ func newLogger(c *config, w io.Writer) *slog.Logger {
 // registerIndexGauges exports the sessions and entries counts, read from
 // the index when scraped.
 func registerIndexGauges(reg prometheus.Registerer, x *store.Index) {
-	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "contextd_sessions", Help: "Session files known to the index."},
-		func() float64 { return float64(len(x.Sessions())) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "contextd_sessions", Help: "Sessions whose derived index is loaded (used since contextd started, not evicted since)."},
+		func() float64 {
+			n := 0
+			for _, s := range x.Sessions() {
+				if s.Indexed() {
+					n++
+				}
+			}
+			return float64(n)
+		}))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "contextd_entries", Help: "Entries indexed over all sessions."},
 		func() float64 {
 			n := 0

@@ -146,9 +146,10 @@ func TestMetricsPromlint(t *testing.T) {
 		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
 	}
 	// The families docs/operations.md's Metrics table documents are all exported.
-	for _, name := range []string{"contextd_http_requests_total", "contextd_http_request_duration_seconds", "contextd_sessions", "contextd_entries",
+	for _, name := range []string{"contextd_http_requests_total", "contextd_http_request_duration_seconds", "contextd_http_connections", "contextd_http_connections_shed_total", "contextd_sessions", "contextd_entries",
 		"contextd_index_bytes_ingested_total", "contextd_index_entries_ingested_total", "contextd_index_skipped_lines_total",
-		"contextd_index_sync_duration_seconds", "contextd_index_reindex_total", "contextd_rollovers_total", "contextd_rollover_duration_seconds",
+		"contextd_index_sync_duration_seconds", "contextd_index_reindex_total",
+		"contextd_index_used_bytes", "contextd_index_budget_bytes", "contextd_index_evictions_total", "contextd_index_evicted_bytes_total", "contextd_rollovers_total", "contextd_rollover_duration_seconds",
 		"contextd_rollover_phase_duration_seconds", "contextd_rollovers_pending", "contextd_invalid_archives_total",
 		"contextd_remote_requests_total", "contextd_remote_request_duration_seconds"} {
 		if _, ok := exported[name]; !ok {

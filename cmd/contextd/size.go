@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dustin/go-humanize"
+	"golang.org/x/sys/unix"
 )
 
 // sizeHelp says how every size flag and variable is written
@@ -69,4 +70,44 @@ func (v sizeValue[T]) Set(s string) error {
 func sizeVar[T int | int64](fs *flag.FlagSet, p *T, name string, def T, usage string) {
 	*p = def
 	fs.Var(sizeValue[T]{p}, name, usage)
+}
+
+// autoSizeValue is a size flag (parseSize) that also takes the word
+// "auto", stored as -1; the caller replaces -1 by its automatic value.
+type autoSizeValue struct{ p *int64 }
+
+func (v autoSizeValue) String() string {
+	if v.p != nil && *v.p < 0 {
+		return "auto"
+	}
+	return sizeValue[int64](v).String()
+}
+
+func (v autoSizeValue) Set(s string) error {
+	if strings.EqualFold(strings.TrimSpace(s), "auto") {
+		*v.p = -1
+		return nil
+	}
+	return sizeValue[int64](v).Set(s)
+}
+
+// Bounds of the automatic index budget (--index-max-bytes auto,
+// docs/operations.md "Disk budget of the index").
+const (
+	indexBudgetCap      = 4 << 30   // at most 4 GiB
+	indexBudgetFloor    = 256 << 20 // at least 256 MiB
+	indexBudgetFraction = 4         // a quarter of the free space
+)
+
+// autoIndexBudget is the default budget of the derived index: a quarter
+// of the space free on the file system of dir (the index directory's
+// parent) at start, at least indexBudgetFloor and at most indexBudgetCap;
+// indexBudgetCap when the free space cannot be read.
+func autoIndexBudget(dir string) int64 {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return indexBudgetCap
+	}
+	free := int64(st.Bavail) * int64(st.Bsize) //nolint:unconvert // field types differ by OS
+	return min(indexBudgetCap, max(indexBudgetFloor, free/indexBudgetFraction))
 }

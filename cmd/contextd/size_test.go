@@ -80,3 +80,32 @@ func TestSizeFlagsTakeUnits(t *testing.T) {
 		t.Errorf("inspect --max-line-bytes 2KiB: %v", err)
 	}
 }
+
+// TestAutoSizeValue: --index-max-bytes takes "auto" (stored as -1 and
+// printed back as auto) besides every size parseSize reads; other size
+// flags refuse "auto".
+func TestAutoSizeValue(t *testing.T) {
+	var n int64
+	f := autoSizeValue{&n}
+	if err := f.Set("auto"); err != nil || n != -1 || f.String() != "auto" {
+		t.Errorf("Set(auto): %v, n=%d, String %q", err, n, f.String())
+	}
+	if err := f.Set("4GiB"); err != nil || n != 4<<30 || f.String() != "4294967296" {
+		t.Errorf("Set(4GiB): %v, n=%d, String %q", err, n, f.String())
+	}
+	if err := (sizeValue[int64]{&n}).Set("auto"); err == nil {
+		t.Errorf("a size flag without auto accepted auto")
+	}
+}
+
+// TestAutoIndexBudget: the automatic budget lies between its floor and
+// its cap on any file system, and is the cap when the free space cannot
+// be read.
+func TestAutoIndexBudget(t *testing.T) {
+	if b := autoIndexBudget(t.TempDir()); b < indexBudgetFloor || b > indexBudgetCap {
+		t.Errorf("autoIndexBudget = %d, want within [%d, %d]", b, indexBudgetFloor, indexBudgetCap)
+	}
+	if b := autoIndexBudget("/no/such/dir"); b != indexBudgetCap {
+		t.Errorf("autoIndexBudget of a missing dir = %d, want the cap %d", b, indexBudgetCap)
+	}
+}

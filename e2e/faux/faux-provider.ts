@@ -16,7 +16,8 @@
 // stop contextd in between). CONTEXTD_E2E_INPUT_ON_TOOL queues user input
 // at a tool call (below). The command /e2e-navigate ID navigates the
 // session tree as a user's /tree selection does (ctx.navigateTree, no
-// summary).
+// summary); /e2e-reload reloads the extensions as /reload does
+// (ctx.reload; RPC mode has no reload command).
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
 
@@ -37,7 +38,10 @@ interface Api {
 	registerProvider(p: unknown): void;
 	on(event: "tool_call", handler: (event: { toolName: string }) => Promise<undefined>): void;
 	sendUserMessage(text: string, options: { deliverAs: "steer" | "followUp" }): void;
-	registerCommand(name: string, o: { description: string; handler: (args: string, ctx: { navigateTree(id: string, o?: { summarize?: boolean }): Promise<unknown> }) => Promise<void> }): void;
+	registerCommand(
+		name: string,
+		o: { description: string; handler: (args: string, ctx: { navigateTree(id: string, o?: { summarize?: boolean }): Promise<unknown>; reload(): Promise<void> }) => Promise<void> },
+	): void;
 }
 
 export default function (pi: Api) {
@@ -45,6 +49,12 @@ export default function (pi: Api) {
 		description: "test only: navigate the session tree like /tree",
 		handler: async (args, ctx) => {
 			await ctx.navigateTree(args.trim(), { summarize: false });
+		},
+	});
+	pi.registerCommand("e2e-reload", {
+		description: "test only: reload extensions like /reload",
+		handler: async (_args, ctx) => {
+			await ctx.reload();
 		},
 	});
 	// CONTEXTD_E2E_INPUT_ON_TOOL="tool:steer|followUp:text": when the model
@@ -64,23 +74,24 @@ export default function (pi: Api) {
 	const hold = process.env.CONTEXTD_E2E_HOLD_SUMMARY ?? "";
 	const script = JSON.parse(readFileSync(process.env.CONTEXTD_E2E_SCRIPT ?? "", "utf8")) as Step[];
 	const log = process.env.CONTEXTD_E2E_LOG ?? "";
-	let next = 0;
-	let summaries = 0;
+	// The script's position survives /e2e-reload, which loads this file
+	// again in the same process: the model's replies go on where they were.
+	const pos = ((globalThis as { __contextdE2eScript?: { next: number; summaries: number } }).__contextdE2eScript ??= { next: 0, summaries: 0 });
 	const faux = fauxProvider({ provider: "faux", api: "faux", models: [{ id: "faux-1", contextWindow: 200_000, maxTokens: 16_000 }] });
 	const factory = async (context: { systemPrompt?: string; messages: { role: string; content?: unknown }[] }) => {
 		const system = [context.systemPrompt ?? "", ...context.messages.filter((m) => m.role === "system").map((m) => textOf(m.content))].join("\n");
 		const summary = system.includes(SUMMARY_PROMPT);
-		const step = summary ? -1 : next;
+		const step = summary ? -1 : pos.next;
 		appendFileSync(log, `${JSON.stringify({ kind: summary ? "summary" : "turn", step, systemPrompt: context.systemPrompt ?? "", messages: context.messages })}\n`);
 		if (summary) {
-			summaries++;
+			pos.summaries++;
 			if (hold) {
 				writeFileSync(`${hold}/summary-started`, "");
 				while (!existsSync(`${hold}/summary-continue`)) await new Promise((r) => setTimeout(r, 50));
 			}
-			return fauxAssistantMessage(`Summary ${summaries}: the archived window's work.`);
+			return fauxAssistantMessage(`Summary ${pos.summaries}: the archived window's work.`);
 		}
-		const s = script[next++];
+		const s = script[pos.next++];
 		if (!s) return fauxAssistantMessage("script exhausted");
 		if (!s.calls) return fauxAssistantMessage(s.text ?? "");
 		const texts = context.messages.map((m) => textOf(m.content)).reverse();

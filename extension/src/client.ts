@@ -76,6 +76,7 @@ export const ROUTES: { readonly [K in OperationId]: RouteOf<K> } = {
 	"session-context": ["POST", "/v1/sessions/{session_id}/context"],
 	"session-windows": ["POST", "/v1/sessions/{session_id}/windows"],
 	"session-compaction": ["POST", "/v1/sessions/{session_id}/compaction"],
+	"get-index": ["GET", "/v1/index"],
 	"rebuild-index": ["POST", "/v1/index/rebuild"],
 	"rollover-create": ["POST", "/v1/sessions/{session_id}/rollovers"],
 	"rollover-log": ["GET", "/v1/sessions/{session_id}/rollovers"],

@@ -7,6 +7,7 @@ import { branchIdentity, ctxLeafBody } from "./branch.ts";
 import { type Host, text } from "./host.ts";
 import type { Result } from "./client.ts";
 import { prefixed } from "./notify.ts";
+import { withBoundary } from "./compaction.ts";
 import { applyProjection } from "./projection.ts";
 import { contextRemaining, contextRemainingAfterRollover, deliveredThresholds, dueReminder, guardDecision, reminderMessage } from "./quality.ts";
 import type { PlannedEntry } from "./rollover.ts";
@@ -117,7 +118,10 @@ export function installLocalHooks(host: Host, slot: SessionSlot): void {
 		warnConcurrentWriters(host, s, ctx, ans.problems);
 		if (ans.awaiting_file) return;
 		try {
-			return { messages: applyProjection(event.messages as never[], ans.projection) };
+			// After a compaction cut the window's boundary away, it is sent
+			// again at the head (compaction.ts withBoundary).
+			const messages = withBoundary(applyProjection(event.messages as never[], ans.projection), ctx.sessionManager.getBranch() as never[]);
+			return { messages: messages as typeof event.messages };
 		} catch (err) {
 			host.notify(ctx, prefixed(`${(err as Error).message}; the request was stopped`), "error");
 			ctx.abort();

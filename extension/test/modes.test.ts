@@ -62,7 +62,8 @@ test("local registers its hooks, four tools in order and /contextd", () => {
 	const f = fakeHost("local");
 	installLocal(f.host, f.say);
 	// session_start twice and turn_end three times: view.ts's handlers redraw the status line, Local's turn_end performs the rollover.
-	assert.deepEqual(f.pi.events(), ["context", "input", "message_end", "session_shutdown", "session_start×2", "session_tree", "turn_end×3"]);
+	// session_before_compact: Pi's compaction summarizes the current window only (compaction.ts).
+	assert.deepEqual(f.pi.events(), ["context", "input", "message_end", "session_before_compact", "session_shutdown", "session_start×2", "session_tree", "turn_end×3"]);
 	assert.deepEqual(
 		f.pi.tools.map((t) => t.name),
 		["new_context", "get_context_remaining", "history", "notes"],
@@ -84,7 +85,7 @@ test("tree adds input holding, agent events and /compact; the capture is /contex
 test("remote registers the Codex wire hooks and three tools; no local index hooks", () => {
 	const f = fakeHost("remote");
 	installRemote(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_shutdown", "session_start×2", "turn_end×2"]);
+	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_before_compact", "session_shutdown", "session_start×2", "turn_end×2"]);
 	assert.deepEqual(
 		f.pi.tools.map((t) => t.name),
 		["new_context", "history", "notes"],
@@ -95,7 +96,7 @@ test("remote registers the Codex wire hooks and three tools; no local index hook
 test("remote with an unusable schema file: a second session_start says so and Codex requests fail", async () => {
 	const f = fakeHost("remote", { codexSchemaFile: "/nope/protocol.json" });
 	installRemote(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_shutdown", "session_start×3", "turn_end×2"]);
+	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_before_compact", "session_shutdown", "session_start×3", "turn_end×2"]);
 	const ctx = new FakeCtx();
 	ctx.model = { api: "openai-codex-responses", provider: "openai-codex", id: "gpt" };
 	const [h] = f.pi.handlers.get("before_provider_request") ?? [];

@@ -204,6 +204,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/index": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Index disk use
+         * @description The derived index's disk use, its budget (--index-max-bytes) and the evictions that keep it within the budget.
+         */
+        get: operations["get-index"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/index/rebuild": {
         parameters: {
             query?: never;
@@ -232,8 +252,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List indexed sessions
-         * @description Syncs every session file of the sessions directory and lists each with its entry count, bytes, leaf, windows, archives and problems (skipped lines, file state).
+         * List sessions
+         * @description Lists every session file of the sessions directory without indexing any: sessions with a derived index (used since they were last evicted) are synced and listed with their entry count, bytes, leaf, windows, archives and problems; the others from their header and file metadata, with indexed false.
          */
         get: operations["list-sessions"];
         put?: never;
@@ -978,13 +998,22 @@ export interface components {
                 [key: string]: number;
             };
             file: string;
+            /**
+             * Format: int64
+             * @description Size of the session file in bytes when it was listed (0 when it cannot be read).
+             */
+            file_bytes: number;
             header: components["schemas"]["SessionHeader"];
             /** @description A rollover whose branch summary landed but whose manifest did not; its commit can be retried. */
             incomplete_rollover: components["schemas"]["CoordinatorIncompleteRollover"] | null;
+            /** @description The session has a derived index: it was used (registered, or a route read its content) since it was last evicted. GET /v1/sessions indexes nothing: a session not indexed is listed from its header and file metadata, with mode the registration's or the default, and entries, bytes, leaf, windows, archives and skipped empty (docs/index-and-search.md, Index only what is used). */
+            indexed: boolean;
             /** @description Pi's default leaf: the last entry. */
             leaf: string;
             /** @enum {string} */
             mode: "off" | "local" | "tree" | "remote";
+            /** @description The session file's mtime (RFC 3339, UTC) when it was listed; absent when it cannot be read. */
+            modified_at?: string;
             /** @description No boundary on the active branch: the extension should append one (POST …/windows). */
             needs_boundary: boolean;
             problems: components["schemas"]["CoordinatorSessionProblem"][];
@@ -1032,10 +1061,19 @@ export interface components {
             /** Format: int64 */
             entries: number;
             file: string;
+            /**
+             * Format: int64
+             * @description Size of the session file in bytes when it was listed (0 when it cannot be read).
+             */
+            file_bytes: number;
+            /** @description The session has a derived index: it was used (registered, or a route read its content) since it was last evicted. GET /v1/sessions indexes nothing: a session not indexed is listed from its header and file metadata, with mode the registration's or the default, and entries, bytes, leaf, windows, archives and skipped empty (docs/index-and-search.md, Index only what is used). */
+            indexed: boolean;
             /** @description Pi's default leaf: the last entry. */
             leaf: string;
             /** @enum {string} */
             mode: "off" | "local" | "tree" | "remote";
+            /** @description The session file's mtime (RFC 3339, UTC) when it was listed; absent when it cannot be read. */
+            modified_at?: string;
             problems: components["schemas"]["CoordinatorSessionProblem"][];
             registered: boolean;
             session_id: string;
@@ -1294,6 +1332,38 @@ export interface components {
              * @description Sessions in the index after the rebuild.
              */
             sessions: number;
+        };
+        IndexUsage: {
+            /**
+             * Format: int64
+             * @description The budget in bytes (--index-max-bytes); 0: none.
+             */
+            budget_bytes: number;
+            /**
+             * Format: int64
+             * @description Size of the index directory's files (index.db, -wal, -shm, texts/): used_bytes plus SQLite's page overhead and the free pages it keeps for reuse after evictions.
+             */
+            disk_bytes: number;
+            /**
+             * Format: int64
+             * @description Derived bytes the evictions freed.
+             */
+            evicted_bytes: number;
+            /**
+             * Format: int64
+             * @description Sessions evicted (their derived data dropped whole, least recently used first) since contextd started; each is re-indexed from its JSONL when next used.
+             */
+            evictions: number;
+            /**
+             * Format: int64
+             * @description Sessions with a derived index.
+             */
+            sessions: number;
+            /**
+             * Format: int64
+             * @description Derived bytes of the indexed sessions: their index.db rows (entry blocks, tool calls, text tail) and their item-text and block-filter files under texts/, measured after each sync that added bytes. This is what the budget bounds.
+             */
+            used_bytes: number;
         };
         ListFilesBody: {
             context: components["schemas"]["CoordinatorCallContext"];
@@ -1557,7 +1627,7 @@ export interface components {
             version: number;
         };
         SessionList: {
-            /** @description Every session file of the sessions directory, after a sync. */
+            /** @description Every session file of the sessions directory and every registered session, by file path. */
             sessions: components["schemas"]["CoordinatorSessionSummary"][];
         };
         ThreadHintBody: {
@@ -2026,6 +2096,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CoordinatorNoteWrite"] | components["schemas"]["RemoteResult"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-index": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IndexUsage"];
                 };
             };
             /** @description Error */

@@ -10,6 +10,7 @@
 import { branchIdentity, ctxLeafBody } from "../branch.ts";
 import { type Host, text } from "../host.ts";
 import { callsNewContext, onInput, releaseHold, startHold } from "../input_hold.ts";
+import { installWindowCompaction } from "../compaction.ts";
 import { installLifecycle } from "../lifecycle.ts";
 import type { RequestArgs } from "../client.ts";
 import { runLocalRollover } from "../local_rollover.ts";
@@ -35,6 +36,7 @@ export function installLocal(host: Host, say: Say): void {
 		await ensureWindow(host, slot, s, ctx);
 	});
 	installLocalHooks(host, slot);
+	installWindowCompaction(host);
 	installViewHooks(pi, view);
 
 	pi.registerTool({

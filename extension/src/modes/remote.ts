@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { branchIdentity } from "../branch.ts";
 import { codexHeaders } from "../codexauth.ts";
 import { type Host, text } from "../host.ts";
+import { installWindowCompaction, withBoundary } from "../compaction.ts";
 import { installLifecycle } from "../lifecycle.ts";
 import { encryptedOutputs, isCodexTransport, NAMESPACE_SPECS, type NamespaceSpecs, routerMessage, shapeCodexRequest, specsFromProtocol, TRUNCATION_HEADER, truncationPolicy } from "../remote.ts";
 import { registerRouters, remoteRouter } from "../router.ts";
@@ -62,8 +63,12 @@ export function installRemote(host: Host, say: Say): void {
 	installViewHooks(pi, view);
 
 	// Only the current window reaches the model; earlier windows are
-	// recovered through the Codex backend, never from local data.
-	pi.on("context", async (event) => ({ messages: sliceAtLatestBoundary(event.messages as never[]) }));
+	// recovered through the Codex backend, never from local data. After a
+	// compaction cut the boundary away it is sent again (compaction.ts).
+	pi.on("context", async (event, ctx) => ({
+		messages: withBoundary(sliceAtLatestBoundary(event.messages as never[]), ctx.sessionManager.getBranch() as never[]) as typeof event.messages,
+	}));
+	installWindowCompaction(host);
 
 	const { specs, error: specsError } = loadSpecs(settings.codexSchemaFile);
 	if (specsError) pi.on("session_start", async (_e, ctx) => host.notify(ctx, specsError, "error"));

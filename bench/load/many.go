@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"contextd/bench/sessiongen"
+)
+
+// manyConfig is the many-clients step: sessions generated sessions of mb
+// MiB, each appended to by its own writer at Pi's pace (an entry every
+// 200-500 ms; one in bigEvery a tool result of 1-5 MB), each with a client
+// that calls POST /context after every append (as Pi does before every
+// model call) and search_contents every few calls, plus one client running
+// 1-byte searches throughout; for secs seconds.
+type manyConfig struct {
+	sessions, mb, secs, bigEvery int
+}
+
+// manyStep runs the many-clients step on its own sessions directory and
+// server and adds its rows (targets: /context p99 <= 2 ms; no request
+// over 100 ms but the 1-byte searches).
+func manyStep(c config, mc manyConfig) error {
+	dir := filepath.Join(filepath.Dir(c.state), "many")
+	sessDir := filepath.Join(dir, "sessions")
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.MkdirAll(sessDir, 0o700); err != nil {
+		return err
+	}
+	var ms []*sessiongen.Manifest
+	for k := 0; k < mc.sessions; k++ {
+		p := filepath.Join(sessDir, fmt.Sprintf("s%d.jsonl", k))
+		m, err := genFile(p, int64(mc.mb)<<20, uint64(101+k))
+		if err != nil {
+			return err
+		}
+		m.File = p
+		ms = append(ms, m)
+	}
+	srv, err := startServer(c.bin, sessDir, filepath.Join(dir, "state"))
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	// Index every session first: the step measures the steady state, not
+	// the cold index (rows above).
+	for _, m := range ms {
+		if _, _, err := srv.must("POST", "/v1/sessions/"+m.SessionID+"/context", map[string]any{}); err != nil {
+			return err
+		}
+	}
+	// The big tool-result texts, made once (1-5 MB each).
+	r := rand.New(rand.NewPCG(17, 19))
+	bigs := make([]string, 5)
+	for i := range bigs {
+		bigs[i] = logText(r, (i+1)<<20)
+	}
+
+	type result struct {
+		ctx, search []time.Duration
+		bigs        int
+		err         error
+	}
+	results := make([]result, len(ms))
+	deadline := time.Now().Add(time.Duration(mc.secs) * time.Second)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	// The 1-byte searcher.
+	var short []time.Duration
+	var shortErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		hc := &http.Client{Timeout: time.Minute}
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			m := ms[i%len(ms)]
+			q := string(rune('a' + i%26))
+			st, out, d, err := srv.doWith(hc, "POST", "/alpha/history/v2/search_contents", map[string]any{"query": q, "limit": 1 + i%20, "context": map[string]any{"session_id": m.SessionID}})
+			if (err != nil || st != 200) && shortErr == nil {
+				shortErr = fmt.Errorf("1-byte search_contents %q: %d %v %s", q, st, err, trunc(out, 200))
+			}
+			short = append(short, d)
+		}
+	}()
+	// The writers and their clients.
+	var cw sync.WaitGroup
+	for k, m := range ms {
+		cw.Add(1)
+		go func(k int, m *sessiongen.Manifest) {
+			defer cw.Done()
+			res := &results[k]
+			rr := rand.New(rand.NewPCG(uint64(k), 23))
+			app, err := newAppender(m.File, m.LeafID, m.LastTimeMs)
+			if err != nil {
+				res.err = err
+				return
+			}
+			app.r = rand.New(rand.NewPCG(uint64(k)+31, 37))
+			hc := &http.Client{Timeout: time.Minute}
+			sid := map[string]any{"session_id": m.SessionID}
+			ctxPath := "/v1/sessions/" + m.SessionID + "/context"
+			for i := 0; time.Now().Before(deadline); i++ {
+				time.Sleep(time.Duration(200+rr.IntN(300)) * time.Millisecond)
+				text := fmt.Sprintf("load probe s%d-%d: %s", k, i, strings.Repeat("the quick brown fox ", 1+rr.IntN(50)))
+				role := []string{"user", "assistant", "toolResult"}[i%3]
+				if role == "toolResult" && rr.IntN(mc.bigEvery) == 0 {
+					text = fmt.Sprintf("load probe s%d-%d: ", k, i) + bigs[rr.IntN(len(bigs))]
+					res.bigs++
+				}
+				if _, err := app.write(probeEntry(role, text, app.ms)); err != nil {
+					res.err = err
+					return
+				}
+				st, out, d, err := srv.doWith(hc, "POST", ctxPath, map[string]any{})
+				if err == nil && st != 200 {
+					err = fmt.Errorf("/context: %d %s", st, trunc(out, 200))
+				}
+				if err != nil {
+					res.err = err
+					return
+				}
+				res.ctx = append(res.ctx, d)
+				if i%4 == 3 {
+					// A probe appended a few calls ago: it matches.
+					q := fmt.Sprintf("load probe s%d-%d:", k, i-2)
+					st, out, d, err := srv.doWith(hc, "POST", "/alpha/history/v2/search_contents", map[string]any{"query": q, "context": sid})
+					if err == nil && (st != 200 || !strings.Contains(string(out), fmt.Sprintf("s%d-%d", k, i-2))) {
+						err = fmt.Errorf("search_contents %q: %d %s", q, st, trunc(out, 300))
+					}
+					if err != nil {
+						res.err = err
+						return
+					}
+					res.search = append(res.search, d)
+				}
+			}
+		}(k, m)
+	}
+	cw.Wait()
+	close(stop)
+	wg.Wait()
+	var ctxs, searches []time.Duration
+	nbig := 0
+	for _, res := range results {
+		if res.err != nil {
+			return res.err
+		}
+		ctxs = append(ctxs, res.ctx...)
+		searches = append(searches, res.search...)
+		nbig += res.bigs
+	}
+	if shortErr != nil {
+		return shortErr
+	}
+	all := append(append([]time.Duration(nil), ctxs...), searches...)
+	what := fmt.Sprintf("%d sessions of %d MiB, each appended to every 200-500 ms for %d s (%d tool results of 1-5 MB among the appends)", len(ms), mc.mb, mc.secs, nbig)
+	absRow(fmt.Sprintf("many clients: /context p99, %d writers + 1-byte searches", len(ms)), "ms", pct(ctxs, 0.99), 2,
+		fmt.Sprintf("%s; %d /context requests, one after each append, p50 %.2f ms, max %.2f ms; %d CPUs", what, len(ctxs), median(ctxs), pct(ctxs, 1), runtime.NumCPU()))
+	absRow("many clients: slowest request but the 1-byte searches", "ms", pct(all, 1), 100,
+		fmt.Sprintf("%s; over the %d /context and %d search_contents (a probe appended two calls before; p50 %.2f ms, p99 %.2f ms) requests; meanwhile one client ran %d 1-byte searches over the sessions in turn (p50 %.0f ms, max %.0f ms; not bound)",
+			what, len(ctxs), len(searches), median(searches), pct(searches, 0.99), len(short), median(short), pct(short, 1)))
+	return nil
+}
+
+// genFile writes a generated session of about size bytes.
+func genFile(path string, size int64, seed uint64) (*sessiongen.Manifest, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	m, err := sessiongen.Generate(w, sessiongen.Options{Bytes: size, Seed: seed, WindowEvery: 400})
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return m, err
+}
+
+// logText is n bytes of build-log-like lines.
+func logText(r *rand.Rand, n int) string {
+	var b strings.Builder
+	b.Grow(n + 100)
+	for b.Len() < n {
+		fmt.Fprintf(&b, "ok  \tpkg/%x\t%d.%03ds\tcoverage: %d.%d%% of statements\n", r.Uint32(), r.IntN(9), r.IntN(1000), r.IntN(100), r.IntN(10))
+	}
+	return b.String()[:n]
+}
+
+// probeEntry is a Pi message entry (id, parentId and timestamp are added by
+// the appender) of role user, assistant or toolResult with one text part.
+func probeEntry(role, text string, ms int64) map[string]any {
+	msg := map[string]any{"role": role, "content": []map[string]any{{"type": "text", "text": text}}, "timestamp": ms}
+	switch role {
+	case "assistant":
+		msg["api"], msg["provider"], msg["model"], msg["stopReason"] = "openai-responses", "openai", "gpt-5", "stop"
+		msg["usage"] = map[string]any{"input": 10, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 20, "cost": map[string]any{"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+	case "toolResult":
+		msg["toolCallId"], msg["toolName"], msg["isError"] = "call_probe", "bash", false
+	}
+	return map[string]any{"type": "message", "message": msg}
+}

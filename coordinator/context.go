@@ -1,0 +1,282 @@
+package coordinator
+
+// POST /v1/sessions/{id}/context, run before every model call: the
+// current window of the branch and the projection the extension applies
+// to Pi's context event.
+
+import (
+	"context"
+
+	"contextd"
+	"contextd/session"
+	"contextd/store"
+)
+
+// ContextRequest is the body of POST /v1/sessions/{id}/context.
+type ContextRequest struct {
+	LeafID string `json:"leaf_id,omitempty" maxLength:"256" doc:"Pi's live leaf; default the last entry of the file."`
+}
+
+// HiddenSummary is the signature of a Tree branch summary to remove from
+// the provider context (docs/design.md §4): entry id, fromId, the SHA-256 of
+// the summary text (hex) and the entry timestamp.
+type HiddenSummary struct {
+	EntryID    string `json:"entry_id"`
+	FromID     string `json:"from_id"`
+	SummarySHA string `json:"summary_sha256"`
+	Timestamp  string `json:"timestamp"`
+	ManifestID string `json:"manifest_entry_id"`
+	WindowID   string `json:"window_id"`
+}
+
+// MessageKey names one message of the provider context the way Pi holds it
+// in memory (Pi's AgentMessage objects carry no entry ids): by role plus a
+// field of the message itself that is unique on a branch. The extension
+// matches a key against the messages of Pi's context event.
+//
+//   - role custom, custom_type codex-context-window: the boundary whose
+//     details.contextManagement.currentWindowId is window_id;
+//   - role assistant: the assistant message holding a toolCall content
+//     block whose id is tool_call_id;
+//   - role branchSummary: the branch summary message whose fromId is
+//     from_id and whose summary text has the SHA-256 summary_sha256 (hex);
+//   - role toolResult: the occurrence-th (1-based) message whose
+//     toolCallId is tool_call_id, counted over the messages start_at keeps
+//     (all of the context event's messages when start_at is null).
+type MessageKey struct {
+	Role          string `json:"role" enum:"custom,assistant,branchSummary,toolResult" doc:"Pi message role of the matched message."`
+	CustomType    string `json:"custom_type,omitempty" doc:"role custom: the message's customType (codex-context-window)."`
+	WindowID      string `json:"window_id,omitempty" doc:"role custom: details.contextManagement.currentWindowId of the boundary."`
+	ToolCallID    string `json:"tool_call_id,omitempty" doc:"role assistant: id of a toolCall content block of the message."`
+	FromID        string `json:"from_id,omitempty" doc:"role branchSummary: the message's fromId."`
+	SummarySHA256 string `json:"summary_sha256,omitempty" doc:"role branchSummary: SHA-256 (lowercase hex) of the message's summary text (UTF-8)."`
+	Occurrence    int    `json:"occurrence,omitempty" minimum:"1" doc:"role toolResult: 1-based rank among the messages with this toolCallId that start_at keeps."`
+}
+
+// MoveStep moves the message matching Message to directly after the
+// message matching After (docs/modes.md "Tool-call pairing": a boundary or branch summary written
+// between a tool call and its results is sent after the results).
+type MoveStep struct {
+	Message MessageKey `json:"message" doc:"The message to move."`
+	After   MessageKey `json:"after" doc:"The message it is sent right after."`
+}
+
+// Projection is what the extension does to the messages of Pi's context
+// event, in this order: when StartAt is set, drop every message before
+// the first message matching StartAt (Local: the current boundary, or the
+// assistant message whose calls the results after the boundary answer),
+// then drop every message matching a key of Drop (Tree: the hidden
+// summaries; both modes: tool results the pairing rule does not send),
+// then apply Move in order. A toolResult key's occurrence counts the
+// messages StartAt kept. A key that matches no message is an error the
+// extension reports; it never guesses another message. The result obeys
+// the pairing rule (PlanPairing).
+type Projection struct {
+	StartAt *MessageKey  `json:"start_at" doc:"Applied first. Local: keep the messages from the first one matching this key; null: keep from the first message."`
+	Drop    []MessageKey `json:"drop" doc:"Remove every message matching one of these keys (each matches exactly one message): Tree's hidden summaries, and stray or duplicate tool results."`
+	Move    []MoveStep   `json:"move,omitempty" doc:"After start_at and drop, move each message right after another, in order (a boundary written inside a tool call pair goes after the results)."`
+}
+
+// ContextAnswer tells the extension what to project before an LLM call.
+type ContextAnswer struct {
+	// Projection is the answer in the terms of Pi's in-memory messages;
+	// the entry-id fields below say the same in the terms of the file.
+	Projection Projection `json:"projection"`
+	// AwaitingFile is true for a registered session whose file Pi has not
+	// written yet (Pi 0.85 writes it at the first assistant message, 1.6
+	// at the first user message): it has no entries, so nothing is hidden
+	// and no boundary is on the file yet.
+	AwaitingFile bool `json:"awaiting_file" doc:"The registered session file does not exist yet: the session has no entries on disk."`
+
+	Mode            contextd.Mode   `json:"mode"`
+	LeafID          string          `json:"leaf_id" doc:"The leaf the answer is for."`
+	Window          *WindowIdentity `json:"window" doc:"Identity of the current window; null when no boundary is on the branch."`
+	BoundaryEntryID string          `json:"boundary_entry_id,omitempty" doc:"The current boundary entry."`
+	// SliceFromEntryID is where Local mode starts the provider context: the
+	// boundary, or, when the boundary is written between an assistant's
+	// tool calls and their results, that assistant (the boundary then
+	// moves after the results: Projection.Move).
+	SliceFromEntryID    string           `json:"slice_from_entry_id,omitempty"`
+	OrphanedToolResults []string         `json:"orphaned_tool_results" doc:"toolResult entries the projection does not send: no open call of a replayed assistant precedes them in the sent context (call missing, before the slice, in an errored or aborted assistant) or their call already has a result (see problems)."`
+	HiddenSummaries     []HiddenSummary  `json:"hidden_summaries" doc:"Tree mode: branch summaries to remove from the provider context."`
+	WindowNoteWrites    int              `json:"window_note_writes" doc:"Note writes and appends (codex-context-note entries) on the branch since its latest boundary (since its root when it has none): what the notes guard of new_context checks; a note snapshot is no write. 0 while the file is awaited."`
+	NeedsBoundary       bool             `json:"needs_boundary" doc:"true when the branch has no current boundary (first window, after user navigation into an archive, or a rollover cut short after navigation: then window is the archived window the chain continues from): append one with POST …/windows."`
+	Problems            []SessionProblem `json:"problems,omitempty" doc:"Problems of the branch, e.g. missing_parent: its root entry names a parent that is not in the file (a torn line); window then keeps the last boundary before the break."`
+}
+
+// Context answers POST /v1/sessions/{id}/context (runs before every model
+// call). Local: the current boundary and the slice point; Tree: also the
+// summaries to hide (TreeContext).
+func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequest) (ContextAnswer, error) {
+	t, err := s.Resolve(ctx, sessionID)
+	if err != nil {
+		return ContextAnswer{}, err
+	}
+	out := ContextAnswer{Mode: t.Mode, OrphanedToolResults: []string{}, HiddenSummaries: []HiddenSummary{}, Projection: Projection{Drop: []MessageKey{}}}
+	if t.Mode == contextd.ModeOff || t.Mode == contextd.ModeRemote {
+		return out, nil
+	}
+	if awaitingFile(t) {
+		out.AwaitingFile, out.NeedsBoundary = true, true
+		return out, nil
+	}
+	defer s.holdLineage(ctx, t)()
+	err = s.withCachedBranch(t, req.LeafID, func(b *Branch) error {
+		out.LeafID = b.Leaf
+		i := currentBoundary(b)
+		out.WindowNoteWrites = noteWrites(b.V.Tree, b.Seqs[max(i, 0):])
+		r := s.resumeOf(b)
+		switch {
+		case r != nil && r.Broken == nil:
+			// A rollover cut short after navigation: no current window;
+			// Window is the archived one the next boundary continues from.
+			id := r.Window
+			out.Window, out.NeedsBoundary = &id, true
+		case r != nil && r.BoundaryEntryID != "":
+			// A broken parent chain: keep the last window before the break.
+			out.Problems = append(out.Problems, *r.Broken)
+			id := r.Window
+			out.Window, out.BoundaryEntryID, out.SliceFromEntryID = &id, r.BoundaryEntryID, r.BoundaryEntryID
+		case r != nil:
+			out.Problems = append(out.Problems, *r.Broken)
+			out.NeedsBoundary = true
+		case i < 0:
+			out.NeedsBoundary = true
+		default:
+			tr := b.V.Tree
+			be := &tr.Entries[b.Seqs[i]]
+			id := identityOf(be)
+			out.Window = &id
+			out.BoundaryEntryID = be.ID
+			out.SliceFromEntryID = be.ID
+			if i > 0 && windowStart(b, i) == 0 {
+				// An adopted window begins at the branch's first entry:
+				// Local sends the whole branch, as before adoption.
+				out.SliceFromEntryID = ""
+			}
+		}
+		if t.Mode == contextd.ModeTree {
+			if err := s.tree.context(b, &out); err != nil {
+				return err
+			}
+		}
+		if r != nil && r.Broken == nil {
+			// An earlier Local boundary on the branch does not make the
+			// window after a Tree cut current.
+			out.NeedsBoundary = true
+		}
+		return s.project(b, &out)
+	})
+	if p := s.writers.problem(sessionID); p != nil {
+		out.Problems = append(out.Problems, *p)
+	}
+	return out, err
+}
+
+// project fills out.Projection from the entry-id answer and the pairing
+// rule (PlanPairing): Tree drops the hidden summaries and keeps the rest
+// of the branch (the tree already cut it); Local starts at the boundary.
+// Both then drop stray and duplicate tool results and move a boundary or
+// branch summary written inside a call/result pair after the results,
+// reporting each as a problem; OrphanedToolResults lists the dropped
+// results and SliceFromEntryID the first entry sent.
+func (s *Service) project(b *Branch, out *ContextAnswer) error {
+	hidden := make(map[string]bool, len(out.HiddenSummaries))
+	for _, h := range out.HiddenSummaries {
+		hidden[h.EntryID] = true
+	}
+	rules := session.NewestRules
+	if b.Target != nil {
+		rules = b.Target.Rules()
+	}
+	slice := out.Mode == contextd.ModeLocal && out.Window != nil && out.SliceFromEntryID != ""
+	from := ""
+	if slice {
+		from = out.SliceFromEntryID
+	}
+	msgs, shown, err := s.cachedPairMessages(b, rules, hidden, from)
+	if err != nil {
+		return err
+	}
+	for _, h := range out.HiddenSummaries {
+		// Only summaries Pi sends are named: one a compaction cut away
+		// is not among the context event's messages.
+		if shown[h.EntryID] {
+			out.Projection.Drop = append(out.Projection.Drop, MessageKey{Role: "branchSummary", FromID: h.FromID, SummarySHA256: h.SummarySHA})
+		}
+	}
+	start := 0
+	if slice {
+		start = -1
+		for i := range msgs {
+			if msgs[i].EntryID == from {
+				start = i
+				break
+			}
+		}
+		if start < 0 {
+			// Pi does not send the boundary (a compaction after it kept
+			// none of the window, or the branch starts after a broken
+			// parent chain): everything Pi sends is the window.
+			slice, start = false, 0
+			out.SliceFromEntryID = ""
+			if len(msgs) > 0 {
+				out.SliceFromEntryID = msgs[0].EntryID
+			}
+		}
+	}
+	plan := PlanPairing(msgs, start)
+	// Result keys rank among the messages start_at keeps.
+	occ := map[string]int{}
+	for i := plan.Start; i < len(msgs); i++ {
+		if msgs[i].Role == session.RoleToolResult {
+			occ[msgs[i].CallID]++
+			msgs[i].Occurrence = occ[msgs[i].CallID]
+		}
+	}
+	if slice {
+		m := &msgs[plan.Start]
+		out.SliceFromEntryID = m.EntryID
+		if m.Key != nil && plan.Start == start {
+			out.Projection.StartAt = m.Key
+		} else {
+			out.Projection.StartAt = &MessageKey{Role: session.RoleAssistant, ToolCallID: m.Calls[0]}
+		}
+	}
+	for _, i := range plan.Drop {
+		out.OrphanedToolResults = append(out.OrphanedToolResults, msgs[i].EntryID)
+		out.Projection.Drop = append(out.Projection.Drop, msgs[i].resultKey())
+	}
+	for _, mv := range plan.Moves {
+		out.Projection.Move = append(out.Projection.Move, MoveStep{Message: *msgs[mv.Msg].Key, After: pairKeyOf(&msgs[mv.After])})
+	}
+	out.Problems = append(out.Problems, plan.Problems...)
+	return nil
+}
+
+// pairKeyOf names m for the extension: its own key, or for a tool result its
+// call id and occurrence.
+func pairKeyOf(m *PairMessage) MessageKey {
+	if m.Role == session.RoleToolResult {
+		return m.resultKey()
+	}
+	if m.Key != nil {
+		return *m.Key
+	}
+	return MessageKey{Role: session.RoleAssistant, ToolCallID: m.Calls[0]}
+}
+
+// awaitingFile reports whether t is a registered session whose file does
+// not exist and was never indexed: Pi has not written it yet (a file that
+// was indexed and then deleted keeps its tree and stays "gone").
+func awaitingFile(t *Target) bool {
+	if !t.Registered || t.Session == nil {
+		return false
+	}
+	var ok bool
+	_ = t.Session.Read(func(v *store.View) error {
+		ok = v.State == store.StateMissing && v.Tree == nil
+		return nil
+	})
+	return ok
+}

@@ -1,0 +1,101 @@
+package history
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"contextd/session"
+)
+
+// Item texts in history answers may hold lone surrogates in their WTF-8
+// form (session/wtf8.go: Pi's JSON.parse keeps a lone `\ud83d` escape of
+// the session file as that code unit). encoding/json would write each of
+// their bytes as U+FFFD; ItemPreview and ItemBody write each such
+// surrogate as its `\uXXXX` escape instead (lower-case hex, as
+// JSON.stringify writes it: ECMA-262 "QuoteJSONString"), so the answer
+// holds the escape the session file holds and the extension hands the
+// model the string Pi would. Everything else is encoding/json's encoding.
+
+// text is an item text that encodes as described above.
+type text string
+
+// MarshalJSON encodes t as a JSON string without HTML escaping (the
+// encoder that calls it applies its own).
+func (t text) MarshalJSON() ([]byte, error) {
+	s := string(t)
+	if strings.IndexByte(s, 0xED) < 0 {
+		return []byte(jsonString(s)), nil
+	}
+	out := make([]byte, 0, len(s)+8)
+	out = append(out, '"')
+	run := 0 // start of the bytes not yet written
+	for i := 0; i < len(s); {
+		r, ok := session.Surrogate(s[i:])
+		if !ok {
+			i++
+			continue
+		}
+		if run < i {
+			q := jsonString(s[run:i])
+			out = append(out, q[1:len(q)-1]...)
+		}
+		const hex = "0123456789abcdef"
+		out = append(out, '\\', 'u', hex[r>>12&0xF], hex[r>>8&0xF], hex[r>>4&0xF], hex[r&0xF])
+		i += 3
+		run = i
+	}
+	if run < len(s) {
+		q := jsonString(s[run:])
+		out = append(out, q[1:len(q)-1]...)
+	}
+	return append(out, '"'), nil
+}
+
+// itemPreviewJSON is ItemPreview as it is encoded (same fields, order and
+// names).
+type itemPreviewJSON struct {
+	WindowID         string `json:"window_id"`
+	ItemID           string `json:"item_id"`
+	Role             string `json:"role"`
+	ToolName         string `json:"tool_name,omitempty"`
+	ToolNamespace    string `json:"tool_namespace,omitempty"`
+	Summary          bool   `json:"summary,omitempty"`
+	TruncatedContent text   `json:"truncated_content"`
+	ContentChars     int    `json:"content_chars"`
+}
+
+// MarshalJSON encodes p with its content's lone surrogates as escapes.
+func (p ItemPreview) MarshalJSON() ([]byte, error) {
+	return marshalPlain(itemPreviewJSON{p.WindowID, p.ItemID, p.Role, p.ToolName, p.ToolNamespace, p.Summary, text(p.TruncatedContent), p.ContentChars})
+}
+
+// itemBodyJSON is ItemBody as it is encoded (same fields, order and names).
+type itemBodyJSON struct {
+	WindowID        string `json:"window_id"`
+	ItemID          string `json:"item_id"`
+	Role            string `json:"role"`
+	ToolName        string `json:"tool_name,omitempty"`
+	ToolNamespace   string `json:"tool_namespace,omitempty"`
+	Summary         bool   `json:"summary,omitempty"`
+	Content         text   `json:"content"`
+	TotalChars      int    `json:"total_chars"`
+	NextOffsetChars *int   `json:"next_offset_chars,omitempty"`
+}
+
+// MarshalJSON encodes b with its content's lone surrogates as escapes.
+func (b ItemBody) MarshalJSON() ([]byte, error) {
+	return marshalPlain(itemBodyJSON{b.WindowID, b.ItemID, b.Role, b.ToolName, b.ToolNamespace, b.Summary, text(b.Content), b.TotalChars, b.NextOffsetChars})
+}
+
+// marshalPlain is encoding/json's encoding of v without HTML escaping and
+// without the encoder's trailing newline.
+func marshalPlain(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

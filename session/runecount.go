@@ -1,0 +1,34 @@
+package session
+
+import "unicode/utf8"
+
+// runeCount is utf8.RuneCountInString(s) (history.Item.Chars: Unicode code points,
+// an invalid UTF-8 byte counting as one), eight ASCII bytes at a time. It
+// runs over every rendered item text while a session is indexed, most of
+// it ASCII (tool output, code); the standard library's count decodes one
+// rune per step. A word with a byte ≥ 0x80 falls back to decoding runes
+// one by one (utf8.DecodeRuneInString, the same rule as RuneCountInString)
+// until the next word, so the count equals the standard one for every
+// string (TestRuneCountIsRuneCountInString).
+func runeCount(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		if len(s)-i >= 8 {
+			w := s[i : i+8]
+			if (uint64(w[0])|uint64(w[1])<<8|uint64(w[2])<<16|uint64(w[3])<<24|uint64(w[4])<<32|uint64(w[5])<<40|uint64(w[6])<<48|uint64(w[7])<<56)&0x8080808080808080 == 0 {
+				n += 8
+				i += 8
+				continue
+			}
+		}
+		if s[i] < utf8.RuneSelf {
+			n++
+			i++
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		n++
+		i += size
+	}
+	return n
+}
