@@ -90,7 +90,7 @@ type SettleAnswer struct {
 	State      string  `json:"state" enum:"settled,committed,completed"`
 	NavigateTo *string `json:"navigate_to" doc:"Tree: the boundary entry to pass to navigateTree; null in Local mode (no navigation)."`
 	Summarize  bool    `json:"summarize" doc:"Tree: navigateTree(navigate_to, {summarize: true}); false in Local mode."`
-	Label      *string `json:"label" doc:"navigateTree label; always null."`
+	Label      *string `json:"label" doc:"Tree: the label to pass to navigateTree (options.label), which Pi attaches to the branch summary, so /tree shows the archive as a contextd window (ArchiveLabel, e.g. \"contextd window 0 archive\"); null in Local mode."`
 	// SummaryParentID is the parentId Pi's branch_summary will carry: the
 	// boundary is a custom message, so navigateTree lands on its parent
 	// (docs/pi-facts.md "Tree navigation").
@@ -347,11 +347,26 @@ func (s *Service) settleAgain(ctx context.Context, sessionID, rolloverID string)
 	return settleAnswer(r), nil
 }
 
+// ArchiveLabel is the label of the branch summary that archives window n
+// (zero-based), e.g. "contextd window 0 archive". Pi's summary text starts
+// with its own preamble ("The user explored a different conversation
+// branch…", branch-summarization.js in Pi 0.85.1 and 1.6.0), which an
+// extension cannot change while Pi writes the summary; navigateTree's
+// label is what /tree shows before it ("[contextd window 0 archive]
+// [branch summary]: …"). Pi appends the label as a label entry right after
+// the summary (AgentSession.navigateTree; docs/pi-facts.md "Tree navigation").
+func ArchiveLabel(n int) string { return fmt.Sprintf("contextd window %d archive", n) }
+
 func settleAnswer(r store.Rollover) SettleAnswer {
 	a := SettleAnswer{RolloverID: r.ID, State: string(r.State), ArchivedLeafID: r.LeafAtSettle}
 	if r.Mode == contextd.ModeTree {
 		to := r.BoundaryEntryID
 		a.NavigateTo, a.Summarize = &to, true
+		var win WindowIdentity
+		if json.Unmarshal(r.Window, &win) == nil {
+			l := ArchiveLabel(win.WindowNumber)
+			a.Label = &l
+		}
 		if r.BoundaryParentID != "" {
 			p := r.BoundaryParentID
 			a.SummaryParentID = &p

@@ -313,7 +313,7 @@ func runBasicRollover(t *testing.T, e *env, between func(step string)) {
 	if err != nil {
 		t.Fatalf("settle: %v", err)
 	}
-	if settle.State != "settled" || settle.NavigateTo == nil || *settle.NavigateTo != basicBoundary || !settle.Summarize || settle.Label != nil ||
+	if settle.State != "settled" || settle.NavigateTo == nil || *settle.NavigateTo != basicBoundary || !settle.Summarize || settle.Label == nil || *settle.Label != "contextd window 0 archive" ||
 		settle.SummaryParentID == nil || *settle.SummaryParentID != basicBase || settle.ArchivedLeafID != basicOldLeaf {
 		t.Fatalf("settle answer: %+v", settle)
 	}

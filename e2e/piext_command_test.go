@@ -1,6 +1,11 @@
 package e2e
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,8 +53,12 @@ func TestPiExtensionCommands(t *testing.T) {
 				st := run("/contextd", "contextd mode: "+mode)
 				has(st, "(healthy)", "window 0 (", "no pending rollover", "no rollovers yet")
 				has(run("/contextd log", "no rollovers yet"), "no rollovers yet")
-				has(run("/contextd help", "/contextd finish"), "/contextd mode local|tree|off: ")
-				has(run("/contextd mode cloud", "/contextd mode takes"), `/contextd mode takes one of local, tree, off, not "cloud"`)
+				has(run("/contextd help", "/contextd finish"), "/contextd mode local|tree|remote|off: ")
+				has(run("/contextd mode cloud", "/contextd mode takes"), `/contextd mode takes one of local, tree, remote, off, not "cloud"`)
+				// /contextd is the extension's only command: Tree's capture is an argument of it, so autocomplete offers nothing else.
+				if got := extensionCommands(t, p); !slices.Equal(got, []string{"contextd"}) {
+					t.Errorf("extension commands = %v, want [contextd]", got)
+				}
 
 				p.prompt("hello", 1)
 				turns := len(r.requests())
@@ -106,6 +115,91 @@ func TestPiExtensionCommands(t *testing.T) {
 					if strings.Contains(n, "Cannot read properties") || strings.Contains(n, "TypeError") {
 						t.Errorf("a report shows a JavaScript error: %s", n)
 					}
+				}
+			})
+		}
+	})
+}
+
+// extensionCommands lists the names starting with "contextd" of the
+// commands extensions registered (RPC get_commands, what Pi's autocomplete
+// offers besides its own; the faux provider and Pi's bundled extensions add
+// others).
+func extensionCommands(t *testing.T, p *piProc) []string {
+	t.Helper()
+	resp := p.command(map[string]any{"type": "get_commands"})
+	data, _ := resp["data"].(map[string]any)
+	list, _ := data["commands"].([]any)
+	var names []string
+	for _, c := range list {
+		if m, _ := c.(map[string]any); m["source"] == "extension" && strings.HasPrefix(fmt.Sprint(m["name"]), "contextd") {
+			names = append(names, fmt.Sprint(m["name"]))
+		}
+	}
+	return names
+}
+
+// TestPiExtensionCommandInactive: with mode off, or a mode the extension
+// does not know, /contextd is still the extension's (real Pi 0.85.1 and
+// 1.6.0, RPC): it answers in one report and is never sent to the model as a
+// prompt; /contextd mode turns context management on in the same Pi
+// process (Pi reloads the extension), and after /contextd mode off,
+// /contextd mode tree turns it on again.
+func TestPiExtensionCommandInactive(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		for _, start := range []string{"off", "weird"} {
+			t.Run(start, func(t *testing.T) {
+				r := newRig(t, v, start, []step{{Text: "ok"}})
+				r.startContextd()
+				p := r.startPi()
+				run := func(cmd, want string) string {
+					t.Helper()
+					before := len(p.notices("info"))
+					p.command(map[string]any{"type": "prompt", "message": cmd})
+					var got string
+					p.waitFor(cmd+"'s report", 60*time.Second, func([]map[string]any) bool {
+						for _, n := range p.notices("info")[before:] {
+							if strings.Contains(n, want) {
+								got = n
+								return true
+							}
+						}
+						return false
+					})
+					return got
+				}
+				if got := extensionCommands(t, p); !slices.Equal(got, []string{"contextd"}) {
+					t.Errorf("extension commands = %v, want [contextd]", got)
+				}
+				want := map[string]string{
+					"off":   "contextd mode: off\ncontextd is off in this Pi: no context management; /contextd mode local (or tree, remote) turns context management on in this Pi",
+					"weird": "contextd mode: unknown (the settings could not be read)\ncontextd: unknown contextd mode \"weird\"; use off, local, tree or remote; the extension is inactive; /contextd mode local",
+				}[start]
+				if st := run("/contextd", "contextd mode: "); !strings.HasPrefix(st, want) {
+					t.Errorf("/contextd = %q, want it to start with %q", st, want)
+				}
+				run("/contextd new", "/contextd new needs local or tree mode")
+				if _, err := os.Stat(r.logPath); !errors.Is(err, fs.ErrNotExist) {
+					t.Fatalf("the faux model's request log exists (%v): /contextd went to the model", err)
+				}
+				if count(p.snapshot(), "agent_start") != 0 {
+					t.Errorf("an agent run started for /contextd")
+				}
+
+				run("/contextd mode local", "contextd mode: local in this Pi process")
+				if st := run("/contextd", "contextd mode: local\n"); !strings.Contains(st, "(healthy)") {
+					t.Errorf("/contextd after mode local = %q, want contextd healthy", st)
+				}
+				run("/contextd mode off", "contextd mode: off in this Pi process")
+				run("/contextd", "contextd is off in this Pi")
+				run("/contextd mode tree", "contextd mode: tree in this Pi process")
+				if st := run("/contextd", "contextd mode: tree\n"); !strings.Contains(st, "(healthy)") || !strings.Contains(st, "window 0 (") {
+					t.Errorf("/contextd after off then tree = %q, want contextd healthy and window 0", st)
+				}
+				// Tree mode works again: a prompt runs in window 0.
+				p.prompt("hello", 1)
+				if reqs := r.requests(); len(reqs) != 1 || !anyContains(reqs[0], "Current context window id") {
+					t.Errorf("after /contextd mode tree the model got %d requests; want 1 with the window-0 boundary", len(reqs))
 				}
 			})
 		}

@@ -644,6 +644,8 @@ type entry struct {
 	FromID     string          `json:"fromId"`
 	Summary    string          `json:"summary"`
 	FirstKept  string          `json:"firstKeptEntryId"`
+	TargetID   string          `json:"targetId"`
+	Label      string          `json:"label"`
 	Message    *pmsg           `json:"message"`
 	SessionID  string          `json:"-"`
 }

@@ -19,8 +19,8 @@ func TestPiExtensionPrintModeUnreachable(t *testing.T) {
 		// No contextd is started: the rig's address answers nothing.
 		stdout, stderr := r.printMode(t, v, "local", "hello")
 		want := "contextd is not reachable at http://" + r.addr + "; run `contextd serve` in another terminal (or set \"autoStart\": true under \"contextd\" in Pi's settings.json), then /reload\n"
-		if got := strings.Count(stderr, want); got != 1 {
-			t.Errorf("stderr holds the unreachable message %d times, want once:\n%s\nwant line: %s", got, stderr, want)
+		if got := strings.Count(stderr, want); got != 1 || strings.Contains(stderr, "contextd: contextd") {
+			t.Errorf("stderr holds the unreachable message %d times, want once, naming contextd once:\n%s\nwant line: %s", got, stderr, want)
 		}
 		if strings.TrimSpace(stdout) != "answer without contextd" {
 			t.Errorf("stdout = %q, want only the model's answer", stdout)
@@ -69,6 +69,7 @@ func (r *rig) printArgs(t *testing.T, v piVersion, mode string, args ...string) 
 	cmd.Env = append(os.Environ(), "HOME="+filepath.Join(r.dir, "home"), "PI_CODING_AGENT_DIR="+r.agent, "PI_OFFLINE=1",
 		"CONTEXTD_MODE="+mode, "CONTEXTD_URL=http://"+r.addr, "CONTEXTD_E2E_SCRIPT="+r.script, "CONTEXTD_E2E_LOG="+r.logPath,
 		"CONTEXTD_E2E_ANSWERS="+r.answers)
+	cmd.Env = append(cmd.Env, r.env...) // the rig's extra env wins (exec takes the last of duplicate keys)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
@@ -108,6 +109,25 @@ func TestPiExtensionStatusWithoutRollovers(t *testing.T) {
 		}
 		if !rollovers {
 			t.Errorf("the /contextd run logged no GET …/rollovers answer: %+v", got)
+		}
+	})
+}
+
+// TestPiExtensionPrintModeURLWithoutScheme: CONTEXTD_URL=localhost:PORT (no
+// http://) is refused at session start with one stderr line saying to add
+// http://, and the model still answers on stdout.
+func TestPiExtensionPrintModeURLWithoutScheme(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r := newRig(t, v, "local", []step{{Text: "answer without contextd"}})
+		bare := strings.Replace(r.addr, "127.0.0.1", "localhost", 1)
+		r.env = append(r.env, "CONTEXTD_URL="+bare)
+		stdout, stderr := r.printMode(t, v, "local", "hello")
+		want := `contextd: the contextd URL (CONTEXTD_URL, or "url" under "contextd" in Pi's settings.json) "` + bare + `" has no http://; write it with one: http://` + bare + "\n"
+		if got := strings.Count(stderr, want); got != 1 {
+			t.Errorf("stderr holds the no-scheme message %d times, want once:\n%s\nwant line: %s", got, stderr, want)
+		}
+		if strings.TrimSpace(stdout) != "answer without contextd" {
+			t.Errorf("stdout = %q, want only the model's answer", stdout)
 		}
 	})
 }

@@ -180,9 +180,11 @@ func TestPiExtensionLocal(t *testing.T) {
 
 // treeRollover checks one Tree rollover in es: the summary after the old
 // window's boundary bOld archives exactly the old window (fromId = the
-// archived leaf, parentId = the boundary's parent), then manifest, note
-// snapshot and the new boundary land in that order (1.6 may put its system
-// message before the boundary). It returns the summary and new boundary.
+// archived leaf, parentId = the boundary's parent) and is labelled
+// "contextd window N archive" by the label entry Pi appends right after it
+// (navigateTree's label, what /tree shows), then manifest, note snapshot
+// and the new boundary land in that order (1.6 may put its system message
+// before the boundary). It returns the summary and new boundary.
 func treeRollover(t *testing.T, es []entry, bOld entry, archivedLeaf string) (summary, bNew entry) {
 	t.Helper()
 	m := byID(es)
@@ -198,9 +200,13 @@ func treeRollover(t *testing.T, es []entry, bOld entry, archivedLeaf string) (su
 	if summary.parent() != bOld.parent() {
 		t.Errorf("summary parent = %s, want the old boundary's parent %s", summary.parent(), bOld.parent())
 	}
+	if wantLabel := fmt.Sprintf("contextd window %d archive", windowOf(t, bOld).WindowNumber); idx+1 >= len(es) ||
+		es[idx+1].Type != "label" || es[idx+1].TargetID != summary.ID || es[idx+1].Label != wantLabel || es[idx+1].parent() != summary.ID {
+		t.Errorf("entry after the summary %s = %+v, want the label %q on it", summary.ID, es[min(idx+1, len(es)-1)], wantLabel)
+	}
 	var order []string
 	for _, e := range es[idx+1:] {
-		if e.Message != nil && e.Message.Role == "system" {
+		if (e.Message != nil && e.Message.Role == "system") || e.Type == "label" {
 			continue
 		}
 		order = append(order, e.CustomType)

@@ -11,7 +11,7 @@ import { type ResetEntry, resetLogLines } from "./quality.ts";
 export const SUBCOMMANDS = [
 	{ value: "status", description: "mode, window, context used, pending rollover, contextd's health, log file" },
 	{ value: "new", description: "start a new context window now" },
-	{ value: "mode", description: "switch this session's mode: local, tree or off" },
+	{ value: "mode", description: "switch this Pi's mode: local, tree, remote or off" },
 	{ value: "finish", description: "finish a rollover that was interrupted" },
 	{ value: "log", description: "every rollover of this branch (the reset log)" },
 	{ value: "help", description: "what each subcommand does" },
@@ -20,13 +20,22 @@ export const SUBCOMMANDS = [
 /** A /contextd subcommand name ("status", "new", "mode", "finish", "log", "help"). */
 export type Subcommand = (typeof SUBCOMMANDS)[number]["value"];
 
-/** Modes /contextd mode switches between (remote needs Pi's Codex login and is chosen at start). */
-export const SWITCHABLE_MODES = ["local", "tree", "off"] as const;
-/** A mode /contextd mode can switch to: "local", "tree" or "off". */
+/** Modes /contextd mode switches between, in any direction, off included (remote then needs an openai-codex model, docs/modes.md). */
+export const SWITCHABLE_MODES = ["local", "tree", "remote", "off"] as const;
+/** A mode /contextd mode can switch to: "local", "tree", "remote" or "off". */
 export type SwitchableMode = (typeof SWITCHABLE_MODES)[number];
 
 /** What parseCommand makes of /contextd's arguments: a subcommand, a mode switch, or an error sentence saying what to type. */
 export type Parsed = { sub: Exclude<Subcommand, "mode"> } | { sub: "mode"; mode: SwitchableMode } | { error: string };
+
+/**
+ * The argument Tree mode sends itself as "/contextd ARG" at session start to
+ * capture a command context (navigateTree needs one): not a subcommand, so
+ * neither help nor completion offers it, and no second command shows in
+ * Pi's autocomplete (Pi 0.85.1 and 1.6.0 cannot hide a registered command:
+ * RegisteredCommand has no such field).
+ */
+export const CAPTURE_ARGUMENT = "--capture-command-context";
 
 /** The subcommand of "/contextd ARGS"; no argument is status. Unknown input is an error saying what to type. */
 export function parseCommand(args: string): Parsed {
@@ -66,7 +75,7 @@ export function completions(prefix: string): Completion[] | null {
 
 /** The lines /contextd help prints: one "/contextd SUB: description" per subcommand, in SUBCOMMANDS order. */
 export function helpLines(): string[] {
-	return SUBCOMMANDS.map((s) => `/contextd ${s.value}${s.value === "mode" ? " local|tree|off" : ""}: ${s.description}`);
+	return SUBCOMMANDS.map((s) => `/contextd ${s.value}${s.value === "mode" ? ` ${SWITCHABLE_MODES.join("|")}` : ""}: ${s.description}`);
 }
 
 /**

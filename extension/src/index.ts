@@ -1,6 +1,6 @@
 // Pi extension: Pi uses contextd for Codex-style context windows.
 //
-// Modes (setting "mode"; default local): off registers nothing; local and
+// Modes (setting "mode"; default local): off registers only /contextd; local and
 // tree give the model new_context and the flat history/notes router tools
 // over contextd's local index; remote forwards the Codex history/notes
 // operations through contextd to the Codex backend with Pi's ChatGPT/Codex
@@ -13,7 +13,7 @@ import { getAgentDir, VERSION } from "@earendil-works/pi-coding-agent";
 import { connect, healthy } from "./client.ts";
 import type { Host } from "./host.ts";
 import { installLocal } from "./modes/local.ts";
-import { installOff } from "./modes/off.ts";
+import { installOff, registerInactive } from "./modes/off.ts";
 import { installRemote } from "./modes/remote.ts";
 import { installTree } from "./modes/tree.ts";
 import { notify, prefixed } from "./notify.ts";
@@ -47,8 +47,9 @@ export default function contextdExtension(pi: ExtensionAPI): void {
 	try {
 		settings = resolveSettings({ agentDir: getAgentDir(), env: process.env, flags: {} });
 	} catch (err) {
-		const msg = prefixed(`${(err as Error).message}; the extension is inactive`);
-		pi.on("session_start", async (_e, ctx) => notify(ctx, msg, "error"));
+		const error = prefixed((err as Error).message);
+		pi.on("session_start", async (_e, ctx) => notify(ctx, `${error}; the extension is inactive`, "error"));
+		registerInactive(pi, notify, { error });
 		return;
 	}
 	const host: Host = {

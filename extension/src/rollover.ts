@@ -22,9 +22,11 @@ export interface RolloverDeps {
 	/** Pi's live leaf when it is on disk ({} otherwise). */
 	leafBody(): { leaf_id?: string };
 	/** The captured command context's navigateTree, or undefined when none was captured. */
-	navigateTree: ((targetId: string, options: { summarize: boolean }) => Promise<{ cancelled: boolean }>) | undefined;
-	/** The current leaf entry after navigation. */
-	leafEntry(): { id: string; type: string } | undefined;
+	navigateTree: ((targetId: string, options: { summarize: boolean; label?: string }) => Promise<{ cancelled: boolean }>) | undefined;
+	/** The current leaf entry after navigation (a label entry names its target: targetId). */
+	leafEntry(): { id: string; type: string; targetId?: string } | undefined;
+	/** The entry of id (Pi's sessionManager.getEntry). */
+	entry(id: string): { id: string; type: string } | undefined;
 	/** The editor's text (Pi's ctx.ui.getEditorText; "" headless). */
 	getEditorText(): string;
 	/** Sets the editor's text (Pi's ctx.ui.setEditorText). */
@@ -73,6 +75,17 @@ export function notOpenedText(reason: string): string {
 }
 
 /**
+ * The branch summary navigateTree appended: the leaf, or the target of the
+ * label entry Pi appends right after it when navigateTree was given a label
+ * (AgentSession.navigateTree, Pi 0.85.1 and 1.6.0).
+ */
+function summaryEntry(d: Pick<RolloverDeps, "leafEntry" | "entry">): { id: string; type: string } | undefined {
+	const leaf = d.leafEntry();
+	if (leaf?.type === "label" && leaf.targetId) return d.entry(leaf.targetId);
+	return leaf;
+}
+
+/**
  * Runs the settled phase of one rollover. Returns "completed", "failed"
  * (one UI error said) or "deferred" (tool calls of the leaf have no result
  * yet: settle again at the next agent_settled).
@@ -106,7 +119,8 @@ export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> 
 	d.setInternalNavigation(true);
 	let cancelled: boolean;
 	try {
-		cancelled = (await d.navigateTree(settle.navigate_to, { summarize: settle.summarize })).cancelled;
+		// The label names the archive in /tree ("contextd window 0 archive"); Pi attaches it to the summary.
+		cancelled = (await d.navigateTree(settle.navigate_to, { summarize: settle.summarize, ...(settle.label ? { label: settle.label } : {}) })).cancelled;
 	} catch (err) {
 		if (d.ended?.()) {
 			d.notifyError(RELOADED_DURING_SUMMARY);
@@ -122,7 +136,7 @@ export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> 
 	// (interactive-mode.js navigateTree, 0.85.1 and 1.6.0): it is not the
 	// person's, so the editor is emptied again at once.
 	if (!editorText && d.getEditorText()) d.setEditorText("");
-	const leaf = d.leafEntry();
+	const leaf = summaryEntry(d);
 	if (!leaf || leaf.type !== "branch_summary") {
 		return fail("navigation did not append a branch summary; run /contextd to inspect the session", true);
 	}

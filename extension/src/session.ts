@@ -34,7 +34,7 @@ export class SessionState {
 	client: ContextdPort | undefined;
 	/** Why client is undefined, as one sentence (shown to the model and the person). */
 	unavailable = NOT_CONNECTED;
-	/** Tree: the command context captured by CAPTURE_COMMAND (navigateTree needs one). */
+	/** Tree: the command context captured by the extension's own "/contextd CAPTURE_ARGUMENT" (navigateTree needs one). */
 	commandCtx: ExtensionCommandContext | undefined;
 	/** Tree: set while the rollover's own navigateTree runs, so session_tree ignores it. */
 	internalNavigation = false;

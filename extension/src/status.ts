@@ -6,7 +6,7 @@ import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { branchIdentity, ctxLeafBody } from "./branch.ts";
-import { completions, finishPlan, helpLines, logLines, parseCommand, type StatusInput, statusLines, stillMissing } from "./command.ts";
+import { CAPTURE_ARGUMENT, completions, finishPlan, helpLines, logLines, parseCommand, type StatusInput, statusLines, stillMissing, SWITCHABLE_MODES, type SwitchableMode } from "./command.ts";
 import type { Host } from "./host.ts";
 import { prefixed } from "./notify.ts";
 import { ensureWindow } from "./localindex.ts";
@@ -22,6 +22,8 @@ export interface CommandActions {
 	resetLog: boolean;
 	/** Starts the next window now (Pi is idle); returns the report's lines. */
 	newWindow(s: SessionState, ctx: ExtensionCommandContext): Promise<string[]>;
+	/** Tree: keeps the command context of the "/contextd CAPTURE_ARGUMENT" the extension sent itself (navigateTree needs one). */
+	capture?(ctx: ExtensionCommandContext): void;
 	/** Tree: runs the settled phase of a pending rollover now. */
 	settle?(s: SessionState, rolloverId: string, ctx: ExtensionCommandContext): Promise<RolloverOutcome>;
 }
@@ -53,16 +55,9 @@ export async function runCommand(host: Host, slot: SessionSlot, actions: Command
 			const log = await s.need().request("rollover-log", { path: s.params });
 			return logLines(log?.rollovers);
 		}
-		case "mode": {
-			// Pi reloads the extension, which reads CONTEXTD_MODE again and
-			// registers the session in the new mode; other Pi processes keep
-			// their own setting.
-			// ctx is stale once the extension reloaded: the line is said first.
-			process.env.CONTEXTD_MODE = cmd.mode;
-			host.notify(ctx, `contextd mode: ${cmd.mode} in this Pi process (CONTEXTD_MODE, or "contextd": {"mode": …} in settings.json, makes it lasting)`, "info");
-			await ctx.reload();
+		case "mode":
+			await switchMode(host.notify, cmd.mode, ctx);
 			return [];
-		}
 		case "new":
 			if (!s) return [NOT_CONNECTED];
 			if (!ctx.isIdle()) return ["the model is working: ask it to call new_context, or run /contextd new once it has finished"];
@@ -123,12 +118,32 @@ async function finish(host: Host, slot: SessionSlot, actions: CommandActions, s:
 	}
 }
 
+/**
+ * /contextd mode M: sets CONTEXTD_MODE for this Pi process and reloads the
+ * extension, which reads it again and registers the session in mode M
+ * (from off too: Off mode keeps /contextd). Other Pi processes keep their
+ * own setting. ctx is stale once the extension reloaded: the line is said
+ * first.
+ */
+export async function switchMode(notify: Host["notify"], mode: SwitchableMode, ctx: ExtensionCommandContext): Promise<void> {
+	process.env.CONTEXTD_MODE = mode;
+	notify(ctx, `contextd mode: ${mode} in this Pi process (CONTEXTD_MODE, or "contextd": {"mode": …} in settings.json, makes it lasting)`, "info");
+	await ctx.reload();
+}
+
+/** The description Pi shows for /contextd in autocomplete. */
+export const COMMAND_DESCRIPTION = `contextd: status (default), new, mode ${SWITCHABLE_MODES.join("|")}, finish, log, help`;
+
 /** Registers /contextd with its subcommands and their completion. */
 export function registerStatus(host: Host, slot: SessionSlot, actions: CommandActions, view?: View): void {
 	host.pi.registerCommand("contextd", {
-		description: "contextd: status (default), new, mode local|tree|off, finish, log, help",
+		description: COMMAND_DESCRIPTION,
 		getArgumentCompletions: (prefix) => completions(prefix),
 		handler: async (args, ctx) => {
+			if (args.trim() === CAPTURE_ARGUMENT) {
+				actions.capture?.(ctx);
+				return;
+			}
 			const lines = await runCommand(host, slot, actions, args, ctx).catch((err: unknown) => [prefixed((err as Error).message)]);
 			if (lines.length === 0) return; // nothing to say, or the extension reloaded (/contextd mode) and ctx is stale
 			host.notify(ctx, lines.join("\n"), "info");

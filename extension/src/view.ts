@@ -58,7 +58,10 @@ export interface View {
 	 * status line and progress widget while the summary is written, the new
 	 * window's notice when navigation completes.
 	 */
-	navigating(ctx: ExtensionContext, navigate: (id: string, o: { summarize: boolean }) => Promise<{ cancelled: boolean }>): (id: string, o: { summarize: boolean }) => Promise<{ cancelled: boolean }>;
+	navigating(
+		ctx: ExtensionContext,
+		navigate: (id: string, o: { summarize: boolean; label?: string }) => Promise<{ cancelled: boolean }>,
+	): (id: string, o: { summarize: boolean; label?: string }) => Promise<{ cancelled: boolean }>;
 }
 
 /** Registers the window card's renderer and returns the rest for index.ts to wire. */

@@ -3,18 +3,19 @@
 // null and missing fields a fresh session or an older contextd gives.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { completions, finishPlan, logLines, parseCommand, type SessionAnswer, type StatusInput, statusLines, stillMissing } from "../src/command.ts";
+import { CAPTURE_ARGUMENT, completions, finishPlan, logLines, parseCommand, type SessionAnswer, type StatusInput, statusLines, stillMissing } from "../src/command.ts";
 import { statusLine } from "../src/statusline.ts";
 
 /** Some fields of GET /v1/sessions/{id}, as an older contextd answered (any may be missing or null): the command must cope. */
 const older = (fields: object): SessionAnswer => fields as unknown as SessionAnswer;
 
-test("parse: no argument is status; subcommands; mode takes local, tree or off", () => {
+test("parse: no argument is status; subcommands; mode takes local, tree, remote or off", () => {
 	assert.deepEqual(parseCommand(""), { sub: "status" });
 	assert.deepEqual(parseCommand("  log "), { sub: "log" });
 	assert.deepEqual(parseCommand("mode tree"), { sub: "mode", mode: "tree" });
-	assert.deepEqual(parseCommand("mode remote"), { error: '/contextd mode takes one of local, tree, off, not "remote"' });
-	assert.deepEqual(parseCommand("mode"), { error: "/contextd mode takes one of local, tree, off" });
+	assert.deepEqual(parseCommand("mode remote"), { sub: "mode", mode: "remote" });
+	assert.deepEqual(parseCommand("mode cloud"), { error: '/contextd mode takes one of local, tree, remote, off, not "cloud"' });
+	assert.deepEqual(parseCommand("mode"), { error: "/contextd mode takes one of local, tree, remote, off" });
 	assert.deepEqual(parseCommand("stats"), { error: 'unknown subcommand "stats"; use /contextd status|new|mode|finish|log|help' });
 	assert.deepEqual(parseCommand("new now"), { error: "/contextd new takes no argument; use /contextd status|new|mode|finish|log|help" });
 });
@@ -31,9 +32,12 @@ test("completion: subcommands by prefix, then modes", () => {
 	assert.deepEqual(completions("mode t"), [{ value: "mode tree", label: "tree" }]);
 	assert.deepEqual(
 		completions("mode ")?.map((c) => c.label),
-		["local", "tree", "off"],
+		["local", "tree", "remote", "off"],
 	);
 	assert.equal(completions("x"), null);
+	// Tree's capture argument is no subcommand: never offered.
+	assert.equal(completions("-"), null);
+	assert.deepEqual(parseCommand(CAPTURE_ARGUMENT), { error: `unknown subcommand "${CAPTURE_ARGUMENT}"; use /contextd status|new|mode|finish|log|help` });
 	assert.equal(completions("log extra"), null);
 });
 

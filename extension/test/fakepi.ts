@@ -98,6 +98,8 @@ export class FakeCtx {
 	/** The footer status lines set (ctx.ui.setStatus), by key. */
 	readonly statuses = new Map<string, string | undefined>();
 	aborted = false;
+	/** How many times ctx.reload() was called (/contextd mode). */
+	reloads = 0;
 
 	/** file null: a session that is not persisted (--no-session). */
 	constructor(sessionId = "s1", file: string | null = "/sessions/s1.jsonl") {
@@ -133,6 +135,9 @@ export class FakeCtx {
 			model: this.model,
 			abort: () => {
 				this.aborted = true;
+			},
+			reload: async () => {
+				this.reloads++;
 			},
 		};
 		return c as unknown as ExtensionContext;

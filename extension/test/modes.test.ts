@@ -8,7 +8,8 @@ import { NO_SESSION_FILE } from "../src/lifecycle.ts";
 import { installLocal, NEW_WINDOW_RESULT } from "../src/modes/local.ts";
 import { installOff } from "../src/modes/off.ts";
 import { installRemote, loadSpecs } from "../src/modes/remote.ts";
-import { CAPTURE_COMMAND, installTree } from "../src/modes/tree.ts";
+import { CAPTURE_MESSAGE, installTree } from "../src/modes/tree.ts";
+import { CAPTURE_ARGUMENT } from "../src/command.ts";
 import { GUARD_REFUSAL, GUARD_WARNING } from "../src/quality.ts";
 import { NAMESPACE_SPECS } from "../src/remote.ts";
 import { FakeCtx, fakeHost } from "./fakepi.ts";
@@ -23,10 +24,38 @@ const boundaryEntry = (n: number) => ({
 	details: { protocol: 1, id: `m${n}`, contextManagement: { protocol: 1, kind: "window", firstWindowId: "w0", currentWindowId: `w${n}`, windowNumber: n } },
 });
 
-test("off registers nothing", () => {
+test("off registers only /contextd: no hooks, no tools", () => {
 	const f = fakeHost("off");
 	installOff(f.host, f.say);
-	assert.deepEqual([f.pi.events(), f.pi.tools.length, f.pi.commands.size], [[], 0, 0]);
+	assert.deepEqual([f.pi.events(), f.pi.tools.length, [...f.pi.commands.keys()]], [[], 0, ["contextd"]]);
+});
+
+test("off: /contextd answers in the extension (never a prompt) and /contextd mode tree turns it on again", async () => {
+	const f = fakeHost("off");
+	installOff(f.host, f.say);
+	const ctx = new FakeCtx();
+	const run = (args: string) => f.pi.commands.get("contextd")?.(args, ctx.ctx);
+	const saved = process.env.CONTEXTD_MODE;
+	try {
+		await run("");
+		await run("new");
+		await run("mode weird");
+		await run(CAPTURE_ARGUMENT);
+		assert.equal(ctx.reloads, 0);
+		await run("mode tree");
+		assert.equal(process.env.CONTEXTD_MODE, "tree");
+		assert.equal(ctx.reloads, 1);
+	} finally {
+		if (saved === undefined) delete process.env.CONTEXTD_MODE;
+		else process.env.CONTEXTD_MODE = saved;
+	}
+	const turnOn = "/contextd mode local (or tree, remote) turns context management on in this Pi";
+	assert.deepEqual(ctx.notices, [
+		`info: contextd mode: off\ncontextd is off in this Pi: no context management; ${turnOn}`,
+		`info: contextd is off in this Pi: no context management: /contextd new needs local or tree mode; ${turnOn}`,
+		'info: /contextd mode takes one of local, tree, remote, off, not "weird"',
+		'info: contextd mode: tree in this Pi process (CONTEXTD_MODE, or "contextd": {"mode": …} in settings.json, makes it lasting)',
+	]);
 });
 
 test("local registers its hooks, four tools in order and /contextd", () => {
@@ -42,7 +71,7 @@ test("local registers its hooks, four tools in order and /contextd", () => {
 	assert.deepEqual([...f.pi.commands.keys()], ["contextd"]);
 });
 
-test("tree adds input holding, agent events, /compact and the capture command", () => {
+test("tree adds input holding, agent events and /compact; the capture is /contextd's, no command of its own", () => {
 	const f = fakeHost("tree");
 	installTree(f.host, f.say);
 	assert.deepEqual(f.pi.events(), ["agent_settled", "agent_start", "context", "input", "message_end", "session_before_compact", "session_before_tree", "session_shutdown", "session_start×2", "session_tree", "turn_end×3"]);
@@ -50,7 +79,7 @@ test("tree adds input holding, agent events, /compact and the capture command", 
 		f.pi.tools.map((t) => t.name),
 		["new_context", "get_context_remaining", "history", "notes"],
 	);
-	assert.deepEqual([...f.pi.commands.keys()], [CAPTURE_COMMAND, "contextd"]);
+	assert.deepEqual([...f.pi.commands.keys()], ["contextd"]);
 });
 
 test("remote registers the Codex wire hooks and three tools; no local index hooks", () => {
@@ -245,13 +274,13 @@ async function treeSession(settle: unknown = { navigate_to: "b0", summarize: tru
 			return { cancelled: false };
 		},
 	};
-	await f.pi.commands.get(CAPTURE_COMMAND)?.("", cmd);
+	await f.pi.commands.get("contextd")?.(CAPTURE_ARGUMENT, cmd);
 	return { f, ctx, navigations };
 }
 
 test("tree: session_start sends the capture command; new_context plans, agent_settled rolls over", async () => {
 	const { f, ctx, navigations } = await treeSession();
-	assert.deepEqual(f.pi.log, [`sendUserMessage /${CAPTURE_COMMAND} {"expandPromptTemplates":true}`]);
+	assert.deepEqual(f.pi.log, [`sendUserMessage ${CAPTURE_MESSAGE} {"expandPromptTemplates":true}`]);
 	const r = await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
 	assert.deepEqual([r.content[0].text, r.terminate], ["Rollover planned.", true]);
 	assert.deepEqual(f.contextd.bodies.at(-1), { leaf_id: "leaf1", command_context_ready: true });
@@ -311,7 +340,7 @@ test("tree: a session replaced while input is held: the old session's pending wo
 	await f.pi.emit("session_shutdown", { reason: "new" }, ctx);
 	await f.pi.emit("session_start", { reason: "new" }, next);
 	f.timers[0].fn();
-	assert.deepEqual(f.pi.log.slice(writes), [`sendUserMessage /${CAPTURE_COMMAND} {"expandPromptTemplates":true}`]);
+	assert.deepEqual(f.pi.log.slice(writes), [`sendUserMessage ${CAPTURE_MESSAGE} {"expandPromptTemplates":true}`]);
 	assert.deepEqual(f.said, ["contextd: delivering 1 held input(s) skipped: session s1 ended or was replaced meanwhile"]);
 	await f.pi.emit("agent_settled", {}, next);
 	assert.deepEqual(navigations, ["b0"]);
@@ -322,7 +351,7 @@ test("tree: a session that starts with a pending rollover in contextd settles it
 	const { f, ctx, navigations } = await treeSession();
 	f.contextd.answers["get-session"] = { rollover: { rollover_id: "r1", state: "pending" } };
 	await f.pi.emit("session_start", { reason: "resume" }, ctx);
-	await f.pi.commands.get(CAPTURE_COMMAND)?.("", { ...ctx.ctx, navigateTree: async (id: string) => {
+	await f.pi.commands.get("contextd")?.(CAPTURE_ARGUMENT, { ...ctx.ctx, navigateTree: async (id: string) => {
 		navigations.push(id);
 		ctx.leafEntry = { id: "sum1", type: "branch_summary" };
 		return { cancelled: false };
@@ -414,11 +443,11 @@ test("/contextd on a session without rollovers: GET …/rollovers answering null
 	ctx.branch.push({ type: "custom_message", customType: "codex-context-window", details: { protocol: 1, id: "m0", contextManagement: { protocol: 1, kind: "window", firstWindowId: "w0", currentWindowId: "w0", windowNumber: 0 } } });
 	await f.pi.commands.get("contextd")?.("", ctx.ctx);
 	await f.pi.commands.get("contextd")?.("log", ctx.ctx);
-	await f.pi.commands.get("contextd")?.("mode remote", ctx.ctx);
+	await f.pi.commands.get("contextd")?.("mode cloud", ctx.ctx);
 	assert.deepEqual(ctx.notices, [
 		"info: contextd mode: local\ncontextd: http://contextd.test (healthy)\nwindow 0 (w0)\nno pending rollover\nno rollovers yet",
 		"info: no rollovers yet",
-		'info: /contextd mode takes one of local, tree, off, not "remote"',
+		'info: /contextd mode takes one of local, tree, remote, off, not "cloud"',
 	]);
 	assert.equal(ctx.statuses.get("contextd"), "contextd local · window 0");
 });

@@ -31,6 +31,7 @@ function fake(over: Partial<RolloverDeps> = {}, posts: Record<string, unknown> =
 			return { cancelled: false };
 		},
 		leafEntry: () => ({ id: "sum1", type: "branch_summary" }),
+		entry: () => undefined,
 		getEditorText: () => editor,
 		setEditorText: (t) => {
 			log.push(`setEditorText ${t}`);
@@ -141,4 +142,30 @@ test("settle refused while calls have no result: deferred quietly, nothing navig
 	const g = fake({}, { ...okPosts, settle: new ContextdError("contextd 409: tool calls call_sh have no result yet", 409, "conflict") });
 	assert.equal(await settleRollover(g.d), "failed");
 	assert.equal(g.log.filter((l) => l.startsWith("error ")).length, 1);
+});
+
+test("the settle's label goes to navigateTree; the label entry Pi appends after the summary leads to the summary, which is committed", async () => {
+	const bodies: unknown[] = [];
+	let options: unknown;
+	const posts = { settle: { navigate_to: "b0", summarize: true, label: "contextd window 0 archive" }, commit: { append: plan }, complete: {} };
+	const f = fake(
+		{
+			navigateTree: async (_id, o) => {
+				options = o;
+				return { cancelled: false };
+			},
+			// Pi 0.85.1 and 1.6.0: the label entry (parent: the summary) is the leaf after navigation.
+			leafEntry: () => ({ id: "lab1", type: "label", targetId: "sum1" }),
+			entry: (id) => (id === "sum1" ? { id: "sum1", type: "branch_summary" } : undefined),
+		},
+		posts,
+	);
+	const call = f.d.call;
+	f.d.call = (op, body) => {
+		bodies.push(body);
+		return call(op, body);
+	};
+	assert.equal(await settleRollover(f.d), "completed");
+	assert.deepEqual(options, { summarize: true, label: "contextd window 0 archive" });
+	assert.deepEqual(bodies[1], { summary_entry_id: "sum1" });
 });

@@ -62,7 +62,7 @@ test("Pi 1.6 with the boundary's run before the deferred prompt: nothing held, t
 });
 
 test("the extension's own messages are never held", () => {
-	const r = run([planned, { type: "settled" }, { type: "input", source: "extension", text: "/contextd-capture" }]);
+	const r = run([planned, { type: "settled" }, { type: "input", source: "extension", text: "/contextd --capture-command-context" }]);
 	assert.deepEqual(r.actions.at(-1), { type: "input", action: "continue" });
 	assert.deepEqual(r.state.held, []);
 });

@@ -1133,7 +1133,7 @@ export interface components {
         CoordinatorSettleAnswer: {
             /** @description The leaf being archived: the fromId of the branch_summary Pi will append. */
             archived_leaf_id: string;
-            /** @description navigateTree label; always null. */
+            /** @description Tree: the label to pass to navigateTree (options.label), which Pi attaches to the branch summary, so /tree shows the archive as a contextd window (ArchiveLabel, e.g. "contextd window 0 archive"); null in Local mode. */
             label: string | null;
             /** @description Tree: the boundary entry to pass to navigateTree; null in Local mode (no navigation). */
             navigate_to: string | null;

@@ -17,12 +17,13 @@ import { NOTICE_TYPE } from "./local.ts";
 import { localRouter, registerRouters } from "../router.ts";
 import { type Say, SessionSlot, type SessionState } from "../session.ts";
 import { registerStatus } from "../status.ts";
+import { CAPTURE_ARGUMENT } from "../command.ts";
 import { installView, installViewHooks } from "../view.ts";
 import { NEW_CONTEXT_DESCRIPTION, newContextParameters } from "../tools.ts";
 import { type RolloverOutcome, type TreeAction, type TreeEvent, treeStep } from "../tree-state.ts";
 
-/** The command the extension sends itself at session start to capture a command context (navigateTree needs one). */
-export const CAPTURE_COMMAND = "contextd-capture";
+/** What the extension sends itself at session start to capture a command context (navigateTree needs one): /contextd with an argument no person is offered. */
+export const CAPTURE_MESSAGE = `/contextd ${CAPTURE_ARGUMENT}`;
 
 /** How long a reloaded Tree extension waits before sending a committed rollover's missing boundary itself, in milliseconds (openWindow). */
 export const BOUNDARY_GRACE_MS = 1000;
@@ -40,20 +41,8 @@ export function installTree(host: Host, say: Say): void {
 		pending: () => slot.current?.tree.pending !== undefined,
 	});
 
-	// Pi has no way to hide a command from autocomplete (RegisteredCommand
-	// has no such field in 0.85.1 or 1.6.0): the description says it is not
-	// for the person.
-	pi.registerCommand(CAPTURE_COMMAND, {
-		description: "contextd internal (the extension sends it itself; nothing to run by hand)",
-		handler: async (_args, ctx) => {
-			// Kept with the session: valid until the next session replacement
-			// or reload, when session_start captures again.
-			const s = slot.current;
-			if (s) s.commandCtx = ctx;
-		},
-	});
 	installLifecycle(host, slot, async (s, ctx) => {
-		pi.sendUserMessage(`/${CAPTURE_COMMAND}`, { expandPromptTemplates: true });
+		pi.sendUserMessage(CAPTURE_MESSAGE, { expandPromptTemplates: true });
 		await openWindow(s, ctx);
 		// The pending rollover is contextd's fact, not this runtime's: a
 		// session resumed or reloaded between new_context's tool phase and
@@ -135,7 +124,8 @@ export function installTree(host: Host, say: Say): void {
 			call: (op, body) => (c ? c.request(op, { path, body } as unknown as RequestArgs<typeof op>) : Promise.reject(new ContextdError(s.unavailable))),
 			leafBody: () => ctxLeafBody(host.piVersion, ctx),
 			navigateTree: cmd ? view.navigating(ctx, (id, o) => cmd.navigateTree(id, o)) : undefined,
-			leafEntry: () => ctx.sessionManager.getLeafEntry(),
+			leafEntry: () => ctx.sessionManager.getLeafEntry() as { id: string; type: string; targetId?: string } | undefined,
+			entry: (id) => ctx.sessionManager.getEntry(id),
 			getEditorText: () => ctx.ui.getEditorText(),
 			setEditorText: (t) => ctx.ui.setEditorText(t),
 			appendEntry: (t, data) => pi.appendEntry(t, data),
@@ -261,6 +251,12 @@ export function installTree(host: Host, say: Say): void {
 		slot,
 		{
 			resetLog: true,
+			// Kept with the session: valid until the next session replacement
+			// or reload, when session_start captures again.
+			capture(ctx) {
+				const s = slot.current;
+				if (s) s.commandCtx = ctx;
+			},
 			// A rollover now: the command's own context navigates, and the
 			// new window starts no model turn.
 			async newWindow(s, ctx) {
