@@ -81,6 +81,16 @@ test("reminder thresholds: a list or comma string, sorted; off and empty disable
 	assert.deepEqual(resolveSettings({ agentDir: agentDir({ reminderThresholds: [95] }), env: { CONTEXTD_REMINDER_THRESHOLDS: "60" }, flags: {} }).reminderThresholds, [60]);
 });
 
+test("CONTEXTD_AUTOSTART: 1/true/0/false in any case; anything else is an error naming the value, never a silent off", () => {
+	const dir = agentDir({ autoStart: true });
+	assert.equal(resolveSettings({ agentDir: dir, env: { CONTEXTD_AUTOSTART: "TRUE" }, flags: {} }).autoStart, true);
+	assert.equal(resolveSettings({ agentDir: dir, env: { CONTEXTD_AUTOSTART: "False" }, flags: {} }).autoStart, false);
+	assert.equal(resolveSettings({ agentDir: dir, env: { CONTEXTD_AUTOSTART: "" }, flags: {} }).autoStart, true);
+	assert.throws(() => resolveSettings({ agentDir: dir, env: { CONTEXTD_AUTOSTART: "yes" }, flags: {} }), {
+		message: 'CONTEXTD_AUTOSTART="yes" is not 1 or 0; set CONTEXTD_AUTOSTART=1 to start contextd when none answers, 0 to not',
+	});
+});
+
 test("codexSchemaFile: environment beats settings.json", () => {
 	const dir = agentDir({ codexSchemaFile: "/file/protocol.json" });
 	assert.equal(resolveSettings({ agentDir: dir, env: {}, flags: {} }).codexSchemaFile, "/file/protocol.json");
