@@ -65,7 +65,7 @@ type config struct {
 	// IndexMaxBytes is the derived index's disk budget (-1: auto,
 	// autoIndexBudget; 0: none).
 	IndexMaxBytes int64
-	PathMap        []store.PathMapping
+	PathMap       []store.PathMapping
 	// sessionsFrom says where SessionsDir came from (--sessions-dir, an
 	// environment variable, or Pi's default), for the start-up log.
 	sessionsFrom string
