@@ -265,6 +265,28 @@ test("tree: session_start sends the capture command; new_context plans, agent_se
 	assert.equal(f.contextd.calls.filter((c) => c.startsWith("rollover-settle")).length, 1);
 });
 
+test("tree /contextd new: the footer names the new window once its boundary is on the branch (no model turn follows to redraw it)", async () => {
+	const { f, ctx } = await treeSession();
+	// Tree: after navigation the active path holds the branch summary, not
+	// window 0's boundary; the new boundary is appended after it.
+	const cmd = {
+		...ctx.ctx,
+		isIdle: () => true,
+		navigateTree: async () => {
+			ctx.branch = [{ id: "sum1", type: "branch_summary" }];
+			ctx.leafEntry = { id: "sum1", type: "branch_summary" };
+			return { cancelled: false };
+		},
+	};
+	f.pi.onSend = (m) => {
+		if (m.customType === "codex-context-window") ctx.branch = [...ctx.branch, boundaryEntry(1)];
+	};
+	ctx.usage = { tokens: 300, contextWindow: 200_000, percent: 0.15 };
+	await f.pi.commands.get("contextd")?.("new", cmd);
+	assert.deepEqual([f.pi.log.slice(1), ctx.notices.filter((n) => !n.startsWith("info: "))], [['sendMessage codex-context-window {"triggerTurn":false}'], []]);
+	assert.equal(ctx.statuses.get("contextd"), "contextd tree · window 1 · 0% used");
+});
+
 test("tree on Pi 0.85's order: input during the settled phase is held and delivered as a follow-up when it returns", async () => {
 	const { f, ctx } = await treeSession();
 	await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
