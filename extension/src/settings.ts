@@ -140,11 +140,11 @@ export function resolveSettings(src: SettingsSources): Settings {
 	const pick = (...vals: (string | undefined)[]) => vals.find((v) => v !== undefined && v !== "");
 	const modeRaw = (pick(src.flags.mode, src.env.CONTEXTD_MODE, file.mode) ?? "local").toLowerCase();
 	if (!MODES.includes(modeRaw as Mode)) {
-		throw new Error(`unknown contextd mode "${modeRaw}"; use off, local, tree or remote`);
+		throw new Error(`unknown mode "${modeRaw}"; use off, local, tree or remote`);
 	}
 	const guardRaw = (pick(src.env.CONTEXTD_NOTES_GUARD, file.notesGuard) ?? "warn").toLowerCase();
 	if (!NOTES_GUARDS.includes(guardRaw as NotesGuard)) {
-		throw new Error(`unknown contextd notes guard "${guardRaw}"; use warn, refuse or off`);
+		throw new Error(`unknown notes guard "${guardRaw}"; use warn, refuse or off`);
 	}
 	const thrRaw = src.env.CONTEXTD_REMINDER_THRESHOLDS ?? file.reminderThresholds;
 	const stateDir = pick(src.env.CONTEXTD_STATE_DIR, file.stateDir) ?? join(src.agentDir, "contextd");

@@ -61,10 +61,10 @@ test("an unreadable or malformed settings.json is ignored (Pi reports it itself)
 
 test("unknown mode or notes guard: an error naming the value and the choices, never another mode", () => {
 	assert.throws(() => resolveSettings({ agentDir: agentDir({ mode: "cloud" }), env: {}, flags: {} }), {
-		message: 'unknown contextd mode "cloud"; use off, local, tree or remote',
+		message: 'unknown mode "cloud"; use off, local, tree or remote',
 	});
 	assert.throws(() => resolveSettings({ agentDir: agentDir(), env: { CONTEXTD_NOTES_GUARD: "block" }, flags: {} }), {
-		message: 'unknown contextd notes guard "block"; use warn, refuse or off',
+		message: 'unknown notes guard "block"; use warn, refuse or off',
 	});
 });
 
