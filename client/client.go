@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"contextd/coordinator"
@@ -107,7 +108,8 @@ func Sessions(ctx context.Context, hc *http.Client, base, token string) ([]coord
 // /v1/sessions indexes nothing), then what
 // is worth a look: valid archives, skipped lines by reason and their line
 // numbers, invalid archives (with the first reason) and the file's state
-// when it is not ok.
+// when it is not ok. When a row is registered, a last line says what the
+// "*" means, so the table reads without docs/operations.md.
 func WriteSessionsTable(w io.Writer, rows []coordinator.SessionSummary) error {
 	files := make([]string, len(rows))
 	for i, r := range rows {
@@ -169,8 +171,17 @@ func WriteSessionsTable(w io.Writer, rows []coordinator.SessionSummary) error {
 			return err
 		}
 	}
+	if slices.ContainsFunc(rows, func(r coordinator.SessionSummary) bool { return r.Registered }) {
+		if _, err := fmt.Fprintln(w, RegisteredLegend); err != nil {
+			return err
+		}
+	}
 	return nil
 }
+
+// RegisteredLegend is the last line of WriteSessionsTable when a row's
+// mode carries "*".
+const RegisteredLegend = "* = mode registered by a Pi session; without *: contextd's default mode (serve --default-mode)"
 
 // commonDir is the deepest directory holding every path ("" for none).
 func commonDir(paths []string) string {

@@ -173,7 +173,7 @@ func TestPiExtensionCommandInactive(t *testing.T) {
 				}
 				want := map[string]string{
 					"off":   "contextd mode: off\ncontextd is off in this Pi: no context management; /contextd mode local (or tree, remote) turns context management on in this Pi",
-					"weird": "contextd mode: unknown (the settings could not be read)\ncontextd: unknown contextd mode \"weird\"; use off, local, tree or remote; the extension is inactive; /contextd mode local",
+					"weird": "contextd mode: unknown (the settings could not be read)\ncontextd: unknown mode \"weird\"; use off, local, tree or remote; the extension is inactive; /contextd mode local",
 				}[start]
 				if st := run("/contextd", "contextd mode: "); !strings.HasPrefix(st, want) {
 					t.Errorf("/contextd = %q, want it to start with %q", st, want)

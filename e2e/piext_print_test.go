@@ -37,7 +37,7 @@ func TestPiExtensionPrintModeInvalidMode(t *testing.T) {
 	eachPi(t, func(t *testing.T, v piVersion) {
 		r := newRig(t, v, "local", []step{{Text: "answer with the extension inactive"}})
 		stdout, stderr := r.printMode(t, v, "bogus", "hello")
-		want := "contextd: unknown contextd mode \"bogus\"; use off, local, tree or remote; the extension is inactive\n"
+		want := "contextd: unknown mode \"bogus\"; use off, local, tree or remote; the extension is inactive\n"
 		if got := strings.Count(stderr, want); got != 1 {
 			t.Errorf("stderr holds the invalid-mode message %d times, want once:\n%s\nwant line: %s", got, stderr, want)
 		}

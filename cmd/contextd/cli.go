@@ -267,7 +267,7 @@ func addrFlag(fs *flag.FlagSet, getenv func(string) string) *string {
 // stateDirFlag registers --state-dir (env CONTEXTD_STATE_DIR) for the
 // client commands.
 func stateDirFlag(fs *flag.FlagSet, getenv func(string) string) *string {
-	return fs.String("state-dir", defaultStateDir(getenv), "state directory of the running contextd: its discovery file (contextd.json) names the address, its token file authenticates (env CONTEXTD_STATE_DIR)")
+	return fs.String("state-dir", defaultStateDir(getenv), "state directory of the running contextd: its discovery file (contextd.json) names the address, its token file authenticates (env CONTEXTD_STATE_DIR; default $PI_CODING_AGENT_DIR/contextd or ~/.pi/agent/contextd)")
 }
 
 // clientBase is the base URL a client command calls: --addr or

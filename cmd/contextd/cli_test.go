@@ -43,6 +43,32 @@ func TestHelpListsCommands(t *testing.T) {
 	}
 }
 
+// TestStateDirHelpNamesItsDefault: every command with --state-dir says
+// where the directory is when neither the flag nor CONTEXTD_STATE_DIR is
+// given (defaultStateDir: $PI_CODING_AGENT_DIR/contextd, else
+// ~/.pi/agent/contextd), so `contextd sessions` and `contextd stop` read
+// alike to a person whose Pi runs with PI_CODING_AGENT_DIR.
+func TestStateDirHelpNamesItsDefault(t *testing.T) {
+	const want = "(env CONTEXTD_STATE_DIR; default $PI_CODING_AGENT_DIR/contextd or ~/.pi/agent/contextd)"
+	for _, cmd := range []string{"serve", "reindex", "sessions", "healthcheck", "stop"} {
+		out, _, err := runCLI(t, nil, cmd, "--help")
+		if err != nil {
+			t.Fatalf("%s --help: %v", cmd, err)
+		}
+		i := strings.Index(out, "  -state-dir string\n")
+		if i < 0 {
+			t.Fatalf("%s --help has no -state-dir:\n%s", cmd, out)
+		}
+		block := out[i+2:]
+		if j := strings.Index(block, "\n  -"); j >= 0 {
+			block = block[:j]
+		}
+		if !strings.Contains(block, want) {
+			t.Errorf("%s --help: -state-dir says\n%s\nwant it to contain %q", cmd, block, want)
+		}
+	}
+}
+
 // TestCommandHelpListsOnlyItsFlags: `contextd CMD --help` and `contextd
 // help CMD` print the command's usage with exactly its own flags, on
 // stdout, and exit 0.

@@ -10,7 +10,8 @@
 // newest other message text that does. Branch
 // summarization requests (Pi's summarization system prompt) are answered
 // with "Summary N: ..." without consuming a step. Every request is appended
-// to CONTEXTD_E2E_LOG as one JSON line {kind, step, systemPrompt, messages}.
+// to CONTEXTD_E2E_LOG as one JSON line {kind, step, systemPrompt, messages}
+// (unset: nothing is recorded; the replies are the same).
 // With CONTEXTD_E2E_HOLD_SUMMARY=DIR, a summarization request writes
 // DIR/summary-started and waits for DIR/summary-continue (the failure tests
 // stop contextd in between). CONTEXTD_E2E_INPUT_ON_TOOL queues user input
@@ -82,7 +83,7 @@ export default function (pi: Api) {
 		const system = [context.systemPrompt ?? "", ...context.messages.filter((m) => m.role === "system").map((m) => textOf(m.content))].join("\n");
 		const summary = system.includes(SUMMARY_PROMPT);
 		const step = summary ? -1 : pos.next;
-		appendFileSync(log, `${JSON.stringify({ kind: summary ? "summary" : "turn", step, systemPrompt: context.systemPrompt ?? "", messages: context.messages })}\n`);
+		if (log) appendFileSync(log, `${JSON.stringify({ kind: summary ? "summary" : "turn", step, systemPrompt: context.systemPrompt ?? "", messages: context.messages })}\n`);
 		if (summary) {
 			pos.summaries++;
 			if (hold) {

@@ -118,6 +118,20 @@ function readFileSettings(agentDir: string): FileSettings {
 }
 
 /**
+ * CONTEXTD_AUTOSTART: "1"/"true" start contextd, "0"/"false" do not (any
+ * case); unset or empty falls back to settings.json's boolean `autoStart`.
+ * Any other value is an error naming it, so a typo such as "yes" is never
+ * read silently as off (docs/pi-extension.md, settings table).
+ */
+export function parseAutoStart(raw: string | undefined, fromFile: boolean | undefined): boolean | undefined {
+	if (raw === undefined) return fromFile;
+	const v = raw.trim().toLowerCase();
+	if (v === "1" || v === "true") return true;
+	if (v === "0" || v === "false") return false;
+	throw new Error(`CONTEXTD_AUTOSTART=${JSON.stringify(raw)} is not 1 or 0; set CONTEXTD_AUTOSTART=1 to start contextd when none answers, 0 to not`);
+}
+
+/**
  * Resolves the settings. An unknown mode is an error (the extension then
  * says so and does nothing); it never falls back to another mode.
  */
@@ -126,22 +140,22 @@ export function resolveSettings(src: SettingsSources): Settings {
 	const pick = (...vals: (string | undefined)[]) => vals.find((v) => v !== undefined && v !== "");
 	const modeRaw = (pick(src.flags.mode, src.env.CONTEXTD_MODE, file.mode) ?? "local").toLowerCase();
 	if (!MODES.includes(modeRaw as Mode)) {
-		throw new Error(`unknown contextd mode "${modeRaw}"; use off, local, tree or remote`);
+		throw new Error(`unknown mode "${modeRaw}"; use off, local, tree or remote`);
 	}
 	const guardRaw = (pick(src.env.CONTEXTD_NOTES_GUARD, file.notesGuard) ?? "warn").toLowerCase();
 	if (!NOTES_GUARDS.includes(guardRaw as NotesGuard)) {
-		throw new Error(`unknown contextd notes guard "${guardRaw}"; use warn, refuse or off`);
+		throw new Error(`unknown notes guard "${guardRaw}"; use warn, refuse or off`);
 	}
 	const thrRaw = src.env.CONTEXTD_REMINDER_THRESHOLDS ?? file.reminderThresholds;
 	const stateDir = pick(src.env.CONTEXTD_STATE_DIR, file.stateDir) ?? join(src.agentDir, "contextd");
-	const autoRaw = pick(src.env.CONTEXTD_AUTOSTART);
+	const autoStart = parseAutoStart(pick(src.env.CONTEXTD_AUTOSTART), file.autoStart);
 	return {
 		mode: modeRaw as Mode,
 		url: pick(src.flags.url, src.env.CONTEXTD_URL, file.url),
 		stateDir,
 		tokenFile: pick(src.env.CONTEXTD_TOKEN_FILE, file.tokenFile) ?? join(stateDir, "token"),
 		binary: pick(src.env.CONTEXTD_BIN, file.binary),
-		autoStart: autoRaw !== undefined ? autoRaw === "1" || autoRaw === "true" : file.autoStart,
+		autoStart,
 		agentName: pick(src.env.CONTEXTD_AGENT_NAME, file.agentName) ?? "/root",
 		notesGuard: guardRaw as NotesGuard,
 		reminderThresholds: thrRaw === undefined ? [...DEFAULT_REMINDER_THRESHOLDS] : parseThresholds(thrRaw),

@@ -145,8 +145,13 @@ export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
 	};
 }
 
-/** Redraws the status line after the session is registered and at each turn's end. */
+/**
+ * Redraws the status line after the session is registered, at each turn's
+ * end and after a /tree navigation (session_tree: the leaf may now be in
+ * another window, and no turn follows to redraw it).
+ */
 export function installViewHooks(pi: ExtensionAPI, view: View): void {
 	pi.on("session_start", async (_e, ctx) => view.refresh(ctx));
 	pi.on("turn_end", async (_e, ctx) => view.refresh(ctx));
+	pi.on("session_tree", async (_e, ctx) => view.refresh(ctx));
 }

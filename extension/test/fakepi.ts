@@ -28,6 +28,8 @@ export class FakePi {
 	/** Every write, one line each: "sendMessage <customType> <options>", "sendUserMessage <text> <options>", "appendEntry <customType>". */
 	readonly log: string[] = [];
 	readonly sent: { message: { customType: string; content: string; details: unknown }; options: unknown }[] = [];
+	/** Called after each sendMessage is recorded: a test appends the message to its FakeCtx branch as Pi appends it to the session. */
+	onSend?: (message: { customType: string; content: string; details: unknown }) => void;
 
 	/** The ExtensionAPI view of this fake. */
 	get api(): ExtensionAPI {
@@ -47,6 +49,7 @@ export class FakePi {
 			sendMessage: (m: { customType: string; content: string; details: unknown }, options?: unknown) => {
 				this.sent.push({ message: m, options });
 				this.log.push(`sendMessage ${m.customType} ${JSON.stringify(options ?? {})}`);
+				this.onSend?.(m);
 			},
 			sendUserMessage: (content: unknown, options?: unknown) => {
 				this.log.push(`sendUserMessage ${typeof content === "string" ? content : JSON.stringify(content)} ${JSON.stringify(options ?? {})}`);

@@ -29,7 +29,7 @@ test("an unknown mode: /contextd is still the extension's, says what is wrong an
 	await pi.commands.get("contextd")?.("", ctx.ctx);
 	await pi.commands.get("contextd")?.("log", ctx.ctx);
 	await pi.commands.get("contextd")?.("mode local", ctx.ctx);
-	const error = 'contextd: unknown contextd mode "weird"; use off, local, tree or remote';
+	const error = 'contextd: unknown mode "weird"; use off, local, tree or remote';
 	const turnOn = "/contextd mode local (or tree, remote) turns context management on in this Pi";
 	assert.deepEqual(ctx.notices, [
 		`error: ${error}; the extension is inactive`,

@@ -61,9 +61,9 @@ test("off: /contextd answers in the extension (never a prompt) and /contextd mod
 test("local registers its hooks, four tools in order and /contextd", () => {
 	const f = fakeHost("local");
 	installLocal(f.host, f.say);
-	// session_start twice and turn_end three times: view.ts's handlers redraw the status line, Local's turn_end performs the rollover.
+	// session_start and session_tree twice and turn_end three times: view.ts's handlers redraw the status line, Local's turn_end performs the rollover.
 	// session_before_compact: Pi's compaction summarizes the current window only (compaction.ts).
-	assert.deepEqual(f.pi.events(), ["context", "input", "message_end", "session_before_compact", "session_shutdown", "session_start×2", "session_tree", "turn_end×3"]);
+	assert.deepEqual(f.pi.events(), ["context", "input", "message_end", "session_before_compact", "session_shutdown", "session_start×2", "session_tree×2", "turn_end×3"]);
 	assert.deepEqual(
 		f.pi.tools.map((t) => t.name),
 		["new_context", "get_context_remaining", "history", "notes"],
@@ -74,7 +74,7 @@ test("local registers its hooks, four tools in order and /contextd", () => {
 test("tree adds input holding, agent events and /compact; the capture is /contextd's, no command of its own", () => {
 	const f = fakeHost("tree");
 	installTree(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["agent_settled", "agent_start", "context", "input", "message_end", "session_before_compact", "session_before_tree", "session_shutdown", "session_start×2", "session_tree", "turn_end×3"]);
+	assert.deepEqual(f.pi.events(), ["agent_settled", "agent_start", "context", "input", "message_end", "session_before_compact", "session_before_tree", "session_shutdown", "session_start×2", "session_tree×2", "turn_end×3"]);
 	assert.deepEqual(
 		f.pi.tools.map((t) => t.name),
 		["new_context", "get_context_remaining", "history", "notes"],
@@ -85,7 +85,7 @@ test("tree adds input holding, agent events and /compact; the capture is /contex
 test("remote registers the Codex wire hooks and three tools; no local index hooks", () => {
 	const f = fakeHost("remote");
 	installRemote(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_before_compact", "session_shutdown", "session_start×2", "turn_end×2"]);
+	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_before_compact", "session_shutdown", "session_start×2", "session_tree", "turn_end×2"]);
 	assert.deepEqual(
 		f.pi.tools.map((t) => t.name),
 		["new_context", "history", "notes"],
@@ -96,7 +96,7 @@ test("remote registers the Codex wire hooks and three tools; no local index hook
 test("remote with an unusable schema file: a second session_start says so and Codex requests fail", async () => {
 	const f = fakeHost("remote", { codexSchemaFile: "/nope/protocol.json" });
 	installRemote(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_before_compact", "session_shutdown", "session_start×3", "turn_end×2"]);
+	assert.deepEqual(f.pi.events(), ["before_provider_request", "context", "message_end", "session_before_compact", "session_shutdown", "session_start×3", "session_tree", "turn_end×2"]);
 	const ctx = new FakeCtx();
 	ctx.model = { api: "openai-codex-responses", provider: "openai-codex", id: "gpt" };
 	const [h] = f.pi.handlers.get("before_provider_request") ?? [];
@@ -292,6 +292,39 @@ test("tree: session_start sends the capture command; new_context plans, agent_se
 	// The next agent_settled has nothing pending.
 	await f.pi.emit("agent_settled", {}, ctx);
 	assert.equal(f.contextd.calls.filter((c) => c.startsWith("rollover-settle")).length, 1);
+});
+
+test("tree /contextd new: the footer names the new window once its boundary is on the branch (no model turn follows to redraw it)", async () => {
+	const { f, ctx } = await treeSession();
+	// Tree: after navigation the active path holds the branch summary, not
+	// window 0's boundary; the new boundary is appended after it.
+	const cmd = {
+		...ctx.ctx,
+		isIdle: () => true,
+		navigateTree: async () => {
+			ctx.branch = [{ id: "sum1", type: "branch_summary" }];
+			ctx.leafEntry = { id: "sum1", type: "branch_summary" };
+			return { cancelled: false };
+		},
+	};
+	f.pi.onSend = (m) => {
+		if (m.customType === "codex-context-window") ctx.branch = [...ctx.branch, boundaryEntry(1)];
+	};
+	ctx.usage = { tokens: 300, contextWindow: 200_000, percent: 0.15 };
+	await f.pi.commands.get("contextd")?.("new", cmd);
+	assert.deepEqual([f.pi.log.slice(1), ctx.notices.filter((n) => !n.startsWith("info: "))], [['sendMessage codex-context-window {"triggerTurn":false}'], []]);
+	assert.equal(ctx.statuses.get("contextd"), "contextd tree · window 1 · 0% used");
+});
+
+test("tree: a /tree navigation back into window 0 redraws the footer with window 0 (no turn follows it)", async () => {
+	const { f, ctx } = await treeSession();
+	ctx.branch = [boundaryEntry(0), { id: "u1", type: "message" }, boundaryEntry(1)];
+	ctx.usage = { tokens: 300, contextWindow: 200_000, percent: 0.15 };
+	await f.pi.emit("turn_end", {}, ctx);
+	assert.equal(ctx.statuses.get("contextd"), "contextd tree · window 1 · 0% used");
+	ctx.branch = [boundaryEntry(0), { id: "u1", type: "message" }];
+	await f.pi.emit("session_tree", { newLeafId: "u1", oldLeafId: "m1" }, ctx);
+	assert.equal(ctx.statuses.get("contextd"), "contextd tree · window 0 · 0% used");
 });
 
 test("tree on Pi 0.85's order: input during the settled phase is held and delivered as a follow-up when it returns", async () => {

@@ -88,5 +88,5 @@ test("settings: defaults match contextd's; env and settings.json; unknown mode r
 	const f = resolveSettings({ agentDir, env: {}, flags: {} });
 	assert.deepEqual([f.mode, f.url, f.autoStart], ["tree", "http://127.0.0.1:9999", true]);
 	assert.equal(resolveSettings({ agentDir, env: { CONTEXTD_MODE: "remote" }, flags: {} }).mode, "remote");
-	assert.throws(() => resolveSettings({ agentDir, env: { CONTEXTD_MODE: "cloud" }, flags: {} }), /unknown contextd mode "cloud"/);
+	assert.throws(() => resolveSettings({ agentDir, env: { CONTEXTD_MODE: "cloud" }, flags: {} }), /unknown mode "cloud"/);
 });

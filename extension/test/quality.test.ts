@@ -79,7 +79,7 @@ test("settings: notes guard and thresholds from env and settings.json", () => {
 	const e = resolveSettings({ agentDir, env: { CONTEXTD_NOTES_GUARD: "off", CONTEXTD_REMINDER_THRESHOLDS: "off" }, flags: {} });
 	assert.equal(e.notesGuard, "off");
 	assert.deepEqual(e.reminderThresholds, []);
-	assert.throws(() => resolveSettings({ agentDir, env: { CONTEXTD_NOTES_GUARD: "maybe" }, flags: {} }), /unknown contextd notes guard "maybe"/);
+	assert.throws(() => resolveSettings({ agentDir, env: { CONTEXTD_NOTES_GUARD: "maybe" }, flags: {} }), /unknown notes guard "maybe"/);
 	assert.throws(() => parseThresholds("70,120"), /percentages in \(0, 100\]/);
 	assert.deepEqual(parseThresholds("85, 70"), [70, 85]);
 });

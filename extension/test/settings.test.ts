@@ -61,10 +61,10 @@ test("an unreadable or malformed settings.json is ignored (Pi reports it itself)
 
 test("unknown mode or notes guard: an error naming the value and the choices, never another mode", () => {
 	assert.throws(() => resolveSettings({ agentDir: agentDir({ mode: "cloud" }), env: {}, flags: {} }), {
-		message: 'unknown contextd mode "cloud"; use off, local, tree or remote',
+		message: 'unknown mode "cloud"; use off, local, tree or remote',
 	});
 	assert.throws(() => resolveSettings({ agentDir: agentDir(), env: { CONTEXTD_NOTES_GUARD: "block" }, flags: {} }), {
-		message: 'unknown contextd notes guard "block"; use warn, refuse or off',
+		message: 'unknown notes guard "block"; use warn, refuse or off',
 	});
 });
 
@@ -79,6 +79,16 @@ test("reminder thresholds: a list or comma string, sorted; off and empty disable
 	assert.throws(() => parseThresholds("70,x"), /got "70,x"/);
 	assert.deepEqual(resolveSettings({ agentDir: agentDir({ reminderThresholds: [95, 50] }), env: {}, flags: {} }).reminderThresholds, [50, 95]);
 	assert.deepEqual(resolveSettings({ agentDir: agentDir({ reminderThresholds: [95] }), env: { CONTEXTD_REMINDER_THRESHOLDS: "60" }, flags: {} }).reminderThresholds, [60]);
+});
+
+test("CONTEXTD_AUTOSTART: 1/true/0/false in any case; anything else is an error naming the value, never a silent off", () => {
+	const dir = agentDir({ autoStart: true });
+	assert.equal(resolveSettings({ agentDir: dir, env: { CONTEXTD_AUTOSTART: "TRUE" }, flags: {} }).autoStart, true);
+	assert.equal(resolveSettings({ agentDir: dir, env: { CONTEXTD_AUTOSTART: "False" }, flags: {} }).autoStart, false);
+	assert.equal(resolveSettings({ agentDir: dir, env: { CONTEXTD_AUTOSTART: "" }, flags: {} }).autoStart, true);
+	assert.throws(() => resolveSettings({ agentDir: dir, env: { CONTEXTD_AUTOSTART: "yes" }, flags: {} }), {
+		message: 'CONTEXTD_AUTOSTART="yes" is not 1 or 0; set CONTEXTD_AUTOSTART=1 to start contextd when none answers, 0 to not',
+	});
 });
 
 test("codexSchemaFile: environment beats settings.json", () => {

@@ -264,6 +264,9 @@ export function installTree(host: Host, say: Say): void {
 				s.commandCtx = ctx;
 				const ans = await s.need().request("rollover-create", { path: s.params, body: { ...ctxLeafBody(host.piVersion, ctx), command_context_ready: true } });
 				const outcome = await rollover(s, ans.rollover_id, ctx, false);
+				// The boundary is on the branch only now, after navigation's
+				// own redraw, and no model turn follows to redraw the footer.
+				if (outcome === "completed") view.refresh(ctx);
 				return outcome === "completed" ? [] : [`the rollover ${outcome === "deferred" ? "waits for tool results: run /contextd finish later" : "failed (see the error above)"}`];
 			},
 			async settle(s, rolloverId, ctx) {
