@@ -83,8 +83,11 @@ func TestResetKeepsFilesOfHeldSnapshot(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	// The filters may be built or not yet: only the item-text files of
-	// generation 1 are certain.
+	// The filter builder holds a generation while it builds its filters:
+	// once it is idle no reader holds generation 0. The filters of
+	// generation 1 may be built or not yet: only its item-text files are
+	// certain.
+	x.filtersIdle()
 	gen1 := fmt.Sprintf("%d.1.", id)
 	names := textNames(t, x)
 	if !slices.Contains(names, gen1+"s2") || !slices.Contains(names, gen1+"s2x") ||
