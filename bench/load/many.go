@@ -93,7 +93,10 @@ func manyStep(c config, mc manyConfig) error {
 			q := string(rune('a' + i%26))
 			st, out, d, err := srv.doWith(hc, "POST", "/alpha/history/v2/search_contents", map[string]any{"query": q, "limit": 1 + i%20, "context": map[string]any{"session_id": m.SessionID}})
 			if (err != nil || st != 200) && shortErr == nil {
-				shortErr = fmt.Errorf("1-byte search_contents %q: %d %v %s", q, st, err, trunc(out, 200))
+				if err == nil {
+					err = fmt.Errorf("status %d: %s", st, trunc(out, 200))
+				}
+				shortErr = fmt.Errorf("1-byte search_contents %q: %w", q, err)
 			}
 			short = append(short, d)
 		}
