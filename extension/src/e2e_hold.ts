@@ -1,6 +1,7 @@
 // Test-only pause of a Local rollover between settle and commit
-// (e2e/piext_crash_test.go TestPiExtensionKillPiLocalAfterSettle; the
-// Tree counterpart is CONTEXTD_E2E_HOLD_SUMMARY in e2e/faux). A Local
+// (e2e/piext_crash_test.go TestPiExtensionKillPiBeforeSummary, row
+// local-after-settle; the Tree counterpart is CONTEXTD_E2E_HOLD_SUMMARY in
+// e2e/faux/faux-provider.ts). A Local
 // rollover commits right after it is settled, with no model call between,
 // so the end-to-end rig needs this hook to kill Pi there. With
 // CONTEXTD_E2E_HOLD_LOCAL_COMMIT set to a directory, the pause writes
