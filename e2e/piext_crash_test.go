@@ -3,7 +3,9 @@ package e2e
 // Pi killed (kill -9) in a rollover before its window ends (docs/design.md
 // §5.3 "Interrupted rollovers"): after new_context's tool call and before
 // the rollover is settled (the message's other call still runs), and, in
-// Tree mode, after it is settled while Pi writes the branch summary. The
+// Tree mode, after it is settled while Pi writes the branch summary, and,
+// in Local mode, after it is settled and before its commit (held there by
+// CONTEXTD_E2E_HOLD_LOCAL_COMMIT, extension/src/e2e_hold.ts). The
 // session file then holds no summary and no new boundary, so on restart
 // (`pi --continue`) nothing is hidden: the model gets all of the window,
 // the notes written before the crash are the notes, history finds its
@@ -23,7 +25,7 @@ import (
 func TestPiExtensionKillPiBeforeSummary(t *testing.T) {
 	eachPi(t, func(t *testing.T, v piVersion) {
 		for _, tc := range []struct{ mode, point string }{
-			{"tree", "before-settle"}, {"tree", "after-settle"}, {"local", "before-settle"},
+			{"tree", "before-settle"}, {"tree", "after-settle"}, {"local", "before-settle"}, {"local", "after-settle"},
 		} {
 			t.Run(tc.mode+"-"+tc.point, func(t *testing.T) {
 				before := []step{
@@ -39,15 +41,36 @@ func TestPiExtensionKillPiBeforeSummary(t *testing.T) {
 				}
 				r := newRig(t, v, tc.mode, before)
 				var hold summaryHold
-				if tc.point == "after-settle" {
+				var commit commitHold
+				switch {
+				case tc.point == "after-settle" && tc.mode == "tree":
 					hold = r.holdSummary()
+				case tc.point == "after-settle":
+					// Local commits right after the settle, with no model
+					// call between: the extension's test hold stops there.
+					commit = r.holdLocalCommit()
 				}
 				r.startContextd()
 				p := r.startPi()
 				p.send(map[string]any{"type": "prompt", "message": "find the fact, then roll over"})
-				if tc.point == "after-settle" {
+				switch {
+				case tc.point == "after-settle" && tc.mode == "tree":
 					hold.waitStarted(t, p)
-				} else {
+				case tc.point == "after-settle":
+					commit.waitHeld(t, p)
+					// Settled, not committed: contextd holds the rollover
+					// and the file holds no boundary of it.
+					var st struct {
+						Rollover *struct {
+							State string `json:"state"`
+						} `json:"rollover"`
+					}
+					_, sid, _ := r.session()
+					r.api("GET", "/v1/sessions/"+sid, nil, &st)
+					if st.Rollover == nil || st.Rollover.State != "settled" {
+						t.Fatalf("at the hold: rollover %+v, want state settled", st.Rollover)
+					}
+				default:
 					p.waitFor("new_context's result", 60*time.Second, func(evs []map[string]any) bool {
 						for _, e := range evs {
 							if e["type"] == "tool_execution_end" && e["toolName"] == "new_context" {

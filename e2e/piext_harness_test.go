@@ -299,6 +299,34 @@ func (h summaryHold) release(t *testing.T) {
 	}
 }
 
+// commitHold pauses a Local rollover between its settle and its commit
+// (CONTEXTD_E2E_HOLD_LOCAL_COMMIT in extension/src/e2e_hold.ts): the
+// extension writes "commit-held" into the hold directory and waits for
+// "commit-continue".
+type commitHold struct{ dir string }
+
+// holdLocalCommit makes the next Pi started by r pause its Local commit.
+func (r *rig) holdLocalCommit() commitHold {
+	h := commitHold{filepath.Join(r.dir, "hold-commit")}
+	if err := os.MkdirAll(h.dir, 0o700); err != nil {
+		r.t.Fatal(err)
+	}
+	r.env = append(r.env, "CONTEXTD_E2E_HOLD_LOCAL_COMMIT="+h.dir)
+	return h
+}
+
+// waitHeld waits up to 60 s for the Local rollover to be settled and held.
+func (h commitHold) waitHeld(t *testing.T, p *piProc) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for _, err := os.Stat(filepath.Join(h.dir, "commit-held")); err != nil; _, err = os.Stat(filepath.Join(h.dir, "commit-held")) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no Local commit was held; events %s", summarizeEvents(p.snapshot()))
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+}
+
 func (r *rig) startPi(args ...string) *piProc {
 	r.t.Helper()
 	node := NodeBinary(r.t)

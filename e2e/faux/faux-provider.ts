@@ -14,7 +14,11 @@
 // (unset: nothing is recorded; the replies are the same).
 // With CONTEXTD_E2E_HOLD_SUMMARY=DIR, a summarization request writes
 // DIR/summary-started and waits for DIR/summary-continue (the failure tests
-// stop contextd in between). CONTEXTD_E2E_INPUT_ON_TOOL queues user input
+// stop contextd in between). A Local rollover has no model call between
+// its settle and its commit; its hold is in the extension:
+// CONTEXTD_E2E_HOLD_LOCAL_COMMIT=DIR writes DIR/commit-held after the
+// settle and waits for DIR/commit-continue (extension/src/e2e_hold.ts).
+// CONTEXTD_E2E_INPUT_ON_TOOL queues user input
 // at a tool call (below). The command /e2e-navigate ID navigates the
 // session tree as a user's /tree selection does (ctx.navigateTree, no
 // summary); /e2e-reload reloads the extensions as /reload does

@@ -20,6 +20,8 @@ export interface LocalRolloverDeps {
 	notifyError(message: string): void;
 	/** Tells the model (a steered custom message). */
 	tellModel(text: string): void;
+	/** Resolves when the commit may go on; the test-only hold of e2e_hold.ts (absent: no pause). */
+	beforeCommit?(): Promise<void>;
 }
 
 /**
@@ -30,6 +32,7 @@ export interface LocalRolloverDeps {
 export async function runLocalRollover(d: LocalRolloverDeps): Promise<"steered" | "failed"> {
 	try {
 		await d.call("rollover-settle", d.leafBody() as RequestBody<"rollover-settle">);
+		await d.beforeCommit?.();
 		const commit = await d.call("rollover-commit", {} as RequestBody<"rollover-commit">);
 		for (const e of commit.append) {
 			if (e.type === "custom_message") d.steer({ customType: e.customType, content: e.content ?? "", display: e.display ?? true, details: e.details });

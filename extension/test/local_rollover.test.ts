@@ -38,3 +38,18 @@ test("a failed settle aborts the rollover and tells the person and the model", a
 		"model The new context window did not open (contextd 409: boundary moved); you are still in the same context window.",
 	]);
 });
+
+test("the commit waits for beforeCommit, which runs after the settle", async () => {
+	const { d, log } = fake({ "rollover-settle": { state: "settled" }, "rollover-commit": { append: [boundary] } });
+	let release: () => void = () => undefined;
+	d.beforeCommit = () => {
+		log.push("hold");
+		return new Promise<void>((r) => (release = r));
+	};
+	const run = runLocalRollover(d);
+	await new Promise((r) => setTimeout(r, 0));
+	assert.deepEqual(log, ['rollover-settle {"leaf_id":"leaf"}', "hold"]);
+	release();
+	assert.equal(await run, "steered");
+	assert.deepEqual(log, ['rollover-settle {"leaf_id":"leaf"}', "hold", "rollover-commit {}", "steer codex-context-window <context_window>"]);
+});

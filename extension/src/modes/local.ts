@@ -14,6 +14,7 @@ import { installWindowCompaction } from "../compaction.ts";
 import { installLifecycle } from "../lifecycle.ts";
 import type { RequestArgs } from "../client.ts";
 import { runLocalRollover } from "../local_rollover.ts";
+import { holdLocalCommit } from "../e2e_hold.ts";
 import { ensureWindow, installLocalHooks, notesGuard, registerContextRemaining, sendPlanned } from "../localindex.ts";
 import { localRouter, registerRouters } from "../router.ts";
 import { type Say, SessionSlot, type SessionState } from "../session.ts";
@@ -111,6 +112,7 @@ export function installLocal(host: Host, say: Say): void {
 			tellModel: (t) => {
 				if (slot.live(s, ctx, "telling the model")) pi.sendMessage({ customType: NOTICE_TYPE, content: t, display: true, details: {} }, { deliverAs: "steer" });
 			},
+			beforeCommit: holdLocalCommit,
 		});
 		s.localRollover = undefined;
 		if (outcome === "steered") s.completing = rid;
