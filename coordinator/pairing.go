@@ -51,10 +51,6 @@ type PairMessage struct {
 	// Key names the message for a move (boundary, branch summary); nil
 	// when it has no key the extension can match.
 	Key *MessageKey
-	// Occurrence is, for a toolResult, its 1-based rank among the
-	// messages with the same toolCallId from the first one sent (the
-	// extension applies start_at before drop).
-	Occurrence int
 }
 
 // replayed reports whether pi-ai sends m's tool calls.
@@ -62,9 +58,11 @@ func (m *PairMessage) replayed() bool {
 	return m.StopReason != "error" && m.StopReason != "aborted"
 }
 
-// resultKey is the MessageKey of toolResult m.
-func (m *PairMessage) resultKey() MessageKey {
-	return MessageKey{Role: session.RoleToolResult, ToolCallID: m.CallID, Occurrence: m.Occurrence}
+// resultKey is the MessageKey of toolResult m whose 1-based rank among
+// the messages with its toolCallId from the first one sent (the extension
+// applies start_at before drop) is occurrence.
+func (m *PairMessage) resultKey(occurrence int) MessageKey {
+	return MessageKey{Role: session.RoleToolResult, ToolCallID: m.CallID, Occurrence: occurrence}
 }
 
 // closesCalls reports whether a message of this role ends the pending
@@ -124,10 +122,12 @@ func PlanPairing(msgs []PairMessage, start int) PairPlan {
 		pending, lastResult = nil, -1
 	}
 	closeOpen := func() {
+		// Called for every message that closes calls: clearing keeps
+		// the map (a new one each time cost 48 bytes a message).
 		for id := range open {
 			answered[id] = true
 		}
-		open = map[string]bool{}
+		clear(open)
 	}
 	for i := p.Start; i < len(msgs); i++ {
 		m := &msgs[i]

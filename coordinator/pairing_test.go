@@ -135,13 +135,6 @@ func TestPlanPairingProperty(t *testing.T) {
 				msgs = append(msgs, pb(id, id))
 			}
 		}
-		occ := map[string]int{}
-		for i := range msgs {
-			if msgs[i].Role == "toolResult" {
-				occ[msgs[i].CallID]++
-				msgs[i].Occurrence = occ[msgs[i].CallID]
-			}
-		}
 		for start := range msgs {
 			p := PlanPairing(msgs, start)
 			dropped := map[int]bool{}
