@@ -242,7 +242,7 @@ func (s *Service) project(b *Branch, out *ContextAnswer) error {
 		if m.Key != nil && plan.Start == start {
 			out.Projection.StartAt = m.Key
 		} else {
-			out.Projection.StartAt = &MessageKey{Role: session.RoleAssistant, ToolCallID: m.Calls[0]}
+			out.Projection.StartAt = &MessageKey{Role: session.RoleAssistant, ToolCallID: m.Calls[0].ID}
 		}
 	}
 	for _, i := range plan.Drop {
@@ -304,7 +304,7 @@ func pairKeyOf(m *PairMessage, occurrence int) MessageKey {
 	if m.Key != nil {
 		return *m.Key
 	}
-	return MessageKey{Role: session.RoleAssistant, ToolCallID: m.Calls[0]}
+	return MessageKey{Role: session.RoleAssistant, ToolCallID: m.Calls[0].ID}
 }
 
 // awaitingFile reports whether t is a registered session whose file does

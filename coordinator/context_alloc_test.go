@@ -43,3 +43,22 @@ func TestContextRepeatAllocation(t *testing.T) {
 		t.Errorf("repeated Context on %d messages allocated %d bytes (%d a message), want at most %d", n, got, got/n, limit)
 	}
 }
+
+// TestContextFirstAllocation: the first /context on an indexed branch of
+// n = 20,000 messages (no cache yet) builds the projection (Tree.Project,
+// 32 bytes a message), the branch (Tree.Branch, 8) and the cached pair
+// list (a PairMessage, 104 bytes), and nothing else per message: at most
+// 150 bytes a message plus 64 KiB. Before, the pair list was 128 bytes a
+// message (call ids and tool names in two slices) and copied once more
+// (withoutHidden, 136), and PlanPairing made a map per message (48).
+func TestContextFirstAllocation(t *testing.T) {
+	const n = 20000
+	svc, _ := localService(t, map[string][]byte{"many.jsonl": manyUsers(n)})
+	if _, err := svc.Resolve(t.Context(), "many"); err != nil { // indexes the file
+		t.Fatal(err)
+	}
+	got := contextAllocated(t, svc)
+	if limit := uint64(150*n + 64<<10); got > limit {
+		t.Errorf("first Context on %d messages allocated %d bytes (%d a message), want at most %d", n, got, got/n, limit)
+	}
+}

@@ -127,8 +127,7 @@ func pairList(b *Branch, cms []session.ContextMessage, first, d0, end int) ([]Pa
 			if content != nil {
 				for _, part := range content.Parts {
 					if part.Type == "toolCall" {
-						m.Calls = append(m.Calls, part.ID)
-						m.Names = append(m.Names, part.Name)
+						m.Calls = append(m.Calls, PairCall{ID: part.ID, Name: part.Name})
 					}
 				}
 			}

@@ -8,7 +8,11 @@ import (
 )
 
 func pa(id string, calls ...string) PairMessage {
-	return PairMessage{EntryID: id, Role: "assistant", Calls: calls}
+	m := PairMessage{EntryID: id, Role: "assistant"}
+	for _, c := range calls {
+		m.Calls = append(m.Calls, PairCall{ID: c})
+	}
+	return m
 }
 func pr(id, call string) PairMessage {
 	return PairMessage{EntryID: id, Role: "toolResult", CallID: call}
