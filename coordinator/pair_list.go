@@ -152,9 +152,9 @@ func pairList(b *Branch, cms []session.ContextMessage, first, d0, end int) ([]Pa
 
 // withoutHidden returns msgs without the messages of the entries in
 // hidden, and the set of those ids found. When none is found it returns
-// msgs itself (no copy: a 2,000,000-message branch cost /context 272 MB
-// for one), else a new list; callers must not modify either (msgs may be
-// the Service's cached list).
+// msgs itself (a copy of a 2,000,000-message list is 208 MB), else a new
+// list; callers must not modify either (msgs may be the Service's cached
+// list).
 func withoutHidden(msgs []PairMessage, hidden map[string]bool) ([]PairMessage, map[string]bool) {
 	shown := make(map[string]bool, len(hidden))
 	first := -1
