@@ -233,44 +233,78 @@ func (s *Service) project(b *Branch, out *ContextAnswer) error {
 		}
 	}
 	plan := PlanPairing(msgs, start)
-	// Result keys rank among the messages start_at keeps.
-	occ := map[string]int{}
-	for i := plan.Start; i < len(msgs); i++ {
-		if msgs[i].Role == session.RoleToolResult {
-			occ[msgs[i].CallID]++
-			msgs[i].Occurrence = occ[msgs[i].CallID]
-		}
-	}
+	// msgs may be the cached list (read-only): the occurrences of the
+	// results named below are counted apart.
+	occ := occurrences(msgs, plan)
 	if slice {
 		m := &msgs[plan.Start]
 		out.SliceFromEntryID = m.EntryID
 		if m.Key != nil && plan.Start == start {
 			out.Projection.StartAt = m.Key
 		} else {
-			out.Projection.StartAt = &MessageKey{Role: session.RoleAssistant, ToolCallID: m.Calls[0]}
+			out.Projection.StartAt = &MessageKey{Role: session.RoleAssistant, ToolCallID: m.Calls[0].ID}
 		}
 	}
 	for _, i := range plan.Drop {
 		out.OrphanedToolResults = append(out.OrphanedToolResults, msgs[i].EntryID)
-		out.Projection.Drop = append(out.Projection.Drop, msgs[i].resultKey())
+		out.Projection.Drop = append(out.Projection.Drop, msgs[i].resultKey(occ[i]))
 	}
 	for _, mv := range plan.Moves {
-		out.Projection.Move = append(out.Projection.Move, MoveStep{Message: *msgs[mv.Msg].Key, After: pairKeyOf(&msgs[mv.After])})
+		out.Projection.Move = append(out.Projection.Move, MoveStep{Message: *msgs[mv.Msg].Key, After: pairKeyOf(&msgs[mv.After], occ[mv.After])})
 	}
 	out.Problems = append(out.Problems, plan.Problems...)
 	return nil
 }
 
+// occurrences maps the index in msgs of each toolResult message plan drops
+// or moves a message after to its 1-based rank among the toolResult
+// messages with the same toolCallId from plan.Start on (result keys rank
+// among the messages start_at keeps). Only results of those call ids are
+// counted: the map holds one count per call id named, not per message.
+func occurrences(msgs []PairMessage, plan PairPlan) map[int]int {
+	named := map[int]bool{}
+	for _, i := range plan.Drop {
+		named[i] = true
+	}
+	for _, mv := range plan.Moves {
+		if msgs[mv.After].Role == session.RoleToolResult {
+			named[mv.After] = true
+		}
+	}
+	out := make(map[int]int, len(named))
+	if len(named) == 0 {
+		return out
+	}
+	calls := make(map[string]int, len(named))
+	for i := range named {
+		calls[msgs[i].CallID] = 0
+	}
+	for i := plan.Start; i < len(msgs); i++ {
+		if msgs[i].Role != session.RoleToolResult {
+			continue
+		}
+		n, ok := calls[msgs[i].CallID]
+		if !ok {
+			continue
+		}
+		calls[msgs[i].CallID] = n + 1
+		if named[i] {
+			out[i] = n + 1
+		}
+	}
+	return out
+}
+
 // pairKeyOf names m for the extension: its own key, or for a tool result its
-// call id and occurrence.
-func pairKeyOf(m *PairMessage) MessageKey {
+// call id and occurrence (its rank, from occurrences).
+func pairKeyOf(m *PairMessage, occurrence int) MessageKey {
 	if m.Role == session.RoleToolResult {
-		return m.resultKey()
+		return m.resultKey(occurrence)
 	}
 	if m.Key != nil {
 		return *m.Key
 	}
-	return MessageKey{Role: session.RoleAssistant, ToolCallID: m.Calls[0]}
+	return MessageKey{Role: session.RoleAssistant, ToolCallID: m.Calls[0].ID}
 }
 
 // awaitingFile reports whether t is a registered session whose file does

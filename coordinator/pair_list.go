@@ -127,8 +127,7 @@ func pairList(b *Branch, cms []session.ContextMessage, first, d0, end int) ([]Pa
 			if content != nil {
 				for _, part := range content.Parts {
 					if part.Type == "toolCall" {
-						m.Calls = append(m.Calls, part.ID)
-						m.Names = append(m.Names, part.Name)
+						m.Calls = append(m.Calls, PairCall{ID: part.ID, Name: part.Name})
 					}
 				}
 			}
@@ -151,12 +150,28 @@ func pairList(b *Branch, cms []session.ContextMessage, first, d0, end int) ([]Pa
 	return out, nil
 }
 
-// withoutHidden returns a copy of msgs (the caller may modify it) without
-// the messages of the entries in hidden, and the set of those ids found.
+// withoutHidden returns msgs without the messages of the entries in
+// hidden, and the set of those ids found. When none is found it returns
+// msgs itself (a copy of a 2,000,000-message list is 208 MB), else a new
+// list; callers must not modify either (msgs may be the Service's cached
+// list).
 func withoutHidden(msgs []PairMessage, hidden map[string]bool) ([]PairMessage, map[string]bool) {
 	shown := make(map[string]bool, len(hidden))
-	out := make([]PairMessage, 0, len(msgs))
-	for _, m := range msgs {
+	first := -1
+	if len(hidden) > 0 {
+		for i := range msgs {
+			if hidden[msgs[i].EntryID] {
+				first = i
+				break
+			}
+		}
+	}
+	if first < 0 {
+		return msgs, shown
+	}
+	out := make([]PairMessage, first, len(msgs)-1)
+	copy(out, msgs[:first])
+	for _, m := range msgs[first:] {
 		if hidden[m.EntryID] {
 			shown[m.EntryID] = true
 			continue

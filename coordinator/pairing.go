@@ -43,28 +43,30 @@ import (
 type PairMessage struct {
 	EntryID    string
 	Line       int
-	Role       string   // Pi message role (session.ContextMessage.Role)
-	StopReason string   // assistant
-	Calls      []string // assistant: ids of its toolCall blocks, in order
-	Names      []string // assistant: the tool name of each call in Calls
-	CallID     string   // toolResult: toolCallId
+	Role       string     // Pi message role (session.ContextMessage.Role)
+	StopReason string     // assistant
+	Calls      []PairCall // assistant: its toolCall blocks, in order
+	CallID     string     // toolResult: toolCallId
 	// Key names the message for a move (boundary, branch summary); nil
 	// when it has no key the extension can match.
 	Key *MessageKey
-	// Occurrence is, for a toolResult, its 1-based rank among the
-	// messages with the same toolCallId from the first one sent (the
-	// extension applies start_at before drop).
-	Occurrence int
 }
+
+// PairCall is one toolCall content block of an assistant message: its id
+// and tool name (one slice of these, not two of strings, keeps a
+// PairMessage at 104 bytes: the cached list holds one per message).
+type PairCall struct{ ID, Name string }
 
 // replayed reports whether pi-ai sends m's tool calls.
 func (m *PairMessage) replayed() bool {
 	return m.StopReason != "error" && m.StopReason != "aborted"
 }
 
-// resultKey is the MessageKey of toolResult m.
-func (m *PairMessage) resultKey() MessageKey {
-	return MessageKey{Role: session.RoleToolResult, ToolCallID: m.CallID, Occurrence: m.Occurrence}
+// resultKey is the MessageKey of toolResult m whose 1-based rank among
+// the messages with its toolCallId from the first one sent (the extension
+// applies start_at before drop) is occurrence.
+func (m *PairMessage) resultKey(occurrence int) MessageKey {
+	return MessageKey{Role: session.RoleToolResult, ToolCallID: m.CallID, Occurrence: occurrence}
 }
 
 // closesCalls reports whether a message of this role ends the pending
@@ -100,7 +102,7 @@ func PlanPairing(msgs []PairMessage, start int) PairPlan {
 		}
 		unanswered := map[string]bool{}
 		if j >= 0 {
-			unanswered = setOf(msgs[j].Calls)
+			unanswered = callSet(msgs[j].Calls)
 			for _, r := range msgs[j+1 : start] {
 				delete(unanswered, r.CallID)
 			}
@@ -124,10 +126,12 @@ func PlanPairing(msgs []PairMessage, start int) PairPlan {
 		pending, lastResult = nil, -1
 	}
 	closeOpen := func() {
+		// Called for every message that closes calls: clearing keeps
+		// the map (a new one each time cost 48 bytes a message).
 		for id := range open {
 			answered[id] = true
 		}
-		open = map[string]bool{}
+		clear(open)
 	}
 	for i := p.Start; i < len(msgs); i++ {
 		m := &msgs[i]
@@ -136,8 +140,8 @@ func PlanPairing(msgs []PairMessage, start int) PairPlan {
 			flush()
 			closeOpen()
 			if m.replayed() {
-				for _, id := range m.Calls {
-					open[id] = true
+				for _, c := range m.Calls {
+					open[c.ID] = true
 				}
 			}
 		case m.Role == session.RoleToolResult:
@@ -196,10 +200,11 @@ func answersAfter(msgs []PairMessage, i int, calls map[string]bool) bool {
 	return false
 }
 
-func setOf(ids []string) map[string]bool {
-	s := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		s[id] = true
+// callSet is the set of the ids of calls.
+func callSet(calls []PairCall) map[string]bool {
+	s := make(map[string]bool, len(calls))
+	for _, c := range calls {
+		s[c.ID] = true
 	}
 	return s
 }
@@ -242,13 +247,9 @@ func UnresolvedCalls(msgs []PairMessage) []UnresolvedCall {
 		}
 	}
 	var out []UnresolvedCall
-	for i, id := range msgs[k].Calls {
-		name := ""
-		if i < len(msgs[k].Names) {
-			name = msgs[k].Names[i]
-		}
-		if !done[id] && name != NewContextTool {
-			out = append(out, UnresolvedCall{ID: id, Name: name})
+	for _, c := range msgs[k].Calls {
+		if !done[c.ID] && c.Name != NewContextTool {
+			out = append(out, UnresolvedCall{ID: c.ID, Name: c.Name})
 		}
 	}
 	return out
@@ -285,8 +286,8 @@ func leafUnresolved(b *Branch) ([]UnresolvedCall, bool, error) {
 	if len(open) > 0 {
 		for k := len(msgs) - 1; k >= 0; k-- {
 			if msgs[k].Role == session.RoleAssistant {
-				for _, n := range msgs[k].Names {
-					viaNewContext = viaNewContext || n == NewContextTool
+				for _, c := range msgs[k].Calls {
+					viaNewContext = viaNewContext || c.Name == NewContextTool
 				}
 				break
 			}

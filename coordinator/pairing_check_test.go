@@ -83,8 +83,8 @@ func CheckPairing(sent []PairMessage) []string {
 			if !m.replayed() {
 				continue
 			}
-			out = append(out, wire{role: m.Role, calls: setOf(m.Calls)})
-			open = setOf(m.Calls)
+			out = append(out, wire{role: m.Role, calls: callSet(m.Calls)})
+			open = callSet(m.Calls)
 		case m.Role == session.RoleToolResult:
 			delete(open, m.CallID)
 			out = append(out, wire{role: m.Role, id: m.CallID})

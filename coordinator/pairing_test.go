@@ -8,7 +8,11 @@ import (
 )
 
 func pa(id string, calls ...string) PairMessage {
-	return PairMessage{EntryID: id, Role: "assistant", Calls: calls}
+	m := PairMessage{EntryID: id, Role: "assistant"}
+	for _, c := range calls {
+		m.Calls = append(m.Calls, PairCall{ID: c})
+	}
+	return m
 }
 func pr(id, call string) PairMessage {
 	return PairMessage{EntryID: id, Role: "toolResult", CallID: call}
@@ -133,13 +137,6 @@ func TestPlanPairingProperty(t *testing.T) {
 				msgs = append(msgs, PairMessage{EntryID: id, Role: "system"})
 			default:
 				msgs = append(msgs, pb(id, id))
-			}
-		}
-		occ := map[string]int{}
-		for i := range msgs {
-			if msgs[i].Role == "toolResult" {
-				occ[msgs[i].CallID]++
-				msgs[i].Occurrence = occ[msgs[i].CallID]
 			}
 		}
 		for start := range msgs {

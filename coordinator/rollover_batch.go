@@ -44,8 +44,8 @@ func rolloverBatch(b *Branch, from string) ([]BatchCall, error) {
 		if msgs[i].Role != session.RoleAssistant {
 			continue
 		}
-		for _, n := range msgs[i].Names {
-			if n == NewContextTool {
+		for _, c := range msgs[i].Calls {
+			if c.Name == NewContextTool {
 				k = i
 				break
 			}
@@ -63,15 +63,11 @@ func rolloverBatch(b *Branch, from string) ([]BatchCall, error) {
 		}
 	}
 	var out []BatchCall
-	for i, id := range msgs[k].Calls {
-		name := ""
-		if i < len(msgs[k].Names) {
-			name = msgs[k].Names[i]
-		}
-		if name == NewContextTool {
+	for _, c := range msgs[k].Calls {
+		if c.Name == NewContextTool {
 			continue
 		}
-		out = append(out, BatchCall{Name: name, CallID: id, ResultID: results[id]})
+		out = append(out, BatchCall{Name: c.Name, CallID: c.ID, ResultID: results[c.ID]})
 	}
 	return out, nil
 }
