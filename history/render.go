@@ -19,6 +19,7 @@ package history
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 
 	"contextd/session"
@@ -173,23 +174,55 @@ func (c Call) toolFields() (name, namespace string) {
 // toolCall, so without it the item keeps tool_name `history`/`notes` and no
 // namespace.
 func Render(e *session.Entry, d *session.Decoded, calls CallLookup) (Item, bool) {
+	it, _, ok := render(e, d, calls, nil)
+	return it, ok
+}
+
+// RenderTo is Render for a caller that copies the text elsewhere at once
+// (the indexer writes it to the item text files): buf is reset, and a text
+// that has to be assembled (content of several parts or of one part other
+// than text or thinking, a bash execution) is written to buf instead of a
+// string of its own: inBuf is then true, Item.Text is "" and Item.Chars
+// counts buf's bytes. Otherwise (string content, one text or thinking
+// part, a summary) Item.Text is the decoded string itself and buf stays
+// empty. The same rules as Render; buf's bytes are the caller's until its
+// next use.
+func RenderTo(buf *bytes.Buffer, e *session.Entry, d *session.Decoded, calls CallLookup) (it Item, inBuf, ok bool) {
+	buf.Reset()
+	return render(e, d, calls, buf)
+}
+
+// textWriter is what an assembled item text is written to: a
+// strings.Builder (Render) or the caller's bytes.Buffer (RenderTo).
+type textWriter interface {
+	io.Writer
+	io.StringWriter
+	io.ByteWriter
+	Grow(n int)
+}
+
+// render is Render, writing an assembled text to buf when buf is not nil
+// (RenderTo).
+func render(e *session.Entry, d *session.Decoded, calls CallLookup, buf *bytes.Buffer) (it Item, inBuf, ok bool) {
 	if e == nil || d == nil {
-		return Item{}, false
+		return Item{}, false, false
 	}
-	var it Item
+	content := func(c *session.Content) {
+		it.Text, inBuf = contentText(c, buf)
+	}
 	switch e.Type {
 	case session.TypeMessage:
 		m := d.Message
 		if m == nil {
-			return Item{}, false
+			return Item{}, false, false
 		}
 		switch m.Role {
 		case session.RoleUser:
 			it.Role = RoleUser
-			it.Text = renderContent(&m.Content)
+			content(&m.Content)
 		case session.RoleAssistant:
 			it.Role = RoleAssistant
-			it.Text = renderContent(&m.Content)
+			content(&m.Content)
 			for i := range m.Content.Parts {
 				if p := &m.Content.Parts[i]; p.Type == "toolCall" {
 					it.ToolName, it.ToolNamespace = callOf(p).toolFields()
@@ -198,7 +231,7 @@ func Render(e *session.Entry, d *session.Decoded, calls CallLookup) (Item, bool)
 			}
 		case session.RoleToolResult:
 			it.Role = RoleTool
-			it.Text = renderContent(&m.Content)
+			content(&m.Content)
 			it.ToolName = m.ToolName
 			if calls != nil && m.ToolCallID != "" {
 				if c, ok := calls(m.ToolCallID); ok {
@@ -211,27 +244,36 @@ func Render(e *session.Entry, d *session.Decoded, calls CallLookup) (Item, bool)
 			}
 		case session.RoleBashExecution:
 			it.Role = RoleUser
-			it.Text = bashText(m.Command, m.Output)
+			if buf != nil {
+				writeBash(buf, m.Command, m.Output)
+				inBuf = true
+			} else {
+				it.Text = bashText(m.Command, m.Output)
+			}
 		case session.RoleCustom:
 			it.Role = RoleDeveloper
-			it.Text = renderContent(&m.Content)
+			content(&m.Content)
 		default:
-			return Item{}, false
+			return Item{}, false, false
 		}
 	case session.TypeCustomMessage:
 		it.Role = RoleDeveloper
 		if d.Content != nil {
-			it.Text = renderContent(d.Content)
+			content(d.Content)
 		}
 	case session.TypeBranchSummary:
 		it.Role = RoleAssistant
 		it.Summary = true
 		it.Text = d.Summary
 	default:
-		return Item{}, false
+		return Item{}, false, false
 	}
-	it.Chars = session.CountChars(it.Text)
-	return it, true
+	if inBuf {
+		it.Chars = session.CountChars(buf.Bytes())
+	} else {
+		it.Chars = session.CountChars(it.Text)
+	}
+	return it, inBuf, true
 }
 
 // RenderReplacement renders a context_edit's replacement content (Pi 1.x)
@@ -260,6 +302,12 @@ func RenderReplacement(c *session.Content) Item {
 // command and output.
 func bashText(command, output string) string {
 	var b strings.Builder
+	writeBash(&b, command, output)
+	return b.String()
+}
+
+// writeBash writes bashText(command, output) to b.
+func writeBash(b textWriter, command, output string) {
 	b.Grow(len(command) + len(output) + 32)
 	b.WriteString("Ran `")
 	b.WriteString(command)
@@ -271,23 +319,29 @@ func bashText(command, output string) string {
 	} else {
 		b.WriteString("(no output)")
 	}
-	return b.String()
 }
 
 // renderContent renders string content as is, or every part (none
 // skipped, empty ones included) joined by "\n".
 func renderContent(c *session.Content) string {
+	s, _ := contentText(c, nil)
+	return s
+}
+
+// contentText is renderContent, writing a text it has to assemble to buf
+// when buf is not nil (inBuf true, s "").
+func contentText(c *session.Content, buf *bytes.Buffer) (s string, inBuf bool) {
 	if c.IsString {
-		return c.Text
+		return c.Text, false
 	}
 	if len(c.Parts) == 1 {
 		// One text or thinking block (most tool results and user
 		// messages): the text itself, not a copy.
 		switch p := &c.Parts[0]; p.Type {
 		case "text":
-			return p.Text
+			return p.Text, false
 		case "thinking":
-			return p.Thinking
+			return p.Thinking, false
 		}
 	}
 	// Size the builder once: growing it by doubling allocated about as
@@ -297,15 +351,25 @@ func renderContent(c *session.Content) string {
 		p := &c.Parts[i]
 		n += len(p.Text) + len(p.Thinking) + len(p.MimeType) + len(p.Name) + len(p.Arguments) + len(p.Raw) + 32
 	}
+	if buf != nil {
+		writeParts(buf, c, n)
+		return "", true
+	}
 	var b strings.Builder
+	writeParts(&b, c, n)
+	return b.String(), false
+}
+
+// writeParts writes every part of c joined by "\n" to b, grown first by n
+// bytes.
+func writeParts(b textWriter, c *session.Content, n int) {
 	b.Grow(n)
 	for i := range c.Parts {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		renderPart(&b, &c.Parts[i])
+		renderPart(b, &c.Parts[i])
 	}
-	return b.String()
 }
 
 // renderPart writes one content part (docs/codex-contract.md "Local history" "Content parts"):
@@ -315,7 +379,7 @@ func renderContent(c *session.Content) string {
 // "arguments" key is left out when the call has none, as JSON.stringify
 // drops an undefined value); any other part → its JSON as written,
 // compacted.
-func renderPart(b *strings.Builder, p *session.Part) {
+func renderPart(b textWriter, p *session.Part) {
 	switch p.Type {
 	case "text":
 		b.WriteString(p.Text)
@@ -365,7 +429,7 @@ func jsonString(s string) string {
 // json.Compact does); raw that is not valid JSON is written as is. JSON
 // that has no whitespace outside its strings, as Pi writes it
 // (JSON.stringify), is written without a second pass.
-func writeCompactJSON(b *strings.Builder, raw []byte) {
+func writeCompactJSON(b textWriter, raw []byte) {
 	if !hasLooseSpace(raw) {
 		b.Write(raw)
 		return

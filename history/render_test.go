@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -121,11 +122,33 @@ func TestRenderRoles(t *testing.T) {
 		{"unknown role", `{"type":"message","id":"q","parentId":null,"timestamp":"t","message":{"role":"branchSummary","summary":"x"}}`, Item{}, false},
 		{"message not an object", `{"type":"message","id":"q","parentId":null,"timestamp":"t","message":"oops"}`, Item{}, false},
 	}
+	// The texts RenderTo assembles in its buffer: content of several parts
+	// and bash executions; every other text is the decoded string itself.
+	assembled := map[string]bool{"user parts": true, "bashExecution": true, "bashExecution no output": true, "custom_message blocks": true}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, ok := render1(t, c.line, nil)
 			if ok != c.ok || got != c.want {
 				t.Errorf("got %+v %v, want %+v %v", got, ok, c.want, c.ok)
+			}
+			// RenderTo gives the same item, its text in buf when assembled.
+			var buf bytes.Buffer
+			buf.WriteString("left over") // RenderTo resets buf
+			es, ds := parse(t, c.line)
+			got, inBuf, ok := RenderTo(&buf, es[0], ds[0], nil)
+			if inBuf != assembled[c.name] {
+				t.Errorf("RenderTo inBuf = %v, want %v", inBuf, assembled[c.name])
+			}
+			if inBuf {
+				if got.Text != "" {
+					t.Errorf("RenderTo: text %q in the item as well as in buf", got.Text)
+				}
+				got.Text = buf.String()
+			} else if buf.Len() != 0 {
+				t.Errorf("RenderTo left %q in buf", buf.String())
+			}
+			if ok != c.ok || got != c.want {
+				t.Errorf("RenderTo: got %+v %v, want %+v %v", got, ok, c.want, c.ok)
 			}
 		})
 	}

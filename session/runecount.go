@@ -1,6 +1,10 @@
 package session
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"strings"
+	"unicode/utf8"
+)
 
 // runeCount is utf8.RuneCountInString(s) (history.Item.Chars: Unicode code points,
 // an invalid UTF-8 byte counting as one), eight ASCII bytes at a time. It
@@ -9,8 +13,8 @@ import "unicode/utf8"
 // rune per step. A word with a byte ≥ 0x80 falls back to decoding runes
 // one by one (utf8.DecodeRuneInString, the same rule as RuneCountInString)
 // until the next word, so the count equals the standard one for every
-// string (TestRuneCountIsRuneCountInString).
-func runeCount(s string) int {
+// string and for its bytes (TestRuneCountIsRuneCountInString).
+func runeCount[T ~string | ~[]byte](s T) int {
 	n := 0
 	for i := 0; i < len(s); {
 		if len(s)-i >= 8 {
@@ -26,9 +30,32 @@ func runeCount(s string) int {
 			i++
 			continue
 		}
-		_, size := utf8.DecodeRuneInString(s[i:])
+		_, size := decodeRune(s[i:])
 		n++
 		i += size
 	}
 	return n
+}
+
+// decodeRune is utf8.DecodeRune or utf8.DecodeRuneInString, by the type of
+// s.
+func decodeRune[T ~string | ~[]byte](s T) (rune, int) {
+	switch v := any(s).(type) {
+	case string:
+		return utf8.DecodeRuneInString(v)
+	case []byte:
+		return utf8.DecodeRune(v)
+	}
+	return utf8.DecodeRuneInString(string(s))
+}
+
+// indexByte is strings.IndexByte or bytes.IndexByte, by the type of s.
+func indexByte[T ~string | ~[]byte](s T, c byte) int {
+	switch v := any(s).(type) {
+	case string:
+		return strings.IndexByte(v, c)
+	case []byte:
+		return bytes.IndexByte(v, c)
+	}
+	return strings.IndexByte(string(s), c)
 }

@@ -37,6 +37,9 @@ func TestRuneCountIsRuneCountInString(t *testing.T) {
 		if got, want := runeCount(s), utf8.RuneCountInString(s); got != want {
 			t.Fatalf("runeCount(%q) = %d, want %d", s, got, want)
 		}
+		if got, want := runeCount([]byte(s)), utf8.RuneCountInString(s); got != want {
+			t.Fatalf("runeCount([]byte(%q)) = %d, want %d", s, got, want)
+		}
 	}
 	// Known values computed by hand: 3 ASCII + 1 two-byte + 1 invalid byte.
 	if got := runeCount("abc\u00e9\xff"); got != 5 {

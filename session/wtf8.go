@@ -1,9 +1,6 @@
 package session
 
-import (
-	"strings"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // Lone surrogates in text bodies. Pi reads its session file with
 // JSON.parse, so a `\ud83d` escape without its pair is one UTF-16 code unit
@@ -73,17 +70,19 @@ func CharWidthInString(s string) int {
 
 // CountChars is the number of code points of s as CharWidthInString steps
 // them: utf8.RuneCountInString (computed by runeCount, eight ASCII bytes
-// at a time), with a WTF-8 surrogate counted once.
-func CountChars(s string) int {
+// at a time), with a WTF-8 surrogate counted once. s is a string or the
+// bytes of one (an item text rendered into a reused buffer,
+// history.RenderTo).
+func CountChars[T ~string | ~[]byte](s T) int {
 	n := runeCount(s)
-	for i := strings.IndexByte(s, 0xED); i >= 0 && i+3 <= len(s); {
+	for i := indexByte(s, 0xED); i >= 0 && i+3 <= len(s); {
 		if isSurrogate3(s[i], s[i+1], s[i+2]) {
 			n -= 2 // utf8.RuneCountInString counted each of its 3 bytes
 			i += 3
 		} else {
 			i++
 		}
-		k := strings.IndexByte(s[i:], 0xED)
+		k := indexByte(s[i:], 0xED)
 		if k < 0 {
 			break
 		}

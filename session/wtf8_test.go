@@ -97,6 +97,9 @@ func TestCountChars(t *testing.T) {
 		if n := CountChars(c.s); n != c.chars {
 			t.Errorf("CountChars(%q) = %d, want %d", c.s, n, c.chars)
 		}
+		if n := CountChars([]byte(c.s)); n != c.chars {
+			t.Errorf("CountChars([]byte(%q)) = %d, want %d", c.s, n, c.chars)
+		}
 		if w := CharWidthInString(c.s); w != c.first {
 			t.Errorf("CharWidthInString(%q) = %d, want %d", c.s, w, c.first)
 		}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -315,6 +316,7 @@ type batchWork struct {
 	first     [32]byte // hash of the file's first line, when this batch read it
 	haveFirst bool
 	scratch   session.StringChunks // the parser's Scratch: each line's decoded strings
+	render    *bytes.Buffer        // ingestBufs.render
 }
 
 // ingestBufs are the buffers one ingest call reuses for all its batches
@@ -325,6 +327,7 @@ type ingestBufs struct {
 	tail    []byte               // the change check's tail window (batchCheck)
 	text    *frameWriter         // item texts
 	scratch session.StringChunks // the parser's Scratch
+	render  bytes.Buffer         // assembled item texts (history.RenderTo), one at a time
 	pend    []pendingEntry
 }
 
@@ -361,6 +364,7 @@ func (s *Session) newBatch(tf *os.File, end int64, ib *ingestBufs) *batchWork {
 	// what is kept (entries, calls, names) is copied.
 	b.scratch = ib.scratch
 	b.p.Scratch = &b.scratch
+	b.render = &ib.render
 	return b
 }
 
@@ -432,10 +436,25 @@ func (b *batchWork) line(line []byte, off int64, tooLong bool) error {
 				return fmt.Errorf("write item texts: %w", err)
 			}
 		}
-	} else if it, ok := history.Render(e, d, b.lookupCall); ok {
+	} else if it, inBuf, ok := history.RenderTo(b.render, e, d, b.lookupCall); ok {
+		// An assembled text is rendered into the reused buffer and
+		// copied to the frames at once: no string of its own.
+		n := len(it.Text)
+		if inBuf {
+			n = b.render.Len()
+		}
 		im = ItemMeta{IsItem: true, Role: s.names.id(it.Role, &b.newNames), ToolName: s.names.id(it.ToolName, &b.newNames), ToolNamespace: s.names.id(it.ToolNamespace, &b.newNames), Summary: it.Summary, Chars: int32(it.Chars),
-			TextOff: b.textOff + b.texts.n, TextLen: int32(len(it.Text))}
-		if err := b.texts.write(it.Text); err != nil {
+			TextOff: b.textOff + b.texts.n, TextLen: int32(n)}
+		var err error
+		if inBuf {
+			err = b.texts.writeBytes(b.render.Bytes())
+			if b.render.Cap() > 1<<20 {
+				*b.render = bytes.Buffer{} // a huge text: do not hold its buffer
+			}
+		} else {
+			err = b.texts.write(it.Text)
+		}
+		if err != nil {
 			return fmt.Errorf("write item texts: %w", err)
 		}
 	}

@@ -345,7 +345,15 @@ type frameWriter struct {
 // frameQueue is how many raw frames may wait for the compressing goroutine.
 const frameQueue = 4
 
-func (w *frameWriter) write(s string) error {
+// write appends an item text to the frames.
+func (w *frameWriter) write(s string) error { return appendText(w, s) }
+
+// writeBytes appends an item text held in bytes (history.RenderTo's
+// buffer) to the frames.
+func (w *frameWriter) writeBytes(b []byte) error { return appendText(w, b) }
+
+// appendText is write and writeBytes.
+func appendText[T ~string | ~[]byte](w *frameWriter, s T) error {
 	w.n += int64(len(s))
 	for len(s) > 0 {
 		k := min(len(s), frameSize-len(w.buf))
