@@ -83,8 +83,8 @@ test("status after rollovers, with usage, an auto-started contextd and an interr
 		"an interrupted rollover (committed, missing codex-context-window): run /contextd finish",
 		"problem: the session file does not exist yet (line 3)",
 		"rollovers: 2 (last 2):",
-		"  window 0 → 1 local completed, 1 note files, 12 ms",
-		"  window 1 → 2 local completed, 1 note files, no notes written in the window",
+		"  window 0 → 1 local completed; 1 note file carried over; 12 ms",
+		"  window 1 → 2 local completed; 1 note file carried over; no note written in this window",
 	]);
 });
 
