@@ -39,6 +39,8 @@ export interface ViewFacts {
 	mode: string;
 	/** contextd is registered with and its last /context call succeeded. */
 	reachable(): boolean;
+	/** The session connected at session_start (statusline.ts StatusFacts.connected); absent: true. */
+	connected?(): boolean;
 	/** A Tree rollover new_context planned and the settled phase has not taken yet. */
 	pending(): boolean;
 }
@@ -104,7 +106,7 @@ export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
 			}
 			const usage = ctx.getContextUsage();
 			const rollover = summarizing ? "summarizing" : facts.pending() ? "pending" : undefined;
-			ctx.ui.setStatus(STATUS_KEY, statusLine({ mode: facts.mode, reachable: facts.reachable(), window: win, percent: usage?.percent ?? null, rollover }));
+			ctx.ui.setStatus(STATUS_KEY, statusLine({ mode: facts.mode, reachable: facts.reachable(), connected: facts.connected?.() ?? true, window: win, percent: usage?.percent ?? null, rollover }));
 		},
 		progress(ctx, windowNumber) {
 			if (!ctx.hasUI) return () => {};

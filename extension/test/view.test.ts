@@ -69,7 +69,7 @@ test("a cancelled navigation shows no notice; without a UI nothing is drawn", as
 	const view = installView(f.pi, { mode: "tree", reachable: () => false, pending: () => false });
 	await view.navigating(f.ctx, async () => ({ cancelled: true })).navigate("b", { summarize: true });
 	assert.ok(!f.log.some((l) => l.startsWith("notify")));
-	assert.equal(f.log.at(-1), "status contextd: contextd tree · not reachable: run contextd serve, then /reload");
+	assert.equal(f.log.at(-1), "status contextd: contextd tree · not reachable: run contextd serve");
 	const headless = fakeUI([boundary(0)]);
 	(headless.ctx as { hasUI: boolean }).hasUI = false;
 	installView(headless.pi, { mode: "local", reachable: () => true, pending: () => false }).refresh(headless.ctx);

@@ -37,7 +37,7 @@ export function installTree(host: Host, say: Say): void {
 	const slot = new SessionSlot(say);
 	const view = installView(pi, {
 		mode: "tree",
-		reachable: () => !!slot.current?.client && slot.current.contextError === "",
+		reachable: () => !!slot.current?.client && slot.current.contextError === "", connected: () => !!slot.current?.client,
 		pending: () => slot.current?.tree.pending !== undefined,
 	});
 
