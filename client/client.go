@@ -108,7 +108,9 @@ func Sessions(ctx context.Context, hc *http.Client, base, token string) ([]coord
 // /v1/sessions indexes nothing), then what
 // is worth a look: valid archives, skipped lines by reason and their line
 // numbers, invalid archives (with the first reason) and the file's state
-// when it is not ok. When a row is registered, a last line says what the
+// when it is not ok; a registered session whose file Pi has not written
+// yet shows AwaitingFileNote in place of its version and entries. When a
+// row is registered, a last line says what the
 // "*" means, so the table reads without docs/operations.md.
 func WriteSessionsTable(w io.Writer, rows []coordinator.SessionSummary) error {
 	files := make([]string, len(rows))
@@ -130,7 +132,12 @@ func WriteSessionsTable(w io.Writer, rows []coordinator.SessionSummary) error {
 		}
 		line := fmt.Sprintf("%-*s  v%d  %-7s %5d entries", width, files[i], r.Version, mode, r.Entries)
 		var notes []string
-		if !r.Indexed {
+		awaiting := r.State == coordinator.StateAwaitingFile
+		if awaiting {
+			// Registered by /new (or a first start) before its first
+			// message: no header yet, so no version and no entries to show.
+			line = fmt.Sprintf("%-*s  %2s  %-7s %s", width, files[i], "", mode, AwaitingFileNote)
+		} else if !r.Indexed {
 			// Listed from its header: no entry count until it is used.
 			line = fmt.Sprintf("%-*s  v%d  %-7s %13s", width, files[i], r.Version, mode, "not indexed")
 			notes = append(notes, humanize.IBytes(uint64(max(r.FileBytes, 0))))
@@ -152,6 +159,8 @@ func WriteSessionsTable(w io.Writer, rows []coordinator.SessionSummary) error {
 				lines = append(lines, fmt.Sprint(p.Line))
 			case p.Reason == "invalid_archive":
 				invalid = append(invalid, p)
+			case awaiting && p.Reason == "missing":
+				// said by AwaitingFileNote
 			default:
 				notes = append(notes, strings.TrimSpace(p.Reason+" "+p.Detail))
 			}
@@ -178,6 +187,12 @@ func WriteSessionsTable(w io.Writer, rows []coordinator.SessionSummary) error {
 	}
 	return nil
 }
+
+// AwaitingFileNote stands for the version and entry count of a
+// registered session whose file Pi has not written yet (state
+// awaiting_file): Pi writes the file at the session's first message
+// (docs/operations.md; store/sync.go).
+const AwaitingFileNote = "no file yet (Pi writes it at the session's first message)"
 
 // RegisteredLegend is the last line of WriteSessionsTable when a row's
 // mode carries "*".

@@ -34,3 +34,27 @@ func TestSessionsTableExplainsTheStar(t *testing.T) {
 		t.Errorf("without a registered row got\n%s\nwant\n%s", out.String(), want)
 	}
 }
+
+// TestSessionsTableAwaitingFile: a session /new registered before its
+// first message (state awaiting_file, a "missing" problem, version 0, no
+// entries; the summary GET /v1/sessions gives) reads "no file yet (…)"
+// instead of "v0 … 0 entries  missing the session file does not exist
+// yet…". Widths by hand: the first column is 7 ("b.jsonl"), the version
+// column 2 spaces, the mode 7.
+func TestSessionsTableAwaitingFile(t *testing.T) {
+	rows := []coordinator.SessionSummary{
+		{File: "/s/a/a.jsonl", Version: 3, Mode: "local", Indexed: true, Entries: 4},
+		{File: "/s/a/b.jsonl", Mode: "local", Registered: true, Indexed: true, State: coordinator.StateAwaitingFile,
+			Problems: []coordinator.SessionProblem{{Reason: "missing", Detail: "the session file does not exist yet: Pi writes it at the session's first message"}}},
+	}
+	var out bytes.Buffer
+	if err := WriteSessionsTable(&out, rows); err != nil {
+		t.Fatal(err)
+	}
+	want := "a.jsonl  v3  local       4 entries\n" +
+		"b.jsonl      local*  no file yet (Pi writes it at the session's first message)\n" +
+		RegisteredLegend + "\n"
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}

@@ -116,6 +116,10 @@ func TestPiExtensionCommands(t *testing.T) {
 						t.Errorf("a report shows a JavaScript error: %s", n)
 					}
 				}
+
+				// Remote is switchable too: Pi reloads the extension in Remote mode.
+				has(run("/contextd mode remote", "contextd mode: remote in this Pi process"), "contextd mode: remote")
+				has(run("/contextd", "contextd mode: remote\n"), "contextd mode: remote")
 			})
 		}
 	})

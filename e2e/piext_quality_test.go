@@ -155,8 +155,12 @@ func TestPiExtensionNotesGuard(t *testing.T) {
 				p.command(map[string]any{"type": "prompt", "message": "/contextd"})
 				p.waitFor("the /contextd status", 30*time.Second, func([]map[string]any) bool { return p.notice("contextd mode:") != "" })
 				status := p.notice("contextd mode:")
-				wantLine := fmt.Sprintf("  window 0 → 1 %s completed, %d entries, ", mode, rl.Archived.Entries)
-				for _, w := range []string{"rollovers: 1 (last 1):", wantLine, "no notes written in the window"} {
+				noun := "entries"
+				if rl.Archived.Entries == 1 {
+					noun = "entry"
+				}
+				wantLine := fmt.Sprintf("  window 0 → 1 %s completed; %d %s (", mode, rl.Archived.Entries, noun)
+				for _, w := range []string{"rollovers: 1 (last 1):", wantLine, ") archived; ", "; no note written in this window"} {
 					if !strings.Contains(status, w) {
 						t.Errorf("/contextd status lacks %q:\n%s", w, status)
 					}

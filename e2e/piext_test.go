@@ -442,7 +442,10 @@ func TestPiExtensionFiveRollovers(t *testing.T) {
 // what is wrong and what to do, and the session goes on.
 func TestPiExtensionContextdStopped(t *testing.T) {
 	eachPi(t, func(t *testing.T, v piVersion) {
-		r := newRig(t, v, "local", []step{tool("history", map[string]any{"action": "list_windows"}), {Text: "carrying on"}})
+		r := newRig(t, v, "local", []step{
+			tool("history", map[string]any{"action": "list_windows"}), {Text: "carrying on"},
+			tool("history", map[string]any{"action": "list_windows"}), {Text: "managed again"},
+		})
 		r.startContextd()
 		p := r.startPi()
 		r.stopContextd(false)
@@ -455,8 +458,21 @@ func TestPiExtensionContextdStopped(t *testing.T) {
 		if !res.IsError || !strings.Contains(res.text(), "contextd is not running for the state directory "+r.state) || !strings.Contains(res.text(), "contextd serve") {
 			t.Errorf("tool result = error %v %q, want an error naming the state directory and how to start contextd", res.IsError, res.text())
 		}
-		if n := p.notices("error"); len(n) != 1 || !strings.Contains(n[0], "not running") {
-			t.Errorf("UI errors = %q, want one line saying contextd is not running", n)
+		// One sentence, true in Pi terms: the session is connected, so a
+		// restarted contextd is found by the next request, no /reload.
+		if n := p.notices("error"); len(n) != 1 || !strings.Contains(n[0], "not running") ||
+			!strings.Contains(n[0], "this request goes without context management until contextd answers") || strings.Contains(n[0], "/reload") {
+			t.Errorf("UI errors = %q, want one line saying contextd is not running, without /reload", n)
+		}
+		// contextd serve again, no /reload: the next prompt's tool call is answered.
+		r.startContextd()
+		p.prompt("list windows again", 2)
+		reqs = r.requests()
+		if res := lastToolResult(t, turn(t, reqs, 3)); res.IsError || !strings.Contains(res.text(), "window") {
+			t.Errorf("after contextd serve, tool result = error %v %q, want the window list", res.IsError, res.text())
+		}
+		if n := p.notices("error"); len(n) != 1 {
+			t.Errorf("UI errors after contextd serve = %q, want only the first", n)
 		}
 		checkPairing(t, reqs)
 	})

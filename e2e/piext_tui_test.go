@@ -251,7 +251,7 @@ var tuiVolatile = []struct {
 	{regexp.MustCompile(`\(\d+(\.\d+)? s\)`), "(<t> s)"},
 	{regexp.MustCompile(`… \d+ s`), "… <t> s"},
 	{regexp.MustCompile(`\d+ ms\b`), "<t> ms"},
-	{regexp.MustCompile(`\d+ bytes archived`), "<n> bytes archived"},
+	{regexp.MustCompile(`\((\d+ bytes|\d+\.\d [KMG]iB)\) archived`), "(<size>) archived"},
 	{regexp.MustCompile(`\d+% \(\d+ of (\d+) tokens\)`), "<p>% (<n> of $1 tokens)"},
 	{regexp.MustCompile(`\d+% used`), "<p>% used"},
 	// Pi's footer: token counts and context use, then the model at the right edge.

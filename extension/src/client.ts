@@ -126,7 +126,7 @@ export function locate(s: Settings): Endpoint {
 	const ep = readDiscovery(s.stateDir);
 	if (!ep) {
 		throw new UnreachableError(
-			`contextd is not running for the state directory ${s.stateDir} (no ${join(s.stateDir, DISCOVERY_FILE)}); run \`contextd serve\` in another terminal (or set \"autoStart\": true under \"contextd\" in Pi's settings.json), then /reload`,
+			`contextd is not running for the state directory ${s.stateDir} (no ${join(s.stateDir, DISCOVERY_FILE)}); run \`contextd serve\` in another terminal (or set \"autoStart\": true under \"contextd\" in Pi's settings.json)`,
 			"",
 		);
 	}
@@ -307,7 +307,7 @@ export async function connect(s: Settings): Promise<Contextd> {
 	}
 	if (first instanceof UnreachableError && first.errno !== "") {
 		// Nothing listens at the address: say what to run, in Pi's terms.
-		throw new UnreachableError(`contextd is not reachable at ${locate(s).label}; run \`contextd serve\` in another terminal (or set \"autoStart\": true under \"contextd\" in Pi's settings.json), then /reload`, first.errno);
+		throw new UnreachableError(`contextd is not reachable at ${locate(s).label}; run \`contextd serve\` in another terminal (or set \"autoStart\": true under \"contextd\" in Pi's settings.json)`, first.errno);
 	}
 	throw first;
 }

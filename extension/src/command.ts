@@ -113,7 +113,7 @@ export function statusLines(s: StatusInput): string[] {
 	if (!s.url) {
 		lines.push(prefixed(s.unavailable ?? "not connected"));
 	} else {
-		lines.push(`contextd: ${s.url} (${s.healthy ? "healthy" : "not answering /healthz; start it with `contextd serve`, then /reload"})`);
+		lines.push(`contextd: ${s.url} (${s.healthy ? "healthy" : "not answering /healthz; start it with `contextd serve`, and the next request finds it"})`);
 	}
 	if (s.started) {
 		const where = s.started.logFile ? `, log ${s.started.logFile}` : "";

@@ -7,10 +7,24 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Host } from "./host.ts";
 import { prefixed } from "./notify.ts";
 import type { SessionSlot, SessionState } from "./session.ts";
+import { UnreachableError } from "./transport.ts";
 import { type Problem, warnConcurrentWriters } from "./writers.ts";
 
 /** The sentence a session without a file gets: Pi was started with --no-session. */
 export const NO_SESSION_FILE = "context management needs a saved session; this one is not persisted (--no-session)";
+
+/**
+ * What a session that found no contextd at session_start is told: the
+ * error's sentence, and for an unreachable contextd ", then /reload": the
+ * extension connects only at session_start, so a contextd started later
+ * serves this session after /reload (or /new, /resume). A session that did
+ * connect re-reads the discovery file at each call instead (client.ts
+ * Contextd.call) and needs no /reload.
+ */
+export function unconnectedSentence(err: unknown): string {
+	const msg = (err as Error).message;
+	return err instanceof UnreachableError && !msg.includes("/reload") ? `${msg}, then /reload` : msg;
+}
 
 /**
  * Registers session_start and session_shutdown. onRegistered runs after
@@ -41,7 +55,7 @@ export function installLifecycle(host: Host, slot: SessionSlot, onRegistered: (s
 			for (const p of reg?.problems ?? []) if (p.reason === "interrupted_rollover") host.notify(ctx, `contextd: ${p.detail ?? "an interrupted rollover was aborted"}`, "warning");
 			await onRegistered(s, ctx);
 		} catch (err) {
-			s.unavailable = (err as Error).message;
+			s.unavailable = unconnectedSentence(err);
 			host.notify(ctx, prefixed(s.unavailable), "error");
 		}
 	});

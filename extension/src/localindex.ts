@@ -65,11 +65,14 @@ export async function finishRollover(host: Host, slot: SessionSlot, ctx: Extensi
 /**
  * A /context failure is said once until it changes or a call succeeds: the
  * next remembered error and the line to notify, if any. err undefined: the
- * call succeeded.
+ * call succeeded. The session is connected (the hook runs only then), and
+ * each call looks contextd up again (client.ts Contextd.call), so no
+ * /reload is asked for: the next request after contextd answers again is
+ * managed.
  */
 export function contextErrorStep(last: string, err: string | undefined): { last: string; notify?: string } {
 	if (err === undefined) return { last: "" };
-	const msg = prefixed(`${err}; this request is sent without context management`);
+	const msg = prefixed(`${err}; this request goes without context management until contextd answers`);
 	return msg === last ? { last } : { last: msg, notify: msg };
 }
 

@@ -7,6 +7,7 @@ import type { components } from "./generated/contextd.ts";
 
 type Schemas = components["schemas"];
 import { WINDOW_TYPE } from "./generated/rules.ts";
+import { byteSize, countOf } from "./size.ts";
 import { identityOf } from "./windows.ts";
 
 /** What new_context does when the window wrote no note: warn, refuse, or nothing (off). */
@@ -130,12 +131,14 @@ export function resetLogLines(log: readonly ResetEntry[], n = 3): string[] {
 	for (const r of log.slice(-n)) {
 		const to = r.to ? `${r.to.number}` : "?";
 		const parts = [`  window ${r.from.number} → ${to} ${r.mode} ${r.state}`];
-		if (r.archived) parts.push(`${r.archived.entries} entries, ${r.archived.bytes} bytes archived`);
-		parts.push(`${r.note_files} note files`);
-		if (r.window_note_writes === 0) parts.push("no notes written in the window");
+		if (r.archived) parts.push(`${countOf(r.archived.entries, "entry", "entries")} (${byteSize(r.archived.bytes)}) archived`);
+		// note_files: every note file at the cut, carried into the next
+		// window; window_note_writes: writes made in the closed window.
+		parts.push(r.note_files === 0 ? "no note files to carry over" : `${countOf(r.note_files, "note file")} carried over`);
+		if (r.window_note_writes === 0) parts.push("no note written in this window");
 		if (r.durations.total_ms !== undefined) parts.push(`${r.durations.total_ms} ms`);
 		if (r.reason) parts.push(r.reason);
-		lines.push(parts.join(", "));
+		lines.push(parts.join("; "));
 	}
 	return lines;
 }

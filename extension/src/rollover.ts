@@ -45,6 +45,8 @@ export interface RolloverDeps {
 	ended?(): boolean;
 	/** Tells the model, in its current window, that the new window did not open (a custom message, no turn). */
 	tellModel?(text: string): void;
+	/** Tells the person the new window started (view.ts windowStarted); called once its boundary is sent, never before. */
+	windowStarted?(): void;
 	/** Whether the boundary starts a turn (default true: new_context's run goes on in the new window; /contextd new starts none). */
 	triggerTurn?: boolean;
 }
@@ -156,6 +158,7 @@ export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> 
 			d.sendMessage({ customType: e.customType, content: e.content ?? "", display: e.display ?? true, details: e.details }, { triggerTurn: d.triggerTurn ?? true });
 		}
 	}
+	d.windowStarted?.();
 	try {
 		await d.call("rollover-complete", undefined);
 	} catch {

@@ -8,6 +8,12 @@ export interface StatusFacts {
 	mode: string;
 	/** false when contextd cannot be reached or the last call to it failed. */
 	reachable: boolean;
+	/**
+	 * Whether the session connected at session_start. A connected session
+	 * finds a restarted contextd by itself (client.ts Contextd.call); one
+	 * that did not connect needs /reload. Default true.
+	 */
+	connected?: boolean;
 	window?: number;
 	/** Percent of the context window used (Pi's getContextUsage), when known. */
 	percent?: number | null;
@@ -21,7 +27,8 @@ export const STATUS_KEY = "contextd";
 /** `contextd tree · window 2 · 34% used · rollover pending`, or what to do when contextd is unreachable. */
 export function statusLine(f: StatusFacts): string {
 	if (f.mode === "off") return "contextd off";
-	if (!f.reachable) return `contextd ${f.mode} · not reachable: run contextd serve, then /reload`;
+	if (f.connected === false) return `contextd ${f.mode} · not connected: run contextd serve, then /reload`;
+	if (!f.reachable) return `contextd ${f.mode} · not reachable: run contextd serve`;
 	const parts = [`contextd ${f.mode}`];
 	if (f.window !== undefined) parts.push(`window ${f.window}`);
 	if (f.percent !== undefined && f.percent !== null) parts.push(`${Math.round(f.percent)}% used`);

@@ -39,6 +39,8 @@ export interface ViewFacts {
 	mode: string;
 	/** contextd is registered with and its last /context call succeeded. */
 	reachable(): boolean;
+	/** The session connected at session_start (statusline.ts StatusFacts.connected); absent: true. */
+	connected?(): boolean;
 	/** A Tree rollover new_context planned and the settled phase has not taken yet. */
 	pending(): boolean;
 }
@@ -55,14 +57,17 @@ export interface View {
 	windowStarted(ctx: ExtensionContext, windowNumber: number | undefined, elapsedMs: number): void;
 	/**
 	 * A Tree rollover's navigateTree with the person's view around it: the
-	 * status line and progress widget while the summary is written, the new
-	 * window's notice when navigation completes.
+	 * status line and progress widget while the summary is written. The new
+	 * window's notice waits for started(), which the rollover calls once the
+	 * window is known to be open (its boundary sent): a navigation that ends
+	 * without a branch summary, or a commit contextd refuses, says only its
+	 * error.
 	 */
-	navigating(
-		ctx: ExtensionContext,
-		navigate: (id: string, o: { summarize: boolean; label?: string }) => Promise<{ cancelled: boolean }>,
-	): (id: string, o: { summarize: boolean; label?: string }) => Promise<{ cancelled: boolean }>;
+	navigating(ctx: ExtensionContext, navigate: TreeNavigate): { navigate: TreeNavigate; started(): void };
 }
+
+/** Pi's navigateTree of a captured command context: the target entry id, whether to summarize, the summary's label. */
+export type TreeNavigate = (id: string, o: { summarize: boolean; label?: string }) => Promise<{ cancelled: boolean }>;
 
 /** Registers the window card's renderer and returns the rest for index.ts to wire. */
 export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
@@ -101,7 +106,7 @@ export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
 			}
 			const usage = ctx.getContextUsage();
 			const rollover = summarizing ? "summarizing" : facts.pending() ? "pending" : undefined;
-			ctx.ui.setStatus(STATUS_KEY, statusLine({ mode: facts.mode, reachable: facts.reachable(), window: win, percent: usage?.percent ?? null, rollover }));
+			ctx.ui.setStatus(STATUS_KEY, statusLine({ mode: facts.mode, reachable: facts.reachable(), connected: facts.connected?.() ?? true, window: win, percent: usage?.percent ?? null, rollover }));
 		},
 		progress(ctx, windowNumber) {
 			if (!ctx.hasUI) return () => {};
@@ -122,24 +127,31 @@ export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
 			if (ctx.hasUI) ctx.ui.notify(windowStartedNotice(windowNumber, elapsedMs), "info");
 		},
 		navigating(ctx, navigate) {
-			return async (id, o) => {
-				let from: number | undefined;
-				for (const e of ctx.sessionManager.getBranch()) {
-					if (e.type === "custom_message") from = identityOf(e)?.windowNumber ?? from;
-				}
-				const started = Date.now();
-				summarizing = true;
-				this.refresh(ctx);
-				const stop = this.progress(ctx, from);
-				try {
-					const r = await navigate(id, o);
-					if (!r.cancelled) this.windowStarted(ctx, from === undefined ? undefined : from + 1, Date.now() - started);
-					return r;
-				} finally {
-					stop();
-					summarizing = false;
+			let from: number | undefined;
+			let started: number | undefined;
+			return {
+				navigate: async (id, o) => {
+					from = undefined;
+					for (const e of ctx.sessionManager.getBranch()) {
+						if (e.type === "custom_message") from = identityOf(e)?.windowNumber ?? from;
+					}
+					started = Date.now();
+					summarizing = true;
 					this.refresh(ctx);
-				}
+					const stop = this.progress(ctx, from);
+					try {
+						return await navigate(id, o);
+					} finally {
+						stop();
+						summarizing = false;
+						this.refresh(ctx);
+					}
+				},
+				started: () => {
+					if (started === undefined) return;
+					this.windowStarted(ctx, from === undefined ? undefined : from + 1, Date.now() - started);
+					started = undefined;
+				},
 			};
 		},
 	};

@@ -83,8 +83,8 @@ test("status after rollovers, with usage, an auto-started contextd and an interr
 		"an interrupted rollover (committed, missing codex-context-window): run /contextd finish",
 		"problem: the session file does not exist yet (line 3)",
 		"rollovers: 2 (last 2):",
-		"  window 0 → 1 local completed, 1 note files, 12 ms",
-		"  window 1 → 2 local completed, 1 note files, no notes written in the window",
+		"  window 0 → 1 local completed; 1 note file carried over; 12 ms",
+		"  window 1 → 2 local completed; 1 note file carried over; no note written in this window",
 	]);
 });
 
@@ -127,6 +127,9 @@ test("status line: mode, window, context used, rollover; unreachable says what t
 	assert.equal(statusLine({ mode: "tree", reachable: true, window: 2, percent: 34.4, rollover: "pending" }), "contextd tree · window 2 · 34% used · rollover pending");
 	assert.equal(statusLine({ mode: "local", reachable: true, window: 0 }), "contextd local · window 0");
 	assert.equal(statusLine({ mode: "tree", reachable: true, window: 1, rollover: "summarizing" }), "contextd tree · window 1 · writing the summary");
-	assert.equal(statusLine({ mode: "local", reachable: false, window: 3 }), "contextd local · not reachable: run contextd serve, then /reload");
+	// Connected at session_start: the next request finds a restarted contextd by itself.
+	assert.equal(statusLine({ mode: "local", reachable: false, window: 3 }), "contextd local · not reachable: run contextd serve");
+	// Never connected: the extension connects only at session_start.
+	assert.equal(statusLine({ mode: "local", reachable: false, connected: false }), "contextd local · not connected: run contextd serve, then /reload");
 	assert.equal(statusLine({ mode: "off", reachable: true }), "contextd off");
 });

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ContextdError } from "../src/client.ts";
+import { UnreachableError } from "../src/transport.ts";
 import { NO_SESSION_FILE } from "../src/lifecycle.ts";
 import { installLocal, NEW_WINDOW_RESULT } from "../src/modes/local.ts";
 import { installOff } from "../src/modes/off.ts";
@@ -174,6 +175,15 @@ test("contextd unreachable at start: one error line; the provider context is lef
 	assert.deepEqual(await f.pi.emit("context", { messages: [] }, ctx), [undefined]);
 });
 
+test("contextd unreachable at session_start: the sentence ends \", then /reload\" (the extension connects only at session_start)", async () => {
+	const f = fakeHost("local");
+	f.failConnect(new UnreachableError("contextd is not running for the state directory /s (no /s/contextd.json); run `contextd serve` in another terminal", ""));
+	installLocal(f.host, f.say);
+	const ctx = new FakeCtx();
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	assert.deepEqual(ctx.notices, ["error: contextd is not running for the state directory /s (no /s/contextd.json); run `contextd serve` in another terminal, then /reload"]);
+});
+
 test("local new_context opens a rollover; the batch's turn_end settles, commits and steers contextd's boundary; input meanwhile is held and queued after it", async () => {
 	const f = fakeHost("local");
 	const created = { rollover_id: "r1", tool_result: NEW_WINDOW_RESULT, merged: false };
@@ -228,7 +238,7 @@ test("the context hook applies contextd's projection; a failure is said once unt
 	f.contextd.answers["session-context"] = new ContextdError("contextd 500: boom", 500);
 	await f.pi.emit("context", { messages: [user] }, ctx);
 	await f.pi.emit("context", { messages: [user] }, ctx);
-	assert.deepEqual(ctx.notices, ["error: contextd 500: boom; this request is sent without context management"]);
+	assert.deepEqual(ctx.notices, ["error: contextd 500: boom; this request goes without context management until contextd answers"]);
 });
 
 test("local history/notes: unknown actions are refused; a note write appends contextd's entry before the result", async () => {

@@ -17,6 +17,7 @@ import {
 	resetLogLines,
 } from "../src/quality.ts";
 import { parseThresholds, resolveSettings } from "../src/settings.ts";
+import { byteSize, countOf } from "../src/size.ts";
 
 const boundary = (n: number) => ({
 	type: "custom_message",
@@ -100,8 +101,43 @@ test("reset-log lines: the last three, newest last", () => {
 	assert.deepEqual(resetLogLines([]), ["no rollovers yet"]);
 	assert.deepEqual(resetLogLines([r(0, 1), r(1, 0), r(2, 3), r(3, 1)]), [
 		"rollovers: 4 (last 3):",
-		"  window 1 → 2 tree completed, 11 entries, 1000 bytes archived, 2 note files, no notes written in the window, 120 ms",
-		"  window 2 → 3 tree completed, 12 entries, 2000 bytes archived, 2 note files, 120 ms",
-		"  window 3 → 4 tree completed, 13 entries, 3000 bytes archived, 2 note files, 120 ms",
+		"  window 1 → 2 tree completed; 11 entries (1000 bytes) archived; 2 note files carried over; no note written in this window; 120 ms",
+		// 2000 / 1024 = 1.95… → "2.0 KiB"; 3000 / 1024 = 2.92… → "2.9 KiB"
+		"  window 2 → 3 tree completed; 12 entries (2.0 KiB) archived; 2 note files carried over; 120 ms",
+		"  window 3 → 4 tree completed; 13 entries (2.9 KiB) archived; 2 note files carried over; 120 ms",
 	]);
+});
+
+test("reset-log line of the new-user trial: one note file carried over, none written, the size in KiB", () => {
+	const e: ResetEntry = {
+		mode: "tree",
+		state: "completed",
+		source: "state+file",
+		from: { id: "w1", number: 1 },
+		to: { id: "w2", number: 2 },
+		archived: { entries: 1, bytes: 15852, first_entry_id: "a", last_entry_id: "a" },
+		note_files: 1,
+		note_bytes: 14,
+		window_note_writes: 0,
+		durations: { total_ms: 169 },
+	};
+	// 15852 / 1024 = 15.48… → "15.5 KiB"
+	assert.deepEqual(resetLogLines([e]), [
+		"rollovers: 1 (last 1):",
+		"  window 1 → 2 tree completed; 1 entry (15.5 KiB) archived; 1 note file carried over; no note written in this window; 169 ms",
+	]);
+	assert.deepEqual(resetLogLines([{ ...e, note_files: 0, window_note_writes: 2 }]).slice(1), [
+		"  window 1 → 2 tree completed; 1 entry (15.5 KiB) archived; no note files to carry over; 169 ms",
+	]);
+});
+
+test("byteSize: bytes below 1 KiB, then one decimal in binary units", () => {
+	assert.equal(byteSize(0), "0 bytes");
+	assert.equal(byteSize(1), "1 byte");
+	assert.equal(byteSize(1023), "1023 bytes");
+	assert.equal(byteSize(1024), "1.0 KiB");
+	assert.equal(byteSize(15852), "15.5 KiB");
+	assert.equal(byteSize(3 * 1024 * 1024), "3.0 MiB");
+	assert.equal(countOf(1, "note file"), "1 note file");
+	assert.equal(countOf(2, "entry", "entries"), "2 entries");
 });

@@ -45,6 +45,7 @@ function fake(over: Partial<RolloverDeps> = {}, posts: Record<string, unknown> =
 		},
 		sameSession: true,
 		tellModel: (t) => log.push(`tell ${t}`),
+		windowStarted: () => log.push("windowStarted"),
 		...over,
 	};
 	return { d, log, editor: () => editor };
@@ -62,10 +63,28 @@ test("settle, navigate (internal), commit, manifest and snapshot, then only the 
 		"appendEntry codex-context-tree-archive",
 		"appendEntry codex-context-note-snapshot",
 		"sendMessage codex-context-window triggerTurn=true",
+		"windowStarted",
 		"post complete",
 		"setEditorText half-typed request",
 	]);
 	assert.equal(f.editor(), "half-typed request");
+});
+
+test("navigation ends, not cancelled, without a branch summary: the error alone, no window-started notice, the rollover aborted", async () => {
+	const f = fake({ leafEntry: () => ({ id: "m0", type: "custom_message" }) }, { ...okPosts, abort: {} });
+	assert.equal(await settleRollover(f.d), "failed");
+	assert.ok(!f.log.includes("windowStarted"), f.log.join("\n"));
+	assert.deepEqual(
+		f.log.filter((l) => l.startsWith("error") || l.startsWith("post")),
+		["post settle", "post abort", "error contextd: new context failed: navigation did not append a branch summary; run /contextd to inspect the session"],
+	);
+});
+
+test("commit refused after navigation: the error alone, no window-started notice", async () => {
+	const f = fake({}, { ...okPosts, commit: new ContextdError("contextd refused the commit") });
+	assert.equal(await settleRollover(f.d), "failed");
+	assert.ok(!f.log.includes("windowStarted"), f.log.join("\n"));
+	assert.equal(f.log.filter((l) => l.startsWith("error")).length, 1);
 });
 
 test("an empty editor that navigation filled with the boundary's text is emptied again", async () => {

@@ -250,6 +250,27 @@ test("a contextd gone from its address is looked up again once (restarted on ano
 	rmSync(dir, { recursive: true });
 });
 
+test("contextd stopped mid-session: the call says how to start it and asks for no /reload; once it serves again the same client reaches it", async () => {
+	const a = await serve(TOKEN, () => [200, { from: "a" }]);
+	const { dir, settings } = stateDir({ url: a.url });
+	const c = await connect(settings);
+	// contextd stop: the server goes and its discovery file with it.
+	await a.close();
+	rmSync(join(dir, "contextd.json"));
+	await assert.rejects(c.call("POST", "/v1/x", {}), (e: unknown) => {
+		const m = (e as Error).message;
+		assert.equal(m, `contextd is not running for the state directory ${dir} (no ${join(dir, "contextd.json")}); run \`contextd serve\` in another terminal (or set "autoStart": true under "contextd" in Pi's settings.json)`);
+		assert.doesNotMatch(m, /\/reload/);
+		return true;
+	});
+	// contextd serve again: the next call finds it, no /reload.
+	const b = await serve(TOKEN, () => [200, { from: "b" }]);
+	writeFileSync(join(dir, "contextd.json"), JSON.stringify({ url: b.url }), { mode: 0o600 });
+	assert.deepEqual(await c.call("POST", "/v1/x", {}), { from: "b" });
+	await b.close();
+	rmSync(dir, { recursive: true });
+});
+
 test("Transport.prove: an old contextd without the proof route (401) is refused", async () => {
 	const old = createServer((_req, res) => {
 		res.writeHead(401);

@@ -43,7 +43,7 @@ export function loadSpecs(file: string | undefined, read: (path: string) => stri
 export function installRemote(host: Host, say: Say): void {
 	const { pi, settings } = host;
 	const slot = new SessionSlot(say);
-	const view = installView(pi, { mode: "remote", reachable: () => !!slot.current?.client, pending: () => false });
+	const view = installView(pi, { mode: "remote", reachable: () => !!slot.current?.client, connected: () => !!slot.current?.client, pending: () => false });
 
 	/** The backend's thread hint through contextd; "" when there is none or the call fails (Codex omits it then). */
 	async function remoteHint(s: SessionState, ctx: ExtensionContext): Promise<string> {

@@ -37,7 +37,7 @@ export function installTree(host: Host, say: Say): void {
 	const slot = new SessionSlot(say);
 	const view = installView(pi, {
 		mode: "tree",
-		reachable: () => !!slot.current?.client && slot.current.contextError === "",
+		reachable: () => !!slot.current?.client && slot.current.contextError === "", connected: () => !!slot.current?.client,
 		pending: () => slot.current?.tree.pending !== undefined,
 	});
 
@@ -120,10 +120,12 @@ export function installTree(host: Host, say: Say): void {
 		const c = s.client;
 		const cmd = s.commandCtx;
 		const path = { ...s.params, rollover_id: rolloverId };
+		const nav = cmd ? view.navigating(ctx, (id, o) => cmd.navigateTree(id, o)) : undefined;
 		return settleRollover({
 			call: (op, body) => (c ? c.request(op, { path, body } as unknown as RequestArgs<typeof op>) : Promise.reject(new ContextdError(s.unavailable))),
 			leafBody: () => ctxLeafBody(host.piVersion, ctx),
-			navigateTree: cmd ? view.navigating(ctx, (id, o) => cmd.navigateTree(id, o)) : undefined,
+			navigateTree: nav?.navigate,
+			windowStarted: nav?.started,
 			leafEntry: () => ctx.sessionManager.getLeafEntry() as { id: string; type: string; targetId?: string } | undefined,
 			entry: (id) => ctx.sessionManager.getEntry(id),
 			getEditorText: () => ctx.ui.getEditorText(),
