@@ -249,7 +249,7 @@ func UnresolvedCalls(msgs []PairMessage) []UnresolvedCall {
 	var out []UnresolvedCall
 	for _, c := range msgs[k].Calls {
 		if !done[c.ID] && c.Name != NewContextTool {
-			out = append(out, UnresolvedCall{ID: c.ID, Name: c.Name})
+			out = append(out, UnresolvedCall(c))
 		}
 	}
 	return out
