@@ -24,22 +24,7 @@ func TestPiExtensionCommands(t *testing.T) {
 				r := newRig(t, v, mode, []step{{Text: "ok"}})
 				r.startContextd()
 				p := r.startPi()
-				run := func(cmd, want string) string {
-					t.Helper()
-					before := len(p.notices("info"))
-					p.command(map[string]any{"type": "prompt", "message": cmd})
-					var got string
-					p.waitFor(cmd+"'s report", 60*time.Second, func([]map[string]any) bool {
-						for _, n := range p.notices("info")[before:] {
-							if strings.Contains(n, want) {
-								got = n
-								return true
-							}
-						}
-						return false
-					})
-					return got
-				}
+				run := func(cmd, want string) string { t.Helper(); return runCommand(t, p, cmd, want) }
 				has := func(report string, wants ...string) {
 					t.Helper()
 					for _, w := range wants {
@@ -156,22 +141,7 @@ func TestPiExtensionCommandInactive(t *testing.T) {
 				r := newRig(t, v, start, []step{{Text: "ok"}})
 				r.startContextd()
 				p := r.startPi()
-				run := func(cmd, want string) string {
-					t.Helper()
-					before := len(p.notices("info"))
-					p.command(map[string]any{"type": "prompt", "message": cmd})
-					var got string
-					p.waitFor(cmd+"'s report", 60*time.Second, func([]map[string]any) bool {
-						for _, n := range p.notices("info")[before:] {
-							if strings.Contains(n, want) {
-								got = n
-								return true
-							}
-						}
-						return false
-					})
-					return got
-				}
+				run := func(cmd, want string) string { t.Helper(); return runCommand(t, p, cmd, want) }
 				if got := extensionCommands(t, p); !slices.Equal(got, []string{"contextd"}) {
 					t.Errorf("extension commands = %v, want [contextd]", got)
 				}
@@ -208,4 +178,23 @@ func TestPiExtensionCommandInactive(t *testing.T) {
 			})
 		}
 	})
+}
+
+// runCommand sends cmd as a prompt (a slash command) and returns the first
+// info notice after it that contains want, waiting up to 60 s.
+func runCommand(t *testing.T, p *piProc, cmd, want string) string {
+	t.Helper()
+	before := len(p.notices("info"))
+	p.command(map[string]any{"type": "prompt", "message": cmd})
+	var got string
+	p.waitFor(cmd+"'s report", 60*time.Second, func([]map[string]any) bool {
+		for _, n := range p.notices("info")[before:] {
+			if strings.Contains(n, want) {
+				got = n
+				return true
+			}
+		}
+		return false
+	})
+	return got
 }
