@@ -77,11 +77,16 @@ export default function (pi: Api) {
 		});
 	}
 	const hold = process.env.CONTEXTD_E2E_HOLD_SUMMARY ?? "";
-	const script = JSON.parse(readFileSync(process.env.CONTEXTD_E2E_SCRIPT ?? "", "utf8")) as Step[];
+	const scriptText = readFileSync(process.env.CONTEXTD_E2E_SCRIPT ?? "", "utf8");
+	const script = JSON.parse(scriptText) as Step[];
 	const log = process.env.CONTEXTD_E2E_LOG ?? "";
 	// The script's position survives /e2e-reload, which loads this file
 	// again in the same process: the model's replies go on where they were.
-	const pos = ((globalThis as { __contextdE2eScript?: { next: number; summaries: number } }).__contextdE2eScript ??= { next: 0, summaries: 0 });
+	// A test that writes a new script before Pi loads the extensions again
+	// (a /clone or /fork) starts that script from step 0.
+	const g = globalThis as { __contextdE2eScript?: { next: number; summaries: number; text: string } };
+	if (g.__contextdE2eScript?.text !== scriptText) g.__contextdE2eScript = { next: 0, summaries: 0, text: scriptText };
+	const pos = g.__contextdE2eScript;
 	const faux = fauxProvider({ provider: "faux", api: "faux", models: [{ id: "faux-1", contextWindow: 200_000, maxTokens: 16_000 }] });
 	const factory = async (context: { systemPrompt?: string; messages: { role: string; content?: unknown }[] }) => {
 		const system = [context.systemPrompt ?? "", ...context.messages.filter((m) => m.role === "system").map((m) => textOf(m.content))].join("\n");

@@ -24,7 +24,6 @@ export const readers: { [K in keyof operations]: (r: Result<K>) => unknown } = {
 	"session-context": (r) => [windowLine(r.window), r.projection.start_at?.role, r.projection.drop.length, r.hidden_summaries.map((h) => h.summary_sha256), r.orphaned_tool_results],
 	"session-windows": (r) => r.append.map((b) => b.customType).concat(windowLine(r.window)),
 	"session-compaction": (r) => `${r.summary.length} ${r.first_kept_entry_id} ${r.details.archivedWindowIds.join(",")}`,
-	"get-index": (r) => `${r.sessions} ${r.used_bytes}/${r.budget_bytes} ${r.evictions}`,
 	"rebuild-index": (r) => r.sessions + 1,
 	"get-index": (r) => `${r.used_bytes}/${r.budget_bytes} ${r.disk_bytes} ${r.sessions} ${r.evictions} ${r.evicted_bytes}`,
 	"rollover-create": (r) => `${r.rollover_id} ${r.state} ${r.tool_result} ${r.merged} ${windowLine(r.rollover.next_window)}`,
