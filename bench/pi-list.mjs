@@ -7,27 +7,10 @@
 // files; Pi only reads them). The second argument picks the Pi under
 // e2e/node_modules: 0.85 (default, @earendil-works/pi-coding-agent) or 1.6.
 
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { rmSync } from "node:fs";
+import { loadPi } from "./pi-peer.mjs";
 
-const dir = process.argv[2];
-if (!dir) {
-	console.error("usage: node pi-list.mjs DIR [0.85|1.6]");
-	process.exit(2);
-}
-const version = process.argv[3] ?? "0.85";
-const packages = { "0.85": "@earendil-works/pi-coding-agent", "1.6": "pi-coding-agent-1.6" };
-if (!packages[version]) {
-	console.error(`unknown Pi version ${version}: pass 0.85 or 1.6`);
-	process.exit(2);
-}
-const scratch = mkdtempSync(join(tmpdir(), "pi-bench-"));
-process.env.PI_CODING_AGENT_DIR ??= join(scratch, "agent"); // keep Pi away from ~/.pi
-
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const pi = await import(pathToFileURL(join(root, "e2e/node_modules", packages[version], "dist/index.js")).href);
+const { path: dir, version, pi, scratch } = await loadPi("usage: node pi-list.mjs DIR [0.85|1.6]");
 
 try {
 	const cpu0 = process.cpuUsage();

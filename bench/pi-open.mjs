@@ -8,27 +8,11 @@
 // argument picks the Pi under e2e/node_modules: 0.85 (default,
 // @earendil-works/pi-coding-agent) or 1.6 (the npm alias pi-coding-agent-1.6).
 
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { loadPi } from "./pi-peer.mjs";
 
-const file = process.argv[2];
-if (!file) {
-	console.error("usage: node pi-open.mjs FILE.jsonl [0.85|1.6]");
-	process.exit(2);
-}
-const version = process.argv[3] ?? "0.85";
-const packages = { "0.85": "@earendil-works/pi-coding-agent", "1.6": "pi-coding-agent-1.6" };
-if (!packages[version]) {
-	console.error(`unknown Pi version ${version}: pass 0.85 or 1.6`);
-	process.exit(2);
-}
-const scratch = mkdtempSync(join(tmpdir(), "pi-bench-"));
-process.env.PI_CODING_AGENT_DIR ??= join(scratch, "agent"); // keep Pi away from ~/.pi
-
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const pi = await import(pathToFileURL(join(root, "e2e/node_modules", packages[version], "dist/index.js")).href);
+const { path: file, version, pi, scratch } = await loadPi("usage: node pi-open.mjs FILE.jsonl [0.85|1.6]");
 
 try {
 	const cpu0 = process.cpuUsage();
