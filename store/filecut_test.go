@@ -97,18 +97,7 @@ func TestSyncInFlightLineRewritten(t *testing.T) {
 	if len(partial) != len(complete) {
 		t.Fatalf("partial %d bytes, complete %d: want equal", len(partial), len(complete))
 	}
-	if err := os.WriteFile(path, []byte(head+partial), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	x, err := OpenIndex(ctx, root, t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
-	s := x.Session(path)
-	if err := s.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
+	_, s := syncedFile(t, root, path, head+partial)
 	if n := s.Len(); n != 1 {
 		t.Fatalf("%d entries before the rewrite, want 1 (a2 in flight)", n)
 	}

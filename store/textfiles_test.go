@@ -43,18 +43,7 @@ func TestResetKeepsFilesOfHeldSnapshot(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
 	path := filepath.Join(root, "s.jsonl")
-	if err := os.WriteFile(path, []byte(genLines("x", 40000)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	x, err := OpenIndex(ctx, root, t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
-	s := x.Session(path)
-	if err := s.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
+	x, s := syncedFile(t, root, path, genLines("x", 40000))
 	id := s.fileID
 	itemText := func(v *View) (string, error) {
 		ref, ok := v.Ref(0, "w")
@@ -139,18 +128,7 @@ func TestBudgetCountsAndEvictsGenerations(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
 	path := filepath.Join(root, "s.jsonl")
-	if err := os.WriteFile(path, []byte(genLines("x", 40000)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	x, err := OpenIndex(ctx, root, t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
-	s := x.Session(path)
-	if err := s.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
+	x, s := syncedFile(t, root, path, genLines("x", 40000))
 	if err := os.WriteFile(path, []byte(genLines("y", 40000)), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -198,4 +176,24 @@ func TestBudgetCountsAndEvictsGenerations(t *testing.T) {
 	if names := textNames(t, x); len(names) != 0 {
 		t.Errorf("files under texts/ after the eviction: %q, want none", names)
 	}
+}
+
+// syncedFile writes text to path (a session file under root), opens an
+// index of root in a new state directory (closed when the test ends) and
+// syncs the session once.
+func syncedFile(t *testing.T, root, path, text string) (*Index, *Session) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x, err := OpenIndex(context.Background(), root, t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	s := x.Session(path)
+	if err := s.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return x, s
 }
