@@ -29,6 +29,7 @@ const (
 	StateNotPi    FileState = "not_a_session" // its first parsed line is not a session header, or no complete line is one
 	StateEmpty    FileState = "empty"         // no complete line yet
 	StateUnusable FileState = "unreadable"    // an I/O error other than not-exist
+	// StateTooLarge (toolarge.go): more entries than the memory limit can index.
 )
 
 // ErrOutside is returned for a path that does not resolve (after following
@@ -145,6 +146,11 @@ type Options struct {
 	// resolved (Resolve, Lexical): a host path registered by a Pi outside
 	// a container becomes the path the container reads (ParsePathMap).
 	PathMap []PathMapping
+	// MemoryLimit is the Go heap limit contextd runs under, in bytes
+	// (--memory-limit; 0: none). A session with more entries than
+	// EntryBudget(MemoryLimit) is not indexed: it is refused as
+	// StateTooLarge (toolarge.go).
+	MemoryLimit int64
 }
 
 // Index is the derived session index: an SQLite database (index.db) plus one
@@ -152,11 +158,14 @@ type Options struct {
 // in-memory tree per session loaded on first use. Every part of it can be
 // deleted and rebuilt from the JSONL files (Rebuild).
 type Index struct {
-	root    string // sessions directory, symlinks resolved
-	dir     string // index directory
-	opts    Options
-	log     *slog.Logger
-	metrics *Metrics
+	root string // sessions directory, symlinks resolved
+	dir  string // index directory
+	opts Options
+	// maxEntries is EntryBudget(opts.MemoryLimit): the most entries one
+	// session is indexed with (0: no bound).
+	maxEntries int
+	log        *slog.Logger
+	metrics    *Metrics
 
 	mu     sync.Mutex // guards db, byPath
 	db     *DB
@@ -200,7 +209,7 @@ func OpenIndex(ctx context.Context, root, dir string, opts Options) (*Index, err
 	if r, err := filepath.EvalSymlinks(absRoot); err == nil {
 		absRoot = r
 	}
-	x := &Index{root: absRoot, dir: dir, opts: opts, log: opts.Logger, metrics: opts.Metrics, byPath: map[string]*Session{}, frames: newFrameCache()}
+	x := &Index{root: absRoot, dir: dir, opts: opts, log: opts.Logger, metrics: opts.Metrics, byPath: map[string]*Session{}, frames: newFrameCache(), maxEntries: EntryBudget(opts.MemoryLimit)}
 	if err := x.open(ctx); err != nil {
 		return nil, err
 	}

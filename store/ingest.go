@@ -423,6 +423,13 @@ func (b *batchWork) line(line []byte, off int64, tooLong bool) error {
 		}
 		return nil
 	}
+	base := 0
+	if s.tree != nil {
+		base = s.tree.Len()
+	}
+	if err := s.x.overBudget(base+len(b.pend)+1, off, p.Header); err != nil {
+		return err
+	}
 	var im ItemMeta
 	if e.Type == session.TypeContextEdit && e.Edit != session.EditNone {
 		// The replacement is rendered with the edit's own line, so that an

@@ -30,6 +30,9 @@ type sessionSnap struct {
 	// preview is the tree a cold index serves before its items are
 	// built (ReadTree; nil: none).
 	preview *treePreview
+	// refusedID is the header id of a file refused as too large
+	// (toolarge.go; "": none), so FindByID still finds it.
+	refusedID string
 }
 
 // publishLocked publishes the fields under mu as the readers' snapshot.
@@ -50,7 +53,11 @@ func (s *Session) publishLocked() {
 			v.Tree = s.tree.Snapshot()
 		}
 	}
-	s.snap.Store(&sessionSnap{view: v, files: s.files, preview: s.preview})
+	sn := &sessionSnap{view: v, files: s.files, preview: s.preview}
+	if s.refused != nil {
+		sn.refusedID = s.refused.id
+	}
+	s.snap.Store(sn)
 }
 
 // publish is publishLocked for a caller that does not hold mu (it holds
@@ -157,7 +164,7 @@ func (s *Session) SessionID() string {
 	case c.preview != nil:
 		return c.preview.tree.Header.ID
 	}
-	return ""
+	return c.refusedID
 }
 
 // Len is the number of entries indexed for the session.

@@ -402,7 +402,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	if budget < 0 {
 		budget = autoIndexBudget(c.StateDir)
 	}
-	index, err := store.OpenIndex(ctx, c.SessionsDir, filepath.Join(c.StateDir, "index"), store.Options{MaxLineBytes: c.MaxLineBytes, Logger: log, Metrics: store.NewMetrics(mreg), PathMap: c.PathMap, MaxIndexBytes: budget})
+	index, err := store.OpenIndex(ctx, c.SessionsDir, filepath.Join(c.StateDir, "index"), store.Options{MaxLineBytes: c.MaxLineBytes, Logger: log, Metrics: store.NewMetrics(mreg), PathMap: c.PathMap, MaxIndexBytes: budget, MemoryLimit: c.MemoryLimit})
 	if err != nil {
 		return fmt.Errorf("open index: %w", err)
 	}
