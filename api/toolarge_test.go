@@ -36,7 +36,7 @@ const (
 	tooLargeBudget  = 8936
 	tooLargeEntries = 9000
 	tooLargeID      = "tiny-9000"
-	tooLargeDetail  = "this session has more than 8936 entries, more than contextd's memory limit (--memory-limit 4MiB) can index; restart contextd with --memory-limit 8MiB, or start a new Pi session (/new)"
+	tooLargeDetail  = "this session has more than 8936 entries, more than contextd's memory limit (--memory-limit 4MiB) can index; restart contextd with --memory-limit 8MiB and /reload, or start a new Pi session (/new)"
 )
 
 // checkTooLarge asserts that r is the session_too_large problem: status
@@ -82,6 +82,7 @@ func TestSessionTooLarge(t *testing.T) {
 			checkTooLarge(t, "POST /context", s.post("/v1/sessions/"+tooLargeID+"/context", map[string]any{}))
 			checkTooLarge(t, "POST /windows", s.post("/v1/sessions/"+tooLargeID+"/windows", map[string]any{}))
 			checkTooLarge(t, "GET /branch", s.get("/v1/sessions/"+tooLargeID+"/branch"))
+			checkTooLarge(t, "PUT (register)", s.register(tooLargeID, path, contextd.ModeLocal))
 
 			var st coordinator.SessionState
 			s.getJSON("/v1/sessions/"+tooLargeID, &st)

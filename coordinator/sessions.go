@@ -504,6 +504,8 @@ func (s *Service) Register(ctx context.Context, sessionID string, req RegisterRe
 		var refusal error
 		_ = sess.Read(func(v *store.View) error {
 			switch {
+			case v.State == store.StateTooLarge:
+				refusal = contextd.Errorf(contextd.ESessionTooLarge, "%s", v.StateMsg)
 			case v.State != store.StateOK || v.Tree == nil:
 				msg := v.StateMsg
 				if msg == "" {

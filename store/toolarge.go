@@ -116,7 +116,7 @@ func (x *Index) tooLargeMsg(read, size int64) string {
 			need *= 2
 		}
 	}
-	return fmt.Sprintf("this session has more than %d entries, more than contextd's memory limit (--memory-limit %s) can index; restart contextd with --memory-limit %s, or start a new Pi session (/new)",
+	return fmt.Sprintf("this session has more than %d entries, more than contextd's memory limit (--memory-limit %s) can index; restart contextd with --memory-limit %s and /reload, or start a new Pi session (/new)",
 		x.maxEntries, sizeText(x.opts.MemoryLimit), sizeText(need))
 }
 
