@@ -536,6 +536,12 @@ func (s *Session) publishBatch(b *batchWork, next, size, newTextSize int64, merg
 			// holds old and new arrays at once (the peak memory of indexing
 			// a large file).
 			want := int(float64(n+len(b.pend)) * float64(size) / float64(next) * 1.05)
+			if s.x.maxEntries > 0 {
+				// Never past the entry budget: a file of more is refused
+				// at its budget-th entry (toolarge.go), and tables sized
+				// for the whole file were 5× the memory limit.
+				want = min(want, s.x.maxEntries)
+			}
 			if more := want - n; more > len(b.pend) {
 				s.tree.Grow(more)
 				s.items = slices.Grow(s.items, more)
