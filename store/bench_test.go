@@ -429,9 +429,9 @@ func fillBenchText(b *testing.B) []byte {
 	return fillText.text
 }
 
-// BenchmarkFillBlock is the search filters' record fill (fillFilter) over
+// BenchmarkFillFilter is the search filters' record fill (fillFilter) over
 // the item text of the generated session: MB/s of item text recorded.
-func BenchmarkFillBlock(b *testing.B) {
+func BenchmarkFillFilter(b *testing.B) {
 	text := fillBenchText(b)
 	n := int64(len(text)-filterText)/frameSize + 1
 	sc := new(builderScratch)
@@ -444,10 +444,10 @@ func BenchmarkFillBlock(b *testing.B) {
 	}
 }
 
-// BenchmarkBuildBlocks is the background filter builder (buildFrameFilters)
+// BenchmarkBuildFrameFilters is the background filter builder (buildFrameFilters)
 // over the generated session's first blocks: frames read and decoded,
 // records filled and written, MB/s of item text.
-func BenchmarkBuildBlocks(b *testing.B) {
+func BenchmarkBuildFrameFilters(b *testing.B) {
 	text := fillBenchText(b)
 	x := &Index{dir: b.TempDir()}
 	if err := os.MkdirAll(x.textDir(), 0o700); err != nil {

@@ -624,11 +624,11 @@ func (x *Index) Rebuild(ctx context.Context) error {
 		// load finds the generation on disk (none).
 		s.files = nil
 		// Stop any builder of block filters before the files go.
-		s.blk.gen.Add(1)
-		s.blk.mu.Lock()
-		s.blk.done.Store(0)
-		s.blk.mu.Unlock()
-		s.blk.unmap()
+		s.filters.gen.Add(1)
+		s.filters.mu.Lock()
+		s.filters.done.Store(0)
+		s.filters.mu.Unlock()
+		s.filters.unmap()
 	}
 	err = func() error {
 		x.resetBudget()

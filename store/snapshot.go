@@ -37,7 +37,7 @@ type sessionSnap struct {
 func (s *Session) publishLocked() {
 	v := View{s: s, Path: s.path, Items: s.items, names: s.names.list, Stats: s.stats, State: s.state, StateMsg: s.stateMsg,
 		Bytes: s.next, FileSize: s.fileSize, InFlightTooLong: s.flightTooLong, text: s.textSnap(),
-		blk: filterSnap{gen: s.blk.gen.Load(), path: s.blockPath(), count: s.blockCountPath()}}
+		filters: filterSnap{gen: s.filters.gen.Load(), path: s.filterPath(), count: s.filterCountPath()}}
 	if v.State == "" {
 		v.State = StateOK
 	}

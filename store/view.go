@@ -38,9 +38,9 @@ type View struct {
 	// already over the line limit (0 when there is none).
 	InFlightTooLong int64
 	text            *textSnap // the committed item text (nil: none)
-	// blk is the search block filters as of the snapshot (generation
+	// filters is the search filters as of the snapshot (generation
 	// and files).
-	blk filterSnap
+	filters filterSnap
 	// scanHeld: the reader holds a scan slot (ReadScan), so Search
 	// takes none.
 	scanHeld bool
@@ -527,7 +527,7 @@ func (t viewTexts) Search(query string, refs history.ItemList, limit int, fn fun
 	var cs *candidates
 	if t.v.s != nil {
 		var err error
-		if cs, err = t.v.s.filterCandidates(t.v.blk, query, spans[0].off, spans[len(spans)-1].end()); err != nil {
+		if cs, err = t.v.s.filterCandidates(t.v.filters, query, spans[0].off, spans[len(spans)-1].end()); err != nil {
 			return err
 		}
 		if cs != nil {

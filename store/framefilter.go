@@ -17,13 +17,13 @@ import (
 // bytes, textstore.go; "block b" below is frame b, the unit a filter
 // covers and a search reads or skips, not an entry_blocks row) gets a
 // filterRecord-byte Bloom filter (texts/N.blk) of every position p in
-// [b×frameSize, (b+1)×frameSize+blockOverlap): the 12 bytes at p (the
+// [b×frameSize, (b+1)×frameSize+filterOverlap): the 12 bytes at p (the
 // 12-gram) choose one 64-bit word of the filter and set two bits in it,
 // and the 16 bytes at p (the 16-gram) set two more bits in that same word
-// (blockKey), so filling sets one word per position and a probe reads one
-// word. A match of a query (of blockGram bytes or more) that starts in
-// block b holds the n-grams at the query's first blockOverlap+1
-// positions, all starting before (b+1)×frameSize+blockOverlap, so a block
+// (longKey), so filling sets one word per position and a probe reads one
+// word. A match of a query (of longGram bytes or more) that starts in
+// block b holds the n-grams at the query's first filterOverlap+1
+// positions, all starting before (b+1)×frameSize+filterOverlap, so a block
 // whose filter lacks the bits of one of them (the 12-gram's, and the
 // 16-gram's where the query is long enough) holds no match start and is
 // not read. A filter only ever skips bytes that cannot hold a match:
@@ -31,9 +31,9 @@ import (
 // is read).
 //
 // Queries of 3 to 11 bytes (docs/benchmarks.md: identifiers, error codes, file
-// names) use the record's short filter: a blockTriWords-word bitmap of the
+// names) use the record's short filter: a triWords-word bitmap of the
 // trigram at every position in the same range (shortKey: one bit), then a
-// blockFiveWords-word bitmap of the 5-gram at every position (fiveKey: one
+// fiveWords-word bitmap of the 5-gram at every position (fiveKey: one
 // bit). A match of such a query starting in block b has all its trigrams
 // and 5-grams at positions before (b+1)×frameSize+9, inside the range, so a
 // block whose short filter lacks one of them holds no match start. A query
@@ -55,7 +55,7 @@ import (
 // The records are derived from the committed item text alone, so an index
 // built in one pass and one built append by append have the same records.
 // Block b is complete, and gets its record, once the text has
-// (b+1)×frameSize+blockOverlap+15 bytes. Records are computed in the
+// (b+1)×frameSize+filterOverlap+15 bytes. Records are computed in the
 // background (kickFilters) once a sync ends, not beside each ingest batch:
 // a cold index is answered (the first /context, the first history
 // answer) only when its whole sync ends, and on two cores a builder
@@ -66,7 +66,7 @@ import (
 // records are not built yet. No commit and no answer waits for the
 // builder; the blocks after the last record are always read.
 //
-// Cost (BenchmarkFillBlock, BenchmarkBuildBlocks, on the bench session's
+// Cost (BenchmarkFillFilter, BenchmarkBuildFrameFilters, on the bench session's
 // text, 2-core Xeon VM shared with other work, so figures are ranges):
 // fillFilter records 200-340 MB/s of text before the 5-gram bitmap (about
 // 48-80 µs per block; per position three multiplies for the 12/16-gram
@@ -89,26 +89,26 @@ import (
 // segments of filterSeg blocks (the last segment takes its full size); the
 // number of blocks recorded is kept in texts/N.blkn (8 bytes).
 const (
-	blockOverlap = 256
-	blockGram    = 12 // the shortest query the long filter serves
-	blockGramMax = 16 // the 16-gram bits
-	blockShort   = 3  // the shortest query the short filter serves
-	blockFive    = 5  // the n-gram of the short filter's second bitmap
-	// A record is the long filter (blockLongWords words: 12- and
-	// 16-grams) followed by the short filter (blockShortWords words:
-	// blockTriWords of trigrams, then blockFiveWords of 5-grams).
-	blockLongWords  = 1 << 10
-	blockTriWords   = 1 << 7
-	blockFiveWords  = 1 << 7
-	blockShortWords = blockTriWords + blockFiveWords
-	blockWords      = blockLongWords + blockShortWords
-	filterRecord    = blockWords * 8
-	blockWordBit    = 54 // a long key's word is its hash >> blockWordBit (10 bits)
-	blockShortBit   = 57 // a short key's word is its bitmap's first word + its hash >> blockShortBit (7 bits)
+	filterOverlap = 256
+	longGram      = 12 // the shortest query the long filter serves
+	longGramMax   = 16 // the 16-gram bits
+	shortGram     = 3  // the shortest query the short filter serves
+	fiveGram      = 5  // the n-gram of the short filter's second bitmap
+	// A record is the long filter (longWords words: 12- and
+	// 16-grams) followed by the short filter (shortWords words:
+	// triWords of trigrams, then fiveWords of 5-grams).
+	longWords    = 1 << 10
+	triWords     = 1 << 7
+	fiveWords    = 1 << 7
+	shortWords   = triWords + fiveWords
+	filterWords  = longWords + shortWords
+	filterRecord = filterWords * 8
+	longWordBit  = 54 // a long key's word is its hash >> longWordBit (10 bits)
+	shortWordBit = 57 // a short key's word is its bitmap's first word + its hash >> shortWordBit (7 bits)
 	// Searches over fewer bytes than this do not consult the filters.
-	blockMinSearch = 2 * frameSize
-	// blockMaxKeys bounds the n-grams of a query probed per block.
-	blockMaxKeys = 8
+	filterMinSearch = 2 * frameSize
+	// filterMaxKeys bounds the n-grams of a query probed per block.
+	filterMaxKeys = 8
 	// The .blk file is word-major by segments of filterSeg blocks: word w
 	// of the segment's block j is at segment offset (w×filterSeg+j)×8, so
 	// a probe of one key reads filterSeg words in a row (512 bytes) per
@@ -117,7 +117,7 @@ const (
 	filterSegBytes = filterSeg * filterRecord
 )
 
-// blockFilters is a session's filter state. done is how many records of the
+// frameFilters is a session's filter state. done is how many records of the
 // .blk file are valid (readers read no further); mu is held by the builder
 // and by resets; gen changes on every reset so a builder working from an
 // older text size stops; queued is set while the session waits in the
@@ -126,7 +126,7 @@ const (
 // text moves to the next generation's .blk file (textfiles.go) and only
 // unmaps the replaced one; a load truncates the .blk file of its own
 // generation, which no reader has mapped, to the records still valid.
-type blockFilters struct {
+type frameFilters struct {
 	mu     sync.Mutex
 	gen    atomic.Uint64
 	done   atomic.Int64
@@ -136,84 +136,84 @@ type blockFilters struct {
 	mapped []byte
 }
 
-// blockKey is the word (index into the filter) and the bits of the
+// longKey is the word (index into the filter) and the bits of the
 // n-grams at the start of g: the 12-gram's two bits, and the 16-gram's two
 // when g has 16 bytes or more.
-func blockKey(g []byte) (int, uint64) {
-	a := binary.LittleEndian.Uint64(g) * blockK1
+func longKey(g []byte) (int, uint64) {
+	a := binary.LittleEndian.Uint64(g) * filterK1
 	c := uint64(binary.LittleEndian.Uint32(g[8:]))
-	h12 := blockHash(a, c*blockK2)
+	h12 := filterHash(a, c*filterK2)
 	m := uint64(1)<<(h12&63) | uint64(1)<<(h12>>6&63)
-	if len(g) >= blockGramMax {
-		h16 := blockHash(a, binary.LittleEndian.Uint64(g[8:])*blockK3)
+	if len(g) >= longGramMax {
+		h16 := filterHash(a, binary.LittleEndian.Uint64(g[8:])*filterK3)
 		m |= uint64(1)<<(h16&63) | uint64(1)<<(h16>>6&63)
 	}
-	return int(h12 >> blockWordBit), m
+	return int(h12 >> longWordBit), m
 }
 
 // shortKey is the word and bit of the trigram of x's low 3 bytes (x the
 // little-endian word at the trigram's position) in the short filter.
 func shortKey(x uint64) (int, uint64) {
-	h := (x & 0xFFFFFF) * blockK2
-	return blockLongWords + int(h>>blockShortBit), uint64(1) << (h >> 51 & 63)
+	h := (x & 0xFFFFFF) * filterK2
+	return longWords + int(h>>shortWordBit), uint64(1) << (h >> 51 & 63)
 }
 
 // fiveKey is the word and bit of the 5-gram of x's low 5 bytes (x the
 // little-endian word at the 5-gram's position) in the short filter.
 func fiveKey(x uint64) (int, uint64) {
-	h := (x & 0xFF_FFFF_FFFF) * blockK3
-	return blockLongWords + blockTriWords + int(h>>blockShortBit), uint64(1) << (h >> 51 & 63)
+	h := (x & 0xFF_FFFF_FFFF) * filterK3
+	return longWords + triWords + int(h>>shortWordBit), uint64(1) << (h >> 51 & 63)
 }
 
-// The multipliers of blockHash's inputs (odd 64-bit constants).
+// The multipliers of filterHash's inputs (odd 64-bit constants).
 const (
-	blockK1 = 0x9E3779B97F4A7C15
-	blockK2 = 0xBF58476D1CE4E5B9
-	blockK3 = 0x94D049BB133111EB
+	filterK1 = 0x9E3779B97F4A7C15
+	filterK2 = 0xBF58476D1CE4E5B9
+	filterK3 = 0x94D049BB133111EB
 )
 
-// blockHash mixes the products of an n-gram's two words: their sum's top
+// filterHash mixes the products of an n-gram's two words: their sum's top
 // bits depend on every input bit, and the xor-shift brings them down to
 // the bit numbers.
-func blockHash(x, y uint64) uint64 {
+func filterHash(x, y uint64) uint64 {
 	h := x + y
 	return h ^ h>>29
 }
 
 // framesFilterable is the number of complete blocks of a text of n bytes.
 func framesFilterable(n int64) int64 {
-	if n < blockOverlap+blockGramMax-1 {
+	if n < filterOverlap+longGramMax-1 {
 		return 0
 	}
-	return (n - blockOverlap - blockGramMax + 1) / frameSize
+	return (n - filterOverlap - longGramMax + 1) / frameSize
 }
 
 // filterText is how many bytes of text fill a block's record: the block and
-// the blockOverlap+15 bytes after it.
-const filterText = frameSize + blockOverlap + blockGramMax - 1
+// the filterOverlap+15 bytes after it.
+const filterText = frameSize + filterOverlap + longGramMax - 1
 
 // fillFilter sets f to the record of a block (word w of the record is
-// f[w]) whose bytes, with the blockOverlap+15 bytes after it, are text
-// (filterText bytes): blockKey and shortKey of every position, inlined.
+// f[w]) whose bytes, with the filterOverlap+15 bytes after it, are text
+// (filterText bytes): longKey and shortKey of every position, inlined.
 // Written for instruction throughput, which bounds it (about 37
 // instructions per position): the multipliers come from variables, so
 // they stay in registers (constants are rematerialized at every
-// position), and a key's two bits come from blockTwoBits rather than
-// shifts and bit sets. BenchmarkFillBlock, best of 6 runs on the 2-core
+// position), and a key's two bits come from filterTwoBits rather than
+// shifts and bit sets. BenchmarkFillFilter, best of 6 runs on the 2-core
 // VM: 277 → 340 MB/s (about 59 → 48 µs per block).
-func fillFilter(f *[blockWords]uint64, text []byte) {
+func fillFilter(f *[filterWords]uint64, text []byte) {
 	clear(f[:])
 	text = text[:filterText]
-	two := &blockTwoBits
-	k1, k2, k3 := blockMul[0], blockMul[1], blockMul[2]
-	for p := 0; p < frameSize+blockOverlap; p++ {
-		g := text[p : p+blockGramMax]
+	two := &filterTwoBits
+	k1, k2, k3 := filterMul[0], filterMul[1], filterMul[2]
+	for p := 0; p < frameSize+filterOverlap; p++ {
+		g := text[p : p+longGramMax]
 		x := binary.LittleEndian.Uint64(g)
 		a := x * k1
 		c := binary.LittleEndian.Uint64(g[8:])
-		h12 := blockHash(a, uint64(uint32(c))*k2)
-		h16 := blockHash(a, c*k3)
-		f[h12>>blockWordBit&(blockLongWords-1)] |= two[h12&4095] | two[h16&4095]
+		h12 := filterHash(a, uint64(uint32(c))*k2)
+		h16 := filterHash(a, c*k3)
+		f[h12>>longWordBit&(longWords-1)] |= two[h12&4095] | two[h16&4095]
 		w3, b3 := shortKey(x)
 		f[w3] |= b3
 		w5, b5 := fiveKey(x)
@@ -221,38 +221,38 @@ func fillFilter(f *[blockWords]uint64, text []byte) {
 	}
 }
 
-// blockMul holds blockK1, blockK2 and blockK3 for fillFilter.
-var blockMul = [3]uint64{blockK1, blockK2, blockK3}
+// filterMul holds filterK1, filterK2 and filterK3 for fillFilter.
+var filterMul = [3]uint64{filterK1, filterK2, filterK3}
 
-// blockTwoBits[h&4095] is the two bits a key of hash h sets in its word,
+// filterTwoBits[h&4095] is the two bits a key of hash h sets in its word,
 // 1<<(h&63) | 1<<(h>>6&63) (32 KiB).
-var blockTwoBits = func() (t [4096]uint64) {
+var filterTwoBits = func() (t [4096]uint64) {
 	for h := range t {
 		t[h] = 1<<(h&63) | 1<<(h>>6&63)
 	}
 	return t
 }()
 
-func (s *Session) blockPath() string { return s.textFiles().path("blk") }
+func (s *Session) filterPath() string { return s.textFiles().path("blk") }
 
-func (s *Session) blockCountPath() string { return s.textFiles().path("blkn") }
+func (s *Session) filterCountPath() string { return s.textFiles().path("blkn") }
 
 // filtersRecorded reads the number of blocks recorded in the .blk file (0
 // when unknown).
 func (s *Session) filtersRecorded() int64 {
-	b, err := os.ReadFile(s.blockCountPath())
+	b, err := os.ReadFile(s.filterCountPath())
 	if err != nil || len(b) != 8 {
 		return 0
 	}
 	n := int64(binary.LittleEndian.Uint64(b))
-	if fi, err := os.Stat(s.blockPath()); err != nil || fi.Size() < segments(n)*filterSegBytes {
+	if fi, err := os.Stat(s.filterPath()); err != nil || fi.Size() < segments(n)*filterSegBytes {
 		return 0
 	}
 	return n
 }
 
 // writeFiltersRecorded writes n as the number of blocks recorded to path
-// (the session's blockCountPath, taken by the caller where the file id is
+// (the session's filterCountPath, taken by the caller where the file id is
 // stable).
 func writeFiltersRecorded(path string, n int64) error {
 	var b [8]byte
@@ -275,35 +275,35 @@ func (s *Session) resetFilters(textSize int64) error {
 
 // resetFilterFiles is resetFilters' work on the files.
 func (s *Session) resetFilterFiles(textSize int64) error {
-	s.blk.gen.Add(1)
-	s.blk.mu.Lock()
-	defer s.blk.mu.Unlock()
+	s.filters.gen.Add(1)
+	s.filters.mu.Lock()
+	defer s.filters.mu.Unlock()
 	keep := int64(0)
 	if s.fileID != 0 && textSize > 0 {
 		keep = min(s.filtersRecorded(), framesFilterable(textSize))
 	}
-	s.blk.done.Store(keep)
-	s.blk.unmap()
+	s.filters.done.Store(keep)
+	s.filters.unmap()
 	if s.fileID == 0 {
 		return nil
 	}
 	// Lines of blocks past keep in the last segment stay until rebuilt:
 	// nothing reads them.
-	if err := os.Truncate(s.blockPath(), segments(keep)*filterSegBytes); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Truncate(s.filterPath(), segments(keep)*filterSegBytes); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	if keep == 0 {
-		if err := os.Remove(s.blockCountPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(s.filterCountPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		return nil
 	}
-	return writeFiltersRecorded(s.blockCountPath(), keep)
+	return writeFiltersRecorded(s.filterCountPath(), keep)
 }
 
 // unmap drops the mapping of the .blk file (before it is truncated or
 // removed).
-func (f *blockFilters) unmap() {
+func (f *frameFilters) unmap() {
 	f.mapMu.Lock()
 	defer f.mapMu.Unlock()
 	if f.mapped != nil {
@@ -317,7 +317,7 @@ func (f *blockFilters) unmap() {
 // and the function that gives the mapping back (resets wait for it). nil
 // when a reset unmapped it meanwhile.
 func (s *Session) records(b filterSnap, n int64) ([]byte, func(), error) {
-	f := &s.blk
+	f := &s.filters
 	size := segments(n) * filterSegBytes
 	f.mapMu.RLock()
 	if int64(len(f.mapped)) < size {
@@ -328,7 +328,7 @@ func (s *Session) records(b filterSnap, n int64) ([]byte, func(), error) {
 				_ = syscall.Munmap(f.mapped)
 				f.mapped = nil
 			}
-			if s.blk.gen.Load() != b.gen {
+			if s.filters.gen.Load() != b.gen {
 				// A reset since b: the file may be another text's
 				// (resets advance gen before they unmap).
 				f.mapMu.Unlock()
@@ -366,10 +366,10 @@ func (s *Session) records(b filterSnap, n int64) ([]byte, func(), error) {
 // syncing goroutine calls it when a sync ends; it costs an atomic load
 // when there is nothing new.
 func (s *Session) kickFilters() {
-	if framesFilterable(s.textSize) <= s.blk.done.Load() || s.x.closing.Load() {
+	if framesFilterable(s.textSize) <= s.filters.done.Load() || s.x.closing.Load() {
 		return
 	}
-	if s.blk.queued.CompareAndSwap(false, true) {
+	if s.filters.queued.CompareAndSwap(false, true) {
 		s.x.queueFilters(s)
 	}
 }
@@ -377,7 +377,7 @@ func (s *Session) kickFilters() {
 // builderScratch is buildFrameFilters' memory (about 0.7 MiB), reused across runs.
 type builderScratch struct {
 	seg   [filterSegBytes]byte
-	words [blockWords]uint64
+	words [filterWords]uint64
 	buf   [filterText]byte
 }
 
@@ -388,28 +388,28 @@ var builderPool = sync.Pool{New: func() any { return new(builderScratch) }}
 // publishes each segment's (done, .blkn) once it is written. A reset
 // (gen) or Close stops it at the next segment.
 func (s *Session) buildFrameFilters() error {
-	g := s.blk.gen.Load()
+	g := s.filters.gen.Load()
 	c, release := s.hold()
 	defer release()
 	v := &c.view
-	snap, blockPath, countPath := v.text, v.blk.path, v.blk.count
-	if snap == nil || v.blk.gen != g {
+	snap, filterPath, countPath := v.text, v.filters.path, v.filters.count
+	if snap == nil || v.filters.gen != g {
 		return nil // a reset published since: its own sync kicks a build
 	}
 	textSize := snap.size()
-	s.blk.mu.Lock()
-	defer s.blk.mu.Unlock()
-	if s.blk.gen.Load() != g {
+	s.filters.mu.Lock()
+	defer s.filters.mu.Unlock()
+	if s.filters.gen.Load() != g {
 		return nil
 	}
 	want := framesFilterable(textSize)
-	b := s.blk.done.Load()
+	b := s.filters.done.Load()
 	if b >= want {
 		return nil
 	}
 	tf := newTextReader(snap, nil, false)
 	defer tf.Close()
-	bf, err := os.OpenFile(blockPath, os.O_CREATE|os.O_RDWR, 0o600)
+	bf, err := os.OpenFile(filterPath, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return err
 	}
@@ -424,13 +424,13 @@ func (s *Session) buildFrameFilters() error {
 	// from under the build: that is no failure, the reset keeps only the
 	// records still valid.
 	fail := func(err error) error {
-		if s.blk.gen.Load() != g {
+		if s.filters.gen.Load() != g {
 			return nil
 		}
 		return err
 	}
 	for b < want {
-		if s.blk.gen.Load() != g || s.x.closing.Load() {
+		if s.filters.gen.Load() != g || s.x.closing.Load() {
 			return nil
 		}
 		sg, j0 := b/filterSeg, b%filterSeg
@@ -457,7 +457,7 @@ func (s *Session) buildFrameFilters() error {
 		if err := writeFiltersRecorded(countPath, b); err != nil {
 			return err
 		}
-		s.blk.done.Store(b)
+		s.filters.done.Store(b)
 	}
 	return nil
 }
@@ -493,10 +493,10 @@ func (c *candidates) release() {
 // bytes [off, end); nil when there are none to consult. The caller must
 // call release on a non-nil result.
 func (s *Session) filterCandidates(b filterSnap, query string, off, end int64) (*candidates, error) {
-	if len(query) < blockShort || end-off < blockMinSearch {
+	if len(query) < shortGram || end-off < filterMinSearch {
 		return nil, nil
 	}
-	first, last := off/frameSize, min(s.blk.done.Load(), (end-1)/frameSize+1)
+	first, last := off/frameSize, min(s.filters.done.Load(), (end-1)/frameSize+1)
 	if last <= first {
 		return nil, nil
 	}
@@ -504,7 +504,7 @@ func (s *Session) filterCandidates(b filterSnap, query string, off, end int64) (
 	if err != nil || recs == nil {
 		return nil, err
 	}
-	if s.blk.gen.Load() != b.gen {
+	if s.filters.gen.Load() != b.gen {
 		// Filters of another text (a reset since the snapshot): none
 		// to consult. A reset advances gen before it waits for the
 		// mapping, which release gives back: while it is held, the
@@ -561,25 +561,25 @@ type filterKey struct {
 }
 
 // queryKeys returns the keys of query's n-grams at positions [0,
-// min(len-12, blockOverlap)], at most blockMaxKeys of them spread over
+// min(len-12, filterOverlap)], at most filterMaxKeys of them spread over
 // that range (none for a query shorter than 12 bytes); a position with 16
 // bytes of query from it has the 16-gram's bits too.
 func queryKeys(query string) []filterKey {
-	if len(query) < blockShort {
+	if len(query) < shortGram {
 		return nil
 	}
-	if len(query) < blockGram {
+	if len(query) < longGram {
 		return shortKeys(query)
 	}
-	span := min(len(query)-blockGram, blockOverlap)
-	k := min(span+1, blockMaxKeys)
+	span := min(len(query)-longGram, filterOverlap)
+	k := min(span+1, filterMaxKeys)
 	keys := make([]filterKey, 0, k)
 	for i := range k {
 		p := 0
 		if k > 1 {
 			p = i * span / (k - 1)
 		}
-		w, b := blockKey([]byte(query[p:min(len(query), p+blockGramMax)]))
+		w, b := longKey([]byte(query[p:min(len(query), p+longGramMax)]))
 		keys = append(keys, filterKey{w, b})
 	}
 	return keys
@@ -587,24 +587,24 @@ func queryKeys(query string) []filterKey {
 
 // shortKeys returns the short filter's keys of query (3 to 11 bytes): the
 // 5-grams first (the rarer, probed first), then the trigrams, at most
-// blockMaxKeys of each, spread over its positions. Every position of a
+// filterMaxKeys of each, spread over its positions. Every position of a
 // match that starts in a block lies within the block's first
-// frameSize+blockOverlap positions, which the short filter records.
+// frameSize+filterOverlap positions, which the short filter records.
 func shortKeys(query string) []filterKey {
-	keys := make([]filterKey, 0, 2*blockMaxKeys)
-	keys = appendGramKeys(keys, query, blockFive, fiveKey)
-	return appendGramKeys(keys, query, blockShort, shortKey)
+	keys := make([]filterKey, 0, 2*filterMaxKeys)
+	keys = appendGramKeys(keys, query, fiveGram, fiveKey)
+	return appendGramKeys(keys, query, shortGram, shortKey)
 }
 
 // appendGramKeys appends the keys (key of the little-endian word holding
-// the n bytes) of query's n-grams, at most blockMaxKeys of them spread
+// the n bytes) of query's n-grams, at most filterMaxKeys of them spread
 // over its positions; none when query is shorter than n.
 func appendGramKeys(keys []filterKey, query string, n int, key func(x uint64) (int, uint64)) []filterKey {
 	span := len(query) - n
 	if span < 0 {
 		return keys
 	}
-	k := min(span+1, blockMaxKeys)
+	k := min(span+1, filterMaxKeys)
 	for i := range k {
 		p := 0
 		if k > 1 {
