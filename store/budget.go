@@ -15,7 +15,7 @@ import (
 
 // The disk budget of the derived index (docs/index-and-search.md "Disk
 // budget"): each indexed session's derived bytes (its rows in index.db
-// and its item-text and block-filter files under texts/) are measured
+// and its item-text and frame-filter files under texts/) are measured
 // after every sync that added bytes, and while their sum is over
 // Options.MaxIndexBytes the least recently used sessions' derived data is
 // evicted whole. Eviction takes only the evicted session's locks (never

@@ -2,7 +2,7 @@ package store
 
 import "sync"
 
-// One goroutine per index builds the search block filters (framefilter.go) of
+// One goroutine per index builds the search frame filters (framefilter.go) of
 // every session, in the order their syncs asked (kickFilters): a bounded
 // channel queue of sessions, each in it at most once (frameFilters.queued,
 // cleared when the builder takes it, so a sync during the build queues it
@@ -50,7 +50,7 @@ func (x *Index) buildFilters() {
 		case s := <-f.queue:
 			s.filters.queued.Store(false)
 			if err := s.buildFrameFilters(); err != nil && !x.closing.Load() {
-				x.log.Warn("search block filters not built; searches read the whole text", "path", s.path, "err", err)
+				x.log.Warn("search frame filters not built; searches read the whole text", "path", s.path, "err", err)
 			}
 			f.work.Done()
 		case <-f.done:

@@ -12,82 +12,73 @@ import (
 	"syscall"
 )
 
-// Search filters (docs/benchmarks.md): a search must not read the whole item text
-// to find a phrase that few items hold. Each frame of the text (frameSize
-// bytes, textstore.go; "block b" below is frame b, the unit a filter
-// covers and a search reads or skips, not an entry_blocks row) gets a
-// filterRecord-byte Bloom filter (texts/N.blk) of every position p in
-// [b×frameSize, (b+1)×frameSize+filterOverlap): the 12 bytes at p (the
-// 12-gram) choose one 64-bit word of the filter and set two bits in it,
-// and the 16 bytes at p (the 16-gram) set two more bits in that same word
-// (longKey), so filling sets one word per position and a probe reads one
-// word. A match of a query (of longGram bytes or more) that starts in
-// block b holds the n-grams at the query's first filterOverlap+1
-// positions, all starting before (b+1)×frameSize+filterOverlap, so a block
-// whose filter lacks the bits of one of them (the 12-gram's, and the
-// 16-gram's where the query is long enough) holds no match start and is
-// not read. A filter only ever skips bytes that cannot hold a match:
-// answers are the same with or without it (a block without a record yet
-// is read).
+// Frame filters: the search filters of a session's item text. Terms
+// (docs/design.md, "Terms"): a frame is one frameSize-byte (16 KiB) piece
+// of the item text (textstore.go), the unit a search reads or skips; a
+// frame filter, or record, is the filterRecord-byte (10 KiB) Bloom filter
+// of one frame, written here. An entry block (entryblock.go) is unrelated.
 //
-// Queries of 3 to 11 bytes (docs/benchmarks.md: identifiers, error codes, file
-// names) use the record's short filter: a triWords-word bitmap of the
-// trigram at every position in the same range (shortKey: one bit), then a
-// fiveWords-word bitmap of the 5-gram at every position (fiveKey: one
-// bit). A match of such a query starting in block b has all its trigrams
-// and 5-grams at positions before (b+1)×frameSize+9, inside the range, so a
-// block whose short filter lacks one of them holds no match start. A query
-// of 3 or 4 bytes probes trigrams only; every block is read for a query of
-// 1 or 2 bytes. Measured on the 512 MiB bench session with 400 sampled
-// 8-byte pieces (the bench's 8-byte hit row): with the trigram bitmap alone
-// (1 KiB) a search read on average 38 frames to its tenth matching frame
-// (p99 966, the pieces whose trigrams are common but whose 8 bytes are
-// rare), with a 2 KiB trigram bitmap 30 (p99 324), with 1 KiB of trigrams
-// and 1 KiB of 5-grams 14.5 (p99 102).
+// # What a frame's filter holds
 //
-// Measured on the bench's generated sessions (bench/README.md), 12-grams
-// leave for a 16-byte query that few items hold about as many candidate
-// blocks as blocks that hold a match, where trigrams or 8-grams are
-// common everywhere; the 16-gram bits rule out blocks whose lines hold
-// every 12-gram of a phrase but not the phrase (a search that must read
-// on to its tenth match read hundreds of such blocks without them).
+// The filter of frame f covers every position p in
+// [f×frameSize, (f+1)×frameSize+filterOverlap) of the text:
 //
-// The records are derived from the committed item text alone, so an index
-// built in one pass and one built append by append have the same records.
-// Block b is complete, and gets its record, once the text has
-// (b+1)×frameSize+filterOverlap+15 bytes. Records are computed in the
-// background (kickFilters) once a sync ends, not beside each ingest batch:
-// a cold index is answered (the first /context, the first history
-// answer) only when its whole sync ends, and on two cores a builder
-// running beside the batches took a core from the parse and the text
-// compression (128 MiB bench session: the sync's wall time 0.69× and
-// its CPU 0.78× without it; docs/benchmarks.md). A search in the
-// fraction of a second after a large cold index reads the frames whose
-// records are not built yet. No commit and no answer waits for the
-// builder; the blocks after the last record are always read.
+//   - the long filter (longWords 64-bit words, 8 KiB): the 12 bytes at p
+//     (the 12-gram) choose one word and set two bits in it, and the 16
+//     bytes at p (the 16-gram) set two more bits in that same word
+//     (longKey), so filling sets one word per position and a probe reads
+//     one word;
+//   - the short filter (shortWords words, 2 KiB): triWords words with one
+//     bit for the trigram at p (shortKey), then fiveWords words with one
+//     bit for the 5-gram at p (fiveKey).
 //
-// Cost (BenchmarkFillFilter, BenchmarkBuildFrameFilters, on the bench session's
-// text, 2-core Xeon VM shared with other work, so figures are ranges):
-// fillFilter records 200-340 MB/s of text before the 5-gram bitmap (about
-// 48-80 µs per block; per position three multiplies for the 12/16-gram
-// word, one each for the trigram and the 5-gram, three
-// read-modify-writes); it is bound by instruction throughput. Tried
-// and no faster: split long/short loops, a byte map for the trigrams, one
-// multiply per position shared by the 12- and 16-gram; skipping the
-// positions inside the frame's s2 copies (their n-grams are an earlier
-// position's: 36% of the positions) made the fill alone 35-45% faster,
-// but walking the s2 tags cost as much. buildFrameFilters as a whole records
-// 135-200 MB/s: about 70% fillFilter, 15% decoding the frames (s2), the
-// rest reads, writes and the word-major layout. A 1 GiB session's
-// records cost about 4-6 CPU-seconds.
+// A query of longGram (12) bytes or more probes the long filter with the
+// n-grams at up to filterMaxKeys of its first filterOverlap+1 positions
+// (queryKeys); a query of 3 to 11 bytes (identifiers, error codes, file
+// names) probes the short filter with up to filterMaxKeys of its 5-grams,
+// then of its trigrams (shortKeys); a query of 1 or 2 bytes reads every
+// frame. A match that starts in frame f has each probed n-gram at a
+// position before (f+1)×frameSize+filterOverlap, inside the range, so a
+// frame whose filter lacks the bits of one of them holds no match start
+// and is not read. A filter only ever skips bytes that cannot hold a
+// match: answers are the same with or without it, and a frame without a
+// record yet is read.
 //
-// Size: 10 KiB per 16 KiB of item text (the long filter's 8 KiB, half the
-// raw text, and the short filter's 2 KiB; the compressed frames leave the
-// room for them). A .blk file of an earlier, smaller record (8 KiB before
-// the short filter, 9 KiB before its 5-grams) is smaller than its count
-// needs (filtersRecorded) and is rebuilt. The records are laid out word-major by
-// segments of filterSeg blocks (the last segment takes its full size); the
-// number of blocks recorded is kept in texts/N.blkn (8 bytes).
+// Frame f is complete, and gets its record, once the text has
+// (f+1)×frameSize+filterOverlap+15 bytes (framesFilterable). The records
+// are derived from the committed item text alone, so an index built in one
+// pass and one built append by append have the same records. They are
+// built by the index's one filter builder (filterbuilder.go), to which a
+// sync queues its session when it ends (kickFilters); no commit and no
+// answer waits for it. The measurements behind the n-grams, the sizes and
+// when the builder runs are in docs/benchmarks.md ("Frame filters").
+//
+// # On-disk format
+//
+// Two files per session and text generation under texts/ (names in
+// textfiles.go: N.blk and N.blkn for generation 0, N.G.blk and N.G.blkn
+// for generation G ≥ 1). Like index.db they are derived: a file that does
+// not match its count is rebuilt from the text, never trusted.
+//
+//   - N.blkn: 8 bytes, the little-endian uint64 n, the number of frames
+//     whose records N.blk holds; written after the records it counts.
+//   - N.blk: the records of frames 0 to n-1, word-major by segments of
+//     filterSeg (64) frames: segment s is the filterSegBytes (640 KiB) at
+//     offset s×filterSegBytes, and word w of frame s×filterSeg+j is the
+//     little-endian uint64 at offset (w×filterSeg+j)×8 in the segment
+//     (words 0 to longWords-1 the long filter, then the short filter), so
+//     a probe of one key reads 512 contiguous bytes per segment. The last
+//     segment is written whole; its words of frames from n on are zero or
+//     stale, and nothing reads them.
+//
+// A count without its .blk file, or a .blk file shorter than
+// segments(n)×filterSegBytes (records of an earlier, smaller size: 8 KiB
+// before the short filter, 9 KiB before its 5-grams), counts as no record
+// (filtersRecorded): the filters are built again. The bits are those of
+// longKey, shortKey and fiveKey: a change to their hashes, their n-grams
+// or the layout makes existing files wrong at the same size, so it needs
+// an index migration that re-indexes every session (load then removes the
+// count and truncates the filters; docs/index-and-search.md).
 const (
 	filterOverlap = 256
 	longGram      = 12 // the shortest query the long filter serves
@@ -107,12 +98,11 @@ const (
 	shortWordBit = 57 // a short key's word is its bitmap's first word + its hash >> shortWordBit (7 bits)
 	// Searches over fewer bytes than this do not consult the filters.
 	filterMinSearch = 2 * frameSize
-	// filterMaxKeys bounds the n-grams of a query probed per block.
+	// filterMaxKeys bounds the n-grams of a query probed per frame.
 	filterMaxKeys = 8
-	// The .blk file is word-major by segments of filterSeg blocks: word w
-	// of the segment's block j is at segment offset (w×filterSeg+j)×8, so
-	// a probe of one key reads filterSeg words in a row (512 bytes) per
-	// segment instead of one word (and page) per record.
+	// The .blk file's segments (format above): a probe of one key reads
+	// filterSeg words in a row (512 bytes) per segment instead of one
+	// word (and page) per record.
 	filterSeg      = 64
 	filterSegBytes = filterSeg * filterRecord
 )
@@ -180,7 +170,7 @@ func filterHash(x, y uint64) uint64 {
 	return h ^ h>>29
 }
 
-// framesFilterable is the number of complete blocks of a text of n bytes.
+// framesFilterable is the number of complete frames of a text of n bytes.
 func framesFilterable(n int64) int64 {
 	if n < filterOverlap+longGramMax-1 {
 		return 0
@@ -188,19 +178,19 @@ func framesFilterable(n int64) int64 {
 	return (n - filterOverlap - longGramMax + 1) / frameSize
 }
 
-// filterText is how many bytes of text fill a block's record: the block and
+// filterText is how many bytes of text fill a frame's record: the frame and
 // the filterOverlap+15 bytes after it.
 const filterText = frameSize + filterOverlap + longGramMax - 1
 
-// fillFilter sets f to the record of a block (word w of the record is
+// fillFilter sets f to the record of a frame (word w of the record is
 // f[w]) whose bytes, with the filterOverlap+15 bytes after it, are text
-// (filterText bytes): longKey and shortKey of every position, inlined.
-// Written for instruction throughput, which bounds it (about 37
-// instructions per position): the multipliers come from variables, so
-// they stay in registers (constants are rematerialized at every
-// position), and a key's two bits come from filterTwoBits rather than
-// shifts and bit sets. BenchmarkFillFilter, best of 6 runs on the 2-core
-// VM: 277 → 340 MB/s (about 59 → 48 µs per block).
+// (filterText bytes): longKey, shortKey and fiveKey of every position,
+// inlined (TestFillFilterIsKeys). Written for instruction throughput,
+// which bounds it (about 37 instructions per position): the multipliers
+// come from variables, so they stay in registers (constants are
+// rematerialized at every position), and a key's two bits come from
+// filterTwoBits rather than shifts and bit sets (BenchmarkFillFilter;
+// docs/benchmarks.md, "Frame filters").
 func fillFilter(f *[filterWords]uint64, text []byte) {
 	clear(f[:])
 	text = text[:filterText]
@@ -237,7 +227,7 @@ func (s *Session) filterPath() string { return s.textFiles().path("blk") }
 
 func (s *Session) filterCountPath() string { return s.textFiles().path("blkn") }
 
-// filtersRecorded reads the number of blocks recorded in the .blk file (0
+// filtersRecorded reads the number of frames recorded in the .blk file (0
 // when unknown).
 func (s *Session) filtersRecorded() int64 {
 	b, err := os.ReadFile(s.filterCountPath())
@@ -251,7 +241,7 @@ func (s *Session) filtersRecorded() int64 {
 	return n
 }
 
-// writeFiltersRecorded writes n as the number of blocks recorded to path
+// writeFiltersRecorded writes n as the number of frames recorded to path
 // (the session's filterCountPath, taken by the caller where the file id is
 // stable).
 func writeFiltersRecorded(path string, n int64) error {
@@ -260,7 +250,7 @@ func writeFiltersRecorded(path string, n int64) error {
 	return os.WriteFile(path, b[:], 0o600)
 }
 
-// segments is the number of segments that n blocks take.
+// segments is the number of segments that n frames take.
 func segments(n int64) int64 { return (n + filterSeg - 1) / filterSeg }
 
 // resetFilters keeps the records still valid for a committed text of
@@ -287,7 +277,7 @@ func (s *Session) resetFilterFiles(textSize int64) error {
 	if s.fileID == 0 {
 		return nil
 	}
-	// Lines of blocks past keep in the last segment stay until rebuilt:
+	// Lines of frames past keep in the last segment stay until rebuilt:
 	// nothing reads them.
 	if err := os.Truncate(s.filterPath(), segments(keep)*filterSegBytes); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -383,7 +373,7 @@ type builderScratch struct {
 
 var builderPool = sync.Pool{New: func() any { return new(builderScratch) }}
 
-// buildFrameFilters writes the records of every complete block of the committed
+// buildFrameFilters writes the records of every complete frame of the committed
 // text (as of its start) not written yet, a segment at a time, and
 // publishes each segment's (done, .blkn) once it is written. A reset
 // (gen) or Close stops it at the next segment.
@@ -414,8 +404,8 @@ func (s *Session) buildFrameFilters() error {
 		return err
 	}
 	defer bf.Close()
-	// One segment at a time: the words of the segment's blocks recorded
-	// before are read back, the new blocks' words set, the segment
+	// One segment at a time: the words of the segment's frames recorded
+	// before are read back, the new frames' words set, the segment
 	// written whole.
 	sc := builderPool.Get().(*builderScratch)
 	defer builderPool.Put(sc)
@@ -462,9 +452,9 @@ func (s *Session) buildFrameFilters() error {
 	return nil
 }
 
-// candidates are the blocks a search must read: blocks [first, last) have
-// records, and a block among them is read when its record holds every key
-// of the query; every other block is read. The records are probed lazily,
+// candidates are the frames a search must read: frames [first, last) have
+// records, and a frame among them is read when its record holds every key
+// of the query; every other frame is read. The records are probed lazily,
 // a segment at a time as the scan reaches it, so a search that stops at
 // its limit early probes few. Not safe for concurrent use; release gives
 // the records' mapping back.
@@ -472,7 +462,7 @@ type candidates struct {
 	first, last int64
 	keys        []filterKey
 	recs        []byte   // the mapped records (valid until release)
-	masks       []uint64 // by segment from first/filterSeg: the blocks to read
+	masks       []uint64 // by segment from first/filterSeg: the frames to read
 	known       []bool   // whether masks[i] is computed
 	unmap       func()   // gives the mapping back
 }
@@ -520,10 +510,10 @@ func (s *Session) filterCandidates(b filterSnap, query string, off, end int64) (
 	return c, nil
 }
 
-// segment returns the mask of the blocks to read among segment sg's
-// (bit j: block sg×filterSeg+j), probing it on first use: the first key
-// over every block of the segment (a branch-free pass over one 512-byte
-// row), the others over the blocks still in.
+// segment returns the mask of the frames to read among segment sg's
+// (bit j: frame sg×filterSeg+j), probing it on first use: the first key
+// over every frame of the segment (a branch-free pass over one 512-byte
+// row), the others over the frames still in.
 func (c *candidates) segment(sg int64) uint64 {
 	i := sg - c.first/filterSeg
 	if c.known[i] {
@@ -560,10 +550,11 @@ type filterKey struct {
 	bits uint64
 }
 
-// queryKeys returns the keys of query's n-grams at positions [0,
-// min(len-12, filterOverlap)], at most filterMaxKeys of them spread over
-// that range (none for a query shorter than 12 bytes); a position with 16
-// bytes of query from it has the 16-gram's bits too.
+// queryKeys returns the keys a search for query probes: for a query of
+// longGram (12) bytes or more, the long filter's keys of its n-grams at
+// positions [0, min(len-12, filterOverlap)], at most filterMaxKeys of them
+// spread over that range, a position with 16 bytes of query from it with
+// the 16-gram's bits too; for 3 to 11 bytes, shortKeys; none for 1 or 2.
 func queryKeys(query string) []filterKey {
 	if len(query) < shortGram {
 		return nil
@@ -588,7 +579,7 @@ func queryKeys(query string) []filterKey {
 // shortKeys returns the short filter's keys of query (3 to 11 bytes): the
 // 5-grams first (the rarer, probed first), then the trigrams, at most
 // filterMaxKeys of each, spread over its positions. Every position of a
-// match that starts in a block lies within the block's first
+// match that starts in a frame lies within the frame's first
 // frameSize+filterOverlap positions, which the short filter records.
 func shortKeys(query string) []filterKey {
 	keys := make([]filterKey, 0, 2*filterMaxKeys)
@@ -618,7 +609,7 @@ func appendGramKeys(keys []filterKey, query string, n int, key func(x uint64) (i
 	return keys
 }
 
-// reads reports whether block b must be read.
+// reads reports whether frame b must be read.
 func (c *candidates) reads(b int64) bool {
 	if b < c.first || b >= c.last {
 		return true
@@ -626,23 +617,23 @@ func (c *candidates) reads(b int64) bool {
 	return c.segment(b/filterSeg)>>(b%filterSeg)&1 != 0
 }
 
-// skip returns the first position at or after pos in a block to read.
+// skip returns the first position at or after pos in a frame to read.
 func (c *candidates) skip(pos int64) int64 {
 	b := pos / frameSize
 	for b >= c.first && b < c.last {
-		m := c.segment(b/filterSeg) >> (b % filterSeg) // the blocks from b on in b's segment
+		m := c.segment(b/filterSeg) >> (b % filterSeg) // the frames from b on in b's segment
 		if m != 0 {
 			b += int64(bits.TrailingZeros64(m))
 			break
 		}
-		b = min((b/filterSeg+1)*filterSeg, c.last) // blocks from last on are read
+		b = min((b/filterSeg+1)*filterSeg, c.last) // frames from last on are read
 	}
 	return max(pos, b*frameSize)
 }
 
-// limit returns where reading from pos (in a block to read) up to end
+// limit returns where reading from pos (in a frame to read) up to end
 // may stop for a query of nq bytes: nq-1 bytes past the start of the next
-// block not to read, if it starts before end (else math.MaxInt64). Blocks
+// frame not to read, if it starts before end (else math.MaxInt64). Frames
 // from end on are not probed.
 func (c *candidates) limit(pos, nq, end int64) int64 {
 	for b := max(pos/frameSize+1, c.first); b < c.last && b*frameSize < end; b++ {

@@ -37,7 +37,7 @@ func randFrameText(r *rand.Rand, n int, needles map[int]string) []byte {
 }
 
 // filterSession is a session of index dir whose item-text file is text, cut
-// into items at cuts (ascending offsets), with its block filters built.
+// into items at cuts (ascending offsets), with its frame filters built.
 func filterSession(t *testing.T, dir string, fileID int64, text []byte, cuts []int) (*Session, *View) {
 	t.Helper()
 	x := &Index{dir: dir}
@@ -58,11 +58,11 @@ func filterSession(t *testing.T, dir string, fileID int64, text []byte, cuts []i
 	return s, v
 }
 
-// TestFrameFiltersSearch: with block filters built, Search calls fn exactly
-// as strings.Contains says, for matches that start just before a block
+// TestFrameFiltersSearch: with frame filters built, Search calls fn exactly
+// as strings.Contains says, for matches that start just before a frame
 // boundary, inside the overlap after it, queries longer than the overlap,
 // matches straddling items (no match), and queries the filters rule out
-// in most blocks (which must then be skipped: the test checks that some
+// in most frames (which must then be skipped: the test checks that some
 // are).
 func TestFrameFiltersSearch(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
@@ -74,7 +74,7 @@ func TestFrameFiltersSearch(t *testing.T) {
 		4*frameSize - 100:               long,
 		5*frameSize - 3:                 "Q(xyz-012345",
 		6*frameSize + 17:                "needle(Q)xyz-long-enough",
-		7*frameSize + 5:                 "needle(Q)xyz-long-enough", // the last, incomplete block
+		7*frameSize + 5:                 "needle(Q)xyz-long-enough", // the last, incomplete frame
 	}
 	text := randFrameText(r, 7*frameSize+filterOverlap, needles)
 	var cuts []int
@@ -87,18 +87,18 @@ func TestFrameFiltersSearch(t *testing.T) {
 	cuts = slices.Compact(cuts)
 	s, v := filterSession(t, t.TempDir(), 1, text, cuts)
 	if got, want := s.filters.done.Load(), int64(6); got != want {
-		t.Fatalf("%d complete blocks recorded, want %d (text of %d bytes)", got, want, len(text))
+		t.Fatalf("%d complete frames recorded, want %d (text of %d bytes)", got, want, len(text))
 	}
 	cs, err := s.filterCandidates(s.current().view.filters, "needle(Q)xyz-long-enough", 0, int64(len(text)))
 	if err != nil || cs == nil {
 		t.Fatalf("no candidates (%v)", err)
 	}
-	// Blocks 0, 1, 2 (match starts), 5 (6*frameSize+17 is in block 6...)
-	// whatever the hash says, the blocks with a match start must be read
-	// and block 4 (only "Q(xyz-012345" near its end, long needle starts in 3) has none.
+	// Frames 0, 1, 2 (match starts), 5 (6*frameSize+17 is in frame 6...)
+	// whatever the hash says, the frames with a match start must be read
+	// and frame 4 (only "Q(xyz-012345" near its end, long needle starts in 3) has none.
 	for _, b := range []int64{0, 1, 3, 6} {
 		if !cs.reads(b) {
-			t.Errorf("block %d holds a match start of needle(Q) but is skipped", b)
+			t.Errorf("frame %d holds a match start of needle(Q) but is skipped", b)
 		}
 	}
 	skipped := 0
@@ -110,7 +110,7 @@ func TestFrameFiltersSearch(t *testing.T) {
 		}
 	}
 	if skipped == 0 {
-		t.Errorf("the filters rule out no block for needle(Q): %v", read)
+		t.Errorf("the filters rule out no frame for needle(Q): %v", read)
 	}
 	texts := make([]string, len(v.Items))
 	for i, im := range v.Items {
@@ -146,12 +146,12 @@ func TestFrameFiltersSearch(t *testing.T) {
 }
 
 // TestShortFilterFiveGrams: an 8-byte query whose six trigrams all occur
-// in a block, but never together, is ruled out there by the short
-// filter's 5-grams, while the block that holds the query is read; a
-// 4-byte query (trigrams only) still reads the block of its trigram, and
+// in a frame, but never together, is ruled out there by the short
+// filter's 5-grams, while the frame that holds the query is read; a
+// 4-byte query (trigrams only) still reads the frame of its trigram, and
 // Search answers as strings.Contains does. The filler is "ab" text, so
-// the blocks hold few 5-grams and no filter bit of the query's is set by
-// chance (checked: the probe of block 0 rules it out, deterministically).
+// the frames hold few 5-grams and no filter bit of the query's is set by
+// chance (checked: the probe of frame 0 rules it out, deterministically).
 func TestShortFilterFiveGrams(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	text := make([]byte, 3*frameSize+filterOverlap+longGramMax)
@@ -159,21 +159,21 @@ func TestShortFilterFiveGrams(t *testing.T) {
 		text[i] = "ab"[r.IntN(2)]
 	}
 	const q = "QRSTUVWX"
-	// Block 0: each trigram of q, apart.
+	// Frame 0: each trigram of q, apart.
 	for i, tri := range []string{"QRS", "RST", "STU", "TUV", "UVW", "VWX"} {
 		copy(text[1000+100*i:], tri+".")
 	}
-	copy(text[frameSize+5000:], q) // block 1: the query
+	copy(text[frameSize+5000:], q) // frame 1: the query
 	s, v := filterSession(t, t.TempDir(), 1, text, []int{frameSize, 2 * frameSize})
 	if got, want := s.filters.done.Load(), int64(3); got != want {
-		t.Fatalf("%d blocks recorded, want %d", got, want)
+		t.Fatalf("%d frames recorded, want %d", got, want)
 	}
 	cs, err := s.filterCandidates(s.current().view.filters, q, 0, int64(len(text)))
 	if err != nil || cs == nil {
 		t.Fatalf("no candidates (%v)", err)
 	}
 	if got, want := readsAll(cs), []bool{false, true, false}; !slices.Equal(got, want) {
-		t.Errorf("blocks read for %q: %v, want %v (block 0 has its trigrams, not its 5-grams)", q, got, want)
+		t.Errorf("frames read for %q: %v, want %v (frame 0 has its trigrams, not its 5-grams)", q, got, want)
 	}
 	cs.release()
 	cs, err = s.filterCandidates(s.current().view.filters, "QRS.", 0, int64(len(text)))
@@ -181,7 +181,7 @@ func TestShortFilterFiveGrams(t *testing.T) {
 		t.Fatalf("no candidates (%v)", err)
 	}
 	if got, want := readsAll(cs), []bool{true, false, false}; !slices.Equal(got, want) {
-		t.Errorf("blocks read for %q: %v, want %v", "QRS.", got, want)
+		t.Errorf("frames read for %q: %v, want %v", "QRS.", got, want)
 	}
 	cs.release()
 	ts := viewTexts{v: v, t: v.text}
@@ -201,9 +201,9 @@ func TestShortFilterFiveGrams(t *testing.T) {
 }
 
 // TestFrameFiltersIncremental: records built as the text grows (in steps
-// that end inside blocks and inside the overlap) are byte for byte the
+// that end inside frames and inside the overlap) are byte for byte the
 // records built once over the whole text, and resetFilters keeps exactly
-// the records of the complete blocks of a shorter committed text.
+// the records of the complete frames of a shorter committed text.
 func TestFrameFiltersIncremental(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	text := randFrameText(r, 5*frameSize+1000, map[int]string{frameSize + 9: "needle"})
@@ -239,11 +239,11 @@ func TestFrameFiltersIncremental(t *testing.T) {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(grown.filterPath()); err != nil || fi.Size() != filterSegBytes || grown.filters.done.Load() != 1 {
-		t.Fatalf("after a reset to a text of 2 blocks + overlap + 1 byte: %v records, %v", grown.filters.done.Load(), err)
+		t.Fatalf("after a reset to a text of 2 frames + overlap + 1 byte: %v records, %v", grown.filters.done.Load(), err)
 	}
 }
 
-// readsAll is whether each block of [cs.first, cs.last) is read.
+// readsAll is whether each frame of [cs.first, cs.last) is read.
 func readsAll(cs *candidates) []bool {
 	var out []bool
 	for b := cs.first; b < cs.last; b++ {
@@ -253,7 +253,7 @@ func readsAll(cs *candidates) []bool {
 }
 
 // wordText is n bytes of words from a small vocabulary (so that 12-grams
-// and 16-grams repeat across blocks, as in real item text).
+// and 16-grams repeat across frames, as in real item text).
 func wordText(r *rand.Rand, n int) []byte {
 	words := []string{"return ", "err ", "nil", " != ", "func ", "(ctx", ")", "{\n", "}\n", "if ", "the ", "cache ", "value", ".go", "test ", "ok ", "\t", "x", "y", "z", "0", "1", "2"}
 	b := make([]byte, 0, n+16)
@@ -264,16 +264,16 @@ func wordText(r *rand.Rand, n int) []byte {
 }
 
 // TestFrameFiltersNeverMiss: over a text of more than two segments of
-// blocks, grown in steps (frames, filters and their segments built
-// incremental, a step ending inside blocks, overlaps and segments), then
+// frames, grown in steps (frames, filters and their segments built
+// incremental, a step ending inside frames, overlaps and segments), then
 // cut back and grown again with other bytes, Search finds exactly what
-// strings.Contains finds in every item, for phrases planted across block
+// strings.Contains finds in every item, for phrases planted across frame
 // and segment boundaries, inside the overlap, in the last incomplete
-// block and the tail, phrases cut by an item boundary, substrings of the
+// frame and the tail, phrases cut by an item boundary, substrings of the
 // text of 12 to 40 bytes, short queries of 3 to 11 bytes (the short
 // filter: pieces of the planted phrase, which then start across the same
 // boundaries, and substrings of the text) and queries of 1 and 2 bytes
-// (no filter); and the filters do rule out blocks for long and for short
+// (no filter); and the filters do rule out frames for long and for short
 // queries (the test is not vacuous).
 func TestFrameFiltersNeverMiss(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
@@ -302,7 +302,7 @@ func TestFrameFiltersNeverMiss(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got, want := s.filters.done.Load(), framesFilterable(int64(upto)); got != want {
-			t.Fatalf("text of %d bytes: %d blocks recorded, want %d", upto, got, want)
+			t.Fatalf("text of %d bytes: %d frames recorded, want %d", upto, got, want)
 		}
 		v := &View{s: s, text: s.textSnap()}
 		prev := 0
@@ -360,7 +360,7 @@ func TestFrameFiltersNeverMiss(t *testing.T) {
 			}
 		}
 		if (!skipped || !shortSkipped) && upto > 4*frameSize {
-			t.Fatalf("text of %d bytes: the filters ruled out no block for any query (%v) or any short query (%v)", upto, skipped, shortSkipped)
+			t.Fatalf("text of %d bytes: the filters ruled out no frame for any query (%v) or any short query (%v)", upto, skipped, shortSkipped)
 		}
 	}
 	for _, upto := range []int{3*frameSize + 100, filterSeg*frameSize + filterOverlap + 7, (filterSeg+3)*frameSize - 1, 2*filterSeg*frameSize + filterOverlap + 15, n} {
@@ -384,7 +384,7 @@ func TestFrameFiltersNeverMiss(t *testing.T) {
 // TestFrameFiltersBuiltAfterIngest: while one sync indexes a file in many
 // batches, no record is built (the builder is kicked when the sync ends,
 // so it never takes a core from the batches the first answer waits for);
-// once the sync has ended the builder records every complete block, and
+// once the sync has ended the builder records every complete frame, and
 // the .blk file is byte for byte the one a single buildFrameFilters over the
 // final text writes.
 func TestFrameFiltersBuiltAfterIngest(t *testing.T) {
@@ -415,7 +415,7 @@ func TestFrameFiltersBuiltAfterIngest(t *testing.T) {
 	x.filtersIdle()
 	final := framesFilterable(s.textSize)
 	if batches < 10 || final < 2*filterSeg {
-		t.Fatalf("%d batches, %d complete blocks: want at least 10 batches and %d blocks", batches, final, 2*filterSeg)
+		t.Fatalf("%d batches, %d complete frames: want at least 10 batches and %d frames", batches, final, 2*filterSeg)
 	}
 	if got := s.filters.done.Load(); got != final {
 		t.Fatalf("%d records after the sync, want %d", got, final)
@@ -451,7 +451,7 @@ func TestFrameFiltersBuiltAfterIngest(t *testing.T) {
 // TestFrameFiltersResetWhileBuilding: a rewritten file cut back to a shorter
 // committed text (the frames rewritten, then resetFilters, as Session.clear
 // and load do) while the background builder is running: once the reset
-// returns, no record past the shorter text's complete blocks is kept or
+// returns, no record past the shorter text's complete frames is kept or
 // written, the builder logs nothing, and growing the text again with
 // other bytes gives exactly the records of one build over the new text.
 func TestFrameFiltersResetWhileBuilding(t *testing.T) {
@@ -524,7 +524,7 @@ func TestFilterBuilderStopsOnClose(t *testing.T) {
 }
 
 // TestFillFilterIsKeys: fillFilter's record is exactly the bits a probe
-// checks (longKey of the 16 bytes at every position of the block and its
+// checks (longKey of the 16 bytes at every position of the frame and its
 // overlap, shortKey of the trigram and fiveKey of the 5-gram there), on
 // word text, random bytes and runs of one byte.
 func TestFillFilterIsKeys(t *testing.T) {

@@ -18,7 +18,7 @@ import "context"
 //     Read holds them for its callback), so a reader reads what its
 //     snapshot describes; only a Rebuild removes files under readers,
 //     which are then told the file changed (ErrFileChanged);
-//   - block filters are consulted only while their generation is the
+//   - frame filters are consulted only while their generation is the
 //     snapshot's (filterSnap).
 
 // sessionSnap is one published state of a session: what Read and ReadTree
@@ -168,7 +168,7 @@ func (s *Session) Len() int {
 	return 0
 }
 
-// filterSnap is what a snapshot's searches read of the block filters:
+// filterSnap is what a snapshot's searches read of the frame filters:
 // their generation when it was published (a reset advances it; filters
 // of another generation describe another text) and the .blk file.
 type filterSnap struct {

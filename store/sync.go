@@ -96,7 +96,7 @@ type Session struct {
 	// built (preview.go); nil once the full index is current.
 	preview *treePreview
 
-	filters frameFilters // search block filters (framefilter.go); not under mu
+	filters frameFilters // search frame filters (framefilter.go); not under mu
 	decoded decodeCache  // entries DecodeEach decoded lately (decode_many.go); not under mu
 	spans   spanCache    // the spans of the last large search (view.go); not under mu
 }
@@ -514,7 +514,7 @@ func (s *Session) fresh(fileID int64) {
 }
 
 // load reads this session's rows from SQLite into memory (or creates the
-// sessions row) and reconciles the item-text file and the search block
+// sessions row) and reconciles the item-text file and the search frame
 // filters with the committed text size.
 func (s *Session) load(ctx context.Context, db *DB) error {
 	if err := s.loadRows(ctx, db); err != nil {

@@ -550,7 +550,7 @@ func (t viewTexts) Search(query string, refs history.ItemList, limit int, fn fun
 		}
 	}
 
-	// With block filters the bytes read are few: a second goroutine would
+	// With frame filters the bytes read are few: a second goroutine would
 	// only scan ahead for matches a limited search does not need (and
 	// compete with other searches for the cores).
 	if total <= searchSplit || runtime.GOMAXPROCS(0) < 2 || cs != nil {
@@ -614,7 +614,7 @@ func (t viewTexts) Search(query string, refs history.ItemList, limit int, fn fun
 
 // scanSpans finds which of spans (ascending, disjoint) contain fd's query
 // and calls emit(i) for each, in order. It returns false when emit did
-// (and stops then), or when stop was set. Blocks that cs (nil: none) rules
+// (and stops then), or when stop was set. Frames that cs (nil: none) rules
 // out are not read.
 func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *atomic.Bool, emit func(i int) bool) (bool, error) {
 	bp := searchPool.Get().(*[]byte)
@@ -640,7 +640,7 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 		}
 		pos = max(pos, spans[cur].off)
 		if cs != nil {
-			// No match starts in a block the filters rule out.
+			// No match starts in a frame the filters rule out.
 			if p := cs.skip(pos); p > pos {
 				pos = p
 				continue
@@ -703,7 +703,7 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 // spanAfter returns the first index from cur of a span of spans
 // (ascending, disjoint) that ends at end or later (len(spans): none). A
 // few steps are taken one by one (the next span usually qualifies), then
-// it searches by halves: after the block filters skip far ahead, a
+// it searches by halves: after the frame filters skip far ahead, a
 // linear walk would visit every span in between (a quarter-million at
 // 1 GiB, about 50 µs per search).
 func spanAfter(spans []span, cur int, end int64) int {
