@@ -13,10 +13,11 @@ import (
 )
 
 // Frame filters: the search filters of a session's item text. Terms
-// (docs/design.md, "Terms"): a frame is one frameSize-byte (16 KiB) piece
-// of the item text (textstore.go), the unit a search reads or skips; a
-// frame filter, or record, is the filterRecord-byte (10 KiB) Bloom filter
-// of one frame, written here. An entry block (entryblock.go) is unrelated.
+// (docs/design.md, "Terms of our own"): a frame is one frameSize-byte
+// (16 KiB) piece of the item text (textstore.go), the unit a search reads
+// or skips; a frame filter, or record, is the filterRecord-byte (10 KiB)
+// Bloom filter of one frame, written here. An entry block (entryblock.go)
+// is unrelated.
 //
 // # What a frame's filter holds
 //
