@@ -10,17 +10,32 @@ import (
 	"contextd/session"
 )
 
-// Entries are stored packed: one entry_blocks row per ingest batch holds
-// the batch's entries, in Seq order from first_seq, as records of
+// Entry blocks (docs/design.md, "Terms of our own"): the entries of a
+// session are stored packed, one entry block per ingest batch. The
+// entry_blocks table of index.db (migrations/index/0004_entry_blocks.sql)
+// holds them, one row per entry block:
+//
+//	file_id    the session (sessions.file_id)
+//	first_seq  the Seq of its first entry; a session's blocks, in
+//	           first_seq order, follow each other with no gap
+//	n          the number of entries in data
+//	data       n entry records, in Seq order, nothing after them
+//
+// An entry record is
 //
 //	uvarint line, offset, length
 //	string  id, parentId, type, timestamp, customType, meta
-//	byte    flags (1: history item or context edit; 2: summary), edit kind
+//	byte    flags (recordItem 1: history item or context edit;
+//	        recordSummary 2: summary), edit kind (session.EditKind)
 //	        with flag 1: string role, toolName, toolNamespace; uvarint chars
-//	uvarint textOff, textLen
+//	uvarint textOff, textLen (the item's text in the text stream,
+//	        textstore.go)
 //
 // where a string is a uvarint byte length and the bytes, and meta is the
-// entryMeta JSON (encodeMeta). One INSERT per batch replaced one per 64
+// entryMeta JSON (encodeMeta). A row that does not follow the one before
+// it or does not hold exactly n records is errBadEntryBlock. The rows are
+// derived: a change of the record needs an index migration that re-indexes
+// every session (as 0004 did). One INSERT per batch replaced one per 64
 // entries, whose database/sql and cgo calls were a fifth of the indexing
 // time (docs/benchmarks.md), and no metadata goes through reflection.
 const (
