@@ -16,7 +16,7 @@ import (
 // holds them, one row per entry block:
 //
 //	file_id    the session (sessions.file_id)
-//	first_seq  the Seq of its first entry; a session's blocks, in
+//	first_seq  the Seq of its first entry; a session's entry blocks, in
 //	           first_seq order, follow each other with no gap
 //	n          the number of entries in data
 //	data       n entry records, in Seq order, nothing after them
