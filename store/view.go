@@ -379,15 +379,11 @@ var (
 
 // scanSlots bounds the searches that scan item text at once to the
 // number of cores (at least 2); the others wait for a slot in the order
-// they came (docs/benchmarks.md: 32 clients on 2 cores, p99 <= 25 ms). The scan is
-// CPU work, so more at once only share the cores: with 32 at once, a
-// search that reads a few hundred frames (a phrase whose 12-grams are
-// common, 2-10 ms alone) took 16 times as long, 45-57 ms on the 512 MiB
-// bench session; in turn, the searches behind it now wait for it. Measured
-// with the bench's distinct-query rows (320 requests): p99 30-43 ms before
-// at 128 MiB-1 GiB, 15-22 ms after, p50 about the same (6-9 ms). A search
-// that reads every frame (a 1- or 2-byte query, about 1 s at 1 GiB) holds
-// its slot that long.
+// they came. The scan is CPU work, so more at once only share the cores
+// and make each as slow as the slowest; the searches behind one wait for
+// it instead (docs/benchmarks.md, "Bounded scans": 32 clients on 2 cores,
+// p99 ≤ 25 ms). A search that reads every frame (a 1- or 2-byte query,
+// about 1 s at 1 GiB) holds its slot that long.
 var scanSlots = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 
 var searchPool = sync.Pool{New: func() any { b := make([]byte, searchChunk); return &b }}
