@@ -58,8 +58,8 @@ import (
 //
 // Two files per session and text generation under texts/ (names in
 // textfiles.go: N.blk and N.blkn for generation 0, N.G.blk and N.G.blkn
-// for generation G ≥ 1). Like index.db they are derived from the text,
-// which they never change.
+// for generation G ≥ 1). Like index.db they are derived: built from the
+// committed text alone, and dropped with it.
 //
 //   - N.blkn: 8 bytes, the little-endian uint64 n, the number of frames
 //     whose records N.blk holds; written after the records it counts.
