@@ -171,14 +171,14 @@ type Index struct {
 	db     *DB
 	byPath map[string]*Session
 
-	bg      sync.WaitGroup // background builders of search block filters and full indexes after a tree preview
+	bg      sync.WaitGroup // background builders of search frame filters and full indexes after a tree preview
 	closing atomic.Bool    // set by Close: builders stop
 	// bgCtx is the context of the background syncs that follow a tree
 	// preview (preview.go); Close cancels it.
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
 	bgSlot   chan struct{} // held by the one background full index running
-	filters  filterBuilder // the one builder of search block filters (filterbuilder.go)
+	filters  filterBuilder // the one builder of search frame filters (filterbuilder.go)
 
 	frames *frameCache // decoded item-text frames (textstore.go)
 
@@ -632,12 +632,12 @@ func (x *Index) Rebuild(ctx context.Context) error {
 		// once they are removed are told the file changed; the next
 		// load finds the generation on disk (none).
 		s.files = nil
-		// Stop any builder of block filters before the files go.
-		s.blk.gen.Add(1)
-		s.blk.mu.Lock()
-		s.blk.done.Store(0)
-		s.blk.mu.Unlock()
-		s.blk.unmap()
+		// Stop any builder of frame filters before the files go.
+		s.filters.gen.Add(1)
+		s.filters.mu.Lock()
+		s.filters.done.Store(0)
+		s.filters.mu.Unlock()
+		s.filters.unmap()
 	}
 	err = func() error {
 		x.resetBudget()

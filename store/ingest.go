@@ -282,7 +282,7 @@ func (s *Session) batch(ctx context.Context, db *DB, f io.ReaderAt, tf *os.File,
 	// sync ends (syncLocked kicks the builder), not beside the next batch:
 	// on two cores the builder took the core the text compression and the
 	// rest of the machine need, and the first /context and history answer
-	// wait for the whole sync (blocks.go).
+	// wait for the whole sync (framefilter.go).
 	s.publishBatch(b, next, size, newTextSize, merged)
 	if afterBatchCommit != nil {
 		afterBatchCommit(s)

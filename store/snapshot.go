@@ -18,7 +18,7 @@ import "context"
 //     Read holds them for its callback), so a reader reads what its
 //     snapshot describes; only a Rebuild removes files under readers,
 //     which are then told the file changed (ErrFileChanged);
-//   - block filters are consulted only while their generation is the
+//   - frame filters are consulted only while their generation is the
 //     snapshot's (filterSnap).
 
 // sessionSnap is one published state of a session: what Read and ReadTree
@@ -40,7 +40,7 @@ type sessionSnap struct {
 func (s *Session) publishLocked() {
 	v := View{s: s, Path: s.path, Items: s.items, names: s.names.list, Stats: s.stats, State: s.state, StateMsg: s.stateMsg,
 		Bytes: s.next, FileSize: s.fileSize, InFlightTooLong: s.flightTooLong, text: s.textSnap(),
-		blk: filterSnap{gen: s.blk.gen.Load(), path: s.blockPath(), count: s.blockCountPath()}}
+		filters: filterSnap{gen: s.filters.gen.Load(), path: s.filterPath(), count: s.filterCountPath()}}
 	if v.State == "" {
 		v.State = StateOK
 	}
@@ -175,7 +175,7 @@ func (s *Session) Len() int {
 	return 0
 }
 
-// filterSnap is what a snapshot's searches read of the block filters:
+// filterSnap is what a snapshot's searches read of the frame filters:
 // their generation when it was published (a reset advances it; filters
 // of another generation describe another text) and the .blk file.
 type filterSnap struct {

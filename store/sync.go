@@ -28,9 +28,9 @@ import (
 // never sees half of a sync and never waits for one.
 //
 // Lock order (a goroutine holding one may take those after it, never one
-// before): a scan slot (scanSlots, ReadScan) → syncMu → mu → blk.mu →
-// blk.mapMu → Index.mu. Readers hold no session lock: a search holds at
-// most a scan slot and, while it scans, blk.mapMu for reading (resets wait
+// before): a scan slot (scanSlots, ReadScan) → syncMu → mu → filters.mu →
+// filters.mapMu → Index.mu. Readers hold no session lock: a search holds at
+// most a scan slot and, while it scans, filters.mapMu for reading (resets wait
 // for it before unmapping). frameCache.mu, spans.mu and decoded.mu are
 // taken alone, for a copy. Rebuild takes every session's syncMu then mu,
 // in the order of Index.Sessions.
@@ -99,7 +99,7 @@ type Session struct {
 	// written under syncMu and mu.
 	refused *refusal
 
-	blk     blockFilters // search block filters (blocks.go); not under mu
+	filters frameFilters // search frame filters (framefilter.go); not under mu
 	decoded decodeCache  // entries DecodeEach decoded lately (decode_many.go); not under mu
 	spans   spanCache    // the spans of the last large search (view.go); not under mu
 }
@@ -474,7 +474,7 @@ func (s *Session) clear(ctx context.Context, db *DB) error {
 	// before hold: those are removed when the last of them is done. A
 	// filter builder is told first (resetFilters below then waits for
 	// it), so that it stops.
-	s.blk.gen.Add(1)
+	s.filters.gen.Add(1)
 	s.mu.Lock()
 	s.fresh(s.fileID)
 	old := s.replaceTextFiles()
@@ -533,7 +533,7 @@ func (s *Session) fresh(fileID int64) {
 }
 
 // load reads this session's rows from SQLite into memory (or creates the
-// sessions row) and reconciles the item-text file and the search block
+// sessions row) and reconciles the item-text file and the search frame
 // filters with the committed text size.
 func (s *Session) load(ctx context.Context, db *DB) error {
 	if err := s.loadRows(ctx, db); err != nil {

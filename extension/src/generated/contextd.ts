@@ -1396,7 +1396,7 @@ export interface components {
             sessions: number;
             /**
              * Format: int64
-             * @description Derived bytes of the indexed sessions: their index.db rows (entry blocks, tool calls, text tail) and their item-text and block-filter files under texts/, measured after each sync that added bytes. This is what the budget bounds.
+             * @description Derived bytes of the indexed sessions: their index.db rows (entry blocks, tool calls, text tail) and their item-text and frame-filter files under texts/, measured after each sync that added bytes. This is what the budget bounds.
              */
             used_bytes: number;
         };
