@@ -105,3 +105,25 @@ func TestTooLargeAfterRestartWithSmallerLimit(t *testing.T) {
 	}
 	state("rewritten with 100 entries", StateOK, 100)
 }
+
+// TestTooLargeMsg: the limit suggested holds the whole file at the density
+// of the bytes read with a tenth to spare, from twice the current limit in
+// whole MiB. By hand: 128 MiB, 285,975 entries in the first 27,740,000 of
+// 194,000,097 bytes (the 2,000,000-entry file) is ~2.0 million entries,
+// 2.2 million with the tenth: 256 MiB holds 571,950, 512 MiB 1,143,901,
+// 1 GiB 2,287,802. 100,000,000 bytes: twice is 190.7 MiB, 191 MiB whole,
+// which holds twice the entries read.
+func TestTooLargeMsg(t *testing.T) {
+	for _, tc := range []struct {
+		limit, read, size int64
+		want              string
+	}{
+		{128 << 20, 27_740_000, 194_000_097, "this session has more than 285975 entries, more than contextd's memory limit (--memory-limit 128MiB) can index; restart contextd with --memory-limit 1GiB and /reload, or start a new Pi session (/new)"},
+		{100_000_000, 1000, 1000, "this session has more than 213068 entries, more than contextd's memory limit (--memory-limit 100000000) can index; restart contextd with --memory-limit 191MiB and /reload, or start a new Pi session (/new)"},
+	} {
+		x := &Index{opts: Options{MemoryLimit: tc.limit}, maxEntries: EntryBudget(tc.limit)}
+		if got := x.tooLargeMsg(tc.read, tc.size); got != tc.want {
+			t.Errorf("tooLargeMsg(%d, %d) under %d:\n got %s\nwant %s", tc.read, tc.size, tc.limit, got, tc.want)
+		}
+	}
+}
