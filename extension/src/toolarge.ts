@@ -31,8 +31,9 @@ export function tooLargeSentence(err: ContextdError): string {
  * sentence), and the sentence said once, as a warning.
  */
 export function setTooLargeAside(host: Host, s: SessionState, ctx: ExtensionContext, err: ContextdError): void {
-	const first = s.client !== undefined || s.unavailable !== tooLargeSentence(err);
+	const first = !s.tooLarge;
 	s.client = undefined;
+	s.tooLarge = true;
 	s.unavailable = tooLargeSentence(err);
 	if (first) host.notify(ctx, s.unavailable, "warning");
 }

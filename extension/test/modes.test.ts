@@ -246,7 +246,7 @@ const tooLargeDetail = "this session has more than 285975 entries, more than con
 const tooLarge = () => new ContextdError(`contextd 507: ${tooLargeDetail}`, 507, "session_too_large");
 const tooLargeNotice = `warning: contextd: ${tooLargeDetail}; until then Pi uses its own context`;
 
-test("session_too_large at registration: one warning with contextd's sentence; the context hook leaves Pi's context alone and asks contextd nothing", async () => {
+test("session_too_large at registration: one warning with contextd's sentence; the context hook leaves Pi's context alone and asks contextd nothing; the footer says why", async () => {
 	for (const mode of ["local", "tree"] as const) {
 		const f = fakeHost(mode);
 		f.contextd.answers = { "register-session": tooLarge() };
@@ -257,6 +257,8 @@ test("session_too_large at registration: one warning with contextd's sentence; t
 		const user = { role: "user", content: "hi" };
 		assert.deepEqual(await f.pi.emit("context", { messages: [user] }, ctx), [undefined], mode);
 		assert.deepEqual(await f.pi.emit("context", { messages: [user] }, ctx), [undefined], mode);
+		await f.pi.emit("turn_end", {}, ctx);
+		assert.equal(ctx.statuses.get("contextd"), `contextd ${mode} · session too large for --memory-limit: Pi's own context`, mode);
 		assert.deepEqual(ctx.notices, [tooLargeNotice], mode);
 		assert.deepEqual(f.contextd.calls, ["register-session"], mode);
 	}
