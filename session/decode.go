@@ -24,6 +24,7 @@ type lineFields struct {
 	data       []byte
 
 	summary                string
+	summaryBytes           []byte // with a scratch: the summary (decoder.body)
 	fromID                 string
 	fromHook               bool
 	firstKeptEntryID       string
@@ -59,6 +60,7 @@ func decodeLine(line []byte, scratch *StringChunks, f *lineFields, treeOnly bool
 	clear(parts) // drop the previous line's strings (they pin its chunks)
 	*f = lineFields{parts: parts[:0]}
 	if scratch != nil {
+		scratch.nextLine()
 		if f.parts == nil {
 			f.parts = make([]Part, 0, 16)
 		}
@@ -130,6 +132,8 @@ func decodeLine(line []byte, scratch *StringChunks, f *lineFields, treeOnly bool
 				if len(raw) > 0 {
 					f.summary = "-"
 				}
+			} else if d.scratch != nil {
+				f.summaryBytes, err = d.optBody()
 			} else {
 				f.summary, _, err = d.optText()
 			}
@@ -221,11 +225,18 @@ func decodeMessage(d *decoder, m *Message) error {
 		case "isError":
 			m.IsError, err = d.optBool()
 		case "command":
-			m.Command, _, err = d.optText()
-		case "output":
-			if d.treeOnly {
-				_, err = d.skip()
+			if d.scratch != nil {
+				m.CommandBytes, err = d.optBody()
 			} else {
+				m.Command, _, err = d.optText()
+			}
+		case "output":
+			switch {
+			case d.treeOnly:
+				_, err = d.skip()
+			case d.scratch != nil:
+				m.OutputBytes, err = d.optBody()
+			default:
 				m.Output, _, err = d.optText()
 			}
 		case "excludeFromContext":
@@ -244,6 +255,10 @@ func decodeMessage(d *decoder, m *Message) error {
 func decodeContent(d *decoder, depth int) (Content, error) {
 	switch d.peek() {
 	case '"':
+		if d.scratch != nil {
+			b, err := d.body()
+			return Content{IsString: true, TextBytes: b}, err
+		}
 		s, err := d.text()
 		return Content{IsString: true, Text: s}, err
 	case '[':
@@ -335,9 +350,17 @@ func decodePart(d *decoder, p *Part, depth int) error {
 		case "type":
 			p.Type, _, err = d.optStr()
 		case "text":
-			p.Text, _, err = d.optText()
+			if d.scratch != nil {
+				p.TextBytes, err = d.optBody()
+			} else {
+				p.Text, _, err = d.optText()
+			}
 		case "thinking":
-			p.Thinking, _, err = d.optText()
+			if d.scratch != nil {
+				p.ThinkingBytes, err = d.optBody()
+			} else {
+				p.Thinking, _, err = d.optText()
+			}
 		case "mimeType":
 			p.MimeType, _, err = d.optStr()
 		case "id":

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -180,6 +181,26 @@ func (d *decoder) strKeep(keep bool) (string, error) {
 	return unquote(raw, esc, keep), nil
 }
 
+// body decodes a text body for a transient parse (Parser.Scratch): its
+// bytes alias the line when it holds no escape and is valid UTF-8, and
+// are otherwise decoded (as text) into the scratch's reused body buffer;
+// either way they are valid only until the next line is parsed. No
+// string is made: the indexer copies the body to its item text file
+// (docs/benchmarks.md: a string per body doubled what indexing allocated).
+func (d *decoder) body() ([]byte, error) {
+	raw, esc, err := d.rawString()
+	if err != nil || (!esc && utf8.Valid(raw)) {
+		return raw, err
+	}
+	c := d.scratch
+	n := len(c.bodies)
+	// Grown once (the decoded length is at most len(raw) but for invalid
+	// UTF-8): growing by append's doubling allocated twice a huge body.
+	c.bodies = appendUnquoted(slices.Grow(c.bodies, len(raw)), raw, true)
+	// Capped: nothing appends into the bytes of the next body.
+	return c.bodies[n:len(c.bodies):len(c.bodies)], nil
+}
+
 // transient is unquote for transient decoding: the string's bytes are
 // carved from *d.scratch.
 func (d *decoder) transient(raw []byte, esc, keep bool) string {
@@ -192,18 +213,39 @@ func (d *decoder) transient(raw []byte, esc, keep bool) string {
 	return d.scratch.unquote(raw, keep)
 }
 
-// StringChunks is where a transient parse (Parser.Scratch) copies the
-// strings it decodes: it hands out strings carved from one
-// strings.Builder at a time, grown once to chunkBytes: WriteString and Write append within its
+// StringChunks is the memory of a transient parse (Parser.Scratch).
+//
+// The strings it decodes (ids, roles, names, timestamps: the text bodies
+// go to bodies instead) are carved from one strings.Builder at a time,
+// grown once to chunkBytes: WriteString and Write append within its
 // capacity and never move or rewrite the bytes written before, so every
 // substring of its String stays valid and unchanged (strings.Builder's
 // contract) while later copies go on. A chunk is dropped by the collector
-// once no string carved from it is left. For the indexer, which decodes
-// every line and keeps almost nothing: one allocation per chunkBytes of
+// once no string carved from it is left: one allocation per chunkBytes of
 // strings instead of one per string.
+//
+// bodies holds the current line's text bodies that had to be decoded
+// (decoder.body); it is reused from line to line (decodeLine resets it),
+// so it costs no allocation once grown to the longest line's bodies.
+//
 // The zero value is ready to use; one StringChunks serves one parse at a
 // time.
-type StringChunks struct{ b *strings.Builder }
+type StringChunks struct {
+	b      *strings.Builder
+	bodies []byte
+}
+
+// maxKeptBodies is the largest body buffer a StringChunks keeps from one
+// line to the next: a huge tool result's is dropped, not held.
+const maxKeptBodies = 1 << 20
+
+// nextLine makes c's body buffer free for the next line's bodies.
+func (c *StringChunks) nextLine() {
+	if cap(c.bodies) > maxKeptBodies {
+		c.bodies = nil
+	}
+	c.bodies = c.bodies[:0]
+}
 
 // copy returns b as a string carved from c (of its own allocation when
 // longer than a quarter chunk).
@@ -218,18 +260,15 @@ func (c *StringChunks) copy(b []byte) string {
 }
 
 // unquote is the package's unquote of a string body with escapes, its
-// bytes decoded into c; keep as for unquote.
+// bytes decoded into c; keep as for unquote. The bytes are decoded past
+// the end of the body buffer first, then carved (the buffer's length is
+// left as it was).
 func (c *StringChunks) unquote(raw []byte, keep bool) string {
-	if len(raw) > chunkBytes/4 {
-		return unquote(raw, true, keep)
-	}
-	// The decoded bytes are at most len(raw) but for invalid UTF-8 (a
-	// byte becomes U+FFFD's three): should they not fit, the Builder
-	// moves to a larger array, the strings carved before keeping the old.
-	c.room(len(raw))
-	n := c.b.Len()
-	writeUnquoted(c.b, raw, keep)
-	return c.b.String()[n:]
+	n := len(c.bodies)
+	c.bodies = appendUnquoted(slices.Grow(c.bodies, len(raw)), raw, keep)
+	s := c.copy(c.bodies[n:])
+	c.bodies = c.bodies[:n]
+	return s
 }
 
 // room makes c's Builder one with n bytes free.
@@ -247,15 +286,13 @@ func unquote(raw []byte, esc, keep bool) string {
 	if !esc && utf8.Valid(raw) {
 		return string(raw)
 	}
-	var b strings.Builder
-	b.Grow(len(raw)) // the decoded length, but for invalid UTF-8
-	writeUnquoted(&b, raw, keep)
-	return b.String()
+	// len(raw) is the decoded length but for invalid UTF-8.
+	return string(appendUnquoted(make([]byte, 0, len(raw)), raw, keep))
 }
 
-// writeUnquoted writes the decoded bytes of a validated string body to
+// appendUnquoted appends the decoded bytes of a validated string body to
 // out; keep: a lone surrogate escape is written as its WTF-8 bytes.
-func writeUnquoted(out *strings.Builder, raw []byte, keep bool) {
+func appendUnquoted(out, raw []byte, keep bool) []byte {
 	for i := 0; i < len(raw); {
 		// Copy the run up to the next backslash in one go.
 		k := bytes.IndexByte(raw[i:], '\\')
@@ -265,79 +302,65 @@ func writeUnquoted(out *strings.Builder, raw []byte, keep bool) {
 		if k > 0 {
 			run := raw[i : i+k]
 			if utf8.Valid(run) {
-				out.Write(run)
+				out = append(out, run...)
 			} else {
-				writeFixUTF8(out, run)
+				out = appendFixUTF8(out, run)
 			}
 			i += k
 			continue
 		}
-		c := raw[i]
-		if c == '\\' {
-			switch raw[i+1] {
-			case 'b':
-				out.WriteByte('\b')
-			case 'f':
-				out.WriteByte('\f')
-			case 'n':
-				out.WriteByte('\n')
-			case 'r':
-				out.WriteByte('\r')
-			case 't':
-				out.WriteByte('\t')
-			case 'u':
-				r := hex4(raw[i+2 : i+6])
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-						r2 := hex4(raw[i+2 : i+6])
-						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-							out.WriteRune(dec)
-							i += 6
-							continue
-						}
-					}
-					if keep {
-						out.Write(appendSurrogate(make([]byte, 0, 3), r))
+		switch raw[i+1] {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r := hex4(raw[i+2 : i+6])
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+					r2 := hex4(raw[i+2 : i+6])
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						out = utf8.AppendRune(out, dec)
+						i += 6
 						continue
 					}
-					r = utf8.RuneError
 				}
-				out.WriteRune(r)
-				continue
-			default: // '"', '\\', '/'
-				out.WriteByte(raw[i+1])
+				if keep {
+					out = appendSurrogate(out, r)
+					continue
+				}
+				r = utf8.RuneError
 			}
-			i += 2
+			out = utf8.AppendRune(out, r)
 			continue
+		default: // '"', '\\', '/'
+			out = append(out, raw[i+1])
 		}
-		if c < utf8.RuneSelf {
-			out.WriteByte(c)
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(raw[i:])
-		if r == utf8.RuneError && size == 1 {
-			out.WriteRune(utf8.RuneError)
-		} else {
-			out.Write(raw[i : i+size])
-		}
-		i += size
+		i += 2
 	}
+	return out
 }
 
-// writeFixUTF8 writes run to out with each invalid UTF-8 byte replaced by
-// U+FFFD (encoding/json's rule).
-func writeFixUTF8(out *strings.Builder, run []byte) {
+// appendFixUTF8 appends run to out with each invalid UTF-8 byte replaced
+// by U+FFFD (encoding/json's rule).
+func appendFixUTF8(out, run []byte) []byte {
 	for i := 0; i < len(run); {
 		r, size := utf8.DecodeRune(run[i:])
 		if r == utf8.RuneError && size == 1 {
-			out.WriteRune(utf8.RuneError)
+			out = utf8.AppendRune(out, utf8.RuneError)
 		} else {
-			out.Write(run[i : i+size])
+			out = append(out, run[i:i+size]...)
 		}
 		i += size
 	}
+	return out
 }
 
 func hex4(b []byte) rune {
@@ -537,6 +560,16 @@ func (d *decoder) optText() (string, bool, error) {
 	}
 	s, err := d.text()
 	return s, err == nil, err
+}
+
+// optBody is optText for a transient parse (decoder.body): nil for a
+// value that is not a string.
+func (d *decoder) optBody() ([]byte, error) {
+	if d.peek() != '"' {
+		_, err := d.skip()
+		return nil, err
+	}
+	return d.body()
 }
 
 // optBool reads true/false; anything else is skipped as false.
