@@ -225,9 +225,12 @@ func decodeMessage(d *decoder, m *Message) error {
 		case "isError":
 			m.IsError, err = d.optBool()
 		case "command":
-			if d.scratch != nil {
+			switch {
+			case d.treeOnly:
+				_, err = d.skip()
+			case d.scratch != nil:
 				m.CommandBytes, err = d.optBody()
-			} else {
+			default:
 				m.Command, _, err = d.optText()
 			}
 		case "output":
@@ -302,7 +305,7 @@ func decodeParts(d *decoder, depth int, add func(p Part)) error {
 			return err
 		}
 		switch p.Type {
-		case "text", "thinking", "image", "toolCall":
+		case "text", "thinking", "image", "toolCall": // decodePart's in-place types
 		default:
 			p.Raw = d.b[start:d.i]
 		}
@@ -343,7 +346,40 @@ func skipContent(d *decoder, depth int) error {
 	}
 }
 
+// rawBody is a text body crossed but not yet decoded (decodePart in a
+// transient parse); raw nil: absent or not a string.
+type rawBody struct {
+	raw []byte
+	esc bool
+}
+
+// optRawBody crosses a text body value, decoding nothing.
+func (d *decoder) optRawBody() (rawBody, error) {
+	if d.peek() != '"' {
+		_, err := d.skip()
+		return rawBody{}, err
+	}
+	raw, esc, err := d.rawString()
+	return rawBody{raw, esc}, err
+}
+
 func decodePart(d *decoder, p *Part, depth int) error {
+	// In a transient parse the text bodies are decoded once the part's
+	// type is known: in place (decoder.body) unless the part's JSON is
+	// kept as written (decodeParts sets Raw for the other types).
+	var text, thinking rawBody
+	defer func() {
+		if d.scratch == nil {
+			return
+		}
+		inPlace := p.Type == "text" || p.Type == "thinking" || p.Type == "image" || p.Type == "toolCall"
+		if text.raw != nil {
+			p.TextBytes = d.bodyOf(text.raw, text.esc, inPlace)
+		}
+		if thinking.raw != nil {
+			p.ThinkingBytes = d.bodyOf(thinking.raw, thinking.esc, inPlace)
+		}
+	}()
 	return d.object(depth, func(k []byte) error {
 		var err error
 		switch string(k) {
@@ -351,13 +387,13 @@ func decodePart(d *decoder, p *Part, depth int) error {
 			p.Type, _, err = d.optStr()
 		case "text":
 			if d.scratch != nil {
-				p.TextBytes, err = d.optBody()
+				text, err = d.optRawBody()
 			} else {
 				p.Text, _, err = d.optText()
 			}
 		case "thinking":
 			if d.scratch != nil {
-				p.ThinkingBytes, err = d.optBody()
+				thinking, err = d.optRawBody()
 			} else {
 				p.Thinking, _, err = d.optText()
 			}

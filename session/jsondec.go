@@ -182,23 +182,44 @@ func (d *decoder) strKeep(keep bool) (string, error) {
 }
 
 // body decodes a text body for a transient parse (Parser.Scratch): its
-// bytes alias the line when it holds no escape and is valid UTF-8, and
-// are otherwise decoded (as text) into the scratch's reused body buffer;
-// either way they are valid only until the next line is parsed. No
-// string is made: the indexer copies the body to its item text file
-// (docs/benchmarks.md: a string per body doubled what indexing allocated).
+// bytes alias the line, valid until the next line is parsed. A body with
+// escapes is decoded in place, over its own raw bytes in the line: a
+// decoded body is never longer than its raw form (an escape of 2, 6 or 12
+// bytes gives 1 to 4) unless the raw form holds invalid UTF-8 (a byte
+// becomes U+FFFD's three), so each decoded byte is written at or before
+// the raw byte it comes from, after that byte was read, and the line past
+// the body's closing quote is left as it was. A body with invalid UTF-8
+// is decoded into the scratch's reused body buffer instead. No string is
+// made and nothing is allocated: the indexer copies the body to its item
+// text file (docs/benchmarks.md: a string per body doubled what indexing
+// allocated).
 func (d *decoder) body() ([]byte, error) {
 	raw, esc, err := d.rawString()
-	if err != nil || (!esc && utf8.Valid(raw)) {
-		return raw, err
+	if err != nil {
+		return nil, err
+	}
+	return d.bodyOf(raw, esc, true), nil
+}
+
+// bodyOf is body for a string already crossed (raw and esc as rawString
+// returns them); inPlace false decodes a body with escapes into the body
+// buffer, leaving the line as it is (a content part whose JSON is kept
+// as written, Part.Raw).
+func (d *decoder) bodyOf(raw []byte, esc, inPlace bool) []byte {
+	valid := utf8.Valid(raw)
+	switch {
+	case !esc && valid:
+		return raw
+	case valid && inPlace:
+		return appendUnquoted(raw[:0], raw, true)
 	}
 	c := d.scratch
 	n := len(c.bodies)
-	// Grown once (the decoded length is at most len(raw) but for invalid
-	// UTF-8): growing by append's doubling allocated twice a huge body.
-	c.bodies = appendUnquoted(slices.Grow(c.bodies, len(raw)), raw, true)
+	// Grown once (the decoded length is at most 3*len(raw)): growing by
+	// append's doubling allocated twice a huge body.
+	c.bodies = appendUnquoted(slices.Grow(c.bodies, 3*len(raw)), raw, true)
 	// Capped: nothing appends into the bytes of the next body.
-	return c.bodies[n:len(c.bodies):len(c.bodies)], nil
+	return c.bodies[n:len(c.bodies):len(c.bodies)]
 }
 
 // transient is unquote for transient decoding: the string's bytes are
@@ -224,9 +245,10 @@ func (d *decoder) transient(raw []byte, esc, keep bool) string {
 // once no string carved from it is left: one allocation per chunkBytes of
 // strings instead of one per string.
 //
-// bodies holds the current line's text bodies that had to be decoded
-// (decoder.body); it is reused from line to line (decodeLine resets it),
-// so it costs no allocation once grown to the longest line's bodies.
+// bodies holds the current line's text bodies that could not be decoded
+// in place (decoder.body: invalid UTF-8) and is where a string with
+// escapes is decoded before it is carved; it is reused from line to line
+// (decodeLine resets it), so it costs no allocation once grown.
 //
 // The zero value is ready to use; one StringChunks serves one parse at a
 // time.

@@ -55,7 +55,9 @@ type Parser struct {
 	// thinking, string content, bash command and output, a summary) are
 	// not strings at all: they are the ...Bytes fields (Decoded.SummaryBytes,
 	// Message.CommandBytes and OutputBytes, Content.TextBytes,
-	// Part.TextBytes and ThinkingBytes), aliasing the line or the
+	// Part.TextBytes and ThinkingBytes), aliasing the line (ParseLine
+	// rewrites a body with escapes in place: the line's bytes are the
+	// caller's to read again only outside its text bodies) or the
 	// scratch's reused body buffer, and their string fields are empty.
 	// The returned *Entry is reused by the next call too (copy the value
 	// to keep it); its strings and the Header are copies of their own.
@@ -67,7 +69,8 @@ type Parser struct {
 	dec     Decoded // with Scratch: the Decoded ParseLine returns, reused for each line
 	// TreeOnly makes ParseLine return the Entry only as the tree needs it
 	// (every Entry field is the same) and a Decoded without the bodies
-	// (message content and output, custom message content, summaries):
+	// (message content, command and output, custom message content,
+	// summaries):
 	// those values are validated and crossed, not decoded, so the lines
 	// accepted and skipped are the same. For the store's first phase,
 	// which builds the tree before anything is rendered.

@@ -164,6 +164,7 @@ func FuzzScratchAgrees(f *testing.F) {
 		`{"type":"branch_summary","id":"b","fromId":"a","summary":"\u0041"}`,
 		`{"type":"compaction","id":"c","summary":"","firstKeptEntryId":"a"}`,
 		`{"type":"custom_message","id":"w","customType":"x","content":"s\/t","display":true}`,
+		`{"type":"message","id":"a","message":{"role":"user","content":[{"text":"a\nb","type":"x","thinking":"\u00e9"},{"type":"text","text":"\ud83d\ude00\n"}]}}`,
 		`{"type":"context_edit","id":"e","targetId":"a","replacement":{"content":[{"type":"text","text":"t\r"}]}}`,
 	} {
 		f.Add([]byte(s))
@@ -177,7 +178,7 @@ func FuzzScratchAgrees(f *testing.F) {
 		plain, tr := Parser{}, Parser{Scratch: new(StringChunks)}
 		plain.ParseLine(hdr, 0)
 		tr.ParseLine(hdr, 0)
-		tr.ParseLine(before, 1)
+		tr.ParseLine(bytes.Clone(before), 1)
 		tr.NextLine, tr.NextSeq = plain.NextLine, plain.NextSeq
 		e1, d1, s1 := plain.ParseLine(bytes.Clone(line), 2)
 		e2, d2, s2 := tr.ParseLine(line, 2)
