@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,95 +68,74 @@ func (d *decoder) peek() byte {
 
 // rawString crosses a string starting at d.i (the opening quote) and
 // returns its raw body (without quotes) and whether it holds escapes. It
-// checks for raw control characters, which JSON forbids.
+// checks each escape and refuses raw control characters, which JSON
+// forbids. One pass: eight bytes at a time are tested for a quote, a
+// backslash or a control character at once (stopAt), so a long run of
+// plain text is crossed in one loop.
 func (d *decoder) rawString() ([]byte, bool, error) {
-	if d.i >= len(d.b) || d.b[d.i] != '"' {
+	b := d.b
+	if d.i >= len(b) || b[d.i] != '"' {
 		return nil, false, errSyntax
 	}
 	start := d.i + 1
-	j := start
+	i := start
 	esc := false
 	for {
-		k := bytes.IndexByte(d.b[j:], '"')
-		if k < 0 {
+		for i+8 <= len(b) {
+			if m := stopAt(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
 			return nil, false, errSyntax
 		}
-		end := j + k
-		// Count the backslashes right before the quote.
-		n := 0
-		for p := end - 1; p >= start && d.b[p] == '\\'; p-- {
-			n++
-		}
-		if bytes.IndexByte(d.b[j:end], '\\') >= 0 {
+		switch c := b[i]; {
+		case c == '"':
+			d.i = i + 1
+			return b[start:i], esc, nil
+		case c == '\\':
 			esc = true
-		}
-		if n%2 == 0 {
-			body := d.b[start:end]
-			if hasControl(body) {
+			if i+1 >= len(b) {
 				return nil, false, errSyntax
 			}
-			if esc {
-				if err := checkEscapes(body); err != nil {
-					return nil, false, err
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) {
+					return nil, false, errSyntax
 				}
-			}
-			d.i = end + 1
-			return body, esc, nil
-		}
-		j = end + 1
-	}
-}
-
-// hasControl reports whether b holds a byte below 0x20 (forbidden raw in
-// a JSON string). It tests eight bytes at a time.
-func hasControl(b []byte) bool {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		// A byte x < 0x20 iff (x - 0x20) borrows into bit 7 while x itself
-		// has bit 7 clear.
-		if (w-0x20*lo)&^w&hi != 0 {
-			return true
-		}
-	}
-	for ; i < len(b); i++ {
-		if b[i] < 0x20 {
-			return true
-		}
-	}
-	return false
-}
-
-// checkEscapes validates the escape sequences of a string body.
-func checkEscapes(s []byte) error {
-	for i := 0; i < len(s); i++ {
-		k := bytes.IndexByte(s[i:], '\\')
-		if k < 0 {
-			return nil
-		}
-		i += k
-		if i+1 >= len(s) {
-			return errSyntax
-		}
-		switch s[i+1] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			i++
-		case 'u':
-			if i+5 >= len(s) {
-				return errSyntax
-			}
-			for _, c := range s[i+2 : i+6] {
-				if !isHex(c) {
-					return errSyntax
+				for _, h := range b[i+2 : i+6] {
+					if !isHex(h) {
+						return nil, false, errSyntax
+					}
 				}
+				i += 6
+			default:
+				return nil, false, errSyntax
 			}
-			i += 5
+		case c < 0x20:
+			return nil, false, errSyntax
 		default:
-			return errSyntax
+			i++ // the last bytes, fewer than eight, one at a time
 		}
 	}
-	return nil
+}
+
+// stopAt returns the bytes of w (eight string bytes, little-endian) that
+// rawString must stop at, each as its bit 7: a quote, a backslash or a
+// byte below 0x20. A set bit above a stop byte may be false (a borrow
+// carries into the next byte), so only the lowest one counts: it is
+// always a stop byte.
+func stopAt(w uint64) uint64 {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	q := w ^ ('"' * lo)
+	s := w ^ ('\\' * lo)
+	// A byte x is 0 iff (x - 1) borrows into bit 7 while x has bit 7
+	// clear; x < 0x20 iff (x - 0x20) does.
+	return ((q-lo)&^q | (s-lo)&^s | (w-0x20*lo)&^w) & hi
 }
 
 func isHex(c byte) bool {
