@@ -349,8 +349,8 @@ func skipContent(d *decoder, depth int) error {
 // rawBody is a text body crossed but not yet decoded (decodePart in a
 // transient parse); raw nil: absent or not a string.
 type rawBody struct {
-	raw []byte
-	esc bool
+	raw        []byte
+	esc, ascii bool
 }
 
 // optRawBody crosses a text body value, decoding nothing.
@@ -360,7 +360,7 @@ func (d *decoder) optRawBody() (rawBody, error) {
 		return rawBody{}, err
 	}
 	raw, esc, err := d.rawString()
-	return rawBody{raw, esc}, err
+	return rawBody{raw, esc, d.ascii}, err
 }
 
 func decodePart(d *decoder, p *Part, depth int) error {
@@ -374,10 +374,10 @@ func decodePart(d *decoder, p *Part, depth int) error {
 		}
 		inPlace := p.Type == "text" || p.Type == "thinking" || p.Type == "image" || p.Type == "toolCall"
 		if text.raw != nil {
-			p.TextBytes = d.bodyOf(text.raw, text.esc, inPlace)
+			p.TextBytes = d.bodyOf(text.raw, text.esc, text.ascii, inPlace)
 		}
 		if thinking.raw != nil {
-			p.ThinkingBytes = d.bodyOf(thinking.raw, thinking.esc, inPlace)
+			p.ThinkingBytes = d.bodyOf(thinking.raw, thinking.esc, thinking.ascii, inPlace)
 		}
 	}()
 	return d.object(depth, func(k []byte) error {

@@ -47,6 +47,9 @@ type decoder struct {
 	// parts, with scratch, is where content parts go (one array reused
 	// for every line); nil: each content allocates its own.
 	parts *[]Part
+	// ascii reports that the string rawString crossed last is all ASCII
+	// (false may also mean: not known), so valid UTF-8.
+	ascii bool
 }
 
 func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -80,9 +83,14 @@ func (d *decoder) rawString() ([]byte, bool, error) {
 	start := d.i + 1
 	i := start
 	esc := false
+	// Every byte crossed is ORed in (and some past the string: a word
+	// read at its end), so bit 7 clear means all ASCII.
+	var seen uint64
 	for {
 		for i+8 <= len(b) {
-			if m := stopAt(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			w := binary.LittleEndian.Uint64(b[i:])
+			seen |= w
+			if m := stopAt(w); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
@@ -94,6 +102,7 @@ func (d *decoder) rawString() ([]byte, bool, error) {
 		switch c := b[i]; {
 		case c == '"':
 			d.i = i + 1
+			d.ascii = seen&0x8080808080808080 == 0
 			return b[start:i], esc, nil
 		case c == '\\':
 			esc = true
@@ -119,6 +128,7 @@ func (d *decoder) rawString() ([]byte, bool, error) {
 		case c < 0x20:
 			return nil, false, errSyntax
 		default:
+			seen |= uint64(c)
 			i++ // the last bytes, fewer than eight, one at a time
 		}
 	}
@@ -158,6 +168,9 @@ func (d *decoder) strKeep(keep bool) (string, error) {
 	if d.scratch != nil {
 		return d.transient(raw, esc, keep), nil
 	}
+	if !esc && d.ascii {
+		return string(raw), nil
+	}
 	return unquote(raw, esc, keep), nil
 }
 
@@ -178,26 +191,26 @@ func (d *decoder) body() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.bodyOf(raw, esc, true), nil
+	return d.bodyOf(raw, esc, d.ascii, true), nil
 }
 
-// bodyOf is body for a string already crossed (raw and esc as rawString
-// returns them); inPlace false decodes a body with escapes into the body
-// buffer, leaving the line as it is (a content part whose JSON is kept
-// as written, Part.Raw).
-func (d *decoder) bodyOf(raw []byte, esc, inPlace bool) []byte {
-	valid := utf8.Valid(raw)
+// bodyOf is body for a string already crossed (raw, esc and ascii as
+// rawString gives them); inPlace false decodes a body with escapes into
+// the body buffer, leaving the line as it is (a content part whose JSON
+// is kept as written, Part.Raw).
+func (d *decoder) bodyOf(raw []byte, esc, ascii, inPlace bool) []byte {
+	valid := ascii || utf8.Valid(raw)
 	switch {
 	case !esc && valid:
 		return raw
 	case valid && inPlace:
-		return appendUnquoted(raw[:0], raw, true)
+		return appendUnquoted(raw[:0], raw, true, true)
 	}
 	c := d.scratch
 	n := len(c.bodies)
 	// Grown once (the decoded length is at most 3*len(raw)): growing by
 	// append's doubling allocated twice a huge body.
-	c.bodies = appendUnquoted(slices.Grow(c.bodies, 3*len(raw)), raw, true)
+	c.bodies = appendUnquoted(slices.Grow(c.bodies, 3*len(raw)), raw, true, valid)
 	// Capped: nothing appends into the bytes of the next body.
 	return c.bodies[n:len(c.bodies):len(c.bodies)]
 }
@@ -208,7 +221,7 @@ func (d *decoder) transient(raw []byte, esc, keep bool) string {
 	if len(raw) == 0 {
 		return ""
 	}
-	if !esc && utf8.Valid(raw) {
+	if !esc && (d.ascii || utf8.Valid(raw)) {
 		return d.scratch.copy(raw)
 	}
 	return d.scratch.unquote(raw, keep)
@@ -267,7 +280,7 @@ func (c *StringChunks) copy(b []byte) string {
 // left as it was).
 func (c *StringChunks) unquote(raw []byte, keep bool) string {
 	n := len(c.bodies)
-	c.bodies = appendUnquoted(slices.Grow(c.bodies, len(raw)), raw, keep)
+	c.bodies = appendUnquoted(slices.Grow(c.bodies, len(raw)), raw, keep, false)
 	s := c.copy(c.bodies[n:])
 	c.bodies = c.bodies[:n]
 	return s
@@ -289,12 +302,13 @@ func unquote(raw []byte, esc, keep bool) string {
 		return string(raw)
 	}
 	// len(raw) is the decoded length but for invalid UTF-8.
-	return string(appendUnquoted(make([]byte, 0, len(raw)), raw, keep))
+	return string(appendUnquoted(make([]byte, 0, len(raw)), raw, keep, false))
 }
 
 // appendUnquoted appends the decoded bytes of a validated string body to
-// out; keep: a lone surrogate escape is written as its WTF-8 bytes.
-func appendUnquoted(out, raw []byte, keep bool) []byte {
+// out; keep: a lone surrogate escape is written as its WTF-8 bytes;
+// valid: raw is known to be valid UTF-8 (its runs are not checked again).
+func appendUnquoted(out, raw []byte, keep, valid bool) []byte {
 	for i := 0; i < len(raw); {
 		// Copy the run up to the next backslash in one go.
 		k := bytes.IndexByte(raw[i:], '\\')
@@ -303,7 +317,7 @@ func appendUnquoted(out, raw []byte, keep bool) []byte {
 		}
 		if k > 0 {
 			run := raw[i : i+k]
-			if utf8.Valid(run) {
+			if valid || utf8.Valid(run) {
 				out = append(out, run...)
 			} else {
 				out = appendFixUTF8(out, run)
