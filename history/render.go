@@ -179,17 +179,49 @@ func Render(e *session.Entry, d *session.Decoded, calls CallLookup) (Item, bool)
 }
 
 // RenderTo is Render for a caller that copies the text elsewhere at once
-// (the indexer writes it to the item text files): buf is reset, and a text
-// that has to be assembled (content of several parts or of one part other
-// than text or thinking, a bash execution) is written to buf instead of a
-// string of its own: inBuf is then true, Item.Text is "" and Item.Chars
-// counts buf's bytes. Otherwise (string content, one text or thinking
-// part, a summary) Item.Text is the decoded string itself and buf stays
-// empty. The same rules as Render; buf's bytes are the caller's until its
-// next use.
-func RenderTo(buf *bytes.Buffer, e *session.Entry, d *session.Decoded, calls CallLookup) (it Item, inBuf, ok bool) {
+// (the indexer writes it to the item text files), typically of a transient
+// parse (session.Parser.Scratch, whose text bodies are bytes): the item's
+// text is returned as text, not in Item.Text (""), and Item.Chars counts
+// it. text is the body itself when the item's text is one body held in
+// bytes (string content, one text or thinking part, a summary), valid as
+// long as the parse's bytes are; otherwise it is written to buf (reset
+// first) and text is buf's bytes, the caller's until buf's next use. The
+// same rules as Render: the bytes are those of Render's Item.Text.
+func RenderTo(buf *bytes.Buffer, e *session.Entry, d *session.Decoded, calls CallLookup) (it Item, text []byte, ok bool) {
 	buf.Reset()
 	return render(e, d, calls, buf)
+}
+
+// body is a text body of a decoded entry: a string, or bytes (b non-nil)
+// of a transient parse (session.Parser.Scratch).
+type body struct {
+	s string
+	b []byte
+}
+
+func (t body) len() int { return len(t.s) + len(t.b) }
+
+func (t body) writeTo(w textWriter) {
+	if t.b != nil {
+		w.Write(t.b)
+	} else {
+		w.WriteString(t.s)
+	}
+}
+
+// oneBody returns an item text that is one body t: Render (buf nil) as a
+// string; RenderTo as bytes, t's own or t's string written to buf.
+func oneBody(t body, buf *bytes.Buffer) (string, []byte) {
+	switch {
+	case buf == nil && t.b != nil:
+		return string(t.b), nil
+	case buf == nil:
+		return t.s, nil
+	case t.b != nil:
+		return "", t.b
+	}
+	buf.WriteString(t.s)
+	return "", buf.Bytes()
 }
 
 // textWriter is what an assembled item text is written to: a
@@ -203,18 +235,18 @@ type textWriter interface {
 
 // render is Render, writing an assembled text to buf when buf is not nil
 // (RenderTo).
-func render(e *session.Entry, d *session.Decoded, calls CallLookup, buf *bytes.Buffer) (it Item, inBuf, ok bool) {
+func render(e *session.Entry, d *session.Decoded, calls CallLookup, buf *bytes.Buffer) (it Item, text []byte, ok bool) {
 	if e == nil || d == nil {
-		return Item{}, false, false
+		return Item{}, nil, false
 	}
 	content := func(c *session.Content) {
-		it.Text, inBuf = contentText(c, buf)
+		it.Text, text = contentText(c, buf)
 	}
 	switch e.Type {
 	case session.TypeMessage:
 		m := d.Message
 		if m == nil {
-			return Item{}, false, false
+			return Item{}, nil, false
 		}
 		switch m.Role {
 		case session.RoleUser:
@@ -244,17 +276,20 @@ func render(e *session.Entry, d *session.Decoded, calls CallLookup, buf *bytes.B
 			}
 		case session.RoleBashExecution:
 			it.Role = RoleUser
+			command, output := body{m.Command, m.CommandBytes}, body{m.Output, m.OutputBytes}
 			if buf != nil {
-				writeBash(buf, m.Command, m.Output)
-				inBuf = true
+				writeBash(buf, command, output)
+				text = buf.Bytes()
 			} else {
-				it.Text = bashText(m.Command, m.Output)
+				var b strings.Builder
+				writeBash(&b, command, output)
+				it.Text = b.String()
 			}
 		case session.RoleCustom:
 			it.Role = RoleDeveloper
 			content(&m.Content)
 		default:
-			return Item{}, false, false
+			return Item{}, nil, false
 		}
 	case session.TypeCustomMessage:
 		it.Role = RoleDeveloper
@@ -264,16 +299,19 @@ func render(e *session.Entry, d *session.Decoded, calls CallLookup, buf *bytes.B
 	case session.TypeBranchSummary:
 		it.Role = RoleAssistant
 		it.Summary = true
-		it.Text = d.Summary
+		it.Text, text = oneBody(body{d.Summary, d.SummaryBytes}, buf)
 	default:
-		return Item{}, false, false
+		return Item{}, nil, false
 	}
-	if inBuf {
-		it.Chars = session.CountChars(buf.Bytes())
+	if buf != nil {
+		if text == nil {
+			text = buf.Bytes() // no content: ""
+		}
+		it.Chars = session.CountChars(text)
 	} else {
 		it.Chars = session.CountChars(it.Text)
 	}
-	return it, inBuf, true
+	return it, text, true
 }
 
 // RenderReplacement renders a context_edit's replacement content (Pi 1.x)
@@ -298,23 +336,16 @@ func RenderReplacement(c *session.Content) Item {
 	return it
 }
 
-// bashText is Pi's bashExecutionToText (messages.ts) restricted to the
-// command and output.
-func bashText(command, output string) string {
-	var b strings.Builder
-	writeBash(&b, command, output)
-	return b.String()
-}
-
-// writeBash writes bashText(command, output) to b.
-func writeBash(b textWriter, command, output string) {
-	b.Grow(len(command) + len(output) + 32)
+// writeBash writes Pi's bashExecutionToText (messages.ts) restricted to
+// the command and output to b.
+func writeBash(b textWriter, command, output body) {
+	b.Grow(command.len() + output.len() + 32)
 	b.WriteString("Ran `")
-	b.WriteString(command)
+	command.writeTo(b)
 	b.WriteString("`\n")
-	if output != "" {
+	if output.len() > 0 {
 		b.WriteString("```\n")
-		b.WriteString(output)
+		output.writeTo(b)
 		b.WriteString("\n```")
 	} else {
 		b.WriteString("(no output)")
@@ -328,20 +359,20 @@ func renderContent(c *session.Content) string {
 	return s
 }
 
-// contentText is renderContent, writing a text it has to assemble to buf
-// when buf is not nil (inBuf true, s "").
-func contentText(c *session.Content, buf *bytes.Buffer) (s string, inBuf bool) {
+// contentText is renderContent; with buf (RenderTo) the text is returned
+// as bytes instead (oneBody), a text it has to assemble written to buf.
+func contentText(c *session.Content, buf *bytes.Buffer) (string, []byte) {
 	if c.IsString {
-		return c.Text, false
+		return oneBody(body{c.Text, c.TextBytes}, buf)
 	}
 	if len(c.Parts) == 1 {
 		// One text or thinking block (most tool results and user
 		// messages): the text itself, not a copy.
 		switch p := &c.Parts[0]; p.Type {
 		case "text":
-			return p.Text, false
+			return oneBody(body{p.Text, p.TextBytes}, buf)
 		case "thinking":
-			return p.Thinking, false
+			return oneBody(body{p.Thinking, p.ThinkingBytes}, buf)
 		}
 	}
 	// Size the builder once: growing it by doubling allocated about as
@@ -349,15 +380,15 @@ func contentText(c *session.Content, buf *bytes.Buffer) (s string, inBuf bool) {
 	n := len(c.Parts)
 	for i := range c.Parts {
 		p := &c.Parts[i]
-		n += len(p.Text) + len(p.Thinking) + len(p.MimeType) + len(p.Name) + len(p.Arguments) + len(p.Raw) + 32
+		n += len(p.Text) + len(p.TextBytes) + len(p.Thinking) + len(p.ThinkingBytes) + len(p.MimeType) + len(p.Name) + len(p.Arguments) + len(p.Raw) + 32
 	}
 	if buf != nil {
 		writeParts(buf, c, n)
-		return "", true
+		return "", buf.Bytes()
 	}
 	var b strings.Builder
 	writeParts(&b, c, n)
-	return b.String(), false
+	return b.String(), nil
 }
 
 // writeParts writes every part of c joined by "\n" to b, grown first by n
@@ -382,9 +413,9 @@ func writeParts(b textWriter, c *session.Content, n int) {
 func renderPart(b textWriter, p *session.Part) {
 	switch p.Type {
 	case "text":
-		b.WriteString(p.Text)
+		body{p.Text, p.TextBytes}.writeTo(b)
 	case "thinking":
-		b.WriteString(p.Thinking)
+		body{p.Thinking, p.ThinkingBytes}.writeTo(b)
 	case "image":
 		b.WriteString("[image ")
 		b.WriteString(p.MimeType)

@@ -123,7 +123,8 @@ func TestRenderRoles(t *testing.T) {
 		{"message not an object", `{"type":"message","id":"q","parentId":null,"timestamp":"t","message":"oops"}`, Item{}, false},
 	}
 	// The texts RenderTo assembles in its buffer: content of several parts
-	// and bash executions; every other text is the decoded string itself.
+	// and bash executions; every other text is, in a transient parse, the
+	// body's own bytes (buf untouched).
 	assembled := map[string]bool{"user parts": true, "bashExecution": true, "bashExecution no output": true, "custom_message blocks": true}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -131,24 +132,28 @@ func TestRenderRoles(t *testing.T) {
 			if ok != c.ok || got != c.want {
 				t.Errorf("got %+v %v, want %+v %v", got, ok, c.want, c.ok)
 			}
-			// RenderTo gives the same item, its text in buf when assembled.
-			var buf bytes.Buffer
-			buf.WriteString("left over") // RenderTo resets buf
-			es, ds := parse(t, c.line)
-			got, inBuf, ok := RenderTo(&buf, es[0], ds[0], nil)
-			if inBuf != assembled[c.name] {
-				t.Errorf("RenderTo inBuf = %v, want %v", inBuf, assembled[c.name])
-			}
-			if inBuf {
-				if got.Text != "" {
-					t.Errorf("RenderTo: text %q in the item as well as in buf", got.Text)
+			// RenderTo gives the same item, its text returned as bytes,
+			// of a plain parse and of a transient one.
+			for _, transient := range []bool{false, true} {
+				var buf bytes.Buffer
+				buf.WriteString("left over") // RenderTo resets buf
+				p := session.Parser{}
+				if transient {
+					p.Scratch = new(session.StringChunks)
 				}
-				got.Text = buf.String()
-			} else if buf.Len() != 0 {
-				t.Errorf("RenderTo left %q in buf", buf.String())
-			}
-			if ok != c.ok || got != c.want {
-				t.Errorf("RenderTo: got %+v %v, want %+v %v", got, ok, c.want, c.ok)
+				p.ParseLine([]byte(header), 0)
+				e, d, _ := p.ParseLine([]byte(c.line), 1)
+				got, text, ok := RenderTo(&buf, e, d, nil)
+				if got.Text != "" {
+					t.Errorf("RenderTo (transient %v): text %q in the item", transient, got.Text)
+				}
+				if transient && ok && !assembled[c.name] && buf.Len() != 0 {
+					t.Errorf("RenderTo (transient): body copied to buf: %q", buf.String())
+				}
+				got.Text = string(text)
+				if ok != c.ok || got != c.want {
+					t.Errorf("RenderTo (transient %v): got %+v %v, want %+v %v", transient, got, ok, c.want, c.ok)
+				}
 			}
 		})
 	}

@@ -24,6 +24,7 @@ type lineFields struct {
 	data       []byte
 
 	summary                string
+	summaryBytes           []byte // with a scratch: the summary (decoder.body)
 	fromID                 string
 	fromHook               bool
 	firstKeptEntryID       string
@@ -59,6 +60,7 @@ func decodeLine(line []byte, scratch *StringChunks, f *lineFields, treeOnly bool
 	clear(parts) // drop the previous line's strings (they pin its chunks)
 	*f = lineFields{parts: parts[:0]}
 	if scratch != nil {
+		scratch.nextLine()
 		if f.parts == nil {
 			f.parts = make([]Part, 0, 16)
 		}
@@ -130,6 +132,8 @@ func decodeLine(line []byte, scratch *StringChunks, f *lineFields, treeOnly bool
 				if len(raw) > 0 {
 					f.summary = "-"
 				}
+			} else if d.scratch != nil {
+				f.summaryBytes, err = d.optBody()
 			} else {
 				f.summary, _, err = d.optText()
 			}
@@ -221,11 +225,21 @@ func decodeMessage(d *decoder, m *Message) error {
 		case "isError":
 			m.IsError, err = d.optBool()
 		case "command":
-			m.Command, _, err = d.optText()
-		case "output":
-			if d.treeOnly {
+			switch {
+			case d.treeOnly:
 				_, err = d.skip()
-			} else {
+			case d.scratch != nil:
+				m.CommandBytes, err = d.optBody()
+			default:
+				m.Command, _, err = d.optText()
+			}
+		case "output":
+			switch {
+			case d.treeOnly:
+				_, err = d.skip()
+			case d.scratch != nil:
+				m.OutputBytes, err = d.optBody()
+			default:
 				m.Output, _, err = d.optText()
 			}
 		case "excludeFromContext":
@@ -244,6 +258,10 @@ func decodeMessage(d *decoder, m *Message) error {
 func decodeContent(d *decoder, depth int) (Content, error) {
 	switch d.peek() {
 	case '"':
+		if d.scratch != nil {
+			b, err := d.body()
+			return Content{IsString: true, TextBytes: b}, err
+		}
 		s, err := d.text()
 		return Content{IsString: true, Text: s}, err
 	case '[':
@@ -287,7 +305,7 @@ func decodeParts(d *decoder, depth int, add func(p Part)) error {
 			return err
 		}
 		switch p.Type {
-		case "text", "thinking", "image", "toolCall":
+		case "text", "thinking", "image", "toolCall": // decodePart's in-place types
 		default:
 			p.Raw = d.b[start:d.i]
 		}
@@ -328,16 +346,57 @@ func skipContent(d *decoder, depth int) error {
 	}
 }
 
+// rawBody is a text body crossed but not yet decoded (decodePart in a
+// transient parse); raw nil: absent or not a string.
+type rawBody struct {
+	raw        []byte
+	esc, ascii bool
+}
+
+// optRawBody crosses a text body value, decoding nothing.
+func (d *decoder) optRawBody() (rawBody, error) {
+	if d.peek() != '"' {
+		_, err := d.skip()
+		return rawBody{}, err
+	}
+	raw, esc, err := d.rawString()
+	return rawBody{raw, esc, d.ascii}, err
+}
+
 func decodePart(d *decoder, p *Part, depth int) error {
+	// In a transient parse the text bodies are decoded once the part's
+	// type is known: in place (decoder.body) unless the part's JSON is
+	// kept as written (decodeParts sets Raw for the other types).
+	var text, thinking rawBody
+	defer func() {
+		if d.scratch == nil {
+			return
+		}
+		inPlace := p.Type == "text" || p.Type == "thinking" || p.Type == "image" || p.Type == "toolCall"
+		if text.raw != nil {
+			p.TextBytes = d.bodyOf(text.raw, text.esc, text.ascii, inPlace)
+		}
+		if thinking.raw != nil {
+			p.ThinkingBytes = d.bodyOf(thinking.raw, thinking.esc, thinking.ascii, inPlace)
+		}
+	}()
 	return d.object(depth, func(k []byte) error {
 		var err error
 		switch string(k) {
 		case "type":
 			p.Type, _, err = d.optStr()
 		case "text":
-			p.Text, _, err = d.optText()
+			if d.scratch != nil {
+				text, err = d.optRawBody()
+			} else {
+				p.Text, _, err = d.optText()
+			}
 		case "thinking":
-			p.Thinking, _, err = d.optText()
+			if d.scratch != nil {
+				thinking, err = d.optRawBody()
+			} else {
+				p.Thinking, _, err = d.optText()
+			}
 		case "mimeType":
 			p.MimeType, _, err = d.optStr()
 		case "id":

@@ -258,12 +258,16 @@ func (e Entry) IsBoundary() bool {
 // Entry. It carries the bodies needed to render history items and to replay
 // notes and manifests; callers keep it only as long as they need it.
 type Decoded struct {
-	Message *Message        // message entries
-	Content *Content        // custom_message content
-	Summary string          // branch_summary, compaction
-	Data    json.RawMessage // custom entries: data (nil when absent)
-	Details json.RawMessage // custom_message, compaction, branch_summary: details
-	Display bool            // custom_message: display
+	Message *Message // message entries
+	Content *Content // custom_message content
+	Summary string   // branch_summary, compaction
+	// SummaryBytes is the summary of a transient parse (Parser.Scratch),
+	// valid until the next line is parsed; Summary is then "". Nil
+	// otherwise. The same holds for every ...Bytes field below.
+	SummaryBytes []byte
+	Data         json.RawMessage // custom entries: data (nil when absent)
+	Details      json.RawMessage // custom_message, compaction, branch_summary: details
+	Display      bool            // custom_message: display
 	// Replacement is a context_edit's replacement content (Edit ==
 	// EditReplace), as written: a string for an assistant or toolResult
 	// target stands for one text block.
@@ -281,6 +285,8 @@ type Message struct {
 	// bashExecution fields
 	Command            string `json:"command,omitempty"`
 	Output             string `json:"output,omitempty"`
+	CommandBytes       []byte `json:"-"` // Command of a transient parse (Decoded.SummaryBytes)
+	OutputBytes        []byte `json:"-"` // Output of a transient parse
 	ExcludeFromContext bool   `json:"excludeFromContext,omitempty"`
 	// custom (migrated hookMessage) fields
 	CustomType string `json:"customType,omitempty"`
@@ -289,21 +295,26 @@ type Message struct {
 // Content is a message content value: either a plain string (Text, with
 // IsString set) or a list of content blocks.
 type Content struct {
-	IsString bool
-	Text     string
-	Parts    []Part
+	IsString  bool
+	Text      string
+	TextBytes []byte // Text of a transient parse (Decoded.SummaryBytes)
+	Parts     []Part
 }
 
 // Part is one content block: text, thinking, image or toolCall; any other
 // block keeps its JSON in Raw.
 type Part struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text,omitempty"`      // text
-	Thinking  string          `json:"thinking,omitempty"`  // thinking
-	MimeType  string          `json:"mimeType,omitempty"`  // image (data is not kept)
-	ID        string          `json:"id,omitempty"`        // toolCall
-	Name      string          `json:"name,omitempty"`      // toolCall
-	Arguments json.RawMessage `json:"arguments,omitempty"` // toolCall
-	Namespace string          `json:"namespace,omitempty"` // toolCall (0.85 OpenAI Responses)
-	Raw       json.RawMessage `json:"-"`                   // any block: its JSON as written
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`     // text
+	Thinking string `json:"thinking,omitempty"` // thinking
+	// TextBytes and ThinkingBytes are Text and Thinking of a transient
+	// parse (Decoded.SummaryBytes).
+	TextBytes     []byte          `json:"-"`
+	ThinkingBytes []byte          `json:"-"`
+	MimeType      string          `json:"mimeType,omitempty"`  // image (data is not kept)
+	ID            string          `json:"id,omitempty"`        // toolCall
+	Name          string          `json:"name,omitempty"`      // toolCall
+	Arguments     json.RawMessage `json:"arguments,omitempty"` // toolCall
+	Namespace     string          `json:"namespace,omitempty"` // toolCall (0.85 OpenAI Responses)
+	Raw           json.RawMessage `json:"-"`                   // any block: its JSON as written
 }

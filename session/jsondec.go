@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -15,8 +17,9 @@ import (
 // json.RawMessage and every UnmarshalJSON value: on real sessions, where
 // most bytes sit in long strings (tool output, thinking), that is about
 // eight passes and 25 MB/s. Here each byte is looked at once: strings are
-// crossed with bytes.IndexByte, only the fields an Entry or a Decoded needs
-// are unescaped, and every other value is validated and skipped.
+// crossed eight bytes at a time (rawString), only the fields an Entry or
+// a Decoded needs are unescaped, and every other value is validated and
+// skipped.
 //
 // Acceptance is JSON.parse's (Pi skips any line it throws on): exactly one
 // value, optional surrounding whitespace, RFC 8259 grammar. String
@@ -26,8 +29,8 @@ import (
 // encoding/json, values included for every line (escapes too), and
 // BenchmarkDecoder (decoder_bench_test.go) times it against the
 // encoding/json oracle on encoding/json and on the fastest maintained
-// alternative: it takes about 0.6 of the fastest's CPU (0.4 with the
-// indexer's scratch), so it stays.
+// alternative: it takes about 0.6 of the fastest's CPU (0.3 with the
+// indexer's scratch, whose text bodies are decoded in place), so it stays.
 
 var errSyntax = errors.New("invalid JSON")
 
@@ -45,6 +48,9 @@ type decoder struct {
 	// parts, with scratch, is where content parts go (one array reused
 	// for every line); nil: each content allocates its own.
 	parts *[]Part
+	// ascii reports that the string rawString crossed last is all ASCII
+	// (false may also mean: not known), so valid UTF-8.
+	ascii bool
 }
 
 func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -66,95 +72,81 @@ func (d *decoder) peek() byte {
 
 // rawString crosses a string starting at d.i (the opening quote) and
 // returns its raw body (without quotes) and whether it holds escapes. It
-// checks for raw control characters, which JSON forbids.
+// checks each escape and refuses raw control characters, which JSON
+// forbids. One pass: eight bytes at a time are tested for a quote, a
+// backslash or a control character at once (stopAt), so a long run of
+// plain text is crossed in one loop.
 func (d *decoder) rawString() ([]byte, bool, error) {
-	if d.i >= len(d.b) || d.b[d.i] != '"' {
+	b := d.b
+	if d.i >= len(b) || b[d.i] != '"' {
 		return nil, false, errSyntax
 	}
 	start := d.i + 1
-	j := start
+	i := start
 	esc := false
+	// Every byte crossed is ORed in (and some past the string: a word
+	// read at its end), so bit 7 clear means all ASCII.
+	var seen uint64
 	for {
-		k := bytes.IndexByte(d.b[j:], '"')
-		if k < 0 {
+		for i+8 <= len(b) {
+			w := binary.LittleEndian.Uint64(b[i:])
+			seen |= w
+			if m := stopAt(w); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
 			return nil, false, errSyntax
 		}
-		end := j + k
-		// Count the backslashes right before the quote.
-		n := 0
-		for p := end - 1; p >= start && d.b[p] == '\\'; p-- {
-			n++
-		}
-		if bytes.IndexByte(d.b[j:end], '\\') >= 0 {
+		switch c := b[i]; {
+		case c == '"':
+			d.i = i + 1
+			d.ascii = seen&0x8080808080808080 == 0
+			return b[start:i], esc, nil
+		case c == '\\':
 			esc = true
-		}
-		if n%2 == 0 {
-			body := d.b[start:end]
-			if hasControl(body) {
+			if i+1 >= len(b) {
 				return nil, false, errSyntax
 			}
-			if esc {
-				if err := checkEscapes(body); err != nil {
-					return nil, false, err
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) {
+					return nil, false, errSyntax
 				}
-			}
-			d.i = end + 1
-			return body, esc, nil
-		}
-		j = end + 1
-	}
-}
-
-// hasControl reports whether b holds a byte below 0x20 (forbidden raw in
-// a JSON string). It tests eight bytes at a time.
-func hasControl(b []byte) bool {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		// A byte x < 0x20 iff (x - 0x20) borrows into bit 7 while x itself
-		// has bit 7 clear.
-		if (w-0x20*lo)&^w&hi != 0 {
-			return true
-		}
-	}
-	for ; i < len(b); i++ {
-		if b[i] < 0x20 {
-			return true
-		}
-	}
-	return false
-}
-
-// checkEscapes validates the escape sequences of a string body.
-func checkEscapes(s []byte) error {
-	for i := 0; i < len(s); i++ {
-		k := bytes.IndexByte(s[i:], '\\')
-		if k < 0 {
-			return nil
-		}
-		i += k
-		if i+1 >= len(s) {
-			return errSyntax
-		}
-		switch s[i+1] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			i++
-		case 'u':
-			if i+5 >= len(s) {
-				return errSyntax
-			}
-			for _, c := range s[i+2 : i+6] {
-				if !isHex(c) {
-					return errSyntax
+				for _, h := range b[i+2 : i+6] {
+					if !isHex(h) {
+						return nil, false, errSyntax
+					}
 				}
+				i += 6
+			default:
+				return nil, false, errSyntax
 			}
-			i += 5
+		case c < 0x20:
+			return nil, false, errSyntax
 		default:
-			return errSyntax
+			seen |= uint64(c)
+			i++ // the last bytes, fewer than eight, one at a time
 		}
 	}
-	return nil
+}
+
+// stopAt returns the bytes of w (eight string bytes, little-endian) that
+// rawString must stop at, each as its bit 7: a quote, a backslash or a
+// byte below 0x20. A set bit above a stop byte may be false (a borrow
+// carries into the next byte), so only the lowest one counts: it is
+// always a stop byte.
+func stopAt(w uint64) uint64 {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	q := w ^ ('"' * lo)
+	s := w ^ ('\\' * lo)
+	// A byte x is 0 iff (x - 1) borrows into bit 7 while x has bit 7
+	// clear; x < 0x20 iff (x - 0x20) does.
+	return ((q-lo)&^q | (s-lo)&^s | (w-0x20*lo)&^w) & hi
 }
 
 func isHex(c byte) bool {
@@ -177,7 +169,51 @@ func (d *decoder) strKeep(keep bool) (string, error) {
 	if d.scratch != nil {
 		return d.transient(raw, esc, keep), nil
 	}
+	if !esc && d.ascii {
+		return string(raw), nil
+	}
 	return unquote(raw, esc, keep), nil
+}
+
+// body decodes a text body for a transient parse (Parser.Scratch): its
+// bytes alias the line, valid until the next line is parsed. A body with
+// escapes is decoded in place, over its own raw bytes in the line: a
+// decoded body is never longer than its raw form (an escape of 2, 6 or 12
+// bytes gives 1 to 4) unless the raw form holds invalid UTF-8 (a byte
+// becomes U+FFFD's three), so each decoded byte is written at or before
+// the raw byte it comes from, after that byte was read, and the line past
+// the body's closing quote is left as it was. A body with invalid UTF-8
+// is decoded into the scratch's reused body buffer instead. No string is
+// made and nothing is allocated: the indexer copies the body to its item
+// text file (docs/benchmarks.md: a string per body doubled what indexing
+// allocated).
+func (d *decoder) body() ([]byte, error) {
+	raw, esc, err := d.rawString()
+	if err != nil {
+		return nil, err
+	}
+	return d.bodyOf(raw, esc, d.ascii, true), nil
+}
+
+// bodyOf is body for a string already crossed (raw, esc and ascii as
+// rawString gives them); inPlace false decodes a body with escapes into
+// the body buffer, leaving the line as it is (a content part whose JSON
+// is kept as written, Part.Raw).
+func (d *decoder) bodyOf(raw []byte, esc, ascii, inPlace bool) []byte {
+	valid := ascii || utf8.Valid(raw)
+	switch {
+	case !esc && valid:
+		return raw
+	case valid && inPlace:
+		return appendUnquoted(raw[:0], raw, true, true)
+	}
+	c := d.scratch
+	n := len(c.bodies)
+	// Grown once (the decoded length is at most 3*len(raw)): growing by
+	// append's doubling allocated twice a huge body.
+	c.bodies = appendUnquoted(slices.Grow(c.bodies, 3*len(raw)), raw, true, valid)
+	// Capped: nothing appends into the bytes of the next body.
+	return c.bodies[n:len(c.bodies):len(c.bodies)]
 }
 
 // transient is unquote for transient decoding: the string's bytes are
@@ -186,24 +222,46 @@ func (d *decoder) transient(raw []byte, esc, keep bool) string {
 	if len(raw) == 0 {
 		return ""
 	}
-	if !esc && utf8.Valid(raw) {
+	if !esc && (d.ascii || utf8.Valid(raw)) {
 		return d.scratch.copy(raw)
 	}
 	return d.scratch.unquote(raw, keep)
 }
 
-// StringChunks is where a transient parse (Parser.Scratch) copies the
-// strings it decodes: it hands out strings carved from one
-// strings.Builder at a time, grown once to chunkBytes: WriteString and Write append within its
+// StringChunks is the memory of a transient parse (Parser.Scratch).
+//
+// The strings it decodes (ids, roles, names, timestamps: the text bodies
+// go to bodies instead) are carved from one strings.Builder at a time,
+// grown once to chunkBytes: WriteString and Write append within its
 // capacity and never move or rewrite the bytes written before, so every
 // substring of its String stays valid and unchanged (strings.Builder's
 // contract) while later copies go on. A chunk is dropped by the collector
-// once no string carved from it is left. For the indexer, which decodes
-// every line and keeps almost nothing: one allocation per chunkBytes of
+// once no string carved from it is left: one allocation per chunkBytes of
 // strings instead of one per string.
+//
+// bodies holds the current line's text bodies that could not be decoded
+// in place (decoder.body: invalid UTF-8) and is where a string with
+// escapes is decoded before it is carved; it is reused from line to line
+// (decodeLine resets it), so it costs no allocation once grown.
+//
 // The zero value is ready to use; one StringChunks serves one parse at a
 // time.
-type StringChunks struct{ b *strings.Builder }
+type StringChunks struct {
+	b      *strings.Builder
+	bodies []byte
+}
+
+// maxKeptBodies is the largest body buffer a StringChunks keeps from one
+// line to the next: a huge tool result's is dropped, not held.
+const maxKeptBodies = 1 << 20
+
+// nextLine makes c's body buffer free for the next line's bodies.
+func (c *StringChunks) nextLine() {
+	if cap(c.bodies) > maxKeptBodies {
+		c.bodies = nil
+	}
+	c.bodies = c.bodies[:0]
+}
 
 // copy returns b as a string carved from c (of its own allocation when
 // longer than a quarter chunk).
@@ -218,18 +276,15 @@ func (c *StringChunks) copy(b []byte) string {
 }
 
 // unquote is the package's unquote of a string body with escapes, its
-// bytes decoded into c; keep as for unquote.
+// bytes decoded into c; keep as for unquote. The bytes are decoded past
+// the end of the body buffer first, then carved (the buffer's length is
+// left as it was).
 func (c *StringChunks) unquote(raw []byte, keep bool) string {
-	if len(raw) > chunkBytes/4 {
-		return unquote(raw, true, keep)
-	}
-	// The decoded bytes are at most len(raw) but for invalid UTF-8 (a
-	// byte becomes U+FFFD's three): should they not fit, the Builder
-	// moves to a larger array, the strings carved before keeping the old.
-	c.room(len(raw))
-	n := c.b.Len()
-	writeUnquoted(c.b, raw, keep)
-	return c.b.String()[n:]
+	n := len(c.bodies)
+	c.bodies = appendUnquoted(slices.Grow(c.bodies, len(raw)), raw, keep, false)
+	s := c.copy(c.bodies[n:])
+	c.bodies = c.bodies[:n]
+	return s
 }
 
 // room makes c's Builder one with n bytes free.
@@ -247,15 +302,14 @@ func unquote(raw []byte, esc, keep bool) string {
 	if !esc && utf8.Valid(raw) {
 		return string(raw)
 	}
-	var b strings.Builder
-	b.Grow(len(raw)) // the decoded length, but for invalid UTF-8
-	writeUnquoted(&b, raw, keep)
-	return b.String()
+	// len(raw) is the decoded length but for invalid UTF-8.
+	return string(appendUnquoted(make([]byte, 0, len(raw)), raw, keep, false))
 }
 
-// writeUnquoted writes the decoded bytes of a validated string body to
-// out; keep: a lone surrogate escape is written as its WTF-8 bytes.
-func writeUnquoted(out *strings.Builder, raw []byte, keep bool) {
+// appendUnquoted appends the decoded bytes of a validated string body to
+// out; keep: a lone surrogate escape is written as its WTF-8 bytes;
+// valid: raw is known to be valid UTF-8 (its runs are not checked again).
+func appendUnquoted(out, raw []byte, keep, valid bool) []byte {
 	for i := 0; i < len(raw); {
 		// Copy the run up to the next backslash in one go.
 		k := bytes.IndexByte(raw[i:], '\\')
@@ -264,80 +318,66 @@ func writeUnquoted(out *strings.Builder, raw []byte, keep bool) {
 		}
 		if k > 0 {
 			run := raw[i : i+k]
-			if utf8.Valid(run) {
-				out.Write(run)
+			if valid || utf8.Valid(run) {
+				out = append(out, run...)
 			} else {
-				writeFixUTF8(out, run)
+				out = appendFixUTF8(out, run)
 			}
 			i += k
 			continue
 		}
-		c := raw[i]
-		if c == '\\' {
-			switch raw[i+1] {
-			case 'b':
-				out.WriteByte('\b')
-			case 'f':
-				out.WriteByte('\f')
-			case 'n':
-				out.WriteByte('\n')
-			case 'r':
-				out.WriteByte('\r')
-			case 't':
-				out.WriteByte('\t')
-			case 'u':
-				r := hex4(raw[i+2 : i+6])
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-						r2 := hex4(raw[i+2 : i+6])
-						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-							out.WriteRune(dec)
-							i += 6
-							continue
-						}
-					}
-					if keep {
-						out.Write(appendSurrogate(make([]byte, 0, 3), r))
+		switch raw[i+1] {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r := hex4(raw[i+2 : i+6])
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+					r2 := hex4(raw[i+2 : i+6])
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						out = utf8.AppendRune(out, dec)
+						i += 6
 						continue
 					}
-					r = utf8.RuneError
 				}
-				out.WriteRune(r)
-				continue
-			default: // '"', '\\', '/'
-				out.WriteByte(raw[i+1])
+				if keep {
+					out = appendSurrogate(out, r)
+					continue
+				}
+				r = utf8.RuneError
 			}
-			i += 2
+			out = utf8.AppendRune(out, r)
 			continue
+		default: // '"', '\\', '/'
+			out = append(out, raw[i+1])
 		}
-		if c < utf8.RuneSelf {
-			out.WriteByte(c)
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(raw[i:])
-		if r == utf8.RuneError && size == 1 {
-			out.WriteRune(utf8.RuneError)
-		} else {
-			out.Write(raw[i : i+size])
-		}
-		i += size
+		i += 2
 	}
+	return out
 }
 
-// writeFixUTF8 writes run to out with each invalid UTF-8 byte replaced by
-// U+FFFD (encoding/json's rule).
-func writeFixUTF8(out *strings.Builder, run []byte) {
+// appendFixUTF8 appends run to out with each invalid UTF-8 byte replaced
+// by U+FFFD (encoding/json's rule).
+func appendFixUTF8(out, run []byte) []byte {
 	for i := 0; i < len(run); {
 		r, size := utf8.DecodeRune(run[i:])
 		if r == utf8.RuneError && size == 1 {
-			out.WriteRune(utf8.RuneError)
+			out = utf8.AppendRune(out, utf8.RuneError)
 		} else {
-			out.Write(run[i : i+size])
+			out = append(out, run[i:i+size]...)
 		}
 		i += size
 	}
+	return out
 }
 
 func hex4(b []byte) rune {
@@ -537,6 +577,16 @@ func (d *decoder) optText() (string, bool, error) {
 	}
 	s, err := d.text()
 	return s, err == nil, err
+}
+
+// optBody is optText for a transient parse (decoder.body): nil for a
+// value that is not a string.
+func (d *decoder) optBody() ([]byte, error) {
+	if d.peek() != '"' {
+		_, err := d.skip()
+		return nil, err
+	}
+	return d.body()
 }
 
 // optBool reads true/false; anything else is skipped as false.

@@ -51,17 +51,26 @@ type Parser struct {
 	// by the next call, so the caller must be done with them before
 	// parsing the next line; their strings are carved from *Scratch's
 	// chunks, never written again (a string kept stays valid, but pins
-	// its chunk: clone a short one). The returned *Entry is reused by the
-	// next call too (copy the value to keep it); its strings and the
-	// Header are copies of their own. For the indexer, which renders each
-	// line before the next: decoded strings are then not allocated one
-	// by one (they were half the bytes allocated while indexing).
+	// its chunk: clone a short one). The text bodies (message text and
+	// thinking, string content, bash command and output, a summary) are
+	// not strings at all: they are the ...Bytes fields (Decoded.SummaryBytes,
+	// Message.CommandBytes and OutputBytes, Content.TextBytes,
+	// Part.TextBytes and ThinkingBytes), aliasing the line (ParseLine
+	// rewrites a body with escapes in place: the line's bytes are the
+	// caller's to read again only outside its text bodies) or the
+	// scratch's reused body buffer, and their string fields are empty.
+	// The returned *Entry is reused by the next call too (copy the value
+	// to keep it); its strings and the Header are copies of their own.
+	// For the indexer, which renders each line before the next: decoded
+	// strings are then not allocated one by one (they were half the bytes
+	// allocated while indexing), nor are the bodies copied to the heap.
 	Scratch *StringChunks
 	ent     Entry   // with Scratch: the Entry ParseLine returns, reused for each line
 	dec     Decoded // with Scratch: the Decoded ParseLine returns, reused for each line
 	// TreeOnly makes ParseLine return the Entry only as the tree needs it
 	// (every Entry field is the same) and a Decoded without the bodies
-	// (message content and output, custom message content, summaries):
+	// (message content, command and output, custom message content,
+	// summaries):
 	// those values are validated and crossed, not decoded, so the lines
 	// accepted and skipped are the same. For the store's first phase,
 	// which builds the tree before anything is rendered.
@@ -193,12 +202,12 @@ func (p *Parser) ParseLine(line []byte, off int64) (*Entry, *Decoded, SkipReason
 	case TypeBranchSummary:
 		e.SetRefs(EntryRefs{FromID: p.own(r.fromID)})
 		e.FromHook = r.fromHook
-		e.EmptySummary = r.summary == ""
-		d.Summary = r.summary
+		e.EmptySummary = r.summary == "" && len(r.summaryBytes) == 0
+		d.Summary, d.SummaryBytes = r.summary, r.summaryBytes
 		d.Details = r.details
 	case TypeCompaction:
 		e.FromHook = r.fromHook
-		d.Summary = r.summary
+		d.Summary, d.SummaryBytes = r.summary, r.summaryBytes
 		d.Details = r.details
 		e.SystemMessage = r.systemMessage
 		if r.hasFirstKeptID {

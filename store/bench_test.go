@@ -5,10 +5,12 @@ package store
 //
 //	go test -tags sqlite_fts5 -run '^$' -bench . -benchtime 3x ./store
 //	go test -tags sqlite_fts5 -run '^$' -bench Ingest -cpuprofile cpu.prof ./store
+//	CONTEXTD_BENCH_FILE=/tmp/s.jsonl go test ... (a session from go run ./bench/gen -out /tmp/s.jsonl)
 
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -28,8 +30,22 @@ import (
 )
 
 // benchSession writes a generated session into a fresh sessions directory.
+// CONTEXTD_BENCH_FILE=FILE uses a session bench/gen wrote instead (its
+// directory is the sessions root; FILE.manifest.json its manifest), so
+// that a CPU profile holds the benchmark and not the generator.
 func benchSession(b *testing.B) (root, path string, m *sessiongen.Manifest) {
 	b.Helper()
+	if file := os.Getenv("CONTEXTD_BENCH_FILE"); file != "" {
+		mb, err := os.ReadFile(file + ".manifest.json")
+		if err != nil {
+			b.Fatal(err)
+		}
+		m = new(sessiongen.Manifest)
+		if err := json.Unmarshal(mb, m); err != nil {
+			b.Fatal(err)
+		}
+		return filepath.Dir(file), file, m
+	}
 	mb := 32.0
 	if v, err := strconv.ParseFloat(os.Getenv("CONTEXTD_BENCH_MB"), 64); err == nil && v > 0 {
 		mb = v

@@ -443,23 +443,15 @@ func (b *batchWork) line(line []byte, off int64, tooLong bool) error {
 				return fmt.Errorf("write item texts: %w", err)
 			}
 		}
-	} else if it, inBuf, ok := history.RenderTo(b.render, e, d, b.lookupCall); ok {
-		// An assembled text is rendered into the reused buffer and
-		// copied to the frames at once: no string of its own.
-		n := len(it.Text)
-		if inBuf {
-			n = b.render.Len()
-		}
+	} else if it, text, ok := history.RenderTo(b.render, e, d, b.lookupCall); ok {
+		// The text is the line's own bytes, the parser's body buffer or
+		// (assembled) the reused render buffer, copied to the frames at
+		// once: no string of its own.
 		im = ItemMeta{IsItem: true, Role: s.names.id(it.Role, &b.newNames), ToolName: s.names.id(it.ToolName, &b.newNames), ToolNamespace: s.names.id(it.ToolNamespace, &b.newNames), Summary: it.Summary, Chars: int32(it.Chars),
-			TextOff: b.textOff + b.texts.n, TextLen: int32(n)}
-		var err error
-		if inBuf {
-			err = b.texts.writeBytes(b.render.Bytes())
-			if b.render.Cap() > 1<<20 {
-				*b.render = bytes.Buffer{} // a huge text: do not hold its buffer
-			}
-		} else {
-			err = b.texts.write(it.Text)
+			TextOff: b.textOff + b.texts.n, TextLen: int32(len(text))}
+		err := b.texts.writeBytes(text)
+		if b.render.Cap() > 1<<20 {
+			*b.render = bytes.Buffer{} // a huge text: do not hold its buffer
 		}
 		if err != nil {
 			return fmt.Errorf("write item texts: %w", err)
