@@ -25,7 +25,7 @@ func cacheTwins(t *testing.T, files map[string][]byte) (cached, plain *Service, 
 	t.Helper()
 	cached, dir = localService(t, files)
 	plain = New(cached.Index, cached.State, contextd.ModeLocal, nil, nil)
-	plain.cache = nil
+	plain.memo = nil
 	return cached, plain, dir
 }
 

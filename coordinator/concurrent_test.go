@@ -47,7 +47,7 @@ func diffTwins(t *testing.T, files map[string][]byte) (cached, plain *Service, d
 	cached, dir = localService(t, files)
 	cached.now, cached.newID = func() time.Time { return diffNow }, func() string { return diffID }
 	plain = New(cached.Index, cached.State, contextd.ModeLocal, nil, nil, WithClock(cached.now), WithIDs(cached.newID))
-	plain.cache = nil
+	plain.memo = nil
 	return cached, plain, dir
 }
 

@@ -204,22 +204,16 @@ type pairCache struct {
 // not change how the earlier ones project (extendPairs) lists only the
 // new messages; otherwise the whole branch is projected again.
 func (s *Service) cachedPairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from string) ([]PairMessage, map[string]bool, error) {
-	k, ok := keyOf(b.Target, b.V, b.Leaf)
-	if !ok || s.cache == nil || (from != "" && len(hidden) > 0) || rules != k.rules {
+	k, ok := keyOf(b.Target, b.V, b.Leaf, kindPairs)
+	if !ok || s.memo == nil || (from != "" && len(hidden) > 0) || rules != k.rules {
 		return pairMessages(b, rules, hidden, from, false)
 	}
-	pc, err := s.cache.pairsFor(k, b.Seqs, from, func(base *pairCache, added []int) (*pairCache, error) {
-		if base != nil {
-			if pc, ok, err := extendPairs(b, rules, base, added); ok || err != nil {
-				return pc, err
-			}
-		}
-		return buildPairs(b, rules, from)
-	})
+	k.from = from
+	pv, err := memoized(s.memo, k, func() (*pairsVal, int, error) { return derivePairs(s.memo, k, b, rules) })
 	if err != nil {
 		return nil, nil, err
 	}
-	out, shown := withoutHidden(pc.pairs, hidden)
+	out, shown := withoutHidden(pv.pc.pairs, hidden)
 	return out, shown, nil
 }
 
