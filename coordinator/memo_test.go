@@ -2,6 +2,8 @@ package coordinator
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -312,5 +314,74 @@ func TestMarksExtendedAcrossGenerations(t *testing.T) {
 	m.add("b", "a")
 	if mk := marksOf(c, m.sess, m.gen, m.tr.Snapshot()); mk.n != 2 || mk.archive {
 		t.Errorf("marks of a rewritten tree = %+v, want 2 entries of its own, no archive", mk)
+	}
+}
+
+// /context after Pi appended one entry derives from the memo's payloads
+// of the state before: the new leaf's branch is the previous leaf's plus
+// the entry, written into the previous branch's array (no walk of the
+// whole branch), and so is the pairing list; the entries of the state
+// two appends back are gone.
+func TestContextAfterAppendExtends(t *testing.T) {
+	svc, dir := localService(t, map[string][]byte{"s.jsonl": readFixture(t, "local-basic.jsonl")})
+	file := filepath.Join(dir, "s.jsonl")
+	stored := func(kind memoKind) (memoKey, any) {
+		t.Helper()
+		var key memoKey
+		var val any
+		svc.memo.mu.Lock()
+		defer svc.memo.mu.Unlock()
+		for k, e := range svc.memo.entries {
+			if k.kind == kind && e.ready && k.gen > key.gen {
+				key, val = k, e.val
+			}
+		}
+		if val == nil {
+			t.Fatalf("no entry of kind %d stored", kind)
+		}
+		return key, val
+	}
+	leaf := ""
+	var branches []*branchVal
+	var pairs []*pairsVal
+	var gens []uint64
+	for i := range 3 {
+		if i > 0 {
+			f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := "p" + itoa(i)
+			_, err = f.WriteString(`{` + hUser("probe "+id) + `,"id":"` + id + `","parentId":"` + leaf + `","timestamp":"2026-08-01T10:00:09.000Z"}` + "\n")
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := svc.Context(t.Context(), lbSession, ContextRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		k, bv := stored(kindBranch)
+		_, pv := stored(kindPairs)
+		leaf = k.leaf
+		branches, pairs, gens = append(branches, bv.(*branchVal)), append(pairs, pv.(*pairsVal)), append(gens, k.gen)
+	}
+	if leaf != "p2" || gens[0] >= gens[1] || gens[1] >= gens[2] {
+		t.Fatalf("leaf %q, generations %v: want p2 and three increasing generations", leaf, gens)
+	}
+	b1, b2 := branches[1], branches[2]
+	if !slices.Equal(b2.seqs[:len(b1.seqs)], b1.seqs) || len(b2.seqs) != len(b1.seqs)+1 || &b2.seqs[0] != &b1.seqs[0] {
+		t.Errorf("the branch after the second append (%d seqs) is not the first's (%d) plus one, in its array", len(b2.seqs), len(b1.seqs))
+	}
+	p1, p2 := pairs[1].pc.pairs, pairs[2].pc.pairs
+	if len(p2) != len(p1)+1 || &p2[0] != &p1[0] || p2[len(p2)-1].EntryID != "p2" {
+		t.Errorf("the pairing list after the second append (%d messages) is not the first's (%d) plus p2, in its array", len(p2), len(p1))
+	}
+	svc.memo.mu.Lock()
+	defer svc.memo.mu.Unlock()
+	for k := range svc.memo.entries {
+		if k.gen <= gens[0] {
+			t.Errorf("an entry of the first state (generation %d) is still held: kind %d, leaf %q", k.gen, k.kind, k.leaf)
+		}
 	}
 }
