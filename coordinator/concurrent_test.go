@@ -321,7 +321,7 @@ func concurrentAnswersMatchCold(t *testing.T, fixture, mode, piVersion string) {
 			t.FailNow()
 		}
 		// /context at the last two entries, the last one last:
-		// the cache then holds the parent's branch and the last
+		// the memo then holds the parent's branch and the last
 		// entry's extending it, which a branch beside the last
 		// entry extends again.
 		leaves := ids[max(0, len(ids)-2):]

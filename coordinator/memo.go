@@ -120,12 +120,17 @@ type memo struct {
 	sessions map[*store.Session]*memoSession
 }
 
-// newMemo is the Service's memo: 128 entries, 32 per session, 64 MiB of
-// payload. One /context of a state derives 4 entries (marks, branch,
-// windows, pairing list), a search 2 (order, answer), /branch one; the
-// byte bound is about the payloads of one leaf of a 1 GiB session, whose
-// pairing list takes 104 bytes a message.
-func newMemo() *memo { return &memo{maxEntries: 128, perSession: 32, maxBytes: 64 << 20} }
+// newMemo is the Service's memo: 128 entries, 32 per session, 256 MiB of
+// payload by estimate. One /context of a state derives 4 entries (marks,
+// branch, windows, pairing list), a search 2 (order, answer), /branch
+// one. A leaf of a 1 GiB session (a quarter-million entries) takes about
+// 35 MiB by estimate, most of it the pairing list (104 bytes a message);
+// its previous generation's entries, counted again although they share
+// their arrays with the current ones, about as much. The byte bound
+// keeps that pair for a few such sessions, not for a session of 2
+// million messages (208 MB of pairing list alone), whose entries then
+// evict each other.
+func newMemo() *memo { return &memo{maxEntries: 128, perSession: 32, maxBytes: 256 << 20} }
 
 // errDeriveFailed is what waiters see of a derivation that panicked.
 var errDeriveFailed = errors.New("memo: the derivation did not finish")

@@ -173,7 +173,7 @@ func TestMemoDerivesOnce(t *testing.T) {
 
 	k2 := m.key("e0", kindPairs)
 	boom := errors.New("boom")
-	if _, err := memoized(c, k2, func() (int, int, error) { return 0, 0, boom }); err != boom {
+	if _, err := memoized(c, k2, func() (int, int, error) { return 0, 0, boom }); !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want boom", err)
 	}
 	if v, err := memoized(c, k2, func() (int, int, error) { return 5, 8, nil }); err != nil || v != 5 {
