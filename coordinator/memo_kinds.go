@@ -80,7 +80,7 @@ func (s *Service) withCachedBranch(t *Target, leafID string, fn func(b *Branch) 
 		if err != nil {
 			return err
 		}
-		return fn(&Branch{V: v, Leaf: leaf, Seqs: bv.seqs, Cycle: bv.cycle, Target: t, tail: bv.tail})
+		return fn(&Branch{V: v, Leaf: leaf, Seqs: bv.seqs, Cycle: bv.cycle, Target: t})
 	})
 }
 

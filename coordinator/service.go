@@ -245,9 +245,6 @@ type Branch struct {
 	Seqs   []int
 	Cycle  bool
 	Target *Target
-	// tail is the claim on the spare capacity of Seqs' array when the
-	// branch came from the Service's memo (nil: none may be written).
-	tail *arrayTail
 }
 
 // Refs is the RefFunc of the branch's history items: store.View.Refs over

@@ -176,3 +176,41 @@ func TestGenerationPerPublish(t *testing.T) {
 		t.Errorf("the readers saw %d generations during 50 appends, want several", len(seen))
 	}
 }
+
+// TestGenerationOfPreview: while a cold index serves its tree preview,
+// ReadTree's view (the preview's tree, no items) has a generation of its
+// own, not the one of Read's view of the same snapshot; the full index
+// that follows publishes a greater one.
+func TestGenerationOfPreview(t *testing.T) {
+	root := t.TempDir()
+	genSession(t, filepath.Join(root, "gen.jsonl"), 1)
+	s, pt, release := treePreviewOf(t, root)
+	var preview, full uint64
+	if err := s.ReadTree(func(v *View) error {
+		if v.Tree != pt || len(v.Items) != 0 {
+			t.Errorf("ReadTree's view is not the preview's (%d items)", len(v.Items))
+		}
+		preview = v.Generation()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Read(func(v *View) error { full = v.Generation(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if preview == 0 || preview == full {
+		t.Errorf("the preview's generation is %d, Read's %d: want a number of its own", preview, full)
+	}
+	release()
+	if err := s.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReadTree(func(v *View) error {
+		if g := v.Generation(); g <= preview || len(v.Items) == 0 {
+			t.Errorf("after the full index: generation %d, %d items; want more than %d and the items", g, len(v.Items), preview)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
