@@ -36,9 +36,11 @@ package coordinator
 //     appended entry walks that entry, not the whole branch. A request
 //     reading an older generation derives its answer without storing it.
 //   - Bounded (TestMemoBounds): at most maxEntries entries, perSession of
-//     one session, and maxBytes of payload by estimate (memoSize);
-//     the least recently used entry goes first. The entry just stored
-//     stays even when it alone is over the byte bound.
+//     one session (of them at most searches search answers, so that
+//     distinct searches do not evict what /context reads), and maxBytes
+//     of payload by estimate (memoSize); the least recently used entry
+//     goes first. The entry just stored stays even when it alone is over
+//     the byte bound.
 
 import (
 	"errors"
@@ -105,13 +107,14 @@ type memoEntry struct {
 // holds entries of, and how many.
 type memoSession struct {
 	cur, prev uint64 // the newest generation asked for, and the one before (0: none)
-	n         int
+	n         int    // entries
+	searches  int    // kindSearch entries
 }
 
 // memo is the Service's cache of derived answers (see the invariants at
 // the top of this file); safe for concurrent use.
 type memo struct {
-	maxEntries, perSession, maxBytes int
+	maxEntries, perSession, searches, maxBytes int
 
 	mu       sync.Mutex
 	clock    uint64
@@ -120,8 +123,8 @@ type memo struct {
 	sessions map[*store.Session]*memoSession
 }
 
-// newMemo is the Service's memo: 128 entries, 32 per session, 256 MiB of
-// payload by estimate. One /context of a state derives 4 entries (marks,
+// newMemo is the Service's memo: 128 entries, 32 per session of which 16
+// search answers, 256 MiB of payload by estimate. One /context of a state derives 4 entries (marks,
 // branch, windows, pairing list), a search 2 (order, answer), /branch
 // one. A leaf of a 1 GiB session (a quarter-million entries) takes about
 // 35 MiB by estimate, most of it the pairing list (104 bytes a message);
@@ -130,7 +133,9 @@ type memo struct {
 // keeps that pair for a few such sessions, not for a session of 2
 // million messages (208 MB of pairing list alone), whose entries then
 // evict each other.
-func newMemo() *memo { return &memo{maxEntries: 128, perSession: 32, maxBytes: 256 << 20} }
+func newMemo() *memo {
+	return &memo{maxEntries: 128, perSession: 32, searches: 16, maxBytes: 256 << 20}
+}
 
 // errDeriveFailed is what waiters see of a derivation that panicked.
 var errDeriveFailed = errors.New("memo: the derivation did not finish")
@@ -244,6 +249,9 @@ func (m *memo) insert(e *memoEntry) {
 		m.sessions[e.key.sess] = ss
 	}
 	ss.n++
+	if e.key.kind == kindSearch {
+		ss.searches++
+	}
 	m.entries[e.key] = e
 	m.touch(e)
 	m.bound(e)
@@ -260,6 +268,9 @@ func (m *memo) remove(e *memoEntry) {
 	delete(m.entries, e.key)
 	m.bytes -= e.size
 	if ss := m.sessions[e.key.sess]; ss != nil {
+		if e.key.kind == kindSearch {
+			ss.searches--
+		}
 		if ss.n--; ss.n == 0 {
 			delete(m.sessions, e.key.sess)
 		}
@@ -267,10 +278,17 @@ func (m *memo) remove(e *memoEntry) {
 }
 
 // bound evicts the least recently used entries other than keep until the
-// bounds hold (m.mu held): first of keep's session beyond perSession,
-// then of any beyond maxEntries and maxBytes.
+// bounds hold (m.mu held): first the search answers of keep's session
+// beyond searches, then its entries beyond perSession, then any beyond
+// maxEntries and maxBytes.
 func (m *memo) bound(keep *memoEntry) {
-	for ss := m.sessions[keep.key.sess]; ss != nil && ss.n > m.perSession; {
+	ss := m.sessions[keep.key.sess]
+	for ss != nil && ss.searches > m.searches {
+		if !m.evict(func(e *memoEntry) bool { return e != keep && e.key.sess == keep.key.sess && e.key.kind == kindSearch }) {
+			break
+		}
+	}
+	for ss != nil && ss.n > m.perSession {
 		if !m.evict(func(e *memoEntry) bool { return e != keep && e.key.sess == keep.key.sess }) {
 			break
 		}

@@ -230,8 +230,8 @@ func TestMemoDropsOlderGenerations(t *testing.T) {
 	}
 }
 
-// The memo holds at most maxEntries entries, perSession of one session,
-// and maxBytes of payload (the entry just stored stays even alone over
+// The memo holds at most maxEntries entries, perSession of one session
+// (searches of them search answers), and maxBytes of payload (the entry just stored stays even alone over
 // it), evicting the least recently used.
 func TestMemoBounds(t *testing.T) {
 	c := &memo{maxEntries: 5, perSession: 3, maxBytes: 100}
@@ -284,6 +284,30 @@ func TestMemoBounds(t *testing.T) {
 	check("a 200-byte entry", 1, 200)
 	if !has(b, "5") {
 		t.Error("the entry just stored was evicted")
+	}
+
+	// Search answers: at most searches of them per session; a new one
+	// evicts the session's least recently used answer, not its other
+	// entries.
+	c = &memo{maxEntries: 10, perSession: 10, searches: 2, maxBytes: 1000}
+	put(a, "p", 10)
+	search := func(q string) memoKey {
+		k := a.key("a0", kindSearch)
+		k.search = searchKey{query: q}
+		if _, err := memoized(c, k, func() (int, int, error) { return 1, 10, nil }); err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	first := search("one")
+	search("two")
+	search("three")
+	check("a projection and three searches", 3, 30)
+	c.mu.Lock()
+	_, firstKept := c.entries[first]
+	c.mu.Unlock()
+	if firstKept || !has(a, "p") {
+		t.Errorf("the third search kept the first (%v) or evicted the projection (kept: %v)", firstKept, has(a, "p"))
 	}
 }
 
