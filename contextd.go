@@ -79,6 +79,13 @@ const (
 // Pi's next agent_settled.
 const EOpenToolCalls Code = "open_tool_calls"
 
+// ESessionTooLarge (507) refuses every route that needs a session's
+// content while its file holds more entries than contextd's memory limit
+// can index (store.EntryBudget); the message says to restart contextd with
+// a larger --memory-limit or start a new Pi session. The extension branches
+// on it: it tells the user once and lets Pi use its own context.
+const ESessionTooLarge Code = "session_too_large"
+
 // Error is an application error: a code and a sentence the caller (a
 // person or the model) can act on. It is the one error type of every
 // package; any other error is internal and is never shown to the caller.

@@ -21,20 +21,24 @@ import (
 // table, as in benbjohnson/wtf http.go).
 var statusOf = map[contextd.Code]int{
 	contextd.EOpenToolCalls: http.StatusConflict,
-	contextd.EInvalid:       http.StatusUnprocessableEntity,
-	contextd.EAmbiguous:     http.StatusUnprocessableEntity,
-	contextd.EBadRequest:    http.StatusBadRequest,
-	contextd.ENotFound:      http.StatusNotFound,
-	contextd.EConflict:      http.StatusConflict,
-	contextd.EPrecondition:  http.StatusPreconditionFailed,
-	contextd.EGone:          http.StatusGone,
-	contextd.EForbidden:     http.StatusForbidden,
-	contextd.ETooLarge:      http.StatusRequestEntityTooLarge,
-	contextd.EUnauthorized:  http.StatusUnauthorized,
-	contextd.EUpstream:      http.StatusBadGateway,
-	contextd.EUpstreamSlow:  http.StatusGatewayTimeout,
-	contextd.EUnavailable:   http.StatusServiceUnavailable,
-	contextd.EInternal:      http.StatusInternalServerError,
+	// 507 Insufficient Storage (RFC 4918 §11.5): the server cannot hold
+	// what the request needs; the session file is fine, contextd's
+	// --memory-limit is what is short (store.EntryBudget).
+	contextd.ESessionTooLarge: http.StatusInsufficientStorage,
+	contextd.EInvalid:         http.StatusUnprocessableEntity,
+	contextd.EAmbiguous:       http.StatusUnprocessableEntity,
+	contextd.EBadRequest:      http.StatusBadRequest,
+	contextd.ENotFound:        http.StatusNotFound,
+	contextd.EConflict:        http.StatusConflict,
+	contextd.EPrecondition:    http.StatusPreconditionFailed,
+	contextd.EGone:            http.StatusGone,
+	contextd.EForbidden:       http.StatusForbidden,
+	contextd.ETooLarge:        http.StatusRequestEntityTooLarge,
+	contextd.EUnauthorized:    http.StatusUnauthorized,
+	contextd.EUpstream:        http.StatusBadGateway,
+	contextd.EUpstreamSlow:    http.StatusGatewayTimeout,
+	contextd.EUnavailable:     http.StatusServiceUnavailable,
+	contextd.EInternal:        http.StatusInternalServerError,
 }
 
 // problem turns any error into a huma status error. Application errors keep

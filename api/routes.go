@@ -61,7 +61,7 @@ type SessionList struct {
 // against its budget (store.IndexUsage; docs/index-and-search.md "Disk
 // budget").
 type IndexUsage struct {
-	UsedBytes    int64 `json:"used_bytes" minimum:"0" doc:"Derived bytes of the indexed sessions: their index.db rows (entry blocks, tool calls, text tail) and their item-text and block-filter files under texts/, measured after each sync that added bytes. This is what the budget bounds."`
+	UsedBytes    int64 `json:"used_bytes" minimum:"0" doc:"Derived bytes of the indexed sessions: their index.db rows (entry blocks, tool calls, text tail) and their item-text and frame-filter files under texts/, measured after each sync that added bytes. This is what the budget bounds."`
 	BudgetBytes  int64 `json:"budget_bytes" minimum:"0" doc:"The budget in bytes (--index-max-bytes); 0: none."`
 	DiskBytes    int64 `json:"disk_bytes" minimum:"0" doc:"Size of the index directory's files (index.db, -wal, -shm, texts/): used_bytes plus SQLite's page overhead and the free pages it keeps for reuse after evictions."`
 	Sessions     int   `json:"sessions" minimum:"0" doc:"Sessions with a derived index."`

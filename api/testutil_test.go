@@ -64,6 +64,7 @@ type serverOptions struct {
 	Remote      *remote.Client   // Remote-mode client; nil = remote.New("", nil, nil)
 	Config      func(c *Config)  // edits the api.Config before New
 	Clock       func() time.Time // the coordinator's clock; nil = time.Now
+	MemoryLimit int64            // the store's memory limit (store.EntryBudget); 0 = none
 }
 
 // fixture names one file to copy into the sessions directory: Src is a
@@ -97,7 +98,7 @@ func newTestServer(t *testing.T, opts serverOptions, files ...fixture) *testServ
 	if opts.Clock != nil {
 		copts = append(copts, coordinator.WithClock(opts.Clock))
 	}
-	be := testkit.OpenBackend(t, s.Sessions, s.StateDir, testkit.Options{DefaultMode: opts.DefaultMode, Coordinator: copts})
+	be := testkit.OpenBackend(t, s.Sessions, s.StateDir, testkit.Options{DefaultMode: opts.DefaultMode, Coordinator: copts, MemoryLimit: opts.MemoryLimit})
 	s.Index, s.State, s.Svc = be.Index, be.State, be.Svc
 	cfg := Config{Token: s.Token, Registry: prometheus.NewRegistry()}
 	if opts.Config != nil {
@@ -184,6 +185,7 @@ type problemDoc struct {
 	Title  string `json:"title"`
 	Status int    `json:"status"`
 	Detail string `json:"detail"`
+	Code   string `json:"code"`
 	Errors []struct {
 		Message  string `json:"message"`
 		Location string `json:"location"`

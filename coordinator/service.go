@@ -233,6 +233,8 @@ func usable(v *store.View) error {
 		return contextd.Errorf(contextd.EGone, "the session file is unusable: %s", v.StateMsg)
 	case store.StateEmpty:
 		return contextd.Errorf(contextd.EGone, "the session file holds no complete header line yet")
+	case store.StateTooLarge:
+		return contextd.Errorf(contextd.ESessionTooLarge, "%s", v.StateMsg)
 	default:
 		return contextd.Errorf(contextd.EGone, "the session file cannot be read: %s", v.StateMsg)
 	}

@@ -22,7 +22,7 @@ import (
 // the file's state.
 type SessionProblem struct {
 	Line   int    `json:"line,omitempty" doc:"1-based line number: of a skipped line, or of the entry a concurrent_writers problem found in the file."`
-	Reason string `json:"reason" doc:"blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), concurrent_writers (two live Pi processes registered the session, or the file shows two runs appending at once: each appends its own branch), interrupted_rollover (PUT: a rollover the previous Pi left open before anything of it reached the file was aborted), untested_pi_version (GET /v1/sessions/{session_id}: the registered pi_version is newer than the newest Pi the projection rules were checked against; the newest rules apply); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule)"`
+	Reason string `json:"reason" doc:"blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, too_large (more entries than the memory limit can index), invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), concurrent_writers (two live Pi processes registered the session, or the file shows two runs appending at once: each appends its own branch), interrupted_rollover (PUT: a rollover the previous Pi left open before anything of it reached the file was aborted), untested_pi_version (GET /v1/sessions/{session_id}: the registered pi_version is newer than the newest Pi the projection rules were checked against; the newest rules apply); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule)"`
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -37,7 +37,7 @@ type SessionSummary struct {
 	Indexed    bool             `json:"indexed" doc:"The session has a derived index: it was used (registered, or a route read its content) since it was last evicted. GET /v1/sessions indexes nothing: a session not indexed is listed from its header and file metadata, with mode the registration's or the default, and entries, bytes, leaf, windows, archives and skipped empty (docs/index-and-search.md, Index only what is used)."`
 	FileBytes  int64            `json:"file_bytes" doc:"Size of the session file in bytes when it was listed (0 when it cannot be read)."`
 	ModifiedAt string           `json:"modified_at,omitempty" doc:"The session file's mtime (RFC 3339, UTC) when it was listed; absent when it cannot be read."`
-	State      string           `json:"state" doc:"ok; awaiting_file (registered, and Pi has not written the file yet: it writes it at the session's first message); missing (deleted after it was indexed); outside, not_a_session, empty, unreadable; remote (a Remote session, listed from its registration)" enum:"ok,awaiting_file,missing,outside,not_a_session,empty,unreadable,remote"`
+	State      string           `json:"state" doc:"ok; awaiting_file (registered, and Pi has not written the file yet: it writes it at the session's first message); missing (deleted after it was indexed); outside, not_a_session, empty, unreadable; too_large (more entries than contextd's --memory-limit can index: not indexed, the file untouched; the problem's detail says what to do); remote (a Remote session, listed from its registration)" enum:"ok,awaiting_file,missing,outside,not_a_session,empty,unreadable,too_large,remote"`
 	Entries    int              `json:"entries"`
 	Bytes      int64            `json:"bytes" doc:"Bytes indexed (offset after the last complete line)."`
 	Leaf       string           `json:"leaf" doc:"Pi's default leaf: the last entry."`
@@ -123,6 +123,9 @@ func (s *Service) summarize(sess *store.Session, reg *contextd.Registration) Ses
 		out.State = string(v.State)
 		if reg != nil && v.State == store.StateMissing && v.Tree == nil {
 			out.State, out.SessionID = StateAwaitingFile, reg.SessionID
+		}
+		if v.State == store.StateTooLarge {
+			out.SessionID = sess.SessionID() // refused: no tree, the header's id is kept
 		}
 		out.Bytes = v.Bytes
 		for r, n := range v.Stats.Skipped {
@@ -501,6 +504,8 @@ func (s *Service) Register(ctx context.Context, sessionID string, req RegisterRe
 		var refusal error
 		_ = sess.Read(func(v *store.View) error {
 			switch {
+			case v.State == store.StateTooLarge:
+				refusal = contextd.Errorf(contextd.ESessionTooLarge, "%s", v.StateMsg)
 			case v.State != store.StateOK || v.Tree == nil:
 				msg := v.StateMsg
 				if msg == "" {

@@ -159,7 +159,8 @@ func TestReplayFixturesActiveBranch(t *testing.T) {
 	}
 }
 
-// The expected values of the three fixtures the brief names, spelled out
+// The expected values of three fixtures (local-basic, tree-basic and
+// tree-multi, testdata/pi-tree/README.md), spelled out
 // so a regenerated fixture cannot silently change them.
 func TestReplayFixturesPinned(t *testing.T) {
 	want := map[string][]string{

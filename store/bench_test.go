@@ -68,7 +68,7 @@ func benchIndex(b *testing.B) (*Session, *sessiongen.Manifest) {
 	if err := s.Sync(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	// The search block filters, which Sync builds in the background.
+	// The search frame filters, which Sync builds in the background.
 	if err := s.buildFrameFilters(); err != nil {
 		b.Fatal(err)
 	}
@@ -388,7 +388,7 @@ func sampledQueries(b *testing.B, s *Session, m *sessiongen.Manifest, seed uint6
 	return queries
 }
 
-// fillText is the item text of the first 512 complete blocks of a
+// fillText is the item text of the first 512 complete frames of a
 // generated session (fillBenchText), made once per test binary.
 var fillText struct {
 	once sync.Once
@@ -397,7 +397,7 @@ var fillText struct {
 }
 
 // fillBenchText returns the item text of the generated session's first
-// blocks (at most 512 of them, with the bytes their records read after
+// frames (at most 512 of them, with the bytes their records read after
 // them), as the ingest writes it.
 func fillBenchText(b *testing.B) []byte {
 	fillText.once.Do(func() {
@@ -429,9 +429,9 @@ func fillBenchText(b *testing.B) []byte {
 	return fillText.text
 }
 
-// BenchmarkFillBlock is the search filters' record fill (fillFilter) over
+// BenchmarkFillFilter is the search filters' record fill (fillFilter) over
 // the item text of the generated session: MB/s of item text recorded.
-func BenchmarkFillBlock(b *testing.B) {
+func BenchmarkFillFilter(b *testing.B) {
 	text := fillBenchText(b)
 	n := int64(len(text)-filterText)/frameSize + 1
 	sc := new(builderScratch)
@@ -444,10 +444,10 @@ func BenchmarkFillBlock(b *testing.B) {
 	}
 }
 
-// BenchmarkBuildBlocks is the background filter builder (buildFrameFilters)
-// over the generated session's first blocks: frames read and decoded,
+// BenchmarkBuildFrameFilters is the background filter builder (buildFrameFilters)
+// over the generated session's first frames: frames read and decoded,
 // records filled and written, MB/s of item text.
-func BenchmarkBuildBlocks(b *testing.B) {
+func BenchmarkBuildFrameFilters(b *testing.B) {
 	text := fillBenchText(b)
 	x := &Index{dir: b.TempDir()}
 	if err := os.MkdirAll(x.textDir(), 0o700); err != nil {

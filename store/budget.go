@@ -15,7 +15,7 @@ import (
 
 // The disk budget of the derived index (docs/index-and-search.md "Disk
 // budget"): each indexed session's derived bytes (its rows in index.db
-// and its item-text and block-filter files under texts/) are measured
+// and its item-text and frame-filter files under texts/) are measured
 // after every sync that added bytes, and while their sum is over
 // Options.MaxIndexBytes the least recently used sessions' derived data is
 // evicted whole. Eviction takes only the evicted session's locks (never
@@ -368,16 +368,16 @@ func (x *Index) evict(ctx context.Context, path string, lastUsed int64) (int64, 
 	if _, err := db.Writer.ExecContext(ctx, `DELETE FROM entry_blocks WHERE file_id=?; DELETE FROM tool_calls WHERE file_id=?; DELETE FROM sessions WHERE file_id=?`, fileID, fileID, fileID); err != nil {
 		return 0, false, err
 	}
-	// A filter builder stops (blk.gen) and the filters are unmapped.
+	// A filter builder stops (filters.gen) and the filters are unmapped.
 	// The files of a loaded session go once no reader of its snapshots
 	// before holds them (textfiles.go: the next index of the session is
 	// written under the next generation's names); those of a session
 	// not loaded (no reader) go now, every generation.
-	s.blk.gen.Add(1)
-	s.blk.mu.Lock()
-	s.blk.done.Store(0)
-	s.blk.mu.Unlock()
-	s.blk.unmap()
+	s.filters.gen.Add(1)
+	s.filters.mu.Lock()
+	s.filters.done.Store(0)
+	s.filters.mu.Unlock()
+	s.filters.unmap()
 	var errs []error
 	s.mu.Lock()
 	var old *textFiles

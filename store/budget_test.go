@@ -14,12 +14,12 @@ import (
 
 // indexRows counts the rows of the derived index's tables and the files
 // under texts/.
-func indexRows(t *testing.T, x *Index) (sessions, blocks, calls, files int) {
+func indexRows(t *testing.T, x *Index) (sessions, entryBlocks, calls, files int) {
 	t.Helper()
 	for _, q := range []struct {
 		sql string
 		n   *int
-	}{{"SELECT count(*) FROM sessions", &sessions}, {"SELECT count(*) FROM entry_blocks", &blocks}, {"SELECT count(*) FROM tool_calls", &calls}} {
+	}{{"SELECT count(*) FROM sessions", &sessions}, {"SELECT count(*) FROM entry_blocks", &entryBlocks}, {"SELECT count(*) FROM tool_calls", &calls}} {
 		if err := x.db.Reader.QueryRow(q.sql).Scan(q.n); err != nil {
 			t.Fatal(err)
 		}
@@ -28,7 +28,7 @@ func indexRows(t *testing.T, x *Index) (sessions, blocks, calls, files int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sessions, blocks, calls, len(ents)
+	return sessions, entryBlocks, calls, len(ents)
 }
 
 // TestScanHeadersIndexesNothing: a header scan of the fixtures (and of an

@@ -1,6 +1,12 @@
 // Package store keeps contextd's SQLite databases: the derived session index
-// (sessions, entries, tool calls, plus one item-text file per session) and
-// contextd's own state (registrations, rollovers). It opens SQLite in WAL
+// (index.db: sessions, entry blocks, tool calls, plus each session's
+// item-text frames and frame filters under texts/) and contextd's own
+// state (state.db: registrations, rollovers). Each on-disk format is
+// written at the top of the file that reads it: entry blocks in
+// entryblock.go, the text frames in textstore.go, the frame filters in
+// framefilter.go, the generations of a session's text files in
+// textfiles.go, state.db in state.go; the SQL schemas are the migrations
+// (migrations/index, migrations/state). It opens SQLite in WAL
 // mode with one writer connection and a reader pool, runs the embedded
 // migrations, ingests session files incrementally by byte offset and serves
 // consistent read views. It knows nothing about HTTP.

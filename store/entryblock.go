@@ -10,26 +10,41 @@ import (
 	"contextd/session"
 )
 
-// Entries are stored packed: one entry_blocks row per ingest batch holds
-// the batch's entries, in Seq order from first_seq, as records of
+// Entry blocks (docs/design.md, "Terms of our own"): the entries of a
+// session are stored packed, one entry block per ingest batch. The
+// entry_blocks table of index.db (migrations/index/0004_entry_blocks.sql)
+// holds them, one row per entry block:
+//
+//	file_id    the session (sessions.file_id)
+//	first_seq  the Seq of its first entry; a session's entry blocks, in
+//	           first_seq order, follow each other with no gap
+//	n          the number of entries in data
+//	data       n entry records, in Seq order, nothing after them
+//
+// An entry record is
 //
 //	uvarint line, offset, length
 //	string  id, parentId, type, timestamp, customType, meta
-//	byte    flags (1: history item or context edit; 2: summary), edit kind
+//	byte    flags (recordItem 1: history item or context edit;
+//	        recordSummary 2: summary), edit kind (session.EditKind)
 //	        with flag 1: string role, toolName, toolNamespace; uvarint chars
-//	uvarint textOff, textLen
+//	uvarint textOff, textLen (the item's text in the text stream,
+//	        textstore.go)
 //
 // where a string is a uvarint byte length and the bytes, and meta is the
-// entryMeta JSON (encodeMeta). One INSERT per batch replaced one per 64
+// entryMeta JSON (encodeMeta). A row that does not follow the one before
+// it or does not hold exactly n records is errBadEntryBlock. The rows are
+// derived: a change of the record needs an index migration that re-indexes
+// every session (as 0004 did). One INSERT per batch replaced one per 64
 // entries, whose database/sql and cgo calls were a fifth of the indexing
 // time (docs/benchmarks.md), and no metadata goes through reflection.
 const (
-	blockItem    = 1 << 0
-	blockSummary = 1 << 1
+	recordItem    = 1 << 0
+	recordSummary = 1 << 1
 )
 
-// errBadBlock is a damaged entry_blocks row.
-var errBadBlock = errors.New("damaged entry block in the index")
+// errBadEntryBlock is a damaged entry_blocks row.
+var errBadEntryBlock = errors.New("damaged entry block in the index")
 
 func appendStr(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
@@ -52,10 +67,10 @@ func appendEntryRecord(b []byte, e *session.Entry, im *ItemMeta, nm, pending *na
 	var flags byte
 	item := im.IsItem || im.Edit != session.EditNone
 	if item {
-		flags |= blockItem
+		flags |= recordItem
 	}
 	if im.Summary {
-		flags |= blockSummary
+		flags |= recordSummary
 	}
 	b = append(b, flags, byte(im.Edit))
 	if item {
@@ -84,32 +99,32 @@ func insertEntries(ctx context.Context, tx *sql.Tx, fileID int64, pend []pending
 	return err
 }
 
-// blockReader reads the records of one entry_blocks row.
-type blockReader struct {
+// entryBlockReader reads the records of one entry_blocks row.
+type entryBlockReader struct {
 	b   []byte
 	err error
 }
 
-func (r *blockReader) uvarint() uint64 {
+func (r *entryBlockReader) uvarint() uint64 {
 	if r.err != nil {
 		return 0
 	}
 	v, n := binary.Uvarint(r.b)
 	if n <= 0 {
-		r.err = errBadBlock
+		r.err = errBadEntryBlock
 		return 0
 	}
 	r.b = r.b[n:]
 	return v
 }
 
-func (r *blockReader) bytes() []byte {
+func (r *entryBlockReader) bytes() []byte {
 	n := r.uvarint()
 	if r.err != nil {
 		return nil
 	}
 	if n > uint64(len(r.b)) {
-		r.err = errBadBlock
+		r.err = errBadEntryBlock
 		return nil
 	}
 	s := r.b[:n]
@@ -117,12 +132,12 @@ func (r *blockReader) bytes() []byte {
 	return s
 }
 
-func (r *blockReader) byte() byte {
+func (r *entryBlockReader) byte() byte {
 	if r.err != nil {
 		return 0
 	}
 	if len(r.b) == 0 {
-		r.err = errBadBlock
+		r.err = errBadEntryBlock
 		return 0
 	}
 	c := r.b[0]
@@ -148,10 +163,10 @@ func loadEntries(ctx context.Context, db *DB, fileID int64, tree *session.Tree, 
 			return nil, err
 		}
 		if first != int64(tree.Len()) {
-			return nil, fmt.Errorf("%w: entries from seq %d follow %d entries", errBadBlock, first, tree.Len())
+			return nil, fmt.Errorf("%w: entries from seq %d follow %d entries", errBadEntryBlock, first, tree.Len())
 		}
 		tree.Grow(int(n))
-		r := &blockReader{b: data}
+		r := &entryBlockReader{b: data}
 		for i := int64(0); i < n; i++ {
 			var e session.Entry
 			e.Seq = int(first + i)
@@ -168,9 +183,9 @@ func loadEntries(ctx context.Context, db *DB, fileID int64, tree *session.Tree, 
 			meta := r.bytes()
 			flags, edit := r.byte(), session.EditKind(r.byte())
 			var im ItemMeta
-			if flags&blockItem != 0 {
+			if flags&recordItem != 0 {
 				var pend names
-				im = ItemMeta{IsItem: edit == session.EditNone, Summary: flags&blockSummary != 0, Edit: edit,
+				im = ItemMeta{IsItem: edit == session.EditNone, Summary: flags&recordSummary != 0, Edit: edit,
 					Role: nm.id(string(r.bytes()), &pend), ToolName: nm.id(string(r.bytes()), &pend), ToolNamespace: nm.id(string(r.bytes()), &pend)}
 				im.Chars = int32(uint32(r.uvarint()))
 				nm.publish(&pend)
@@ -188,7 +203,7 @@ func loadEntries(ctx context.Context, db *DB, fileID int64, tree *session.Tree, 
 			items = append(items, im)
 		}
 		if len(r.b) != 0 {
-			return nil, fmt.Errorf("%w (file %d, %d bytes after seq %d)", errBadBlock, fileID, len(r.b), first+n-1)
+			return nil, fmt.Errorf("%w (file %d, %d bytes after seq %d)", errBadEntryBlock, fileID, len(r.b), first+n-1)
 		}
 	}
 	if err := rows.Err(); err != nil {

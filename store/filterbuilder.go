@@ -2,9 +2,9 @@ package store
 
 import "sync"
 
-// One goroutine per index builds the search block filters (blocks.go) of
+// One goroutine per index builds the search frame filters (framefilter.go) of
 // every session, in the order their syncs asked (kickFilters): a bounded
-// channel queue of sessions, each in it at most once (blockFilters.queued,
+// channel queue of sessions, each in it at most once (frameFilters.queued,
 // cleared when the builder takes it, so a sync during the build queues it
 // again). A sync that finds the queue full waits for the builder to take
 // one. Filters only skip frames, so a session whose filters are not built
@@ -35,7 +35,7 @@ func (x *Index) queueFilters(s *Session) {
 	select {
 	case f.queue <- s:
 	case <-f.done:
-		s.blk.queued.Store(false)
+		s.filters.queued.Store(false)
 		f.work.Done()
 	}
 }
@@ -48,16 +48,16 @@ func (x *Index) buildFilters() {
 	for {
 		select {
 		case s := <-f.queue:
-			s.blk.queued.Store(false)
+			s.filters.queued.Store(false)
 			if err := s.buildFrameFilters(); err != nil && !x.closing.Load() {
-				x.log.Warn("search block filters not built; searches read the whole text", "path", s.path, "err", err)
+				x.log.Warn("search frame filters not built; searches read the whole text", "path", s.path, "err", err)
 			}
 			f.work.Done()
 		case <-f.done:
 			for {
 				select {
 				case s := <-f.queue:
-					s.blk.queued.Store(false)
+					s.filters.queued.Store(false)
 					f.work.Done()
 				default:
 					return

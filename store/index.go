@@ -29,6 +29,7 @@ const (
 	StateNotPi    FileState = "not_a_session" // its first parsed line is not a session header, or no complete line is one
 	StateEmpty    FileState = "empty"         // no complete line yet
 	StateUnusable FileState = "unreadable"    // an I/O error other than not-exist
+	// StateTooLarge (toolarge.go): more entries than the memory limit can index.
 )
 
 // ErrOutside is returned for a path that does not resolve (after following
@@ -145,6 +146,11 @@ type Options struct {
 	// resolved (Resolve, Lexical): a host path registered by a Pi outside
 	// a container becomes the path the container reads (ParsePathMap).
 	PathMap []PathMapping
+	// MemoryLimit is the Go heap limit contextd runs under, in bytes
+	// (--memory-limit; 0: none). A session with more entries than
+	// EntryBudget(MemoryLimit) is not indexed: it is refused as
+	// StateTooLarge (toolarge.go).
+	MemoryLimit int64
 }
 
 // Index is the derived session index: an SQLite database (index.db) plus one
@@ -152,24 +158,27 @@ type Options struct {
 // in-memory tree per session loaded on first use. Every part of it can be
 // deleted and rebuilt from the JSONL files (Rebuild).
 type Index struct {
-	root    string // sessions directory, symlinks resolved
-	dir     string // index directory
-	opts    Options
-	log     *slog.Logger
-	metrics *Metrics
+	root string // sessions directory, symlinks resolved
+	dir  string // index directory
+	opts Options
+	// maxEntries is EntryBudget(opts.MemoryLimit): the most entries one
+	// session is indexed with (0: no bound).
+	maxEntries int
+	log        *slog.Logger
+	metrics    *Metrics
 
 	mu     sync.Mutex // guards db, byPath
 	db     *DB
 	byPath map[string]*Session
 
-	bg      sync.WaitGroup // background builders of search block filters and full indexes after a tree preview
+	bg      sync.WaitGroup // background builders of search frame filters and full indexes after a tree preview
 	closing atomic.Bool    // set by Close: builders stop
 	// bgCtx is the context of the background syncs that follow a tree
 	// preview (preview.go); Close cancels it.
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
 	bgSlot   chan struct{} // held by the one background full index running
-	filters  filterBuilder // the one builder of search block filters (filterbuilder.go)
+	filters  filterBuilder // the one builder of search frame filters (filterbuilder.go)
 
 	frames *frameCache // decoded item-text frames (textstore.go)
 
@@ -200,7 +209,7 @@ func OpenIndex(ctx context.Context, root, dir string, opts Options) (*Index, err
 	if r, err := filepath.EvalSymlinks(absRoot); err == nil {
 		absRoot = r
 	}
-	x := &Index{root: absRoot, dir: dir, opts: opts, log: opts.Logger, metrics: opts.Metrics, byPath: map[string]*Session{}, frames: newFrameCache()}
+	x := &Index{root: absRoot, dir: dir, opts: opts, log: opts.Logger, metrics: opts.Metrics, byPath: map[string]*Session{}, frames: newFrameCache(), maxEntries: EntryBudget(opts.MemoryLimit)}
 	if err := x.open(ctx); err != nil {
 		return nil, err
 	}
@@ -623,12 +632,12 @@ func (x *Index) Rebuild(ctx context.Context) error {
 		// once they are removed are told the file changed; the next
 		// load finds the generation on disk (none).
 		s.files = nil
-		// Stop any builder of block filters before the files go.
-		s.blk.gen.Add(1)
-		s.blk.mu.Lock()
-		s.blk.done.Store(0)
-		s.blk.mu.Unlock()
-		s.blk.unmap()
+		// Stop any builder of frame filters before the files go.
+		s.filters.gen.Add(1)
+		s.filters.mu.Lock()
+		s.filters.done.Store(0)
+		s.filters.mu.Unlock()
+		s.filters.unmap()
 	}
 	err = func() error {
 		x.resetBudget()

@@ -282,7 +282,7 @@ func (s *Session) batch(ctx context.Context, db *DB, f io.ReaderAt, tf *os.File,
 	// sync ends (syncLocked kicks the builder), not beside the next batch:
 	// on two cores the builder took the core the text compression and the
 	// rest of the machine need, and the first /context and history answer
-	// wait for the whole sync (blocks.go).
+	// wait for the whole sync (framefilter.go).
 	s.publishBatch(b, next, size, newTextSize, merged)
 	if afterBatchCommit != nil {
 		afterBatchCommit(s)
@@ -423,6 +423,13 @@ func (b *batchWork) line(line []byte, off int64, tooLong bool) error {
 		}
 		return nil
 	}
+	base := 0
+	if s.tree != nil {
+		base = s.tree.Len()
+	}
+	if err := s.x.overBudget(base+len(b.pend)+1, off, p.Header); err != nil {
+		return err
+	}
 	var im ItemMeta
 	if e.Type == session.TypeContextEdit && e.Edit != session.EditNone {
 		// The replacement is rendered with the edit's own line, so that an
@@ -529,6 +536,12 @@ func (s *Session) publishBatch(b *batchWork, next, size, newTextSize int64, merg
 			// holds old and new arrays at once (the peak memory of indexing
 			// a large file).
 			want := int(float64(n+len(b.pend)) * float64(size) / float64(next) * 1.05)
+			if s.x.maxEntries > 0 {
+				// Never past the entry budget: a file of more is refused
+				// at its budget-th entry (toolarge.go), and tables sized
+				// for the whole file were 5× the memory limit.
+				want = min(want, s.x.maxEntries)
+			}
 			if more := want - n; more > len(b.pend) {
 				s.tree.Grow(more)
 				s.items = slices.Grow(s.items, more)

@@ -23,7 +23,7 @@ func wtf8Line(esc string) string {
 }
 
 // ordinaryLines is a session whose one user message is 40,000+ bytes of
-// numbered text: two complete 16 KiB frames, so block filters are built.
+// numbered text: two complete 16 KiB frames, so frame filters are built.
 func ordinaryLines() string {
 	var b strings.Builder
 	for i := 0; b.Len() < 40000; i++ {
@@ -97,7 +97,7 @@ func textFilesOf(t *testing.T, x *Index) map[string][]byte {
 // mtime, ctime) in its sessions row, as that contextd would have: without
 // migration 0006 the reopened index still answers U+FFFD (checked below,
 // so the simulation is real). With the index at user_version 5 and 0006
-// applied on open, every answer (views, texts, Search over the block
+// applied on open, every answer (views, texts, Search over the frame
 // filters of a 40,000-byte session) and every file under texts/ equals
 // a fresh index of the same files, byte for byte: no stale frame, filter
 // or generation is left.

@@ -114,10 +114,17 @@ func (s *Session) syncTree(ctx context.Context) error {
 	if _, err := s.loadedDB(ctx); err != nil {
 		return err
 	}
-	if s.next > 0 || s.tree != nil || s.x.closing.Load() {
+	if s.next > 0 || s.tree != nil || s.refused != nil || s.x.closing.Load() {
 		return s.syncLocked(ctx)
 	}
 	p, err := s.previewFile(ctx)
+	if tl := (*errTooLarge)(nil); errors.As(err, &tl) {
+		db, err := s.loadedDB(ctx)
+		if err != nil {
+			return err
+		}
+		return s.refuse(ctx, db, tl, tl.dev, tl.ino, tl.size)
+	}
 	if err != nil {
 		return err
 	}
@@ -225,10 +232,18 @@ func (s *Session) buildPreview(ctx context.Context, f *os.File, fi os.FileInfo) 
 		if tree == nil {
 			return nil
 		}
+		if err := s.x.overBudget(tree.Len()+1, off, ps.Header); err != nil {
+			return err
+		}
 		if !grown && off >= 1<<20 {
-			// Size the tree once from the entries per byte so far.
+			// Size the tree once from the entries per byte so far, never
+			// past the entry budget (toolarge.go).
 			grown = true
-			tree.Grow(int(float64(tree.Len()) * float64(size) / float64(off) * 1.05))
+			want := int(float64(tree.Len()) * float64(size) / float64(off) * 1.05)
+			if s.x.maxEntries > 0 {
+				want = min(want, s.x.maxEntries)
+			}
+			tree.Grow(want)
 		}
 		tree.Add(memEntry(*e))
 		if tree.Len()%4096 == 0 {
@@ -236,6 +251,9 @@ func (s *Session) buildPreview(ctx context.Context, f *os.File, fi os.FileInfo) 
 		}
 		return nil
 	})
+	if tl := (*errTooLarge)(nil); errors.As(err, &tl) {
+		tl.dev, tl.ino, tl.size = p.dev, p.ino, p.size
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ import (
 //     Read holds them for its callback), so a reader reads what its
 //     snapshot describes; only a Rebuild removes files under readers,
 //     which are then told the file changed (ErrFileChanged);
-//   - block filters are consulted only while their generation is the
+//   - frame filters are consulted only while their generation is the
 //     snapshot's (filterSnap).
 //
 // Every publish numbers its snapshot with the next generation
@@ -41,6 +41,9 @@ type sessionSnap struct {
 	preview *treePreview
 	// previewGen is the generation of the preview's view (0: none).
 	previewGen uint64
+	// refusedID is the header id of a file refused as too large
+	// (toolarge.go; "": none), so FindByID still finds it.
+	refusedID string
 }
 
 // generations numbers the published snapshots of every session (the last
@@ -52,7 +55,7 @@ var generations atomic.Uint64
 func (s *Session) publishLocked() {
 	v := View{s: s, Path: s.path, Items: s.items, names: s.names.list, Stats: s.stats, State: s.state, StateMsg: s.stateMsg,
 		Bytes: s.next, FileSize: s.fileSize, InFlightTooLong: s.flightTooLong, text: s.textSnap(),
-		blk: filterSnap{gen: s.blk.gen.Load(), path: s.blockPath(), count: s.blockCountPath()}, gen: generations.Add(1)}
+		filters: filterSnap{gen: s.filters.gen.Load(), path: s.filterPath(), count: s.filterCountPath()}, gen: generations.Add(1)}
 	if v.State == "" {
 		v.State = StateOK
 	}
@@ -65,11 +68,14 @@ func (s *Session) publishLocked() {
 			v.Tree = s.tree.Snapshot()
 		}
 	}
-	c := &sessionSnap{view: v, files: s.files, preview: s.preview}
-	if c.preview != nil {
-		c.previewGen = generations.Add(1)
+	sn := &sessionSnap{view: v, files: s.files, preview: s.preview}
+	if sn.preview != nil {
+		sn.previewGen = generations.Add(1)
 	}
-	s.snap.Store(c)
+	if s.refused != nil {
+		sn.refusedID = s.refused.id
+	}
+	s.snap.Store(sn)
 }
 
 // publish is publishLocked for a caller that does not hold mu (it holds
@@ -176,7 +182,7 @@ func (s *Session) SessionID() string {
 	case c.preview != nil:
 		return c.preview.tree.Header.ID
 	}
-	return ""
+	return c.refusedID
 }
 
 // Len is the number of entries indexed for the session.
@@ -187,7 +193,7 @@ func (s *Session) Len() int {
 	return 0
 }
 
-// filterSnap is what a snapshot's searches read of the block filters:
+// filterSnap is what a snapshot's searches read of the frame filters:
 // their generation when it was published (a reset advances it; filters
 // of another generation describe another text) and the .blk file.
 type filterSnap struct {

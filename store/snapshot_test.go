@@ -15,20 +15,20 @@ import (
 // for two views of one generation: the tree (its snapshot and length),
 // the item table, the bytes indexed, the text and the file state.
 type viewState struct {
-	tree     *session.Tree
-	n, items int
-	bytes    int64
-	fileSize int64
-	state    FileState
-	stateMsg string
-	text     *textSnap
-	blkGen   uint64
-	inFlight int64
+	tree      *session.Tree
+	n, items  int
+	bytes     int64
+	fileSize  int64
+	state     FileState
+	stateMsg  string
+	text      *textSnap
+	filterGen uint64
+	inFlight  int64
 }
 
 func stateOf(v *View) viewState {
 	st := viewState{items: len(v.Items), bytes: v.Bytes, fileSize: v.FileSize, state: v.State, stateMsg: v.StateMsg,
-		text: v.text, blkGen: v.blk.gen, inFlight: v.InFlightTooLong}
+		text: v.text, filterGen: v.filters.gen, inFlight: v.InFlightTooLong}
 	if v.Tree != nil {
 		st.tree, st.n = v.Tree, v.Tree.Len()
 	}

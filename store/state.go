@@ -13,7 +13,18 @@ import (
 )
 
 // State is contextd's own state database (state.db): registrations and
-// rollovers. Unlike the index it is never dropped by a rebuild.
+// rollovers. Unlike the index it is never dropped by a rebuild, and it is
+// not derived: its rows are the only copy. Its schema is
+// migrations/state/*.sql (PRAGMA user_version is the last applied):
+//
+//   - registrations: one row per session id (session_file, mode, agent_name,
+//     pi_version, registered_at, updated_at), read and written here;
+//   - rollovers: one row per rollover, kept after it ends, at most one open
+//     (pending, settled or committed) per session; read and written by
+//     rollovers.go. Its window_identity, notes, recovery and plan columns
+//     hold JSON (empty before the step that fills them).
+//
+// Times are RFC 3339 UTC with nanoseconds; an empty time is not yet.
 //
 // Registration answers from memory once it has read a session id: the
 // state directory is locked by one contextd (statedir.go) and

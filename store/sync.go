@@ -28,9 +28,9 @@ import (
 // never sees half of a sync and never waits for one.
 //
 // Lock order (a goroutine holding one may take those after it, never one
-// before): a scan slot (scanSlots, ReadScan) → syncMu → mu → blk.mu →
-// blk.mapMu → Index.mu. Readers hold no session lock: a search holds at
-// most a scan slot and, while it scans, blk.mapMu for reading (resets wait
+// before): a scan slot (scanSlots, ReadScan) → syncMu → mu → filters.mu →
+// filters.mapMu → Index.mu. Readers hold no session lock: a search holds at
+// most a scan slot and, while it scans, filters.mapMu for reading (resets wait
 // for it before unmapping). frameCache.mu, spans.mu and decoded.mu are
 // taken alone, for a copy. Rebuild takes every session's syncMu then mu,
 // in the order of Index.Sessions.
@@ -95,8 +95,11 @@ type Session struct {
 	// preview is the tree of a cold index served before its items are
 	// built (preview.go); nil once the full index is current.
 	preview *treePreview
+	// refused is set while the file is refused as too large (toolarge.go);
+	// written under syncMu and mu.
+	refused *refusal
 
-	blk     blockFilters // search block filters (blocks.go); not under mu
+	filters frameFilters // search frame filters (framefilter.go); not under mu
 	decoded decodeCache  // entries DecodeEach decoded lately (decode_many.go); not under mu
 	spans   spanCache    // the spans of the last large search (view.go); not under mu
 }
@@ -105,6 +108,7 @@ func (s *Session) reset() {
 	s.syncOK = 0
 	s.decoded.clear()
 	s.preview = nil
+	s.refused = nil
 	s.loaded = false
 	s.fileID = 0
 	s.parser = session.Parser{}
@@ -223,6 +227,16 @@ func (s *Session) syncFile(ctx context.Context, db *DB) error {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		dev, ino = uint64(st.Dev), uint64(st.Ino)
 	}
+	if s.refused != nil {
+		if s.refused.still(dev, ino, size) {
+			s.publishState(size)
+			return nil
+		}
+		// Another file, or cut: index it again (it may fit now).
+		s.mu.Lock()
+		s.refused = nil
+		s.mu.Unlock()
+	}
 	cause, err := s.changeCause(ctx, db, f, fi, dev, ino)
 	if err != nil {
 		return err
@@ -246,6 +260,9 @@ func (s *Session) syncFile(ctx context.Context, db *DB) error {
 		s.check.mtime, s.check.ctime = times(fi)
 		err := s.ingest(ctx, db, cutReader{f: f, size: size}, size)
 		s.x.grew(s.path) // measured for the disk budget (budget.go), also after a partial ingest
+		if tl := (*errTooLarge)(nil); errors.As(err, &tl) {
+			return s.refuse(ctx, db, tl, dev, ino, size)
+		}
 		if err != nil {
 			return err
 		}
@@ -384,6 +401,8 @@ func (s *Session) publishState(size int64) {
 // holds syncMu).
 func (s *Session) fileState() (FileState, string) {
 	switch {
+	case s.refused != nil:
+		return StateTooLarge, s.refused.msg
 	case s.parser.NotPi:
 		return StateNotPi, "not a Pi session: the first parsed line is not a session header with a string id"
 	case s.tree == nil && len(s.stats.Skipped) > 0:
@@ -455,7 +474,7 @@ func (s *Session) clear(ctx context.Context, db *DB) error {
 	// before hold: those are removed when the last of them is done. A
 	// filter builder is told first (resetFilters below then waits for
 	// it), so that it stops.
-	s.blk.gen.Add(1)
+	s.filters.gen.Add(1)
 	s.mu.Lock()
 	s.fresh(s.fileID)
 	old := s.replaceTextFiles()
@@ -514,7 +533,7 @@ func (s *Session) fresh(fileID int64) {
 }
 
 // load reads this session's rows from SQLite into memory (or creates the
-// sessions row) and reconciles the item-text file and the search block
+// sessions row) and reconciles the item-text file and the search frame
 // filters with the committed text size.
 func (s *Session) load(ctx context.Context, db *DB) error {
 	if err := s.loadRows(ctx, db); err != nil {
@@ -553,6 +572,21 @@ func (s *Session) loadRows(ctx context.Context, db *DB) error {
 	}
 	if err != nil {
 		return err
+	}
+	if s.x.maxEntries > 0 && nextSeq > int64(s.x.maxEntries) {
+		// Indexed under a larger memory limit: loading it would pass
+		// this one. Forget it; the sync reads the file again and refuses
+		// it (toolarge.go) without holding more than the budget.
+		s.mu.Lock()
+		err := s.useTextFiles(fileID)
+		if err == nil {
+			s.fresh(fileID)
+		}
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		return s.clear(ctx, db)
 	}
 	var tree *session.Tree
 	var items []ItemMeta

@@ -12,8 +12,8 @@ import (
 )
 
 // A session's files under texts/ (item-text frames N.s2, their frame
-// index N.s2x, block filters N.blk and their count N.blkn; textstore.go,
-// blocks.go) are one generation of its text. A reset (the session file
+// index N.s2x, frame filters N.blk and their count N.blkn; textstore.go,
+// framefilter.go) are one generation of its text. A reset (the session file
 // rewritten: Session.clear, an eviction, Forget) never truncates or
 // rewrites them: the next text is written under the next generation's
 // names, N.G.s2, N.G.s2x, N.G.blk, N.G.blkn (generation G ≥ 1; generation

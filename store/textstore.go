@@ -32,7 +32,7 @@ import (
 //
 // Compressed, the text takes about a quarter of its raw size on the bench
 // sessions (s2 on 16 KiB frames),
-// which pays for the search block filters (blocks.go). Readers decompress
+// which pays for the search frame filters (framefilter.go). Readers decompress
 // the frames they touch; read_item and list_items keep recently decoded
 // frames in the index's frameCache.
 const frameSize = TextFrameSize

@@ -38,9 +38,9 @@ type View struct {
 	// already over the line limit (0 when there is none).
 	InFlightTooLong int64
 	text            *textSnap // the committed item text (nil: none)
-	// blk is the search block filters as of the snapshot (generation
+	// filters is the search filters as of the snapshot (generation
 	// and files).
-	blk filterSnap
+	filters filterSnap
 	// scanHeld: the reader holds a scan slot (ReadScan), so Search
 	// takes none.
 	scanHeld bool
@@ -390,15 +390,11 @@ var (
 
 // scanSlots bounds the searches that scan item text at once to the
 // number of cores (at least 2); the others wait for a slot in the order
-// they came (docs/benchmarks.md: 32 clients on 2 cores, p99 <= 25 ms). The scan is
-// CPU work, so more at once only share the cores: with 32 at once, a
-// search that reads a few hundred frames (a phrase whose 12-grams are
-// common, 2-10 ms alone) took 16 times as long, 45-57 ms on the 512 MiB
-// bench session; in turn, the searches behind it now wait for it. Measured
-// with the bench's distinct-query rows (320 requests): p99 30-43 ms before
-// at 128 MiB-1 GiB, 15-22 ms after, p50 about the same (6-9 ms). A search
-// that reads every frame (a 1- or 2-byte query, about 1 s at 1 GiB) holds
-// its slot that long.
+// they came. The scan is CPU work, so more at once only share the cores
+// and make each as slow as the slowest; the searches behind one wait for
+// it instead (docs/benchmarks.md, "Bounded scans": 32 clients on 2 cores,
+// p99 ≤ 25 ms). A search that reads every frame (a 1- or 2-byte query,
+// about 1 s at 1 GiB) holds its slot that long.
 var scanSlots = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 
 var searchPool = sync.Pool{New: func() any { b := make([]byte, searchChunk); return &b }}
@@ -538,7 +534,7 @@ func (t viewTexts) Search(query string, refs history.ItemList, limit int, fn fun
 	var cs *candidates
 	if t.v.s != nil {
 		var err error
-		if cs, err = t.v.s.filterCandidates(t.v.blk, query, spans[0].off, spans[len(spans)-1].end()); err != nil {
+		if cs, err = t.v.s.filterCandidates(t.v.filters, query, spans[0].off, spans[len(spans)-1].end()); err != nil {
 			return err
 		}
 		if cs != nil {
@@ -561,7 +557,7 @@ func (t viewTexts) Search(query string, refs history.ItemList, limit int, fn fun
 		}
 	}
 
-	// With block filters the bytes read are few: a second goroutine would
+	// With frame filters the bytes read are few: a second goroutine would
 	// only scan ahead for matches a limited search does not need (and
 	// compete with other searches for the cores).
 	if total <= searchSplit || runtime.GOMAXPROCS(0) < 2 || cs != nil {
@@ -625,7 +621,7 @@ func (t viewTexts) Search(query string, refs history.ItemList, limit int, fn fun
 
 // scanSpans finds which of spans (ascending, disjoint) contain fd's query
 // and calls emit(i) for each, in order. It returns false when emit did
-// (and stops then), or when stop was set. Blocks that cs (nil: none) rules
+// (and stops then), or when stop was set. Frames that cs (nil: none) rules
 // out are not read.
 func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *atomic.Bool, emit func(i int) bool) (bool, error) {
 	bp := searchPool.Get().(*[]byte)
@@ -651,7 +647,7 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 		}
 		pos = max(pos, spans[cur].off)
 		if cs != nil {
-			// No match starts in a block the filters rule out.
+			// No match starts in a frame the filters rule out.
 			if p := cs.skip(pos); p > pos {
 				pos = p
 				continue
@@ -714,7 +710,7 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 // spanAfter returns the first index from cur of a span of spans
 // (ascending, disjoint) that ends at end or later (len(spans): none). A
 // few steps are taken one by one (the next span usually qualifies), then
-// it searches by halves: after the block filters skip far ahead, a
+// it searches by halves: after the frame filters skip far ahead, a
 // linear walk would visit every span in between (a quarter-million at
 // 1 GiB, about 50 µs per search).
 func spanAfter(spans []span, cur int, end int64) int {

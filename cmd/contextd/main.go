@@ -205,7 +205,7 @@ func parseFlags(cmd command, args []string, getenv func(string) string, stdout, 
 	fs.StringVar(&c.SessionsDir, "sessions-dir", env("CONTEXTD_SESSIONS_DIR", sessions), "Pi sessions directory (env CONTEXTD_SESSIONS_DIR; default $PI_CODING_AGENT_SESSION_DIR or $PI_CODING_AGENT_DIR/sessions or ~/.pi/agent/sessions)")
 	fs.StringVar(&c.StateDir, "state-dir", defaultStateDir(getenv), "state directory: index, state database, token (env CONTEXTD_STATE_DIR; default $PI_CODING_AGENT_DIR/contextd or ~/.pi/agent/contextd)")
 	sizeVar(fs, &c.MaxLineBytes, "max-line-bytes", 64<<20, "longest JSONL line indexed, in bytes or with a unit (64MiB); longer lines are skipped and reported")
-	sizeVar(fs, &c.MemoryLimit, "memory-limit", memLimit, "soft limit of the Go heap, in bytes or with a unit (128MiB, \"128 MiB\", 134217728; runtime/debug.SetMemoryLimit); the GC works harder near it, which keeps indexing a 1 GB session under ~200 MB RSS; 0 = none (env CONTEXTD_MEMORY_LIMIT)")
+	sizeVar(fs, &c.MemoryLimit, "memory-limit", memLimit, "soft limit of the Go heap, in bytes or with a unit (128MiB, \"128 MiB\", 134217728; runtime/debug.SetMemoryLimit); the GC works harder near it, which keeps indexing a 1 GB session under ~200 MB RSS; a session with more entries than 3/4 of it at 352 bytes each (285,975 at 128 MiB) is not indexed (session_too_large); 0 = none (env CONTEXTD_MEMORY_LIMIT)")
 	fs.StringVar(&c.LogFormat, "log-format", env("CONTEXTD_LOG_FORMAT", "text"), "text or json (env CONTEXTD_LOG_FORMAT)")
 	fs.StringVar(&c.LogLevel, "log-level", env("CONTEXTD_LOG_LEVEL", "info"), "debug, info, warn, error (env CONTEXTD_LOG_LEVEL)")
 	c.Addr, c.DefaultMode, c.MaxBodyBytes, c.MaxConns = "127.0.0.1:7467", "local", api.DefaultMaxBodyBytes, maxConns
@@ -402,7 +402,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	if budget < 0 {
 		budget = autoIndexBudget(c.StateDir)
 	}
-	index, err := store.OpenIndex(ctx, c.SessionsDir, filepath.Join(c.StateDir, "index"), store.Options{MaxLineBytes: c.MaxLineBytes, Logger: log, Metrics: store.NewMetrics(mreg), PathMap: c.PathMap, MaxIndexBytes: budget})
+	index, err := store.OpenIndex(ctx, c.SessionsDir, filepath.Join(c.StateDir, "index"), store.Options{MaxLineBytes: c.MaxLineBytes, Logger: log, Metrics: store.NewMetrics(mreg), PathMap: c.PathMap, MaxIndexBytes: budget, MemoryLimit: c.MemoryLimit})
 	if err != nil {
 		return fmt.Errorf("open index: %w", err)
 	}

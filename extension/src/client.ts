@@ -114,6 +114,7 @@ export function fillPath(template: string, params: Record<string, string> = {}):
 }
 
 export { ContextdError, healthy, type ProblemCode } from "./transport.ts";
+/** The discovery file's record ({url, pid, version}), as launcher.ts reads it. */
 export type { Discovery } from "./launcher.ts";
 
 /**

@@ -7,6 +7,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Host } from "./host.ts";
 import { prefixed } from "./notify.ts";
 import type { SessionSlot, SessionState } from "./session.ts";
+import { isSessionTooLarge, setTooLargeAside } from "./toolarge.ts";
 import { UnreachableError } from "./transport.ts";
 import { type Problem, warnConcurrentWriters } from "./writers.ts";
 
@@ -55,6 +56,10 @@ export function installLifecycle(host: Host, slot: SessionSlot, onRegistered: (s
 			for (const p of reg?.problems ?? []) if (p.reason === "interrupted_rollover") host.notify(ctx, `contextd: ${p.detail ?? "an interrupted rollover was aborted"}`, "warning");
 			await onRegistered(s, ctx);
 		} catch (err) {
+			if (isSessionTooLarge(err)) {
+				setTooLargeAside(host, s, ctx, err);
+				return;
+			}
 			s.unavailable = unconnectedSentence(err);
 			host.notify(ctx, prefixed(s.unavailable), "error");
 		}

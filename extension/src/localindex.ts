@@ -14,6 +14,7 @@ import type { PlannedEntry } from "./rollover.ts";
 import type { SessionSlot, SessionState } from "./session.ts";
 import { contextRemainingParameters } from "./tools.ts";
 import { type Problem, warnConcurrentWriters } from "./writers.ts";
+import { isSessionTooLarge, setTooLargeAside } from "./toolarge.ts";
 import { ADOPTION_NOTICE } from "./windows.ts";
 import { randomUUID } from "node:crypto";
 
@@ -107,7 +108,8 @@ export function installLocalHooks(host: Host, slot: SessionSlot): void {
 			// A rollover whose summary Pi wrote after a reload is finished here.
 			if (plan?.finish?.length || plan?.rollover_id) host.notify(ctx, `contextd: ${FINISHED_FROM_FILE}`, "info");
 		} catch (err) {
-			host.notify(ctx, prefixed((err as Error).message), "error");
+			if (isSessionTooLarge(err)) setTooLargeAside(host, s, ctx, err);
+			else host.notify(ctx, prefixed((err as Error).message), "error");
 		}
 	});
 
@@ -118,6 +120,10 @@ export function installLocalHooks(host: Host, slot: SessionSlot): void {
 		try {
 			ans = await s.client.request("session-context", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
 		} catch (err) {
+			if (isSessionTooLarge(err)) {
+				setTooLargeAside(host, s, ctx, err);
+				return;
+			}
 			const step = contextErrorStep(s.contextError, (err as Error).message);
 			s.contextError = step.last;
 			if (step.notify) host.notify(ctx, step.notify, "error");

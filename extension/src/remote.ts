@@ -195,7 +195,8 @@ export type NamespaceSpecs = Readonly<Record<string, NamespaceSpec>>;
 /**
  * The namespace specs of a serialized-schema protocol file, the form the
  * docs/codex-contract.md "Tool surface" cites for byte-exact schemas (codex-rs 0.154.0-alpha.3
- * serialized by oh-my-pi's codex-history-notes.protocol.json): one JSON
+ * serialized in oh-my-pi PR #11043,
+ * https://github.com/can1357/oh-my-pi/blob/a31b571d/packages/coding-agent/src/tools/codex-history-notes.protocol.json): one JSON
  * object keyed by endpoint ("alpha/history/v2/list_windows", …), each value
  * {namespace, namespaceDescription, name, description, parameters}. The
  * file's own text is used unchanged (descriptions, property order, anyOf

@@ -52,6 +52,8 @@ export class SessionState {
 	completing: string | undefined;
 	/** Remote: the window the current message's new_context steered (later calls of the message join it). */
 	remoteWindow: unknown;
+	/** contextd refused the session as too large for its memory limit (toolarge.ts): set aside, Pi uses its own context. */
+	tooLarge = false;
 	/** The concurrent_writers warning was shown (writers.ts): once per session. */
 	writersWarned = false;
 	/** Set when the session ended or was replaced; handlers then do nothing. */

@@ -14,6 +14,8 @@ export interface StatusFacts {
 	 * that did not connect needs /reload. Default true.
 	 */
 	connected?: boolean;
+	/** contextd refused the session as too large for its --memory-limit (toolarge.ts): Pi uses its own context. */
+	tooLarge?: boolean;
 	window?: number;
 	/** Percent of the context window used (Pi's getContextUsage), when known. */
 	percent?: number | null;
@@ -27,6 +29,7 @@ export const STATUS_KEY = "contextd";
 /** `contextd tree · window 2 · 34% used · rollover pending`, or what to do when contextd is unreachable. */
 export function statusLine(f: StatusFacts): string {
 	if (f.mode === "off") return "contextd off";
+	if (f.tooLarge) return `contextd ${f.mode} · session too large for --memory-limit: Pi's own context`;
 	if (f.connected === false) return `contextd ${f.mode} · not connected: run contextd serve, then /reload`;
 	if (!f.reachable) return `contextd ${f.mode} · not reachable: run contextd serve`;
 	const parts = [`contextd ${f.mode}`];

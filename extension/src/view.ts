@@ -41,6 +41,8 @@ export interface ViewFacts {
 	reachable(): boolean;
 	/** The session connected at session_start (statusline.ts StatusFacts.connected); absent: true. */
 	connected?(): boolean;
+	/** contextd refused the session as too large (statusline.ts StatusFacts.tooLarge); absent: false. */
+	tooLarge?(): boolean;
 	/** A Tree rollover new_context planned and the settled phase has not taken yet. */
 	pending(): boolean;
 }
@@ -106,7 +108,7 @@ export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
 			}
 			const usage = ctx.getContextUsage();
 			const rollover = summarizing ? "summarizing" : facts.pending() ? "pending" : undefined;
-			ctx.ui.setStatus(STATUS_KEY, statusLine({ mode: facts.mode, reachable: facts.reachable(), connected: facts.connected?.() ?? true, window: win, percent: usage?.percent ?? null, rollover }));
+			ctx.ui.setStatus(STATUS_KEY, statusLine({ mode: facts.mode, reachable: facts.reachable(), connected: facts.connected?.() ?? true, tooLarge: facts.tooLarge?.() ?? false, window: win, percent: usage?.percent ?? null, rollover }));
 		},
 		progress(ctx, windowNumber) {
 			if (!ctx.hasUI) return () => {};

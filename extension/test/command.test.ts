@@ -131,5 +131,7 @@ test("status line: mode, window, context used, rollover; unreachable says what t
 	assert.equal(statusLine({ mode: "local", reachable: false, window: 3 }), "contextd local · not reachable: run contextd serve");
 	// Never connected: the extension connects only at session_start.
 	assert.equal(statusLine({ mode: "local", reachable: false, connected: false }), "contextd local · not connected: run contextd serve, then /reload");
+	// Refused as too large for contextd's memory limit (toolarge.ts): not a connection fault.
+	assert.equal(statusLine({ mode: "local", reachable: false, connected: false, tooLarge: true }), "contextd local · session too large for --memory-limit: Pi's own context");
 	assert.equal(statusLine({ mode: "off", reachable: true }), "contextd off");
 });

@@ -241,6 +241,44 @@ test("the context hook applies contextd's projection; a failure is said once unt
 	assert.deepEqual(ctx.notices, ["error: contextd 500: boom; this request goes without context management until contextd answers"]);
 });
 
+// contextd's refusal of a session too large for its memory limit (store/toolarge.go).
+const tooLargeDetail = "this session has more than 285975 entries, more than contextd's memory limit (--memory-limit 128MiB) can index; restart contextd with --memory-limit 1GiB and /reload, or start a new Pi session (/new)";
+const tooLarge = () => new ContextdError(`contextd 507: ${tooLargeDetail}`, 507, "session_too_large");
+const tooLargeNotice = `warning: contextd: ${tooLargeDetail}; until then Pi uses its own context`;
+
+test("session_too_large at registration: one warning with contextd's sentence; the context hook leaves Pi's context alone and asks contextd nothing; the footer says why", async () => {
+	for (const mode of ["local", "tree"] as const) {
+		const f = fakeHost(mode);
+		f.contextd.answers = { "register-session": tooLarge() };
+		if (mode === "local") installLocal(f.host, f.say);
+		else installTree(f.host, f.say);
+		const ctx = new FakeCtx();
+		await f.pi.emit("session_start", { reason: "startup" }, ctx);
+		const user = { role: "user", content: "hi" };
+		assert.deepEqual(await f.pi.emit("context", { messages: [user] }, ctx), [undefined], mode);
+		assert.deepEqual(await f.pi.emit("context", { messages: [user] }, ctx), [undefined], mode);
+		await f.pi.emit("turn_end", {}, ctx);
+		assert.equal(ctx.statuses.get("contextd"), `contextd ${mode} · session too large for --memory-limit: Pi's own context`, mode);
+		assert.deepEqual(ctx.notices, [tooLargeNotice], mode);
+		assert.deepEqual(f.contextd.calls, ["register-session"], mode);
+	}
+});
+
+test("session_too_large from /context (the file grew past the limit): said once; later turns keep Pi's context and ask contextd nothing; tools answer the sentence", async () => {
+	const f = fakeHost("local");
+	f.contextd.answers = { "register-session": {}, "session-context": tooLarge() };
+	installLocal(f.host, f.say);
+	const ctx = new FakeCtx();
+	ctx.branch = [boundaryEntry(0)];
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	const user = { role: "user", content: "hi" };
+	assert.deepEqual(await f.pi.emit("context", { messages: [user] }, ctx), [undefined]);
+	assert.deepEqual(await f.pi.emit("context", { messages: [user] }, ctx), [undefined]);
+	assert.deepEqual(ctx.notices, [tooLargeNotice]);
+	assert.deepEqual(f.contextd.calls, ["register-session", "session-context"]);
+	await assert.rejects(f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx), { message: `contextd: ${tooLargeDetail}; until then Pi uses its own context` });
+});
+
 test("local history/notes: unknown actions are refused; a note write appends contextd's entry before the result", async () => {
 	const f = fakeHost("local");
 	f.contextd.answers = {

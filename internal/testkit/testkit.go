@@ -72,6 +72,10 @@ type Options struct {
 	DefaultMode contextd.Mode
 	// BatchBytes is the store's ingest batch (0 = its default, 16 MiB).
 	BatchBytes int64
+	// MemoryLimit is the store's memory limit (store.Options; 0 = none):
+	// a session with more than store.EntryBudget(MemoryLimit) entries is
+	// refused as too large.
+	MemoryLimit int64
 	// Registry, when set, receives the store's and the coordinator's
 	// metrics (cmd/contextd registers both); nil = no metrics.
 	Registry *prometheus.Registry
@@ -123,7 +127,7 @@ func OpenBackend(tb testing.TB, sessions, stateDir string, o Options) *Backend {
 	ctx := tb.Context()
 	b := &Backend{Logger: log, Metrics: cm}
 	var err error
-	b.Index, err = store.OpenIndex(ctx, sessions, filepath.Join(stateDir, "index"), store.Options{BatchBytes: o.BatchBytes, Logger: log, Metrics: sm})
+	b.Index, err = store.OpenIndex(ctx, sessions, filepath.Join(stateDir, "index"), store.Options{BatchBytes: o.BatchBytes, MemoryLimit: o.MemoryLimit, Logger: log, Metrics: sm})
 	if err != nil {
 		tb.Fatalf("open index: %v", err)
 	}

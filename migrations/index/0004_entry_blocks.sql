@@ -1,6 +1,7 @@
--- Entries are stored packed, one row per ingest batch (store/entryblock.go
--- describes the record format): one INSERT per batch instead of one per 64
--- entries (issue 16). The entries table goes; every session is re-indexed
+-- Entries are stored packed, one entry block per ingest batch: the
+-- entry_blocks table holds the entry blocks (store/entryblock.go describes
+-- the record format): one INSERT per batch instead of one per 64 entries
+-- (docs/benchmarks.md). The entries table goes; every session is re-indexed
 -- from its JSONL on its next sync (the index is derived; load() truncates
 -- the item-text files to text_bytes = 0).
 CREATE TABLE entry_blocks (

@@ -1,6 +1,6 @@
 -- Item texts are stored in s2-compressed frames of 16 KiB (store/textstore.go)
 -- with the raw bytes after the last complete frame kept here, committed with
--- text_bytes; the search block filters index 12- and 16-grams (store/blocks.go). Every
+-- text_bytes; the search frame filters index 12- and 16-grams (store/framefilter.go). Every
 -- session is re-indexed from its JSONL on its next sync (the index is
 -- derived; load() removes the old raw texts/N.txt files).
 ALTER TABLE sessions ADD COLUMN text_tail BLOB NOT NULL DEFAULT x'';

@@ -8,7 +8,7 @@ CREATE TABLE registrations (
     updated_at    TEXT NOT NULL
 );
 
--- Rollovers (DESIGN.md §5.3): one row per new_context rollover, kept after
+-- Rollovers (docs/design.md §5.3): one row per new_context rollover, kept after
 -- it finishes. Times are RFC 3339 UTC with nanoseconds; '' = not yet.
 CREATE TABLE rollovers (
     rollover_id        TEXT PRIMARY KEY,

@@ -1007,7 +1007,7 @@ export interface components {
              * @description 1-based line number: of a skipped line, or of the entry a concurrent_writers problem found in the file.
              */
             line?: number;
-            /** @description blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), concurrent_writers (two live Pi processes registered the session, or the file shows two runs appending at once: each appends its own branch), interrupted_rollover (PUT: a rollover the previous Pi left open before anything of it reached the file was aborted), untested_pi_version (GET /v1/sessions/{session_id}: the registered pi_version is newer than the newest Pi the projection rules were checked against; the newest rules apply); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule) */
+            /** @description blank, invalid_json, not_object, too_long, missing_id, extra_header, not_a_session, missing, outside, unreadable, too_large (more entries than the memory limit can index), invalid_archive, incomplete_rollover, duplicate_session_id (other existing files carry the same header id: copies of one session), concurrent_writers (two live Pi processes registered the session, or the file shows two runs appending at once: each appends its own branch), interrupted_rollover (PUT: a rollover the previous Pi left open before anything of it reached the file was aborted), untested_pi_version (GET /v1/sessions/{session_id}: the registered pi_version is newer than the newest Pi the projection rules were checked against; the newest rules apply); from /context: orphaned_tool_result, duplicate_tool_result, boundary_inside_tool_call, message_inside_tool_call (the tool-call pairing rule) */
             reason: string;
         };
         CoordinatorSessionState: {
@@ -1062,10 +1062,10 @@ export interface components {
                 [key: string]: number;
             };
             /**
-             * @description ok; awaiting_file (registered, and Pi has not written the file yet: it writes it at the session's first message); missing (deleted after it was indexed); outside, not_a_session, empty, unreadable; remote (a Remote session, listed from its registration)
+             * @description ok; awaiting_file (registered, and Pi has not written the file yet: it writes it at the session's first message); missing (deleted after it was indexed); outside, not_a_session, empty, unreadable; too_large (more entries than contextd's --memory-limit can index: not indexed, the file untouched; the problem's detail says what to do); remote (a Remote session, listed from its registration)
              * @enum {string}
              */
-            state: "ok" | "awaiting_file" | "missing" | "outside" | "not_a_session" | "empty" | "unreadable" | "remote";
+            state: "ok" | "awaiting_file" | "missing" | "outside" | "not_a_session" | "empty" | "unreadable" | "too_large" | "remote";
             /**
              * Format: int64
              * @description Header version (1 when absent).
@@ -1115,10 +1115,10 @@ export interface components {
                 [key: string]: number;
             };
             /**
-             * @description ok; awaiting_file (registered, and Pi has not written the file yet: it writes it at the session's first message); missing (deleted after it was indexed); outside, not_a_session, empty, unreadable; remote (a Remote session, listed from its registration)
+             * @description ok; awaiting_file (registered, and Pi has not written the file yet: it writes it at the session's first message); missing (deleted after it was indexed); outside, not_a_session, empty, unreadable; too_large (more entries than contextd's --memory-limit can index: not indexed, the file untouched; the problem's detail says what to do); remote (a Remote session, listed from its registration)
              * @enum {string}
              */
-            state: "ok" | "awaiting_file" | "missing" | "outside" | "not_a_session" | "empty" | "unreadable" | "remote";
+            state: "ok" | "awaiting_file" | "missing" | "outside" | "not_a_session" | "empty" | "unreadable" | "too_large" | "remote";
             /**
              * Format: int64
              * @description Header version (1 when absent).
@@ -1223,7 +1223,7 @@ export interface components {
              * @description What kind of problem this is, for programs: branch on it, never on detail (which may be reworded).
              * @enum {string}
              */
-            code: "invalid" | "ambiguous" | "bad_request" | "not_found" | "conflict" | "open_tool_calls" | "precondition" | "gone" | "forbidden" | "too_large" | "unauthorized" | "upstream" | "upstream_slow" | "unavailable" | "internal" | "method_not_allowed" | "misdirected" | "unsupported_media_type" | "client_closed" | "timeout" | "disk_full";
+            code: "invalid" | "ambiguous" | "bad_request" | "not_found" | "conflict" | "open_tool_calls" | "session_too_large" | "precondition" | "gone" | "forbidden" | "too_large" | "unauthorized" | "upstream" | "upstream_slow" | "unavailable" | "internal" | "method_not_allowed" | "misdirected" | "unsupported_media_type" | "client_closed" | "timeout" | "disk_full";
             /**
              * @description A human-readable explanation specific to this occurrence of the problem.
              * @example Property foo is required but is missing.
@@ -1396,7 +1396,7 @@ export interface components {
             sessions: number;
             /**
              * Format: int64
-             * @description Derived bytes of the indexed sessions: their index.db rows (entry blocks, tool calls, text tail) and their item-text and block-filter files under texts/, measured after each sync that added bytes. This is what the budget bounds.
+             * @description Derived bytes of the indexed sessions: their index.db rows (entry blocks, tool calls, text tail) and their item-text and frame-filter files under texts/, measured after each sync that added bytes. This is what the budget bounds.
              */
             used_bytes: number;
         };

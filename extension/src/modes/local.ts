@@ -32,7 +32,7 @@ export const NOTICE_TYPE = "codex-context-notice";
 export function installLocal(host: Host, say: Say): void {
 	const { pi } = host;
 	const slot = new SessionSlot(say);
-	const view = installView(pi, { mode: "local", reachable: () => !!slot.current?.client && slot.current.contextError === "", connected: () => !!slot.current?.client, pending: () => false });
+	const view = installView(pi, { mode: "local", reachable: () => !!slot.current?.client && slot.current.contextError === "", connected: () => !!slot.current?.client, tooLarge: () => !!slot.current?.tooLarge, pending: () => false });
 	installLifecycle(host, slot, async (s, ctx) => {
 		await ensureWindow(host, slot, s, ctx);
 	});

@@ -38,6 +38,7 @@ export function installTree(host: Host, say: Say): void {
 	const view = installView(pi, {
 		mode: "tree",
 		reachable: () => !!slot.current?.client && slot.current.contextError === "", connected: () => !!slot.current?.client,
+		tooLarge: () => !!slot.current?.tooLarge,
 		pending: () => slot.current?.tree.pending !== undefined,
 	});
 

@@ -18,9 +18,9 @@ import (
 	"contextd/history"
 )
 
-// randBlockText is n bytes of a small alphabet with the needles written at
+// randFrameText is n bytes of a small alphabet with the needles written at
 // the given offsets (later ones over earlier ones).
-func randBlockText(r *rand.Rand, n int, needles map[int]string) []byte {
+func randFrameText(r *rand.Rand, n int, needles map[int]string) []byte {
 	b := make([]byte, n)
 	for i := range b {
 		b[i] = "abcdefgh \n"[r.IntN(10)]
@@ -36,9 +36,9 @@ func randBlockText(r *rand.Rand, n int, needles map[int]string) []byte {
 	return b
 }
 
-// blockSession is a session of index dir whose item-text file is text, cut
-// into items at cuts (ascending offsets), with its block filters built.
-func blockSession(t *testing.T, dir string, fileID int64, text []byte, cuts []int) (*Session, *View) {
+// filterSession is a session of index dir whose item-text file is text, cut
+// into items at cuts (ascending offsets), with its frame filters built.
+func filterSession(t *testing.T, dir string, fileID int64, text []byte, cuts []int) (*Session, *View) {
 	t.Helper()
 	x := &Index{dir: dir}
 	if err := os.MkdirAll(x.textDir(), 0o700); err != nil {
@@ -58,25 +58,25 @@ func blockSession(t *testing.T, dir string, fileID int64, text []byte, cuts []in
 	return s, v
 }
 
-// TestBlockFiltersSearch: with block filters built, Search calls fn exactly
-// as strings.Contains says, for matches that start just before a block
+// TestFrameFiltersSearch: with frame filters built, Search calls fn exactly
+// as strings.Contains says, for matches that start just before a frame
 // boundary, inside the overlap after it, queries longer than the overlap,
 // matches straddling items (no match), and queries the filters rule out
-// in most blocks (which must then be skipped: the test checks that some
+// in most frames (which must then be skipped: the test checks that some
 // are).
-func TestBlockFiltersSearch(t *testing.T) {
+func TestFrameFiltersSearch(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	long := "needle(" + strings.Repeat("Z", blockOverlap+40) + ")"
+	long := "needle(" + strings.Repeat("Z", filterOverlap+40) + ")"
 	needles := map[int]string{
-		frameSize - 4:                  "needle(Q)xyz-long-enough",
-		2*frameSize - 1:                "needle(Q)xyz-long-enough",
-		3*frameSize + blockOverlap - 3: "needle(Q)xyz-long-enough",
-		4*frameSize - 100:              long,
-		5*frameSize - 3:                "Q(xyz-012345",
-		6*frameSize + 17:               "needle(Q)xyz-long-enough",
-		7*frameSize + 5:                "needle(Q)xyz-long-enough", // the last, incomplete block
+		frameSize - 4:                   "needle(Q)xyz-long-enough",
+		2*frameSize - 1:                 "needle(Q)xyz-long-enough",
+		3*frameSize + filterOverlap - 3: "needle(Q)xyz-long-enough",
+		4*frameSize - 100:               long,
+		5*frameSize - 3:                 "Q(xyz-012345",
+		6*frameSize + 17:                "needle(Q)xyz-long-enough",
+		7*frameSize + 5:                 "needle(Q)xyz-long-enough", // the last, incomplete frame
 	}
-	text := randBlockText(r, 7*frameSize+blockOverlap, needles)
+	text := randFrameText(r, 7*frameSize+filterOverlap, needles)
 	var cuts []int
 	for c := r.IntN(5000); c < len(text); c += 1 + r.IntN(9000) {
 		cuts = append(cuts, c)
@@ -85,20 +85,20 @@ func TestBlockFiltersSearch(t *testing.T) {
 	cuts = append(cuts, 6*frameSize+20)
 	slices.Sort(cuts)
 	cuts = slices.Compact(cuts)
-	s, v := blockSession(t, t.TempDir(), 1, text, cuts)
-	if got, want := s.blk.done.Load(), int64(6); got != want {
-		t.Fatalf("%d complete blocks recorded, want %d (text of %d bytes)", got, want, len(text))
+	s, v := filterSession(t, t.TempDir(), 1, text, cuts)
+	if got, want := s.filters.done.Load(), int64(6); got != want {
+		t.Fatalf("%d complete frames recorded, want %d (text of %d bytes)", got, want, len(text))
 	}
-	cs, err := s.filterCandidates(s.current().view.blk, "needle(Q)xyz-long-enough", 0, int64(len(text)))
+	cs, err := s.filterCandidates(s.current().view.filters, "needle(Q)xyz-long-enough", 0, int64(len(text)))
 	if err != nil || cs == nil {
 		t.Fatalf("no candidates (%v)", err)
 	}
-	// Blocks 0, 1, 2 (match starts), 5 (6*frameSize+17 is in block 6...)
-	// whatever the hash says, the blocks with a match start must be read
-	// and block 4 (only "Q(xyz-012345" near its end, long needle starts in 3) has none.
+	// Frames 0, 1, 2 (match starts), 5 (6*frameSize+17 is in frame 6...)
+	// whatever the hash says, the frames with a match start must be read
+	// and frame 4 (only "Q(xyz-012345" near its end, long needle starts in 3) has none.
 	for _, b := range []int64{0, 1, 3, 6} {
 		if !cs.reads(b) {
-			t.Errorf("block %d holds a match start of needle(Q) but is skipped", b)
+			t.Errorf("frame %d holds a match start of needle(Q) but is skipped", b)
 		}
 	}
 	skipped := 0
@@ -110,7 +110,7 @@ func TestBlockFiltersSearch(t *testing.T) {
 		}
 	}
 	if skipped == 0 {
-		t.Errorf("the filters rule out no block for needle(Q): %v", read)
+		t.Errorf("the filters rule out no frame for needle(Q): %v", read)
 	}
 	texts := make([]string, len(v.Items))
 	for i, im := range v.Items {
@@ -146,42 +146,42 @@ func TestBlockFiltersSearch(t *testing.T) {
 }
 
 // TestShortFilterFiveGrams: an 8-byte query whose six trigrams all occur
-// in a block, but never together, is ruled out there by the short
-// filter's 5-grams, while the block that holds the query is read; a
-// 4-byte query (trigrams only) still reads the block of its trigram, and
+// in a frame, but never together, is ruled out there by the short
+// filter's 5-grams, while the frame that holds the query is read; a
+// 4-byte query (trigrams only) still reads the frame of its trigram, and
 // Search answers as strings.Contains does. The filler is "ab" text, so
-// the blocks hold few 5-grams and no filter bit of the query's is set by
-// chance (checked: the probe of block 0 rules it out, deterministically).
+// the frames hold few 5-grams and no filter bit of the query's is set by
+// chance (checked: the probe of frame 0 rules it out, deterministically).
 func TestShortFilterFiveGrams(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	text := make([]byte, 3*frameSize+blockOverlap+blockGramMax)
+	text := make([]byte, 3*frameSize+filterOverlap+longGramMax)
 	for i := range text {
 		text[i] = "ab"[r.IntN(2)]
 	}
 	const q = "QRSTUVWX"
-	// Block 0: each trigram of q, apart.
+	// Frame 0: each trigram of q, apart.
 	for i, tri := range []string{"QRS", "RST", "STU", "TUV", "UVW", "VWX"} {
 		copy(text[1000+100*i:], tri+".")
 	}
-	copy(text[frameSize+5000:], q) // block 1: the query
-	s, v := blockSession(t, t.TempDir(), 1, text, []int{frameSize, 2 * frameSize})
-	if got, want := s.blk.done.Load(), int64(3); got != want {
-		t.Fatalf("%d blocks recorded, want %d", got, want)
+	copy(text[frameSize+5000:], q) // frame 1: the query
+	s, v := filterSession(t, t.TempDir(), 1, text, []int{frameSize, 2 * frameSize})
+	if got, want := s.filters.done.Load(), int64(3); got != want {
+		t.Fatalf("%d frames recorded, want %d", got, want)
 	}
-	cs, err := s.filterCandidates(s.current().view.blk, q, 0, int64(len(text)))
+	cs, err := s.filterCandidates(s.current().view.filters, q, 0, int64(len(text)))
 	if err != nil || cs == nil {
 		t.Fatalf("no candidates (%v)", err)
 	}
 	if got, want := readsAll(cs), []bool{false, true, false}; !slices.Equal(got, want) {
-		t.Errorf("blocks read for %q: %v, want %v (block 0 has its trigrams, not its 5-grams)", q, got, want)
+		t.Errorf("frames read for %q: %v, want %v (frame 0 has its trigrams, not its 5-grams)", q, got, want)
 	}
 	cs.release()
-	cs, err = s.filterCandidates(s.current().view.blk, "QRS.", 0, int64(len(text)))
+	cs, err = s.filterCandidates(s.current().view.filters, "QRS.", 0, int64(len(text)))
 	if err != nil || cs == nil {
 		t.Fatalf("no candidates (%v)", err)
 	}
 	if got, want := readsAll(cs), []bool{true, false, false}; !slices.Equal(got, want) {
-		t.Errorf("blocks read for %q: %v, want %v", "QRS.", got, want)
+		t.Errorf("frames read for %q: %v, want %v", "QRS.", got, want)
 	}
 	cs.release()
 	ts := viewTexts{v: v, t: v.text}
@@ -200,30 +200,30 @@ func TestShortFilterFiveGrams(t *testing.T) {
 	}
 }
 
-// TestBlockFiltersIncremental: records built as the text grows (in steps
-// that end inside blocks and inside the overlap) are byte for byte the
+// TestFrameFiltersIncremental: records built as the text grows (in steps
+// that end inside frames and inside the overlap) are byte for byte the
 // records built once over the whole text, and resetFilters keeps exactly
-// the records of the complete blocks of a shorter committed text.
-func TestBlockFiltersIncremental(t *testing.T) {
+// the records of the complete frames of a shorter committed text.
+func TestFrameFiltersIncremental(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	text := randBlockText(r, 5*frameSize+1000, map[int]string{frameSize + 9: "needle"})
+	text := randFrameText(r, 5*frameSize+1000, map[int]string{frameSize + 9: "needle"})
 	dir := t.TempDir()
-	once, _ := blockSession(t, dir, 1, text, nil)
-	grown, _ := blockSession(t, dir, 2, text[:1000], nil)
-	for _, n := range []int{frameSize, frameSize + blockOverlap + 1, frameSize + blockOverlap + 2, 3*frameSize + 5, len(text)} {
+	once, _ := filterSession(t, dir, 1, text, nil)
+	grown, _ := filterSession(t, dir, 2, text[:1000], nil)
+	for _, n := range []int{frameSize, frameSize + filterOverlap + 1, frameSize + filterOverlap + 2, 3*frameSize + 5, len(text)} {
 		writeFrames(t, grown, text[:n])
 		if err := grown.buildFrameFilters(); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := grown.blk.done.Load(), framesFilterable(int64(n)); got != want {
+		if got, want := grown.filters.done.Load(), framesFilterable(int64(n)); got != want {
 			t.Fatalf("text of %d bytes: %d records, want %d", n, got, want)
 		}
 	}
-	a, err := os.ReadFile(once.blockPath())
+	a, err := os.ReadFile(once.filterPath())
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(grown.blockPath())
+	b, err := os.ReadFile(grown.filterPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,15 +235,15 @@ func TestBlockFiltersIncremental(t *testing.T) {
 	if len(a) != filterSegBytes || !bytes.Equal(a, b) {
 		t.Fatalf("records built once (%d bytes) and built growing (%d bytes) differ", len(a), len(b))
 	}
-	if err := grown.resetFilters(2*frameSize + blockOverlap + 1); err != nil {
+	if err := grown.resetFilters(2*frameSize + filterOverlap + 1); err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(grown.blockPath()); err != nil || fi.Size() != filterSegBytes || grown.blk.done.Load() != 1 {
-		t.Fatalf("after a reset to a text of 2 blocks + overlap + 1 byte: %v records, %v", grown.blk.done.Load(), err)
+	if fi, err := os.Stat(grown.filterPath()); err != nil || fi.Size() != filterSegBytes || grown.filters.done.Load() != 1 {
+		t.Fatalf("after a reset to a text of 2 frames + overlap + 1 byte: %v records, %v", grown.filters.done.Load(), err)
 	}
 }
 
-// readsAll is whether each block of [cs.first, cs.last) is read.
+// readsAll is whether each frame of [cs.first, cs.last) is read.
 func readsAll(cs *candidates) []bool {
 	var out []bool
 	for b := cs.first; b < cs.last; b++ {
@@ -253,7 +253,7 @@ func readsAll(cs *candidates) []bool {
 }
 
 // wordText is n bytes of words from a small vocabulary (so that 12-grams
-// and 16-grams repeat across blocks, as in real item text).
+// and 16-grams repeat across frames, as in real item text).
 func wordText(r *rand.Rand, n int) []byte {
 	words := []string{"return ", "err ", "nil", " != ", "func ", "(ctx", ")", "{\n", "}\n", "if ", "the ", "cache ", "value", ".go", "test ", "ok ", "\t", "x", "y", "z", "0", "1", "2"}
 	b := make([]byte, 0, n+16)
@@ -263,24 +263,24 @@ func wordText(r *rand.Rand, n int) []byte {
 	return b[:n]
 }
 
-// TestBlockFiltersNeverMiss: over a text of more than two segments of
-// blocks, grown in steps (frames, filters and their segments built
-// incremental, a step ending inside blocks, overlaps and segments), then
+// TestFrameFiltersNeverMiss: over a text of more than two segments of
+// frames, grown in steps (frames, filters and their segments built
+// incremental, a step ending inside frames, overlaps and segments), then
 // cut back and grown again with other bytes, Search finds exactly what
-// strings.Contains finds in every item, for phrases planted across block
+// strings.Contains finds in every item, for phrases planted across frame
 // and segment boundaries, inside the overlap, in the last incomplete
-// block and the tail, phrases cut by an item boundary, substrings of the
+// frame and the tail, phrases cut by an item boundary, substrings of the
 // text of 12 to 40 bytes, short queries of 3 to 11 bytes (the short
 // filter: pieces of the planted phrase, which then start across the same
 // boundaries, and substrings of the text) and queries of 1 and 2 bytes
-// (no filter); and the filters do rule out blocks for long and for short
+// (no filter); and the filters do rule out frames for long and for short
 // queries (the test is not vacuous).
-func TestBlockFiltersNeverMiss(t *testing.T) {
+func TestFrameFiltersNeverMiss(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	n := (2*filterSeg+5)*frameSize + 3000
 	needle := "NEEDLE-across-the-boundary!"
 	text := wordText(r, n)
-	plant := []int{frameSize - 10, filterSeg*frameSize - 13, filterSeg*frameSize + blockOverlap - 5, 3*frameSize + blockOverlap + 2, (2*filterSeg)*frameSize - 1, n - 2000, n - 40}
+	plant := []int{frameSize - 10, filterSeg*frameSize - 13, filterSeg*frameSize + filterOverlap - 5, 3*frameSize + filterOverlap + 2, (2*filterSeg)*frameSize - 1, n - 2000, n - 40}
 	for _, p := range plant {
 		copy(text[p:], needle)
 	}
@@ -301,8 +301,8 @@ func TestBlockFiltersNeverMiss(t *testing.T) {
 		if err := s.buildFrameFilters(); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := s.blk.done.Load(), framesFilterable(int64(upto)); got != want {
-			t.Fatalf("text of %d bytes: %d blocks recorded, want %d", upto, got, want)
+		if got, want := s.filters.done.Load(), framesFilterable(int64(upto)); got != want {
+			t.Fatalf("text of %d bytes: %d frames recorded, want %d", upto, got, want)
 		}
 		v := &View{s: s, text: s.textSnap()}
 		prev := 0
@@ -327,24 +327,24 @@ func TestBlockFiltersNeverMiss(t *testing.T) {
 			queries = append(queries, string(text[p:p+l]))
 		}
 		for range 40 {
-			l := blockShort + r.IntN(blockGram-blockShort)
+			l := shortGram + r.IntN(longGram-shortGram)
 			p := r.IntN(upto - l)
 			queries = append(queries, string(text[p:p+l]))
 		}
 		for range 10 { // pieces of a planted copy, 3 to 11 bytes
-			l := blockShort + r.IntN(blockGram-blockShort)
+			l := shortGram + r.IntN(longGram-shortGram)
 			p := r.IntN(len(needle) - l + 1)
 			queries = append(queries, needle[p:p+l])
 		}
 		skipped, shortSkipped := false, false
 		ts := viewTexts{v: v, t: v.text}
 		for _, q := range queries {
-			if cs, err := s.filterCandidates(s.current().view.blk, q, 0, int64(upto)); err != nil {
+			if cs, err := s.filterCandidates(s.current().view.filters, q, 0, int64(upto)); err != nil {
 				t.Fatal(err)
 			} else if cs != nil {
 				if slices.Contains(readsAll(cs), false) {
 					skipped = true
-					shortSkipped = shortSkipped || len(q) < blockGram
+					shortSkipped = shortSkipped || len(q) < longGram
 				}
 				cs.release()
 			}
@@ -360,10 +360,10 @@ func TestBlockFiltersNeverMiss(t *testing.T) {
 			}
 		}
 		if (!skipped || !shortSkipped) && upto > 4*frameSize {
-			t.Fatalf("text of %d bytes: the filters ruled out no block for any query (%v) or any short query (%v)", upto, skipped, shortSkipped)
+			t.Fatalf("text of %d bytes: the filters ruled out no frame for any query (%v) or any short query (%v)", upto, skipped, shortSkipped)
 		}
 	}
-	for _, upto := range []int{3*frameSize + 100, filterSeg*frameSize + blockOverlap + 7, (filterSeg+3)*frameSize - 1, 2*filterSeg*frameSize + blockOverlap + 15, n} {
+	for _, upto := range []int{3*frameSize + 100, filterSeg*frameSize + filterOverlap + 7, (filterSeg+3)*frameSize - 1, 2*filterSeg*frameSize + filterOverlap + 15, n} {
 		check(text, upto)
 	}
 	// Cut back into the first segment (a rewrite of the session file),
@@ -381,13 +381,13 @@ func TestBlockFiltersNeverMiss(t *testing.T) {
 	}
 }
 
-// TestBlocksBuiltAfterIngest: while one sync indexes a file in many
+// TestFrameFiltersBuiltAfterIngest: while one sync indexes a file in many
 // batches, no record is built (the builder is kicked when the sync ends,
 // so it never takes a core from the batches the first answer waits for);
-// once the sync has ended the builder records every complete block, and
+// once the sync has ended the builder records every complete frame, and
 // the .blk file is byte for byte the one a single buildFrameFilters over the
 // final text writes.
-func TestBlocksBuiltAfterIngest(t *testing.T) {
+func TestFrameFiltersBuiltAfterIngest(t *testing.T) {
 	root := t.TempDir()
 	path := filepath.Join(root, "s.jsonl")
 	genSession(t, path, 5)
@@ -400,10 +400,10 @@ func TestBlocksBuiltAfterIngest(t *testing.T) {
 	var batches int
 	afterBatchCommit = func(s *Session) {
 		batches++
-		if d := s.blk.done.Load(); d != 0 {
+		if d := s.filters.done.Load(); d != 0 {
 			t.Errorf("batch %d: %d records while the sync goes on, want 0", batches, d)
 		}
-		if s.blk.queued.Load() {
+		if s.filters.queued.Load() {
 			t.Errorf("batch %d: the session is queued for the filter builder while the sync goes on", batches)
 		}
 	}
@@ -415,9 +415,9 @@ func TestBlocksBuiltAfterIngest(t *testing.T) {
 	x.filtersIdle()
 	final := framesFilterable(s.textSize)
 	if batches < 10 || final < 2*filterSeg {
-		t.Fatalf("%d batches, %d complete blocks: want at least 10 batches and %d blocks", batches, final, 2*filterSeg)
+		t.Fatalf("%d batches, %d complete frames: want at least 10 batches and %d frames", batches, final, 2*filterSeg)
 	}
-	if got := s.blk.done.Load(); got != final {
+	if got := s.filters.done.Load(); got != final {
 		t.Fatalf("%d records after the sync, want %d", got, final)
 	}
 	// The same records as one build over the final text.
@@ -431,12 +431,12 @@ func TestBlocksBuiltAfterIngest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	once, _ := blockSession(t, t.TempDir(), 1, text, nil)
-	a, err := os.ReadFile(once.blockPath())
+	once, _ := filterSession(t, t.TempDir(), 1, text, nil)
+	a, err := os.ReadFile(once.filterPath())
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(s.blockPath())
+	b, err := os.ReadFile(s.filterPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,13 +448,13 @@ func TestBlocksBuiltAfterIngest(t *testing.T) {
 	}
 }
 
-// TestBlocksResetWhileBuilding: a rewritten file cut back to a shorter
+// TestFrameFiltersResetWhileBuilding: a rewritten file cut back to a shorter
 // committed text (the frames rewritten, then resetFilters, as Session.clear
 // and load do) while the background builder is running: once the reset
-// returns, no record past the shorter text's complete blocks is kept or
+// returns, no record past the shorter text's complete frames is kept or
 // written, the builder logs nothing, and growing the text again with
 // other bytes gives exactly the records of one build over the new text.
-func TestBlocksResetWhileBuilding(t *testing.T) {
+func TestFrameFiltersResetWhileBuilding(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	n := 3*filterSeg*frameSize + 500
 	text := wordText(r, n)
@@ -466,7 +466,7 @@ func TestBlocksResetWhileBuilding(t *testing.T) {
 	}
 	cut := filterSeg/2*frameSize + 5
 	setText := func(b []byte) {
-		s.blk.gen.Add(1) // what clear does before it rewrites the text files
+		s.filters.gen.Add(1) // what clear does before it rewrites the text files
 		s.mu.Lock()
 		writeFrames(t, s, b)
 		s.mu.Unlock()
@@ -482,11 +482,11 @@ func TestBlocksResetWhileBuilding(t *testing.T) {
 		if err := s.resetFilters(int64(cut)); err != nil {
 			t.Fatal(err)
 		}
-		if d, max := s.blk.done.Load(), framesFilterable(int64(cut)); d > max {
+		if d, max := s.filters.done.Load(), framesFilterable(int64(cut)); d > max {
 			t.Fatalf("after the reset (builder given %v): %d records, want at most %d", wait, d, max)
 		}
 		x.filtersIdle()
-		if d, max := s.blk.done.Load(), framesFilterable(int64(cut)); d > max || s.filtersRecorded() > max {
+		if d, max := s.filters.done.Load(), framesFilterable(int64(cut)); d > max || s.filtersRecorded() > max {
 			t.Fatalf("builder given %v: %d records (%d in .blkn) once it stopped, want at most %d", wait, d, s.filtersRecorded(), max)
 		}
 	}
@@ -498,17 +498,17 @@ func TestBlocksResetWhileBuilding(t *testing.T) {
 	setText(other)
 	s.kickFilters()
 	x.filtersIdle()
-	once, _ := blockSession(t, t.TempDir(), 1, other, nil)
-	a, _ := os.ReadFile(once.blockPath())
-	b, _ := os.ReadFile(s.blockPath())
-	if s.blk.done.Load() != framesFilterable(int64(n)) || len(a) == 0 || !bytes.Equal(a, b) {
-		t.Fatalf("regrown: %d records, %d bytes; one build: %d bytes; equal %v", s.blk.done.Load(), len(b), len(a), bytes.Equal(a, b))
+	once, _ := filterSession(t, t.TempDir(), 1, other, nil)
+	a, _ := os.ReadFile(once.filterPath())
+	b, _ := os.ReadFile(s.filterPath())
+	if s.filters.done.Load() != framesFilterable(int64(n)) || len(a) == 0 || !bytes.Equal(a, b) {
+		t.Fatalf("regrown: %d records, %d bytes; one build: %d bytes; equal %v", s.filters.done.Load(), len(b), len(a), bytes.Equal(a, b))
 	}
 }
 
-// TestBlocksBuilderStopsOnClose: a builder started once the index is
+// TestFilterBuilderStopsOnClose: a builder started once the index is
 // closing writes no record.
-func TestBlocksBuilderStopsOnClose(t *testing.T) {
+func TestFilterBuilderStopsOnClose(t *testing.T) {
 	text := wordText(rand.New(rand.NewPCG(15, 16)), 2*filterSeg*frameSize)
 	s := &Session{x: &Index{dir: t.TempDir()}, fileID: 1}
 	if err := os.MkdirAll(s.x.textDir(), 0o700); err != nil {
@@ -518,16 +518,16 @@ func TestBlocksBuilderStopsOnClose(t *testing.T) {
 	s.x.closing.Store(true)
 	s.kickFilters()
 	s.x.filtersIdle()
-	if d := s.blk.done.Load(); d != 0 || s.filtersRecorded() != 0 {
+	if d := s.filters.done.Load(); d != 0 || s.filtersRecorded() != 0 {
 		t.Fatalf("%d records (%d in .blkn) built while closing, want 0", d, s.filtersRecorded())
 	}
 }
 
-// TestFillBlockIsKeys: fillFilter's record is exactly the bits a probe
-// checks (blockKey of the 16 bytes at every position of the block and its
+// TestFillFilterIsKeys: fillFilter's record is exactly the bits a probe
+// checks (longKey of the 16 bytes at every position of the frame and its
 // overlap, shortKey of the trigram and fiveKey of the 5-gram there), on
 // word text, random bytes and runs of one byte.
-func TestFillBlockIsKeys(t *testing.T) {
+func TestFillFilterIsKeys(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 18))
 	random := make([]byte, filterText)
 	for i := range random {
@@ -535,16 +535,16 @@ func TestFillBlockIsKeys(t *testing.T) {
 	}
 	runs := bytes.Repeat([]byte("        ====\n"), filterText/13+1)[:filterText]
 	for name, text := range map[string][]byte{"words": wordText(r, filterText), "random": random, "runs": runs} {
-		var want [blockWords]uint64
-		for p := range frameSize + blockOverlap {
-			w, b := blockKey(text[p : p+blockGramMax])
+		var want [filterWords]uint64
+		for p := range frameSize + filterOverlap {
+			w, b := longKey(text[p : p+longGramMax])
 			want[w] |= b
 			w, b = shortKey(binary.LittleEndian.Uint64(text[p:]))
 			want[w] |= b
 			w, b = fiveKey(binary.LittleEndian.Uint64(text[p:]))
 			want[w] |= b
 		}
-		var got [blockWords]uint64
+		var got [filterWords]uint64
 		got[3] = 1 // fillFilter clears what it is given
 		fillFilter(&got, text)
 		if got != want {
