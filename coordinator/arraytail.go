@@ -3,13 +3,13 @@ package coordinator
 import "sync/atomic"
 
 // arrayTail is the claim on the spare capacity of one backing array, held
-// by every slice of that array the Service's cache hands out: filled is
-// how many of the array's elements are written. A slice s of the array
-// may be extended in place only while len(s) == filled, which the
-// extension claims (compare-and-set); so no element any slice holds is
-// ever written again, however often a cache entry holding s is evicted
-// and re-added. The claim lives with the array, not with a cache entry:
-// a re-added entry gets the same claim, not a fresh one.
+// by every slice of that array the Service's memo hands out (memo.go):
+// filled is how many of the array's elements are written. A slice s of
+// the array may be extended in place only while len(s) == filled, which
+// the extension claims (compare-and-set); so no element any slice holds
+// is ever written again, however often a memo entry holding s is evicted
+// and derived again. The claim lives with the array, not with a memo
+// entry: a payload holding s carries the same claim, never a fresh one.
 type arrayTail struct{ filled atomic.Int64 }
 
 // appendOwned returns s followed by v, and the tail of the result's array.

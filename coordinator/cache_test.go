@@ -1,9 +1,10 @@
 package coordinator
 
-// The Service's caches (windowCache: branches extended from the parent's,
+// The Service's memo (memo.go: branches extended from the parent's,
 // /context's pairing list extended by the appended messages, modeHint's
-// scan of the tree) give the answers a Service without them gives, after
-// appends, a rewrite of the file and a rebuild of the index.
+// scan of the tree, search answers) gives the answers a Service without
+// it gives, after appends, a rewrite of the file and a rebuild of the
+// index.
 
 import (
 	"encoding/json"
@@ -25,7 +26,7 @@ func cacheTwins(t *testing.T, files map[string][]byte) (cached, plain *Service, 
 	t.Helper()
 	cached, dir = localService(t, files)
 	plain = New(cached.Index, cached.State, contextd.ModeLocal, nil, nil)
-	plain.cache = nil
+	plain.memo = nil
 	return cached, plain, dir
 }
 

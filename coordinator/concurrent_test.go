@@ -47,7 +47,7 @@ func diffTwins(t *testing.T, files map[string][]byte) (cached, plain *Service, d
 	cached, dir = localService(t, files)
 	cached.now, cached.newID = func() time.Time { return diffNow }, func() string { return diffID }
 	plain = New(cached.Index, cached.State, contextd.ModeLocal, nil, nil, WithClock(cached.now), WithIDs(cached.newID))
-	plain.cache = nil
+	plain.memo = nil
 	return cached, plain, dir
 }
 
@@ -321,7 +321,7 @@ func concurrentAnswersMatchCold(t *testing.T, fixture, mode, piVersion string) {
 			t.FailNow()
 		}
 		// /context at the last two entries, the last one last:
-		// the cache then holds the parent's branch and the last
+		// the memo then holds the parent's branch and the last
 		// entry's extending it, which a branch beside the last
 		// entry extends again.
 		leaves := ids[max(0, len(ids)-2):]

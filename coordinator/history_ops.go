@@ -34,7 +34,7 @@ type windowSource interface {
 	searchOrder(b *Branch, view *history.View) history.ItemList
 }
 
-// localSource is the Local windowSource: the Service's window cache.
+// localSource is the Local windowSource: windows from the Service's memo.
 type localSource struct{ s *Service }
 
 func (l localSource) view(b *Branch, agent string) (*history.View, error) {
@@ -128,17 +128,16 @@ func (s *Service) SearchHistory(ctx context.Context, cc CallContext, a history.S
 			}
 			return v.Search(a)
 		}
-		k, ok := keyOf(b.Target, b.V, b.Leaf)
-		if !ok || s.cache == nil || a.Query == "" || len(b.Target.parents) > 0 {
+		if a.Query == "" || len(b.Target.parents) > 0 {
 			// A copy's answer also depends on its parent sessions.
 			return search()
 		}
-		return s.cache.search(k, searchKeyOf(b.Target.Mode, v.Agent, a), search)
+		return s.cachedSearch(b, searchKeyOf(b.Target.Mode, v.Agent, a), search)
 	})
 }
 
 // searchKey is what a search_contents answer depends on besides the
-// state of the session and the leaf (windowKey): the mode (which windows
+// state of the session and the leaf (memoKey): the mode (which windows
 // are searched), the caller's agent and the arguments, nil and "" alike.
 type searchKey struct {
 	mode                                         contextd.Mode

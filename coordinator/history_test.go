@@ -171,32 +171,3 @@ func TestLocalWindowsCacheConcurrent(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
-
-// TestWindowCacheBounds: the cache keeps at most perSession entries per
-// session and max in all.
-func TestWindowCacheBounds(t *testing.T) {
-	c := windowCache{max: 3, perSession: 2}
-	data := readFixture(t, "local-basic.jsonl")
-	svc, _ := localService(t, map[string][]byte{"a.jsonl": data})
-	tg, err := svc.Resolve(t.Context(), lbSession)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = svc.withBranch(tg, "", func(b *Branch) error {
-		build := func(base []history.Window, from int) []history.Window {
-			return history.ExtendLocalWindows(base, b.V.Tree, b.Seqs[from:], b.V.Ref)
-		}
-		k := windowKey{sess: tg.Session, tree: b.V.Tree, n: b.V.Tree.Len(), items: len(b.V.Items), bytes: b.V.Bytes}
-		for i, leaf := range []string{"a", "b", "c", "d"} {
-			k.leaf = leaf
-			c.windows(k, b.Seqs, nil, false, build)
-			if want := min(i+1, 2); len(c.entries) != want {
-				t.Errorf("after %d leaves of one session: %d entries, want %d", i+1, len(c.entries), want)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}

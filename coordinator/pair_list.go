@@ -153,8 +153,8 @@ func pairList(b *Branch, cms []session.ContextMessage, first, d0, end int) ([]Pa
 // withoutHidden returns msgs without the messages of the entries in
 // hidden, and the set of those ids found. When none is found it returns
 // msgs itself (a copy of a 2,000,000-message list is 208 MB), else a new
-// list; callers must not modify either (msgs may be the Service's cached
-// list).
+// list; callers must not modify either (msgs may be the list in the
+// Service's memo).
 func withoutHidden(msgs []PairMessage, hidden map[string]bool) ([]PairMessage, map[string]bool) {
 	shown := make(map[string]bool, len(hidden))
 	first := -1
@@ -182,7 +182,7 @@ func withoutHidden(msgs []PairMessage, hidden map[string]bool) ([]PairMessage, m
 }
 
 // pairCache is pairMessages' list for one branch and from, hidden
-// messages included, kept with the branch in the Service's cache so that
+// messages included, kept in the Service's memo (kindPairs) so that
 // /context after Pi appended entries decodes only those (extendPairs).
 // Read-only once built.
 type pairCache struct {
@@ -198,28 +198,22 @@ type pairCache struct {
 }
 
 // cachedPairMessages is pairMessages(b, rules, hidden, from, false),
-// built from the Service's cache of b's branch (Local mode: no hidden
-// summaries before the slice): the same state of the session and leaf
-// reuses the list, a branch that extends a cached one by entries that do
-// not change how the earlier ones project (extendPairs) lists only the
+// through the Service's memo (kindPairs; Local mode: no hidden summaries
+// before the slice): the same state of the session and leaf reuses the
+// list, a branch that extends a stored one by entries that do not change
+// how the earlier ones project (derivePairs, extendPairs) lists only the
 // new messages; otherwise the whole branch is projected again.
 func (s *Service) cachedPairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from string) ([]PairMessage, map[string]bool, error) {
-	k, ok := keyOf(b.Target, b.V, b.Leaf)
-	if !ok || s.cache == nil || (from != "" && len(hidden) > 0) || rules != k.rules {
+	k, ok := keyOf(b.Target, b.V, b.Leaf, kindPairs)
+	if !ok || s.memo == nil || (from != "" && len(hidden) > 0) || rules != k.rules {
 		return pairMessages(b, rules, hidden, from, false)
 	}
-	pc, err := s.cache.pairsFor(k, b.Seqs, from, func(base *pairCache, added []int) (*pairCache, error) {
-		if base != nil {
-			if pc, ok, err := extendPairs(b, rules, base, added); ok || err != nil {
-				return pc, err
-			}
-		}
-		return buildPairs(b, rules, from)
-	})
+	k.from = from
+	pv, err := memoized(s.memo, k, func() (*pairsVal, int, error) { return derivePairs(s.memo, k, b, rules) })
 	if err != nil {
 		return nil, nil, err
 	}
-	out, shown := withoutHidden(pc.pairs, hidden)
+	out, shown := withoutHidden(pv.pc.pairs, hidden)
 	return out, shown, nil
 }
 

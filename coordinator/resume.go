@@ -205,23 +205,21 @@ func (m *treeMarks) scan(tr *session.Tree) {
 	m.n = tr.Len()
 }
 
-// modeHintFrom is modeHint with the scan of the tree kept in c (nil:
-// none) for sess, v's session, so that a request after Pi appended
-// entries reads only those.
-func modeHintFrom(v *store.View, def contextd.Mode, c *windowCache, sess *store.Session) contextd.Mode {
+// modeHintFrom is modeHint with the scan of the tree kept in the memo m
+// (nil: none) for sess, v's session (marksOf), so that a request after Pi
+// appended entries reads only those.
+func modeHintFrom(v *store.View, def contextd.Mode, m *memo, sess *store.Session) contextd.Mode {
 	if v.Tree == nil || def == contextd.ModeRemote {
 		return def
 	}
-	var m treeMarks
-	if c != nil && sess != nil {
-		m = c.marks(sess, v.Tree)
-	} else {
-		m.scan(v.Tree)
+	if sess == nil {
+		m = nil
 	}
-	if m.archive {
+	marks := marksOf(m, sess, v.Generation(), v.Tree)
+	if marks.archive {
 		return contextd.ModeTree
 	}
-	if m.boundary && def == contextd.ModeOff {
+	if marks.boundary && def == contextd.ModeOff {
 		return contextd.ModeLocal
 	}
 	return def

@@ -38,7 +38,7 @@ type Service struct {
 	now   func() time.Time // the clock (time.Now unless WithClock)
 	newID func() string    // window and marker ids (UUID v4 unless WithIDs)
 	tree  *treeArchives    // Tree-mode archives (history windows, hidden summaries, counts)
-	cache *windowCache     // branches and Local windows of recent leaves (nil: no caching)
+	memo  *memo            // what requests derive from recent states of sessions (memo.go; nil: none)
 	// notePlans: note writes planned and not yet in the file (note_plans.go).
 	notePlans *notePlans
 
@@ -74,7 +74,7 @@ func New(index *store.Index, state *store.State, defaultMode contextd.Mode, log 
 		m = NewMetrics(nil)
 	}
 	s := &Service{Index: index, State: state, DefaultMode: defaultMode, Logger: log, Metrics: m,
-		now: time.Now, newID: func() string { return uuid.NewString() }, tree: newTreeArchives(m), cache: newWindowCache(), writers: newWriters(), interleaves: newInterleaves(),
+		now: time.Now, newID: func() string { return uuid.NewString() }, tree: newTreeArchives(m), memo: newMemo(), writers: newWriters(), interleaves: newInterleaves(),
 		notePlans: &notePlans{bySession: map[string][]notePlan{}}}
 	for _, o := range opts {
 		o(s)
@@ -197,7 +197,7 @@ func (s *Service) Resolve(ctx context.Context, sessionID string) (*Target, error
 	}
 	t.Session = sess
 	_ = t.read(func(v *store.View) error {
-		t.Mode = modeHintFrom(v, t.Mode, s.cache, sess)
+		t.Mode = modeHintFrom(v, t.Mode, s.memo, sess)
 		return nil
 	})
 	return t, nil
@@ -247,9 +247,6 @@ type Branch struct {
 	Seqs   []int
 	Cycle  bool
 	Target *Target
-	// tail is the claim on the spare capacity of Seqs' array when the
-	// branch came from the Service's cache (nil: none may be written).
-	tail *arrayTail
 }
 
 // Refs is the RefFunc of the branch's history items: store.View.Refs over
@@ -270,20 +267,26 @@ func (s *Service) withBranch(t *Target, leafID string, fn func(b *Branch) error)
 		if err := usable(v); err != nil {
 			return err
 		}
-		seqs, cycle, err := v.Tree.Branch(leafID)
-		var unk *session.ErrUnknownLeaf
-		if errors.As(err, &unk) {
-			return unknownLeaf(leafID, t.SessionID)
-		}
-		if err != nil {
-			return err
-		}
-		leaf := leafID
-		if leaf == "" {
-			leaf = v.Tree.Leaf()
-		}
-		return fn(&Branch{V: v, Leaf: leaf, Seqs: seqs, Cycle: cycle, Target: t})
+		return branchIn(t, v, leafID, fn)
 	})
+}
+
+// branchIn calls fn with the branch from leafID in v (a usable view of t),
+// computed by Tree.Branch. Errors: ENotFound for an unknown leaf.
+func branchIn(t *Target, v *store.View, leafID string, fn func(b *Branch) error) error {
+	seqs, cycle, err := v.Tree.Branch(leafID)
+	var unk *session.ErrUnknownLeaf
+	if errors.As(err, &unk) {
+		return unknownLeaf(leafID, t.SessionID)
+	}
+	if err != nil {
+		return err
+	}
+	leaf := leafID
+	if leaf == "" {
+		leaf = v.Tree.Leaf()
+	}
+	return fn(&Branch{V: v, Leaf: leaf, Seqs: seqs, Cycle: cycle, Target: t})
 }
 
 // unknownLeaf is the ENotFound of a leaf_id that is not an entry of the

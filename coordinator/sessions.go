@@ -638,12 +638,7 @@ func (s *Service) branchParts(ctx context.Context, sessionID, leafID string, tai
 		}
 		rules := t.Rules()
 		p.rules = rules.String()
-		project := func() []session.ContextMessage { return p.tree.Project(b.Seqs, rules) }
-		if k, ok := keyOf(t, b.V, b.Leaf); ok && s.cache != nil {
-			p.msgs = s.cache.projection(k, project)
-		} else {
-			p.msgs = project()
-		}
+		p.msgs = s.projection(b, rules)
 		if tail > 0 {
 			n := len(p.msgs)
 			p.contextCount = &n

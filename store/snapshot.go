@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"sync/atomic"
+)
 
 // Readers of a session read an immutable snapshot of its index, published
 // by the sync that made it (docs/design.md §2 "Snapshots"), and hold no lock
@@ -20,6 +23,12 @@ import "context"
 //     which are then told the file changed (ErrFileChanged);
 //   - frame filters are consulted only while their generation is the
 //     snapshot's (filterSnap).
+//
+// Every publish numbers its snapshot with the next generation
+// (View.Generation), from one counter for the whole process, so two views
+// with the same generation are the same published state (ReadTree's
+// preview view has a number of its own): a cache of answers derived from
+// a view may key them by session and generation alone.
 
 // sessionSnap is one published state of a session: what Read and ReadTree
 // hand their callbacks.
@@ -30,17 +39,23 @@ type sessionSnap struct {
 	// preview is the tree a cold index serves before its items are
 	// built (ReadTree; nil: none).
 	preview *treePreview
+	// previewGen is the generation of the preview's view (0: none).
+	previewGen uint64
 	// refusedID is the header id of a file refused as too large
 	// (toolarge.go; "": none), so FindByID still finds it.
 	refusedID string
 }
+
+// generations numbers the published snapshots of every session (the last
+// number taken; 0 is none).
+var generations atomic.Uint64
 
 // publishLocked publishes the fields under mu as the readers' snapshot.
 // The caller holds mu for writing (and syncMu: only syncs write them).
 func (s *Session) publishLocked() {
 	v := View{s: s, Path: s.path, Items: s.items, names: s.names.list, Stats: s.stats, State: s.state, StateMsg: s.stateMsg,
 		Bytes: s.next, FileSize: s.fileSize, InFlightTooLong: s.flightTooLong, text: s.textSnap(),
-		filters: filterSnap{gen: s.filters.gen.Load(), path: s.filterPath(), count: s.filterCountPath()}}
+		filters: filterSnap{gen: s.filters.gen.Load(), path: s.filterPath(), count: s.filterCountPath()}, gen: generations.Add(1)}
 	if v.State == "" {
 		v.State = StateOK
 	}
@@ -54,6 +69,9 @@ func (s *Session) publishLocked() {
 		}
 	}
 	sn := &sessionSnap{view: v, files: s.files, preview: s.preview}
+	if sn.preview != nil {
+		sn.previewGen = generations.Add(1)
+	}
 	if s.refused != nil {
 		sn.refusedID = s.refused.id
 	}
@@ -144,7 +162,7 @@ func (s *Session) ReadTree(fn func(v *View) error) error {
 		return fn(&v)
 	}
 	return fn(&View{s: s, Path: s.path, Tree: p.tree, names: c.view.names, Stats: p.stats, State: StateOK,
-		Bytes: p.next, FileSize: p.size, SyncedAt: p.at})
+		Bytes: p.next, FileSize: p.size, SyncedAt: p.at, gen: c.previewGen})
 }
 
 // ReadFor is ReadTree when ctx is marked by TreeOnly, else Read.

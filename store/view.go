@@ -44,7 +44,18 @@ type View struct {
 	// scanHeld: the reader holds a scan slot (ReadScan), so Search
 	// takes none.
 	scanHeld bool
+	// gen is the snapshot's generation (Generation).
+	gen uint64
 }
+
+// Generation is the number of the published snapshot v reads
+// (snapshot.go): every publish of any session takes the next number of
+// one process-wide counter, so it grows with each change of the session
+// (an append, a rewrite, a reset, a rebuild, a new file state), and two
+// views with the same generation read the same state (the same tree,
+// items, bytes indexed, text and file state). ReadTree's preview view has
+// a generation of its own. 0 before the session's first publish.
+func (v *View) Generation() uint64 { return v.gen }
 
 // Ref returns the history item reference of the entry at seq in window
 // windowID (ok false when the entry is not an item). Key is the seq.
