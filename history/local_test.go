@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"testing"
-	"unsafe"
 
 	"contextd/session"
 )
@@ -293,7 +292,7 @@ func TestSearchOrderAdjacent(t *testing.T) {
 // window's, a Key or Chars outside int32, a negative one), which are kept
 // whole; the packed form is 20 bytes. Through an extension too.
 func TestLocalWindowsPackedRefs(t *testing.T) {
-	if got := unsafe.Sizeof(packedItem{}); got != 20 {
+	if got := reflect.TypeFor[packedItem]().Size(); got != 20 {
 		t.Fatalf("packedItem is %d bytes, want 20", got)
 	}
 	tr, base := randomTree(rand.New(rand.NewPCG(9, 10)), 400)

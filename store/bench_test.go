@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
@@ -23,7 +24,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	"contextd/bench/sessiongen"
 	"contextd/history"
@@ -564,7 +564,7 @@ func BenchmarkLiveHeap(b *testing.B) {
 		b.ReportMetric(after, "live-MB")
 		b.ReportMetric(after-before, "windows-MB")
 		s.mu.Lock()
-		slack := float64(cap(s.items)-len(s.items)) * float64(unsafe.Sizeof(ItemMeta{})) / (1 << 20)
+		slack := float64(cap(s.items)-len(s.items)) * float64(reflect.TypeFor[ItemMeta]().Size()) / (1 << 20)
 		s.mu.Unlock()
 		b.ReportMetric(slack, "items-slack-MB")
 	}
