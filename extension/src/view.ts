@@ -71,6 +71,22 @@ export interface View {
 /** Pi's navigateTree of a captured command context: the target entry id, whether to summarize, the summary's label. */
 export type TreeNavigate = (id: string, o: { summarize: boolean; label?: string }) => Promise<{ cancelled: boolean }>;
 
+/**
+ * Runs draw, a use of a captured ctx's UI, and says whether it ran. Pi
+ * marks a ctx stale when it replaces the session (/new, /resume, /fork) or
+ * reloads the extension, and every later use throws
+ * (ExtensionRunner.assertActive, Pi 0.85.1 and 1.6.0); the replaced
+ * session's screen is gone, so there is nothing left to draw on.
+ */
+function onLiveUI(draw: () => void): boolean {
+	try {
+		draw();
+		return true;
+	} catch {
+		return false;
+	}
+}
+
 /** Registers the window card's renderer and returns the rest for index.ts to wire. */
 export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
 	let numbers = new Map<string, number>();
@@ -115,11 +131,16 @@ export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
 			const started = Date.now();
 			const draw = () => ctx.ui.setWidget(PROGRESS_KEY, [rolloverProgress(windowNumber, Date.now() - started)]);
 			draw();
-			const timer = setInterval(draw, 1000);
+			// The redraw runs from a timer, where a throw is uncaught and
+			// ends Pi: once the session is replaced under the summary
+			// (/new, /resume, /fork), ctx is stale and the timer stops.
+			const timer = setInterval(() => {
+				if (!onLiveUI(() => draw())) clearInterval(timer);
+			}, 1000);
 			timer.unref?.();
 			return () => {
 				clearInterval(timer);
-				ctx.ui.setWidget(PROGRESS_KEY, undefined);
+				onLiveUI(() => ctx.ui.setWidget(PROGRESS_KEY, undefined));
 			};
 		},
 		windowStarted(ctx, windowNumber, elapsedMs) {
@@ -146,7 +167,7 @@ export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
 					} finally {
 						stop();
 						summarizing = false;
-						this.refresh(ctx);
+						onLiveUI(() => this.refresh(ctx));
 					}
 				},
 				started: () => {

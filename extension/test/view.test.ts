@@ -75,3 +75,32 @@ test("a cancelled navigation shows no notice; without a UI nothing is drawn", as
 	installView(headless.pi, { mode: "local", reachable: () => true, pending: () => false }).refresh(headless.ctx);
 	assert.deepEqual(headless.log, []);
 });
+
+// Pi replaces the session under a running Tree summary when the person
+// types /new, /resume or /fork (docs/design.md §5.3.1): from then on every
+// use of the old ctx throws (ExtensionRunner.assertActive, Pi 0.85.1 and
+// 1.6.0). The progress line's one-second redraw ran on that ctx from a
+// timer, so its throw was uncaught and Pi exited ("pi exiting due to
+// uncaughtException"); the navigation's own answer must reach the rollover.
+test("a session replaced during the summary: the progress redraw stops quietly and navigate answers Pi's result", async (t) => {
+	t.mock.timers.enable({ apis: ["setInterval", "Date"] });
+	const f = fakeUI([boundary(0)]);
+	const view = installView(f.pi, { mode: "tree", reachable: () => true, pending: () => false });
+	let stale = false;
+	const ctx = new Proxy(f.ctx as object, {
+		get(target, key, receiver) {
+			if (stale && key !== "hasUI") throw new Error("This extension ctx is stale after session replacement or reload.");
+			return Reflect.get(target, key, receiver);
+		},
+	}) as ExtensionContext;
+	const nav = view.navigating(ctx, async () => {
+		t.mock.timers.tick(1000);
+		assert.equal(f.log.at(-1), `widget ${PROGRESS_KEY}: contextd: summarizing window 0 for its archive… 1 s`);
+		stale = true; // /new: Pi disposes the old session and aborts its summary
+		const drawn = f.log.length;
+		t.mock.timers.tick(3000); // threw from the timer before the fix
+		assert.equal(f.log.length, drawn, "nothing drawn on a replaced session");
+		return { cancelled: true };
+	});
+	assert.deepEqual(await nav.navigate("b0", { summarize: true }), { cancelled: true });
+});
