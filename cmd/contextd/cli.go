@@ -98,7 +98,10 @@ func upperFirst(s string) string {
 // positional argument, and fs.Args() is left holding the positional
 // arguments in order. A -h/--help before any "--" prints the command's
 // usage and flags to stdout (so it can be piped) and returns flag.ErrHelp,
-// which run turns into exit 0.
+// which run turns into exit 0. A flag that is not defined or a value
+// that does not parse is returned as one error naming `contextd CMD
+// --help` (main prints it once), without the usage Go's flag package
+// would print first.
 func parseArgs(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	for _, a := range args {
 		if a == "--" {
@@ -110,10 +113,13 @@ func parseArgs(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 			return flag.ErrHelp
 		}
 	}
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	defer fs.SetOutput(out)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return err
+			return fmt.Errorf("%w; `%s --help` lists the flags", err, fs.Name())
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {

@@ -500,3 +500,26 @@ func TestHelpHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownFlagOneLine: a mistyped flag is said once, with the command
+// that lists the flags, instead of the error, the whole flag list, and
+// the error again (Go's flag package prints the error and the usage on
+// its own before run returns the error that main prints).
+func TestUnknownFlagOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bogus"}, "flag provided but not defined: -bogus; `contextd serve --help` lists the flags"},
+		{[]string{"sessions", "--bogus"}, "flag provided but not defined: -bogus; `contextd sessions --help` lists the flags"},
+		{[]string{"healthcheck", "--timeout", "soon"}, "invalid value \"soon\" for flag -timeout: parse error; `contextd healthcheck --help` lists the flags"},
+	} {
+		out, stderr, err := runCLI(t, nil, tc.args...)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%v: err = %v, want %q", tc.args, err, tc.want)
+		}
+		if out != "" || stderr != "" {
+			t.Errorf("%v: stdout %q, stderr %q; want both empty (main prints the error once)", tc.args, out, stderr)
+		}
+	}
+}
