@@ -358,7 +358,11 @@ func runSessions(ctx context.Context, cmd command, args []string, getenv func(st
 	if err != nil {
 		return err
 	}
-	token, err := client.ReadToken(filepath.Join(*state, "token"))
+	tokenFile := filepath.Join(*state, "token")
+	token, err := client.ReadToken(tokenFile)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return fmt.Errorf("no contextd has run with state directory %s (no token file %s); start one with `contextd serve`, or pass the --state-dir of the running contextd", *state, tokenFile)
+	}
 	if err != nil {
 		return err
 	}

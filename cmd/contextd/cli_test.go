@@ -390,7 +390,7 @@ pi-tree/tree-basic.jsonl                v3  tree       62 entries  1 archive
 	if out != want {
 		t.Errorf("sessions printed\n%s\nwant\n%s", out, want)
 	}
-	if _, _, err := runCLI(t, nil, "sessions", "--addr", addr, "--state-dir", dir); err == nil || !strings.Contains(err.Error(), "read the token") {
+	if _, _, err := runCLI(t, nil, "sessions", "--addr", addr, "--state-dir", dir); err == nil || !strings.Contains(err.Error(), "(no token file "+filepath.Join(dir, "token")+"); start one with `contextd serve`, or pass the --state-dir of the running contextd") {
 		t.Errorf("sessions without a token file: %v", err)
 	}
 	// Without --addr, the client commands call the address the discovery
@@ -521,5 +521,17 @@ func TestUnknownFlagOneLine(t *testing.T) {
 		if out != "" || stderr != "" {
 			t.Errorf("%v: stdout %q, stderr %q; want both empty (main prints the error once)", tc.args, out, stderr)
 		}
+	}
+}
+
+// TestSessionsWithoutContextd: contextd sessions on a state directory no
+// contextd ever used says so, as contextd stop does, and what to run,
+// instead of the token file's open error.
+func TestSessionsWithoutContextd(t *testing.T) {
+	state := t.TempDir()
+	_, _, err := runCLI(t, nil, "sessions", "--state-dir", state)
+	want := "no contextd has run with state directory " + state + " (no token file " + filepath.Join(state, "token") + "); start one with `contextd serve`, or pass the --state-dir of the running contextd"
+	if err == nil || err.Error() != want {
+		t.Errorf("sessions: err = %v, want %q", err, want)
 	}
 }
