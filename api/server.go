@@ -105,6 +105,7 @@ func New(cfg Config, svc *coordinator.Service, rc *remote.Client) *Server {
 	})
 	s.router = r
 	s.api = humachi.New(r, HumaConfig())
+	s.api.UseMiddleware(refuseUnknownQuery(s.api)) // before register: huma composes middlewares per operation when registering
 	s.register(s.api)
 	finishSpec(s.api.OpenAPI())
 	s.serveSpecs(r)
