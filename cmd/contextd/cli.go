@@ -13,6 +13,7 @@ import (
 	"io"
 	iofs "io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -365,6 +366,13 @@ func runSessions(ctx context.Context, cmd command, args []string, getenv func(st
 	}
 	if err != nil {
 		return err
+	}
+	// The token goes only to the address the discovery file or --addr
+	// names, never to the default port (docs/security.md).
+	given := getenv("CONTEXTD_ADDR") != ""
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "addr" })
+	if _, err := os.Stat(discovery.Path(*state)); !given && errors.Is(err, iofs.ErrNotExist) {
+		return fmt.Errorf("no contextd is running for %s (no %s); start one with `contextd serve`, or pass --addr of the running contextd", *state, discovery.Path(*state))
 	}
 	rows, err := client.Sessions(ctx, http.DefaultClient, base, token)
 	if err != nil {

@@ -535,3 +535,21 @@ func TestSessionsWithoutContextd(t *testing.T) {
 		t.Errorf("sessions: err = %v, want %q", err, want)
 	}
 }
+
+// TestSessionsNoDefaultPortFallback: contextd sessions sends the token,
+// so without --addr it calls only the address the discovery file names:
+// after contextd stop (the token file stays, the discovery file is gone)
+// it says no contextd is running, as contextd stop does, instead of
+// sending the token to whatever listens on 127.0.0.1:7467
+// (docs/security.md: the token goes only to its own contextd).
+func TestSessionsNoDefaultPortFallback(t *testing.T) {
+	state := t.TempDir()
+	if err := os.WriteFile(filepath.Join(state, "token"), []byte("t0ken\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := runCLI(t, nil, "sessions", "--state-dir", state)
+	want := "no contextd is running for " + state + " (no " + filepath.Join(state, "contextd.json") + "); start one with `contextd serve`, or pass --addr of the running contextd"
+	if err == nil || err.Error() != want {
+		t.Errorf("sessions: err = %v, want %q", err, want)
+	}
+}
