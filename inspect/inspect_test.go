@@ -252,3 +252,47 @@ func TestSummaryManifests(t *testing.T) {
 		}
 	}
 }
+
+// TestTreeOrphanOnItsOwnLine: an entry whose parent is not in the file
+// (a cut or hand-edited file) stays on its own line naming the missing
+// parent; collapsed into a run's "… N entries" line it said nothing of it
+// unless --expand was given. File written by hand: a header, model_change
+// c0000001 and user/assistant 00000001..00000002 on the active path, then
+// six user messages o0000001..o0000006 whose first names parent gone0000.
+func TestTreeOrphanOnItsOwnLine(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"type":"session","version":3,"id":"01a23300-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}` + "\n")
+	b.WriteString(`{"type":"model_change","id":"c0000001","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","provider":"p","modelId":"m"}` + "\n")
+	msg := func(id, parent, role string) {
+		fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":%q,"content":"x","timestamp":0}}`+"\n", id, parent, role)
+	}
+	parent := "gone0000"
+	for i := 1; i <= 6; i++ {
+		id := fmt.Sprintf("o%07d", i)
+		msg(id, parent, "user")
+		parent = id
+	}
+	msg("00000001", "c0000001", "user")
+	msg("00000002", "00000001", "assistant")
+	path := filepath.Join(t.TempDir(), "orphan.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(path, session.DefaultMaxLineBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Tree(&out, f, TreeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"  o0000001  user (parent gone0000 missing)\n",
+		"  … 4 entries o0000002..o0000005: user 4\n",
+		"  o0000006  user\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("drawing lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -132,6 +132,9 @@ func (d *drawer) notable(s int) bool {
 	if len(d.children[s]) != 1 || s == d.leaf || d.named[s] || d.f.Labels[e.ID] != "" {
 		return true
 	}
+	if _, ok := d.f.Tree.Lookup(e.ParentID); e.ParentID != "" && !ok {
+		return true // describe names the missing parent; a collapsed run would not
+	}
 	switch e.Type {
 	case session.TypeMessage, session.TypeModelChange, session.TypeThinkingLevelChange:
 		return false
