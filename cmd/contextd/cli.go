@@ -362,7 +362,7 @@ func runSessions(ctx context.Context, cmd command, args []string, getenv func(st
 	tokenFile := filepath.Join(*state, "token")
 	token, err := client.ReadToken(tokenFile)
 	if errors.Is(err, iofs.ErrNotExist) {
-		return fmt.Errorf("no contextd has run with state directory %s (no token file %s); start one with `contextd serve`, or pass the --state-dir of the running contextd", *state, tokenFile)
+		return noContextd(fmt.Sprintf("no contextd has run with state directory %s (no token file %s); start one with `contextd serve`, or pass the --state-dir of the running contextd", *state, tokenFile))
 	}
 	if err != nil {
 		return err
@@ -372,7 +372,7 @@ func runSessions(ctx context.Context, cmd command, args []string, getenv func(st
 	given := getenv("CONTEXTD_ADDR") != ""
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "addr" })
 	if _, err := os.Stat(discovery.Path(*state)); !given && errors.Is(err, iofs.ErrNotExist) {
-		return fmt.Errorf("no contextd is running for %s (no %s); start one with `contextd serve`, or pass --addr of the running contextd", *state, discovery.Path(*state))
+		return noContextd(fmt.Sprintf("no contextd is running for %s (no %s); start one with `contextd serve`, or pass --addr of the running contextd", *state, discovery.Path(*state)))
 	}
 	rows, err := client.Sessions(ctx, http.DefaultClient, base, token)
 	if err != nil {
@@ -383,3 +383,13 @@ func runSessions(ctx context.Context, cmd command, args []string, getenv func(st
 
 // serveCmd is the serve entry of commands.
 var serveCmd, _ = lookup("serve")
+
+// noContextd is the error of a command that found no contextd to talk to:
+// its sentence says what to run, and errors.Is(err, fs.ErrNotExist) holds
+// (the file that names a contextd is missing).
+type noContextd string
+
+func (e noContextd) Error() string { return string(e) }
+
+// Unwrap makes errors.Is(e, fs.ErrNotExist) true.
+func (noContextd) Unwrap() error { return iofs.ErrNotExist }
