@@ -106,6 +106,7 @@ func New(cfg Config, svc *coordinator.Service, rc *remote.Client) *Server {
 	s.router = r
 	s.api = humachi.New(r, HumaConfig())
 	s.api.UseMiddleware(refuseUnknownQuery(s.api)) // before register: huma composes middlewares per operation when registering
+	s.api.UseMiddleware(refuseBodyWhereNone(s.api))
 	s.register(s.api)
 	finishSpec(s.api.OpenAPI())
 	s.serveSpecs(r)
