@@ -355,6 +355,15 @@ func runSessions(ctx context.Context, cmd command, args []string, getenv func(st
 	if err := noArgs(fs); err != nil {
 		return err
 	}
+	// The discovery file names where the token goes: only one of the
+	// user's, writable by nobody else, is read (docs/security.md).
+	given := getenv("CONTEXTD_ADDR") != ""
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "addr" })
+	if !given {
+		if err := client.CheckDiscovery(*state, discovery.Path(*state)); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+			return err
+		}
+	}
 	base, err := clientBase(fs, getenv, *addr, *state)
 	if err != nil {
 		return err
@@ -367,14 +376,20 @@ func runSessions(ctx context.Context, cmd command, args []string, getenv func(st
 	if err != nil {
 		return err
 	}
+	if err := client.CheckTokenFile(tokenFile); err != nil {
+		return err
+	}
 	// The token goes only to the address the discovery file or --addr
-	// names, never to the default port (docs/security.md).
-	given := getenv("CONTEXTD_ADDR") != ""
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "addr" })
+	// names, never to the default port, and only once the listener proved
+	// on that connection that it holds the token (docs/security.md).
 	if _, err := os.Stat(discovery.Path(*state)); !given && errors.Is(err, iofs.ErrNotExist) {
 		return noContextd(fmt.Sprintf("no contextd is running for %s (no %s); start one with `contextd serve`, or pass --addr of the running contextd", *state, discovery.Path(*state)))
 	}
-	rows, err := client.Sessions(ctx, http.DefaultClient, base, token)
+	hc := client.OneConnection()
+	if err := client.Prove(ctx, hc, base, token, tokenFile); err != nil {
+		return err
+	}
+	rows, err := client.Sessions(ctx, hc, base, token)
 	if err != nil {
 		return err
 	}
