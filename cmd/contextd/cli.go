@@ -318,7 +318,7 @@ func runHealthcheck(ctx context.Context, cmd command, args []string, getenv func
 	fs := newFlagSet(cmd, stderr)
 	addr := addrFlag(fs, getenv)
 	state := stateDirFlag(fs, getenv)
-	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the answer")
+	timeout := durationFlag(fs, "timeout", 3*time.Second, "how long to wait for the answer, such as 3s or 500ms")
 	quiet := fs.Bool("quiet", false, "print nothing on success")
 	if err := parseArgs(fs, args, stdout); err != nil {
 		return err

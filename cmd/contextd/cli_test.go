@@ -512,7 +512,9 @@ func TestUnknownFlagOneLine(t *testing.T) {
 	}{
 		{[]string{"--bogus"}, "flag provided but not defined: -bogus; `contextd serve --help` lists the flags"},
 		{[]string{"sessions", "--bogus"}, "flag provided but not defined: -bogus; `contextd sessions --help` lists the flags"},
-		{[]string{"healthcheck", "--timeout", "soon"}, "invalid value \"soon\" for flag -timeout: parse error; `contextd healthcheck --help` lists the flags"},
+		{[]string{"healthcheck", "--timeout", "soon"}, "invalid value \"soon\" for flag -timeout: \"soon\" is not a duration; write a number with a unit, such as 5s, 1m30s or 500ms (units ns, us, ms, s, m, h); `contextd healthcheck --help` lists the flags"},
+		{[]string{"stop", "--timeout", "15"}, "invalid value \"15\" for flag -timeout: \"15\" is not a duration; write a number with a unit, such as 5s, 1m30s or 500ms (units ns, us, ms, s, m, h); `contextd stop --help` lists the flags"},
+		{[]string{"--memory-limit", "lots"}, "invalid value \"lots\" for flag -memory-limit: \"lots\" is not a size; write a number of bytes with an optional unit, such as 134217728, 128MiB or \"128 MiB\" (KiB, MiB, GiB: powers of 1024; kB, MB, GB: powers of 1000); `contextd serve --help` lists the flags"},
 	} {
 		out, stderr, err := runCLI(t, nil, tc.args...)
 		if err == nil || err.Error() != tc.want {
@@ -551,5 +553,24 @@ func TestSessionsNoDefaultPortFallback(t *testing.T) {
 	want := "no contextd is running for " + state + " (no " + filepath.Join(state, "contextd.json") + "); start one with `contextd serve`, or pass --addr of the running contextd"
 	if err == nil || err.Error() != want {
 		t.Errorf("sessions: err = %v, want %q", err, want)
+	}
+}
+
+// TestHelpNamesBounds: the help of a flag with a bound or a format says
+// it: --memory-limit its 16 MiB minimum (checked in main.go), --timeout
+// how a duration is written.
+func TestHelpNamesBounds(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--help"}, "at least 16MiB, or 0 = none (env CONTEXTD_MEMORY_LIMIT)"},
+		{[]string{"healthcheck", "--help"}, "how long to wait for the answer, such as 3s or 500ms (default 3s)"},
+		{[]string{"stop", "--help"}, "how long to wait for it to exit, such as 15s or 1m (default 15s)"},
+	} {
+		out, _, _ := runCLI(t, nil, tc.args...)
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("%v printed\n%s\nwant it to contain %q", tc.args, out, tc.want)
+		}
 	}
 }

@@ -30,7 +30,7 @@ import (
 func runStop(ctx context.Context, cmd command, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fset := newFlagSet(cmd, stderr)
 	state := fset.String("state-dir", defaultStateDir(getenv), "state directory of the contextd to stop (env CONTEXTD_STATE_DIR; default $PI_CODING_AGENT_DIR/contextd or ~/.pi/agent/contextd)")
-	timeout := fset.Duration("timeout", 15*time.Second, "how long to wait for it to exit")
+	timeout := durationFlag(fset, "timeout", 15*time.Second, "how long to wait for it to exit, such as 15s or 1m")
 	if err := parseArgs(fset, args, stdout); err != nil {
 		return err
 	}
