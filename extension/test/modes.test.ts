@@ -459,6 +459,25 @@ test("tree: /new while the summary runs: the boundary text Pi puts into the new 
 	assert.equal(f.contextd.calls.filter((c) => c.startsWith("rollover-commit")).length, 0);
 });
 
+test("tree: /new aborts the summary: the new session shows that the old branch is kept (not stderr)", async () => {
+	resetHandoff();
+	const { f, ctx } = await treeSession();
+	const next = new FakeCtx("s2", "/sessions/s2.jsonl");
+	next.branch = [boundaryEntry(0)];
+	await f.pi.commands.get("contextd")?.(CAPTURE_ARGUMENT, {
+		...ctx.ctx,
+		navigateTree: async () => {
+			await f.pi.emit("session_shutdown", { reason: "new" }, ctx);
+			await f.pi.emit("session_start", { reason: "new" }, next);
+			return { cancelled: true };
+		},
+	});
+	await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
+	await f.pi.emit("agent_settled", {}, ctx);
+	assert.deepEqual(next.notices, ["warning: contextd: new context did not happen: session s1 was replaced while its rollover ran; its branch is kept as it was"]);
+	assert.deepEqual(f.said, []);
+});
+
 test("tree: a replaced session's handoff leaves what the person typed in the new editor alone", async () => {
 	resetHandoff();
 	const { f, ctx } = await treeSession();

@@ -148,11 +148,12 @@ export function installTree(host: Host, say: Say): void {
 			appendEntry: (t, data) => pi.appendEntry(t, data),
 			sendMessage: (m, o) => pi.sendMessage(m, o),
 			notifyError: (m) => {
-				// A session replaced meanwhile has no UI left: the person
-				// reads one line from say instead (never the stale ctx).
+				// A session replaced meanwhile has no UI left (never the
+				// stale ctx): the session that replaced it shows the line
+				// (handoff.ts).
 				if (!s.ended && slot.current === s) host.notify(ctx, m, "error");
 				else if (m === RELOADED_DURING_SUMMARY) say(undefined, m);
-				else say(undefined, `contextd: new context did not happen: session ${s.id} was replaced while its rollover ran; its branch is kept as it was`);
+				else handOff({ notice: `contextd: new context did not happen: session ${s.id} was replaced while its rollover ran; its branch is kept as it was` });
 			},
 			ended: () => s.ended || slot.current !== s,
 			tellModel: (t) => {
