@@ -310,3 +310,64 @@ func lineDiff(want, got string) string {
 	}
 	return b.String()
 }
+
+// TestPiExtensionTUINewSessionDuringSummary: Tree in Pi's TUI; while the
+// rollover's branch summary runs the person opens /tree (Escape twice),
+// picks an entry without a summary (refused: the summary is running), then
+// types /new. When the old session's summary ends, interactive Pi puts the
+// old window's boundary text into the (shared, empty) editor; the new
+// session takes it out (extension/src/handoff.ts), so the next message the
+// provider gets is exactly what the person typed.
+func TestPiExtensionTUINewSessionDuringSummary(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r := newRig(t, v, "tree", []step{
+			tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "- task\n"}),
+			tool("new_context", nil),
+			{Text: "REPLY-ONE"}, {Text: "REPLY-TWO"}, {Text: "REPLY-THREE"},
+		})
+		hold := r.holdSummary()
+		r.startContextd()
+		p := startTUI(t, r)
+		p.waitScreen("the status line of window 0", "contextd tree · window 0")
+		p.submit("go")
+		hold.waitStartedFile(t)
+		p.waitScreen("the summary's progress", "contextd: summarizing window 0 for its archive…")
+		p.tmux("send-keys", "-t", "pi", "Escape")
+		time.Sleep(300 * time.Millisecond)
+		p.tmux("send-keys", "-t", "pi", "Escape")
+		time.Sleep(time.Second)
+		for _, k := range []string{"Up", "Up", "Enter"} {
+			p.tmux("send-keys", "-t", "pi", k)
+			time.Sleep(400 * time.Millisecond)
+		}
+		p.tmux("send-keys", "-t", "pi", "Enter") // "No summary"
+		time.Sleep(time.Second)
+		p.submit("/new")
+		time.Sleep(time.Second)
+		hold.release(t)
+		time.Sleep(3 * time.Second)
+		screen := p.screen()
+		if editorHolds(screen, "context_window") {
+			t.Errorf("the new session's editor holds the old window's boundary text:\n%s", screen)
+		}
+		before := len(r.requests())
+		p.submit("hello")
+		deadline := time.Now().Add(60 * time.Second)
+		for len(r.requests()) <= before && time.Now().Before(deadline) {
+			time.Sleep(200 * time.Millisecond)
+		}
+		reqs := r.requests()
+		if len(reqs) <= before {
+			t.Fatalf("no provider request after hello:\n%s", p.screen())
+		}
+		var last pmsg
+		for _, m := range reqs[len(reqs)-1].conversation() {
+			if m.Role == "user" {
+				last = m
+			}
+		}
+		if last.text() != "hello" {
+			t.Errorf("the new session's user message = %q, want %q\n%s", last.text(), "hello", p.screen())
+		}
+	})
+}

@@ -43,6 +43,15 @@ export interface RolloverDeps {
 	sameSession: boolean;
 	/** Whether the session ended or was replaced (or the extension reloaded) since the settled phase began. */
 	ended?(): boolean;
+	/** The text of entry id (a custom message's or user message's content), which interactive Pi puts into an empty editor when navigation to it ends. */
+	entryText?(id: string): string | undefined;
+	/**
+	 * The session was replaced while navigation ran and navigation then
+	 * completed: the old file holds the branch summary, not the manifest.
+	 * Hands the new session the editor text Pi may have put into its editor
+	 * (the target's text) and the sentence to show (handoff.ts).
+	 */
+	replacedAfterSummary?(leakedEditorText: string | undefined): void;
 	/** Tells the model, in its current window, that the new window did not open (a custom message, no turn). */
 	tellModel?(text: string): void;
 	/** Tells the person the new window started (view.ts windowStarted); called once its boundary is sent, never before. */
@@ -118,6 +127,7 @@ export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> 
 	}
 	if (!settle.navigate_to) return fail("contextd planned no navigation for a Tree rollover; the old branch is kept", true);
 	const editorText = d.getEditorText();
+	const targetText = d.entryText?.(settle.navigate_to);
 	d.setInternalNavigation(true);
 	let cancelled: boolean;
 	try {
@@ -133,6 +143,14 @@ export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> 
 		d.setInternalNavigation(false);
 	}
 	if (cancelled) return fail("navigation was cancelled; the old branch is kept", true);
+	// Replaced under the summary (/new, /resume, /fork): this ctx is stale,
+	// Pi may have put the target's text into the new session's empty
+	// editor, and the old file has the summary but not the manifest (its
+	// next session_start finishes the rollover from the file).
+	if (d.ended?.()) {
+		d.replacedAfterSummary?.(targetText);
+		return "failed";
+	}
 	// Interactive Pi puts the text of a custom-message target (the
 	// boundary) into an empty editor when navigation ends
 	// (interactive-mode.js navigateTree, 0.85.1 and 1.6.0): it is not the

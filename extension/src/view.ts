@@ -188,5 +188,10 @@ export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
 export function installViewHooks(pi: ExtensionAPI, view: View): void {
 	pi.on("session_start", async (_e, ctx) => view.refresh(ctx));
 	pi.on("turn_end", async (_e, ctx) => view.refresh(ctx));
-	pi.on("session_tree", async (_e, ctx) => view.refresh(ctx));
+	// A replaced session's session_tree comes after its navigation ended
+	// (a Tree summary Pi wrote after /new, /resume, /fork): its ctx is
+	// stale and its screen gone, so there is nothing to redraw.
+	pi.on("session_tree", async (_e, ctx) => {
+		onLiveUI(() => view.refresh(ctx));
+	});
 }

@@ -132,6 +132,7 @@ export class FakeCtx {
 				getBranch: () => this.branch,
 				getEntries: () => this.branch,
 				getLeafEntry: () => this.leafEntry,
+				getEntry: (id: string) => this.branch.find((e) => e.id === id),
 			},
 			getContextUsage: () => this.usage,
 			modelRegistry: { getApiKeyForProvider: async () => this.apiKey },

@@ -14,6 +14,7 @@ import { CAPTURE_ARGUMENT } from "../src/command.ts";
 import { GUARD_REFUSAL, GUARD_WARNING } from "../src/quality.ts";
 import { NAMESPACE_SPECS } from "../src/remote.ts";
 import { FakeCtx, fakeHost } from "./fakepi.ts";
+import { replacedDuringSummaryNotice, resetHandoff } from "../src/handoff.ts";
 
 const boundaryPlan = {
 	append: [{ type: "custom_message", customType: "codex-context-window", content: "<context_window>", display: true, details: { id: "m0" } }],
@@ -75,7 +76,7 @@ test("local registers its hooks, four tools in order and /contextd", () => {
 test("tree adds input holding, agent events and /compact; the capture is /contextd's, no command of its own", () => {
 	const f = fakeHost("tree");
 	installTree(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["agent_settled", "agent_start", "context", "input", "message_end", "session_before_compact", "session_before_tree", "session_shutdown", "session_start×2", "session_tree×2", "turn_end×3"]);
+	assert.deepEqual(f.pi.events(), ["agent_settled", "agent_start", "context", "input", "message_end", "session_before_compact", "session_before_tree", "session_shutdown", "session_start×3", "session_tree×2", "turn_end×3"]);
 	assert.deepEqual(
 		f.pi.tools.map((t) => t.name),
 		["new_context", "get_context_remaining", "history", "notes"],
@@ -426,6 +427,77 @@ test("tree: a session replaced while input is held: the old session's pending wo
 	await f.pi.emit("agent_settled", {}, next);
 	assert.deepEqual(navigations, ["b0"]);
 	assert.deepEqual(f.pi.emitSync("input", { source: "interactive", text: "new" }, next), [{ action: "continue" }]);
+});
+
+test("tree: /new while the summary runs: the boundary text Pi puts into the new session's editor is taken out, and the new session is told what happened to the old one", async () => {
+	resetHandoff();
+	const { f, ctx } = await treeSession();
+	const guidance = "<context_window_guidance>read notes</context_window_guidance>\n<context_window>w0</context_window>";
+	ctx.branch = [{ ...boundaryEntry(0), id: "b0", content: guidance } as (typeof ctx.branch)[number]];
+	const next = new FakeCtx("s2", "/sessions/s2.jsonl");
+	next.branch = [boundaryEntry(0)];
+	await f.pi.commands.get("contextd")?.(CAPTURE_ARGUMENT, {
+		...ctx.ctx,
+		navigateTree: async () => {
+			// The person types /new while the summary is written: Pi tears the
+			// session down and starts the next one before navigation returns.
+			await f.pi.emit("session_shutdown", { reason: "new" }, ctx);
+			await f.pi.emit("session_start", { reason: "new" }, next);
+			// Then navigation ends: interactive Pi puts the target's text into
+			// the (shared, empty) editor (interactive-mode.js navigateTree).
+			next.editor = guidance;
+			ctx.leafEntry = { id: "sum1", type: "branch_summary" };
+			return { cancelled: false };
+		},
+	});
+	await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
+	await f.pi.emit("agent_settled", {}, ctx);
+	assert.equal(next.editor, "");
+	assert.deepEqual(next.notices, [`warning: ${replacedDuringSummaryNotice("/sessions/s1.jsonl")}`]);
+	assert.deepEqual(f.said, []);
+	// The old file has its summary; nothing more is written from the stale instance.
+	assert.equal(f.contextd.calls.filter((c) => c.startsWith("rollover-commit")).length, 0);
+});
+
+test("tree: /new aborts the summary: the new session shows that the old branch is kept (not stderr)", async () => {
+	resetHandoff();
+	const { f, ctx } = await treeSession();
+	const next = new FakeCtx("s2", "/sessions/s2.jsonl");
+	next.branch = [boundaryEntry(0)];
+	await f.pi.commands.get("contextd")?.(CAPTURE_ARGUMENT, {
+		...ctx.ctx,
+		navigateTree: async () => {
+			await f.pi.emit("session_shutdown", { reason: "new" }, ctx);
+			await f.pi.emit("session_start", { reason: "new" }, next);
+			return { cancelled: true };
+		},
+	});
+	await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
+	await f.pi.emit("agent_settled", {}, ctx);
+	assert.deepEqual(next.notices, ["warning: contextd: new context did not happen: session s1 was replaced while its rollover ran; its branch is kept as it was"]);
+	assert.deepEqual(f.said, []);
+});
+
+test("tree: a replaced session's handoff leaves what the person typed in the new editor alone", async () => {
+	resetHandoff();
+	const { f, ctx } = await treeSession();
+	ctx.branch = [{ ...boundaryEntry(0), id: "b0", content: "<context_window>w0</context_window>" } as (typeof ctx.branch)[number]];
+	const next = new FakeCtx("s2", "/sessions/s2.jsonl");
+	next.branch = [boundaryEntry(0)];
+	await f.pi.commands.get("contextd")?.(CAPTURE_ARGUMENT, {
+		...ctx.ctx,
+		navigateTree: async () => {
+			await f.pi.emit("session_shutdown", { reason: "new" }, ctx);
+			await f.pi.emit("session_start", { reason: "new" }, next);
+			next.editor = "my own words"; // typed before the summary ended: Pi leaves a non-empty editor alone
+			ctx.leafEntry = { id: "sum1", type: "branch_summary" };
+			return { cancelled: false };
+		},
+	});
+	await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
+	await f.pi.emit("agent_settled", {}, ctx);
+	assert.equal(next.editor, "my own words");
+	assert.equal(next.notices.length, 1);
 });
 
 test("tree: a session that starts with a pending rollover in contextd settles it at the next agent_settled", async () => {

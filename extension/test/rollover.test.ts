@@ -188,3 +188,29 @@ test("the settle's label goes to navigateTree; the label entry Pi appends after 
 	assert.deepEqual(options, { summarize: true, label: "contextd window 0 archive" });
 	assert.deepEqual(bodies[1], { summary_entry_id: "sum1" });
 });
+
+test("session replaced while the summary ran, navigation completed: no stale editor use, nothing appended, the new session gets the target's text and one sentence", async () => {
+	let replaced = false;
+	const handed: (string | undefined)[] = [];
+	const f = fake(
+		{
+			navigateTree: async () => {
+				replaced = true; // the person's /new while the summary is written
+				return { cancelled: false };
+			},
+			entryText: (id) => (id === "b0" ? "<context_window_guidance>g</context_window>" : undefined),
+			ended: () => replaced,
+			replacedAfterSummary: (t) => handed.push(t),
+		},
+		okPosts,
+	);
+	const live = f.d.getEditorText;
+	f.d.getEditorText = () => {
+		if (replaced) throw new Error("This extension ctx is stale");
+		return live();
+	};
+	assert.equal(await settleRollover(f.d), "failed");
+	assert.deepEqual(handed, ["<context_window_guidance>g</context_window>"]);
+	// no commit, no appendEntry, no stale setEditorText, no stderr line
+	assert.deepEqual(f.log, ["post settle"]);
+});

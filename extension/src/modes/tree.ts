@@ -11,6 +11,7 @@ import { type Host, text } from "../host.ts";
 import { callsNewContext } from "../input_hold.ts";
 import { installLifecycle } from "../lifecycle.ts";
 import { prefixed } from "../notify.ts";
+import { handOff, receive, replacedDuringSummaryNotice } from "../handoff.ts";
 import { FINISHED_FROM_FILE, finishRollover, installLocalHooks, notesGuard, registerContextRemaining, sendPlanned } from "../localindex.ts";
 import { RELOADED_DURING_SUMMARY, settleRollover } from "../rollover.ts";
 import { NOTICE_TYPE } from "./local.ts";
@@ -40,6 +41,17 @@ export function installTree(host: Host, say: Say): void {
 		reachable: () => !!slot.current?.client && slot.current.contextError === "", connected: () => !!slot.current?.client,
 		tooLarge: () => !!slot.current?.tooLarge,
 		pending: () => slot.current?.tree.pending !== undefined,
+	});
+
+	// A session this one replaced may leave its boundary text in the shared
+	// editor and a sentence for the person (handoff.ts): this session's ctx
+	// takes them while it is live (a stale one throws: kept for the next).
+	pi.on("session_start", async (_e, ctx) => {
+		receive((h) => {
+			if (h.leakedEditorText !== undefined && h.leakedEditorText !== "" && ctx.ui.getEditorText() === h.leakedEditorText) ctx.ui.setEditorText("");
+			host.notify(ctx, h.notice, "warning");
+			return true;
+		});
 	});
 
 	installLifecycle(host, slot, async (s, ctx) => {
@@ -129,16 +141,19 @@ export function installTree(host: Host, say: Say): void {
 			windowStarted: nav?.started,
 			leafEntry: () => ctx.sessionManager.getLeafEntry() as { id: string; type: string; targetId?: string } | undefined,
 			entry: (id) => ctx.sessionManager.getEntry(id),
+			entryText: (id) => entryText(ctx.sessionManager.getEntry(id)),
+			replacedAfterSummary: (leaked) => handOff({ ...(leaked ? { leakedEditorText: leaked } : {}), notice: replacedDuringSummaryNotice(s.file) }),
 			getEditorText: () => ctx.ui.getEditorText(),
 			setEditorText: (t) => ctx.ui.setEditorText(t),
 			appendEntry: (t, data) => pi.appendEntry(t, data),
 			sendMessage: (m, o) => pi.sendMessage(m, o),
 			notifyError: (m) => {
-				// A session replaced meanwhile has no UI left: the person
-				// reads one line from say instead (never the stale ctx).
+				// A session replaced meanwhile has no UI left (never the
+				// stale ctx): the session that replaced it shows the line
+				// (handoff.ts).
 				if (!s.ended && slot.current === s) host.notify(ctx, m, "error");
 				else if (m === RELOADED_DURING_SUMMARY) say(undefined, m);
-				else say(undefined, `contextd: new context did not happen: session ${s.id} was replaced while its rollover ran; its branch is kept as it was`);
+				else handOff({ notice: `contextd: new context did not happen: session ${s.id} was replaced while its rollover ran; its branch is kept as it was` });
 			},
 			ended: () => s.ended || slot.current !== s,
 			tellModel: (t) => {
@@ -279,4 +294,18 @@ export function installTree(host: Host, say: Say): void {
 		},
 		view,
 	);
+}
+
+/**
+ * The text interactive Pi puts into an empty editor when a navigation to e
+ * ends: a user message's or custom message's content, its text parts
+ * joined (AgentSession.navigateTree, Pi 0.85.1 and 1.6.0); undefined for
+ * other entries.
+ */
+export function entryText(e: unknown): string | undefined {
+	const x = e as { type?: string; content?: unknown; message?: { role?: string; content?: unknown } } | undefined;
+	const content = x?.type === "custom_message" ? x.content : x?.type === "message" && x.message?.role === "user" ? x.message.content : undefined;
+	if (typeof content === "string") return content;
+	if (!Array.isArray(content)) return undefined;
+	return content.map((c) => ((c as { type?: string }).type === "text" ? ((c as { text?: string }).text ?? "") : "")).join("");
 }
