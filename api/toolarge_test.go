@@ -8,25 +8,10 @@ import (
 	"testing"
 
 	"contextd"
+	"contextd/bench/sessiongen"
 	"contextd/coordinator"
 	"contextd/store"
 )
-
-// tinyEntries is a session file of n tiny user messages on one parentId
-// chain, 8-hex ids (the shape of docs/security.md N11: many entries,
-// little text), header id sid.
-func tinyEntries(sid string, n int) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"type":"session","version":3,"id":%q,"timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp"}`+"\n", sid)
-	for i := 1; i <= n; i++ {
-		parent := "null"
-		if i > 1 {
-			parent = fmt.Sprintf(`"%08x"`, i-1)
-		}
-		fmt.Fprintf(&b, `{"type":"message","id":"%08x","parentId":%s,"message":{"role":"user","content":"x"}}`+"\n", i, parent)
-	}
-	return b.Bytes()
-}
 
 // Under a 4 MiB memory limit a session may hold store.EntryBudget(4 MiB) =
 // 4 MiB × 3/4 / 352 bytes = 8,936 entries (store/toolarge.go); the test
@@ -63,7 +48,7 @@ func TestSessionTooLarge(t *testing.T) {
 	if got := store.EntryBudget(tooLargeLimit); got != tooLargeBudget {
 		t.Fatalf("EntryBudget(4 MiB) = %d, want %d", got, tooLargeBudget)
 	}
-	data := tinyEntries(tooLargeID, tooLargeEntries)
+	data := sessiongen.TinyChain(tooLargeID, tooLargeEntries)
 	for _, tc := range []struct {
 		name    string
 		preview bool // the first request is a tree read over a preview

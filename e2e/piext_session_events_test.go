@@ -72,6 +72,18 @@ func summaryEventRig(t *testing.T, v piVersion) (*rig, *piProc, summaryHold, str
 	return r, p, hold, file, user
 }
 
+// wantNotHappenedOnce fails unless the person was told once, as a
+// warning in the new session's UI (the old session's UI is gone:
+// extension/src/handoff.ts), never on stderr, that oldID's rollover did
+// not happen because the session was replaced while it ran.
+func wantNotHappenedOnce(t *testing.T, p *piProc, oldID string) {
+	t.Helper()
+	want := "contextd: new context did not happen: session " + oldID + " was replaced while its rollover ran; its branch is kept as it was"
+	if n := strings.Count(strings.Join(p.notices("warning"), "\n"), want); n != 1 || strings.Contains(p.stderr.String(), want) {
+		t.Errorf("warnings hold %q %d times, want once (and not on stderr); notices %q\nstderr:\n%s", want, n, p.notices(""), p.stderr.String())
+	}
+}
+
 // noStale fails when a stale-context error reached the person (notices,
 // stderr) or contextd's reset log of sessions.
 func noStale(t *testing.T, r *rig, p *piProc, sessions ...string) {
@@ -225,11 +237,7 @@ func TestPiExtensionForkDuringSummary(t *testing.T) {
 		if len(log.Rollovers) != 1 || log.Rollovers[0].State != "failed" || !strings.Contains(log.Rollovers[0].Reason, "cancelled") {
 			t.Errorf("old session's reset log = %+v, want one rollover aborted, navigation cancelled", log.Rollovers)
 		}
-		want := "contextd: new context did not happen: session " + oldID + " was replaced while its rollover ran; its branch is kept as it was"
-		// The old session's UI is gone: the new one shows the line (handoff.ts).
-		if n := strings.Count(strings.Join(p.notices("warning"), "\n"), want); n != 1 || strings.Contains(p.stderr.String(), want) {
-			t.Errorf("warnings hold %q %d times, want once (and not on stderr); notices %q\nstderr:\n%s", want, n, p.notices(""), p.stderr.String())
-		}
+		wantNotHappenedOnce(t, p, oldID)
 		if now := p.sessionFile("after"); now == file {
 			t.Errorf("Pi is still on the old session %s", file)
 		}
@@ -336,11 +344,7 @@ func TestPiExtensionResumeDuringSummary(t *testing.T) {
 		if len(after) != len(before) {
 			t.Errorf("the resumed session has %d entries, want its %d", len(after), len(before))
 		}
-		want := "contextd: new context did not happen: session " + oldID + " was replaced while its rollover ran; its branch is kept as it was"
-		// The old session's UI is gone: the new one shows the line (handoff.ts).
-		if n := strings.Count(strings.Join(p.notices("warning"), "\n"), want); n != 1 || strings.Contains(p.stderr.String(), want) {
-			t.Errorf("warnings hold %q %d times, want once (and not on stderr); notices %q\nstderr:\n%s", want, n, p.notices(""), p.stderr.String())
-		}
+		wantNotHappenedOnce(t, p, oldID)
 		noStale(t, r, p, oldID, otherID)
 		checkClean(t, p, r.requests())
 	})

@@ -1,28 +1,14 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
-)
 
-// tinySession is a session file of n tiny user messages on one parentId
-// chain (8-hex ids), header id sid.
-func tinySession(sid string, n int) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"type":"session","version":3,"id":%q,"timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp"}`+"\n", sid)
-	for i := 1; i <= n; i++ {
-		parent := "null"
-		if i > 1 {
-			parent = fmt.Sprintf(`"%08x"`, i-1)
-		}
-		fmt.Fprintf(&b, `{"type":"message","id":"%08x","parentId":%s,"message":{"role":"user","content":"x"}}`+"\n", i, parent)
-	}
-	return b.Bytes()
-}
+	"contextd/bench/sessiongen"
+)
 
 // TestEntryBudget: three quarters of the limit at EntryRetainedBytes (352)
 // an entry, computed by hand: 128 MiB × 3/4 / 352 = 285,975; 4 MiB 8,936;
@@ -45,7 +31,7 @@ func TestTooLargeAfterRestartWithSmallerLimit(t *testing.T) {
 	ctx := context.Background()
 	root, dir := t.TempDir(), t.TempDir()
 	path := filepath.Join(root, "tiny.jsonl")
-	if err := os.WriteFile(path, tinySession("tiny", 9000), 0o600); err != nil {
+	if err := os.WriteFile(path, sessiongen.TinyChain("tiny", 9000), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	open := func(limit int64) *Index {
@@ -100,7 +86,7 @@ func TestTooLargeAfterRestartWithSmallerLimit(t *testing.T) {
 	f.Close()
 	state("appended to", StateTooLarge, 0)
 
-	if err := os.WriteFile(path, tinySession("tiny", 100), 0o600); err != nil {
+	if err := os.WriteFile(path, sessiongen.TinyChain("tiny", 100), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	state("rewritten with 100 entries", StateOK, 100)

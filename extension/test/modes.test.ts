@@ -429,29 +429,46 @@ test("tree: a session replaced while input is held: the old session's pending wo
 	assert.deepEqual(f.pi.emitSync("input", { source: "interactive", text: "new" }, next), [{ action: "continue" }]);
 });
 
-test("tree: /new while the summary runs: the boundary text Pi puts into the new session's editor is taken out, and the new session is told what happened to the old one", async () => {
-	resetHandoff();
-	const { f, ctx } = await treeSession();
-	const guidance = "<context_window_guidance>read notes</context_window_guidance>\n<context_window>w0</context_window>";
-	ctx.branch = [{ ...boundaryEntry(0), id: "b0", content: guidance } as (typeof ctx.branch)[number]];
+/**
+ * A Tree rollover of ctx during whose branch summary Pi replaces the
+ * session with a new one (/new): navigateTree tears ctx's session down and
+ * starts the replacement, then ends as afterReplaced says (it may also set
+ * what Pi leaves in the new editor). A fresh session s2, its branch window 0.
+ */
+async function rollOverReplaced(
+	{ f, ctx }: Awaited<ReturnType<typeof treeSession>>,
+	afterReplaced: (next: FakeCtx) => { cancelled: boolean },
+): Promise<FakeCtx> {
 	const next = new FakeCtx("s2", "/sessions/s2.jsonl");
 	next.branch = [boundaryEntry(0)];
 	await f.pi.commands.get("contextd")?.(CAPTURE_ARGUMENT, {
 		...ctx.ctx,
 		navigateTree: async () => {
-			// The person types /new while the summary is written: Pi tears the
-			// session down and starts the next one before navigation returns.
 			await f.pi.emit("session_shutdown", { reason: "new" }, ctx);
 			await f.pi.emit("session_start", { reason: "new" }, next);
-			// Then navigation ends: interactive Pi puts the target's text into
-			// the (shared, empty) editor (interactive-mode.js navigateTree).
-			next.editor = guidance;
-			ctx.leafEntry = { id: "sum1", type: "branch_summary" };
-			return { cancelled: false };
+			return afterReplaced(next);
 		},
 	});
 	await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
 	await f.pi.emit("agent_settled", {}, ctx);
+	return next;
+}
+
+test("tree: /new while the summary runs: the boundary text Pi puts into the new session's editor is taken out, and the new session is told what happened to the old one", async () => {
+	resetHandoff();
+	const session = await treeSession();
+	const { f, ctx } = session;
+	const guidance = "<context_window_guidance>read notes</context_window_guidance>\n<context_window>w0</context_window>";
+	ctx.branch = [{ ...boundaryEntry(0), id: "b0", content: guidance } as (typeof ctx.branch)[number]];
+	// The person types /new while the summary is written: Pi tears the
+	// session down and starts the next one before navigation returns.
+	const next = await rollOverReplaced(session, (next) => {
+		// Then navigation ends: interactive Pi puts the target's text into
+		// the (shared, empty) editor (interactive-mode.js navigateTree).
+		next.editor = guidance;
+		ctx.leafEntry = { id: "sum1", type: "branch_summary" };
+		return { cancelled: false };
+	});
 	assert.equal(next.editor, "");
 	assert.deepEqual(next.notices, [`warning: ${replacedDuringSummaryNotice("/sessions/s1.jsonl")}`]);
 	assert.deepEqual(f.said, []);
@@ -461,41 +478,23 @@ test("tree: /new while the summary runs: the boundary text Pi puts into the new 
 
 test("tree: /new aborts the summary: the new session shows that the old branch is kept (not stderr)", async () => {
 	resetHandoff();
-	const { f, ctx } = await treeSession();
-	const next = new FakeCtx("s2", "/sessions/s2.jsonl");
-	next.branch = [boundaryEntry(0)];
-	await f.pi.commands.get("contextd")?.(CAPTURE_ARGUMENT, {
-		...ctx.ctx,
-		navigateTree: async () => {
-			await f.pi.emit("session_shutdown", { reason: "new" }, ctx);
-			await f.pi.emit("session_start", { reason: "new" }, next);
-			return { cancelled: true };
-		},
-	});
-	await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
-	await f.pi.emit("agent_settled", {}, ctx);
+	const session = await treeSession();
+	const { f } = session;
+	const next = await rollOverReplaced(session, () => ({ cancelled: true }));
 	assert.deepEqual(next.notices, ["warning: contextd: new context did not happen: session s1 was replaced while its rollover ran; its branch is kept as it was"]);
 	assert.deepEqual(f.said, []);
 });
 
 test("tree: a replaced session's handoff leaves what the person typed in the new editor alone", async () => {
 	resetHandoff();
-	const { f, ctx } = await treeSession();
+	const session = await treeSession();
+	const { ctx } = session;
 	ctx.branch = [{ ...boundaryEntry(0), id: "b0", content: "<context_window>w0</context_window>" } as (typeof ctx.branch)[number]];
-	const next = new FakeCtx("s2", "/sessions/s2.jsonl");
-	next.branch = [boundaryEntry(0)];
-	await f.pi.commands.get("contextd")?.(CAPTURE_ARGUMENT, {
-		...ctx.ctx,
-		navigateTree: async () => {
-			await f.pi.emit("session_shutdown", { reason: "new" }, ctx);
-			await f.pi.emit("session_start", { reason: "new" }, next);
-			next.editor = "my own words"; // typed before the summary ended: Pi leaves a non-empty editor alone
-			ctx.leafEntry = { id: "sum1", type: "branch_summary" };
-			return { cancelled: false };
-		},
+	const next = await rollOverReplaced(session, (next) => {
+		next.editor = "my own words"; // typed before the summary ended: Pi leaves a non-empty editor alone
+		ctx.leafEntry = { id: "sum1", type: "branch_summary" };
+		return { cancelled: false };
 	});
-	await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
-	await f.pi.emit("agent_settled", {}, ctx);
 	assert.equal(next.editor, "my own words");
 	assert.equal(next.notices.length, 1);
 });
