@@ -346,6 +346,64 @@ func contains(s, q string) bool {
 	return false
 }
 
+// A search that reads item text without frame filters (a 1-byte query)
+// reads each piece holding a scanCores token, of which there are
+// GOMAXPROCS-1 (at least one): with every token taken it waits, and it
+// finds what strings.Contains finds once one is given back.
+func TestUnfilteredScanTakesACore(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	path := filepath.Join(root, "s.jsonl")
+	copyFile(t, filepath.Join("..", "testdata", "pi-tree", "local-basic.jsonl"), path)
+	s := MustOpenIndex(t, root).Session(path)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, want := cap(scanCores), max(1, runtime.GOMAXPROCS(0)-1); n != want {
+		t.Fatalf("%d scan cores, want max(1, GOMAXPROCS-1) = %d", n, want)
+	}
+	var refs []history.ItemRef
+	want := 0
+	s.Read(func(v *View) error {
+		for i := range v.Items {
+			if r, ok := v.Ref(i, "w"); ok {
+				refs = append(refs, r)
+				if txt, _ := v.Texts().Slice(r, 0, -1); contains(txt, "q") {
+					want++
+				}
+			}
+		}
+		return nil
+	})
+	if want == 0 {
+		t.Fatal("no item holds the query: the test proves nothing")
+	}
+	for range cap(scanCores) {
+		scanCores <- struct{}{}
+	}
+	found := make(chan int, 1)
+	go s.Read(func(v *View) error {
+		n := 0
+		if err := v.Texts().Search("q", history.RefList(refs), 0, func(history.ItemRef) bool { n++; return true }); err != nil {
+			n = -1
+		}
+		found <- n
+		return nil
+	})
+	select {
+	case n := <-found:
+		t.Fatalf("a search without frame filters ran with every scan core taken (%d items)", n)
+	case <-time.After(200 * time.Millisecond):
+	}
+	<-scanCores
+	if n := <-found; n != want {
+		t.Fatalf("the search found %d items once a core was free, want %d", n, want)
+	}
+	for range cap(scanCores) - 1 {
+		<-scanCores
+	}
+}
+
 // At most cap(scanSlots) searches scan at once: with every slot taken, a
 // search waits, and it runs once a slot is given back.
 func TestSearchWaitsForAScanSlot(t *testing.T) {

@@ -397,6 +397,19 @@ var (
 // about 1 s at 1 GiB) holds its slot that long.
 var scanSlots = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 
+// scanCores bounds the cores that read item text without frame filters
+// (a 1- or 2-byte query, or frames whose filters are not built yet: every
+// frame of the spans is read) to one less than GOMAXPROCS, at least one.
+// Such a scan takes a token for each piece it reads and gives it back
+// after, so the long scans share the tokens piece by piece, and a core is
+// left for the requests that hold no scan: /context, which runs before
+// every model call, and the sync of an appended line. Without it, two
+// slots' scans of two goroutines each kept both cores, and a /context
+// waited for a core for as long as a few pieces took (docs/benchmarks.md,
+// the "/context p99 under 4 clients of 1-byte searches" row). The Go
+// scheduler has no priorities; this is the priority.
+var scanCores = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
+
 var searchPool = sync.Pool{New: func() any { b := make([]byte, searchChunk); return &b }}
 
 // spanPool holds Search's span lists (up to maxPooledSpans spans each).
@@ -560,7 +573,7 @@ func (t viewTexts) Search(query string, refs history.ItemList, limit int, fn fun
 	// With frame filters the bytes read are few: a second goroutine would
 	// only scan ahead for matches a limited search does not need (and
 	// compete with other searches for the cores).
-	if total <= searchSplit || runtime.GOMAXPROCS(0) < 2 || cs != nil {
+	if total <= searchSplit || cap(scanCores) < 2 || cs != nil {
 		if _, err := scanSpans(src, fd, cs, spans, nil, emit); err != nil {
 			return err
 		}
@@ -636,6 +649,12 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 	}
 	cur := 0 // the first span that may still match
 	pos := int64(0)
+	core := false // a scanCores token is held (cs == nil)
+	defer func() {
+		if core {
+			<-scanCores
+		}
+	}()
 	for cur < len(spans) {
 		if stop != nil && stop.Load() {
 			return false, nil
@@ -668,7 +687,17 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 		// bytes, well under a millisecond): a search that reads every
 		// frame would otherwise keep a P until the scheduler preempts it
 		// (10 ms), while /context and other short requests wait for one.
+		// A scan without frame filters reads each piece holding a
+		// scanCores token.
+		if core {
+			<-scanCores
+			core = false
+		}
 		runtime.Gosched()
+		if cs == nil {
+			scanCores <- struct{}{}
+			core = true
+		}
 		chunk, err := src.at(buf[:end-pos], pos)
 		if err != nil {
 			return false, err
