@@ -44,6 +44,9 @@ type View struct {
 	// scanHeld: the reader holds a scan slot (ReadScan), so Search
 	// takes none.
 	scanHeld bool
+	// coreHeld: the reader holds a scanCores token for all of its
+	// callback (ReadScan), so Search reads without taking one per piece.
+	coreHeld bool
 	// gen is the snapshot's generation (Generation).
 	gen uint64
 }
@@ -400,8 +403,10 @@ var scanSlots = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 // scanCores bounds the cores that read item text without frame filters
 // (a 1- or 2-byte query, or frames whose filters are not built yet: every
 // frame of the spans is read) to one less than GOMAXPROCS, at least one.
-// Such a scan takes a token for each piece it reads and gives it back
-// after, so the long scans share the tokens piece by piece, and a core is
+// A search of an UnfilteredQuery holds a token for all of its work
+// (Session.ReadScan); another scan without filters takes a token for each
+// piece it reads and gives it back after. The long scans share the tokens,
+// and a core is
 // left for the requests that hold no scan: /context, which runs before
 // every model call, and the sync of an appended line. Without it, two
 // slots' scans of two goroutines each kept both cores, and a /context
@@ -409,6 +414,13 @@ var scanSlots = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 // the "/context p99 under 4 clients of 1-byte searches" row). The Go
 // scheduler has no priorities; this is the priority.
 var scanCores = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
+
+// UnfilteredQuery reports whether a search for query reads every frame of
+// the text it searches: the frame filters hold no n-gram shorter than
+// shortGram bytes (framefilter.go), so a 1- or 2-byte query is ruled out
+// of no frame. Such a search holds a scanCores token for all of its work
+// (Session.ReadScan).
+func UnfilteredQuery(query string) bool { return len(query) < shortGram }
 
 var searchPool = sync.Pool{New: func() any { b := make([]byte, searchChunk); return &b }}
 
@@ -574,7 +586,7 @@ func (t viewTexts) Search(query string, refs history.ItemList, limit int, fn fun
 	// only scan ahead for matches a limited search does not need (and
 	// compete with other searches for the cores).
 	if total <= searchSplit || cap(scanCores) < 2 || cs != nil {
-		if _, err := scanSpans(src, fd, cs, spans, nil, emit); err != nil {
+		if _, err := scanSpans(src, fd, cs, spans, nil, t.v.coreHeld, emit); err != nil {
 			return err
 		}
 	} else {
@@ -595,12 +607,12 @@ func (t viewTexts) Search(query string, refs history.ItemList, limit int, fn fun
 		go func() {
 			defer close(done)
 			defer src2.r.Close()
-			_, err2 = scanSpans(src2, fd, cs, spans[half:], &stop, func(i int) bool {
+			_, err2 = scanSpans(src2, fd, cs, spans[half:], &stop, false, func(i int) bool {
 				hits = append(hits, half+i)
 				return true
 			})
 		}()
-		more, err := scanSpans(src, fd, cs, spans[:half], nil, emit)
+		more, err := scanSpans(src, fd, cs, spans[:half], nil, t.v.coreHeld, emit)
 		if !more || err != nil {
 			stop.Store(true)
 		}
@@ -636,7 +648,7 @@ func (t viewTexts) Search(query string, refs history.ItemList, limit int, fn fun
 // and calls emit(i) for each, in order. It returns false when emit did
 // (and stops then), or when stop was set. Frames that cs (nil: none) rules
 // out are not read.
-func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *atomic.Bool, emit func(i int) bool) (bool, error) {
+func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *atomic.Bool, coreHeld bool, emit func(i int) bool) (bool, error) {
 	bp := searchPool.Get().(*[]byte)
 	defer searchPool.Put(bp)
 	buf := *bp
@@ -694,7 +706,7 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 			core = false
 		}
 		runtime.Gosched()
-		if cs == nil {
+		if cs == nil && !coreHeld {
 			scanCores <- struct{}{}
 			core = true
 		}
