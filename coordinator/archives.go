@@ -5,6 +5,7 @@ import (
 
 	"contextd/archive"
 	"contextd/history"
+	"contextd/session"
 	"contextd/store"
 )
 
@@ -72,18 +73,20 @@ func (a *treeArchives) view(b *Branch, agent string) (*history.View, error) {
 // manifests are never listed, so they stay in the provider context. It
 // sets out.NeedsBoundary by Branch.NeedsBoundary; out.Window and
 // out.BoundaryEntryID keep naming the latest boundary on the branch, the
-// identity a fresh boundary continues from.
-func (a *treeArchives) context(b *Branch, out *ContextAnswer) error {
+// identity a fresh boundary continues from. It answers where the provider
+// context starts, an index in b.Seqs (treeWindowStart), or -1 when the
+// branch has no current window or all of it is sent.
+func (a *treeArchives) context(b *Branch, out *ContextAnswer) (int, error) {
 	br, _, err := a.branch(b)
 	if err != nil {
-		return err
+		return -1, err
 	}
 	out.HiddenSummaries = make([]HiddenSummary, 0, len(br.Archives))
 	for _, m := range br.Archives {
 		se := b.V.Tree.Entry(m.SummarySeq)
 		sha, err := a.SummarySHA(b.V, m.SummarySeq)
 		if err != nil {
-			return err
+			return -1, err
 		}
 		out.HiddenSummaries = append(out.HiddenSummaries, HiddenSummary{
 			EntryID: se.ID, FromID: se.FromID(), SummarySHA: sha, Timestamp: se.Timestamp,
@@ -91,7 +94,98 @@ func (a *treeArchives) context(b *Branch, out *ContextAnswer) error {
 		})
 	}
 	out.NeedsBoundary = br.NeedsBoundary()
-	return nil
+	if out.NeedsBoundary || out.BoundaryEntryID == "" {
+		return -1, nil
+	}
+	idx, err := a.Index(b.V)
+	if err != nil {
+		return -1, err
+	}
+	return treeWindowStart(b, idx, br), nil
+}
+
+// treeWindowStart is the index in b.Seqs where Tree mode starts the
+// provider context (docs/modes.md "Windows on a mixed branch"), or -1 when
+// it sends everything Pi sends. The current window begins at the last
+// boundary on the branch, of either kind (a Local boundary appended
+// linearly, or the boundary a Tree rollover committed after its cut), or
+// at its adoption start (windowStart). Before that start, the branch
+// summaries of the Tree cuts right before it are kept: the run of branch
+// summaries and entries Pi sends no message for (manifests, note
+// snapshots, model changes) that ends at the start, walked back to the
+// first message of another kind (the end of a closed Local window, or of
+// a conversation adopted before the first Tree cut). Tree hides the
+// summaries of valid archives (Drop), so the start is the first branch
+// summary of that run Tree does not hide (a manual one, or one of an
+// invalid manifest, which Tree always sent), else the boundary. Two cases
+// send more:
+//
+//   - the boundary before it on the branch, with no Tree cut (a manifest
+//     of br.Archives) between them, opened a window a valid manifest
+//     archived: the person navigated into that archived window with /tree
+//     and the fresh boundary continues from there, so the start is that
+//     window's (its boundary, or its adoption start);
+//   - a compaction entry lies on the branch after the start: Pi already
+//     replaced what came before its kept range by its summary (contextd's
+//     Tree compaction keeps from the window's boundary, POST …/compaction),
+//     and Pi sends that summary first, so nothing is cut.
+//
+// A start at the branch's first entry is -1 too (an adopted window 0: the
+// whole branch, as before adoption).
+func treeWindowStart(b *Branch, idx *archive.Index, br *archive.Branch) int {
+	tr := b.V.Tree
+	i := currentBoundary(b)
+	if i < 0 {
+		return -1
+	}
+	start := windowStart(b, i)
+	cuts := make(map[int]bool, len(br.Archives))
+	hidden := make(map[int]bool, len(br.Archives))
+	for _, m := range br.Archives {
+		cuts[m.Seq], hidden[m.SummarySeq] = true, true
+	}
+	navigated := false
+	for j := start - 1; j >= 0; j-- {
+		sq := b.Seqs[j]
+		if cuts[sq] {
+			break
+		}
+		if tr.Entry(sq).IsBoundary() {
+			if idx.ArchivedBoundary(sq) {
+				start, navigated = windowStart(b, j), true
+			}
+			break
+		}
+	}
+	if !navigated {
+		first := -1 // the earliest branch summary of the run before start
+		for j := start - 1; j >= 0; j-- {
+			switch tr.Type(b.Seqs[j]) {
+			case session.TypeBranchSummary:
+				first = j
+				continue
+			case session.TypeMessage, session.TypeCustomMessage, session.TypeCompaction:
+			default:
+				continue
+			}
+			break
+		}
+		for j := first; j >= 0 && j < start; j++ {
+			if sq := b.Seqs[j]; tr.Type(sq) == session.TypeBranchSummary && !hidden[sq] {
+				start = j
+				break
+			}
+		}
+	}
+	for j := start + 1; j < len(b.Seqs); j++ {
+		if tr.Type(b.Seqs[j]) == session.TypeCompaction {
+			return -1
+		}
+	}
+	if start == 0 {
+		return -1
+	}
+	return start
 }
 
 // searchOrder: Tree views keep no search order (history.View.Search

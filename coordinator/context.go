@@ -156,9 +156,15 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 				out.SliceFromEntryID = ""
 			}
 		}
+		// treeStart: Tree mode's start of the provider context, an index
+		// in b.Seqs; -1 sends all of it (treeWindowStart).
+		treeStart := -1
 		if t.Mode == contextd.ModeTree {
-			if err := s.tree.context(b, &out); err != nil {
+			if treeStart, err = s.tree.context(b, &out); err != nil {
 				return err
+			}
+			if treeStart >= 0 {
+				out.SliceFromEntryID = b.V.Tree.ID(b.Seqs[treeStart])
 			}
 		}
 		if r != nil && r.Broken == nil {
@@ -166,7 +172,7 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 			// window after a Tree cut current.
 			out.NeedsBoundary = true
 		}
-		if err := s.project(b, &out); err != nil {
+		if err := s.project(b, &out, treeStart); err != nil {
 			return err
 		}
 		fileWriters = s.interleaves.problem(t.Session.Path(), b.V.Tree)
@@ -181,25 +187,38 @@ func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequ
 }
 
 // project fills out.Projection from the entry-id answer and the pairing
-// rule (PlanPairing): Tree drops the hidden summaries and keeps the rest
-// of the branch (the tree already cut it); Local starts at the boundary.
+// rule (PlanPairing): Local starts at the boundary; Tree starts at the
+// current window's start (treeWindowStart: closed Local windows and an
+// adopted conversation left before a Tree cut are not sent) and drops the
+// hidden summaries it still keeps (docs/modes.md "Windows on a mixed
+// branch").
 // Both then drop stray and duplicate tool results and move a boundary or
 // branch summary written inside a call/result pair after the results,
 // reporting each as a problem; OrphanedToolResults lists the dropped
-// results and SliceFromEntryID the first entry sent.
-func (s *Service) project(b *Branch, out *ContextAnswer) error {
+// results and SliceFromEntryID the first entry sent. treeStart is Tree
+// mode's start (an index in b.Seqs, -1: none).
+func (s *Service) project(b *Branch, out *ContextAnswer, treeStart int) error {
+	slice := out.Window != nil && out.SliceFromEntryID != "" &&
+		(out.Mode == contextd.ModeLocal || out.Mode == contextd.ModeTree && treeStart >= 0)
+	from := ""
+	if slice {
+		from = out.SliceFromEntryID
+	}
+	// A sliced Tree context names only the hidden summaries after its
+	// start (seqs grow along a branch: Pi appends an entry after its
+	// parent); start_at already removes the others.
 	hidden := make(map[string]bool, len(out.HiddenSummaries))
 	for _, h := range out.HiddenSummaries {
+		if slice && out.Mode == contextd.ModeTree {
+			if sq, ok := b.V.Tree.Lookup(h.EntryID); !ok || sq <= b.Seqs[treeStart] {
+				continue
+			}
+		}
 		hidden[h.EntryID] = true
 	}
 	rules := session.NewestRules
 	if b.Target != nil {
 		rules = b.Target.Rules()
-	}
-	slice := out.Mode == contextd.ModeLocal && out.Window != nil && out.SliceFromEntryID != ""
-	from := ""
-	if slice {
-		from = out.SliceFromEntryID
 	}
 	msgs, shown, err := s.cachedPairMessages(b, rules, hidden, from)
 	if err != nil {
@@ -208,7 +227,7 @@ func (s *Service) project(b *Branch, out *ContextAnswer) error {
 	for _, h := range out.HiddenSummaries {
 		// Only summaries Pi sends are named: one a compaction cut away
 		// is not among the context event's messages.
-		if shown[h.EntryID] {
+		if hidden[h.EntryID] && shown[h.EntryID] {
 			out.Projection.Drop = append(out.Projection.Drop, MessageKey{Role: "branchSummary", FromID: h.FromID, SummarySHA256: h.SummarySHA})
 		}
 	}

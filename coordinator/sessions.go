@@ -414,7 +414,7 @@ func (s *Service) SessionStateOf(ctx context.Context, sessionID string) (Session
 				// Tree: a boundary that an archive already holds (the user
 				// navigated into an archived window) needs a fresh one too.
 				var ca ContextAnswer
-				if err := s.tree.context(b, &ca); err != nil {
+				if _, err := s.tree.context(b, &ca); err != nil {
 					return err
 				}
 				out.NeedsBoundary = out.NeedsBoundary || ca.NeedsBoundary
