@@ -269,19 +269,25 @@ function notesLines(action: string, args: Record<string, unknown>, r: Record<str
 }
 
 /**
- * new_context's result for the person: what happens now in this mode (the
- * model gets Codex's sentence). details is what the tool returned.
+ * new_context's result for the person: what happened in the mode the call
+ * ran in (the model gets Codex's sentence). details is what the tool
+ * returned; its mode names that mode. A result written before details
+ * carried it is read by its shape: Local and Remote name the next window
+ * (details.window), Tree does not; mode, the session's mode now, is the
+ * last resort. So a Local call re-rendered after a switch to Tree still
+ * reads as Local.
  */
 export function newContextLines(mode: string, text: string, details: unknown, isError: boolean, style: Style = PLAIN): string[] {
 	if (isError) return text.split("\n").map((l) => style.error(l));
-	const d = (details ?? {}) as { refused?: boolean; window?: { windowNumber?: number } | null; notes_warning?: boolean };
+	const d = (details ?? {}) as { refused?: boolean; window?: { windowNumber?: number } | null; notes_warning?: boolean; mode?: string; rollover_id?: string };
 	if (d.refused) return [style.error(text)];
 	const warn = d.notes_warning ? [style.error("no note was written in this window: its task state is not carried over")] : [];
 	const n = d.window?.windowNumber;
-	if (mode === "tree") {
+	const ran = d.mode ?? (d.window !== undefined ? "local" : d.rollover_id !== undefined ? "tree" : mode);
+	if (ran === "tree") {
 		return ["this window will be summarized and archived as a side branch; the next window starts once the summary is written", ...warn];
 	}
-	if (mode === "local" || mode === "remote") {
+	if (ran === "local" || ran === "remote") {
 		return [n !== undefined ? `context window ${n} starts with the next model call` : "a new context window starts with the next model call", ...warn];
 	}
 	return [text];

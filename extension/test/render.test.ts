@@ -139,6 +139,16 @@ test("new_context says what happens in this mode; progress and the notice", () =
 		"no note was written in this window: its task state is not carried over",
 	]);
 	assert.deepEqual(newContextLines("local", "new_context refused: …", { refused: true }, false), ["new_context refused: …"]);
+	// After /contextd mode tree, Pi re-renders window 0's Local call: it
+	// reads as the Local call it was, by details.mode or, for a result
+	// written before details carried the mode, by its window field.
+	const local = ["context window 1 starts with the next model call"];
+	assert.deepEqual(newContextLines("tree", codex, { rollover_id: "r", merged: false, notes_warning: false, window: { windowNumber: 1 }, mode: "local" }, false), local);
+	assert.deepEqual(newContextLines("tree", codex, { rollover_id: "r", merged: false, notes_warning: false, window: { windowNumber: 1 } }, false), local);
+	// And a Tree call re-rendered after a switch to Local stays a Tree call.
+	assert.deepEqual(newContextLines("local", codex, { rollover_id: "r", merged: false, notes_warning: false }, false), [
+		"this window will be summarized and archived as a side branch; the next window starts once the summary is written",
+	]);
 	assert.equal(rolloverProgress(2, 12_400), "contextd: summarizing window 2 for its archive… 12 s");
 	assert.equal(windowStartedNotice(3, 1_250), "context window 3 started; the previous one is archived with its summary (1.3 s)");
 });

@@ -58,7 +58,7 @@ export function installLocal(host: Host, say: Say): void {
 			const t = guard.warning ? `${ans.tool_result}\n${guard.warning}` : ans.tool_result;
 			// The window the next model call is in: one past the branch's (calls of one message share it).
 			const next = (branchIdentity(ctx.sessionManager.getBranch())?.windowNumber ?? 0) + 1;
-			return { content: text(t), details: { rollover_id: ans.rollover_id, merged: ans.merged, notes_warning: !!guard.warning, window: { windowNumber: next } } };
+			return { content: text(t), details: { rollover_id: ans.rollover_id, merged: ans.merged, notes_warning: !!guard.warning, window: { windowNumber: next }, mode: "local" } };
 		},
 	});
 

@@ -105,13 +105,13 @@ export function installRemote(host: Host, say: Say): void {
 			// Several new_context calls of one message open one window
 			// (docs/design.md §5.3.1): the first steers the boundary, the others
 			// join it.
-			if (s.remoteWindow) return { content: text(NEW_WINDOW_RESULT), details: { window: s.remoteWindow, merged: true } };
+			if (s.remoteWindow) return { content: text(NEW_WINDOW_RESULT), details: { window: s.remoteWindow, merged: true, mode: "remote" } };
 			const next = nextIdentity(branchIdentity(ctx.sessionManager.getBranch()));
 			s.remoteWindow = next;
 			// The hint comes from the Codex backend through contextd.
 			const hint = await remoteHint(s, ctx);
 			if (slot.live(s, ctx, "new_context's boundary")) pi.sendMessage(boundaryMessage(settings.agentName, next, hint), { deliverAs: "steer" });
-			return { content: text(NEW_WINDOW_RESULT), details: { window: next, merged: false } };
+			return { content: text(NEW_WINDOW_RESULT), details: { window: next, merged: false, mode: "remote" } };
 		},
 	});
 

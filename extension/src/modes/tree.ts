@@ -188,7 +188,7 @@ export function installTree(host: Host, say: Say): void {
 			dispatch(s, { type: "planned", rolloverId: ans.rollover_id }, ctx);
 			const t = guard.warning ? `${ans.tool_result}\n${guard.warning}` : ans.tool_result;
 			// terminate: the run ends after this batch; agent_settled performs the rollover.
-			return { content: text(t), details: { rollover_id: ans.rollover_id, merged: ans.merged, notes_warning: !!guard.warning }, terminate: true };
+			return { content: text(t), details: { rollover_id: ans.rollover_id, merged: ans.merged, notes_warning: !!guard.warning, mode: "tree" }, terminate: true };
 		},
 	});
 
