@@ -196,7 +196,7 @@ test("local new_context opens a rollover; the batch's turn_end settles, commits 
 	await f.pi.emit("message_end", { message: { role: "assistant", content: [{ type: "toolCall", name: "new_context" }] } }, ctx);
 	const r = await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
 	assert.equal(r.content[0].text, `${NEW_WINDOW_RESULT}\n${GUARD_WARNING}`);
-	assert.deepEqual(r.details, { rollover_id: "r1", merged: false, notes_warning: true, window: { windowNumber: 1 } });
+	assert.deepEqual(r.details, { rollover_id: "r1", merged: false, notes_warning: true, window: { windowNumber: 1 }, mode: "local" });
 	assert.deepEqual(f.contextd.calls.slice(-2), ["session-context", "rollover-create"]);
 	assert.deepEqual(f.contextd.bodies.at(-1), { leaf_id: "leaf1" });
 	assert.deepEqual(f.pi.log, [], "nothing is sent before the batch ends");
