@@ -299,8 +299,21 @@ export function rolloverProgress(windowNumber: number | undefined, elapsedMs: nu
 	return `contextd: summarizing ${w} for its archive… ${Math.floor(elapsedMs / 1000)} s`;
 }
 
-/** What replaces Pi's "Navigated to selected point" after a rollover's navigation. */
-export function windowStartedNotice(windowNumber: number | undefined, elapsedMs: number): string {
+/**
+ * What replaces Pi's "Navigated to selected point" after a rollover's
+ * navigation. adopted: the archived window was window 0 adopting an
+ * earlier conversation (startEntryId). Pi's navigation goes to the
+ * window's boundary, so that conversation stays on the branch in /tree,
+ * but Tree's /context starts the new window at its boundary and the model
+ * no longer gets it (docs/modes.md "Windows on a mixed branch"); the
+ * person is told so in the same line, once, at that rollover.
+ */
+export function windowStartedNotice(windowNumber: number | undefined, elapsedMs: number, adopted = false): string {
 	const w = windowNumber === undefined ? "a new context window" : `context window ${windowNumber}`;
-	return `${w} started; the previous one is archived with its summary (${(elapsedMs / 1000).toFixed(1)} s)`;
+	const line = `${w} started; the previous one is archived with its summary (${(elapsedMs / 1000).toFixed(1)} s)`;
+	return adopted ? `${line}; ${ADOPTED_ARCHIVED}` : line;
 }
+
+/** The sentence added when the archived window 0 had adopted an earlier conversation. */
+export const ADOPTED_ARCHIVED =
+	"the conversation from before context management stays above it in /tree but is no longer sent to the model; history reaches it in window 0";

@@ -55,8 +55,8 @@ export interface View {
 	refresh(ctx: ExtensionContext): void;
 	/** Shows the progress of a Tree summary until the returned stop() (which clears it). */
 	progress(ctx: ExtensionContext, windowNumber: number | undefined): () => void;
-	/** Replaces Pi's "Navigated to selected point" with the new window's line. */
-	windowStarted(ctx: ExtensionContext, windowNumber: number | undefined, elapsedMs: number): void;
+	/** Replaces Pi's "Navigated to selected point" with the new window's line; adopted: the archived window 0 had adopted an earlier conversation (render.ts windowStartedNotice). */
+	windowStarted(ctx: ExtensionContext, windowNumber: number | undefined, elapsedMs: number, adopted?: boolean): void;
 	/**
 	 * A Tree rollover's navigateTree with the person's view around it: the
 	 * status line and progress widget while the summary is written. The new
@@ -143,20 +143,23 @@ export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
 				onLiveUI(() => ctx.ui.setWidget(PROGRESS_KEY, undefined));
 			};
 		},
-		windowStarted(ctx, windowNumber, elapsedMs) {
+		windowStarted(ctx, windowNumber, elapsedMs, adopted = false) {
 			// Pi's navigateTree ends with showStatus("Navigated to selected
 			// point"); an info notify right after it replaces that line in
 			// place (interactive-mode.js showStatus, 0.85.1 and 1.6.0).
-			if (ctx.hasUI) ctx.ui.notify(windowStartedNotice(windowNumber, elapsedMs), "info");
+			if (ctx.hasUI) ctx.ui.notify(windowStartedNotice(windowNumber, elapsedMs, adopted), "info");
 		},
 		navigating(ctx, navigate) {
 			let from: number | undefined;
+			let adopted = false; // the closing window adopted an earlier conversation
 			let started: number | undefined;
 			return {
 				navigate: async (id, o) => {
 					from = undefined;
+					adopted = false;
 					for (const e of ctx.sessionManager.getBranch()) {
-						if (e.type === "custom_message") from = identityOf(e)?.windowNumber ?? from;
+						const w = e.type === "custom_message" ? identityOf(e) : undefined;
+						if (w) [from, adopted] = [w.windowNumber, !!w.startEntryId];
 					}
 					started = Date.now();
 					summarizing = true;
@@ -172,7 +175,7 @@ export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
 				},
 				started: () => {
 					if (started === undefined) return;
-					this.windowStarted(ctx, from === undefined ? undefined : from + 1, Date.now() - started);
+					this.windowStarted(ctx, from === undefined ? undefined : from + 1, Date.now() - started, adopted);
 					started = undefined;
 				},
 			};

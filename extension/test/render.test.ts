@@ -151,4 +151,8 @@ test("new_context says what happens in this mode; progress and the notice", () =
 	]);
 	assert.equal(rolloverProgress(2, 12_400), "contextd: summarizing window 2 for its archive… 12 s");
 	assert.equal(windowStartedNotice(3, 1_250), "context window 3 started; the previous one is archived with its summary (1.3 s)");
+	assert.equal(
+		windowStartedNotice(1, 1_250, true),
+		"context window 1 started; the previous one is archived with its summary (1.3 s); the conversation from before context management stays above it in /tree but is no longer sent to the model; history reaches it in window 0",
+	);
 });

@@ -64,6 +64,23 @@ test("the status line, then a Tree navigation: progress while it runs, the notic
 	assert.equal(f.log.length, 1, "said once");
 });
 
+test("the rollover of an adopted window 0 says once that the earlier conversation is no longer sent", async () => {
+	const adopted = boundary(0);
+	(adopted.details.contextManagement as Record<string, unknown>).startEntryId = "h1";
+	const f = fakeUI([{ type: "message" }, adopted]);
+	const view = installView(f.pi, { mode: "tree", reachable: () => true, pending: () => false });
+	const nav = view.navigating(f.ctx, async () => ({ cancelled: false }));
+	await nav.navigate("b0", { summarize: true });
+	f.log.length = 0;
+	nav.started();
+	nav.started();
+	assert.equal(f.log.length, 1);
+	assert.match(
+		f.log[0],
+		/^notify info: context window 1 started; the previous one is archived with its summary \(0\.\d s\); the conversation from before context management stays above it in \/tree but is no longer sent to the model; history reaches it in window 0$/,
+	);
+});
+
 test("a cancelled navigation shows no notice; without a UI nothing is drawn", async () => {
 	const f = fakeUI([boundary(2)]);
 	const view = installView(f.pi, { mode: "tree", reachable: () => false, pending: () => false });
