@@ -63,8 +63,9 @@ type MoveStep struct {
 
 // Projection is what the extension does to the messages of Pi's context
 // event, in this order: when StartAt is set, drop every message before
-// the first message matching StartAt (Local: the current boundary, or the
-// assistant message whose calls the results after the boundary answer),
+// the first message matching StartAt (the current window's start: its
+// boundary, Tree's first summary it does not hide, or the assistant
+// message whose calls the results after the boundary answer),
 // then drop every message matching a key of Drop (Tree: the hidden
 // summaries; both modes: tool results the pairing rule does not send),
 // then apply Move in order. A toolResult key's occurrence counts the
@@ -72,7 +73,7 @@ type MoveStep struct {
 // extension reports; it never guesses another message. The result obeys
 // the pairing rule (PlanPairing).
 type Projection struct {
-	StartAt *MessageKey  `json:"start_at" doc:"Applied first. Local: keep the messages from the first one matching this key; null: keep from the first message."`
+	StartAt *MessageKey  `json:"start_at" doc:"Applied first. Keep the messages from the first one matching this key (Local and Tree: the current window's start, docs/modes.md Windows on a mixed branch); null: keep from the first message."`
 	Drop    []MessageKey `json:"drop" doc:"Remove every message matching one of these keys (each matches exactly one message): Tree's hidden summaries, and stray or duplicate tool results."`
 	Move    []MoveStep   `json:"move,omitempty" doc:"After start_at and drop, move each message right after another, in order (a boundary written inside a tool call pair goes after the results)."`
 }
@@ -92,8 +93,9 @@ type ContextAnswer struct {
 	LeafID          string          `json:"leaf_id" doc:"The leaf the answer is for."`
 	Window          *WindowIdentity `json:"window" doc:"Identity of the current window; null when no boundary is on the branch."`
 	BoundaryEntryID string          `json:"boundary_entry_id,omitempty" doc:"The current boundary entry."`
-	// SliceFromEntryID is where Local mode starts the provider context: the
-	// boundary, or, when the boundary is written between an assistant's
+	// SliceFromEntryID is where Local and Tree start the provider context
+	// (docs/modes.md "Windows on a mixed branch"): the window's start, or,
+	// when the boundary is written between an assistant's
 	// tool calls and their results, that assistant (the boundary then
 	// moves after the results: Projection.Move).
 	SliceFromEntryID    string           `json:"slice_from_entry_id,omitempty"`

@@ -784,7 +784,7 @@ export interface components {
             drop: components["schemas"]["CoordinatorMessageKey"][];
             /** @description After start_at and drop, move each message right after another, in order (a boundary written inside a tool call pair goes after the results). */
             move?: components["schemas"]["CoordinatorMoveStep"][];
-            /** @description Applied first. Local: keep the messages from the first one matching this key; null: keep from the first message. */
+            /** @description Applied first. Keep the messages from the first one matching this key (Local and Tree: the current window's start, docs/modes.md Windows on a mixed branch); null: keep from the first message. */
             start_at: components["schemas"]["CoordinatorMessageKey"] | null;
         };
         CoordinatorRegisterRequest: {
