@@ -86,7 +86,8 @@ func isBoundary(m pmsg) bool {
 }
 
 // TestPiExtensionAdoption: 50 earlier turns adopted in Local mode (3 in
-// Tree mode, which never slices): request by request, the resumed requests
+// Tree mode; both send the whole branch while window 0 is current):
+// request by request, the resumed requests
 // hold the messages of the run without the extension plus the window-0
 // boundary; window 0 begins at the branch's first entry and lists every
 // earlier item; the model's history search_contents finds the first
