@@ -226,13 +226,6 @@ func (s *Service) project(b *Branch, out *ContextAnswer, treeStart int) error {
 	if err != nil {
 		return err
 	}
-	for _, h := range out.HiddenSummaries {
-		// Only summaries Pi sends are named: one a compaction cut away
-		// is not among the context event's messages.
-		if hidden[h.EntryID] && shown[h.EntryID] {
-			out.Projection.Drop = append(out.Projection.Drop, MessageKey{Role: "branchSummary", FromID: h.FromID, SummarySHA256: h.SummarySHA})
-		}
-	}
 	start := 0
 	if slice {
 		start = -1
@@ -241,6 +234,11 @@ func (s *Service) project(b *Branch, out *ContextAnswer, treeStart int) error {
 				start = i
 				break
 			}
+		}
+		if start < 0 && out.Mode == contextd.ModeTree {
+			// Tree: the hidden summaries before the start were left out
+			// of hidden; everything Pi sends is read again, unsliced.
+			return s.project(b, out, -1)
 		}
 		if start < 0 {
 			// Pi does not send the boundary (a compaction after it kept
@@ -251,6 +249,13 @@ func (s *Service) project(b *Branch, out *ContextAnswer, treeStart int) error {
 			if len(msgs) > 0 {
 				out.SliceFromEntryID = msgs[0].EntryID
 			}
+		}
+	}
+	for _, h := range out.HiddenSummaries {
+		// Only summaries Pi sends are named: one a compaction cut away
+		// is not among the context event's messages.
+		if hidden[h.EntryID] && shown[h.EntryID] {
+			out.Projection.Drop = append(out.Projection.Drop, MessageKey{Role: "branchSummary", FromID: h.FromID, SummarySHA256: h.SummarySHA})
 		}
 	}
 	plan := PlanPairing(msgs, start)
