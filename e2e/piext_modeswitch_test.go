@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -105,5 +106,43 @@ func TestPiExtensionModeSwitchLocalToTree(t *testing.T) {
 			t.Errorf("step 4: %d messages, want 1 (window 2's boundary)", n)
 		}
 		checkClean(t, p, reqs)
+	})
+}
+
+// TestPiExtensionTUIModeSwitchLabel: interactive Pi (tmux) with the steps
+// of TestPiExtensionModeSwitchLocalToTree. After the Tree rollover Pi
+// draws the new branch again, which holds window 0's Local new_context:
+// it must read as the Local call it was, not as a Tree archive. Needs
+// tmux.
+func TestPiExtensionTUIModeSwitchLabel(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("tmux is not installed; the TUI test drives Pi in a tmux pane: apt-get install tmux")
+	}
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r := newRig(t, v, "local", []step{
+			tool("bash", map[string]any{"command": "echo window-zero-data"}),
+			tool("new_context", nil),
+			{Text: "window one here"},
+			tool("new_context", nil),
+			{Text: "window two here"},
+		})
+		r.startContextd()
+		p := startTUI(t, r)
+		p.waitScreen("the status line of window 0", "contextd local · window 0")
+		p.submit("go local")
+		p.waitScreen("Local window 1's answer", "window one here")
+		p.submit("/contextd mode tree")
+		p.waitScreen("the mode switch (Pi reloads the extension)", "contextd tree · window 1")
+		p.submit("after switch")
+		screen := p.waitScreen("Tree window 2's answer", "window two here")
+		if !strings.Contains(screen, "contextd tree · window 2") {
+			t.Errorf("status line is not Tree window 2:\n%s", screen)
+		}
+		if !strings.Contains(screen, "context window 1 starts with the next model call") {
+			t.Errorf("window 0's Local new_context lacks its Local label:\n%s", screen)
+		}
+		if strings.Contains(screen, "this window will be summarized and archived as a side branch") {
+			t.Errorf("window 0's Local new_context is labelled as a Tree archive:\n%s", screen)
+		}
 	})
 }
