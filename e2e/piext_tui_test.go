@@ -320,18 +320,7 @@ func lineDiff(want, got string) string {
 // provider gets is exactly what the person typed.
 func TestPiExtensionTUINewSessionDuringSummary(t *testing.T) {
 	eachPi(t, func(t *testing.T, v piVersion) {
-		r := newRig(t, v, "tree", []step{
-			tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "- task\n"}),
-			tool("new_context", nil),
-			{Text: "REPLY-ONE"}, {Text: "REPLY-TWO"}, {Text: "REPLY-THREE"},
-		})
-		hold := r.holdSummary()
-		r.startContextd()
-		p := startTUI(t, r)
-		p.waitScreen("the status line of window 0", "contextd tree · window 0")
-		p.submit("go")
-		hold.waitStartedFile(t)
-		p.waitScreen("the summary's progress", "contextd: summarizing window 0 for its archive…")
+		r, p, hold := tuiDuringSummary(t, v)
 		p.tmux("send-keys", "-t", "pi", "Escape")
 		time.Sleep(300 * time.Millisecond)
 		p.tmux("send-keys", "-t", "pi", "Escape")
@@ -368,6 +357,58 @@ func TestPiExtensionTUINewSessionDuringSummary(t *testing.T) {
 		}
 		if last.text() != "hello" {
 			t.Errorf("the new session's user message = %q, want %q\n%s", last.text(), "hello", p.screen())
+		}
+	})
+}
+
+// tuiDuringSummary starts interactive Pi (v) in Tree mode with the branch
+// summary held: the prompt "go" writes a note and calls new_context, and
+// it returns once the rollover's summary runs (its progress and the status
+// line's "writing the summary" on the screen). The model's later replies
+// are REPLY-ONE, REPLY-TWO, REPLY-THREE.
+func tuiDuringSummary(t *testing.T, v piVersion) (*rig, *tuiProc, summaryHold) {
+	t.Helper()
+	r := newRig(t, v, "tree", []step{
+		tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "- task\n"}),
+		tool("new_context", nil),
+		{Text: "REPLY-ONE"}, {Text: "REPLY-TWO"}, {Text: "REPLY-THREE"},
+	})
+	hold := r.holdSummary()
+	r.startContextd()
+	p := startTUI(t, r)
+	p.waitScreen("the status line of window 0", "contextd tree · window 0")
+	p.submit("go")
+	hold.waitStartedFile(t)
+	p.waitScreen("the summary's progress", "contextd: summarizing window 0 for its archive…")
+	p.waitScreen("the status line during the summary", "contextd tree · window 0 · ")
+	if !strings.Contains(p.screen(), "· writing the summary") {
+		t.Errorf("the status line does not say the summary is being written:\n%s", p.screen())
+	}
+	return r, p, hold
+}
+
+// TestPiExtensionTUIReloadDuringSummary (docs/design.md §5.3.1 row
+// "/reload during the summary"): Tree in Pi's TUI; the person types
+// /reload while the rollover's branch summary runs. Interactive Pi refuses
+// a reload while a summary runs (handleReloadCommand: isCompacting, which
+// counts the branch summary; 0.85.1 and 1.6.0) and says so on the screen;
+// the extension is not reloaded, the rollover completes in the same
+// extension and the new window answers.
+func TestPiExtensionTUIReloadDuringSummary(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		_, p, hold := tuiDuringSummary(t, v)
+		p.submit("/reload")
+		p.waitScreen("Pi's refusal of the reload", "Wait for compaction to finish before reloading.")
+		hold.release(t)
+		p.waitScreen("the new window's notice", "context window 1 started; the previous one is archived with its summary")
+		screen := p.waitScreen("the new window's answer", "REPLY-ONE")
+		for _, bad := range []string{"the session you left", "was reloaded", "Error", "stale"} {
+			if strings.Contains(screen, bad) {
+				t.Errorf("the screen shows %q:\n%s", bad, screen)
+			}
+		}
+		if !strings.Contains(screen, "contextd tree · window 1") {
+			t.Errorf("the status line is not window 1:\n%s", screen)
 		}
 	})
 }

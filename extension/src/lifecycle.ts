@@ -64,7 +64,7 @@ export function installLifecycle(host: Host, slot: SessionSlot, onRegistered: (s
 			host.notify(ctx, prefixed(s.unavailable), "error");
 		}
 	});
-	pi.on("session_shutdown", async () => {
-		slot.end();
+	pi.on("session_shutdown", async (event) => {
+		slot.end(event.reason);
 	});
 }

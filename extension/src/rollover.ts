@@ -71,11 +71,13 @@ export function isOpenCallsConflict(err: unknown): boolean {
 }
 
 /**
- * What the person is told when the extension was reloaded or the session
- * replaced while Pi's navigation ran and the navigation then threw: Pi may
- * still write the summary (0.85's reload does not stop it), and the
- * session's next extension instance finishes the rollover from the file
- * (localindex.ts ensureWindow at session_tree), so it is not aborted.
+ * What the person is told, in the UI of the extension instance that took
+ * over (handoff.ts), when the extension was reloaded while Pi's navigation
+ * ran and the navigation then completed, or when it was reloaded or the
+ * session replaced and the navigation threw: Pi may still write the
+ * summary (0.85's reload does not stop it), and the session's next
+ * extension instance finishes the rollover from the file (localindex.ts
+ * ensureWindow at session_tree), so it is not aborted.
  */
 export const RELOADED_DURING_SUMMARY =
 	"contextd: the extension was reloaded or the session replaced while a rollover's summary ran; the new context window opens from the session file once Pi has written the summary (run /contextd finish if it does not)";

@@ -58,6 +58,8 @@ export class SessionState {
 	writersWarned = false;
 	/** Set when the session ended or was replaced; handlers then do nothing. */
 	ended = false;
+	/** Why Pi shut the session down (session_shutdown's reason: "reload" keeps the session file open in Pi); undefined while live or when a session_start replaced it without one. */
+	endedBy: SessionEndReason | undefined;
 
 	constructor(id: string, file: string | undefined) {
 		this.id = id;
@@ -75,6 +77,9 @@ export class SessionState {
 		return this.client;
 	}
 }
+
+/** session_shutdown's reason (SessionShutdownEvent, Pi 0.85.1 and 1.6.0). */
+export type SessionEndReason = "quit" | "reload" | "new" | "resume" | "fork";
 
 /** Where a handler's "session replaced" line goes: Pi's notify (notify.ts) in Pi, a recorder in tests. */
 export type Say = (ctx: ExtensionContext | undefined, message: string) => void;
@@ -100,9 +105,12 @@ export class SessionSlot {
 		return s;
 	}
 
-	/** Drops the current state (session_shutdown). */
-	end(): void {
-		if (this.#current) this.#current.ended = true;
+	/** Drops the current state (session_shutdown), recording why it ended. */
+	end(reason?: SessionEndReason): void {
+		if (this.#current) {
+			this.#current.ended = true;
+			this.#current.endedBy = reason;
+		}
 		this.#current = undefined;
 	}
 

@@ -15,6 +15,7 @@ import { GUARD_REFUSAL, GUARD_WARNING } from "../src/quality.ts";
 import { NAMESPACE_SPECS } from "../src/remote.ts";
 import { FakeCtx, fakeHost } from "./fakepi.ts";
 import { replacedDuringSummaryNotice, resetHandoff } from "../src/handoff.ts";
+import { RELOADED_DURING_SUMMARY } from "../src/rollover.ts";
 
 const boundaryPlan = {
 	append: [{ type: "custom_message", customType: "codex-context-window", content: "<context_window>", display: true, details: { id: "m0" } }],
@@ -438,14 +439,15 @@ test("tree: a session replaced while input is held: the old session's pending wo
 async function rollOverReplaced(
 	{ f, ctx }: Awaited<ReturnType<typeof treeSession>>,
 	afterReplaced: (next: FakeCtx) => { cancelled: boolean },
+	reason: "new" | "reload" = "new",
 ): Promise<FakeCtx> {
-	const next = new FakeCtx("s2", "/sessions/s2.jsonl");
+	const next = reason === "reload" ? new FakeCtx("s1", "/sessions/s1.jsonl") : new FakeCtx("s2", "/sessions/s2.jsonl");
 	next.branch = [boundaryEntry(0)];
 	await f.pi.commands.get("contextd")?.(CAPTURE_ARGUMENT, {
 		...ctx.ctx,
 		navigateTree: async () => {
-			await f.pi.emit("session_shutdown", { reason: "new" }, ctx);
-			await f.pi.emit("session_start", { reason: "new" }, next);
+			await f.pi.emit("session_shutdown", { reason }, ctx);
+			await f.pi.emit("session_start", { reason }, next);
 			return afterReplaced(next);
 		},
 	});
@@ -484,6 +486,30 @@ test("tree: /new aborts the summary: the new session shows that the old branch i
 	assert.deepEqual(next.notices, ["warning: contextd: new context did not happen: session s1 was replaced while its rollover ran; its branch is kept as it was"]);
 	assert.deepEqual(f.said, []);
 });
+
+for (const end of ["throws", "completes"] as const) {
+	test(`tree: /reload during the summary, navigation then ${end}: the reloaded extension shows the reload line (not stderr, not "the session you left")`, async () => {
+		resetHandoff();
+		const session = await treeSession();
+		const { f, ctx } = session;
+		// The reloaded instance starts in the same session (Pi 0.85:
+		// session_start at once), then the old instance's navigateTree ends.
+		const reloaded = await rollOverReplaced(
+			session,
+			() => {
+				if (end === "throws") throw new Error("This extension ctx is stale after session replacement or reload");
+				ctx.leafEntry = { id: "sum1", type: "branch_summary" };
+				return { cancelled: false };
+			},
+			"reload",
+		);
+		assert.deepEqual(reloaded.notices, [`warning: ${RELOADED_DURING_SUMMARY}`]);
+		assert.deepEqual(f.said, []);
+		// Not aborted: Pi may still write the summary and the file finishes the rollover.
+		assert.equal(f.contextd.calls.filter((c) => c.startsWith("rollover-abort")).length, 0);
+		assert.deepEqual(ctx.notices, []);
+	});
+}
 
 test("tree: a replaced session's handoff leaves what the person typed in the new editor alone", async () => {
 	resetHandoff();

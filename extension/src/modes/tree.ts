@@ -142,17 +142,20 @@ export function installTree(host: Host, say: Say): void {
 			leafEntry: () => ctx.sessionManager.getLeafEntry() as { id: string; type: string; targetId?: string } | undefined,
 			entry: (id) => ctx.sessionManager.getEntry(id),
 			entryText: (id) => entryText(ctx.sessionManager.getEntry(id)),
-			replacedAfterSummary: (leaked) => handOff({ ...(leaked ? { leakedEditorText: leaked } : {}), notice: replacedDuringSummaryNotice(s.file) }),
+			// After a /reload the person is still in this session: the
+			// reloaded extension finishes the rollover from the file.
+			replacedAfterSummary: (leaked) =>
+				handOff({ ...(leaked ? { leakedEditorText: leaked } : {}), notice: s.endedBy === "reload" ? RELOADED_DURING_SUMMARY : replacedDuringSummaryNotice(s.file) }),
 			getEditorText: () => ctx.ui.getEditorText(),
 			setEditorText: (t) => ctx.ui.setEditorText(t),
 			appendEntry: (t, data) => pi.appendEntry(t, data),
 			sendMessage: (m, o) => pi.sendMessage(m, o),
 			notifyError: (m) => {
-				// A session replaced meanwhile has no UI left (never the
-				// stale ctx): the session that replaced it shows the line
-				// (handoff.ts).
+				// A session replaced or reloaded meanwhile has no UI left
+				// (never the stale ctx): the session or the reloaded
+				// extension that took its place shows the line (handoff.ts).
 				if (!s.ended && slot.current === s) host.notify(ctx, m, "error");
-				else if (m === RELOADED_DURING_SUMMARY) say(undefined, m);
+				else if (m === RELOADED_DURING_SUMMARY) handOff({ notice: m });
 				else handOff({ notice: `contextd: new context did not happen: session ${s.id} was replaced while its rollover ran; its branch is kept as it was` });
 			},
 			ended: () => s.ended || slot.current !== s,
