@@ -312,25 +312,28 @@ func lineDiff(want, got string) string {
 }
 
 // TestPiExtensionTUINewSessionDuringSummary: Tree in Pi's TUI; while the
-// rollover's branch summary runs the person opens /tree (Escape twice),
-// picks an entry without a summary (refused: the summary is running), then
-// types /new. When the old session's summary ends, interactive Pi puts the
-// old window's boundary text into the (shared, empty) editor; the new
-// session takes it out (extension/src/handoff.ts), so the next message the
-// provider gets is exactly what the person typed.
+// rollover's branch summary runs the person types /tree and picks an entry
+// (Pi 0.85: without a summary, refused by the extension; Pi 1.6 refuses
+// the pick itself while a navigation runs), then /new. When
+// the old session's summary ends, interactive Pi puts the old window's
+// boundary text into the (shared, empty) editor; the new session takes it
+// out (extension/src/handoff.ts), so the next message the provider gets is
+// exactly what the person typed.
 func TestPiExtensionTUINewSessionDuringSummary(t *testing.T) {
 	eachPi(t, func(t *testing.T, v piVersion) {
 		r, p, hold := tuiDuringSummary(t, v)
-		p.tmux("send-keys", "-t", "pi", "Escape")
-		time.Sleep(300 * time.Millisecond)
-		p.tmux("send-keys", "-t", "pi", "Escape")
+		p.submit("/tree")
 		time.Sleep(time.Second)
 		for _, k := range []string{"Up", "Up", "Enter"} {
 			p.tmux("send-keys", "-t", "pi", k)
 			time.Sleep(400 * time.Millisecond)
 		}
-		p.tmux("send-keys", "-t", "pi", "Enter") // "No summary"
-		time.Sleep(time.Second)
+		p.tmux("send-keys", "-t", "pi", "Enter") // "No summary" (0.85)
+		if v.before086() {
+			p.waitScreen("the refused /tree", "contextd: wait for the new context window to start before navigating the session tree")
+		} else {
+			p.waitScreen("Pi's refusal of the navigation", "Wait for the current compaction or tree navigation to finish before navigating the session tree.")
+		}
 		p.submit("/new")
 		time.Sleep(time.Second)
 		hold.release(t)
@@ -409,6 +412,45 @@ func TestPiExtensionTUIReloadDuringSummary(t *testing.T) {
 		}
 		if !strings.Contains(screen, "contextd tree · window 1") {
 			t.Errorf("the status line is not window 1:\n%s", screen)
+		}
+	})
+}
+
+// switchWaits is what the extension says at once when the person starts
+// another session during a Tree summary (extension/src/modes/tree.ts
+// SWITCH_WAITS).
+const switchWaits = "contextd: the new session opens once Pi has stopped the branch summary; this session keeps its context window"
+
+// TestPiExtensionTUISwitchDuringSummary (docs/design.md §5.3.1 row "/new,
+// /resume, /fork, /clone"): Tree in Pi's TUI; the person types /new, or
+// /fork and picks their message, while the rollover's branch summary
+// runs. Pi stops the summary before it opens the new session and waits for
+// the summary's request to end; the extension answers at once
+// (SWITCH_WAITS), and once the request ended the new session opens and
+// says in one line that the old session's new context did not happen.
+func TestPiExtensionTUISwitchDuringSummary(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		for _, cmd := range []string{"/new", "/fork"} {
+			t.Run(cmd[1:], func(t *testing.T) {
+				_, p, hold := tuiDuringSummary(t, v)
+				p.submit(cmd)
+				if cmd == "/fork" {
+					time.Sleep(time.Second)
+					p.tmux("send-keys", "-t", "pi", "Enter") // the selected (latest) user message
+				}
+				p.waitScreen("the sign that "+cmd+" was taken", switchWaits)
+				if strings.Contains(p.screen(), "contextd: new context did not happen") {
+					t.Fatalf("%s did not wait for the summary:\n%s", cmd, p.screen())
+				}
+				hold.release(t)
+				screen := p.waitScreen("the new session's line", "contextd: new context did not happen: session ")
+				if !strings.Contains(screen, "rollover ran; its branch is kept as it was") {
+					t.Errorf("the new session does not say what happened to the old one:\n%s", screen)
+				}
+				if strings.Contains(screen, "stale") {
+					t.Errorf("a stale-context error reached the screen:\n%s", screen)
+				}
+			})
 		}
 	})
 }

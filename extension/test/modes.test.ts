@@ -9,7 +9,7 @@ import { NO_SESSION_FILE } from "../src/lifecycle.ts";
 import { installLocal, NEW_WINDOW_RESULT } from "../src/modes/local.ts";
 import { installOff } from "../src/modes/off.ts";
 import { installRemote, loadSpecs } from "../src/modes/remote.ts";
-import { CAPTURE_MESSAGE, installTree } from "../src/modes/tree.ts";
+import { CAPTURE_MESSAGE, installTree, SWITCH_WAITS } from "../src/modes/tree.ts";
 import { CAPTURE_ARGUMENT } from "../src/command.ts";
 import { GUARD_REFUSAL, GUARD_WARNING } from "../src/quality.ts";
 import { NAMESPACE_SPECS } from "../src/remote.ts";
@@ -77,7 +77,7 @@ test("local registers its hooks, four tools in order and /contextd", () => {
 test("tree adds input holding, agent events and /compact; the capture is /contextd's, no command of its own", () => {
 	const f = fakeHost("tree");
 	installTree(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["agent_settled", "agent_start", "context", "input", "message_end", "session_before_compact", "session_before_tree", "session_shutdown", "session_start×3", "session_tree×2", "turn_end×3"]);
+	assert.deepEqual(f.pi.events(), ["agent_settled", "agent_start", "context", "input", "message_end", "session_before_compact", "session_before_fork", "session_before_switch", "session_before_tree", "session_shutdown", "session_start×3", "session_tree×2", "turn_end×3"]);
 	assert.deepEqual(
 		f.pi.tools.map((t) => t.name),
 		["new_context", "get_context_remaining", "history", "notes"],
@@ -510,6 +510,26 @@ for (const end of ["throws", "completes"] as const) {
 		assert.deepEqual(ctx.notices, []);
 	});
 }
+
+test("tree: /new, /resume or /fork while the summary runs is answered at once: the new session waits for Pi to stop the summary", async () => {
+	const { f, ctx } = await treeSession();
+	// Not during a summary: nothing to say, nothing cancelled.
+	assert.deepEqual(await f.pi.emit("session_before_switch", { reason: "new" }, ctx), [undefined]);
+	const during: unknown[] = [];
+	await f.pi.commands.get("contextd")?.(CAPTURE_ARGUMENT, {
+		...ctx.ctx,
+		navigateTree: async () => {
+			during.push(...(await f.pi.emit("session_before_switch", { reason: "new" }, ctx)));
+			during.push(...(await f.pi.emit("session_before_fork", { entryId: "u1", position: "before" }, ctx)));
+			ctx.leafEntry = { id: "sum1", type: "branch_summary" };
+			return { cancelled: false };
+		},
+	});
+	await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
+	await f.pi.emit("agent_settled", {}, ctx);
+	assert.deepEqual(during, [undefined, undefined], "never cancelled");
+	assert.deepEqual(ctx.notices.slice(0, 2), [`info: ${SWITCH_WAITS}`, `info: ${SWITCH_WAITS}`]);
+});
 
 test("tree: a replaced session's handoff leaves what the person typed in the new editor alone", async () => {
 	resetHandoff();

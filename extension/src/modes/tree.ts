@@ -32,6 +32,14 @@ export const BOUNDARY_GRACE_MS = 1000;
 /** What the person is told when their /tree comes while a rollover's summary runs. */
 export const TREE_WAITS = "contextd: wait for the new context window to start before navigating the session tree (its summary is running)";
 
+/**
+ * What the person is told at once when they start another session (/new,
+ * /resume, /fork, /clone) while a rollover's branch summary is written: Pi
+ * stops the summary first (teardownCurrent: abort) and opens the new
+ * session only when the summary's request has ended, which can take a while.
+ */
+export const SWITCH_WAITS = "contextd: the new session opens once Pi has stopped the branch summary; this session keeps its context window";
+
 /** Registers Tree mode: Local's hooks and tools, with new_context as a rollover, input holding and /compact through contextd. */
 export function installTree(host: Host, say: Say): void {
 	const { pi } = host;
@@ -249,6 +257,19 @@ export function installTree(host: Host, say: Say): void {
 		host.notify(ctx, TREE_WAITS, "warning");
 		return { cancel: true };
 	});
+
+	// /new, /resume, /fork, /clone while the summary is written: Pi emits
+	// session_before_switch or session_before_fork at once, then waits for
+	// the aborted summary before it opens the new session (Pi 0.85.1 and
+	// 1.6.0, AgentSessionRuntime); the person is told why nothing moves yet
+	// (docs/design.md §5.3.1 row "/new, /resume, /fork, /clone").
+	const switchWaits = (ctx: ExtensionContext) => {
+		const s = slot.current;
+		if (s?.internalNavigation) host.notify(ctx, SWITCH_WAITS, "info");
+		return undefined;
+	};
+	pi.on("session_before_switch", (_event, ctx) => switchWaits(ctx));
+	pi.on("session_before_fork", (_event, ctx) => switchWaits(ctx));
 
 	// Leaving Tree mode: a manual /compact gets contextd's summary, so the
 	// archived windows stay reachable; when contextd cannot plan it the
