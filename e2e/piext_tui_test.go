@@ -454,3 +454,65 @@ func TestPiExtensionTUISwitchDuringSummary(t *testing.T) {
 		}
 	})
 }
+
+// TestPiExtensionTUIEscapeDuringSummary (docs/design.md §5.3.1 row "Escape
+// (abort) during the summary"): Tree in Pi's TUI; the person presses
+// Escape while the rollover's branch summary runs. Interactive Pi gives an
+// extension's navigation no Escape handler; the extension catches Escape
+// and stops the summary (Pi 1.6: ctx.abort(); Pi 0.85: a compaction that
+// aborts the summary and is then cancelled, said in one info line). As
+// after an RPC abort (TestPiExtensionAbortDuringSummary): the rollover is
+// aborted in contextd (navigation cancelled), the branch keeps window 0
+// with nothing appended but the model's notice, the person is told in one
+// line, and the next prompt is answered in window 0.
+func TestPiExtensionTUIEscapeDuringSummary(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r, p, hold := tuiDuringSummary(t, v)
+		p.tmux("send-keys", "-t", "pi", "Escape")
+		if v.before086() {
+			p.waitScreen("the stop through a compaction", "contextd: Escape stops the branch summary; on Pi 0.85 that takes a compaction")
+		}
+		// The held summary's request returns only now; Pi then sees it aborted.
+		time.Sleep(500 * time.Millisecond)
+		hold.release(t)
+		screen := p.waitScreen("the aborted rollover's line", "contextd: new context failed: navigation was cancelled; the old branch is kept")
+		if strings.Contains(screen, "Session Tree") || strings.Contains(screen, "context window 1 started") || strings.Contains(screen, "stale") {
+			t.Errorf("the screen after Escape:\n%s", screen)
+		}
+		if !strings.Contains(screen, "contextd tree · window 0") || strings.Contains(screen, "writing the summary") {
+			t.Errorf("the status line is not window 0 without a summary:\n%s", screen)
+		}
+		// Pi 0.85 reports the compaction that stopped the summary (here
+		// "Nothing to compact": the window is small); Pi 1.6 runs none.
+		if got := strings.Contains(screen, "Error: Compaction "); got != v.before086() {
+			t.Errorf("Pi's compaction error on the screen: %v, want %v:\n%s", got, v.before086(), screen)
+		}
+		_, id, es := r.session()
+		if n := len(boundaries(es)); n != 1 {
+			t.Errorf("boundaries = %d, want window 0 only", n)
+		}
+		for _, e := range es {
+			if e.Type == "branch_summary" || e.Type == "compaction" {
+				t.Errorf("the session holds a %s after Escape", e.Type)
+			}
+		}
+		var log rolloverLog
+		r.api("GET", "/v1/sessions/"+id+"/rollovers", nil, &log)
+		if len(log.Rollovers) != 1 || log.Rollovers[0].State != "failed" || !strings.Contains(log.Rollovers[0].Reason, "navigation was cancelled") {
+			t.Errorf("reset log %+v, want one rollover aborted, navigation cancelled", log.Rollovers)
+		}
+		told := "The new context window did not open (navigation was cancelled); you are still in the same context window."
+		before := len(r.requests())
+		p.submit("after the escape")
+		p.waitScreen("the answer in window 0", "REPLY-ONE")
+		reqs := r.requests()
+		if len(reqs) != before+1 {
+			t.Fatalf("%d provider requests after the prompt, want 1", len(reqs)-before)
+		}
+		last := reqs[len(reqs)-1]
+		if !anyContains(last, told) || !anyContains(last, "after the escape") || !anyContains(last, "- task") {
+			t.Errorf("the request after Escape (window 0, the notice, the prompt): %s", roles(last))
+		}
+		checkPairing(t, reqs)
+	})
+}

@@ -40,6 +40,8 @@ export class SessionState {
 	internalNavigation = false;
 	/** Tree: the rollover's own navigateTree has emitted its session_before_tree; a later one while internalNavigation is the person's /tree. */
 	ownNavigationSeen = false;
+	/** Tree on Pi 0.85: Escape started a compaction only to stop the branch summary (escape.ts); session_before_compact cancels it. */
+	compactionStopsSummary = false;
 	/** The last /context error notified, so a repeated failure is said once (contextErrorStep). */
 	contextError = "";
 	/** Tree: the pending rollover and the input-holding state (tree-state.ts). */

@@ -103,6 +103,15 @@ export class FakeCtx {
 	aborted = false;
 	/** How many times ctx.reload() was called (/contextd mode). */
 	reloads = 0;
+	/** The options of each ctx.compact() call. */
+	readonly compactions: { onComplete?: (r: unknown) => void; onError?: (e: Error) => void }[] = [];
+	/** The ctx.ui.onTerminalInput handlers subscribed now. */
+	readonly terminalInput = new Set<(data: string) => { consume?: boolean; data?: string } | undefined>();
+
+	/** Types data in the terminal: each subscribed handler's answer, as Pi's TUI runs them. */
+	press(data: string): ({ consume?: boolean; data?: string } | undefined)[] {
+		return [...this.terminalInput].map((h) => h(data));
+	}
 
 	/** file null: a session that is not persisted (--no-session). */
 	constructor(sessionId = "s1", file: string | null = "/sessions/s1.jsonl") {
@@ -124,6 +133,10 @@ export class FakeCtx {
 					this.statuses.set(key, t);
 				},
 				setWidget: () => {},
+				onTerminalInput: (h: (data: string) => { consume?: boolean; data?: string } | undefined) => {
+					this.terminalInput.add(h);
+					return () => this.terminalInput.delete(h);
+				},
 			},
 			sessionManager: {
 				getSessionId: () => this.sessionId,
@@ -139,6 +152,9 @@ export class FakeCtx {
 			model: this.model,
 			abort: () => {
 				this.aborted = true;
+			},
+			compact: (o: { onComplete?: (r: unknown) => void; onError?: (e: Error) => void } = {}) => {
+				this.compactions.push(o);
 			},
 			reload: async () => {
 				this.reloads++;

@@ -15,6 +15,7 @@ import { GUARD_REFUSAL, GUARD_WARNING } from "../src/quality.ts";
 import { NAMESPACE_SPECS } from "../src/remote.ts";
 import { FakeCtx, fakeHost } from "./fakepi.ts";
 import { replacedDuringSummaryNotice, resetHandoff } from "../src/handoff.ts";
+import { STOPPING_THROUGH_COMPACTION } from "../src/escape.ts";
 import { RELOADED_DURING_SUMMARY } from "../src/rollover.ts";
 
 const boundaryPlan = {
@@ -301,8 +302,8 @@ test("local history/notes: unknown actions are refused; a note write appends con
 });
 
 /** A Tree session registered and captured, with a rollover contextd plans and settles. */
-async function treeSession(settle: unknown = { navigate_to: "b0", summarize: true }) {
-	const f = fakeHost("tree", { notesGuard: "off" });
+async function treeSession(settle: unknown = { navigate_to: "b0", summarize: true }, piVersion = "1.6.0") {
+	const f = fakeHost("tree", { notesGuard: "off" }, piVersion);
 	f.contextd.answers = {
 		"register-session": {},
 		"get-session": { rollover: null },
@@ -530,6 +531,46 @@ test("tree: /new, /resume or /fork while the summary runs is answered at once: t
 	assert.deepEqual(during, [undefined, undefined], "never cancelled");
 	assert.deepEqual(ctx.notices.slice(0, 2), [`info: ${SWITCH_WAITS}`, `info: ${SWITCH_WAITS}`]);
 });
+
+for (const pi of ["1.6.0", "0.85.1"]) {
+	test(`tree on Pi ${pi}: Escape while the summary runs stops it once (${pi === "1.6.0" ? "ctx.abort()" : "ctx.compact(), then cancelled"}); the rollover is aborted, the branch keeps its window`, async () => {
+		const { f, ctx } = await treeSession(undefined, pi);
+		f.contextd.answers["rollover-abort"] = {};
+		const compactAnswers: unknown[] = [];
+		await f.pi.commands.get("contextd")?.(CAPTURE_ARGUMENT, {
+			...ctx.ctx,
+			navigateTree: async () => {
+				assert.deepEqual(ctx.press("\x1b"), [{ consume: true }]);
+				assert.deepEqual(ctx.press("\x1b"), [{ consume: true }], "a second Escape is caught, not counted by the editor");
+				if (pi === "0.85.1") {
+					// Pi's manual compaction aborts the summary, then asks the extension.
+					compactAnswers.push(...(await f.pi.emit("session_before_compact", { preparation: { tokensBefore: 1 } }, ctx)));
+					ctx.compactions[0]?.onError?.(new Error("Compaction cancelled"));
+				}
+				return { cancelled: true };
+			},
+		});
+		await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
+		await f.pi.emit("agent_settled", {}, ctx);
+		if (pi === "1.6.0") {
+			assert.equal(ctx.aborted, true);
+			assert.equal(ctx.compactions.length, 0);
+		} else {
+			assert.equal(ctx.aborted, false);
+			assert.equal(ctx.compactions.length, 1);
+			assert.deepEqual(compactAnswers, [{ cancel: true }]);
+			assert.equal(f.contextd.calls.includes("session-compaction"), false, "contextd is not asked for a summary of a compaction that never runs");
+		}
+		assert.equal(ctx.terminalInput.size, 0, "Escape is the editor's again once the summary ended");
+		assert.deepEqual(ctx.press("\x1b"), []);
+		assert.deepEqual(f.contextd.calls.filter((c) => c.startsWith("rollover-abort")), ["rollover-abort r1"]);
+		const told = pi === "1.6.0" ? [] : [`info: ${STOPPING_THROUGH_COMPACTION}`];
+		assert.deepEqual(ctx.notices, [...told, "error: contextd: new context failed: navigation was cancelled; the old branch is kept"]);
+		// A later /compact is the person's own again: contextd's summary.
+		f.contextd.answers["session-compaction"] = { summary: "S", first_kept_entry_id: "e9", details: {} };
+		assert.deepEqual(await f.pi.emit("session_before_compact", { preparation: { tokensBefore: 5 } }, ctx), [{ compaction: { summary: "S", firstKeptEntryId: "e9", tokensBefore: 5, details: {} } }]);
+	});
+}
 
 test("tree: a replaced session's handoff leaves what the person typed in the new editor alone", async () => {
 	resetHandoff();

@@ -20,6 +20,7 @@ import { type Say, SessionSlot, type SessionState } from "../session.ts";
 import { registerStatus } from "../status.ts";
 import { CAPTURE_ARGUMENT } from "../command.ts";
 import { installView, installViewHooks } from "../view.ts";
+import { catchEscape, STOPPING_THROUGH_COMPACTION, summaryStop } from "../escape.ts";
 import { NEW_CONTEXT_DESCRIPTION, newContextParameters } from "../tools.ts";
 import { type RolloverOutcome, type TreeAction, type TreeEvent, treeStep } from "../tree-state.ts";
 
@@ -136,12 +137,43 @@ export function installTree(host: Host, say: Say): void {
 		}
 	}
 
+	/** Runs navigate (the rollover's navigateTree) with the person's Escape stopping its branch summary while it runs (escape.ts). */
+	async function escapable<T>(s: SessionState, ctx: ExtensionContext, summarize: boolean, navigate: () => Promise<T>): Promise<T> {
+		const stop = summarize ? catchEscape(ctx, () => stopSummary(s, ctx)) : () => {};
+		try {
+			return await navigate();
+		} finally {
+			stop();
+		}
+	}
+
+	/**
+	 * Stops the branch summary Pi is writing for s's rollover: ctx.abort()
+	 * on Pi 0.86 and later; on Pi 0.85 ctx.compact(), whose compaction aborts
+	 * the summary first and is then cancelled at session_before_compact
+	 * (s.compactionStopsSummary). navigateTree then answers cancelled and the
+	 * rollover is aborted as after an RPC abort.
+	 */
+	function stopSummary(s: SessionState, ctx: ExtensionContext): void {
+		if (!slot.live(s, ctx, "stopping the branch summary")) return;
+		if (summaryStop(host.piVersion) === "abort") {
+			ctx.abort();
+			return;
+		}
+		s.compactionStopsSummary = true;
+		host.notify(ctx, STOPPING_THROUGH_COMPACTION, "info");
+		const done = () => {
+			s.compactionStopsSummary = false;
+		};
+		ctx.compact({ onComplete: done, onError: done });
+	}
+
 	/** The settled phase of rolloverId; triggerTurn false: the new window starts no model turn (/contextd new, finish). */
 	function rollover(s: SessionState, rolloverId: string, ctx: ExtensionContext, triggerTurn = true): Promise<RolloverOutcome> {
 		const c = s.client;
 		const cmd = s.commandCtx;
 		const path = { ...s.params, rollover_id: rolloverId };
-		const nav = cmd ? view.navigating(ctx, (id, o) => cmd.navigateTree(id, o)) : undefined;
+		const nav = cmd ? view.navigating(ctx, (id, o) => escapable(s, ctx, o.summarize, () => cmd.navigateTree(id, o))) : undefined;
 		return settleRollover({
 			call: (op, body) => (c ? c.request(op, { path, body } as unknown as RequestArgs<typeof op>) : Promise.reject(new ContextdError(s.unavailable))),
 			leafBody: () => ctxLeafBody(host.piVersion, ctx),
@@ -276,6 +308,11 @@ export function installTree(host: Host, say: Say): void {
 	// compaction is cancelled rather than losing them.
 	pi.on("session_before_compact", async (event, ctx) => {
 		const s = slot.current;
+		// The compaction Escape started on Pi 0.85 only to stop the summary (stopSummary).
+		if (s?.compactionStopsSummary) {
+			s.compactionStopsSummary = false;
+			return { cancel: true };
+		}
 		if (!s?.client) return;
 		try {
 			const a = await s.client.request("session-compaction", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
