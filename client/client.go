@@ -1,7 +1,9 @@
 // Package client is the small HTTP client the contextd command uses to
-// talk to a running contextd: `contextd healthcheck` (GET /healthz, for
-// container HEALTHCHECKs and service managers, where no curl is at hand)
-// and `contextd sessions` (GET /v1/sessions, printed as a table).
+// talk to a running contextd, over its Unix socket or TCP (endpoint.go):
+// `contextd healthcheck` (GET /healthz, for container HEALTHCHECKs and
+// service managers, where no curl is at hand), `contextd sessions` (GET
+// /v1/sessions, printed as a table) and `contextd stop` (GET /healthz
+// before the signal).
 package client
 
 import (
@@ -38,16 +40,17 @@ func BaseURL(addr string) (string, error) {
 	return "http://" + net.JoinHostPort(host, port), nil
 }
 
-// Health calls GET base/healthz and returns nil when it answers 200 with
-// {"status":"ok"}; otherwise an error saying what answered.
-func Health(ctx context.Context, hc *http.Client, base string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/healthz", nil)
+// Health calls GET /healthz at ep with hc (ep.OneConnection()) and
+// returns nil when it answers 200 with {"status":"ok"}; otherwise an
+// error saying what answered.
+func Health(ctx context.Context, hc *http.Client, ep Endpoint) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ep.Base+"/healthz", nil)
 	if err != nil {
 		return err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("contextd at %s is not answering: %w", base, err)
+		return fmt.Errorf("contextd at %s is not answering: %w", ep.Label, err)
 	}
 	defer resp.Body.Close()
 	var body struct {
@@ -55,7 +58,7 @@ func Health(ctx context.Context, hc *http.Client, base string) error {
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &body) != nil || body.Status != "ok" {
-		return fmt.Errorf("contextd at %s answered /healthz with %s: %.200s", base, resp.Status, b)
+		return fmt.Errorf("contextd at %s answered /healthz with %s: %.200s", ep.Label, resp.Status, b)
 	}
 	return nil
 }
@@ -69,16 +72,19 @@ func ReadToken(path string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-// Sessions calls GET base/v1/sessions with the token and returns the rows.
-func Sessions(ctx context.Context, hc *http.Client, base, token string) ([]coordinator.SessionSummary, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/sessions", nil)
+// Sessions calls GET /v1/sessions at ep with the token and returns the
+// rows. hc is the client Prove used when ep.NeedsProof(). Errors: no
+// answer, or a non-200 answer with contextd's problem detail (a 401 names
+// the token file contextd reads).
+func Sessions(ctx context.Context, hc *http.Client, ep Endpoint, token string) ([]coordinator.SessionSummary, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ep.Base+"/v1/sessions", nil)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set(TokenHeader, token)
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("contextd at %s is not answering: %w", base, err)
+		return nil, fmt.Errorf("contextd at %s is not answering: %w", ep.Label, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)

@@ -6,7 +6,9 @@ package client
 // the discovery file and the state directory must be the user's and
 // writable by nobody else, the token file readable and writable by nobody
 // else, and the listener must prove on the very connection the token
-// then travels on that it holds the token (GET /v1/proof, api.Proof).
+// then travels on that it holds the token (GET /v1/proof, api.Proof),
+// unless the connection is a Unix socket CheckSocket trusts
+// (Endpoint.NeedsProof says why none is needed there).
 
 import (
 	"context"
@@ -18,10 +20,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
-	"sync/atomic"
 	"syscall"
 
 	"contextd/api"
@@ -31,44 +31,25 @@ import (
 // for a second connection: the proven one was closed.
 var errSecondConnection = errors.New("the proven connection to contextd was closed; retry")
 
-// OneConnection returns an HTTP client that dials at most one TCP
-// connection, uses no proxy and follows no redirect, so that a request
-// after Prove travels on the connection the proof came over (or fails).
-func OneConnection() *http.Client {
-	var dialed atomic.Bool
-	var d net.Dialer
-	return &http.Client{
-		Transport: &http.Transport{
-			MaxConnsPerHost:     1,
-			MaxIdleConnsPerHost: 1,
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				if !dialed.CompareAndSwap(false, true) {
-					return nil, errSecondConnection
-				}
-				return d.DialContext(ctx, network, addr)
-			},
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-}
-
-// Prove sends GET base/v1/proof with a fresh 32-byte challenge (64 hex
+// Prove sends GET /v1/proof to ep with a fresh 32-byte challenge (64 hex
 // digits) and returns nil when the answer is 200 with {"proof":
 // api.Proof(token, challenge)}. Otherwise the error says, in one sentence,
 // that the listener is not the contextd of tokenFile and nothing was sent.
-func Prove(ctx context.Context, hc *http.Client, base, token, tokenFile string) error {
+// hc is ep.OneConnection(), so the request that carries the token next
+// travels on the proven connection.
+func Prove(ctx context.Context, hc *http.Client, ep Endpoint, token, tokenFile string) error {
 	var c [32]byte
 	if _, err := rand.Read(c[:]); err != nil {
 		return err
 	}
 	challenge := hex.EncodeToString(c[:])
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+api.ProofPath+"?challenge="+challenge, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ep.Base+api.ProofPath+"?challenge="+challenge, nil)
 	if err != nil {
 		return err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("contextd at %s is not answering: %w", base, err)
+		return fmt.Errorf("contextd at %s is not answering: %w", ep.Label, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
@@ -77,7 +58,7 @@ func Prove(ctx context.Context, hc *http.Client, base, token, tokenFile string) 
 	}
 	_ = json.Unmarshal(b, &body)
 	if resp.StatusCode != http.StatusOK || !hmac.Equal([]byte(body.Proof), []byte(api.Proof(token, challenge))) {
-		return fmt.Errorf("the server at %s did not prove it holds the token of %s (%s), so the token was not sent: it is another program, an older contextd or a contextd with another state directory; start contextd (`contextd serve`) for this state directory or pass --state-dir of the running one", base, tokenFile, resp.Status)
+		return fmt.Errorf("the server at %s did not prove it holds the token of %s (%s), so the token was not sent: it is another program, an older contextd or a contextd with another state directory; start contextd (`contextd serve`) for this state directory or pass --state-dir of the running one", ep.Label, tokenFile, resp.Status)
 	}
 	return nil
 }

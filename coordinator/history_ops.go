@@ -9,6 +9,7 @@ import (
 
 	"contextd"
 	"contextd/history"
+	"contextd/store"
 )
 
 // CallContext is the `context` object of a Codex mirror request
@@ -70,11 +71,13 @@ func agentOf(t *Target, cc CallContext) string {
 }
 
 // onHistoryView runs f on the history view of the caller's branch (Local
-// or Tree mode: windowsOf chooses); scan says that f searches item text,
-// so the view is taken once a scan slot is free (Target.scan). Errors:
+// or Tree mode: windowsOf chooses); a query ("" for none) says that f
+// searches item text for it, so the view is taken once a scan slot (and,
+// for a query that reads every frame, a scan core) is free (Target.scan).
+// Errors:
 // EConflict in off or remote mode; the history operations' own EInvalid
 // and EAmbiguous; ctx's error while waiting for a scan slot.
-func onHistoryView[R any](ctx context.Context, s *Service, cc CallContext, scan bool, f func(b *Branch, view *history.View) (R, error)) (R, error) {
+func onHistoryView[R any](ctx context.Context, s *Service, cc CallContext, query string, f func(b *Branch, view *history.View) (R, error)) (R, error) {
 	var out R
 	t, err := s.Resolve(ctx, cc.SessionID)
 	if err != nil {
@@ -83,8 +86,8 @@ func onHistoryView[R any](ctx context.Context, s *Service, cc CallContext, scan 
 	if err := requireLocal(t); err != nil {
 		return out, err
 	}
-	if scan {
-		t.scan = ctx
+	if query != "" {
+		t.scan, t.scanEveryFrame = ctx, store.UnfilteredQuery(query)
 	}
 	defer s.holdLineage(ctx, t)()
 	err = s.withCachedBranch(t, cc.LeafID, func(b *Branch) error {
@@ -101,27 +104,27 @@ func onHistoryView[R any](ctx context.Context, s *Service, cc CallContext, scan 
 // ListWindows answers history.list_windows for the caller's branch
 // (history.View.ListWindows: limit default 20, max 100).
 func (s *Service) ListWindows(ctx context.Context, cc CallContext, a history.ListWindowsArgs) (history.WindowsResult, error) {
-	return onHistoryView(ctx, s, cc, false, func(_ *Branch, v *history.View) (history.WindowsResult, error) { return v.ListWindows(a) })
+	return onHistoryView(ctx, s, cc, "", func(_ *Branch, v *history.View) (history.WindowsResult, error) { return v.ListWindows(a) })
 }
 
 // ListItems answers history.list_items for the caller's branch
 // (history.View.ListItems: limit default 10, max 25; at most 8,000
 // characters of item JSON).
 func (s *Service) ListItems(ctx context.Context, cc CallContext, a history.ListItemsArgs) (history.ItemsResult, error) {
-	return onHistoryView(ctx, s, cc, false, func(_ *Branch, v *history.View) (history.ItemsResult, error) { return v.ListItems(a) })
+	return onHistoryView(ctx, s, cc, "", func(_ *Branch, v *history.View) (history.ItemsResult, error) { return v.ListItems(a) })
 }
 
 // ReadItem answers history.read_item for the caller's branch
 // (history.View.ReadItem: limit_chars default and max 8,000 code points).
 func (s *Service) ReadItem(ctx context.Context, cc CallContext, a history.ReadItemArgs) (history.ReadResult, error) {
-	return onHistoryView(ctx, s, cc, false, func(_ *Branch, v *history.View) (history.ReadResult, error) { return v.ReadItem(a) })
+	return onHistoryView(ctx, s, cc, "", func(_ *Branch, v *history.View) (history.ReadResult, error) { return v.ReadItem(a) })
 }
 
 // SearchHistory answers history.search_contents for the caller's branch
 // (history.View.Search). An unfiltered search visits windows in the
 // mode's order (Tree: summaries first).
 func (s *Service) SearchHistory(ctx context.Context, cc CallContext, a history.SearchArgs) (history.ItemsResult, error) {
-	return onHistoryView(ctx, s, cc, a.Query != "", func(b *Branch, v *history.View) (history.ItemsResult, error) {
+	return onHistoryView(ctx, s, cc, a.Query, func(b *Branch, v *history.View) (history.ItemsResult, error) {
 		search := func() (history.ItemsResult, error) {
 			if a.Unfiltered() {
 				v.Ordered = s.windowsOf(b).searchOrder(b, v)

@@ -99,6 +99,10 @@ type Target struct {
 	// text: its reads first wait for a scan slot (store.Session.ReadScan),
 	// so that it takes its view when it can scan.
 	scan context.Context
+	// scanEveryFrame: the search reads every frame of the item text
+	// (store.UnfilteredQuery); its reads hold a scan core for all of
+	// their work.
+	scanEveryFrame bool
 	// parents are views of the parent sessions of a Tree copy, nearest
 	// first, while withLineage holds them (lineage.go); nil otherwise.
 	parents []*store.View
@@ -111,7 +115,7 @@ func (t *Target) read(fn func(v *store.View) error) error {
 	case t.treeOnly:
 		return t.Session.ReadTree(fn)
 	case t.scan != nil:
-		return t.Session.ReadScan(t.scan, fn)
+		return t.Session.ReadScan(t.scan, t.scanEveryFrame, fn)
 	}
 	return t.Session.Read(fn)
 }

@@ -90,3 +90,24 @@ func CountChars[T ~string | ~[]byte](s T) int {
 	}
 	return n
 }
+
+// DecodeText decodes b, exactly one JSON string value (its quotes
+// included, whitespace around it allowed), as the decoder decodes a text
+// body: escapes as encoding/json decodes them, except that a lone
+// surrogate escape (`\ud800` without its pair) stays that code point in
+// WTF-8 instead of becoming U+FFFD. A search query decoded so finds the
+// item text the same escape was decoded into (api's history
+// search_contents body). Errors: b is not one JSON string.
+func DecodeText(b []byte) (string, error) {
+	d := decoder{b: b}
+	d.ws()
+	s, err := d.text()
+	if err != nil {
+		return "", err
+	}
+	d.ws()
+	if d.i != len(b) {
+		return "", errSyntax
+	}
+	return s, nil
+}

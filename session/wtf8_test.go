@@ -111,3 +111,28 @@ func TestCountChars(t *testing.T) {
 		t.Errorf("Surrogate = %U %v", r, ok)
 	}
 }
+
+// TestDecodeText: one JSON string decoded as a text body: a lone
+// surrogate escape becomes its three WTF-8 bytes (U+D83D: ED A0 BD, by
+// hand: 1110_1101 10_100000 10_111101), a pair the UTF-8 of U+1F600, an
+// escaped U+FFFD stays U+FFFD; whitespace around the value is allowed,
+// anything else after it or a value that is not a string is refused.
+func TestDecodeText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`"half \ud83d moon"`, "half \xed\xa0\xbd moon"},
+		{` "\uDC00" `, "\xed\xb0\x80"},
+		{`"\ud83d\ude00"`, "\U0001F600"},
+		{`"\ufffd"`, "\uFFFD"},
+		{`"a\nb\"c"`, "a\nb\"c"},
+	} {
+		got, err := DecodeText([]byte(tc.in))
+		if err != nil || got != tc.want {
+			t.Errorf("DecodeText(%s) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	for _, in := range []string{`"a" "b"`, `42`, `"open`, ``, `"bad \x"`} {
+		if got, err := DecodeText([]byte(in)); err == nil {
+			t.Errorf("DecodeText(%s) = %q, want an error", in, got)
+		}
+	}
+}

@@ -42,10 +42,12 @@ var ErrCorrupt = errors.New("database file is corrupt")
 
 // DB is one SQLite file opened twice: Writer has exactly one connection
 // (transactions start with BEGIN IMMEDIATE), Reader is a read-only pool.
+// The derived index also has a checkpointer (checkpoint.go).
 type DB struct {
 	Path   string
 	Writer *sql.DB
 	Reader *sql.DB
+	ckpt   *checkpointer // nil: SQLite's automatic checkpoints (state.db)
 }
 
 // DefaultBusyTimeout is the SQLite busy timeout in milliseconds.
@@ -55,13 +57,15 @@ const DefaultBusyTimeout = 5000
 // mode, and applies the migrations in fsys (files NNNN_name.sql under one
 // directory). Errors: ErrNewerSchema, ErrCorrupt, or an I/O error.
 func OpenDB(ctx context.Context, path string, fsys fs.FS, dir string) (*DB, error) {
-	return openDB(ctx, path, fsys, dir, "NORMAL")
+	return openDB(ctx, path, fsys, dir, "NORMAL", true)
 }
 
 // openDB is OpenDB with the writer's PRAGMA synchronous: NORMAL for the
 // derived index (a commit lost to a power cut is re-indexed from the
-// JSONL), FULL for the state database (OpenState).
-func openDB(ctx context.Context, path string, fsys fs.FS, dir, synchronous string) (*DB, error) {
+// JSONL), FULL for the state database (OpenState). ownCheckpoints runs
+// the checkpoints in a checkpointer instead of in the writer's commits
+// (checkpoint.go; the derived index).
+func openDB(ctx context.Context, path string, fsys fs.FS, dir, synchronous string, ownCheckpoints bool) (*DB, error) {
 	if err := privateDir(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("create database directory: %w", err)
 	}
@@ -81,8 +85,12 @@ func openDB(ctx context.Context, path string, fsys fs.FS, dir, synchronous strin
 	q.Set("_foreign_keys", "on")
 	q.Set("_synchronous", synchronous)
 	q.Set("_txlock", "immediate")
-	w, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
-	if err != nil {
+	dsn := "file:" + path + "?" + q.Encode()
+	var w *sql.DB
+	var err error
+	if ownCheckpoints {
+		w = sql.OpenDB(newNoAutoCheckpoint(dsn))
+	} else if w, err = sql.Open("sqlite3", dsn); err != nil {
 		return nil, fmt.Errorf("open writer: %w", err)
 	}
 	w.SetMaxOpenConns(1)
@@ -121,12 +129,20 @@ func openDB(ctx context.Context, path string, fsys fs.FS, dir, synchronous strin
 	}
 	r.SetMaxOpenConns(8)
 	db.Reader = r
+	if ownCheckpoints {
+		if db.ckpt, err = startCheckpointer(path, dsn); err != nil {
+			return fail(fmt.Errorf("open checkpointer: %w", err))
+		}
+	}
 	return db, nil
 }
 
 // Close closes both pools.
 func (db *DB) Close() error {
 	var errs []error
+	if db.ckpt != nil {
+		errs = append(errs, db.ckpt.close())
+	}
 	if db.Reader != nil {
 		errs = append(errs, db.Reader.Close())
 	}

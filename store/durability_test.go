@@ -125,7 +125,7 @@ func BenchmarkStateWrite(b *testing.B) {
 			path := filepath.Join(b.TempDir(), "state.db")
 			var st *State
 			if mode == "normal" {
-				db, err := openDB(ctx, path, migrations.State, "state", "NORMAL")
+				db, err := openDB(ctx, path, migrations.State, "state", "NORMAL", false)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -346,6 +346,80 @@ func contains(s, q string) bool {
 	return false
 }
 
+// A search that reads item text without frame filters (a 1-byte query)
+// holds a scanCores token, of which there are GOMAXPROCS-1 (at least
+// one), for each piece it reads, or for all of a ReadScan of an
+// UnfilteredQuery: with every token taken it waits, and it finds what
+// strings.Contains finds once one is given back.
+func TestUnfilteredScanTakesACore(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	path := filepath.Join(root, "s.jsonl")
+	copyFile(t, filepath.Join("..", "testdata", "pi-tree", "local-basic.jsonl"), path)
+	s := MustOpenIndex(t, root).Session(path)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, want := cap(scanCores), max(1, runtime.GOMAXPROCS(0)-1); n != want {
+		t.Fatalf("%d scan cores, want max(1, GOMAXPROCS-1) = %d", n, want)
+	}
+	var refs []history.ItemRef
+	want := 0
+	s.Read(func(v *View) error {
+		for i := range v.Items {
+			if r, ok := v.Ref(i, "w"); ok {
+				refs = append(refs, r)
+				if txt, _ := v.Texts().Slice(r, 0, -1); contains(txt, "q") {
+					want++
+				}
+			}
+		}
+		return nil
+	})
+	if want == 0 {
+		t.Fatal("no item holds the query: the test proves nothing")
+	}
+	search := func(v *View) int {
+		n := 0
+		if err := v.Texts().Search("q", history.RefList(refs), 0, func(history.ItemRef) bool { n++; return true }); err != nil {
+			n = -1
+		}
+		return n
+	}
+	for _, whole := range []bool{false, true} {
+		// whole: ReadScan of an UnfilteredQuery holds a token for all
+		// of its callback, and Search then takes none (with one token,
+		// a second would never come); otherwise Search takes one per
+		// piece.
+		for range cap(scanCores) {
+			scanCores <- struct{}{}
+		}
+		found := make(chan int, 1)
+		go func() {
+			if whole {
+				s.ReadScan(ctx, UnfilteredQuery("q"), func(v *View) error { found <- search(v); return nil })
+			} else {
+				s.Read(func(v *View) error { found <- search(v); return nil })
+			}
+		}()
+		select {
+		case n := <-found:
+			t.Fatalf("whole %v: a search without frame filters ran with every scan core taken (%d items)", whole, n)
+		case <-time.After(200 * time.Millisecond):
+		}
+		<-scanCores
+		if n := <-found; n != want {
+			t.Fatalf("whole %v: the search found %d items once a core was free, want %d", whole, n, want)
+		}
+		for range cap(scanCores) - 1 {
+			<-scanCores
+		}
+	}
+	if UnfilteredQuery("abc") || !UnfilteredQuery("ab") {
+		t.Errorf("UnfilteredQuery: abc %v, ab %v; want false, true (the shortest n-gram of the filters is %d bytes)", UnfilteredQuery("abc"), UnfilteredQuery("ab"), shortGram)
+	}
+}
+
 // At most cap(scanSlots) searches scan at once: with every slot taken, a
 // search waits, and it runs once a slot is given back.
 func TestSearchWaitsForAScanSlot(t *testing.T) {

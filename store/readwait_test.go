@@ -122,7 +122,7 @@ func TestReadScanTakesItsSlotBeforeItsView(t *testing.T) {
 	seen := make(chan int, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- s.ReadScan(ctx, func(v *View) error {
+		done <- s.ReadScan(ctx, false, func(v *View) error {
 			seen <- v.Tree.Len()
 			return v.Texts().Search("e", itemRefs(v), 10, func(history.ItemRef) bool { return true })
 		})
@@ -150,7 +150,7 @@ func TestReadScanTakesItsSlotBeforeItsView(t *testing.T) {
 	defer release()
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := s.ReadScan(cctx, func(*View) error { t.Error("ReadScan ran after its context was cancelled"); return nil }); err == nil {
+	if err := s.ReadScan(cctx, false, func(*View) error { t.Error("ReadScan ran after its context was cancelled"); return nil }); err == nil {
 		t.Error("ReadScan with a cancelled context and no free slot returned nil")
 	}
 }

@@ -131,20 +131,33 @@ func (s *Session) Read(fn func(v *View) error) error {
 // waits for a scan slot (searches scanning at once are bounded, scanSlots)
 // in the order of the callers, then takes the view, so that a search that
 // waited reads the session as it is when it scans; Search on the view
-// takes no second slot. Errors: ctx's error when it ends before a slot is
-// free (fn is not called).
-func (s *Session) ReadScan(ctx context.Context, fn func(v *View) error) error {
+// takes no second slot. everyFrame says the search reads every frame
+// (UnfilteredQuery): the reader then also waits for a scanCores token and
+// holds it for all of fn (deriving the branch and the search order,
+// scanning, rendering the answer), so that such searches, however many,
+// leave a core to /context and the syncs. Errors: ctx's error when it
+// ends before a slot or a token is free (fn is not called).
+func (s *Session) ReadScan(ctx context.Context, everyFrame bool, fn func(v *View) error) error {
 	select {
 	case scanSlots <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	defer func() { <-scanSlots }()
+	if everyFrame {
+		select {
+		case scanCores <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		defer func() { <-scanCores }()
+	}
 	c, release := s.hold()
 	defer release()
 	v := c.view
 	v.SyncedAt = s.syncedAtTime()
 	v.scanHeld = true
+	v.coreHeld = everyFrame
 	return fn(&v)
 }
 

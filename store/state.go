@@ -61,7 +61,7 @@ const maxCachedRegistrations = 1 << 14
 // write). The cost is measured by BenchmarkStateWrite (docs/reliability.md "State
 // durability").
 func OpenState(ctx context.Context, path string) (*State, error) {
-	db, err := openDB(ctx, path, migrations.State, "state", "FULL")
+	db, err := openDB(ctx, path, migrations.State, "state", "FULL", false)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,8 @@ import (
 // never sees half of a sync and never waits for one.
 //
 // Lock order (a goroutine holding one may take those after it, never one
-// before): a scan slot (scanSlots, ReadScan) → syncMu → mu → filters.mu →
+// before): a scan slot (scanSlots, ReadScan) → a scan core (scanCores,
+// ReadScan of an UnfilteredQuery) → syncMu → mu → filters.mu →
 // filters.mapMu → Index.mu. Readers hold no session lock: a search holds at
 // most a scan slot and, while it scans, filters.mapMu for reading (resets wait
 // for it before unmapping). frameCache.mu, spans.mu and decoded.mu are

@@ -26,7 +26,9 @@ import (
 //     differ near the resume point. Not detected: a change to bytes
 //     between the first line and the tail window of a file that also grew
 //     since the last sync;
-//   - same size, but mtime or ctime moved: the CRC-32C of all of
+//   - same size, but mtime or ctime moved, and the size has not grown
+//     since (appending: an append caught between setting the mtime and
+//     extending the size takes the growth rule above): the CRC-32C of all of
 //     [0, next) is computed and compared with the running CRC taken while
 //     indexing (one sequential read of the file: ~40 ms for 128 MiB,
 //     BenchmarkContentCheck). Detected: any change except one that keeps
@@ -118,6 +120,13 @@ func (s *Session) changedInPlace(ctx context.Context, db *DB, f io.ReaderAt, fi 
 			return true, nil
 		}
 	case mtime != c.mtime || ctime != c.ctime:
+		if appending(f, s.next) {
+			// An append caught between its mtime and its size: the
+			// growth rule applies, and the next sync, which sees the
+			// new size, takes the times with the new bytes.
+			tail, err := tailCRC(f, s.next)
+			return err != nil || tail != c.tail, nil
+		}
 		crc, err := crcRange(f, 0, 0, s.next)
 		if err != nil || crc != c.crc {
 			return true, nil
@@ -131,6 +140,21 @@ func (s *Session) changedInPlace(ctx context.Context, db *DB, f io.ReaderAt, fi 
 		return false, nil // the batch stores the check with the new bytes
 	}
 	return false, s.saveCheck(ctx, db.Writer, c)
+}
+
+// appending reports whether f, whose stat gave the size next (the indexed
+// bytes) and a new mtime, is larger than next now. A write(2) that appends
+// sets the file's mtime before it copies the bytes and extends the size
+// (Linux: file_modified, then generic_perform_write), so a stat taken
+// between the two sees an append as a same-size change; a second stat
+// tells it from a rewrite in place, which keeps the size.
+func appending(f io.ReaderAt, next int64) bool {
+	st, ok := f.(interface{ Stat() (fs.FileInfo, error) })
+	if !ok {
+		return false
+	}
+	fi, err := st.Stat()
+	return err == nil && fi.Size() > next
 }
 
 // execer is *sql.DB or *sql.Tx.

@@ -226,3 +226,99 @@ func TestContentCheckFromParsedBytes(t *testing.T) {
 		x.Close()
 	}
 }
+
+// statFile is an *os.File whose reads are counted.
+type statFile struct {
+	*os.File
+	read int64
+}
+
+func (f *statFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.File.ReadAt(p, off)
+	f.read += int64(n)
+	return n, err
+}
+
+// staleInfo is a stat taken while an append was under way: the new mtime
+// with the old size.
+type staleInfo struct {
+	os.FileInfo
+	size  int64
+	mtime time.Time
+}
+
+func (s staleInfo) Size() int64        { return s.size }
+func (s staleInfo) ModTime() time.Time { return s.mtime }
+
+// TestContentCheckAppendCaughtMidWrite: a write(2) that appends sets the
+// mtime before it extends the size, so a sync's stat can see the indexed
+// size with a new mtime. When the file is larger by the time the check
+// runs, the growth rule applies: the tail window is compared (at most
+// TailWindow bytes read), not every indexed byte (the 128 MiB session's
+// /context paid ~18 ms for that, about once per hundred appends under
+// load). A change inside the tail window is still detected; a file that
+// kept its size is still read whole.
+func TestContentCheckAppendCaughtMidWrite(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	path := root + "/s.jsonl"
+	big := strings.Repeat("x", 200<<10) // the indexed bytes: > 3 tail windows
+	head := `{"type":"session","version":3,"id":"s-mw","timestamp":"2026-11-30T00:00:00.000Z","cwd":"/w"}` + "\n" +
+		`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-11-30T00:00:01.000Z","message":{"role":"user","content":"` + big + `"}}` + "\n" +
+		`{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-11-30T00:00:02.000Z","message":{"role":"user","content":"tail text"}}` + "\n"
+	more := `{"type":"message","id":"a3","parentId":"a2","timestamp":"2026-11-30T00:00:03.000Z","message":{"role":"user","content":"appended"}}` + "\n"
+	for _, c := range []struct {
+		name        string
+		file        string // the file when the check runs
+		changed     bool
+		readAtMost  int64
+		readAtLeast int64
+	}{
+		{"append", head + more, false, TailWindow, 1},
+		{"append after a change in the tail window", strings.Replace(head, "tail text", "TAIL TEXT", 1) + more, true, TailWindow, 1},
+		{"same size, nothing changed", head, false, int64(len(head)), int64(len(head))},
+		{"same size, a change before the tail window", strings.Replace(head, "xxxx", "yyyy", 1), true, int64(len(head)), int64(len(head))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := os.WriteFile(path, []byte(head), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			x, err := OpenIndex(ctx, root, t.TempDir(), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer x.Close()
+			s := x.Session(path)
+			if err := s.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if s.next != int64(len(head)) || !s.check.known {
+				t.Fatalf("indexed through %d (check known %v), want %d", s.next, s.check.known, len(head))
+			}
+			indexed, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(c.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			sf := &statFile{File: f}
+			fi := staleInfo{FileInfo: indexed, size: s.next, mtime: indexed.ModTime().Add(time.Second)}
+			changed, err := s.changedInPlace(ctx, x.db, sf, fi, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changed != c.changed {
+				t.Errorf("changed %v, want %v", changed, c.changed)
+			}
+			if sf.read > c.readAtMost || sf.read < c.readAtLeast {
+				t.Errorf("read %d bytes, want %d to %d", sf.read, c.readAtLeast, c.readAtMost)
+			}
+		})
+	}
+}

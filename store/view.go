@@ -44,6 +44,9 @@ type View struct {
 	// scanHeld: the reader holds a scan slot (ReadScan), so Search
 	// takes none.
 	scanHeld bool
+	// coreHeld: the reader holds a scanCores token for all of its
+	// callback (ReadScan), so Search reads without taking one per piece.
+	coreHeld bool
 	// gen is the snapshot's generation (Generation).
 	gen uint64
 }
@@ -397,6 +400,28 @@ var (
 // about 1 s at 1 GiB) holds its slot that long.
 var scanSlots = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 
+// scanCores bounds the cores that read item text without frame filters
+// (a 1- or 2-byte query, or frames whose filters are not built yet: every
+// frame of the spans is read) to one less than GOMAXPROCS, at least one.
+// A search of an UnfilteredQuery holds a token for all of its work
+// (Session.ReadScan); another scan without filters takes a token for each
+// piece it reads and gives it back after. The long scans share the tokens,
+// and a core is
+// left for the requests that hold no scan: /context, which runs before
+// every model call, and the sync of an appended line. Without it, two
+// slots' scans of two goroutines each kept both cores, and a /context
+// waited for a core for as long as a few pieces took (docs/benchmarks.md,
+// the "/context p99 under 4 clients of 1-byte searches" row). The Go
+// scheduler has no priorities; this is the priority.
+var scanCores = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
+
+// UnfilteredQuery reports whether a search for query reads every frame of
+// the text it searches: the frame filters hold no n-gram shorter than
+// shortGram bytes (framefilter.go), so a 1- or 2-byte query is ruled out
+// of no frame. Such a search holds a scanCores token for all of its work
+// (Session.ReadScan).
+func UnfilteredQuery(query string) bool { return len(query) < shortGram }
+
 var searchPool = sync.Pool{New: func() any { b := make([]byte, searchChunk); return &b }}
 
 // spanPool holds Search's span lists (up to maxPooledSpans spans each).
@@ -560,8 +585,8 @@ func (t viewTexts) Search(query string, refs history.ItemList, limit int, fn fun
 	// With frame filters the bytes read are few: a second goroutine would
 	// only scan ahead for matches a limited search does not need (and
 	// compete with other searches for the cores).
-	if total <= searchSplit || runtime.GOMAXPROCS(0) < 2 || cs != nil {
-		if _, err := scanSpans(src, fd, cs, spans, nil, emit); err != nil {
+	if total <= searchSplit || cap(scanCores) < 2 || cs != nil {
+		if _, err := scanSpans(src, fd, cs, spans, nil, t.v.coreHeld, emit); err != nil {
 			return err
 		}
 	} else {
@@ -582,12 +607,12 @@ func (t viewTexts) Search(query string, refs history.ItemList, limit int, fn fun
 		go func() {
 			defer close(done)
 			defer src2.r.Close()
-			_, err2 = scanSpans(src2, fd, cs, spans[half:], &stop, func(i int) bool {
+			_, err2 = scanSpans(src2, fd, cs, spans[half:], &stop, false, func(i int) bool {
 				hits = append(hits, half+i)
 				return true
 			})
 		}()
-		more, err := scanSpans(src, fd, cs, spans[:half], nil, emit)
+		more, err := scanSpans(src, fd, cs, spans[:half], nil, t.v.coreHeld, emit)
 		if !more || err != nil {
 			stop.Store(true)
 		}
@@ -623,7 +648,7 @@ func (t viewTexts) Search(query string, refs history.ItemList, limit int, fn fun
 // and calls emit(i) for each, in order. It returns false when emit did
 // (and stops then), or when stop was set. Frames that cs (nil: none) rules
 // out are not read.
-func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *atomic.Bool, emit func(i int) bool) (bool, error) {
+func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *atomic.Bool, coreHeld bool, emit func(i int) bool) (bool, error) {
 	bp := searchPool.Get().(*[]byte)
 	defer searchPool.Put(bp)
 	buf := *bp
@@ -636,6 +661,12 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 	}
 	cur := 0 // the first span that may still match
 	pos := int64(0)
+	core := false // a scanCores token is held (cs == nil)
+	defer func() {
+		if core {
+			<-scanCores
+		}
+	}()
 	for cur < len(spans) {
 		if stop != nil && stop.Load() {
 			return false, nil
@@ -668,7 +699,17 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 		// bytes, well under a millisecond): a search that reads every
 		// frame would otherwise keep a P until the scheduler preempts it
 		// (10 ms), while /context and other short requests wait for one.
+		// A scan without frame filters reads each piece holding a
+		// scanCores token.
+		if core {
+			<-scanCores
+			core = false
+		}
 		runtime.Gosched()
+		if cs == nil && !coreHeld {
+			scanCores <- struct{}{}
+			core = true
+		}
 		chunk, err := src.at(buf[:end-pos], pos)
 		if err != nil {
 			return false, err

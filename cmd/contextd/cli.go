@@ -2,7 +2,8 @@ package main
 
 // The command line: the subcommand table, top-level and per-command help,
 // --version, and the commands that talk to a running contextd or read one
-// file (healthcheck, sessions, inspect, openapi, version). The logic lives
+// file (healthcheck, sessions, inspect, openapi, version); all that talk
+// to contextd find it through clientEndpoint. The logic lives
 // in packages: buildinfo, client, inspect, api.
 
 import (
@@ -12,8 +13,6 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
-	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -277,29 +276,28 @@ func stateDirFlag(fs *flag.FlagSet, getenv func(string) string) *string {
 	return fs.String("state-dir", defaultStateDir(getenv), "state directory of the running contextd: its discovery file (contextd.json) names the address, its token file authenticates (env CONTEXTD_STATE_DIR; default $PI_CODING_AGENT_DIR/contextd or ~/.pi/agent/contextd)")
 }
 
-// clientBase is the base URL a client command calls: --addr or
-// CONTEXTD_ADDR when given; else the URL of the discovery file in
-// stateDir, which the running contextd wrote (docs/design.md §7 "Discovery":
-// a contextd on another port, or on port 0, is found there); else
-// defaultAddr when there is no discovery file. A discovery file that
-// cannot be read or decoded is an error naming it.
-func clientBase(fs *flag.FlagSet, getenv func(string) string, addr, stateDir string) (string, error) {
-	given := getenv("CONTEXTD_ADDR") != ""
+// clientEndpoint is where a client command (healthcheck, sessions; stop
+// through client.Locate) reaches contextd: --addr or CONTEXTD_ADDR when
+// given (TCP; given is true); else what the discovery file of stateDir
+// names, its Unix socket before its URL, once the file, the state
+// directory and the socket passed the owner and mode checks
+// (client.Locate; docs/design.md §7 "Discovery": a contextd on another
+// port, or on port 0, is found there). Errors: fs.ErrNotExist (wrapped)
+// when there is no discovery file and no address was given, for the
+// caller to decide (healthcheck calls defaultAddr, sessions refuses);
+// otherwise one sentence saying what to do.
+func clientEndpoint(fs *flag.FlagSet, getenv func(string) string, addr, stateDir string) (ep client.Endpoint, given bool, err error) {
+	given = getenv("CONTEXTD_ADDR") != ""
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "addr" })
 	if !given {
-		info, err := discovery.Read(stateDir)
-		switch {
-		case err == nil && info.URL != "":
-			return strings.TrimRight(info.URL, "/"), nil
-		case err != nil && !errors.Is(err, iofs.ErrNotExist):
-			return "", fmt.Errorf("read the discovery file %s: %w; pass --addr, or the --state-dir of the running contextd", discovery.Path(stateDir), err)
-		}
+		ep, _, err := client.Locate(stateDir)
+		return ep, false, err
 	}
 	base, err := client.BaseURL(addr)
 	if err != nil {
-		return "", addrFromEnv(fs, getenv, err)
+		return client.Endpoint{}, true, addrFromEnv(fs, getenv, err)
 	}
-	return base, nil
+	return client.TCP(base), true, nil
 }
 
 // addrFromEnv prefixes err, a refusal of --addr, with CONTEXTD_ADDR when
@@ -329,17 +327,22 @@ func runHealthcheck(ctx context.Context, cmd command, args []string, getenv func
 	if *timeout <= 0 {
 		return fmt.Errorf("--timeout %s: use a positive duration such as 3s", *timeout)
 	}
-	base, err := clientBase(fs, getenv, *addr, *state)
+	ep, _, err := clientEndpoint(fs, getenv, *addr, *state)
+	if errors.Is(err, iofs.ErrNotExist) {
+		// Nothing secret is sent: without a discovery file, the default port.
+		base, _ := client.BaseURL(defaultAddr)
+		ep, err = client.TCP(base), nil
+	}
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	if err := client.Health(ctx, http.DefaultClient, base); err != nil {
+	if err := client.Health(ctx, ep.OneConnection(), ep); err != nil {
 		return err
 	}
 	if !*quiet {
-		fmt.Fprintf(stdout, "ok: contextd at %s is healthy\n", base)
+		fmt.Fprintf(stdout, "ok: contextd at %s is healthy\n", ep.Label)
 	}
 	return nil
 }
@@ -356,17 +359,12 @@ func runSessions(ctx context.Context, cmd command, args []string, getenv func(st
 		return err
 	}
 	// The discovery file names where the token goes: only one of the
-	// user's, writable by nobody else, is read (docs/security.md).
-	given := getenv("CONTEXTD_ADDR") != ""
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "addr" })
-	if !given {
-		if err := client.CheckDiscovery(*state, discovery.Path(*state)); err != nil && !errors.Is(err, iofs.ErrNotExist) {
-			return err
-		}
-	}
-	base, err := clientBase(fs, getenv, *addr, *state)
-	if err != nil {
-		return err
+	// user's, writable by nobody else, is read, and only a socket of the
+	// user's in a directory nobody else may write is used
+	// (docs/security.md).
+	ep, given, locateErr := clientEndpoint(fs, getenv, *addr, *state)
+	if locateErr != nil && !errors.Is(locateErr, iofs.ErrNotExist) {
+		return locateErr
 	}
 	tokenFile := filepath.Join(*state, "token")
 	token, err := client.ReadToken(tokenFile)
@@ -379,17 +377,21 @@ func runSessions(ctx context.Context, cmd command, args []string, getenv func(st
 	if err := client.CheckTokenFile(tokenFile); err != nil {
 		return err
 	}
-	// The token goes only to the address the discovery file or --addr
-	// names, never to the default port, and only once the listener proved
-	// on that connection that it holds the token (docs/security.md).
-	if _, err := os.Stat(discovery.Path(*state)); !given && errors.Is(err, iofs.ErrNotExist) {
+	// The token goes only to the endpoint the discovery file or --addr
+	// names, never to the default port.
+	if locateErr != nil && !given {
 		return noContextd(fmt.Sprintf("no contextd is running for %s (no %s); start one with `contextd serve`, or pass --addr of the running contextd", *state, discovery.Path(*state)))
 	}
-	hc := client.OneConnection()
-	if err := client.Prove(ctx, hc, base, token, tokenFile); err != nil {
-		return err
+	// Over TCP, only once the listener proved on that connection that it
+	// holds the token; over the user's socket no proof is needed
+	// (client.Endpoint.NeedsProof says why).
+	hc := ep.OneConnection()
+	if ep.NeedsProof() {
+		if err := client.Prove(ctx, hc, ep, token, tokenFile); err != nil {
+			return err
+		}
 	}
-	rows, err := client.Sessions(ctx, hc, base, token)
+	rows, err := client.Sessions(ctx, hc, ep, token)
 	if err != nil {
 		return err
 	}

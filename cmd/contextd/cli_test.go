@@ -393,13 +393,14 @@ pi-tree/tree-basic.jsonl                v3  tree       62 entries  1 archive
 	if _, _, err := runCLI(t, nil, "sessions", "--addr", addr, "--state-dir", dir); err == nil || !strings.Contains(err.Error(), "(no token file "+filepath.Join(dir, "token")+"); start one with `contextd serve`, or pass the --state-dir of the running contextd") {
 		t.Errorf("sessions without a token file: %v", err)
 	}
-	// Without --addr, the client commands call the address the discovery
-	// file of --state-dir names (contextd listens on a port the kernel
-	// chose, not 7467).
+	// Without --addr, the client commands call what the discovery file of
+	// --state-dir names: its Unix socket (contextd listens on a port the
+	// kernel chose, not 7467, and on <state-dir>/contextd.sock).
 	if out, _, err := runCLI(t, nil, "sessions", "--state-dir", state); err != nil || out != want {
 		t.Errorf("sessions --state-dir %s: %q, %v; want the table", state, out, err)
 	}
-	if out, _, err := runCLI(t, map[string]string{"CONTEXTD_STATE_DIR": state}, "healthcheck"); err != nil || out != "ok: contextd at http://"+addr+" is healthy\n" {
+	// The discovery file names the Unix socket too: it is preferred.
+	if out, _, err := runCLI(t, map[string]string{"CONTEXTD_STATE_DIR": state}, "healthcheck"); err != nil || out != "ok: contextd at unix:"+filepath.Join(state, "contextd.sock")+" is healthy\n" {
 		t.Errorf("healthcheck with CONTEXTD_STATE_DIR: %q, %v", out, err)
 	}
 	// --addr still wins over the discovery file.

@@ -1,7 +1,9 @@
 package main
 
 // `contextd stop`: ends the contextd serving a state directory, found
-// through its discovery file (discovery/), with SIGTERM (the graceful
+// through its discovery file as the other client commands find it
+// (client.Locate: the same owner and mode checks, the socket before the
+// URL), with SIGTERM (the graceful
 // shutdown serve does on a signal), and waits for the process to exit, so
 // that a contextd started next (by hand, or by the Pi extension's launcher
 // after an upgrade) can take the state directory's lock.
@@ -12,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"strings"
 	"syscall"
@@ -25,8 +26,9 @@ import (
 // runStop is `contextd stop [--state-dir DIR] [--timeout 15s]`. No
 // contextd running for the state directory is not an error (it says so);
 // a discovery file whose URL does not answer /healthz is stale and is
-// removed. Errors: the process cannot be signalled, or has not exited
-// within --timeout.
+// removed. Errors: the discovery file, its state directory or socket
+// cannot be trusted (client.Locate), the process cannot be signalled, or
+// has not exited within --timeout.
 func runStop(ctx context.Context, cmd command, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fset := newFlagSet(cmd, stderr)
 	state := fset.String("state-dir", defaultStateDir(getenv), "state directory of the contextd to stop (env CONTEXTD_STATE_DIR; default $PI_CODING_AGENT_DIR/contextd or ~/.pi/agent/contextd)")
@@ -40,7 +42,7 @@ func runStop(ctx context.Context, cmd command, args []string, getenv func(string
 	if *timeout <= 0 {
 		return fmt.Errorf("--timeout %s: use a positive duration such as 15s", *timeout)
 	}
-	info, err := discovery.Read(*state)
+	ep, info, err := client.Locate(*state)
 	if errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(stdout, "no contextd is running for %s (no %s)\n", *state, discovery.Path(*state))
 		return nil
@@ -50,12 +52,12 @@ func runStop(ctx context.Context, cmd command, args []string, getenv func(string
 	}
 	hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	if err := client.Health(hctx, http.DefaultClient, info.URL); err != nil || info.PID <= 0 {
+	if err := client.Health(hctx, ep.OneConnection(), ep); err != nil || info.PID <= 0 {
 		// A crash leaves the file behind; its pid may be another process by now.
 		if err := discovery.Remove(*state, info.PID); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "no contextd is running for %s (%s named pid %d at %s, which does not answer; removed)\n", *state, discovery.Path(*state), info.PID, info.URL)
+		fmt.Fprintf(stdout, "no contextd is running for %s (%s named pid %d at %s, which does not answer; removed)\n", *state, discovery.Path(*state), info.PID, ep.Label)
 		return nil
 	}
 	p, err := os.FindProcess(info.PID)

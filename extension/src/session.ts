@@ -73,11 +73,46 @@ export class SessionState {
 		return { session_id: this.id };
 	}
 
+	/**
+	 * contextd answered this session (a request succeeded, or /contextd found
+	 * /healthz answering): the last /context error no longer holds, so the
+	 * footer's "not reachable" (statusline.ts) goes at its next redraw.
+	 * Returns whether there was an error to clear, i.e. whether the footer
+	 * needs redrawing now.
+	 */
+	reached(): boolean {
+		const had = this.contextError !== "";
+		this.contextError = "";
+		return had;
+	}
+
 	/** The registered client; throws a ContextdError saying why there is none. */
 	need(): ContextdPort {
 		if (!this.client) throw new ContextdError(this.unavailable);
 		return this.client;
 	}
+}
+
+/**
+ * port, with answered() called after each request that succeeds (the
+ * installers' clients: SessionState.reached, then a footer redraw). url and
+ * notices are port's own, read at each use (a client that found a
+ * restarted contextd changes its url).
+ */
+export function answering(port: ContextdPort, answered: () => void): ContextdPort {
+	return {
+		get url() {
+			return port.url;
+		},
+		get notices() {
+			return port.notices;
+		},
+		async request(op, args) {
+			const r = await port.request(op, args);
+			answered();
+			return r;
+		},
+	};
 }
 
 /** session_shutdown's reason (SessionShutdownEvent, Pi 0.85.1 and 1.6.0). */

@@ -78,6 +78,8 @@ async function statusInput(host: Host, actions: CommandActions, s: SessionState 
 	const c = s?.client;
 	if (!s || !c) return { ...base, unavailable: s?.unavailable ?? NOT_CONNECTED };
 	const out: StatusInput = { ...base, url: c.url, healthy: await host.healthy(c.url) };
+	// contextd answers: the footer's "not reachable" goes (the handler redraws it).
+	if (out.healthy) s.reached();
 	try {
 		out.session = await c.request("get-session", { path: s.params });
 		if (actions.resetLog) out.log = (await c.request("rollover-log", { path: s.params }))?.rollovers ?? null;

@@ -690,3 +690,55 @@ test("/contextd on a session without rollovers: GET …/rollovers answering null
 	]);
 	assert.equal(ctx.statuses.get("contextd"), "contextd local · window 0");
 });
+
+// The footer after contextd comes back (a restart): the /context failure
+// made it "not reachable"; whatever next finds contextd answering redraws it
+// at once, not at the next turn's end.
+const unreachable = () => new UnreachableError("contextd is not reachable at http://contextd.test (ECONNREFUSED); start it with `contextd serve` and retry", "ECONNREFUSED");
+
+async function treeSessionDown() {
+	const t = await treeSession();
+	t.ctx.usage = { tokens: 300, contextWindow: 200_000, percent: 0.15 };
+	t.f.contextd.answers["session-context"] = unreachable();
+	await t.f.pi.emit("context", { messages: [] }, t.ctx);
+	await t.f.pi.emit("turn_end", {}, t.ctx);
+	assert.equal(t.ctx.statuses.get("contextd"), "contextd tree · not reachable: run contextd serve");
+	return t;
+}
+
+test("tree: /contextd finish that finds contextd again redraws the footer as reachable, without a turn", async () => {
+	const { f, ctx } = await treeSessionDown();
+	f.contextd.answers["session-context"] = { mode: "tree", awaiting_file: false, needs_boundary: false, projection: { start_at: null, drop: [] } };
+	await f.pi.commands.get("contextd")?.("finish", ctx.ctx);
+	assert.deepEqual(ctx.notices.at(-1), "info: no interrupted rollover on this branch: nothing to finish");
+	assert.equal(ctx.statuses.get("contextd"), "contextd tree · window 0 · 0% used");
+});
+
+test("tree: /contextd reporting contextd healthy redraws the footer, even when its session answer fails", async () => {
+	const { f, ctx } = await treeSessionDown();
+	f.contextd.answers["get-session"] = new ContextdError("contextd 500: boom", 500);
+	await f.pi.commands.get("contextd")?.("", ctx.ctx);
+	assert.match(ctx.notices.at(-1) ?? "", /contextd: http:\/\/contextd\.test \(healthy\)/);
+	assert.equal(ctx.statuses.get("contextd"), "contextd tree · window 0 · 0% used");
+});
+
+test("local: a tool call contextd answers after a /context failure redraws the footer at once", async () => {
+	const f = fakeHost("local", { notesGuard: "off" });
+	f.contextd.answers = { "register-session": {}, "session-context": unreachable() };
+	installLocal(f.host, f.say);
+	const ctx = new FakeCtx();
+	ctx.branch = [boundaryEntry(0)];
+	ctx.usage = { tokens: 300, contextWindow: 200_000, percent: 0.15 };
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	await f.pi.emit("context", { messages: [] }, ctx);
+	await f.pi.emit("turn_end", {}, ctx);
+	assert.equal(ctx.statuses.get("contextd"), "contextd local · not reachable: run contextd serve");
+	f.contextd.answers["notes-list_files_by_prefix"] = { source: "pi-session", files: [] };
+	await f.pi.tool("notes").execute("c1", { action: "list_files_by_prefix" }, undefined, undefined, ctx.ctx);
+	assert.equal(ctx.statuses.get("contextd"), "contextd local · window 0 · 0% used");
+	// A request that fails leaves it as it is.
+	f.contextd.answers["session-context"] = unreachable();
+	await f.pi.emit("context", { messages: [] }, ctx);
+	await f.pi.emit("turn_end", {}, ctx);
+	assert.equal(ctx.statuses.get("contextd"), "contextd local · not reachable: run contextd serve");
+});

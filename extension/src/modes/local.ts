@@ -35,7 +35,7 @@ export function installLocal(host: Host, say: Say): void {
 	const view = installView(pi, { mode: "local", reachable: () => !!slot.current?.client && slot.current.contextError === "", connected: () => !!slot.current?.client, tooLarge: () => !!slot.current?.tooLarge, pending: () => false });
 	installLifecycle(host, slot, async (s, ctx) => {
 		await ensureWindow(host, slot, s, ctx);
-	});
+	}, view);
 	installLocalHooks(host, slot);
 	installWindowCompaction(host);
 	installViewHooks(pi, view);

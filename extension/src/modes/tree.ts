@@ -73,7 +73,7 @@ export function installTree(host: Host, say: Say): void {
 		if (st.rollover?.state === "pending" && slot.live(s, ctx, "restoring the pending rollover")) {
 			dispatch(s, { type: "planned", rolloverId: st.rollover.rollover_id }, ctx);
 		}
-	});
+	}, view);
 	installLocalHooks(host, slot);
 	installViewHooks(pi, view);
 

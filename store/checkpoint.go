@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"os"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// Checkpoints of the derived index (index.db), off the request path.
+//
+// SQLite's automatic checkpoint (PRAGMA wal_autocheckpoint, 1000 pages by
+// default) runs inside the COMMIT that takes the WAL past its threshold:
+// the commit copies the WAL's pages into the database and syncs it
+// (https://www.sqlite.org/wal.html#automatic_checkpoint). The writer
+// commits the sync of every appended line, and /context syncs before it
+// answers, so one /context in a hundred or so waited for a checkpoint
+// (11 ms of one commit on the bench's 128 MiB session, the p99 of the
+// "/context p99 under 4 clients of 1-byte searches" row,
+// docs/benchmarks.md). The index writer therefore runs with
+// wal_autocheckpoint=0, and a checkpointer goroutine with a connection of
+// its own runs PRAGMA wal_checkpoint(PASSIVE) every checkpointEvery when
+// the WAL was written since its last run. A passive checkpoint takes no
+// lock the writer or the readers wait for; the next writer restarts the
+// WAL from its start once every frame is in the database and no reader
+// reads them (https://www.sqlite.org/c3ref/wal_checkpoint_v2.html). The
+// state database (state.go) keeps SQLite's automatic checkpoints: its
+// writes are rare, and its durability rules are its own.
+//
+// Lock order: none. The checkpointer takes no Go lock; SQLite's
+// checkpoint lock is its own.
+
+// checkpointEvery is how often the checkpointer looks at the WAL (a
+// variable for tests).
+var checkpointEvery = 250 * time.Millisecond
+
+// checkpointer runs the passive checkpoints of one database.
+type checkpointer struct {
+	db   *sql.DB // one read-write connection
+	wal  string  // the database's -wal file
+	stop chan struct{}
+	done chan struct{}
+}
+
+// noAutoCheckpoint is a connector whose connections run with
+// wal_autocheckpoint=0: their commits never checkpoint.
+type noAutoCheckpoint struct {
+	d   *sqlite3.SQLiteDriver
+	dsn string
+}
+
+func newNoAutoCheckpoint(dsn string) noAutoCheckpoint {
+	return noAutoCheckpoint{d: &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		_, err := c.Exec("PRAGMA wal_autocheckpoint=0", nil)
+		return err
+	}}, dsn: dsn}
+}
+
+// Connect implements driver.Connector.
+func (c noAutoCheckpoint) Connect(context.Context) (driver.Conn, error) { return c.d.Open(c.dsn) }
+
+// Driver implements driver.Connector.
+func (c noAutoCheckpoint) Driver() driver.Driver { return c.d }
+
+// startCheckpointer starts the checkpointer of the database at path,
+// opened with dsn (read-write).
+func startCheckpointer(path, dsn string) (*checkpointer, error) {
+	db, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	c := &checkpointer{db: db, wal: path + "-wal", stop: make(chan struct{}), done: make(chan struct{})}
+	go c.run()
+	return c, nil
+}
+
+func (c *checkpointer) run() {
+	defer close(c.done)
+	t := time.NewTicker(checkpointEvery)
+	defer t.Stop()
+	var last time.Time
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+			c.tick(&last)
+		}
+	}
+}
+
+// tick checkpoints when the WAL was written since last (its mtime at the
+// last checkpoint, updated); it reports whether it ran a checkpoint.
+func (c *checkpointer) tick(last *time.Time) bool {
+	fi, err := os.Stat(c.wal)
+	if err != nil || fi.ModTime().Equal(*last) {
+		return false
+	}
+	if _, _, err := c.checkpoint(); err == nil {
+		*last = fi.ModTime()
+	}
+	return true
+}
+
+// checkpoint runs one passive checkpoint; it returns the WAL's frames and
+// how many of them are in the database now.
+func (c *checkpointer) checkpoint() (frames, done int, err error) {
+	var busy int
+	err = c.db.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &done)
+	return frames, done, err
+}
+
+// close stops the checkpointer and closes its connection.
+func (c *checkpointer) close() error {
+	close(c.stop)
+	<-c.done
+	return c.db.Close()
+}

@@ -1,0 +1,80 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"contextd/migrations"
+)
+
+// TestIndexCommitsDoNotCheckpoint: the index writer's commits leave every
+// frame in the WAL (with SQLite's automatic checkpoint, the commit that
+// passed 1000 pages would have copied them into the database and the WAL
+// would have restarted); the checkpointer's passive checkpoint then copies
+// them all, and the next commit restarts the WAL from its start.
+func TestIndexCommitsDoNotCheckpoint(t *testing.T) {
+	defer func(d time.Duration) { checkpointEvery = d }(checkpointEvery)
+	checkpointEvery = time.Hour // the test runs the checkpoints
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	db, err := OpenDB(ctx, path, migrations.Index, "index")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Writer.ExecContext(ctx, `CREATE TABLE pad (b BLOB)`); err != nil {
+		t.Fatal(err)
+	}
+	var last time.Time
+	if !db.ckpt.tick(&last) {
+		t.Fatal("no checkpoint after the first write")
+	}
+	const commits = 1500 // one 4 KiB blob each: at least one page per commit
+	for i := 0; i < commits; i++ {
+		if _, err := db.Writer.ExecContext(ctx, `INSERT INTO pad VALUES (zeroblob(4000))`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frames, done, err := db.ckpt.checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if frames < commits || done != frames {
+		t.Errorf("WAL of %d frames, %d checkpointed; want at least %d, all", frames, done, commits)
+	}
+	if _, err := db.Writer.ExecContext(ctx, `INSERT INTO pad VALUES (zeroblob(4000))`); err != nil {
+		t.Fatal(err)
+	}
+	// One row of a 4000-byte blob: the row's pages and the table's
+	// b-tree pages above it, a handful of frames.
+	if frames, _, err := db.ckpt.checkpoint(); err != nil || frames > 8 {
+		t.Errorf("WAL of %d frames after one more commit (%v), want a restarted WAL of at most 8", frames, err)
+	}
+}
+
+// TestCheckpointerTick: a tick checkpoints only when the WAL was written
+// since its last checkpoint.
+func TestCheckpointerTick(t *testing.T) {
+	defer func(d time.Duration) { checkpointEvery = d }(checkpointEvery)
+	checkpointEvery = time.Hour
+	ctx := context.Background()
+	db, err := OpenDB(ctx, filepath.Join(t.TempDir(), "index.db"), migrations.Index, "index")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var last time.Time
+	db.ckpt.tick(&last)
+	if db.ckpt.tick(&last) {
+		t.Error("a tick with no write since the last checkpoint checkpointed")
+	}
+	time.Sleep(20 * time.Millisecond) // past the file system's mtime granularity
+	if _, err := db.Writer.ExecContext(ctx, `CREATE TABLE pad (b BLOB)`); err != nil {
+		t.Fatal(err)
+	}
+	if !db.ckpt.tick(&last) {
+		t.Error("a tick after a write did not checkpoint")
+	}
+}
