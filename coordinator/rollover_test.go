@@ -1035,18 +1035,37 @@ func TestRolloverInterleavedPiEntries(t *testing.T) {
 		})
 	}
 
-	t.Run("a user message breaks the chain", func(t *testing.T) {
+	// The person typed while the rollover was interrupted (contextd
+	// restarted while Pi wrote the summary), the model answered, and
+	// /contextd finish appended the planned entries at the leaf, after
+	// them: the rollover completes (it stayed committed at 18a993e and
+	// refused every later new_context).
+	t.Run("conversation messages before and between the planned entries", func(t *testing.T) {
 		e, commit := commitBasic(t)
 		ctx := t.Context()
-		e.write(piLine(t, commit.Append[0], basicManifest, basicSummary, "2026-07-07T16:38:31.000Z"), false)
-		e.write(piLine(t, commit.Append[1], basicSnapshot, basicManifest, "2026-07-07T16:38:31.000Z"), false)
-		e.write([]byte(`{"type":"message","id":"typed-1","parentId":"d33fc73c","timestamp":"2026-07-07T16:38:31.000Z","message":{"role":"user","content":"hello","timestamp":1783442311000}}`), false)
-		e.write(piLine(t, commit.Append[2], basicNext, "typed-1", "2026-07-07T16:38:31.000Z"), false)
-		info := must[coordinator.RolloverInfo](t)(e.svc.GetRollover(ctx, basicID, "rollover-1"))
-		if info.State != "committed" {
-			t.Fatalf("rollover with a user message before its boundary: %+v, want committed", info)
-		}
+		e.write([]byte(`{"type":"message","id":"typed-1","parentId":"`+basicSummary+`","timestamp":"2026-07-07T16:38:31.000Z","message":{"role":"user","content":"typed during","timestamp":1783442311000}}`), false)
+		e.write([]byte(`{"type":"message","id":"answer-1","parentId":"typed-1","timestamp":"2026-07-07T16:38:31.000Z","message":{"role":"assistant","content":[{"type":"text","text":"answered"}],"api":"faux","provider":"faux","model":"faux-1","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1783442311000}}`), false)
+		waitingFor(t, e.svc, basicID, "rollover-1", "codex-context-tree-archive", "codex-context-note-snapshot", "codex-context-window")
+		e.write(piLine(t, commit.Append[0], basicManifest, "answer-1", "2026-07-07T16:38:32.000Z"), false)
+		e.write([]byte(`{"type":"message","id":"typed-2","parentId":"`+basicManifest+`","timestamp":"2026-07-07T16:38:32.000Z","message":{"role":"user","content":"hello","timestamp":1783442312000}}`), false)
+		e.write(piLine(t, commit.Append[1], basicSnapshot, "typed-2", "2026-07-07T16:38:32.000Z"), false)
 		waitingFor(t, e.svc, basicID, "rollover-1", "codex-context-window")
+		e.write(piLine(t, commit.Append[2], basicNext, basicSnapshot, "2026-07-07T16:38:32.000Z"), false)
+		info := must[coordinator.RolloverInfo](t)(e.svc.CompleteRollover(ctx, basicID, "rollover-1"))
+		if info.State != "completed" || len(info.WaitingFor) != 0 {
+			t.Fatalf("complete with conversation before the planned entries: %+v, want completed", info)
+		}
+		e.checkUnchanged()
+	})
+
+	// The planned entries appended on another branch (not descending from
+	// the summary) are not the rollover's.
+	t.Run("entries on another branch", func(t *testing.T) {
+		e, commit := commitBasic(t)
+		e.write(piLine(t, commit.Append[0], basicManifest, basicOldLeaf, "2026-07-07T16:38:31.000Z"), false)
+		e.write(piLine(t, commit.Append[1], basicSnapshot, basicManifest, "2026-07-07T16:38:31.000Z"), false)
+		e.write(piLine(t, commit.Append[2], basicNext, basicSnapshot, "2026-07-07T16:38:31.000Z"), false)
+		waitingFor(t, e.svc, basicID, "rollover-1", "codex-context-tree-archive", "codex-context-note-snapshot", "codex-context-window")
 	})
 }
 
