@@ -1154,3 +1154,32 @@ func TestRolloverCompletedWhenBoundaryWritten(t *testing.T) {
 		t.Fatalf("reset log: %+v, want one rollover with complete_ms 1500", l.Rollovers)
 	}
 }
+
+// TestResetLogAbortedThenAppended: a committed Tree rollover aborted while
+// its planned entries were not in the file (the only way out of a stuck
+// rollover at 18a993e), whose entries were then appended all the same,
+// is one rollover: GET …/rollovers lists it once, completed as the file
+// shows it, with its state id (at 18a993e it was listed twice, once
+// failed from the state and once completed from the file).
+func TestResetLogAbortedThenAppended(t *testing.T) {
+	e, commit := commitBasic(t)
+	ctx := t.Context()
+	info := must[coordinator.RolloverInfo](t)(e.svc.AbortRollover(ctx, basicID, "rollover-1", coordinator.AbortRequest{Reason: "by hand"}))
+	if info.State != "aborted" {
+		t.Fatalf("abort: %+v", info)
+	}
+	parent := basicSummary
+	for k, id := range []string{basicManifest, basicSnapshot, basicNext} {
+		e.write(piLine(t, commit.Append[k], id, parent, "2026-07-07T16:38:31.000Z"), false)
+		parent = id
+	}
+	l := must[coordinator.RolloverLog](t)(e.svc.Rollovers(ctx, basicID, ""))
+	if len(l.Rollovers) != 1 {
+		t.Fatalf("reset log: %d rollovers %+v, want 1", len(l.Rollovers), l.Rollovers)
+	}
+	r := l.Rollovers[0]
+	if r.RolloverID != "rollover-1" || r.State != "completed" || r.Source != "state+file" || r.To == nil || r.To.ID != basicWindow1 {
+		t.Errorf("reset log entry %+v, want rollover-1 completed from state+file, to window %s", r, basicWindow1)
+	}
+	e.checkUnchanged()
+}
