@@ -697,10 +697,10 @@ func TestRolloverRefusals(t *testing.T) {
 	t.Run("already pending", func(t *testing.T) {
 		e := pending(t)
 		_, err := create(e, "b423e27c") // an ancestor of the leaf at request: not the same run
-		wantCode(t, err, contextd.EConflict, "a rollover is already pending for session \""+basicID+"\": rollover r is pending")
+		wantCode(t, err, contextd.ERolloverPending, "a rollover is already pending for session \""+basicID+"\": rollover r is pending")
 		must[coordinator.SettleAnswer](t)(e.svc.SettleRollover(ctx, basicID, "r", coordinator.SettleRequest{LeafID: basicOldLeaf}))
 		_, err = create(e, basicOldLeaf)
-		wantCode(t, err, contextd.EConflict, "rollover r is settled; finish it, or abort it with POST /v1/sessions/"+basicID+"/rollovers/r/abort")
+		wantCode(t, err, contextd.ERolloverPending, "rollover r is settled; finish it, or abort it with POST /v1/sessions/"+basicID+"/rollovers/r/abort")
 	})
 	t.Run("unknown rollover", func(t *testing.T) {
 		e := pending(t)
