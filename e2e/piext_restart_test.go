@@ -13,6 +13,8 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -132,5 +134,109 @@ func TestPiExtensionTreeFinishAfterTypedInput(t *testing.T) {
 			noHTTPAdvice(t, "a notice", m)
 		}
 		checkPairing(t, reqs)
+	})
+}
+
+// TestPiExtensionLocalCommitCutByRestart: Local mode, contextd killed
+// between the rollover's settle and its commit (held there by
+// CONTEXTD_E2E_HOLD_LOCAL_COMMIT), the hold released (the commit fails,
+// the model is told it stays in its window), contextd restarted. The
+// rollover wrote nothing to the file. Row next-new-context: the model's
+// next new_context aborts it (superseded) and opens window 1. Row finish:
+// /contextd first says the rollover is interrupted and that /contextd
+// finish drops it; /contextd finish drops it in one sentence; the model's
+// next new_context opens window 1. Either way no /reload, no HTTP route
+// shown to the model or the person, and the reset log lists the dropped
+// rollover once (aborted) and the new one once (completed).
+func TestPiExtensionLocalCommitCutByRestart(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		for _, row := range []string{"next-new-context", "finish"} {
+			t.Run(row, func(t *testing.T) {
+				r := newRig(t, v, "local", []step{
+					tool("new_context", nil),      // 0
+					{Text: "staying in window 0"}, // 1: answers the "did not open" message
+					tool("new_context", nil),      // 2
+					{Text: "window 1"},            // 3
+				})
+				commit := r.holdLocalCommit()
+				r.startContextd()
+				p := r.startPi()
+				p.send(map[string]any{"type": "prompt", "message": "roll over"})
+				commit.waitHeld(t, p)
+				r.stopContextd(true)
+				if err := os.WriteFile(filepath.Join(commit.dir, "commit-continue"), nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				p.waitSettled(1)
+				r.startContextd()
+				_, sid, es := r.session()
+				if bs := boundaries(es); len(bs) != 1 {
+					t.Fatalf("boundaries after the cut commit = %d, want 1", len(bs))
+				}
+				if row == "finish" {
+					p.command(map[string]any{"type": "prompt", "message": "/contextd"})
+					p.waitFor("the status report", 30*time.Second, func([]map[string]any) bool { return p.notice("contextd mode: local") != "" })
+					if st := p.notice("contextd mode: local"); !strings.Contains(st, ": settled (interrupted, nothing of it is in the session file: /contextd finish drops it)") {
+						t.Errorf("/contextd said:\n%s", st)
+					}
+					p.command(map[string]any{"type": "prompt", "message": "/contextd finish"})
+					const dropped = "had put nothing in the session file, so it is dropped and window 0 goes on; the model's next new_context (or /contextd new) starts the next window"
+					p.waitFor("the finish report", 30*time.Second, func([]map[string]any) bool {
+						for _, n := range p.notices("info") {
+							if strings.Contains(n, dropped) {
+								return true
+							}
+						}
+						return false
+					})
+				}
+				n := len(r.requests())
+				p.prompt("roll over again", count(p.snapshot(), "agent_settled")+1)
+				reqs := r.requests()
+				if len(reqs) == n {
+					t.Fatal("no provider request after the second prompt")
+				}
+				_, _, es = r.session()
+				// The new window starts at its boundary, so the second
+				// new_context's result is in the file, not in step 3's request.
+				var res *pmsg
+				for _, e := range es {
+					if e.Message != nil && e.Message.Role == "toolResult" {
+						res = e.Message
+					}
+				}
+				if res == nil || res.IsError || !strings.HasPrefix(res.text(), "A new context window will start without summarizing conversation history.") {
+					got := "none"
+					if res != nil {
+						got = res.text()
+					}
+					t.Errorf("the second new_context's result is not the tool's own: %q", got)
+				}
+				turn(t, reqs[n:], 3)
+				if bs := boundaries(es); len(bs) != 2 || windowOf(t, bs[1]).WindowNumber != 1 {
+					t.Errorf("boundaries after the second new_context = %d, want 2 (window 1)", len(bs))
+				}
+				var st struct {
+					Rollover json.RawMessage `json:"rollover"`
+				}
+				r.api("GET", "/v1/sessions/"+sid, nil, &st)
+				if string(st.Rollover) != "null" {
+					t.Errorf("after the second new_context: rollover %s, want null", st.Rollover)
+				}
+				log := r.rolloverStates(sid)
+				if len(log) != 2 || log[0].State != "failed" || log[1].State != "completed" {
+					t.Errorf("reset log %+v, want the dropped rollover (failed) and the new one (completed)", log)
+				}
+				for _, q := range reqs {
+					for _, m := range q.conversation() {
+						noHTTPAdvice(t, "a provider request", string(m.Content))
+					}
+				}
+				for _, m := range p.notices("") {
+					noHTTPAdvice(t, "a notice", m)
+				}
+				checkPairing(t, reqs)
+			})
+		}
 	})
 }

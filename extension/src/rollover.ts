@@ -179,9 +179,24 @@ export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> 
 	d.windowStarted?.();
 	try {
 		await d.call("rollover-complete", undefined);
-	} catch {
-		// contextd also completes the rollover when it sees the entries
+	} catch (err) {
+		// Unreached, contextd completes the rollover when it next reads
+		// the entries; any answer refusing it is said.
+		const said = completeRefused(err);
+		if (said) d.notifyError(said);
 	}
 	if (editorText) d.setEditorText(editorText);
 	return "completed";
+}
+
+/**
+ * The sentence the person gets when contextd answered a rollover's complete
+ * with an error once its boundary was sent (the window started); undefined
+ * when contextd was not reached (it completes the rollover when it next
+ * reads the entries, and the provider-context hook already says it is
+ * away).
+ */
+export function completeRefused(err: unknown): string | undefined {
+	if (!(err instanceof ContextdError) || err.status === 0) return undefined;
+	return `contextd: the new context window started, but contextd did not record the rollover as finished (it answered ${err.status}); /contextd shows where it stands and /contextd finish finishes it`;
 }

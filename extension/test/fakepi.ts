@@ -103,6 +103,8 @@ export class FakeCtx {
 	aborted = false;
 	/** How many times ctx.reload() was called (/contextd mode). */
 	reloads = 0;
+	/** What ctx.isIdle() answers (command contexts): Pi is not streaming. */
+	idle = true;
 
 	/** file null: a session that is not persisted (--no-session). */
 	constructor(sessionId = "s1", file: string | null = "/sessions/s1.jsonl") {
@@ -143,6 +145,7 @@ export class FakeCtx {
 			reload: async () => {
 				this.reloads++;
 			},
+			isIdle: () => this.idle,
 		};
 		return c as unknown as ExtensionContext;
 	}
