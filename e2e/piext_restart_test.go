@@ -112,6 +112,13 @@ func TestPiExtensionTreeFinishAfterTypedInput(t *testing.T) {
 		if len(reqs) == n {
 			t.Fatalf("no provider request after the second new_context")
 		}
+		// Window 1 (the request that calls new_context again) keeps what
+		// the person typed while the rollover was interrupted, and the
+		// answer: the finish's entries went after them, nothing is hidden;
+		// the Tree summary is hidden once the manifest is in.
+		if q := turn(t, reqs, 2); !anyContains(q, "typed during") || !anyContains(q, "answered the typed input") || anyContains(q, "the archived window's work") {
+			t.Errorf("window 1's first request lacks the typed exchange or holds the summary: %+v", q.conversation())
+		}
 		// Every new_context result in the file is the tool's own text.
 		_, _, es = r.session()
 		for _, e := range es {
