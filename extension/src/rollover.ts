@@ -80,9 +80,18 @@ export function isOpenCallsConflict(err: unknown): boolean {
 export const RELOADED_DURING_SUMMARY =
 	"contextd: the extension was reloaded or the session replaced while a rollover's summary ran; the new context window opens from the session file once Pi has written the summary (run /contextd finish if it does not)";
 
-/** What the model is told when a rollover stopped before its navigation completed: it is still in its window. */
+/**
+ * reason, or a plain sentence when it names an HTTP route or curl:
+ * contextd's sentences for API clients, which neither the model nor the
+ * person can act on in Pi (/contextd shows where the rollover stands).
+ */
+export function withoutRoutes(reason: string): string {
+	return /\b(GET|POST|PUT|DELETE) \/|\/v1\/|\bcurl\b/.test(reason) ? "contextd refused a step of the rollover" : reason;
+}
+
+/** What the model is told when a rollover stopped before its window opened: it is still in its window (withoutRoutes). */
 export function notOpenedText(reason: string): string {
-	return `The new context window did not open (${reason}); you are still in the same context window.`;
+	return `The new context window did not open (${withoutRoutes(reason)}); you are still in the same context window.`;
 }
 
 /**
@@ -112,7 +121,7 @@ export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> 
 				// contextd keeps the rollover inspectable; the UI error says what happened
 			}
 		}
-		d.notifyError(`contextd: new context failed: ${msg}`);
+		d.notifyError(`contextd: new context failed: ${withoutRoutes(msg)}`);
 		if (keptOld && !d.ended?.()) d.tellModel?.(notOpenedText(msg.replace(/; the old branch is kept$/, "")));
 		return "failed" as const;
 	};
