@@ -20,7 +20,8 @@ import (
 // statusOf maps an application error code to its HTTP status (the one
 // table, as in benbjohnson/wtf http.go).
 var statusOf = map[contextd.Code]int{
-	contextd.EOpenToolCalls: http.StatusConflict,
+	contextd.EOpenToolCalls:   http.StatusConflict,
+	contextd.ERolloverPending: http.StatusConflict,
 	// 507 Insufficient Storage (RFC 4918 §11.5): the server cannot hold
 	// what the request needs; the session file is fine, contextd's
 	// --memory-limit is what is short (store.EntryBudget).

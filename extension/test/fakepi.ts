@@ -112,6 +112,8 @@ export class FakeCtx {
 	press(data: string): ({ consume?: boolean; data?: string } | undefined)[] {
 		return [...this.terminalInput].map((h) => h(data));
 	}
+	/** What ctx.isIdle() answers (command contexts): Pi is not streaming. */
+	idle = true;
 
 	/** file null: a session that is not persisted (--no-session). */
 	constructor(sessionId = "s1", file: string | null = "/sessions/s1.jsonl") {
@@ -159,6 +161,7 @@ export class FakeCtx {
 			reload: async () => {
 				this.reloads++;
 			},
+			isIdle: () => this.idle,
 		};
 		return c as unknown as ExtensionContext;
 	}

@@ -17,6 +17,7 @@ import { FakeCtx, fakeHost } from "./fakepi.ts";
 import { replacedDuringSummaryNotice, resetHandoff } from "../src/handoff.ts";
 import { STOPPING_THROUGH_COMPACTION } from "../src/escape.ts";
 import { RELOADED_DURING_SUMMARY } from "../src/rollover.ts";
+import { PENDING_FOR_MODEL, PENDING_FOR_PERSON } from "../src/pending.ts";
 
 const boundaryPlan = {
 	append: [{ type: "custom_message", customType: "codex-context-window", content: "<context_window>", display: true, details: { id: "m0" } }],
@@ -136,7 +137,7 @@ test("window 0's answer finishing an interrupted rollover: manifest and snapshot
 		rollover_id: "r1",
 		...boundaryPlan,
 	};
-	f.contextd.answers = { "register-session": {}, "session-windows": finishPlan };
+	f.contextd.answers = { "register-session": {}, "session-windows": finishPlan, "rollover-complete": { state: "completed" } };
 	installLocal(f.host, f.say);
 	const ctx = new FakeCtx("s1");
 	await f.pi.emit("session_start", { reason: "startup" }, ctx);
@@ -145,6 +146,49 @@ test("window 0's answer finishing an interrupted rollover: manifest and snapshot
 	assert.deepEqual(ctx.notices, [
 		"info: contextd: finished the interrupted rollover r1: appended codex-context-tree-archive, codex-context-note-snapshot, codex-context-window",
 	]);
+	assert.deepEqual(f.contextd.calls.slice(-3), ["get-session", "session-windows", "rollover-complete r1"]);
+});
+
+test("/contextd finish never drops a failed complete: the person is told in one sentence, with no HTTP route", async () => {
+	const plan = { finish: [{ type: "custom", customType: "codex-context-tree-archive", data: {} }], rollover_id: "r1", ...boundaryPlan };
+	for (const [complete, want] of [
+		[
+			{ state: "committed", waiting_for: ["codex-context-window"] },
+			"info: contextd: the interrupted rollover r1 is not finished: this branch lacks its codex-context-window after its branch summary; use /tree to go to that summary and run /contextd finish there",
+		],
+		[
+			new ContextdError("contextd 409: rollover r1 is aborted; POST /v1/sessions/s1/rollovers", 409, "conflict"),
+			"info: contextd: the interrupted rollover r1 could not be finished (contextd answered 409); /contextd shows where it stands and /contextd finish tries again",
+		],
+	] as const) {
+		const f = fakeHost("local", {}, "1.6.0");
+		f.contextd.answers = { "register-session": {}, "session-windows": plan, "rollover-complete": complete };
+		installLocal(f.host, f.say);
+		const ctx = new FakeCtx("s1");
+		await f.pi.emit("session_start", { reason: "startup" }, ctx);
+		await f.pi.commands.get("contextd")?.("finish", ctx.ctx);
+		assert.deepEqual(ctx.notices, [want]);
+	}
+});
+
+test("local: an interrupted rollover (settled, Pi idle) is dropped by /contextd finish; a refused new_context tells the model and the person without HTTP routes", async () => {
+	const f = fakeHost("local", {}, "1.6.0");
+	const rollover = { rollover_id: "r9", mode: "local", state: "settled", window: { windowNumber: 0 } };
+	f.contextd.answers = { "register-session": {}, "session-windows": boundaryPlan, "get-session": { rollover, incomplete_rollover: null }, "rollover-abort": { state: "aborted" } };
+	installLocal(f.host, f.say);
+	const ctx = new FakeCtx("s1");
+	ctx.branch = [boundaryEntry(0)];
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	await f.pi.commands.get("contextd")?.("", ctx.ctx);
+	assert.ok(ctx.notices[0].includes("rollover r9: settled (interrupted, nothing of it is in the session file: /contextd finish drops it)"), ctx.notices[0]);
+	await f.pi.commands.get("contextd")?.("finish", ctx.ctx);
+	assert.equal(ctx.notices[1], "info: contextd: the interrupted rollover r9 had put nothing in the session file, so it is dropped and window 0 goes on; the model's next new_context (or /contextd new) starts the next window");
+	assert.equal(f.contextd.calls.at(-1), "rollover-abort r9");
+	f.contextd.answers["rollover-create"] = new ContextdError("contextd 409: a rollover is already pending; abort it with POST /v1/sessions/s1/rollovers/r9/abort", 409, "rollover_pending");
+	f.contextd.answers["session-context"] = { mode: "local", awaiting_file: false, needs_boundary: false, window_note_writes: 1, projection: { start_at: null, drop: [] }, problems: [] };
+	const r = await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
+	assert.deepEqual(r.content, [{ type: "text", text: PENDING_FOR_MODEL }]);
+	assert.equal(ctx.notices[2], `warning: ${PENDING_FOR_PERSON}`);
 });
 
 test("concurrent_writers from the registration and from /context is shown once per session, as a warning", async () => {

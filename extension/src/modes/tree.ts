@@ -6,7 +6,8 @@
 // reducer; this file performs its actions with Pi.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { branchIdentity, ctxLeafBody } from "../branch.ts";
-import { ContextdError, type RequestArgs } from "../client.ts";
+import { ContextdError, type RequestArgs, type Result } from "../client.ts";
+import { isRolloverPending, PENDING_FOR_PERSON, pendingResult } from "../pending.ts";
 import { type Host, text } from "../host.ts";
 import { callsNewContext } from "../input_hold.ts";
 import { installLifecycle } from "../lifecycle.ts";
@@ -224,10 +225,17 @@ export function installTree(host: Host, say: Say): void {
 			if (!guard.proceed) {
 				return { content: text(guard.refusal ?? ""), details: { refused: true, notes_guard: host.settings.notesGuard } };
 			}
-			const ans = await c.request("rollover-create", {
+			let ans: Result<"rollover-create">;
+			try {
+				ans = await c.request("rollover-create", {
 				path: s.params,
 				body: { ...ctxLeafBody(host.piVersion, ctx), command_context_ready: s.commandCtx !== undefined },
 			});
+			} catch (err) {
+				if (!isRolloverPending(err)) throw err;
+				host.notify(ctx, PENDING_FOR_PERSON, "warning");
+				return pendingResult();
+			}
 			dispatch(s, { type: "planned", rolloverId: ans.rollover_id }, ctx);
 			const t = guard.warning ? `${ans.tool_result}\n${guard.warning}` : ans.tool_result;
 			// terminate: the run ends after this batch; agent_settled performs the rollover.
