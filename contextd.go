@@ -79,6 +79,13 @@ const (
 // Pi's next agent_settled.
 const EOpenToolCalls Code = "open_tool_calls"
 
+// ERolloverPending (409) refuses a new rollover (new_context, /contextd
+// new) while another rollover of the session is open and not superseded
+// (coordinator/stale.go). The extension branches on it: the model is told
+// in one sentence that it stays in its window, the person that /contextd
+// finish finishes the open one; neither is shown an HTTP route.
+const ERolloverPending Code = "rollover_pending"
+
 // ESessionTooLarge (507) refuses every route that needs a session's
 // content while its file holds more entries than contextd's memory limit
 // can index (store.EntryBudget); the message says to restart contextd with

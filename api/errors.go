@@ -20,7 +20,8 @@ import (
 // statusOf maps an application error code to its HTTP status (the one
 // table, as in benbjohnson/wtf http.go).
 var statusOf = map[contextd.Code]int{
-	contextd.EOpenToolCalls: http.StatusConflict,
+	contextd.EOpenToolCalls:   http.StatusConflict,
+	contextd.ERolloverPending: http.StatusConflict,
 	// 507 Insufficient Storage (RFC 4918 §11.5): the server cannot hold
 	// what the request needs; the session file is fine, contextd's
 	// --memory-limit is what is short (store.EntryBudget).
@@ -134,6 +135,11 @@ var installErrorDetails = sync.OnceFunc(func() {
 		if len(errs) == 0 {
 			return base(status, msg)
 		}
+		if status == http.StatusBadRequest {
+			if d := dupKeyDetail(errs); d != nil {
+				return base(http.StatusUnprocessableEntity, "Invalid request: "+d.Location+": "+d.Message+".", d)
+			}
+		}
 		parts := make([]string, 0, len(errs))
 		clean := make([]error, 0, len(errs))
 		for _, e := range errs {
@@ -164,6 +170,36 @@ var installErrorDetails = sync.OnceFunc(func() {
 		return withCode(e, codeOfStatus(e.GetStatus()))
 	}
 })
+
+// dupKeyDetail finds the duplicate member name strictJSON refused among
+// the errors huma reports for a body its decoder refused (one detail at
+// location "body" whose message is dupKeyError's), and returns it at the
+// name's own location: the body is well-formed JSON whose content is
+// refused, 422 like any field the schema refuses. nil when there is none.
+func dupKeyDetail(errs []error) *huma.ErrorDetail {
+	const tail = ": each name may appear once in an object; send it once, with the value you mean"
+	for _, e := range errs {
+		dd, ok := e.(huma.ErrorDetailer)
+		if !ok {
+			continue
+		}
+		m := dd.ErrorDetail().Message
+		rest, ok := strings.CutPrefix(m, dupKeyPrefix)
+		if !ok || !strings.HasSuffix(rest, tail) {
+			continue
+		}
+		q, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			continue
+		}
+		loc, ok := strings.CutPrefix(strings.TrimSuffix(rest[len(q):], tail), " at ")
+		if !ok {
+			continue
+		}
+		return &huma.ErrorDetail{Location: loc, Message: dupKeyPrefix + q + " (" + strings.TrimPrefix(tail, ": ") + ")"}
+	}
+	return nil
+}
 
 // decodeErrorDetail rewrites the error huma reports when a body passed
 // schema validation but encoding/json could not decode it into the Go

@@ -164,7 +164,7 @@ func TestHostileInputs(t *testing.T) {
 		{name: "invalid UTF-8 under a +json type", path: "/alpha/history/v2/search_contents", body: []byte("{\"query\":\"\xff\",\"context\":{\"session_id\":\"" + hxSessionID + "\"}}"), hdr: map[string]string{"Content-Type": "application/merge-patch+json"}, status: 400, detail: "not valid UTF-8"},
 		{name: "overlong UTF-8 slash", path: "/alpha/notes/v2/read_file", body: []byte("{\"path\":\"..\xc0\xafetc\",\"context\":{\"session_id\":\"" + hxSessionID + "\"}}"), status: 400, detail: "not valid UTF-8"},
 		{name: "invalid UTF-8 in a key", path: lw, body: []byte("{\"lim\xffit\":1,\"context\":{\"session_id\":\"" + hxSessionID + "\"}}"), status: 400, detail: "not valid UTF-8"},
-		{name: "duplicate key, last wins", path: lw, body: []byte(`{"limit":1,"limit":"x","context":{"session_id":"` + hxSessionID + `"}}`), status: 422, loc: "body.limit"},
+		{name: "duplicate key", path: lw, body: []byte(`{"limit":1,"limit":"x","context":{"session_id":"` + hxSessionID + `"}}`), status: 422, loc: "body.limit", detail: `duplicate member name "limit"`},
 		{name: "missing context", path: lw, body: []byte(`{"limit":1}`), status: 422, loc: "body", detail: "required property context"},
 		{name: "empty session_id", path: lw, body: hxWith(t, valid(lw), "context.session_id", `""`), status: 422, loc: "body.context.session_id"},
 		{name: "session_id over 256", path: lw, body: hxWith(t, valid(lw), "context.session_id", `"`+strings.Repeat("s", 257)+`"`), status: 422, loc: "body.context.session_id"},

@@ -1889,8 +1889,12 @@ func TestSessionsRefusals(t *testing.T) {
 				s.Index.Root(), s.Index.Root())},
 		{"register outside (relative)", "PUT", "/v1/sessions/outside-session", regBody("../outside.jsonl"), nil, 403,
 			fmt.Sprintf("session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", "../outside.jsonl", s.Index.Root())},
+		// A file that is not a Pi session gets no advice to serve its
+		// folder: what a session file is and where Pi keeps them.
 		{"register /etc/passwd", "PUT", "/v1/sessions/outside-session", regBody("/etc/passwd"), nil, 403,
-			fmt.Sprintf("Pi writes this session to /etc, but contextd reads sessions only from %s; restart contextd with --sessions-dir /etc, or start Pi with --session-dir %s (a contextd that sees Pi's files under another path, as in a container: --path-map HOST=CONTAINER)", s.Index.Root(), s.Index.Root())},
+			fmt.Sprintf("session_file \"/etc/passwd\" is not a Pi session file: Pi keeps each session as a .jsonl file, <timestamp>_<id>.jsonl, in ~/.pi/agent/sessions/--<cwd>--/ (or flat in the folder Pi's --session-dir names); register that file, which must be under contextd's sessions directory %s", s.Index.Root())},
+		{"register a relative non-session", "PUT", "/v1/sessions/outside-session", regBody("../../etc/shadow"), nil, 403,
+			fmt.Sprintf("session_file \"../../etc/shadow\" is not a Pi session file: Pi keeps each session as a .jsonl file, <timestamp>_<id>.jsonl, in ~/.pi/agent/sessions/--<cwd>--/ (or flat in the folder Pi's --session-dir names); register that file, which must be under contextd's sessions directory %s", s.Index.Root())},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := s.request(tc.method, tc.path, tc.body, tc.hdr)

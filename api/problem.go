@@ -30,7 +30,7 @@ const (
 // the order the OpenAPI document lists them (ErrorModel.code's enum).
 var ProblemCodes = []contextd.Code{
 	contextd.EInvalid, contextd.EAmbiguous, contextd.EBadRequest, contextd.ENotFound, contextd.EConflict,
-	contextd.EOpenToolCalls, contextd.ESessionTooLarge, contextd.EPrecondition, contextd.EGone, contextd.EForbidden, contextd.ETooLarge,
+	contextd.EOpenToolCalls, contextd.ERolloverPending, contextd.ESessionTooLarge, contextd.EPrecondition, contextd.EGone, contextd.EForbidden, contextd.ETooLarge,
 	contextd.EUnauthorized, contextd.EUpstream, contextd.EUpstreamSlow, contextd.EUnavailable, contextd.EInternal,
 	CodeMethodNotAllowed, CodeMisdirected, CodeUnsupportedMediaType, CodeClientClosed, CodeTimeout, CodeDiskFull,
 }
@@ -59,7 +59,7 @@ func codeOfStatus(status int) contextd.Code {
 		return CodeDiskFull
 	}
 	for c, st := range statusOf {
-		if st == status && c != contextd.EAmbiguous && c != contextd.EOpenToolCalls && c != contextd.ESessionTooLarge {
+		if st == status && c != contextd.EAmbiguous && c != contextd.EOpenToolCalls && c != contextd.ERolloverPending && c != contextd.ESessionTooLarge {
 			return c
 		}
 	}

@@ -68,7 +68,11 @@ func TestRolloverRoutesTree(t *testing.T) {
 	if r.Status != http.StatusOK {
 		t.Fatalf("repeat create: %d %s", r.Status, r.Body)
 	}
-	wantRollProblem(t, s.post(base, map[string]any{"leaf_id": "b423e27c", "command_context_ready": true}), http.StatusConflict, "a rollover is already pending")
+	other := s.post(base, map[string]any{"leaf_id": "b423e27c", "command_context_ready": true})
+	wantRollProblem(t, other, http.StatusConflict, "a rollover is already pending")
+	if c := problemCode(t, other); c != "rollover_pending" {
+		t.Errorf("create while another rollover is open: code %q, want rollover_pending (the extension branches on it)", c)
+	}
 	wantRollProblem(t, s.post(base+"/"+id+"/commit", map[string]any{"summary_entry_id": "bae0cbce"}), http.StatusConflict, "settle it first")
 	wantRollProblem(t, s.post(base+"/nope/settle", map[string]any{}), http.StatusNotFound, `has no rollover "nope"`)
 	wantRollProblem(t, s.post(base+"/"+id+"/settle", map[string]any{"leaf_id": "b423e27c"}), http.StatusPreconditionFailed, "ancestry mismatch")

@@ -24,10 +24,10 @@ import (
 // `\ufffd`) finds only items holding U+FFFD, as in Pi the two differ.
 //
 // notes search_contents keeps encoding/json's rule (a lone surrogate
-// escape is U+FFFD): note texts are decoded with it, both from the
-// session file's note entries (notes.DecodeEvent) and from the bodies of
-// append_to_file and write_file, so a note never holds a lone surrogate
-// and `\ud800` and U+FFFD find the same lines.
+// escape is U+FFFD): a note never holds a lone surrogate, because
+// append_to_file and write_file refuse one (api/notetext.go) and the
+// session file's note entries are decoded with that rule
+// (notes.DecodeEvent), so `\ud800` and U+FFFD find the same lines.
 
 // UnmarshalJSON decodes a history search_contents body as encoding/json
 // does (huma has validated it against the schema), then decodes its query

@@ -147,7 +147,8 @@ func HumaConfig() huma.Config {
 }
 
 // strictJSON is huma's JSON format that writes no array as null
-// (withArrays) and also refuses request bodies that
+// (withArrays), refuses request bodies with a duplicate member name
+// (dupkeys.go), and also refuses request bodies that
 // are not valid UTF-8 (RFC 8259 §8.1: JSON exchanged between systems MUST
 // be UTF-8). encoding/json would silently turn each invalid byte into
 // U+FFFD, so a note, query or path would not be what the caller sent and a
@@ -159,7 +160,19 @@ var strictJSON = huma.Format{
 		if !utf8.Valid(data) {
 			return errInvalidUTF8(data)
 		}
-		return json.Unmarshal(data, v)
+		if err := json.Unmarshal(data, v); err != nil {
+			return err
+		}
+		// huma parses every body twice: into an any to validate it
+		// against the schema, then into the operation's type. The first
+		// parse checks for duplicate member names, so each body is scanned
+		// once (api/dupkeys.go; errors.go answers 422).
+		if _, ok := v.(*any); ok {
+			if e := findDuplicateKey(data); e != nil {
+				return e
+			}
+		}
+		return nil
 	},
 }
 

@@ -68,8 +68,13 @@ type treeAnswers struct {
 	Windows history.WindowsResult
 	Items   history.ItemsResult
 	Search  history.ItemsResult
-	Read    history.ReadResult
-	Hidden  []HiddenSummary
+	// Short is a 1-byte search, which reads every frame: in a copy it
+	// searches the parent's archived window under the copy's scan core
+	// (store.View.ShareScan; with two CPUs there is one core, and the
+	// search would wait for itself).
+	Short  history.ItemsResult
+	Read   history.ReadResult
+	Hidden []HiddenSummary
 }
 
 func treeAnswersOf(t *testing.T, svc *Service, sessionID, leaf string) treeAnswers {
@@ -86,6 +91,9 @@ func treeAnswersOf(t *testing.T, svc *Service, sessionID, leaf string) treeAnswe
 		t.Fatal(err)
 	}
 	if a.Search, err = svc.SearchHistory(ctx, cc, history.SearchArgs{Query: "test", WindowID: &w0}); err != nil {
+		t.Fatal(err)
+	}
+	if a.Short, err = svc.SearchHistory(ctx, cc, history.SearchArgs{Query: "t", WindowID: &w0}); err != nil {
 		t.Fatal(err)
 	}
 	if len(a.Items.Items) > 1 {
@@ -131,7 +139,7 @@ func TestCloneReadsParentArchives(t *testing.T) {
 		}
 	}
 	want := treeAnswersOf(t, svc, tbSession, tbLeaf)
-	if len(want.Windows.Windows) != 2 || len(want.Hidden) != 1 || len(want.Search.Items) == 0 || want.Read.Item == nil {
+	if len(want.Windows.Windows) != 2 || len(want.Hidden) != 1 || len(want.Search.Items) == 0 || len(want.Short.Items) == 0 || want.Read.Item == nil {
 		t.Fatalf("original: %+v", want)
 	}
 	for _, id := range []string{"copy-1", "copy-2"} {

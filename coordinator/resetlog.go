@@ -401,20 +401,25 @@ func entryTime(v *store.View, e *session.Entry) *time.Time {
 }
 
 // matchesFile: a state rollover is the file's rollover when it closed the
-// same window and, once committed, opened the same next window.
+// same window and, once committed, opened the same next window. An aborted
+// rollover is the file's only when its plan opened the window the file's
+// boundary opens (it was aborted after its commit and its entries were
+// appended all the same, e.g. by /contextd finish): the window id is the
+// plan's own, so the file's rollover is that one, listed once, as the file
+// shows it. An aborted rollover without a plan wrote nothing and is listed
+// on its own.
 func matchesFile(r store.Rollover, f *ResetEntry) bool {
 	var w WindowIdentity
 	if json.Unmarshal(r.Window, &w) != nil || w.CurrentWindowID != f.From.ID {
 		return false
 	}
+	var p rolloverPlan
+	planned := r.Plan != nil && json.Unmarshal(r.Plan, &p) == nil
 	if r.State == store.RolloverAborted {
-		return false
+		return planned && f.To != nil && p.Window.CurrentWindowID == f.To.ID
 	}
-	if r.Plan != nil && f.To != nil {
-		var p rolloverPlan
-		if json.Unmarshal(r.Plan, &p) == nil && p.Window.CurrentWindowID != f.To.ID {
-			return false
-		}
+	if planned && f.To != nil && p.Window.CurrentWindowID != f.To.ID {
+		return false
 	}
 	return true
 }

@@ -153,9 +153,10 @@ type IncompleteRollover struct {
 // without command_context_ready (EPrecondition); a leaf_id that is not in
 // the file (ENotFound, as on every route with a leaf_id); a branch without
 // a window boundary (EPrecondition); a parent
-// cycle (EInvalid); another open rollover (EConflict "a rollover is already
-// pending"). A pending rollover requested at an ancestor of the leaf (a
-// repeated new_context in the same run) is joined: created is false and
+// cycle (EInvalid); another open rollover (ERolloverPending "a rollover is
+// already pending"), unless it is superseded (stale.go: it is aborted and
+// the new one opened). A pending rollover requested at an ancestor of the
+// leaf (a repeated new_context in the same run) is joined: created is false and
 // Merged true. It persists the rollover and answers the tool result.
 func (s *Service) CreateRollover(ctx context.Context, sessionID string, req RolloverRequest) (out RolloverCreated, created bool, err error) {
 	t, err := s.Resolve(ctx, sessionID)
@@ -183,12 +184,16 @@ func (s *Service) CreateRollover(ctx context.Context, sessionID string, req Roll
 		hasOpen = open.State.Open()
 	}
 	var r store.Rollover
+	supersede := false
 	err = s.rolloverBranch(t, req.LeafID, func(b *Branch) error {
 		if hasOpen {
 			if open.State == store.RolloverPending && onBranch(b, open.LeafAtRequest) {
 				return nil // joined below
 			}
-			return alreadyPending(open)
+			if !superseded(b, open) {
+				return alreadyPending(open)
+			}
+			supersede = true // aborted below, once the read is released (stale.go)
 		}
 		i := currentBoundary(b)
 		if i < 0 {
@@ -207,7 +212,13 @@ func (s *Service) CreateRollover(ctx context.Context, sessionID string, req Roll
 	if err != nil {
 		return out, false, err
 	}
-	if hasOpen {
+	if supersede {
+		if ok, err := s.abortSuperseded(ctx, open); err != nil {
+			return out, false, err
+		} else if !ok {
+			return out, false, contextd.Errorf(contextd.EConflict, "rollover %s of session %q changed while new_context was being opened; retry", open.ID, sessionID)
+		}
+	} else if hasOpen {
 		out, err = createdAnswer(open, true)
 		return out, false, err
 	}
@@ -232,8 +243,11 @@ func (s *Service) CreateRollover(ctx context.Context, sessionID string, req Roll
 	return out, err == nil, err
 }
 
+// alreadyPending is the ERolloverPending refusal of a new rollover while r
+// is open. The extension branches on the code and tells the model and the
+// person in their own terms; the sentence is for other API clients.
 func alreadyPending(r store.Rollover) error {
-	return contextd.Errorf(contextd.EConflict, "a rollover is already pending for session %q: rollover %s is %s; finish it, or abort it with POST /v1/sessions/%s/rollovers/%s/abort",
+	return contextd.Errorf(contextd.ERolloverPending, "a rollover is already pending for session %q: rollover %s is %s; finish it, or abort it with POST /v1/sessions/%s/rollovers/%s/abort",
 		r.SessionID, r.ID, r.State, r.SessionID, r.ID)
 }
 

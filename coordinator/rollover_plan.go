@@ -214,15 +214,20 @@ func missingEntries(v *store.View, r store.Rollover) ([]string, error) {
 // Local: the boundary (matched by its window id) anywhere in the file.
 //
 // Tree: the planned entries must descend from the branch summary summaryID
-// in plan order (manifest, note snapshot, boundary matched by its window
-// id), each one on the parent chain of the next. Between them, Pi may have
-// written entries of its own (betweenPlanned): a 1.6 system message (written
-// after navigateTree and whenever the prompt or tools change), usage,
-// context_edit, model and thinking-level changes, labels, session info, or
-// another extension's custom entry. Any entry that would add a
-// conversation message (user, assistant, tool result, bash execution,
-// custom message, branch summary, compaction) breaks the chain: the
-// entries after it were not appended by the plan's extension call.
+// in plan order (manifest matched by its window and summary ids, note
+// snapshot, boundary matched by its window id), each one on the parent
+// chain of the next. Any entries may lie between them: Pi's own (a 1.6
+// system message, usage, context_edit, model and thinking-level changes,
+// labels, session info), another extension's, and conversation messages:
+// when a rollover is interrupted after its summary (contextd restarted
+// while Pi wrote it), the person may type and the model answer before
+// /contextd finish appends the missing entries at the leaf, after them
+// (POST …/windows plans them from resumeOf, which reads the branch the
+// same way). The ids the plan's manifest and boundary carry are the
+// plan's own, so no other entry matches them. This is the one rule of
+// "the rollover's entries are in the file" for complete, for the automatic
+// completion on reads and new rollovers, for abort and for the missing
+// entries finish answers.
 //
 // The check is one forward pass over the entries after the summary in
 // file order (a parent always precedes its children in files Pi writes):
@@ -266,9 +271,7 @@ func missingPlanned(v *store.View, mode contextd.Mode, summaryID string, p rollo
 			best = max(best, k+1)
 			continue
 		}
-		if betweenPlanned(&e) {
-			reached[e.ID] = k
-		}
+		reached[e.ID] = k
 	}
 	if best == len(p.Append) {
 		return nil, nil
@@ -299,22 +302,6 @@ func matchesPlanned(v *store.View, seq int, pe PlannedEntry, windowID string) (b
 		}
 	}
 	return true, nil
-}
-
-// betweenPlanned reports whether Pi (or another extension) may have written e
-// between two planned entries of one rollover commit without breaking it:
-// e adds no conversation message to the model's context. That is a
-// `message` with role "system" (Pi 1.x system prompt patches), and every
-// entry type that Pi's sessionEntryToContextMessages turns into no message
-// (usage, context_edit, model_change, thinking_level_change, label,
-// session_info, custom, and types unknown to this version). A
-// context_edit changes how earlier entries render, not which entries were
-// appended, so it does not break the chain either.
-func betweenPlanned(e *session.Entry) bool {
-	if e.Type == session.TypeMessage {
-		return e.Role == session.RoleSystem
-	}
-	return session.ContextRole(e) == ""
 }
 
 // marshalJS encodes v as JavaScript's JSON.stringify would: no HTML

@@ -697,10 +697,10 @@ func TestRolloverRefusals(t *testing.T) {
 	t.Run("already pending", func(t *testing.T) {
 		e := pending(t)
 		_, err := create(e, "b423e27c") // an ancestor of the leaf at request: not the same run
-		wantCode(t, err, contextd.EConflict, "a rollover is already pending for session \""+basicID+"\": rollover r is pending")
+		wantCode(t, err, contextd.ERolloverPending, "a rollover is already pending for session \""+basicID+"\": rollover r is pending")
 		must[coordinator.SettleAnswer](t)(e.svc.SettleRollover(ctx, basicID, "r", coordinator.SettleRequest{LeafID: basicOldLeaf}))
 		_, err = create(e, basicOldLeaf)
-		wantCode(t, err, contextd.EConflict, "rollover r is settled; finish it, or abort it with POST /v1/sessions/"+basicID+"/rollovers/r/abort")
+		wantCode(t, err, contextd.ERolloverPending, "rollover r is settled; finish it, or abort it with POST /v1/sessions/"+basicID+"/rollovers/r/abort")
 	})
 	t.Run("unknown rollover", func(t *testing.T) {
 		e := pending(t)
@@ -1035,18 +1035,37 @@ func TestRolloverInterleavedPiEntries(t *testing.T) {
 		})
 	}
 
-	t.Run("a user message breaks the chain", func(t *testing.T) {
+	// The person typed while the rollover was interrupted (contextd
+	// restarted while Pi wrote the summary), the model answered, and
+	// /contextd finish appended the planned entries at the leaf, after
+	// them: the rollover completes (it stayed committed at 18a993e and
+	// refused every later new_context).
+	t.Run("conversation messages before and between the planned entries", func(t *testing.T) {
 		e, commit := commitBasic(t)
 		ctx := t.Context()
-		e.write(piLine(t, commit.Append[0], basicManifest, basicSummary, "2026-07-07T16:38:31.000Z"), false)
-		e.write(piLine(t, commit.Append[1], basicSnapshot, basicManifest, "2026-07-07T16:38:31.000Z"), false)
-		e.write([]byte(`{"type":"message","id":"typed-1","parentId":"d33fc73c","timestamp":"2026-07-07T16:38:31.000Z","message":{"role":"user","content":"hello","timestamp":1783442311000}}`), false)
-		e.write(piLine(t, commit.Append[2], basicNext, "typed-1", "2026-07-07T16:38:31.000Z"), false)
-		info := must[coordinator.RolloverInfo](t)(e.svc.GetRollover(ctx, basicID, "rollover-1"))
-		if info.State != "committed" {
-			t.Fatalf("rollover with a user message before its boundary: %+v, want committed", info)
-		}
+		e.write([]byte(`{"type":"message","id":"typed-1","parentId":"`+basicSummary+`","timestamp":"2026-07-07T16:38:31.000Z","message":{"role":"user","content":"typed during","timestamp":1783442311000}}`), false)
+		e.write([]byte(`{"type":"message","id":"answer-1","parentId":"typed-1","timestamp":"2026-07-07T16:38:31.000Z","message":{"role":"assistant","content":[{"type":"text","text":"answered"}],"api":"faux","provider":"faux","model":"faux-1","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1783442311000}}`), false)
+		waitingFor(t, e.svc, basicID, "rollover-1", "codex-context-tree-archive", "codex-context-note-snapshot", "codex-context-window")
+		e.write(piLine(t, commit.Append[0], basicManifest, "answer-1", "2026-07-07T16:38:32.000Z"), false)
+		e.write([]byte(`{"type":"message","id":"typed-2","parentId":"`+basicManifest+`","timestamp":"2026-07-07T16:38:32.000Z","message":{"role":"user","content":"hello","timestamp":1783442312000}}`), false)
+		e.write(piLine(t, commit.Append[1], basicSnapshot, "typed-2", "2026-07-07T16:38:32.000Z"), false)
 		waitingFor(t, e.svc, basicID, "rollover-1", "codex-context-window")
+		e.write(piLine(t, commit.Append[2], basicNext, basicSnapshot, "2026-07-07T16:38:32.000Z"), false)
+		info := must[coordinator.RolloverInfo](t)(e.svc.CompleteRollover(ctx, basicID, "rollover-1"))
+		if info.State != "completed" || len(info.WaitingFor) != 0 {
+			t.Fatalf("complete with conversation before the planned entries: %+v, want completed", info)
+		}
+		e.checkUnchanged()
+	})
+
+	// The planned entries appended on another branch (not descending from
+	// the summary) are not the rollover's.
+	t.Run("entries on another branch", func(t *testing.T) {
+		e, commit := commitBasic(t)
+		e.write(piLine(t, commit.Append[0], basicManifest, basicOldLeaf, "2026-07-07T16:38:31.000Z"), false)
+		e.write(piLine(t, commit.Append[1], basicSnapshot, basicManifest, "2026-07-07T16:38:31.000Z"), false)
+		e.write(piLine(t, commit.Append[2], basicNext, basicSnapshot, "2026-07-07T16:38:31.000Z"), false)
+		waitingFor(t, e.svc, basicID, "rollover-1", "codex-context-tree-archive", "codex-context-note-snapshot", "codex-context-window")
 	})
 }
 
@@ -1134,4 +1153,33 @@ func TestRolloverCompletedWhenBoundaryWritten(t *testing.T) {
 	if len(l.Rollovers) != 1 || l.Rollovers[0].Durations.CompleteMS == nil || *l.Rollovers[0].Durations.CompleteMS != 1500 {
 		t.Fatalf("reset log: %+v, want one rollover with complete_ms 1500", l.Rollovers)
 	}
+}
+
+// TestResetLogAbortedThenAppended: a committed Tree rollover aborted while
+// its planned entries were not in the file (the only way out of a stuck
+// rollover at 18a993e), whose entries were then appended all the same,
+// is one rollover: GET …/rollovers lists it once, completed as the file
+// shows it, with its state id (at 18a993e it was listed twice, once
+// failed from the state and once completed from the file).
+func TestResetLogAbortedThenAppended(t *testing.T) {
+	e, commit := commitBasic(t)
+	ctx := t.Context()
+	info := must[coordinator.RolloverInfo](t)(e.svc.AbortRollover(ctx, basicID, "rollover-1", coordinator.AbortRequest{Reason: "by hand"}))
+	if info.State != "aborted" {
+		t.Fatalf("abort: %+v", info)
+	}
+	parent := basicSummary
+	for k, id := range []string{basicManifest, basicSnapshot, basicNext} {
+		e.write(piLine(t, commit.Append[k], id, parent, "2026-07-07T16:38:31.000Z"), false)
+		parent = id
+	}
+	l := must[coordinator.RolloverLog](t)(e.svc.Rollovers(ctx, basicID, ""))
+	if len(l.Rollovers) != 1 {
+		t.Fatalf("reset log: %d rollovers %+v, want 1", len(l.Rollovers), l.Rollovers)
+	}
+	r := l.Rollovers[0]
+	if r.RolloverID != "rollover-1" || r.State != "completed" || r.Source != "state+file" || r.To == nil || r.To.ID != basicWindow1 {
+		t.Errorf("reset log entry %+v, want rollover-1 completed from state+file, to window %s", r, basicWindow1)
+	}
+	e.checkUnchanged()
 }

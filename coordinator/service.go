@@ -115,7 +115,13 @@ func (t *Target) read(fn func(v *store.View) error) error {
 	case t.treeOnly:
 		return t.Session.ReadTree(fn)
 	case t.scan != nil:
-		return t.Session.ReadScan(t.scan, t.scanEveryFrame, fn)
+		return t.Session.ReadScan(t.scan, t.scanEveryFrame, func(v *store.View) error {
+			// The parents' windows are searched under this slot and core.
+			for _, p := range t.parents {
+				defer p.ShareScan(v)()
+			}
+			return fn(v)
+		})
 	}
 	return t.Session.Read(fn)
 }

@@ -780,7 +780,17 @@ func appendJSONString(b []byte, s string) []byte {
 // layout, <sessions>/--<cwd>--/<file>.jsonl, it suggests the <sessions>
 // folder, which holds every project's sessions. A relative path comes from
 // an API client and gets the rule for registrations.
+//
+// A path that cannot be a Pi session file, because its name does not end in
+// ".jsonl" (/etc/passwd), gets no advice to serve its folder: the message
+// says what a session file is and where Pi keeps them (docs/pi-facts.md
+// "Where files live": <agentDir>/sessions/--<cwd>--/<ts>_<id>.jsonl, or flat
+// in Pi's --session-dir). A ".jsonl" outside the root keeps the advice, as
+// Pi's --session-dir may name any folder.
 func outsideError(sessionFile, root string) error {
+	if !strings.HasSuffix(sessionFile, ".jsonl") {
+		return contextd.Errorf(contextd.EForbidden, "session_file %q is not a Pi session file: Pi keeps each session as a .jsonl file, <timestamp>_<id>.jsonl, in ~/.pi/agent/sessions/--<cwd>--/ (or flat in the folder Pi's --session-dir names); register that file, which must be under contextd's sessions directory %s", sessionFile, root)
+	}
 	if !filepath.IsAbs(sessionFile) {
 		return contextd.Errorf(contextd.EForbidden, "session_file %q is outside the sessions directory %s; pass a path under it, absolute or relative to it (e.g. \"--<cwd>--/<file>.jsonl\"), or start contextd with --path-map HOST=CONTAINER when Pi sees that directory under another path", sessionFile, root)
 	}

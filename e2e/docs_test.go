@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"contextd/api"
 )
 
 // TestReadmeShape: the README stays a first screen for a Pi user (under
@@ -105,5 +107,45 @@ func TestDocsLinks(t *testing.T) {
 				t.Errorf("%s links to %s: no heading with the anchor #%s", rel, link, anchor)
 			}
 		}
+	}
+}
+
+// TestReadmeNamesTokenAndHistoryActions: the README's words for what a
+// caller types are the real ones: the token header is api.TokenHeader
+// ("X-Contextd-Token") with the token file the server reads
+// (<state dir>/token, cmd/contextd), and the history tool's actions are
+// the operations of openapi/openapi.yaml under /alpha/history/v2/
+// (list_items, list_windows, read_item, search_contents).
+func TestReadmeNamesTokenAndHistoryActions(t *testing.T) {
+	root := filepath.Join(Dir(), "..")
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	if api.TokenHeader != "X-Contextd-Token" || !strings.Contains(readme, "`"+api.TokenHeader+"` header") {
+		t.Errorf("README does not name the token header %s", api.TokenHeader)
+	}
+	if !strings.Contains(readme, "the file `token` in contextd's state directory (`$PI_CODING_AGENT_DIR/contextd/token`, else `~/.pi/agent/contextd/token`") {
+		t.Error("README does not say where the token file is")
+	}
+	spec, err := os.ReadFile(filepath.Join(root, "openapi", "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []string
+	for _, m := range regexp.MustCompile(`(?m)^  /alpha/history/v2/(\w+):`).FindAllStringSubmatch(string(spec), -1) {
+		actions = append(actions, m[1])
+	}
+	if strings.Join(actions, ",") != "list_items,list_windows,read_item,search_contents" {
+		t.Fatalf("history operations in openapi.yaml: %v", actions)
+	}
+	for _, a := range actions {
+		if !strings.Contains(readme, "`"+a+"`") {
+			t.Errorf("README does not name the history action %s", a)
+		}
+	}
+	if strings.Contains(readme, "(search, list, read)") {
+		t.Error(`README still names the history actions "search, list, read"`)
 	}
 }

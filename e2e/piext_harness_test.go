@@ -44,6 +44,17 @@ func (v piVersion) cli() string {
 	return filepath.Join(Dir(), "node_modules", v.CLI)
 }
 
+// before086 reports whether v is a Pi below 0.86.0 (Semver "0.85.1"), the
+// line whose ctx.abort() in the TUI leaves a branch summary running and
+// whose /reload is not deferred while agent_settled handlers run.
+func (v piVersion) before086() bool {
+	var major, minor int
+	if _, err := fmt.Sscanf(v.Semver, "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major == 0 && minor < 86
+}
+
 // eachPi runs fn as one subtest per Pi version: piVersions, or the Pis PiDirsEnv names
 // (e2e/pi-versions.sh).
 func eachPi(t *testing.T, fn func(t *testing.T, v piVersion)) {

@@ -312,36 +312,28 @@ func lineDiff(want, got string) string {
 }
 
 // TestPiExtensionTUINewSessionDuringSummary: Tree in Pi's TUI; while the
-// rollover's branch summary runs the person opens /tree (Escape twice),
-// picks an entry without a summary (refused: the summary is running), then
-// types /new. When the old session's summary ends, interactive Pi puts the
-// old window's boundary text into the (shared, empty) editor; the new
-// session takes it out (extension/src/handoff.ts), so the next message the
-// provider gets is exactly what the person typed.
+// rollover's branch summary runs the person types /tree and picks an entry
+// (Pi 0.85: without a summary, refused by the extension; Pi 1.6 refuses
+// the pick itself while a navigation runs), then /new. When
+// the old session's summary ends, interactive Pi puts the old window's
+// boundary text into the (shared, empty) editor; the new session takes it
+// out (extension/src/handoff.ts), so the next message the provider gets is
+// exactly what the person typed.
 func TestPiExtensionTUINewSessionDuringSummary(t *testing.T) {
 	eachPi(t, func(t *testing.T, v piVersion) {
-		r := newRig(t, v, "tree", []step{
-			tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "- task\n"}),
-			tool("new_context", nil),
-			{Text: "REPLY-ONE"}, {Text: "REPLY-TWO"}, {Text: "REPLY-THREE"},
-		})
-		hold := r.holdSummary()
-		r.startContextd()
-		p := startTUI(t, r)
-		p.waitScreen("the status line of window 0", "contextd tree · window 0")
-		p.submit("go")
-		hold.waitStartedFile(t)
-		p.waitScreen("the summary's progress", "contextd: summarizing window 0 for its archive…")
-		p.tmux("send-keys", "-t", "pi", "Escape")
-		time.Sleep(300 * time.Millisecond)
-		p.tmux("send-keys", "-t", "pi", "Escape")
+		r, p, hold := tuiDuringSummary(t, v)
+		p.submit("/tree")
 		time.Sleep(time.Second)
 		for _, k := range []string{"Up", "Up", "Enter"} {
 			p.tmux("send-keys", "-t", "pi", k)
 			time.Sleep(400 * time.Millisecond)
 		}
-		p.tmux("send-keys", "-t", "pi", "Enter") // "No summary"
-		time.Sleep(time.Second)
+		p.tmux("send-keys", "-t", "pi", "Enter") // "No summary" (0.85)
+		if v.before086() {
+			p.waitScreen("the refused /tree", "contextd: wait for the new context window to start before navigating the session tree")
+		} else {
+			p.waitScreen("Pi's refusal of the navigation", "Wait for the current compaction or tree navigation to finish before navigating the session tree.")
+		}
 		p.submit("/new")
 		time.Sleep(time.Second)
 		hold.release(t)
@@ -369,5 +361,158 @@ func TestPiExtensionTUINewSessionDuringSummary(t *testing.T) {
 		if last.text() != "hello" {
 			t.Errorf("the new session's user message = %q, want %q\n%s", last.text(), "hello", p.screen())
 		}
+	})
+}
+
+// tuiDuringSummary starts interactive Pi (v) in Tree mode with the branch
+// summary held: the prompt "go" writes a note and calls new_context, and
+// it returns once the rollover's summary runs (its progress and the status
+// line's "writing the summary" on the screen). The model's later replies
+// are REPLY-ONE, REPLY-TWO, REPLY-THREE.
+func tuiDuringSummary(t *testing.T, v piVersion) (*rig, *tuiProc, summaryHold) {
+	t.Helper()
+	r := newRig(t, v, "tree", []step{
+		tool("notes", map[string]any{"action": "write_file", "path": "plan.md", "text": "- task\n"}),
+		tool("new_context", nil),
+		{Text: "REPLY-ONE"}, {Text: "REPLY-TWO"}, {Text: "REPLY-THREE"},
+	})
+	hold := r.holdSummary()
+	r.startContextd()
+	p := startTUI(t, r)
+	p.waitScreen("the status line of window 0", "contextd tree · window 0")
+	p.submit("go")
+	hold.waitStartedFile(t)
+	p.waitScreen("the summary's progress", "contextd: summarizing window 0 for its archive…")
+	p.waitScreen("the status line during the summary", "contextd tree · window 0 · ")
+	if !strings.Contains(p.screen(), "· writing the summary") {
+		t.Errorf("the status line does not say the summary is being written:\n%s", p.screen())
+	}
+	return r, p, hold
+}
+
+// TestPiExtensionTUIReloadDuringSummary (docs/design.md §5.3.1 row
+// "/reload during the summary"): Tree in Pi's TUI; the person types
+// /reload while the rollover's branch summary runs. Interactive Pi refuses
+// a reload while a summary runs (handleReloadCommand: isCompacting, which
+// counts the branch summary; 0.85.1 and 1.6.0) and says so on the screen;
+// the extension is not reloaded, the rollover completes in the same
+// extension and the new window answers.
+func TestPiExtensionTUIReloadDuringSummary(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		_, p, hold := tuiDuringSummary(t, v)
+		p.submit("/reload")
+		p.waitScreen("Pi's refusal of the reload", "Wait for compaction to finish before reloading.")
+		hold.release(t)
+		p.waitScreen("the new window's notice", "context window 1 started; the previous one is archived with its summary")
+		screen := p.waitScreen("the new window's answer", "REPLY-ONE")
+		for _, bad := range []string{"the session you left", "was reloaded", "Error", "stale"} {
+			if strings.Contains(screen, bad) {
+				t.Errorf("the screen shows %q:\n%s", bad, screen)
+			}
+		}
+		if !strings.Contains(screen, "contextd tree · window 1") {
+			t.Errorf("the status line is not window 1:\n%s", screen)
+		}
+	})
+}
+
+// switchWaits is what the extension says at once when the person starts
+// another session during a Tree summary (extension/src/modes/tree.ts
+// SWITCH_WAITS).
+const switchWaits = "contextd: the new session opens once Pi has stopped the branch summary; this session keeps its context window"
+
+// TestPiExtensionTUISwitchDuringSummary (docs/design.md §5.3.1 row "/new,
+// /resume, /fork, /clone"): Tree in Pi's TUI; the person types /new, or
+// /fork and picks their message, while the rollover's branch summary
+// runs. Pi stops the summary before it opens the new session and waits for
+// the summary's request to end; the extension answers at once
+// (SWITCH_WAITS), and once the request ended the new session opens and
+// says in one line that the old session's new context did not happen.
+func TestPiExtensionTUISwitchDuringSummary(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		for _, cmd := range []string{"/new", "/fork"} {
+			t.Run(cmd[1:], func(t *testing.T) {
+				_, p, hold := tuiDuringSummary(t, v)
+				p.submit(cmd)
+				if cmd == "/fork" {
+					time.Sleep(time.Second)
+					p.tmux("send-keys", "-t", "pi", "Enter") // the selected (latest) user message
+				}
+				p.waitScreen("the sign that "+cmd+" was taken", switchWaits)
+				if strings.Contains(p.screen(), "contextd: new context did not happen") {
+					t.Fatalf("%s did not wait for the summary:\n%s", cmd, p.screen())
+				}
+				hold.release(t)
+				screen := p.waitScreen("the new session's line", "contextd: new context did not happen: session ")
+				if !strings.Contains(screen, "rollover ran; its branch is kept as it was") {
+					t.Errorf("the new session does not say what happened to the old one:\n%s", screen)
+				}
+				if strings.Contains(screen, "stale") {
+					t.Errorf("a stale-context error reached the screen:\n%s", screen)
+				}
+			})
+		}
+	})
+}
+
+// TestPiExtensionTUIEscapeDuringSummary (docs/design.md §5.3.1 row "Escape
+// (abort) during the summary"): Tree in Pi's TUI; the person presses
+// Escape while the rollover's branch summary runs. Interactive Pi gives an
+// extension's navigation no Escape handler; the extension catches Escape
+// and stops the summary (Pi 1.6: ctx.abort(); Pi 0.85: a compaction that
+// aborts the summary and is then cancelled, said in one info line). As
+// after an RPC abort (TestPiExtensionAbortDuringSummary): the rollover is
+// aborted in contextd (navigation cancelled), the branch keeps window 0
+// with nothing appended but the model's notice, the person is told in one
+// line, and the next prompt is answered in window 0.
+func TestPiExtensionTUIEscapeDuringSummary(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r, p, hold := tuiDuringSummary(t, v)
+		p.tmux("send-keys", "-t", "pi", "Escape")
+		if v.before086() {
+			p.waitScreen("the stop through a compaction", "contextd: Escape stops the branch summary; on Pi 0.85 that takes a compaction")
+		}
+		// The held summary's request returns only now; Pi then sees it aborted.
+		time.Sleep(500 * time.Millisecond)
+		hold.release(t)
+		screen := p.waitScreen("the aborted rollover's line", "contextd: new context failed: navigation was cancelled; the old branch is kept")
+		if strings.Contains(screen, "Session Tree") || strings.Contains(screen, "context window 1 started") || strings.Contains(screen, "stale") {
+			t.Errorf("the screen after Escape:\n%s", screen)
+		}
+		if !strings.Contains(screen, "contextd tree · window 0") || strings.Contains(screen, "writing the summary") {
+			t.Errorf("the status line is not window 0 without a summary:\n%s", screen)
+		}
+		// Pi 0.85 reports the compaction that stopped the summary (here
+		// "Nothing to compact": the window is small); Pi 1.6 runs none.
+		if got := strings.Contains(screen, "Error: Compaction "); got != v.before086() {
+			t.Errorf("Pi's compaction error on the screen: %v, want %v:\n%s", got, v.before086(), screen)
+		}
+		_, id, es := r.session()
+		if n := len(boundaries(es)); n != 1 {
+			t.Errorf("boundaries = %d, want window 0 only", n)
+		}
+		for _, e := range es {
+			if e.Type == "branch_summary" || e.Type == "compaction" {
+				t.Errorf("the session holds a %s after Escape", e.Type)
+			}
+		}
+		var log rolloverLog
+		r.api("GET", "/v1/sessions/"+id+"/rollovers", nil, &log)
+		if len(log.Rollovers) != 1 || log.Rollovers[0].State != "failed" || !strings.Contains(log.Rollovers[0].Reason, "navigation was cancelled") {
+			t.Errorf("reset log %+v, want one rollover aborted, navigation cancelled", log.Rollovers)
+		}
+		told := "The new context window did not open (navigation was cancelled); you are still in the same context window."
+		before := len(r.requests())
+		p.submit("after the escape")
+		p.waitScreen("the answer in window 0", "REPLY-ONE")
+		reqs := r.requests()
+		if len(reqs) != before+1 {
+			t.Fatalf("%d provider requests after the prompt, want 1", len(reqs)-before)
+		}
+		last := reqs[len(reqs)-1]
+		if !anyContains(last, told) || !anyContains(last, "after the escape") || !anyContains(last, "- task") {
+			t.Errorf("the request after Escape (window 0, the notice, the prompt): %s", roles(last))
+		}
+		checkPairing(t, reqs)
 	})
 }

@@ -33,6 +33,12 @@ const (
 	MsgQueryRequired = "notes search_contents requires query"
 	// MsgTextNotUTF8 is returned when write or append text is not valid UTF-8.
 	MsgTextNotUTF8 = "Note text must be valid UTF-8"
+	// MsgTextLoneSurrogate is returned when write or append text holds a
+	// lone surrogate escape (a format for fmt.Sprintf with the surrogate and
+	// its 1-based character position). A note is stored as UTF-8, which
+	// cannot hold half of a UTF-16 pair (RFC 3629 §3), and storing U+FFFD
+	// instead would change the text without a word.
+	MsgTextLoneSurrogate = "Note text holds a lone surrogate \\u%04x at character %d (half of a UTF-16 pair without the other half), which a note cannot store; send the whole pair or remove it"
 )
 
 // ErrMalformedEvent is wrapped by every DecodeEvent error: the entry's data

@@ -313,7 +313,11 @@ type AppendEntry struct {
 // is changed: the write takes effect when the extension appends the entry.
 //
 // Errors, with nothing planned: *Error CodeInvalid for a bad path or agent
-// (ResolveFile) or text that is not valid UTF-8 (MsgTextNotUTF8); *Error
+// (ResolveFile), a path holding a bidirectional control or other invisible
+// format character (invisibleInPath; the message names it and its 1-based
+// position), text holding a lone surrogate (MsgTextLoneSurrogate: the body
+// decoder keeps one as WTF-8, so the escape is refused instead of stored
+// as U+FFFD) or text that is not valid UTF-8 (MsgTextNotUTF8); *Error
 // CodeTooLarge with MsgFileTooLarge when the text exceeds MaxFileBytes
 // (exactly MaxFileBytes is accepted), or MsgSnapshotTooLarge when all files
 // together would no longer fit in a note snapshot (MaxSnapshotBytes; the
@@ -335,7 +339,14 @@ func plan(s *State, agent, action, rawPath, text string, now time.Time) (WriteRe
 	if err != nil {
 		return WriteResult{}, AppendEntry{}, err
 	}
+	if r, pos, ok := invisibleInPath(rawPath); ok {
+		return WriteResult{}, AppendEntry{}, invalidf(fmt.Sprintf("Invalid note path %s: it holds %s at character %d, an invisible character that changes how the path displays; remove it from the path",
+			quote(rawPath), charName(r), pos))
+	}
 	if !utf8.ValidString(text) {
+		if r, pos, ok := loneSurrogate(text); ok {
+			return WriteResult{}, AppendEntry{}, invalidf(fmt.Sprintf(MsgTextLoneSurrogate, r, pos))
+		}
 		return WriteResult{}, AppendEntry{}, invalidf(MsgTextNotUTF8)
 	}
 	ts := now.UnixMilli()

@@ -532,3 +532,29 @@ func TestFormatTime(t *testing.T) {
 		}
 	}
 }
+
+// A one-line note ending in "\n" has 2 lines in Codex's counting: the text is
+// split at "\n" like JavaScript's split("\n"), so the trailing newline ends in
+// an empty second line (package doc "Lines"). The rule is the one the seed's
+// Pi-written fixtures show: tree-multi's checkpoint.md holds 12 "\n", ends
+// with one, and its thread hint says "13 lines" (TestFixtureThreadHints
+// re-renders those hints). Hand-computed: "- find the port\n" split at "\n" is
+// ["- find the port", ""], so total_lines 2, window 1-2, content the whole text;
+// the last line alone (-1) is "".
+func TestReadFileTrailingNewlineLineCount(t *testing.T) {
+	s := testState(t, w("/root/notes/port.md", "- find the port\n", t0))
+	res, err := ReadFile(s, "", ReadFileArgs{Path: "port.md"})
+	if err != nil || res.File == nil {
+		t.Fatalf("read: %+v %v", res, err)
+	}
+	if f := res.File; f.TotalLines != 2 || f.StartLine != 1 || f.StopLine != 2 || f.Content != "- find the port\n" || f.Bytes != 16 {
+		t.Errorf("got %q %d..%d/%d (%d bytes); want %q 1..2/2 (16 bytes)", f.Content, f.StartLine, f.StopLine, f.TotalLines, f.Bytes, "- find the port\n")
+	}
+	res, _ = ReadFile(s, "", ReadFileArgs{Path: "port.md", StartLine: ptr(1), StopLine: ptr(1)})
+	if f := res.File; f.Content != "- find the port" || f.TotalLines != 2 {
+		t.Errorf("line 1: got %q of %d; want %q of 2", f.Content, f.TotalLines, "- find the port")
+	}
+	if got := ThreadHint(s, nil); !strings.Contains(got, "- /root/notes/port.md (2 lines, 16 UTF-8 bytes)") {
+		t.Errorf("hint: %q", got)
+	}
+}

@@ -420,6 +420,101 @@ func TestUnfilteredScanTakesACore(t *testing.T) {
 	}
 }
 
+// A search of another session's view (a Tree copy's parent, read with
+// Read for the same request) inside a ReadScan callback runs under the
+// callback's slot and core once the view shares them (View.ShareScan);
+// without that it waits for a second core that only its own request could
+// give back.
+func TestShareScanOfAParentView(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	parentPath, copyPath := filepath.Join(root, "parent.jsonl"), filepath.Join(root, "copy.jsonl")
+	copyFile(t, filepath.Join("..", "testdata", "pi-tree", "local-basic.jsonl"), parentPath)
+	copyFile(t, filepath.Join("..", "testdata", "pi-tree", "local-basic.jsonl"), copyPath)
+	x := MustOpenIndex(t, root)
+	parent, cp := x.Session(parentPath), x.Session(copyPath)
+	for _, s := range []*Session{parent, cp} {
+		if err := s.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The parent's view, held as the coordinator's holdLineage holds it.
+	got, done := make(chan *View), make(chan struct{})
+	go parent.Read(func(v *View) error { got <- v; <-done; return nil })
+	pv := <-got
+	defer close(done)
+	var refs []history.ItemRef
+	want := 0
+	for i := range pv.Items {
+		if r, ok := pv.Ref(i, "w"); ok {
+			refs = append(refs, r)
+			if txt, _ := pv.Texts().Slice(r, 0, -1); contains(txt, "q") {
+				want++
+			}
+		}
+	}
+	search := func() int {
+		n := 0
+		if err := pv.Texts().Search("q", history.RefList(refs), 0, func(history.ItemRef) bool { n++; return true }); err != nil {
+			return -1
+		}
+		return n
+	}
+	// Every other slot and core is taken: the ReadScan below holds the
+	// last of each.
+	for range cap(scanSlots) - 1 {
+		scanSlots <- struct{}{}
+	}
+	for range cap(scanCores) - 1 {
+		scanCores <- struct{}{}
+	}
+	defer func() {
+		for range cap(scanSlots) - 1 {
+			<-scanSlots
+		}
+		for range cap(scanCores) - 1 {
+			<-scanCores
+		}
+	}()
+	for _, share := range []bool{true, false} {
+		found := make(chan int, 1)
+		go cp.ReadScan(ctx, UnfilteredQuery("q"), func(v *View) error {
+			if share {
+				defer pv.ShareScan(v)()
+			}
+			found <- search()
+			return nil
+		})
+		wait := 300 * time.Millisecond // to show that it waits
+		if share {
+			wait = 10 * time.Second // to fail rather than hang
+		}
+		select {
+		case n := <-found:
+			if !share {
+				t.Fatalf("without sharing, the parent's search ran (%d items) with no core free", n)
+			}
+			if n != want {
+				t.Fatalf("shared: the parent's search found %d items, want %d", n, want)
+			}
+		case <-time.After(wait):
+			if share {
+				t.Fatal("shared: the parent's search did not run within 10 s")
+			}
+			// Without sharing it waits for a second slot or core: free
+			// one of each (taking the ReadScan's back from the channels;
+			// they are returned below) so that it ends.
+			<-scanCores
+			<-scanSlots
+			if n := <-found; n != want {
+				t.Fatalf("unshared, once a core was free: %d items, want %d", n, want)
+			}
+			scanSlots <- struct{}{}
+			scanCores <- struct{}{}
+		}
+	}
+}
+
 // At most cap(scanSlots) searches scan at once: with every slot taken, a
 // search waits, and it runs once a slot is given back.
 func TestSearchWaitsForAScanSlot(t *testing.T) {

@@ -161,6 +161,20 @@ func (s *Session) ReadScan(ctx context.Context, everyFrame bool, fn func(v *View
 	return fn(&v)
 }
 
+// ShareScan lets the searches of v, a view that Read gave for the same
+// request, run under the scan slot, and the scan core if any, that holder
+// (the view ReadScan gave) holds: a Tree copy's parent sessions are read
+// with Read, and their archived windows are searched inside the copy's
+// ReadScan callback. Without it such a search would wait for a second slot
+// or core held by nobody but its own request: with two CPUs there is one
+// core, and it would wait forever. The returned func takes the share back;
+// call it before holder's callback returns.
+func (v *View) ShareScan(holder *View) (undo func()) {
+	scan, core := v.scanHeld, v.coreHeld
+	v.scanHeld, v.coreHeld = holder.scanHeld, holder.coreHeld
+	return func() { v.scanHeld, v.coreHeld = scan, core }
+}
+
 // ReadTree is Read for a reader of the entry tree only: while the items of
 // a cold index are being built after a tree preview (Sync under TreeOnly),
 // fn sees the preview's tree, with no Items (len 0), Bytes the bytes the

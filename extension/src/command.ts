@@ -134,7 +134,7 @@ export function statusLines(s: StatusInput): string[] {
 	if (st) {
 		if (typeof st.archives === "number" && st.archives > 0) lines.push(`archived windows: ${st.archives}`);
 		const r = st.rollover;
-		lines.push(r?.rollover_id ? `rollover ${r.rollover_id}: ${r.state ?? "?"}` : "no pending rollover");
+		lines.push(r?.rollover_id ? `rollover ${r.rollover_id}: ${r.state ?? "?"}${interruptedLocal(r) ? INTERRUPTED_LOCAL_HINT : ""}` : "no pending rollover");
 		const inc = st.incomplete_rollover;
 		if (inc) lines.push(`an interrupted rollover (${inc.state ?? "?"}${inc.missing?.length ? `, missing ${inc.missing.join(", ")}` : ""}): run /contextd finish`);
 		if (st.rollover_loop?.windows) lines.push(`the last ${st.rollover_loop.windows} windows made no progress: the model keeps calling new_context`);
@@ -150,10 +150,25 @@ export function logLines(log: readonly ResetEntry[] | null | undefined): string[
 	return resetLogLines(l, Math.max(1, l.length));
 }
 
+/**
+ * A Local rollover settled or committed in contextd's state while Pi is
+ * idle was interrupted: settle, commit and the boundary follow one another
+ * with no model call between (docs/design.md §5.3.1), so only a contextd
+ * stopped between them leaves one (a committed one whose boundary is in
+ * the file is completed by GET). Nothing of it is in the session file.
+ */
+export function interruptedLocal(r: SessionAnswer["rollover"] | undefined): boolean {
+	return !!r?.rollover_id && r.mode === "local" && (r.state === "settled" || r.state === "committed");
+}
+
+/** What /contextd status adds to an interrupted Local rollover's line. */
+export const INTERRUPTED_LOCAL_HINT = " (interrupted, nothing of it is in the session file: /contextd finish drops it)";
+
 /** What /contextd finish does for the session's state. */
 export type FinishPlan =
 	| { kind: "commit"; rolloverId: string; summaryEntryId: string; missing: string[] }
 	| { kind: "settle"; rolloverId: string }
+	| { kind: "drop"; rolloverId: string; window?: number }
 	| { kind: "boundary" }
 	| { kind: "nothing"; message: string };
 
@@ -161,7 +176,8 @@ export type FinishPlan =
  * committed or settled with the summary in the file: commit again (each
  * step is idempotent) and append what is missing; found_in_file (no
  * rollover in contextd's state): append the boundary POST …/windows plans;
- * a pending rollover: settle it now.
+ * an interrupted Local rollover (interruptedLocal): drop it (abort: it
+ * wrote nothing); a pending rollover: settle it now.
  */
 export function finishPlan(st: SessionAnswer | null | undefined): FinishPlan {
 	const inc = st?.incomplete_rollover;
@@ -170,6 +186,7 @@ export function finishPlan(st: SessionAnswer | null | undefined): FinishPlan {
 		if (inc.summary_entry_id) return { kind: "commit", rolloverId: inc.rollover_id, summaryEntryId: inc.summary_entry_id, missing: inc.missing ?? [] };
 	}
 	const r = st?.rollover;
+	if (r && interruptedLocal(r)) return { kind: "drop", rolloverId: r.rollover_id, window: r.window?.windowNumber };
 	if (r?.rollover_id && (r.state === "pending" || r.state === "settled")) return { kind: "settle", rolloverId: r.rollover_id };
 	return { kind: "nothing", message: "no interrupted rollover on this branch: nothing to finish" };
 }

@@ -8,7 +8,9 @@
 // editor is empty (interactive-mode.js navigateTree), and only the new
 // session's ctx can take it out again or tell the person. The mailbox is
 // process-wide (globalThis under a Symbol.for key) because the instances
-// share nothing else.
+// share nothing else. A /reload is the same for the extension: the old
+// instance's ctx is stale and the reloaded instance's session_start takes
+// its lines (RELOADED_DURING_SUMMARY, rollover.ts).
 
 /** One message from a replaced session for the live one. */
 export interface Handoff {

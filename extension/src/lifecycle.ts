@@ -6,9 +6,10 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Host } from "./host.ts";
 import { prefixed } from "./notify.ts";
-import type { SessionSlot, SessionState } from "./session.ts";
+import { answering, type SessionSlot, type SessionState } from "./session.ts";
 import { isSessionTooLarge, setTooLargeAside } from "./toolarge.ts";
 import { UnreachableError } from "./transport.ts";
+import type { View } from "./view.ts";
 import { type Problem, warnConcurrentWriters } from "./writers.ts";
 
 /** The sentence a session without a file gets: Pi was started with --no-session. */
@@ -30,9 +31,13 @@ export function unconnectedSentence(err: unknown): string {
 /**
  * Registers session_start and session_shutdown. onRegistered runs after
  * contextd accepted the session (PUT /v1/sessions/{id}); its errors are
- * notified like a failed connection.
+ * notified like a failed connection. The session's client clears a
+ * remembered /context error at each request that succeeds and then has
+ * view redraw the footer, so a contextd that answers again (restarted,
+ * found by /contextd finish or a tool call) is not shown as unreachable
+ * until the next turn.
  */
-export function installLifecycle(host: Host, slot: SessionSlot, onRegistered: (s: SessionState, ctx: ExtensionContext) => Promise<void>): void {
+export function installLifecycle(host: Host, slot: SessionSlot, onRegistered: (s: SessionState, ctx: ExtensionContext) => Promise<void>, view?: Pick<View, "refresh">): void {
 	const { pi, settings } = host;
 	pi.on("session_start", async (_event, ctx) => {
 		const s = slot.start(ctx);
@@ -50,7 +55,9 @@ export function installLifecycle(host: Host, slot: SessionSlot, onRegistered: (s
 				body: { session_file: s.file, mode: settings.mode, agent_name: settings.agentName, pi_version: host.piVersion, pid: process.pid },
 			});
 			if (!slot.live(s, ctx, "registering the session")) return;
-			s.client = c;
+			s.client = answering(c, () => {
+				if (s.reached() && !s.ended) redraw(view, ctx);
+			});
 			warnConcurrentWriters(host, s, ctx, reg?.problems);
 			// A rollover the previous Pi left open was aborted: its window goes on.
 			for (const p of reg?.problems ?? []) if (p.reason === "interrupted_rollover") host.notify(ctx, `contextd: ${p.detail ?? "an interrupted rollover was aborted"}`, "warning");
@@ -64,7 +71,20 @@ export function installLifecycle(host: Host, slot: SessionSlot, onRegistered: (s
 			host.notify(ctx, prefixed(s.unavailable), "error");
 		}
 	});
-	pi.on("session_shutdown", async () => {
-		slot.end();
+	pi.on("session_shutdown", async (event) => {
+		slot.end(event.reason);
 	});
+}
+
+/**
+ * Redraws the footer on the ctx of the session's session_start; a ctx Pi
+ * has marked stale (a reload) throws, and there is then no footer of this
+ * session left to draw.
+ */
+function redraw(view: Pick<View, "refresh"> | undefined, ctx: ExtensionContext): void {
+	try {
+		view?.refresh(ctx);
+	} catch {
+		// stale ctx: nothing to draw on
+	}
 }

@@ -7,7 +7,7 @@
 // sees. Pi's objects are passed in, so this runs in unit tests.
 
 import type { RequestBody, Result } from "./client.ts";
-import type { RolloverOp } from "./rollover.ts";
+import { notOpenedText, type RolloverOp, withoutRoutes } from "./rollover.ts";
 
 /** What a Local rollover needs from index.ts: contextd's rollover calls and Pi's leaf and message API. */
 export interface LocalRolloverDeps {
@@ -44,8 +44,8 @@ export async function runLocalRollover(d: LocalRolloverDeps): Promise<"steered" 
 		} catch {
 			// contextd keeps the rollover inspectable; the UI error says what happened
 		}
-		d.notifyError(`contextd: new context failed: ${(err as Error).message}; the model stays in its current window`);
-		d.tellModel(`The new context window did not open (${(err as Error).message}); you are still in the same context window.`);
+		d.notifyError(`contextd: new context failed: ${withoutRoutes((err as Error).message)}; the model stays in its current window`);
+		d.tellModel(notOpenedText((err as Error).message));
 		return "failed";
 	}
 }

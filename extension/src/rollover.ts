@@ -71,18 +71,29 @@ export function isOpenCallsConflict(err: unknown): boolean {
 }
 
 /**
- * What the person is told when the extension was reloaded or the session
- * replaced while Pi's navigation ran and the navigation then threw: Pi may
- * still write the summary (0.85's reload does not stop it), and the
- * session's next extension instance finishes the rollover from the file
- * (localindex.ts ensureWindow at session_tree), so it is not aborted.
+ * What the person is told, in the UI of the extension instance that took
+ * over (handoff.ts), when the extension was reloaded while Pi's navigation
+ * ran and the navigation then completed, or when it was reloaded or the
+ * session replaced and the navigation threw: Pi may still write the
+ * summary (0.85's reload does not stop it), and the session's next
+ * extension instance finishes the rollover from the file (localindex.ts
+ * ensureWindow at session_tree), so it is not aborted.
  */
 export const RELOADED_DURING_SUMMARY =
 	"contextd: the extension was reloaded or the session replaced while a rollover's summary ran; the new context window opens from the session file once Pi has written the summary (run /contextd finish if it does not)";
 
-/** What the model is told when a rollover stopped before its navigation completed: it is still in its window. */
+/**
+ * reason, or a plain sentence when it names an HTTP route or curl:
+ * contextd's sentences for API clients, which neither the model nor the
+ * person can act on in Pi (/contextd shows where the rollover stands).
+ */
+export function withoutRoutes(reason: string): string {
+	return /\b(GET|POST|PUT|DELETE) \/|\/v1\/|\bcurl\b/.test(reason) ? "contextd refused a step of the rollover" : reason;
+}
+
+/** What the model is told when a rollover stopped before its window opened: it is still in its window (withoutRoutes). */
 export function notOpenedText(reason: string): string {
-	return `The new context window did not open (${reason}); you are still in the same context window.`;
+	return `The new context window did not open (${withoutRoutes(reason)}); you are still in the same context window.`;
 }
 
 /**
@@ -112,7 +123,7 @@ export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> 
 				// contextd keeps the rollover inspectable; the UI error says what happened
 			}
 		}
-		d.notifyError(`contextd: new context failed: ${msg}`);
+		d.notifyError(`contextd: new context failed: ${withoutRoutes(msg)}`);
 		if (keptOld && !d.ended?.()) d.tellModel?.(notOpenedText(msg.replace(/; the old branch is kept$/, "")));
 		return "failed" as const;
 	};
@@ -179,9 +190,24 @@ export async function settleRollover(d: RolloverDeps): Promise<RolloverOutcome> 
 	d.windowStarted?.();
 	try {
 		await d.call("rollover-complete", undefined);
-	} catch {
-		// contextd also completes the rollover when it sees the entries
+	} catch (err) {
+		// Unreached, contextd completes the rollover when it next reads
+		// the entries; any answer refusing it is said.
+		const said = completeRefused(err);
+		if (said) d.notifyError(said);
 	}
 	if (editorText) d.setEditorText(editorText);
 	return "completed";
+}
+
+/**
+ * The sentence the person gets when contextd answered a rollover's complete
+ * with an error once its boundary was sent (the window started); undefined
+ * when contextd was not reached (it completes the rollover when it next
+ * reads the entries, and the provider-context hook already says it is
+ * away).
+ */
+export function completeRefused(err: unknown): string | undefined {
+	if (!(err instanceof ContextdError) || err.status === 0) return undefined;
+	return `contextd: the new context window started, but contextd did not record the rollover as finished (it answered ${err.status}); /contextd shows where it stands and /contextd finish finishes it`;
 }

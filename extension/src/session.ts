@@ -40,6 +40,8 @@ export class SessionState {
 	internalNavigation = false;
 	/** Tree: the rollover's own navigateTree has emitted its session_before_tree; a later one while internalNavigation is the person's /tree. */
 	ownNavigationSeen = false;
+	/** Tree on Pi 0.85: Escape started a compaction only to stop the branch summary (escape.ts); session_before_compact cancels it. */
+	compactionStopsSummary = false;
 	/** The last /context error notified, so a repeated failure is said once (contextErrorStep). */
 	contextError = "";
 	/** Tree: the pending rollover and the input-holding state (tree-state.ts). */
@@ -58,6 +60,8 @@ export class SessionState {
 	writersWarned = false;
 	/** Set when the session ended or was replaced; handlers then do nothing. */
 	ended = false;
+	/** Why Pi shut the session down (session_shutdown's reason: "reload" keeps the session file open in Pi); undefined while live or when a session_start replaced it without one. */
+	endedBy: SessionEndReason | undefined;
 
 	constructor(id: string, file: string | undefined) {
 		this.id = id;
@@ -69,12 +73,50 @@ export class SessionState {
 		return { session_id: this.id };
 	}
 
+	/**
+	 * contextd answered this session (a request succeeded, or /contextd found
+	 * /healthz answering): the last /context error no longer holds, so the
+	 * footer's "not reachable" (statusline.ts) goes at its next redraw.
+	 * Returns whether there was an error to clear, i.e. whether the footer
+	 * needs redrawing now.
+	 */
+	reached(): boolean {
+		const had = this.contextError !== "";
+		this.contextError = "";
+		return had;
+	}
+
 	/** The registered client; throws a ContextdError saying why there is none. */
 	need(): ContextdPort {
 		if (!this.client) throw new ContextdError(this.unavailable);
 		return this.client;
 	}
 }
+
+/**
+ * port, with answered() called after each request that succeeds (the
+ * installers' clients: SessionState.reached, then a footer redraw). url and
+ * notices are port's own, read at each use (a client that found a
+ * restarted contextd changes its url).
+ */
+export function answering(port: ContextdPort, answered: () => void): ContextdPort {
+	return {
+		get url() {
+			return port.url;
+		},
+		get notices() {
+			return port.notices;
+		},
+		async request(op, args) {
+			const r = await port.request(op, args);
+			answered();
+			return r;
+		},
+	};
+}
+
+/** session_shutdown's reason (SessionShutdownEvent, Pi 0.85.1 and 1.6.0). */
+export type SessionEndReason = "quit" | "reload" | "new" | "resume" | "fork";
 
 /** Where a handler's "session replaced" line goes: Pi's notify (notify.ts) in Pi, a recorder in tests. */
 export type Say = (ctx: ExtensionContext | undefined, message: string) => void;
@@ -100,9 +142,12 @@ export class SessionSlot {
 		return s;
 	}
 
-	/** Drops the current state (session_shutdown). */
-	end(): void {
-		if (this.#current) this.#current.ended = true;
+	/** Drops the current state (session_shutdown), recording why it ended. */
+	end(reason?: SessionEndReason): void {
+		if (this.#current) {
+			this.#current.ended = true;
+			this.#current.endedBy = reason;
+		}
 		this.#current = undefined;
 	}
 

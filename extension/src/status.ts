@@ -8,7 +8,9 @@ import { join } from "node:path";
 import { branchIdentity, ctxLeafBody } from "./branch.ts";
 import { CAPTURE_ARGUMENT, completions, finishPlan, helpLines, logLines, parseCommand, type StatusInput, statusLines, stillMissing, SWITCHABLE_MODES, type SwitchableMode } from "./command.ts";
 import type { Host } from "./host.ts";
+import { ContextdError, type Result } from "./client.ts";
 import { prefixed } from "./notify.ts";
+import { isRolloverPending, PENDING_FOR_PERSON } from "./pending.ts";
 import { ensureWindow } from "./localindex.ts";
 import type { ResetEntry } from "./quality.ts";
 import type { PlannedEntry } from "./rollover.ts";
@@ -78,6 +80,8 @@ async function statusInput(host: Host, actions: CommandActions, s: SessionState 
 	const c = s?.client;
 	if (!s || !c) return { ...base, unavailable: s?.unavailable ?? NOT_CONNECTED };
 	const out: StatusInput = { ...base, url: c.url, healthy: await host.healthy(c.url) };
+	// contextd answers: the footer's "not reachable" goes (the handler redraws it).
+	if (out.healthy) s.reached();
 	try {
 		out.session = await c.request("get-session", { path: s.params });
 		if (actions.resetLog) out.log = (await c.request("rollover-log", { path: s.params }))?.rollovers ?? null;
@@ -87,7 +91,7 @@ async function statusInput(host: Host, actions: CommandActions, s: SessionState 
 	return out;
 }
 
-/** /contextd finish: completes an interrupted rollover from what contextd and the file hold. */
+/** /contextd finish: completes an interrupted rollover from what contextd and the file hold. Every failure is one sentence in Pi terms. */
 async function finish(host: Host, slot: SessionSlot, actions: CommandActions, s: SessionState, ctx: ExtensionCommandContext): Promise<string[]> {
 	if (!actions.resetLog) return [`nothing to finish in ${host.settings.mode} mode`];
 	const c = s.need();
@@ -103,18 +107,76 @@ async function finish(host: Host, slot: SessionSlot, actions: CommandActions, s:
 			// the rollover or was lost (then only the file tells).
 			const ans = await ensureWindow(host, slot, s, ctx);
 			if (!slot.live(s, ctx, "/contextd finish")) return [];
-			if (!ans) return [plan.kind === "nothing" ? plan.message : "nothing to finish: this branch has a current window"];
-			if (plan.kind === "commit") await c.request("rollover-complete", { path: { ...s.params, rollover_id: plan.rolloverId } }).catch(() => undefined);
+			const rolloverId = ans?.rollover_id || (plan.kind === "commit" ? plan.rolloverId : "");
+			if (rolloverId) {
+				// The rollover in contextd's state completes once its entries
+				// are in the file; a failure is said, never dropped.
+				const failed = await completeFinished(c, s, rolloverId);
+				if (failed) return [failed];
+			}
+			if (!ans) return [plan.kind === "commit" ? `contextd: finished the interrupted rollover ${rolloverId}: its entries were already in the session file` : plan.kind === "nothing" ? plan.message : "nothing to finish: this branch has a current window"];
 			const what = [...(ans.finish ?? []), ...ans.append].map((e) => e.customType).join(", ");
 			if (plan.kind === "nothing" && !ans.finish?.length && !ans.rollover_id) return [`this branch had no window; opened one (${what})`];
 			return [`contextd: finished the interrupted rollover${ans.rollover_id ? ` ${ans.rollover_id}` : ""}: appended ${what}`];
 		}
+		case "drop": {
+			if (!ctx.isIdle()) return ["the model is working: run /contextd finish once it has finished"];
+			if ((await dropInterruptedLocal(c, s, plan.rolloverId)) === "completed") return [`contextd: the interrupted rollover ${plan.rolloverId} is finished: its boundary is in the session file`];
+			const w = plan.window === undefined ? "the current window" : `window ${plan.window}`;
+			return [`contextd: the interrupted rollover ${plan.rolloverId} had put nothing in the session file, so it is dropped and ${w} goes on; the model's next new_context (or /contextd new) starts the next window`];
+		}
 		case "settle": {
-			if (!actions.settle) return [`rollover ${plan.rolloverId} is ${host.settings.mode === "local" ? "Local and needs no settled phase" : "pending"}`];
+			if (!actions.settle) return [`rollover ${plan.rolloverId} is pending: it is settled when the model's turn ends`];
 			if (!ctx.isIdle()) return ["the model is working: run /contextd finish once it has finished"];
 			const outcome = await actions.settle(s, plan.rolloverId, ctx);
 			return [outcome === "completed" ? `${windowLine()}: the pending rollover is finished` : `the pending rollover ${outcome === "deferred" ? "waits for tool results" : "failed (see the error above)"}`];
 		}
+	}
+}
+
+/** How often and how far apart /contextd finish asks whether the rollover completed: Pi may write the boundary a moment after sendMessage. */
+const COMPLETE_TRIES = 10;
+const COMPLETE_WAIT_MS = 100;
+
+/**
+ * Completes rolloverId once the entries /contextd finish appended are in
+ * the file. Returns undefined when it completed, else the sentence the
+ * person gets: what the file lacks and what to do in Pi.
+ */
+async function completeFinished(c: ReturnType<SessionState["need"]>, s: SessionState, rolloverId: string): Promise<string | undefined> {
+	const path = { ...s.params, rollover_id: rolloverId };
+	let waiting: readonly string[] = [];
+	for (let i = 0; i < COMPLETE_TRIES; i++) {
+		let info: Result<"rollover-complete">;
+		try {
+			info = await c.request("rollover-complete", { path });
+		} catch (err) {
+			if (err instanceof ContextdError && err.status === 0) return prefixed(err.message);
+			return `contextd: the interrupted rollover ${rolloverId} could not be finished (${err instanceof ContextdError && err.status ? `contextd answered ${err.status}` : "no answer"}); /contextd shows where it stands and /contextd finish tries again`;
+		}
+		if (info.state === "completed") return undefined;
+		waiting = info.waiting_for ?? [];
+		await new Promise((r) => setTimeout(r, COMPLETE_WAIT_MS));
+	}
+	return `contextd: the interrupted rollover ${rolloverId} is not finished: this branch lacks its ${waiting.join(", ") || "entries"} after its branch summary; use /tree to go to that summary and run /contextd finish there`;
+}
+
+/** The abort reason of an interrupted Local rollover /contextd finish drops. */
+export const DROPPED_REASON = "dropped by /contextd finish: the rollover was interrupted between its settle and its commit, and nothing of it reached the session file";
+
+/**
+ * Drops (aborts) the interrupted Local rollover rolloverId (command.ts
+ * interruptedLocal): "dropped", or "completed" when its boundary reached
+ * the file meanwhile (contextd then refuses the abort and completes it).
+ * Errors: a ContextdError.
+ */
+export async function dropInterruptedLocal(c: ReturnType<SessionState["need"]>, s: SessionState, rolloverId: string): Promise<"dropped" | "completed"> {
+	try {
+		await c.request("rollover-abort", { path: { ...s.params, rollover_id: rolloverId }, body: { reason: DROPPED_REASON } });
+		return "dropped";
+	} catch (err) {
+		if (err instanceof ContextdError && err.code === "conflict") return "completed";
+		throw err;
 	}
 }
 
@@ -144,7 +206,7 @@ export function registerStatus(host: Host, slot: SessionSlot, actions: CommandAc
 				actions.capture?.(ctx);
 				return;
 			}
-			const lines = await runCommand(host, slot, actions, args, ctx).catch((err: unknown) => [prefixed((err as Error).message)]);
+			const lines = await runCommand(host, slot, actions, args, ctx).catch((err: unknown) => [isRolloverPending(err) ? PENDING_FOR_PERSON : prefixed((err as Error).message)]);
 			if (lines.length === 0) return; // nothing to say, or the extension reloaded (/contextd mode) and ctx is stale
 			host.notify(ctx, lines.join("\n"), "info");
 			view?.refresh(ctx);

@@ -103,6 +103,17 @@ export class FakeCtx {
 	aborted = false;
 	/** How many times ctx.reload() was called (/contextd mode). */
 	reloads = 0;
+	/** The options of each ctx.compact() call. */
+	readonly compactions: { onComplete?: (r: unknown) => void; onError?: (e: Error) => void }[] = [];
+	/** The ctx.ui.onTerminalInput handlers subscribed now. */
+	readonly terminalInput = new Set<(data: string) => { consume?: boolean; data?: string } | undefined>();
+
+	/** Types data in the terminal: each subscribed handler's answer, as Pi's TUI runs them. */
+	press(data: string): ({ consume?: boolean; data?: string } | undefined)[] {
+		return [...this.terminalInput].map((h) => h(data));
+	}
+	/** What ctx.isIdle() answers (command contexts): Pi is not streaming. */
+	idle = true;
 
 	/** file null: a session that is not persisted (--no-session). */
 	constructor(sessionId = "s1", file: string | null = "/sessions/s1.jsonl") {
@@ -124,6 +135,10 @@ export class FakeCtx {
 					this.statuses.set(key, t);
 				},
 				setWidget: () => {},
+				onTerminalInput: (h: (data: string) => { consume?: boolean; data?: string } | undefined) => {
+					this.terminalInput.add(h);
+					return () => this.terminalInput.delete(h);
+				},
 			},
 			sessionManager: {
 				getSessionId: () => this.sessionId,
@@ -140,9 +155,13 @@ export class FakeCtx {
 			abort: () => {
 				this.aborted = true;
 			},
+			compact: (o: { onComplete?: (r: unknown) => void; onError?: (e: Error) => void } = {}) => {
+				this.compactions.push(o);
+			},
 			reload: async () => {
 				this.reloads++;
 			},
+			isIdle: () => this.idle,
 		};
 		return c as unknown as ExtensionContext;
 	}

@@ -39,6 +39,15 @@ test("a failed settle aborts the rollover and tells the person and the model", a
 	]);
 });
 
+test("a failed commit whose sentence names an HTTP route: the model and the person get a plain reason, no route", async () => {
+	const { d, log } = fake({ "rollover-settle": { state: "settled" }, "rollover-commit": new Error("contextd 409: rollover r is pending: settle it first (POST /v1/sessions/s/rollovers/r/settle)"), "rollover-abort": {} });
+	assert.equal(await runLocalRollover(d), "failed");
+	assert.deepEqual(log.slice(-2), [
+		"error contextd: new context failed: contextd refused a step of the rollover; the model stays in its current window",
+		"model The new context window did not open (contextd refused a step of the rollover); you are still in the same context window.",
+	]);
+});
+
 test("the commit waits for beforeCommit, which runs after the settle", async () => {
 	const { d, log } = fake({ "rollover-settle": { state: "settled" }, "rollover-commit": { append: [boundary] } });
 	let release: () => void = () => undefined;

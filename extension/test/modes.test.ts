@@ -9,12 +9,15 @@ import { NO_SESSION_FILE } from "../src/lifecycle.ts";
 import { installLocal, NEW_WINDOW_RESULT } from "../src/modes/local.ts";
 import { installOff } from "../src/modes/off.ts";
 import { installRemote, loadSpecs } from "../src/modes/remote.ts";
-import { CAPTURE_MESSAGE, installTree } from "../src/modes/tree.ts";
+import { CAPTURE_MESSAGE, installTree, SWITCH_WAITS } from "../src/modes/tree.ts";
 import { CAPTURE_ARGUMENT } from "../src/command.ts";
 import { GUARD_REFUSAL, GUARD_WARNING } from "../src/quality.ts";
 import { NAMESPACE_SPECS } from "../src/remote.ts";
 import { FakeCtx, fakeHost } from "./fakepi.ts";
 import { replacedDuringSummaryNotice, resetHandoff } from "../src/handoff.ts";
+import { STOPPING_THROUGH_COMPACTION } from "../src/escape.ts";
+import { RELOADED_DURING_SUMMARY } from "../src/rollover.ts";
+import { PENDING_FOR_MODEL, PENDING_FOR_PERSON } from "../src/pending.ts";
 
 const boundaryPlan = {
 	append: [{ type: "custom_message", customType: "codex-context-window", content: "<context_window>", display: true, details: { id: "m0" } }],
@@ -76,7 +79,7 @@ test("local registers its hooks, four tools in order and /contextd", () => {
 test("tree adds input holding, agent events and /compact; the capture is /contextd's, no command of its own", () => {
 	const f = fakeHost("tree");
 	installTree(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["agent_settled", "agent_start", "context", "input", "message_end", "session_before_compact", "session_before_tree", "session_shutdown", "session_start×3", "session_tree×2", "turn_end×3"]);
+	assert.deepEqual(f.pi.events(), ["agent_settled", "agent_start", "context", "input", "message_end", "session_before_compact", "session_before_fork", "session_before_switch", "session_before_tree", "session_shutdown", "session_start×3", "session_tree×2", "turn_end×3"]);
 	assert.deepEqual(
 		f.pi.tools.map((t) => t.name),
 		["new_context", "get_context_remaining", "history", "notes"],
@@ -134,7 +137,7 @@ test("window 0's answer finishing an interrupted rollover: manifest and snapshot
 		rollover_id: "r1",
 		...boundaryPlan,
 	};
-	f.contextd.answers = { "register-session": {}, "session-windows": finishPlan };
+	f.contextd.answers = { "register-session": {}, "session-windows": finishPlan, "rollover-complete": { state: "completed" } };
 	installLocal(f.host, f.say);
 	const ctx = new FakeCtx("s1");
 	await f.pi.emit("session_start", { reason: "startup" }, ctx);
@@ -143,6 +146,49 @@ test("window 0's answer finishing an interrupted rollover: manifest and snapshot
 	assert.deepEqual(ctx.notices, [
 		"info: contextd: finished the interrupted rollover r1: appended codex-context-tree-archive, codex-context-note-snapshot, codex-context-window",
 	]);
+	assert.deepEqual(f.contextd.calls.slice(-3), ["get-session", "session-windows", "rollover-complete r1"]);
+});
+
+test("/contextd finish never drops a failed complete: the person is told in one sentence, with no HTTP route", async () => {
+	const plan = { finish: [{ type: "custom", customType: "codex-context-tree-archive", data: {} }], rollover_id: "r1", ...boundaryPlan };
+	for (const [complete, want] of [
+		[
+			{ state: "committed", waiting_for: ["codex-context-window"] },
+			"info: contextd: the interrupted rollover r1 is not finished: this branch lacks its codex-context-window after its branch summary; use /tree to go to that summary and run /contextd finish there",
+		],
+		[
+			new ContextdError("contextd 409: rollover r1 is aborted; POST /v1/sessions/s1/rollovers", 409, "conflict"),
+			"info: contextd: the interrupted rollover r1 could not be finished (contextd answered 409); /contextd shows where it stands and /contextd finish tries again",
+		],
+	] as const) {
+		const f = fakeHost("local", {}, "1.6.0");
+		f.contextd.answers = { "register-session": {}, "session-windows": plan, "rollover-complete": complete };
+		installLocal(f.host, f.say);
+		const ctx = new FakeCtx("s1");
+		await f.pi.emit("session_start", { reason: "startup" }, ctx);
+		await f.pi.commands.get("contextd")?.("finish", ctx.ctx);
+		assert.deepEqual(ctx.notices, [want]);
+	}
+});
+
+test("local: an interrupted rollover (settled, Pi idle) is dropped by /contextd finish; a refused new_context tells the model and the person without HTTP routes", async () => {
+	const f = fakeHost("local", {}, "1.6.0");
+	const rollover = { rollover_id: "r9", mode: "local", state: "settled", window: { windowNumber: 0 } };
+	f.contextd.answers = { "register-session": {}, "session-windows": boundaryPlan, "get-session": { rollover, incomplete_rollover: null }, "rollover-abort": { state: "aborted" } };
+	installLocal(f.host, f.say);
+	const ctx = new FakeCtx("s1");
+	ctx.branch = [boundaryEntry(0)];
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	await f.pi.commands.get("contextd")?.("", ctx.ctx);
+	assert.ok(ctx.notices[0].includes("rollover r9: settled (interrupted, nothing of it is in the session file: /contextd finish drops it)"), ctx.notices[0]);
+	await f.pi.commands.get("contextd")?.("finish", ctx.ctx);
+	assert.equal(ctx.notices[1], "info: contextd: the interrupted rollover r9 had put nothing in the session file, so it is dropped and window 0 goes on; the model's next new_context (or /contextd new) starts the next window");
+	assert.equal(f.contextd.calls.at(-1), "rollover-abort r9");
+	f.contextd.answers["rollover-create"] = new ContextdError("contextd 409: a rollover is already pending; abort it with POST /v1/sessions/s1/rollovers/r9/abort", 409, "rollover_pending");
+	f.contextd.answers["session-context"] = { mode: "local", awaiting_file: false, needs_boundary: false, window_note_writes: 1, projection: { start_at: null, drop: [] }, problems: [] };
+	const r = await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
+	assert.deepEqual(r.content, [{ type: "text", text: PENDING_FOR_MODEL }]);
+	assert.equal(ctx.notices[2], `warning: ${PENDING_FOR_PERSON}`);
 });
 
 test("concurrent_writers from the registration and from /context is shown once per session, as a warning", async () => {
@@ -300,8 +346,8 @@ test("local history/notes: unknown actions are refused; a note write appends con
 });
 
 /** A Tree session registered and captured, with a rollover contextd plans and settles. */
-async function treeSession(settle: unknown = { navigate_to: "b0", summarize: true }) {
-	const f = fakeHost("tree", { notesGuard: "off" });
+async function treeSession(settle: unknown = { navigate_to: "b0", summarize: true }, piVersion = "1.6.0") {
+	const f = fakeHost("tree", { notesGuard: "off" }, piVersion);
 	f.contextd.answers = {
 		"register-session": {},
 		"get-session": { rollover: null },
@@ -438,14 +484,15 @@ test("tree: a session replaced while input is held: the old session's pending wo
 async function rollOverReplaced(
 	{ f, ctx }: Awaited<ReturnType<typeof treeSession>>,
 	afterReplaced: (next: FakeCtx) => { cancelled: boolean },
+	reason: "new" | "reload" = "new",
 ): Promise<FakeCtx> {
-	const next = new FakeCtx("s2", "/sessions/s2.jsonl");
+	const next = reason === "reload" ? new FakeCtx("s1", "/sessions/s1.jsonl") : new FakeCtx("s2", "/sessions/s2.jsonl");
 	next.branch = [boundaryEntry(0)];
 	await f.pi.commands.get("contextd")?.(CAPTURE_ARGUMENT, {
 		...ctx.ctx,
 		navigateTree: async () => {
-			await f.pi.emit("session_shutdown", { reason: "new" }, ctx);
-			await f.pi.emit("session_start", { reason: "new" }, next);
+			await f.pi.emit("session_shutdown", { reason }, ctx);
+			await f.pi.emit("session_start", { reason }, next);
 			return afterReplaced(next);
 		},
 	});
@@ -484,6 +531,90 @@ test("tree: /new aborts the summary: the new session shows that the old branch i
 	assert.deepEqual(next.notices, ["warning: contextd: new context did not happen: session s1 was replaced while its rollover ran; its branch is kept as it was"]);
 	assert.deepEqual(f.said, []);
 });
+
+for (const end of ["throws", "completes"] as const) {
+	test(`tree: /reload during the summary, navigation then ${end}: the reloaded extension shows the reload line (not stderr, not "the session you left")`, async () => {
+		resetHandoff();
+		const session = await treeSession();
+		const { f, ctx } = session;
+		// The reloaded instance starts in the same session (Pi 0.85:
+		// session_start at once), then the old instance's navigateTree ends.
+		const reloaded = await rollOverReplaced(
+			session,
+			() => {
+				if (end === "throws") throw new Error("This extension ctx is stale after session replacement or reload");
+				ctx.leafEntry = { id: "sum1", type: "branch_summary" };
+				return { cancelled: false };
+			},
+			"reload",
+		);
+		assert.deepEqual(reloaded.notices, [`warning: ${RELOADED_DURING_SUMMARY}`]);
+		assert.deepEqual(f.said, []);
+		// Not aborted: Pi may still write the summary and the file finishes the rollover.
+		assert.equal(f.contextd.calls.filter((c) => c.startsWith("rollover-abort")).length, 0);
+		assert.deepEqual(ctx.notices, []);
+	});
+}
+
+test("tree: /new, /resume or /fork while the summary runs is answered at once: the new session waits for Pi to stop the summary", async () => {
+	const { f, ctx } = await treeSession();
+	// Not during a summary: nothing to say, nothing cancelled.
+	assert.deepEqual(await f.pi.emit("session_before_switch", { reason: "new" }, ctx), [undefined]);
+	const during: unknown[] = [];
+	await f.pi.commands.get("contextd")?.(CAPTURE_ARGUMENT, {
+		...ctx.ctx,
+		navigateTree: async () => {
+			during.push(...(await f.pi.emit("session_before_switch", { reason: "new" }, ctx)));
+			during.push(...(await f.pi.emit("session_before_fork", { entryId: "u1", position: "before" }, ctx)));
+			ctx.leafEntry = { id: "sum1", type: "branch_summary" };
+			return { cancelled: false };
+		},
+	});
+	await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
+	await f.pi.emit("agent_settled", {}, ctx);
+	assert.deepEqual(during, [undefined, undefined], "never cancelled");
+	assert.deepEqual(ctx.notices.slice(0, 2), [`info: ${SWITCH_WAITS}`, `info: ${SWITCH_WAITS}`]);
+});
+
+for (const pi of ["1.6.0", "0.85.1"]) {
+	test(`tree on Pi ${pi}: Escape while the summary runs stops it once (${pi === "1.6.0" ? "ctx.abort()" : "ctx.compact(), then cancelled"}); the rollover is aborted, the branch keeps its window`, async () => {
+		const { f, ctx } = await treeSession(undefined, pi);
+		f.contextd.answers["rollover-abort"] = {};
+		const compactAnswers: unknown[] = [];
+		await f.pi.commands.get("contextd")?.(CAPTURE_ARGUMENT, {
+			...ctx.ctx,
+			navigateTree: async () => {
+				assert.deepEqual(ctx.press("\x1b"), [{ consume: true }]);
+				assert.deepEqual(ctx.press("\x1b"), [{ consume: true }], "a second Escape is caught, not counted by the editor");
+				if (pi === "0.85.1") {
+					// Pi's manual compaction aborts the summary, then asks the extension.
+					compactAnswers.push(...(await f.pi.emit("session_before_compact", { preparation: { tokensBefore: 1 } }, ctx)));
+					ctx.compactions[0]?.onError?.(new Error("Compaction cancelled"));
+				}
+				return { cancelled: true };
+			},
+		});
+		await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
+		await f.pi.emit("agent_settled", {}, ctx);
+		if (pi === "1.6.0") {
+			assert.equal(ctx.aborted, true);
+			assert.equal(ctx.compactions.length, 0);
+		} else {
+			assert.equal(ctx.aborted, false);
+			assert.equal(ctx.compactions.length, 1);
+			assert.deepEqual(compactAnswers, [{ cancel: true }]);
+			assert.equal(f.contextd.calls.includes("session-compaction"), false, "contextd is not asked for a summary of a compaction that never runs");
+		}
+		assert.equal(ctx.terminalInput.size, 0, "Escape is the editor's again once the summary ended");
+		assert.deepEqual(ctx.press("\x1b"), []);
+		assert.deepEqual(f.contextd.calls.filter((c) => c.startsWith("rollover-abort")), ["rollover-abort r1"]);
+		const told = pi === "1.6.0" ? [] : [`info: ${STOPPING_THROUGH_COMPACTION}`];
+		assert.deepEqual(ctx.notices, [...told, "error: contextd: new context failed: navigation was cancelled; the old branch is kept"]);
+		// A later /compact is the person's own again: contextd's summary.
+		f.contextd.answers["session-compaction"] = { summary: "S", first_kept_entry_id: "e9", details: {} };
+		assert.deepEqual(await f.pi.emit("session_before_compact", { preparation: { tokensBefore: 5 } }, ctx), [{ compaction: { summary: "S", firstKeptEntryId: "e9", tokensBefore: 5, details: {} } }]);
+	});
+}
 
 test("tree: a replaced session's handoff leaves what the person typed in the new editor alone", async () => {
 	resetHandoff();
@@ -602,4 +733,56 @@ test("/contextd on a session without rollovers: GET …/rollovers answering null
 		'info: /contextd mode takes one of local, tree, remote, off, not "cloud"',
 	]);
 	assert.equal(ctx.statuses.get("contextd"), "contextd local · window 0");
+});
+
+// The footer after contextd comes back (a restart): the /context failure
+// made it "not reachable"; whatever next finds contextd answering redraws it
+// at once, not at the next turn's end.
+const unreachable = () => new UnreachableError("contextd is not reachable at http://contextd.test (ECONNREFUSED); start it with `contextd serve` and retry", "ECONNREFUSED");
+
+async function treeSessionDown() {
+	const t = await treeSession();
+	t.ctx.usage = { tokens: 300, contextWindow: 200_000, percent: 0.15 };
+	t.f.contextd.answers["session-context"] = unreachable();
+	await t.f.pi.emit("context", { messages: [] }, t.ctx);
+	await t.f.pi.emit("turn_end", {}, t.ctx);
+	assert.equal(t.ctx.statuses.get("contextd"), "contextd tree · not reachable: run contextd serve");
+	return t;
+}
+
+test("tree: /contextd finish that finds contextd again redraws the footer as reachable, without a turn", async () => {
+	const { f, ctx } = await treeSessionDown();
+	f.contextd.answers["session-context"] = { mode: "tree", awaiting_file: false, needs_boundary: false, projection: { start_at: null, drop: [] } };
+	await f.pi.commands.get("contextd")?.("finish", ctx.ctx);
+	assert.deepEqual(ctx.notices.at(-1), "info: no interrupted rollover on this branch: nothing to finish");
+	assert.equal(ctx.statuses.get("contextd"), "contextd tree · window 0 · 0% used");
+});
+
+test("tree: /contextd reporting contextd healthy redraws the footer, even when its session answer fails", async () => {
+	const { f, ctx } = await treeSessionDown();
+	f.contextd.answers["get-session"] = new ContextdError("contextd 500: boom", 500);
+	await f.pi.commands.get("contextd")?.("", ctx.ctx);
+	assert.match(ctx.notices.at(-1) ?? "", /contextd: http:\/\/contextd\.test \(healthy\)/);
+	assert.equal(ctx.statuses.get("contextd"), "contextd tree · window 0 · 0% used");
+});
+
+test("local: a tool call contextd answers after a /context failure redraws the footer at once", async () => {
+	const f = fakeHost("local", { notesGuard: "off" });
+	f.contextd.answers = { "register-session": {}, "session-context": unreachable() };
+	installLocal(f.host, f.say);
+	const ctx = new FakeCtx();
+	ctx.branch = [boundaryEntry(0)];
+	ctx.usage = { tokens: 300, contextWindow: 200_000, percent: 0.15 };
+	await f.pi.emit("session_start", { reason: "startup" }, ctx);
+	await f.pi.emit("context", { messages: [] }, ctx);
+	await f.pi.emit("turn_end", {}, ctx);
+	assert.equal(ctx.statuses.get("contextd"), "contextd local · not reachable: run contextd serve");
+	f.contextd.answers["notes-list_files_by_prefix"] = { source: "pi-session", files: [] };
+	await f.pi.tool("notes").execute("c1", { action: "list_files_by_prefix" }, undefined, undefined, ctx.ctx);
+	assert.equal(ctx.statuses.get("contextd"), "contextd local · window 0 · 0% used");
+	// A request that fails leaves it as it is.
+	f.contextd.answers["session-context"] = unreachable();
+	await f.pi.emit("context", { messages: [] }, ctx);
+	await f.pi.emit("turn_end", {}, ctx);
+	assert.equal(ctx.statuses.get("contextd"), "contextd local · not reachable: run contextd serve");
 });

@@ -70,6 +70,17 @@ test("settle, navigate (internal), commit, manifest and snapshot, then only the 
 	assert.equal(f.editor(), "half-typed request");
 });
 
+test("complete refused once the boundary is sent: the window started, and the person is told contextd did not record it (never dropped); unreached, nothing is said", async () => {
+	const refused = fake({}, { ...okPosts, complete: new ContextdError("contextd 409: rollover r1 is aborted; POST /v1/x", 409, "conflict") });
+	assert.equal(await settleRollover(refused.d), "completed");
+	assert.deepEqual(refused.log.filter((l) => l.startsWith("error")), [
+		"error contextd: the new context window started, but contextd did not record the rollover as finished (it answered 409); /contextd shows where it stands and /contextd finish finishes it",
+	]);
+	const away = fake({}, { ...okPosts, complete: new ContextdError("contextd is not reachable at http://127.0.0.1:1; run `contextd serve`") });
+	assert.equal(await settleRollover(away.d), "completed");
+	assert.deepEqual(away.log.filter((l) => l.startsWith("error")), []);
+});
+
 test("navigation ends, not cancelled, without a branch summary: the error alone, no window-started notice, the rollover aborted", async () => {
 	const f = fake({ leafEntry: () => ({ id: "m0", type: "custom_message" }) }, { ...okPosts, abort: {} });
 	assert.equal(await settleRollover(f.d), "failed");

@@ -1223,7 +1223,7 @@ export interface components {
              * @description What kind of problem this is, for programs: branch on it, never on detail (which may be reworded).
              * @enum {string}
              */
-            code: "invalid" | "ambiguous" | "bad_request" | "not_found" | "conflict" | "open_tool_calls" | "session_too_large" | "precondition" | "gone" | "forbidden" | "too_large" | "unauthorized" | "upstream" | "upstream_slow" | "unavailable" | "internal" | "method_not_allowed" | "misdirected" | "unsupported_media_type" | "client_closed" | "timeout" | "disk_full";
+            code: "invalid" | "ambiguous" | "bad_request" | "not_found" | "conflict" | "open_tool_calls" | "rollover_pending" | "session_too_large" | "precondition" | "gone" | "forbidden" | "too_large" | "unauthorized" | "upstream" | "upstream_slow" | "unavailable" | "internal" | "method_not_allowed" | "misdirected" | "unsupported_media_type" | "client_closed" | "timeout" | "disk_full";
             /**
              * @description A human-readable explanation specific to this occurrence of the problem.
              * @example Property foo is required but is missing.

@@ -12,13 +12,16 @@ import { type Host, text } from "../host.ts";
 import { callsNewContext, onInput, releaseHold, startHold } from "../input_hold.ts";
 import { installWindowCompaction } from "../compaction.ts";
 import { installLifecycle } from "../lifecycle.ts";
-import type { RequestArgs } from "../client.ts";
+import type { RequestArgs, Result } from "../client.ts";
+import { isRolloverPending, PENDING_FOR_PERSON, pendingResult } from "../pending.ts";
 import { runLocalRollover } from "../local_rollover.ts";
+import { completeRefused } from "../rollover.ts";
 import { holdLocalCommit } from "../e2e_hold.ts";
 import { ensureWindow, installLocalHooks, notesGuard, registerContextRemaining, sendPlanned } from "../localindex.ts";
 import { localRouter, registerRouters } from "../router.ts";
 import { type Say, SessionSlot, type SessionState } from "../session.ts";
-import { registerStatus } from "../status.ts";
+import { dropInterruptedLocal, registerStatus } from "../status.ts";
+import { finishPlan } from "../command.ts";
 import { installView, installViewHooks } from "../view.ts";
 import { NEW_CONTEXT_DESCRIPTION, newContextParameters } from "../tools.ts";
 
@@ -35,7 +38,7 @@ export function installLocal(host: Host, say: Say): void {
 	const view = installView(pi, { mode: "local", reachable: () => !!slot.current?.client && slot.current.contextError === "", connected: () => !!slot.current?.client, tooLarge: () => !!slot.current?.tooLarge, pending: () => false });
 	installLifecycle(host, slot, async (s, ctx) => {
 		await ensureWindow(host, slot, s, ctx);
-	});
+	}, view);
 	installLocalHooks(host, slot);
 	installWindowCompaction(host);
 	installViewHooks(pi, view);
@@ -53,7 +56,14 @@ export function installLocal(host: Host, say: Say): void {
 			if (!guard.proceed) {
 				return { content: text(guard.refusal ?? ""), details: { refused: true, notes_guard: host.settings.notesGuard } };
 			}
-			const ans = await c.request("rollover-create", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
+			let ans: Result<"rollover-create">;
+			try {
+				ans = await c.request("rollover-create", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
+			} catch (err) {
+				if (!isRolloverPending(err)) throw err;
+				host.notify(ctx, PENDING_FOR_PERSON, "warning");
+				return pendingResult();
+			}
 			if (slot.live(s, ctx, "new_context's rollover")) s.localRollover = ans.rollover_id;
 			const t = guard.warning ? `${ans.tool_result}\n${guard.warning}` : ans.tool_result;
 			// The window the next model call is in: one past the branch's (calls of one message share it).
@@ -94,7 +104,10 @@ export function installLocal(host: Host, say: Say): void {
 				// The boundary's turn ended: it is in the file.
 				const path = { ...s.params, rollover_id: s.completing };
 				s.completing = undefined;
-				s.client.request("rollover-complete", { path } as unknown as RequestArgs<"rollover-complete">).catch(() => undefined);
+				s.client.request("rollover-complete", { path } as unknown as RequestArgs<"rollover-complete">).catch((err: unknown) => {
+					const said = completeRefused(err);
+					if (said) host.notify(ctx, said, "error");
+				});
 			}
 			// No rollover follows this batch: held input goes out as typed.
 			if (s.hold.holding) sendHeld(s);
@@ -128,10 +141,18 @@ export function installLocal(host: Host, say: Say): void {
 			resetLog: true,
 			// The next boundary now, without a model turn.
 			async newWindow(s, ctx) {
-				const ans = await s.need().request("session-windows", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
+				const c = s.need();
+				// An interrupted rollover (command.ts interruptedLocal) is
+				// dropped first, so it does not outlive the window it was to end.
+				const said: string[] = [];
+				const plan = s.localRollover === undefined ? finishPlan(await c.request("get-session", { path: s.params })) : undefined;
+				if (plan?.kind === "drop" && (await dropInterruptedLocal(c, s, plan.rolloverId)) === "dropped") {
+					said.push(`contextd: dropped the interrupted rollover ${plan.rolloverId} (nothing of it was in the session file)`);
+				}
+				const ans = await c.request("session-windows", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
 				if (!slot.live(s, ctx, "/contextd new")) return [];
 				for (const b of ans.append) sendPlanned(host, b);
-				return ["a new context window started"];
+				return [...said, "a new context window started"];
 			},
 		},
 		view,

@@ -67,7 +67,7 @@ export function installRemote(host: Host, say: Say): void {
 		if (!slot.live(s, ctx, "opening window 0")) return;
 		for (const b of ans.append) sendPlanned(host, b);
 		if (ans.window.startEntryId) host.notify(ctx, ADOPTION_NOTICE, "info");
-	});
+	}, view);
 
 	installViewHooks(pi, view);
 

@@ -6,7 +6,8 @@
 // reducer; this file performs its actions with Pi.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { branchIdentity, ctxLeafBody } from "../branch.ts";
-import { ContextdError, type RequestArgs } from "../client.ts";
+import { ContextdError, type RequestArgs, type Result } from "../client.ts";
+import { isRolloverPending, PENDING_FOR_PERSON, pendingResult } from "../pending.ts";
 import { type Host, text } from "../host.ts";
 import { callsNewContext } from "../input_hold.ts";
 import { installLifecycle } from "../lifecycle.ts";
@@ -20,6 +21,7 @@ import { type Say, SessionSlot, type SessionState } from "../session.ts";
 import { registerStatus } from "../status.ts";
 import { CAPTURE_ARGUMENT } from "../command.ts";
 import { installView, installViewHooks } from "../view.ts";
+import { catchEscape, STOPPING_THROUGH_COMPACTION, summaryStop } from "../escape.ts";
 import { NEW_CONTEXT_DESCRIPTION, newContextParameters } from "../tools.ts";
 import { type RolloverOutcome, type TreeAction, type TreeEvent, treeStep } from "../tree-state.ts";
 
@@ -31,6 +33,14 @@ export const BOUNDARY_GRACE_MS = 1000;
 
 /** What the person is told when their /tree comes while a rollover's summary runs. */
 export const TREE_WAITS = "contextd: wait for the new context window to start before navigating the session tree (its summary is running)";
+
+/**
+ * What the person is told at once when they start another session (/new,
+ * /resume, /fork, /clone) while a rollover's branch summary is written: Pi
+ * stops the summary first (teardownCurrent: abort) and opens the new
+ * session only when the summary's request has ended, which can take a while.
+ */
+export const SWITCH_WAITS = "contextd: the new session opens once Pi has stopped the branch summary; this session keeps its context window";
 
 /** Registers Tree mode: Local's hooks and tools, with new_context as a rollover, input holding and /compact through contextd. */
 export function installTree(host: Host, say: Say): void {
@@ -64,7 +74,7 @@ export function installTree(host: Host, say: Say): void {
 		if (st.rollover?.state === "pending" && slot.live(s, ctx, "restoring the pending rollover")) {
 			dispatch(s, { type: "planned", rolloverId: st.rollover.rollover_id }, ctx);
 		}
-	});
+	}, view);
 	installLocalHooks(host, slot);
 	installViewHooks(pi, view);
 
@@ -128,12 +138,43 @@ export function installTree(host: Host, say: Say): void {
 		}
 	}
 
+	/** Runs navigate (the rollover's navigateTree) with the person's Escape stopping its branch summary while it runs (escape.ts). */
+	async function escapable<T>(s: SessionState, ctx: ExtensionContext, summarize: boolean, navigate: () => Promise<T>): Promise<T> {
+		const stop = summarize ? catchEscape(ctx, () => stopSummary(s, ctx)) : () => {};
+		try {
+			return await navigate();
+		} finally {
+			stop();
+		}
+	}
+
+	/**
+	 * Stops the branch summary Pi is writing for s's rollover: ctx.abort()
+	 * on Pi 0.86 and later; on Pi 0.85 ctx.compact(), whose compaction aborts
+	 * the summary first and is then cancelled at session_before_compact
+	 * (s.compactionStopsSummary). navigateTree then answers cancelled and the
+	 * rollover is aborted as after an RPC abort.
+	 */
+	function stopSummary(s: SessionState, ctx: ExtensionContext): void {
+		if (!slot.live(s, ctx, "stopping the branch summary")) return;
+		if (summaryStop(host.piVersion) === "abort") {
+			ctx.abort();
+			return;
+		}
+		s.compactionStopsSummary = true;
+		host.notify(ctx, STOPPING_THROUGH_COMPACTION, "info");
+		const done = () => {
+			s.compactionStopsSummary = false;
+		};
+		ctx.compact({ onComplete: done, onError: done });
+	}
+
 	/** The settled phase of rolloverId; triggerTurn false: the new window starts no model turn (/contextd new, finish). */
 	function rollover(s: SessionState, rolloverId: string, ctx: ExtensionContext, triggerTurn = true): Promise<RolloverOutcome> {
 		const c = s.client;
 		const cmd = s.commandCtx;
 		const path = { ...s.params, rollover_id: rolloverId };
-		const nav = cmd ? view.navigating(ctx, (id, o) => cmd.navigateTree(id, o)) : undefined;
+		const nav = cmd ? view.navigating(ctx, (id, o) => escapable(s, ctx, o.summarize, () => cmd.navigateTree(id, o))) : undefined;
 		return settleRollover({
 			call: (op, body) => (c ? c.request(op, { path, body } as unknown as RequestArgs<typeof op>) : Promise.reject(new ContextdError(s.unavailable))),
 			leafBody: () => ctxLeafBody(host.piVersion, ctx),
@@ -142,17 +183,20 @@ export function installTree(host: Host, say: Say): void {
 			leafEntry: () => ctx.sessionManager.getLeafEntry() as { id: string; type: string; targetId?: string } | undefined,
 			entry: (id) => ctx.sessionManager.getEntry(id),
 			entryText: (id) => entryText(ctx.sessionManager.getEntry(id)),
-			replacedAfterSummary: (leaked) => handOff({ ...(leaked ? { leakedEditorText: leaked } : {}), notice: replacedDuringSummaryNotice(s.file) }),
+			// After a /reload the person is still in this session: the
+			// reloaded extension finishes the rollover from the file.
+			replacedAfterSummary: (leaked) =>
+				handOff({ ...(leaked ? { leakedEditorText: leaked } : {}), notice: s.endedBy === "reload" ? RELOADED_DURING_SUMMARY : replacedDuringSummaryNotice(s.file) }),
 			getEditorText: () => ctx.ui.getEditorText(),
 			setEditorText: (t) => ctx.ui.setEditorText(t),
 			appendEntry: (t, data) => pi.appendEntry(t, data),
 			sendMessage: (m, o) => pi.sendMessage(m, o),
 			notifyError: (m) => {
-				// A session replaced meanwhile has no UI left (never the
-				// stale ctx): the session that replaced it shows the line
-				// (handoff.ts).
+				// A session replaced or reloaded meanwhile has no UI left
+				// (never the stale ctx): the session or the reloaded
+				// extension that took its place shows the line (handoff.ts).
 				if (!s.ended && slot.current === s) host.notify(ctx, m, "error");
-				else if (m === RELOADED_DURING_SUMMARY) say(undefined, m);
+				else if (m === RELOADED_DURING_SUMMARY) handOff({ notice: m });
 				else handOff({ notice: `contextd: new context did not happen: session ${s.id} was replaced while its rollover ran; its branch is kept as it was` });
 			},
 			ended: () => s.ended || slot.current !== s,
@@ -181,10 +225,17 @@ export function installTree(host: Host, say: Say): void {
 			if (!guard.proceed) {
 				return { content: text(guard.refusal ?? ""), details: { refused: true, notes_guard: host.settings.notesGuard } };
 			}
-			const ans = await c.request("rollover-create", {
+			let ans: Result<"rollover-create">;
+			try {
+				ans = await c.request("rollover-create", {
 				path: s.params,
 				body: { ...ctxLeafBody(host.piVersion, ctx), command_context_ready: s.commandCtx !== undefined },
 			});
+			} catch (err) {
+				if (!isRolloverPending(err)) throw err;
+				host.notify(ctx, PENDING_FOR_PERSON, "warning");
+				return pendingResult();
+			}
 			dispatch(s, { type: "planned", rolloverId: ans.rollover_id }, ctx);
 			const t = guard.warning ? `${ans.tool_result}\n${guard.warning}` : ans.tool_result;
 			// terminate: the run ends after this batch; agent_settled performs the rollover.
@@ -247,11 +298,29 @@ export function installTree(host: Host, say: Say): void {
 		return { cancel: true };
 	});
 
+	// /new, /resume, /fork, /clone while the summary is written: Pi emits
+	// session_before_switch or session_before_fork at once, then waits for
+	// the aborted summary before it opens the new session (Pi 0.85.1 and
+	// 1.6.0, AgentSessionRuntime); the person is told why nothing moves yet
+	// (docs/design.md §5.3.1 row "/new, /resume, /fork, /clone").
+	const switchWaits = (ctx: ExtensionContext) => {
+		const s = slot.current;
+		if (s?.internalNavigation) host.notify(ctx, SWITCH_WAITS, "info");
+		return undefined;
+	};
+	pi.on("session_before_switch", (_event, ctx) => switchWaits(ctx));
+	pi.on("session_before_fork", (_event, ctx) => switchWaits(ctx));
+
 	// Leaving Tree mode: a manual /compact gets contextd's summary, so the
 	// archived windows stay reachable; when contextd cannot plan it the
 	// compaction is cancelled rather than losing them.
 	pi.on("session_before_compact", async (event, ctx) => {
 		const s = slot.current;
+		// The compaction Escape started on Pi 0.85 only to stop the summary (stopSummary).
+		if (s?.compactionStopsSummary) {
+			s.compactionStopsSummary = false;
+			return { cancel: true };
+		}
 		if (!s?.client) return;
 		try {
 			const a = await s.client.request("session-compaction", { path: s.params, body: ctxLeafBody(host.piVersion, ctx) });
