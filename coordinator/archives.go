@@ -109,29 +109,27 @@ func (a *treeArchives) context(b *Branch, out *ContextAnswer) (int, error) {
 // it sends everything Pi sends. The current window begins at the last
 // boundary on the branch, of either kind (a Local boundary appended
 // linearly, or the boundary a Tree rollover committed after its cut), or
-// at its adoption start (windowStart). Before that start, the branch
-// summaries of the Tree cuts right before it are kept: the run of branch
-// summaries and entries Pi sends no message for (manifests, note
-// snapshots, model changes) that ends at the start, walked back to the
-// first message of another kind (the end of a closed Local window, or of
-// a conversation adopted before the first Tree cut). Tree hides the
-// summaries of valid archives (Drop), so the start is the first branch
-// summary of that run Tree does not hide (a manual one, or one of an
-// invalid manifest, which Tree always sent), else the boundary. Two cases
-// send more:
+// at its adoption start (windowStart). Walking back from there, the Tree
+// cuts right before it belong to it: a manifest of br.Archives moves the
+// start back to its branch summary (what Pi wrote between the summary and
+// the manifest, such as input typed while the rollover was interrupted,
+// came after the navigation), and so do branch summaries and entries Pi
+// sends no message for (manifests, note snapshots, model changes). The
+// walk stops at any other message: the end of a closed Local window, or of
+// a conversation adopted before the first Tree cut. When no message Pi
+// sends lies before the start (a branch written in Tree mode only), the
+// answer is -1: everything Pi sends, with Tree's hidden summaries dropped,
+// as before. Two cases send more:
 //
-//   - the boundary before it on the branch, with no Tree cut (a manifest
-//     of br.Archives) between them, opened a window a valid manifest
-//     archived: the person navigated into that archived window with /tree
-//     and the fresh boundary continues from there, so the start is that
-//     window's (its boundary, or its adoption start);
+//   - the boundary before it on the branch, with no Tree cut between
+//     them, opened a window a valid manifest archived: the person
+//     navigated into that archived window with /tree and the fresh
+//     boundary continues from there, so the start is that window's (its
+//     boundary, or its adoption start);
 //   - a compaction entry lies on the branch after the start: Pi already
 //     replaced what came before its kept range by its summary (contextd's
 //     Tree compaction keeps from the window's boundary, POST …/compaction),
-//     and Pi sends that summary first, so nothing is cut.
-//
-// A start at the branch's first entry is -1 too (an adopted window 0: the
-// whole branch, as before adoption).
+//     and Pi sends that summary first, so nothing is cut (-1).
 func treeWindowStart(b *Branch, idx *archive.Index, br *archive.Branch) int {
 	tr := b.V.Tree
 	i := currentBoundary(b)
@@ -139,15 +137,14 @@ func treeWindowStart(b *Branch, idx *archive.Index, br *archive.Branch) int {
 		return -1
 	}
 	start := windowStart(b, i)
-	cuts := make(map[int]bool, len(br.Archives))
-	hidden := make(map[int]bool, len(br.Archives))
+	cuts := make(map[int]int, len(br.Archives)) // manifest seq → its summary's seq
 	for _, m := range br.Archives {
-		cuts[m.Seq], hidden[m.SummarySeq] = true, true
+		cuts[m.Seq] = m.SummarySeq
 	}
 	navigated := false
 	for j := start - 1; j >= 0; j-- {
 		sq := b.Seqs[j]
-		if cuts[sq] {
+		if _, ok := cuts[sq]; ok {
 			break
 		}
 		if tr.Entry(sq).IsBoundary() {
@@ -158,23 +155,34 @@ func treeWindowStart(b *Branch, idx *archive.Index, br *archive.Branch) int {
 		}
 	}
 	if !navigated {
-		first := -1 // the earliest branch summary of the run before start
+	walk:
 		for j := start - 1; j >= 0; j-- {
-			switch tr.Type(b.Seqs[j]) {
-			case session.TypeBranchSummary:
-				first = j
-				continue
-			case session.TypeMessage, session.TypeCustomMessage, session.TypeCompaction:
-			default:
-				continue
-			}
-			break
-		}
-		for j := first; j >= 0 && j < start; j++ {
-			if sq := b.Seqs[j]; tr.Type(sq) == session.TypeBranchSummary && !hidden[sq] {
+			sq := b.Seqs[j]
+			if ss, ok := cuts[sq]; ok {
+				// Back to the cut's summary (on the branch before its
+				// manifest: Branch.Archives).
+				for j > 0 && b.Seqs[j] != ss {
+					j--
+				}
 				start = j
-				break
+				continue
 			}
+			switch tr.Type(sq) {
+			case session.TypeBranchSummary:
+				start = j
+			case session.TypeMessage, session.TypeCustomMessage, session.TypeCompaction:
+				break walk
+			}
+		}
+		sent := false
+		for j := range start {
+			switch tr.Type(b.Seqs[j]) {
+			case session.TypeMessage, session.TypeCustomMessage, session.TypeCompaction, session.TypeBranchSummary:
+				sent = true
+			}
+		}
+		if !sent {
+			return -1
 		}
 	}
 	for j := start + 1; j < len(b.Seqs); j++ {

@@ -206,13 +206,21 @@ func (s *Service) project(b *Branch, out *ContextAnswer, treeStart int) error {
 	if slice {
 		from = out.SliceFromEntryID
 	}
-	// A sliced Tree context names only the hidden summaries after its
-	// start (seqs grow along a branch: Pi appends an entry after its
-	// parent); start_at already removes the others.
+	// A sliced Tree context names only the hidden summaries from its
+	// start on (seqs grow along a branch: Pi appends an entry after its
+	// parent); start_at already removes the others. A hidden summary at
+	// the start stays in the list, so that start_at finds it, and is
+	// dropped by its key.
 	hidden := make(map[string]bool, len(out.HiddenSummaries))
+	startHidden := ""
 	for _, h := range out.HiddenSummaries {
 		if slice && out.Mode == contextd.ModeTree {
-			if sq, ok := b.V.Tree.Lookup(h.EntryID); !ok || sq <= b.Seqs[treeStart] {
+			sq, ok := b.V.Tree.Lookup(h.EntryID)
+			if !ok || sq < b.Seqs[treeStart] {
+				continue
+			}
+			if sq == b.Seqs[treeStart] {
+				startHidden = h.EntryID
 				continue
 			}
 		}
@@ -254,7 +262,7 @@ func (s *Service) project(b *Branch, out *ContextAnswer, treeStart int) error {
 	for _, h := range out.HiddenSummaries {
 		// Only summaries Pi sends are named: one a compaction cut away
 		// is not among the context event's messages.
-		if hidden[h.EntryID] && shown[h.EntryID] {
+		if hidden[h.EntryID] && shown[h.EntryID] || h.EntryID == startHidden {
 			out.Projection.Drop = append(out.Projection.Drop, MessageKey{Role: "branchSummary", FromID: h.FromID, SummarySHA256: h.SummarySHA})
 		}
 	}

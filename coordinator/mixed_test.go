@@ -1,6 +1,8 @@
 package coordinator_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -16,6 +18,12 @@ import (
 
 func windowKey(id string) *coordinator.MessageKey {
 	return &coordinator.MessageKey{Role: "custom", CustomType: "codex-context-window", WindowID: id}
+}
+
+// summaryKey names craftedSummary(id, …, from): its text is "summary " + id.
+func summaryKey(id, from string) *coordinator.MessageKey {
+	h := sha256.Sum256([]byte("summary " + id))
+	return &coordinator.MessageKey{Role: "branchSummary", FromID: from, SummarySHA256: hex.EncodeToString(h[:])}
 }
 
 // sliceOf is the part of a /context answer this file checks.
@@ -70,10 +78,11 @@ func TestContextMixedBranch(t *testing.T) {
 		// Turn 3 of the bug report: the first Tree request after the
 		// switch starts at the Local boundary b1, not at window 0.
 		{"tree after the switch", "tree", "u3", 8, sliceOf{windowKey("w1"), "b1", []coordinator.MessageKey{}, []string{}, false, "w1"}},
-		// Window 2: starts at b2; s1 is hidden and lies before the start,
-		// so start_at removes it and drop names nothing. Before this rule
-		// Tree sent r, b0 and a1 here.
-		{"tree window 2", "tree", "u4", len(lines), sliceOf{windowKey("w2"), "b2", []coordinator.MessageKey{}, []string{"s1"}, false, "w2"}},
+		// Window 2: the walk back from b2 passes n1 and m1 (the cut of
+		// window 1) to its summary s1 and stops at a1, a message of window
+		// 0: start_at s1, which Tree hides, so drop names it. Sent: b2,
+		// u4. Before this rule Tree sent r, b0 and a1 here.
+		{"tree window 2", "tree", "u4", len(lines), sliceOf{summaryKey("s1", "a3"), "s1", []coordinator.MessageKey{*summaryKey("s1", "a3")}, []string{"s1"}, false, "w2"}},
 		{"local window 2", "local", "u4", len(lines), sliceOf{windowKey("w2"), "b2", []coordinator.MessageKey{}, []string{}, false, "w2"}},
 		// The fresh boundary b3 continues archived window 1 the person
 		// navigated into: Tree starts at b1 (a2 stays sent), Local at b3.
@@ -125,7 +134,9 @@ func TestContextAdoptedTreeRollover(t *testing.T) {
 		t.Errorf("window 0 (-want +got):\n%s", diff)
 	}
 	s := openSession(t, []byte(strings.Join(lines, "\n")+"\n"), "tree")
-	if diff := cmp.Diff(sliceOf{windowKey("w1"), "b1", []coordinator.MessageKey{}, []string{"s0"}, false, "w1"}, sliceAnswer(s.context(t, "u2"))); diff != "" {
+	// From b1 back over n0 and m0 to s0, stopped by h2: start_at s0,
+	// dropped; sent: b1, u2.
+	if diff := cmp.Diff(sliceOf{summaryKey("s0", "a1"), "s0", []coordinator.MessageKey{*summaryKey("s0", "a1")}, []string{"s0"}, false, "w1"}, sliceAnswer(s.context(t, "u2"))); diff != "" {
 		t.Errorf("window 1 (-want +got):\n%s", diff)
 	}
 }
