@@ -64,7 +64,7 @@ type MoveStep struct {
 // Projection is what the extension does to the messages of Pi's context
 // event, in this order: when StartAt is set, drop every message before
 // the first message matching StartAt (the current window's start: its
-// boundary, Tree's first summary it does not hide, or the assistant
+// boundary, the summary of the Tree cuts right before it, or the assistant
 // message whose calls the results after the boundary answer),
 // then drop every message matching a key of Drop (Tree: the hidden
 // summaries; both modes: tool results the pairing rule does not send),
