@@ -78,3 +78,9 @@ func (x *Index) stopFilters() {
 // filtersIdle waits until every session queued has been built (tests and
 // benchmarks).
 func (x *Index) filtersIdle() { x.filters.work.Wait() }
+
+// FiltersIdle waits until the filter builder has built every session
+// queued so far: for tests and benchmarks of other packages that measure
+// a request (allocations, time) and must not count the builder's work,
+// which a sync starts in the background.
+func (x *Index) FiltersIdle() { x.filtersIdle() }
