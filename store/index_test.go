@@ -346,6 +346,36 @@ func contains(s, q string) bool {
 	return false
 }
 
+// refsHolding returns the refs of v's items (agent "w") and how many of
+// their texts hold q, by strings.Contains (the oracle); at least one must.
+func refsHolding(t *testing.T, v *View, q string) ([]history.ItemRef, int) {
+	t.Helper()
+	var refs []history.ItemRef
+	want := 0
+	for i := range v.Items {
+		if r, ok := v.Ref(i, "w"); ok {
+			refs = append(refs, r)
+			if txt, _ := v.Texts().Slice(r, 0, -1); contains(txt, q) {
+				want++
+			}
+		}
+	}
+	if want == 0 {
+		t.Fatalf("no item holds %q: the test proves nothing", q)
+	}
+	return refs, want
+}
+
+// searchCount is how many of refs v's Search finds holding q (-1 on an
+// error).
+func searchCount(v *View, q string, refs []history.ItemRef) int {
+	n := 0
+	if err := v.Texts().Search(q, history.RefList(refs), 0, func(history.ItemRef) bool { n++; return true }); err != nil {
+		return -1
+	}
+	return n
+}
+
 // A search that reads item text without frame filters (a 1-byte query)
 // holds a scanCores token, of which there are GOMAXPROCS-1 (at least
 // one), for each piece it reads, or for all of a ReadScan of an
@@ -365,27 +395,8 @@ func TestUnfilteredScanTakesACore(t *testing.T) {
 	}
 	var refs []history.ItemRef
 	want := 0
-	s.Read(func(v *View) error {
-		for i := range v.Items {
-			if r, ok := v.Ref(i, "w"); ok {
-				refs = append(refs, r)
-				if txt, _ := v.Texts().Slice(r, 0, -1); contains(txt, "q") {
-					want++
-				}
-			}
-		}
-		return nil
-	})
-	if want == 0 {
-		t.Fatal("no item holds the query: the test proves nothing")
-	}
-	search := func(v *View) int {
-		n := 0
-		if err := v.Texts().Search("q", history.RefList(refs), 0, func(history.ItemRef) bool { n++; return true }); err != nil {
-			n = -1
-		}
-		return n
-	}
+	s.Read(func(v *View) error { refs, want = refsHolding(t, v, "q"); return nil })
+	search := func(v *View) int { return searchCount(v, "q", refs) }
 	for _, whole := range []bool{false, true} {
 		// whole: ReadScan of an UnfilteredQuery holds a token for all
 		// of its callback, and Search then takes none (with one token,
@@ -443,23 +454,8 @@ func TestShareScanOfAParentView(t *testing.T) {
 	go parent.Read(func(v *View) error { got <- v; <-done; return nil })
 	pv := <-got
 	defer close(done)
-	var refs []history.ItemRef
-	want := 0
-	for i := range pv.Items {
-		if r, ok := pv.Ref(i, "w"); ok {
-			refs = append(refs, r)
-			if txt, _ := pv.Texts().Slice(r, 0, -1); contains(txt, "q") {
-				want++
-			}
-		}
-	}
-	search := func() int {
-		n := 0
-		if err := pv.Texts().Search("q", history.RefList(refs), 0, func(history.ItemRef) bool { n++; return true }); err != nil {
-			return -1
-		}
-		return n
-	}
+	refs, want := refsHolding(t, pv, "q")
+	search := func() int { return searchCount(pv, "q", refs) }
 	// Every other slot and core is taken: the ReadScan below holds the
 	// last of each.
 	for range cap(scanSlots) - 1 {
