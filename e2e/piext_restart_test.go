@@ -31,6 +31,37 @@ func noHTTPAdvice(t *testing.T, where, text string) {
 	}
 }
 
+// plainAndPaired fails when a provider request or a notice names an HTTP
+// route or curl (noHTTPAdvice), or a request breaks a tool-call pair
+// (checkPairing).
+func plainAndPaired(t *testing.T, reqs []request, notices []string) {
+	t.Helper()
+	for _, q := range reqs {
+		for _, m := range q.conversation() {
+			noHTTPAdvice(t, "a provider request", string(m.Content))
+		}
+	}
+	for _, m := range notices {
+		noHTTPAdvice(t, "a notice", m)
+	}
+	checkPairing(t, reqs)
+}
+
+// wantFinished fails unless GET /v1/sessions/{sid} shows no open and no
+// incomplete rollover and one archive: a Tree rollover finished.
+func (r *rig) wantFinished(sid string) {
+	r.t.Helper()
+	var st struct {
+		Rollover   json.RawMessage `json:"rollover"`
+		Incomplete json.RawMessage `json:"incomplete_rollover"`
+		Archives   int             `json:"archives"`
+	}
+	r.api("GET", "/v1/sessions/"+sid, nil, &st)
+	if string(st.Rollover) != "null" || string(st.Incomplete) != "null" || st.Archives != 1 {
+		r.t.Errorf("after finishing: rollover %s incomplete %s archives %d; want null, null, 1", st.Rollover, st.Incomplete, st.Archives)
+	}
+}
+
 // rolloverStates is GET …/rollovers: each rollover's id and state.
 func (r *rig) rolloverStates(sid string) []struct{ RolloverID, State string } {
 	r.t.Helper()
@@ -93,15 +124,7 @@ func TestPiExtensionTreeFinishAfterTypedInput(t *testing.T) {
 		if bs := boundaries(es); len(bs) != 2 {
 			t.Fatalf("boundaries after finishing = %d, want 2", len(bs))
 		}
-		var st struct {
-			Rollover   json.RawMessage `json:"rollover"`
-			Incomplete json.RawMessage `json:"incomplete_rollover"`
-			Archives   int             `json:"archives"`
-		}
-		r.api("GET", "/v1/sessions/"+sid, nil, &st)
-		if string(st.Rollover) != "null" || string(st.Incomplete) != "null" || st.Archives != 1 {
-			t.Errorf("after finishing: rollover %s incomplete %s archives %d; want null, null, 1", st.Rollover, st.Incomplete, st.Archives)
-		}
+		r.wantFinished(sid)
 		if log := r.rolloverStates(sid); len(log) != 1 || log[0].State != "completed" {
 			t.Errorf("reset log after finishing: %+v, want one completed rollover", log)
 		}
@@ -132,15 +155,7 @@ func TestPiExtensionTreeFinishAfterTypedInput(t *testing.T) {
 		if log := r.rolloverStates(sid); len(log) != 2 {
 			t.Errorf("reset log at the end: %+v, want two rollovers", log)
 		}
-		for _, q := range reqs {
-			for _, m := range q.conversation() {
-				noHTTPAdvice(t, "a provider request", string(m.Content))
-			}
-		}
-		for _, m := range p.notices("") {
-			noHTTPAdvice(t, "a notice", m)
-		}
-		checkPairing(t, reqs)
+		plainAndPaired(t, reqs, p.notices(""))
 	})
 }
 
@@ -234,15 +249,7 @@ func TestPiExtensionLocalCommitCutByRestart(t *testing.T) {
 				if len(log) != 2 || log[0].State != "failed" || log[1].State != "completed" {
 					t.Errorf("reset log %+v, want the dropped rollover (failed) and the new one (completed)", log)
 				}
-				for _, q := range reqs {
-					for _, m := range q.conversation() {
-						noHTTPAdvice(t, "a provider request", string(m.Content))
-					}
-				}
-				for _, m := range p.notices("") {
-					noHTTPAdvice(t, "a notice", m)
-				}
-				checkPairing(t, reqs)
+				plainAndPaired(t, reqs, p.notices(""))
 			})
 		}
 	})
