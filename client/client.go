@@ -44,13 +44,9 @@ func BaseURL(addr string) (string, error) {
 // returns nil when it answers 200 with {"status":"ok"}; otherwise an
 // error saying what answered.
 func Health(ctx context.Context, hc *http.Client, ep Endpoint) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ep.Base+"/healthz", nil)
+	resp, err := ep.get(ctx, hc, "/healthz", "")
 	if err != nil {
 		return err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("contextd at %s is not answering: %w", ep.Label, err)
 	}
 	defer resp.Body.Close()
 	var body struct {
@@ -77,14 +73,9 @@ func ReadToken(path string) (string, error) {
 // answer, or a non-200 answer with contextd's problem detail (a 401 names
 // the token file contextd reads).
 func Sessions(ctx context.Context, hc *http.Client, ep Endpoint, token string) ([]coordinator.SessionSummary, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ep.Base+"/v1/sessions", nil)
+	resp, err := ep.get(ctx, hc, "/v1/sessions", token)
 	if err != nil {
 		return nil, err
-	}
-	req.Header.Set(TokenHeader, token)
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("contextd at %s is not answering: %w", ep.Label, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)

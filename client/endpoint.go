@@ -69,6 +69,24 @@ func Unix(path string) Endpoint {
 // too (extension/src/transport.ts): it does not check the socket's owner.
 func (e Endpoint) NeedsProof() bool { return e.Socket == "" }
 
+// get sends GET path (with its query) to e with hc, carrying token when
+// it is not "". Errors: the request's, or "contextd at LABEL is not
+// answering" wrapping hc's.
+func (e Endpoint) get(ctx context.Context, hc *http.Client, path, token string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.Base+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		req.Header.Set(TokenHeader, token)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("contextd at %s is not answering: %w", e.Label, err)
+	}
+	return resp, nil
+}
+
 // OneConnection returns an HTTP client of e that dials at most one
 // connection (the Unix socket, or TCP), uses no proxy and follows no
 // redirect, so that a request after Prove travels on the connection the

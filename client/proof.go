@@ -43,13 +43,9 @@ func Prove(ctx context.Context, hc *http.Client, ep Endpoint, token, tokenFile s
 		return err
 	}
 	challenge := hex.EncodeToString(c[:])
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ep.Base+api.ProofPath+"?challenge="+challenge, nil)
+	resp, err := ep.get(ctx, hc, api.ProofPath+"?challenge="+challenge, "")
 	if err != nil {
 		return err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("contextd at %s is not answering: %w", ep.Label, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
