@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/bits"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -211,7 +210,7 @@ func (d *decoder) bodyOf(raw []byte, esc, ascii, inPlace bool) []byte {
 	n := len(c.bodies)
 	// Grown once (the decoded length is at most 3*len(raw)): growing by
 	// append's doubling allocated twice a huge body.
-	c.bodies = appendUnquoted(slices.Grow(c.bodies, 3*len(raw)), raw, true, valid)
+	c.bodies = appendUnquoted(Grow(c.bodies, 3*len(raw)), raw, true, valid)
 	// Capped: nothing appends into the bytes of the next body.
 	return c.bodies[n:len(c.bodies):len(c.bodies)]
 }
@@ -281,7 +280,7 @@ func (c *StringChunks) copy(b []byte) string {
 // left as it was).
 func (c *StringChunks) unquote(raw []byte, keep bool) string {
 	n := len(c.bodies)
-	c.bodies = appendUnquoted(slices.Grow(c.bodies, len(raw)), raw, keep, false)
+	c.bodies = appendUnquoted(Grow(c.bodies, len(raw)), raw, keep, false)
 	s := c.copy(c.bodies[n:])
 	c.bodies = c.bodies[:n]
 	return s

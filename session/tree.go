@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"iter"
 	"os"
-	"slices"
 	"sync/atomic"
 )
 
@@ -210,8 +209,8 @@ func (t *Tree) Grow(n int) {
 	if t.base != nil {
 		return // base's arrays are sized already
 	}
-	t.tab.rows = slices.Grow(t.tab.rows, n)
-	t.parents = slices.Grow(t.parents, n)
+	t.tab.rows = Grow(t.tab.rows, n)
+	t.parents = Grow(t.parents, n)
 	t.byID.grow(&t.tab, t.Len()+n)
 }
 

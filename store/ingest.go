@@ -536,7 +536,7 @@ func (s *Session) publishBatch(b *batchWork, next, size, newTextSize int64, merg
 			}
 			if more := want - n; more > len(b.pend) {
 				s.tree.Grow(more)
-				s.items = slices.Grow(s.items, more)
+				s.items = session.Grow(s.items, more)
 			}
 		}
 	}
