@@ -243,12 +243,20 @@ func (d *decoder) transient(raw []byte, esc, keep bool) string {
 // escapes is decoded before it is carved; it is reused from line to line
 // (decodeLine resets it), so it costs no allocation once grown.
 //
+// The first chunk is small (firstChunk) and each next one twice the last,
+// up to chunkBytes: a sync of one appended line carves a few hundred
+// bytes, and a 64 KiB chunk for them was half the garbage of a catch-up.
+//
 // The zero value is ready to use; one StringChunks serves one parse at a
 // time.
 type StringChunks struct {
 	b      *strings.Builder
 	bodies []byte
+	size   int // the size of the last chunk (0: none yet)
 }
+
+// firstChunk is the size of a StringChunks' first chunk.
+const firstChunk = 4 << 10
 
 // maxKeptBodies is the largest body buffer a StringChunks keeps from one
 // line to the next: a huge tool result's is dropped, not held.
@@ -289,8 +297,9 @@ func (c *StringChunks) unquote(raw []byte, keep bool) string {
 // room makes c's Builder one with n bytes free.
 func (c *StringChunks) room(n int) {
 	if c.b == nil || c.b.Cap()-c.b.Len() < n {
+		c.size = min(max(2*c.size, firstChunk), chunkBytes)
 		c.b = new(strings.Builder)
-		c.b.Grow(chunkBytes)
+		c.b.Grow(max(c.size, n))
 	}
 }
 

@@ -66,11 +66,12 @@ func crcRange(r io.ReaderAt, crc uint32, from, to int64) (uint32, error) {
 	return crcRangeBuf(r, crc, from, to, nil)
 }
 
-// crcPool holds crcRangeBuf's read buffers (TailWindow bytes: a tail
-// check in one read; a whole-file check reads in pieces of it). Every
-// sync of an appended line reads a tail window or two, and a buffer each
-// time made most of a sync's garbage (docs/benchmarks.md).
-var crcPool = sync.Pool{New: func() any { b := make([]byte, TailWindow); return &b }}
+// readPool holds the change checks' read buffers (TailWindow bytes: a
+// tail check in one read; a whole-file check reads in pieces of it; the
+// first line's hash reads 4 KiB at a time). Every sync of an appended
+// line reads a tail window or two and the first line, and a buffer each
+// time made most of a sync's garbage.
+var readPool = sync.Pool{New: func() any { b := make([]byte, TailWindow); return &b }}
 
 // crcRangeBuf is crcRange reading into buf when it is not empty, else
 // into a pooled buffer.
@@ -79,8 +80,8 @@ func crcRangeBuf(r io.ReaderAt, crc uint32, from, to int64, buf []byte) (uint32,
 		if to <= from {
 			return crc, nil
 		}
-		p := crcPool.Get().(*[]byte)
-		defer crcPool.Put(p)
+		p := readPool.Get().(*[]byte)
+		defer readPool.Put(p)
 		buf = *p
 	}
 	for off := from; off < to; {
