@@ -8,6 +8,7 @@ package coordinator
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -268,6 +269,39 @@ func BenchmarkServiceSearchShortAfterAppend(b *testing.B) {
 		}
 		if len(out.Items) != 1 {
 			b.Fatalf("1-byte search found %d items, want 1", len(out.Items))
+		}
+	}
+}
+
+// BenchmarkServiceContextAfterBigAppend appends one tool result of 4 MiB
+// of build-log lines (JSON escapes in every line) before each POST
+// …/context: the /context requests that make the tail of the bench's
+// many-clients row. Its B/op is what such an append costs in memory
+// (fresh pages are slow to touch on the bench VM, docs/benchmarks.md).
+func BenchmarkServiceContextAfterBigAppend(b *testing.B) {
+	svc, m, path := benchService(b)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	r := rand.New(rand.NewPCG(17, 19))
+	var log strings.Builder
+	for log.Len() < 4<<20 {
+		fmt.Fprintf(&log, "ok  \tpkg/%x\t%d.%03ds\tcoverage: %d.%d%% of statements\n", r.Uint32(), r.IntN(9), r.IntN(1000), r.IntN(100), r.IntN(10))
+	}
+	text, err := json.Marshal(log.String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	leaf := m.LeafID
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id := fmt.Sprintf("%08x", 0xf0000000+i)
+		fmt.Fprintf(f, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-07-07T00:00:00.000Z","message":{"role":"toolResult","toolCallId":"call_probe","toolName":"bash","content":[{"type":"text","text":%s}],"isError":false,"timestamp":1783382400000}}`+"\n", id, leaf, text)
+		leaf = id
+		if _, err := svc.Context(b.Context(), m.SessionID, ContextRequest{}); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -85,14 +85,21 @@ func sliceStart(tr *session.Tree, cms []session.ContextMessage, from string) int
 // none).
 func pairList(b *Branch, cms []session.ContextMessage, first, d0, end int) ([]PairMessage, error) {
 	tr := b.V.Tree
-	var need []int
+	// A tool result gives only its call id: decoded without its content
+	// (DecodeEachTreeOnly; a tool result is often the largest line of a
+	// window), unless a context edit names it too.
+	var need, results []int
 	seen := map[int]bool{}
 	for _, cm := range cms[d0:end] {
 		switch cm.Role {
 		case session.RoleAssistant, session.RoleToolResult, "branchSummary":
 			if !seen[cm.Seq] {
 				seen[cm.Seq] = true
-				need = append(need, cm.Seq)
+				if cm.Role == session.RoleToolResult && cm.EditSeq < 0 {
+					results = append(results, cm.Seq)
+				} else {
+					need = append(need, cm.Seq)
+				}
 			}
 			if cm.EditSeq >= 0 && !seen[cm.EditSeq] {
 				seen[cm.EditSeq] = true
@@ -103,6 +110,15 @@ func pairList(b *Branch, cms []session.ContextMessage, first, d0, end int) ([]Pa
 	dec := make(map[int]*session.Decoded, len(need))
 	if err := b.V.DecodeEach(need, func(seq int, _ *session.Entry, d *session.Decoded) error {
 		dec[seq] = d
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	callIDs := make(map[int]string, len(results))
+	if err := b.V.DecodeEachTreeOnly(results, func(seq int, _ *session.Entry, d *session.Decoded) error {
+		if d != nil && d.Message != nil {
+			callIDs[seq] = d.Message.ToolCallID
+		}
 		return nil
 	}); err != nil {
 		return nil, err
@@ -132,7 +148,9 @@ func pairList(b *Branch, cms []session.ContextMessage, first, d0, end int) ([]Pa
 				}
 			}
 		case session.RoleToolResult:
-			if d != nil && d.Message != nil {
+			if id, ok := callIDs[cm.Seq]; ok {
+				m.CallID = id
+			} else if d != nil && d.Message != nil {
 				m.CallID = d.Message.ToolCallID
 			}
 		case "custom":

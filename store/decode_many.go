@@ -14,6 +14,21 @@ import (
 // Errors: ErrFileChanged when the file is gone, swapped, or an entry's
 // bytes no longer parse to the indexed entry; fn's error ends the walk.
 func (v *View) DecodeEach(seqs []int, fn func(seq int, e *session.Entry, d *session.Decoded) error) error {
+	return v.decodeEach(seqs, false, fn)
+}
+
+// DecodeEachTreeOnly is DecodeEach with the bodies skipped
+// (session.Parser.TreeOnly): the Decoded of a message holds its role,
+// tool call id, tool name and stop reason but no content, command or
+// output. For the fields beside a large body (a tool result's call id,
+// read by the pairing of every /context after one is appended): crossing
+// a 4 MiB body costs a scan, decoding it a copy of it or two. Nothing is
+// cached, and e and d are valid only during fn.
+func (v *View) DecodeEachTreeOnly(seqs []int, fn func(seq int, e *session.Entry, d *session.Decoded) error) error {
+	return v.decodeEach(seqs, true, fn)
+}
+
+func (v *View) decodeEach(seqs []int, treeOnly bool, fn func(seq int, e *session.Entry, d *session.Decoded) error) error {
 	if len(seqs) == 0 {
 		return nil
 	}
@@ -28,24 +43,33 @@ func (v *View) DecodeEach(seqs []int, fn func(seq int, e *session.Entry, d *sess
 	defer f.Close()
 	h := v.Tree.Header
 	dc := &v.s.decoded
+	var buf []byte // treeOnly: one buffer for every line
 	for _, seq := range seqs {
 		e := v.Tree.Entry(seq)
-		if c, ok := dc.get(seq, &e); ok {
-			if err := fn(seq, c.e, c.d); err != nil {
-				return err
+		if !treeOnly {
+			if c, ok := dc.get(seq, &e); ok {
+				if err := fn(seq, c.e, c.d); err != nil {
+					return err
+				}
+				continue
 			}
-			continue
+			buf = nil
 		}
-		buf := make([]byte, e.Length)
+		if cap(buf) < e.Length {
+			buf = make([]byte, e.Length)
+		}
+		buf = buf[:e.Length]
 		if _, err := f.ReadAt(buf, e.Offset); err != nil {
 			return ErrFileChanged
 		}
-		p := session.Parser{Header: &h, NextLine: e.Line, NextSeq: e.Seq, LastV1ID: e.ParentID}
+		p := session.Parser{Header: &h, NextLine: e.Line, NextSeq: e.Seq, LastV1ID: e.ParentID, TreeOnly: treeOnly}
 		got, d, skip := p.ParseLine(buf, e.Offset)
 		if skip != session.SkipNone || got == nil || got.ID != e.ID {
 			return ErrFileChanged
 		}
-		dc.put(seq, &e, decodedEntry{e: got, d: d})
+		if !treeOnly {
+			dc.put(seq, &e, decodedEntry{e: got, d: d})
+		}
 		if err := fn(seq, got, d); err != nil {
 			return err
 		}
