@@ -325,9 +325,9 @@ func (c *frameCache) put(k frameKey, data []byte) {
 // The frames are compressed on the ingesting goroutine, as they fill. A
 // second goroutine compressing them while the batch went on parsing cost
 // more CPU than it saved wall time on the shared two-core bench machine:
-// the first /context of a never-indexed 128 MiB session took about 14%
-// less CPU with it gone, and no more wall time (docs/benchmarks.md, "Full
-// index CPU").
+// the first /context of a never-indexed 128 MiB session took 7-14% less
+// CPU with it gone, and no more wall time under that load
+// (docs/benchmarks.md, "Full index CPU").
 type frameWriter struct {
 	f    *os.File
 	end  int64   // end of the frames in the frame file
