@@ -133,8 +133,13 @@ type Options struct {
 	// MaxLineBytes caps one JSONL line (default session.DefaultMaxLineBytes).
 	MaxLineBytes int
 	// BatchBytes is how many JSONL bytes one ingest transaction covers
-	// (default 16 MiB). Each batch commits the entries and the resume offset
-	// together, so a crash loses at most the batch in progress.
+	// (default 8 MiB). Each batch commits the entries and the resume offset
+	// together, so a crash loses at most the batch in progress. A batch's
+	// parsed entries and buffers are the part of a cold index's peak RSS
+	// that scales with it: 16 MiB batches put the 1 GiB bench session's
+	// VmHWM at 150 MiB once the item text was compressed on the ingesting
+	// goroutine, 8 MiB batches at 147 MiB for the same CPU
+	// (docs/benchmarks.md, "Full index CPU").
 	BatchBytes int64
 	Logger     *slog.Logger
 	Metrics    *Metrics
@@ -194,7 +199,7 @@ func OpenIndex(ctx context.Context, root, dir string, opts Options) (*Index, err
 		opts.MaxLineBytes = session.DefaultMaxLineBytes
 	}
 	if opts.BatchBytes <= 0 {
-		opts.BatchBytes = 16 << 20
+		opts.BatchBytes = 8 << 20
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

@@ -232,10 +232,6 @@ func (s *Session) batch(ctx context.Context, db *DB, f io.ReaderAt, tf *os.File,
 	if end-start >= session.ReadChunk && ib.chunk == nil {
 		ib.chunk = make([]byte, session.ReadChunk)
 	}
-	if end-start >= 1<<20 {
-		b.texts.async()
-	}
-	defer b.texts.finish() // on early returns; a no-op after the one below
 	// The change check is taken from the bytes parsed, not from a second
 	// read: a rewrite between the two would leave the old text indexed
 	// under the new bytes' check, never detected.
@@ -355,7 +351,7 @@ func (s *Session) newBatch(tf *os.File, end int64, ib *ingestBufs) *batchWork {
 		ib.text = &frameWriter{buf: make([]byte, 0, min(frameSize, len(s.textTail)+int(min(end-s.next, frameSize))+64))}
 	}
 	w := ib.text
-	w.f, w.end, w.ends, w.n = tf, 0, w.ends[:0], 0
+	w.f, w.end, w.ends, w.n, w.out = tf, 0, w.ends[:0], 0, w.out[:0]
 	if n := len(s.frameEnds); n > 0 {
 		w.end = s.frameEnds[n-1]
 	}

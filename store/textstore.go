@@ -322,10 +322,12 @@ func (c *frameCache) put(k frameKey, data []byte) {
 // compressed and written to the frame file at end. Nothing it writes is
 // visible before the batch commits (ends and buf are published then).
 //
-// In a large batch (start with async) the frames are compressed by a
-// second goroutine while the batch goes on parsing, in order; finish
-// waits for it. ends, end and enc belong to that goroutine until finish
-// returns.
+// The frames are compressed on the ingesting goroutine, as they fill. A
+// second goroutine compressing them while the batch went on parsing cost
+// more CPU than it saved wall time on the shared two-core bench machine:
+// the first /context of a never-indexed 128 MiB session took 7-14% less
+// CPU with it gone, and no more wall time under that load
+// (docs/benchmarks.md, "Full index CPU").
 type frameWriter struct {
 	f    *os.File
 	end  int64   // end of the frames in the frame file
@@ -336,14 +338,7 @@ type frameWriter struct {
 	n    int64  // bytes written by this batch
 
 	outOff int64
-
-	work chan []byte // full raw frames for the compressing goroutine
-	free chan []byte // raw frame buffers it is done with
-	done chan error  // its result, once work is closed
 }
-
-// frameQueue is how many raw frames may wait for the compressing goroutine.
-const frameQueue = 4
 
 // write appends an item text to the frames.
 func (w *frameWriter) write(s string) error { return appendText(w, s) }
@@ -360,57 +355,17 @@ func appendText[T ~string | ~[]byte](w *frameWriter, s T) error {
 		w.buf = append(w.buf, s[:k]...)
 		s = s[k:]
 		if len(w.buf) == frameSize {
-			if w.work == nil {
-				if err := w.flushFrame(w.buf); err != nil {
-					return err
-				}
-				w.buf = w.buf[:0]
-				continue
+			if err := w.flushFrame(w.buf); err != nil {
+				return err
 			}
-			w.work <- w.buf
-			select {
-			case b := <-w.free:
-				w.buf = b[:0]
-			default:
-				w.buf = make([]byte, 0, frameSize)
-			}
+			w.buf = w.buf[:0]
 		}
 	}
 	return nil
 }
 
-// async starts the compressing goroutine (finish must follow).
-func (w *frameWriter) async() {
-	w.work, w.free, w.done = make(chan []byte, frameQueue), make(chan []byte, frameQueue+2), make(chan error, 1)
-	go func() {
-		var err error
-		for raw := range w.work {
-			if err == nil {
-				err = w.flushFrame(raw)
-			}
-			select {
-			case w.free <- raw:
-			default:
-			}
-		}
-		w.done <- err
-	}()
-}
-
-// finish waits for the frames of this batch to be written (a no-op
-// without async, and once done).
-func (w *frameWriter) finish() error {
-	var err error
-	if w.work != nil {
-		close(w.work)
-		err = <-w.done
-		w.work, w.free, w.done = nil, nil, nil
-	}
-	if err == nil {
-		err = w.writeOut()
-	}
-	return err
-}
+// finish writes the compressed frames of this batch not written yet.
+func (w *frameWriter) finish() error { return w.writeOut() }
 
 // frameWriteBytes is how many compressed bytes are gathered per write.
 const frameWriteBytes = 256 << 10

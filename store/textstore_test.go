@@ -172,9 +172,6 @@ func TestFrameWriterSteps(t *testing.T) {
 		if len(ends) > 0 {
 			w.end = ends[len(ends)-1]
 		}
-		if r.IntN(2) == 0 {
-			w.async() // compressed by a second goroutine: the same frames
-		}
 		if err := w.write(string(text[off : off+n])); err != nil {
 			t.Fatal(err)
 		}

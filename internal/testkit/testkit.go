@@ -70,7 +70,7 @@ func Listen(tb testing.TB) net.Listener {
 type Options struct {
 	// DefaultMode is the mode of unregistered sessions ("" = local).
 	DefaultMode contextd.Mode
-	// BatchBytes is the store's ingest batch (0 = its default, 16 MiB).
+	// BatchBytes is the store's ingest batch (0 = its default, 8 MiB).
 	BatchBytes int64
 	// MemoryLimit is the store's memory limit (store.Options; 0 = none):
 	// a session with more than store.EntryBudget(MemoryLimit) entries is
