@@ -76,3 +76,71 @@ func mustCreate(e *env, leaf string, ready bool) (coordinator.RolloverCreated, e
 	c, _, err := e.svc.CreateRollover(e.t.Context(), basicID, coordinator.RolloverRequest{LeafID: leaf, CommandContextReady: ready})
 	return c, err
 }
+
+// TestRolloverSupersededOffItsBranch (coordinator/stale.go): a committed
+// Tree rollover whose planned entries never reached its branch summary's
+// branch (the person moved the leaf with /tree while it ran, so Pi wrote
+// them, or nothing, on another branch) no longer refuses every later
+// new_context. A new rollover requested on a branch that does not hold
+// the summary aborts it (SupersededOffBranchReason) and opens; the summary
+// stays in the file, where /tree still shows it. On the summary's own
+// branch the rollover is still finished, not dropped: rollover_pending.
+func TestRolloverSupersededOffItsBranch(t *testing.T) {
+	ctx := t.Context()
+	// call is an assistant message calling new_context, child of parent.
+	call := func(id, parent string) []byte {
+		return []byte(`{"type":"message","id":"` + id + `","parentId":"` + parent + `","timestamp":"2026-07-07T16:38:50.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"call_` + id + `","name":"new_context","arguments":{}}],"api":"faux","provider":"faux","model":"faux-1","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"toolUse","timestamp":1783442330000}}`)
+	}
+	for _, tc := range []struct {
+		name      string
+		planned   string // parent of the planned entries Pi wrote; "" when none were written
+		leaf      string // parent of the new new_context call
+		supersede bool
+		window    int // the window the new rollover closes
+	}{
+		// /tree moved the leaf back to the tool result before the
+		// extension appended: the manifest, snapshot and boundary are a
+		// sibling branch of the summary; the model goes on in window 1 there.
+		{"planned entries on a sibling branch", basicOldLeaf, "next-off", true, 1},
+		// Nothing planned was written; the person went back with /tree
+		// and the model called new_context again in window 0.
+		{"nothing written, the person moved away", "", basicOldLeaf, true, 0},
+		// The person typed under the summary (contextd was down): the
+		// rollover is finished there (/contextd finish), not dropped.
+		{"nothing written, the leaf under the summary", "", basicSummary, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, contextd.ModeTree, lineCall)
+			e.ids = []string{"rollover-1", basicWindow1, basicMarker1}
+			must[coordinator.RolloverCreated](t)(mustCreate(e, basicCall, true))
+			e.appendFixture(lineOldLeaf)
+			must[coordinator.SettleAnswer](t)(e.svc.SettleRollover(ctx, basicID, "rollover-1", coordinator.SettleRequest{LeafID: basicOldLeaf}))
+			e.appendFixture(lineSummary)
+			commit := must[coordinator.CommitAnswer](t)(e.svc.CommitRollover(ctx, basicID, "rollover-1", coordinator.CommitRequest{SummaryEntryID: basicSummary}))
+			leaf := tc.leaf
+			if tc.planned != "" {
+				e.write(piLine(t, commit.Append[0], "man-off", tc.planned, "2026-07-07T16:38:47.968Z"), false)
+				e.write(piLine(t, commit.Append[1], "snap-off", "man-off", "2026-07-07T16:38:47.978Z"), false)
+				e.write(piLine(t, commit.Append[2], "next-off", "snap-off", "2026-07-07T16:38:48.093Z"), false)
+			}
+			e.write(call("again-1", leaf), false)
+			e.ids = []string{"rollover-2"}
+			c, isNew, err := e.svc.CreateRollover(ctx, basicID, coordinator.RolloverRequest{LeafID: "again-1", CommandContextReady: true})
+			old := must[coordinator.RolloverInfo](t)(e.svc.GetRollover(ctx, basicID, "rollover-1"))
+			if !tc.supersede {
+				if contextd.ErrorCode(err) != contextd.ERolloverPending || old.State != "committed" {
+					t.Fatalf("create: %+v %v; old rollover %s; want rollover_pending and the old one committed", c, err, old.State)
+				}
+				e.checkUnchanged()
+				return
+			}
+			if err != nil || !isNew || c.RolloverID != "rollover-2" || c.Rollover.Window.WindowNumber != tc.window {
+				t.Fatalf("create: %+v new=%v %v; want rollover-2 closing window %d", c, isNew, err, tc.window)
+			}
+			if old.State != "aborted" || old.Reason != coordinator.SupersededOffBranchReason {
+				t.Errorf("old rollover %s (%q), want aborted with SupersededOffBranchReason", old.State, old.Reason)
+			}
+			e.checkUnchanged()
+		})
+	}
+}
