@@ -40,27 +40,28 @@ const SupersededOffBranchReason = "superseded: new_context was called on a branc
 // superseded by a new rollover requested on b (see above), else "". r is
 // as autoComplete left it.
 //
-// A committed Tree rollover whose planned entries are not all under its
-// branch summary (autoComplete left it committed) is superseded by a
-// rollover on a branch that does not hold the summary: the leaf moved away
-// with /tree before the window opened (Pi 0.85 runs the person's /tree
-// beside the rollover's navigation, so the extension may append the
-// planned entries on the other branch), and no append can reach the
-// summary's branch from there. Nothing is hidden: the summary and whatever
-// Pi wrote stay in the file and in /tree, and a branch ending in the
-// summary is finished from the file (finish.go) when the person returns to
-// it. On the summary's own branch the rollover is finished, not dropped.
+// A Tree rollover whose branch summary is in the file (committed, or
+// settled when contextd stopped before the commit) and whose planned
+// entries are not all under it (autoComplete left it open) is superseded
+// by a rollover on a branch that does not hold the summary: the leaf
+// moved away with /tree before the window opened (Pi 0.85 runs the
+// person's /tree beside the rollover's navigation, so the extension may
+// append the planned entries on the other branch), and no append can reach
+// the summary's branch from there. Nothing is hidden: the summary and
+// whatever Pi wrote stay in the file and in /tree, and a branch ending in
+// the summary is finished from the file (finish.go) when the person
+// returns to it. On the summary's own branch the rollover is finished, not
+// dropped.
 func superseded(b *Branch, r store.Rollover) string {
-	if r.State == store.RolloverCommitted && r.Mode == contextd.ModeTree {
-		if r.SummaryEntryID == "" || b.V.Tree.Get(r.SummaryEntryID) == nil {
-			return ""
-		}
-		for _, sq := range b.Seqs {
-			if b.V.Tree.ID(sq) == r.SummaryEntryID {
-				return ""
+	if r.Mode == contextd.ModeTree && (r.State == store.RolloverSettled || r.State == store.RolloverCommitted) {
+		if summary := treeSummary(b.V.Tree, r); summary >= 0 {
+			for _, sq := range b.Seqs {
+				if sq == summary {
+					return "" // on its branch: finished, not dropped
+				}
 			}
+			return SupersededOffBranchReason
 		}
-		return SupersededOffBranchReason
 	}
 	switch {
 	case r.LeafAtSettle == "":
@@ -91,14 +92,28 @@ func superseded(b *Branch, r store.Rollover) string {
 	if !called {
 		return ""
 	}
-	if r.Mode == contextd.ModeTree {
-		for i := range tr.Len() {
-			if e := tr.Entry(i); e.Type == session.TypeBranchSummary && e.FromID() == r.LeafAtSettle {
-				return "" // its summary landed: finished, not dropped
-			}
+	return SupersededReason
+}
+
+// treeSummary is the seq of the Tree rollover r's branch summary in tr: the
+// committed summary, or for a settled rollover a branch summary from its
+// leaf at settle; -1 when the file holds none.
+func treeSummary(tr *session.Tree, r store.Rollover) int {
+	if r.SummaryEntryID != "" {
+		if sq, ok := tr.Lookup(r.SummaryEntryID); ok {
+			return sq
+		}
+		return -1
+	}
+	if r.LeafAtSettle == "" {
+		return -1
+	}
+	for i := range tr.Len() {
+		if e := tr.Entry(i); e.Type == session.TypeBranchSummary && e.FromID() == r.LeafAtSettle {
+			return i
 		}
 	}
-	return SupersededReason
+	return -1
 }
 
 // abortSuperseded aborts the superseded rollover r with reason (superseded's

@@ -13,8 +13,9 @@ import (
 // no boundary in the file, and Tree settled with no summary: once the
 // model has answered after the leaf at settle, a new rollover on that
 // branch aborts the old one (SupersededReason) and opens. Without a model
-// answer since the settle, or with the Tree summary in the file (finished,
-// not dropped), the new rollover is refused with rollover_pending.
+// answer since the settle the new rollover is refused with
+// rollover_pending. A Tree rollover whose summary is in the file is
+// TestRolloverSupersededOffItsBranch's.
 func TestRolloverSuperseded(t *testing.T) {
 	ctx := t.Context()
 	// answered is an assistant message after the leaf at settle
@@ -24,15 +25,13 @@ func TestRolloverSuperseded(t *testing.T) {
 		name      string
 		mode      contextd.Mode
 		commit    bool // commit before the restart
-		summary   bool // Tree: the branch summary is in the file
 		answer    bool // the model answered after the settle
 		supersede bool
 	}{
-		{"local settled, model answered", contextd.ModeLocal, false, false, true, true},
-		{"local committed, no boundary, model answered", contextd.ModeLocal, true, false, true, true},
-		{"tree settled, no summary, model answered", contextd.ModeTree, false, false, true, true},
-		{"local settled, no model answer since", contextd.ModeLocal, false, false, false, false},
-		{"tree settled, summary in the file", contextd.ModeTree, false, true, true, false},
+		{"local settled, model answered", contextd.ModeLocal, false, true, true},
+		{"local committed, no boundary, model answered", contextd.ModeLocal, true, true, true},
+		{"tree settled, no summary, model answered", contextd.ModeTree, false, true, true},
+		{"local settled, no model answer since", contextd.ModeLocal, false, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, tc.mode, lineCall)
@@ -43,9 +42,6 @@ func TestRolloverSuperseded(t *testing.T) {
 			must[coordinator.SettleAnswer](t)(e.svc.SettleRollover(ctx, basicID, "rollover-1", coordinator.SettleRequest{LeafID: basicOldLeaf}))
 			if tc.commit {
 				must[coordinator.CommitAnswer](t)(e.svc.CommitRollover(ctx, basicID, "rollover-1", coordinator.CommitRequest{}))
-			}
-			if tc.summary {
-				e.appendFixture(lineSummary)
 			}
 			leaf := basicOldLeaf
 			if tc.answer {
@@ -77,9 +73,10 @@ func mustCreate(e *env, leaf string, ready bool) (coordinator.RolloverCreated, e
 	return c, err
 }
 
-// TestRolloverSupersededOffItsBranch (coordinator/stale.go): a committed
-// Tree rollover whose planned entries never reached its branch summary's
-// branch (the person moved the leaf with /tree while it ran, so Pi wrote
+// TestRolloverSupersededOffItsBranch (coordinator/stale.go): a Tree
+// rollover whose branch summary is in the file (committed, or settled when
+// contextd died before the commit) and whose planned entries never reached
+// the summary's branch (the person moved the leaf with /tree while it ran, so Pi wrote
 // them, or nothing, on another branch) no longer refuses every later
 // new_context. A new rollover requested on a branch that does not hold
 // the summary aborts it (SupersededOffBranchReason) and opens; the summary
@@ -93,6 +90,7 @@ func TestRolloverSupersededOffItsBranch(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name      string
+		settled   bool   // contextd died before the commit: the rollover stays settled
 		planned   string // parent of the planned entries Pi wrote; "" when none were written
 		leaf      string // parent of the new new_context call
 		supersede bool
@@ -101,13 +99,17 @@ func TestRolloverSupersededOffItsBranch(t *testing.T) {
 		// /tree moved the leaf back to the tool result before the
 		// extension appended: the manifest, snapshot and boundary are a
 		// sibling branch of the summary; the model goes on in window 1 there.
-		{"planned entries on a sibling branch", basicOldLeaf, "next-off", true, 1},
+		{"planned entries on a sibling branch", false, basicOldLeaf, "next-off", true, 1},
 		// Nothing planned was written; the person went back with /tree
 		// and the model called new_context again in window 0.
-		{"nothing written, the person moved away", "", basicOldLeaf, true, 0},
+		{"nothing written, the person moved away", false, "", basicOldLeaf, true, 0},
+		// contextd died during the summary (no commit); the person went
+		// back with /tree and the model called new_context again.
+		{"settled, summary in the file, the person moved away", true, "", basicOldLeaf, true, 0},
 		// The person typed under the summary (contextd was down): the
 		// rollover is finished there (/contextd finish), not dropped.
-		{"nothing written, the leaf under the summary", "", basicSummary, false, 0},
+		{"nothing written, the leaf under the summary", false, "", basicSummary, false, 0},
+		{"settled, the leaf under the summary", true, "", basicSummary, false, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, contextd.ModeTree, lineCall)
@@ -116,7 +118,13 @@ func TestRolloverSupersededOffItsBranch(t *testing.T) {
 			e.appendFixture(lineOldLeaf)
 			must[coordinator.SettleAnswer](t)(e.svc.SettleRollover(ctx, basicID, "rollover-1", coordinator.SettleRequest{LeafID: basicOldLeaf}))
 			e.appendFixture(lineSummary)
-			commit := must[coordinator.CommitAnswer](t)(e.svc.CommitRollover(ctx, basicID, "rollover-1", coordinator.CommitRequest{SummaryEntryID: basicSummary}))
+			want := "committed"
+			var commit coordinator.CommitAnswer
+			if tc.settled {
+				want = "settled"
+			} else {
+				commit = must[coordinator.CommitAnswer](t)(e.svc.CommitRollover(ctx, basicID, "rollover-1", coordinator.CommitRequest{SummaryEntryID: basicSummary}))
+			}
 			leaf := tc.leaf
 			if tc.planned != "" {
 				e.write(piLine(t, commit.Append[0], "man-off", tc.planned, "2026-07-07T16:38:47.968Z"), false)
@@ -128,8 +136,8 @@ func TestRolloverSupersededOffItsBranch(t *testing.T) {
 			c, isNew, err := e.svc.CreateRollover(ctx, basicID, coordinator.RolloverRequest{LeafID: "again-1", CommandContextReady: true})
 			old := must[coordinator.RolloverInfo](t)(e.svc.GetRollover(ctx, basicID, "rollover-1"))
 			if !tc.supersede {
-				if contextd.ErrorCode(err) != contextd.ERolloverPending || old.State != "committed" {
-					t.Fatalf("create: %+v %v; old rollover %s; want rollover_pending and the old one committed", c, err, old.State)
+				if contextd.ErrorCode(err) != contextd.ERolloverPending || old.State != want {
+					t.Fatalf("create: %+v %v; old rollover %s; want rollover_pending and the old one %s", c, err, old.State, want)
 				}
 				e.checkUnchanged()
 				return
