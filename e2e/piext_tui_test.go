@@ -550,9 +550,9 @@ func TestPiExtensionTUICompactThenForkDuringSummary(t *testing.T) {
 		p.tmux("send-keys", "-t", "pi", "Enter") // the selected (latest) user message
 		p.waitScreen("the sign that /fork was taken", switchWaits)
 		hold.release(t)
-		screen := p.waitScreen("the new session's line", "contextd: new context did not happen: session ")
+		p.waitScreen("the new session's line", "contextd: new context did not happen: session ")
 		time.Sleep(2 * time.Second)
-		screen = p.screen()
+		screen := p.screen()
 		for _, bad := range []string{"Compacting context", "Compaction", "stale"} {
 			if strings.Contains(screen, bad) {
 				t.Errorf("the screen after /compact and /fork shows %q:\n%s", bad, screen)
