@@ -238,3 +238,36 @@ func BenchmarkServiceSearchHitDistinct(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkServiceSearchShortAfterAppend appends one entry, answers POST
+// …/context at the new leaf, then a 1-byte search_contents (limit 1) at
+// it: the work of the bench's "/context p99 under 4 clients of 1-byte
+// searches" row per append, without HTTP. Its B/op is what each append
+// costs the garbage collector there.
+func BenchmarkServiceSearchShortAfterAppend(b *testing.B) {
+	svc, m, path := benchService(b)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	cc := CallContext{SessionID: m.SessionID}
+	one := 1
+	leaf := m.LeafID
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id := fmt.Sprintf("%08x", 0xf0000000+i)
+		fmt.Fprintf(f, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-07-07T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"probe %d"}],"timestamp":1783382400000}}`+"\n", id, leaf, i)
+		leaf = id
+		if _, err := svc.Context(b.Context(), m.SessionID, ContextRequest{}); err != nil {
+			b.Fatal(err)
+		}
+		out, err := svc.SearchHistory(b.Context(), cc, history.SearchArgs{Query: "e", Limit: &one})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(out.Items) != 1 {
+			b.Fatalf("1-byte search found %d items, want 1", len(out.Items))
+		}
+	}
+}

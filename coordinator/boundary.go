@@ -124,7 +124,7 @@ func windowStart(b *Branch, i int) int {
 // branch, or -1.
 func currentBoundary(b *Branch) int {
 	for i := len(b.Seqs) - 1; i >= 0; i-- {
-		if b.V.Tree.Entry(b.Seqs[i]).IsBoundary() {
+		if b.V.Tree.IsBoundary(b.Seqs[i]) {
 			return i
 		}
 	}

@@ -356,7 +356,7 @@ func interval(tr *session.Tree, seqs []int) *ResetInterval {
 func noteWrites(tr *session.Tree, seqs []int) int {
 	n := 0
 	for _, sq := range seqs {
-		if e := tr.Entry(sq); e.Type == session.TypeCustom && e.CustomType == session.CustomTypeNote {
+		if tr.Type(sq) == session.TypeCustom && tr.CustomType(sq) == session.CustomTypeNote {
 			n++
 		}
 	}
@@ -515,7 +515,7 @@ func archivedNoteWrites(tr *session.Tree, leafID, boundaryID string) int {
 		if !ok {
 			break
 		}
-		if e := tr.Entry(sq); e.Type == session.TypeCustom && e.CustomType == session.CustomTypeNote {
+		if tr.Type(sq) == session.TypeCustom && tr.CustomType(sq) == session.CustomTypeNote {
 			n++
 		}
 		if id == boundaryID {

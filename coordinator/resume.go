@@ -76,11 +76,14 @@ func (s *Service) resumeOf(b *Branch) *Resume {
 		return nil
 	}
 	for i := len(b.Seqs) - 1; i >= 0; i-- {
-		e := tr.Entry(b.Seqs[i])
-		if e.IsBoundary() {
+		sq := b.Seqs[i]
+		if tr.IsBoundary(sq) {
 			return nil
 		}
-		if e.Type == session.TypeBranchSummary && e.FromID() != "" {
+		if tr.Type(sq) != session.TypeBranchSummary {
+			continue
+		}
+		if e := tr.Entry(sq); e.FromID() != "" {
 			if r := rolloverCut(b, i); r != nil {
 				return r
 			}

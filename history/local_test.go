@@ -255,7 +255,11 @@ func TestSearchOrderAdjacent(t *testing.T) {
 			t.Fatalf("n %d: SearchOrder of LocalWindows differs from the windows' items", n)
 		}
 		if order.Len() > 0 {
-			got := order.(*packedList).items
+			pl := order.(*packedList)
+			got := pl.head
+			if len(pl.tail) != 0 {
+				t.Fatalf("n %d: SearchOrder of LocalWindows has a tail of %d items, want all in its head", n, len(pl.tail))
+			}
 			first := 0
 			for wins[first].Len() == 0 {
 				first++
@@ -355,4 +359,69 @@ func flatItems(ws []Window) []ItemRef {
 		out = append(out, w.Items...)
 	}
 	return out
+}
+
+// TestExtends: Extends(a, b) is true exactly when b's keys begin with all
+// of a's (the definition, checked key by key here), for the search orders
+// of a branch's windows and of extensions of them by one entry, by two,
+// and by the second without the first (lists that part where an item was
+// skipped); and the order of a branch one entry longer shares the head of
+// the shorter one's, so the comparison reads only the tails.
+func TestExtends(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 8))
+	keys := func(l ItemList) []int64 {
+		var out []int64
+		for i := range l.Len() {
+			out = append(out, l.Key(i))
+		}
+		return out
+	}
+	want := func(a, b ItemList) bool {
+		ka, kb := keys(a), keys(b)
+		return len(kb) >= len(ka) && slices.Equal(ka, kb[:len(ka)])
+	}
+	checked, shared, differ := 0, 0, 0
+	for _, n := range []int{2, 5, 30, 200, 1000} {
+		tr, ref := randomTree(r, n)
+		branch, _, err := tr.Branch("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		local := func(seq int, windowID string) (ItemRef, bool) {
+			r, ok := ref(seq, windowID)
+			r.Summary = false
+			return r, ok
+		}
+		for _, cut := range []int{0, 1, len(branch) / 3, len(branch) / 2, len(branch) - 2} {
+			if cut < 0 || cut+2 > len(branch) {
+				continue
+			}
+			base := LocalWindows(tr, branch[:cut], local)
+			lists := []ItemList{
+				SearchOrder(&View{Windows: base}),
+				SearchOrder(&View{Windows: ExtendLocalWindows(base, tr, branch[cut:cut+1], local)}),
+				SearchOrder(&View{Windows: ExtendLocalWindows(base, tr, branch[cut:cut+2], local)}),
+				SearchOrder(&View{Windows: ExtendLocalWindows(base, tr, branch[cut+1:cut+2], local)}),
+				RefList(listRefs(SearchOrder(&View{Windows: LocalWindows(tr, branch[:cut+2], local)}))),
+			}
+			for _, a := range lists {
+				for _, b := range lists {
+					if got := Extends(a, b); got != want(a, b) {
+						t.Fatalf("n %d, cut %d: Extends(%v, %v) = %v, want %v", n, cut, keys(a), keys(b), got, !got)
+					} else if !got {
+						differ++
+					}
+					checked++
+				}
+			}
+			one, ok1 := lists[1].(*packedList)
+			two, ok2 := lists[2].(*packedList)
+			if ok1 && ok2 && len(one.head) > 0 && len(one.head) == len(two.head) && &one.head[0] == &two.head[0] {
+				shared++
+			}
+		}
+	}
+	if shared == 0 || differ == 0 {
+		t.Fatalf("of %d pairs, %d differed and %d extensions shared a head: the shortcut or the refusal went untested", checked, differ, shared)
+	}
 }

@@ -111,15 +111,26 @@ func (l RefList) At(i int) ItemRef { return l[i] }
 func (l RefList) Key(i int) int64 { return l[i].Key }
 
 // packedList is an ItemList of the packed items of Local windows, all
-// read through one table (the newest of their chain: packTable).
+// read through one table (the newest of their chain: packTable): the
+// items of head, then those of tail. head is a slice of the one array
+// that the closed windows' items share (packedOrder), so the list of a
+// branch one append longer shares it and copies only the last window.
 type packedList struct {
-	items []packedItem
-	tab   *packTable
+	head, tail []packedItem
+	tab        *packTable
 }
 
-func (l *packedList) Len() int         { return len(l.items) }
-func (l *packedList) At(i int) ItemRef { return l.tab.ref(l.items[i]) }
-func (l *packedList) Key(i int) int64  { return l.tab.key(l.items[i]) }
+func (l *packedList) Len() int { return len(l.head) + len(l.tail) }
+
+func (l *packedList) item(i int) packedItem {
+	if i < len(l.head) {
+		return l.head[i]
+	}
+	return l.tail[i-len(l.head)]
+}
+
+func (l *packedList) At(i int) ItemRef { return l.tab.ref(l.item(i)) }
+func (l *packedList) Key(i int) int64  { return l.tab.key(l.item(i)) }
 func (t *packTable) key(p packedItem) int64 {
 	if p.kind&extraItem != 0 {
 		return t.extras[p.kind&^extraItem].Key
@@ -140,6 +151,43 @@ func SameList(a, b ItemList) bool {
 		return ok && x == y
 	}
 	return false
+}
+
+// Extends reports whether list b begins with list a: b.Len() >= a.Len()
+// and b.Key(i) == a.Key(i) for every i < a.Len(). The store's span cache
+// uses it to extend the spans of a branch's items by those of the entries
+// appended since, instead of building them again.
+//
+// Cost: a comparison of every key of a, but for two packed lists whose
+// heads are one slice (the same first item and length): then only the
+// tails are compared. That shortcut holds because a head is never written
+// once its windows are closed (ExtendLocalWindows copies a window before
+// it grows, and clips every window's capacity), and every table of a
+// chain serves the items of an earlier table the same (packTable), so the
+// items of one head have the same keys in every list that holds it.
+func Extends(a, b ItemList) bool {
+	n := a.Len()
+	if b.Len() < n {
+		return false
+	}
+	from := 0
+	x, okx := a.(*packedList)
+	y, oky := b.(*packedList)
+	if okx && oky && len(x.head) > 0 && len(x.head) == len(y.head) && &x.head[0] == &y.head[0] {
+		from = len(x.head)
+		for i := from; i < n; i++ {
+			if x.tab.key(x.item(i)) != y.tab.key(y.item(i)) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := from; i < n; i++ {
+		if a.Key(i) != b.Key(i) {
+			return false
+		}
+	}
+	return true
 }
 
 // View is what the operations run over: the current agent name (""
@@ -471,15 +519,18 @@ func SearchOrder(v *View) ItemList {
 
 // packedOrder returns the items of wins, in order, as one packedList,
 // when every window is a window of LocalWindows and none holds a summary;
-// ok is false otherwise. When each window's items follow the previous
-// window's in one array (within its slice's capacity), the list is a
-// slice of that array.
+// ok is false otherwise. The head of the list is the items of the first
+// windows that lie back to back in one array (within each slice's
+// capacity), as a slice of that array; the tail is the items of the other
+// windows: the last window's own slice when it is the only one, else a
+// copy. After an append only the last window has grown (and been copied,
+// ExtendLocalWindows), so the head is the one of the list before it.
 func packedOrder(wins []Window) (l *packedList, ok bool) {
 	if len(wins) == 0 {
 		return nil, false
 	}
 	var all []packedItem
-	adjacent, n := true, 0
+	nHead, k := 0, 0 // items and windows of the head
 	for i := range wins {
 		w := &wins[i]
 		if w.tab == nil {
@@ -491,28 +542,35 @@ func packedOrder(wins []Window) (l *packedList, ok bool) {
 				return nil, false
 			}
 		}
-		if len(w.packed) == 0 || !adjacent {
-			n += len(w.packed)
-			continue
+	}
+	for k < len(wins) {
+		w := &wins[k]
+		if len(w.packed) > 0 {
+			if all == nil {
+				all = w.packed[:cap(w.packed)]
+			} else if nHead >= len(all) || &all[nHead] != &w.packed[0] {
+				break
+			}
 		}
-		if all == nil {
-			all = w.packed[:cap(w.packed)]
-		} else if n >= len(all) || &all[n] != &w.packed[0] {
-			adjacent = false
-		}
-		n += len(w.packed)
+		nHead += len(w.packed)
+		k++
 	}
 	// The last window's table holds every earlier window's as a prefix
 	// (packTable).
-	tab := wins[len(wins)-1].tab
-	if adjacent && n <= len(all) {
-		return &packedList{items: all[:n:n], tab: tab}, true
+	l = &packedList{tab: wins[len(wins)-1].tab}
+	if nHead > 0 {
+		l.head = all[:nHead:nHead]
 	}
-	items := make([]packedItem, 0, n)
-	for i := range wins {
-		items = append(items, wins[i].packed...)
+	switch rest := wins[k:]; len(rest) {
+	case 0:
+	case 1:
+		l.tail = rest[0].packed[:len(rest[0].packed):len(rest[0].packed)]
+	default:
+		for i := range rest {
+			l.tail = append(l.tail, rest[i].packed...)
+		}
 	}
-	return &packedList{items: items, tab: tab}, true
+	return l, true
 }
 
 func splitOrder(v *View) (summaries, raw []ItemRef) {

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/bits"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -211,7 +210,7 @@ func (d *decoder) bodyOf(raw []byte, esc, ascii, inPlace bool) []byte {
 	n := len(c.bodies)
 	// Grown once (the decoded length is at most 3*len(raw)): growing by
 	// append's doubling allocated twice a huge body.
-	c.bodies = appendUnquoted(slices.Grow(c.bodies, 3*len(raw)), raw, true, valid)
+	c.bodies = appendUnquoted(Grow(c.bodies, 3*len(raw)), raw, true, valid)
 	// Capped: nothing appends into the bytes of the next body.
 	return c.bodies[n:len(c.bodies):len(c.bodies)]
 }
@@ -244,12 +243,20 @@ func (d *decoder) transient(raw []byte, esc, keep bool) string {
 // escapes is decoded before it is carved; it is reused from line to line
 // (decodeLine resets it), so it costs no allocation once grown.
 //
+// The first chunk is small (firstChunk) and each next one twice the last,
+// up to chunkBytes: a sync of one appended line carves a few hundred
+// bytes, and a 64 KiB chunk for them was half the garbage of a catch-up.
+//
 // The zero value is ready to use; one StringChunks serves one parse at a
 // time.
 type StringChunks struct {
 	b      *strings.Builder
 	bodies []byte
+	size   int // the size of the last chunk (0: none yet)
 }
+
+// firstChunk is the size of a StringChunks' first chunk.
+const firstChunk = 4 << 10
 
 // maxKeptBodies is the largest body buffer a StringChunks keeps from one
 // line to the next: a huge tool result's is dropped, not held.
@@ -281,7 +288,7 @@ func (c *StringChunks) copy(b []byte) string {
 // left as it was).
 func (c *StringChunks) unquote(raw []byte, keep bool) string {
 	n := len(c.bodies)
-	c.bodies = appendUnquoted(slices.Grow(c.bodies, len(raw)), raw, keep, false)
+	c.bodies = appendUnquoted(Grow(c.bodies, len(raw)), raw, keep, false)
 	s := c.copy(c.bodies[n:])
 	c.bodies = c.bodies[:n]
 	return s
@@ -290,8 +297,9 @@ func (c *StringChunks) unquote(raw []byte, keep bool) string {
 // room makes c's Builder one with n bytes free.
 func (c *StringChunks) room(n int) {
 	if c.b == nil || c.b.Cap()-c.b.Len() < n {
+		c.size = min(max(2*c.size, firstChunk), chunkBytes)
 		c.b = new(strings.Builder)
-		c.b.Grow(chunkBytes)
+		c.b.Grow(max(c.size, n))
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"iter"
 	"os"
-	"slices"
 	"sync/atomic"
 )
 
@@ -210,8 +209,8 @@ func (t *Tree) Grow(n int) {
 	if t.base != nil {
 		return // base's arrays are sized already
 	}
-	t.tab.rows = slices.Grow(t.tab.rows, n)
-	t.parents = slices.Grow(t.parents, n)
+	t.tab.rows = Grow(t.tab.rows, n)
+	t.parents = Grow(t.parents, n)
 	t.byID.grow(&t.tab, t.Len()+n)
 }
 
@@ -255,6 +254,21 @@ func (t *Tree) ParentID(seq int) string { return t.tab.strs.get(t.tab.rows[seq].
 
 // Type is Entry(seq).Type, without building the rest of the entry.
 func (t *Tree) Type(seq int) string { return t.tab.strs.get(t.tab.rows[seq].typ) }
+
+// CustomType is Entry(seq).CustomType, without building the rest of the
+// entry.
+func (t *Tree) CustomType(seq int) string { return t.tab.strs.get(t.tab.rows[seq].customType) }
+
+// IsBoundary is Entry(seq).IsBoundary(), building the entry only when it
+// has a window marker: the walks back to a window's boundary, before
+// every /context, read a few hundred entries and build one.
+func (t *Tree) IsBoundary(seq int) bool {
+	if t.tab.rows[seq].window == 0 {
+		return false
+	}
+	e := t.Entry(seq)
+	return e.IsBoundary()
+}
 
 // role is Entry(seq).Role.
 func (t *Tree) role(seq int) string { return t.tab.strs.get(t.tab.rows[seq].role) }

@@ -350,7 +350,9 @@ func (s *Session) newBatch(tf *os.File, end int64, ib *ingestBufs) *batchWork {
 	// Item texts: the committed tail, then this batch's texts, cut into
 	// frames after the committed ones.
 	if ib.text == nil {
-		ib.text = &frameWriter{buf: make([]byte, 0, frameSize)}
+		// The committed tail and about the batch's bytes (a catch-up of
+		// one line needs far less than a frame; the buffer grows to one).
+		ib.text = &frameWriter{buf: make([]byte, 0, min(frameSize, len(s.textTail)+int(min(end-s.next, frameSize))+64))}
 	}
 	w := ib.text
 	w.f, w.end, w.ends, w.n = tf, 0, w.ends[:0], 0
@@ -536,7 +538,7 @@ func (s *Session) publishBatch(b *batchWork, next, size, newTextSize int64, merg
 			}
 			if more := want - n; more > len(b.pend) {
 				s.tree.Grow(more)
-				s.items = slices.Grow(s.items, more)
+				s.items = session.Grow(s.items, more)
 			}
 		}
 	}

@@ -447,7 +447,9 @@ func (s *Session) setState(st FileState, msg string) {
 // every sync that sees new bytes; a header line is a few hundred bytes, so
 // it reads 4 KiB at a time.
 func firstLineHash(f io.ReaderAt) ([32]byte, bool) {
-	buf := make([]byte, 4<<10)
+	p := readPool.Get().(*[]byte)
+	defer readPool.Put(p)
+	buf := (*p)[:4<<10]
 	var line []byte
 	for off := int64(0); off < 1<<20; off += int64(len(buf)) {
 		n, err := f.ReadAt(buf, off)

@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"sync"
 )
 
 // Detecting a change to bytes already indexed (docs/reliability.md). The index
@@ -65,10 +66,23 @@ func crcRange(r io.ReaderAt, crc uint32, from, to int64) (uint32, error) {
 	return crcRangeBuf(r, crc, from, to, nil)
 }
 
-// crcRangeBuf is crcRange reading into buf when it is not empty.
+// readPool holds the change checks' read buffers (TailWindow bytes: a
+// tail check in one read; a whole-file check reads in pieces of it; the
+// first line's hash reads 4 KiB at a time). Every sync of an appended
+// line reads a tail window or two and the first line, and a buffer each
+// time made most of a sync's garbage.
+var readPool = sync.Pool{New: func() any { b := make([]byte, TailWindow); return &b }}
+
+// crcRangeBuf is crcRange reading into buf when it is not empty, else
+// into a pooled buffer.
 func crcRangeBuf(r io.ReaderAt, crc uint32, from, to int64, buf []byte) (uint32, error) {
 	if len(buf) == 0 {
-		buf = make([]byte, min(max(to-from, 0), 1<<20))
+		if to <= from {
+			return crc, nil
+		}
+		p := readPool.Get().(*[]byte)
+		defer readPool.Put(p)
+		buf = *p
 	}
 	for off := from; off < to; {
 		n := int64(len(buf))

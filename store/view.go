@@ -434,9 +434,26 @@ const maxPooledSpans = 1 << 20
 // once; inOrder says whether refs name them in file order (spans[i].ref
 // ascending with i), total is the bytes they cover. spans is appended to.
 func makeSpans(spans []span, refs history.ItemList, items []ItemMeta) ([]span, bool, int64) {
+	if spans == nil {
+		spans = make([]span, 0, refs.Len())
+	}
+	spans, inOrder, total := appendSpans(spans, refs, 0, items)
+	if !inOrder {
+		slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.off, b.off) })
+		// The same text named twice (the same item in two refs) is
+		// searched once: matched marks every ref by Key.
+		spans = slices.CompactFunc(spans, func(a, b span) bool { return a.off == b.off })
+	}
+	return spans, inOrder, total
+}
+
+// appendSpans appends to spans the spans of refs[from:], unsorted;
+// inOrder says whether they follow spans' last and each other in file
+// order, total is the bytes they cover.
+func appendSpans(spans []span, refs history.ItemList, from int, items []ItemMeta) ([]span, bool, int64) {
 	inOrder := true // spans strictly ascending in refs order
 	var total int64
-	for i, n := 0, refs.Len(); i < n; i++ {
+	for i, n := from, refs.Len(); i < n; i++ {
 		key := refs.Key(i)
 		if key < 0 || int(key) >= len(items) || !items[key].hasText() || items[key].TextLen == 0 {
 			continue
@@ -448,12 +465,6 @@ func makeSpans(spans []span, refs history.ItemList, items []ItemMeta) ([]span, b
 		}
 		spans = append(spans, s)
 		total += int64(im.TextLen)
-	}
-	if !inOrder {
-		slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.off, b.off) })
-		// The same text named twice (the same item in two refs) is
-		// searched once: matched marks every ref by Key.
-		spans = slices.CompactFunc(spans, func(a, b span) bool { return a.off == b.off })
 	}
 	return spans, inOrder, total
 }
@@ -476,6 +487,13 @@ func (t viewTexts) spanCache() *spanCache {
 // clients searching one session build its spans (a quarter-million items
 // at 1 GiB) once. The list is kept, so its identity (history.SameList)
 // names it while it is cached; items of a text epoch never change.
+//
+// The list of the next leaf, after an append, begins with the cached one
+// (history.Extends): its spans are the cached ones and those of the new
+// refs, appended in place when the array has room. That is safe because
+// only get appends, under mu, always at the end of spans, which it then
+// keeps: spans is the longest slice of its array ever handed out, and
+// every search reading an earlier one reads only within its own length.
 type spanCache struct {
 	mu      sync.Mutex
 	refs    history.ItemList
@@ -486,18 +504,32 @@ type spanCache struct {
 }
 
 // get returns makeSpans(refs) for the text of epoch, from the cache when
-// it holds them. The spans returned are shared: read only.
+// it holds them or the list they were made for begins refs. The spans
+// returned are shared: read only.
 func (c *spanCache) get(refs history.ItemList, epoch uint64, items []ItemMeta) ([]span, bool, int64) {
 	if refs.Len() < spanCacheMin {
 		return makeSpans(nil, refs, items)
 	}
 	c.mu.Lock()
-	if c.epoch == epoch && c.refs != nil && history.SameList(c.refs, refs) {
-		defer c.mu.Unlock()
-		return c.spans, c.inOrder, c.total
+	if c.epoch == epoch && c.refs != nil {
+		if history.SameList(c.refs, refs) {
+			defer c.mu.Unlock()
+			return c.spans, c.inOrder, c.total
+		}
+		if c.inOrder && history.Extends(c.refs, refs) {
+			spans, inOrder, more := appendSpans(c.spans, refs, c.refs.Len(), items)
+			if inOrder {
+				defer c.mu.Unlock()
+				c.refs, c.spans, c.total = refs, spans, c.total+more
+				return c.spans, true, c.total
+			}
+			// Out of order: what was appended lies past every slice
+			// handed out; the spans are made again below.
+		}
 	}
 	c.mu.Unlock()
-	spans, inOrder, total := makeSpans(nil, refs, items)
+	// Room for the appends of the next leaves (a window's worth at 1 GiB).
+	spans, inOrder, total := makeSpans(make([]span, 0, refs.Len()+refs.Len()/16), refs, items)
 	c.mu.Lock()
 	c.refs, c.epoch, c.spans, c.inOrder, c.total = refs, epoch, spans, inOrder, total
 	c.mu.Unlock()
