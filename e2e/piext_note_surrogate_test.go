@@ -6,8 +6,9 @@ package e2e
 // the file another way (here Pi's own SessionManager, as e2e/pi-append.mjs
 // plays the extension's write side) is never answered with U+FFFD in its
 // place: the model's read_file and search_contents get the one sentence
-// naming the file, the surrogate and what to do, and after write_file the
-// note reads again.
+// naming the file, the surrogate and what to do, a new_context (whose note
+// snapshot would carry the text) does not open a window and says the same
+// to the model and the person, and after write_file the note reads again.
 
 import (
 	"encoding/json"
@@ -40,11 +41,12 @@ func TestPiExtensionNoteLoneSurrogateFromTheFile(t *testing.T) {
 		// The second Pi's script, from step 0: each tool result is in the
 		// request of the step after its call.
 		script, err := json.Marshal([]step{
-			tool("notes", map[string]any{"action": "read_file", "path": "moon.md"}),                         // 0
-			tool("notes", map[string]any{"action": "search_contents", "query": "moon"}),                     // 1
-			tool("notes", map[string]any{"action": "write_file", "path": "moon.md", "text": "half moon\n"}), // 2
-			tool("notes", map[string]any{"action": "read_file", "path": "moon.md"}),                         // 3
-			{Text: "two"}, // 4
+			tool("notes", map[string]any{"action": "read_file", "path": "moon.md"}),     // 0
+			tool("notes", map[string]any{"action": "search_contents", "query": "moon"}), // 1
+			tool("new_context", nil), // 2: its note snapshot is refused
+			tool("notes", map[string]any{"action": "write_file", "path": "moon.md", "text": "half moon\n"}), // 3
+			tool("notes", map[string]any{"action": "read_file", "path": "moon.md"}),                         // 4
+			{Text: "two"}, // 5
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -62,7 +64,17 @@ func TestPiExtensionNoteLoneSurrogateFromTheFile(t *testing.T) {
 				t.Errorf("the tool result before step %d = %q, want the refusal %q", step, got, refusal)
 			}
 		}
-		if got := lastToolResult(t, turn(t, reqs, 4)).text(); !strings.Contains(got, "half moon") || strings.Contains(got, "lone surrogate") {
+		// new_context in the same window: the note snapshot of the closing
+		// window is refused with the same sentence, which the model gets
+		// in its window's notice and the person in one line.
+		q := turn(t, reqs, 3).conversation()
+		if got := q[len(q)-1].text(); !strings.Contains(got, "The new context window did not open") || !strings.Contains(got, refusal) {
+			t.Errorf("the model's notice after new_context = %q, want the refusal in it", got)
+		}
+		if got := p.notices("error"); len(got) != 1 || !strings.Contains(got[0], refusal) {
+			t.Errorf("the person's errors %q, want one holding the refusal", got)
+		}
+		if got := lastToolResult(t, turn(t, reqs, 5)).text(); !strings.Contains(got, "half moon") || strings.Contains(got, "lone surrogate") {
 			t.Errorf("read_file after write_file = %q, want the rewritten note", got)
 		}
 		plainAndPaired(t, reqs, p.notices(""))
