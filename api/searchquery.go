@@ -23,11 +23,12 @@ import (
 // holding that lone surrogate, and a query of U+FFFD (the character, or
 // `\ufffd`) finds only items holding U+FFFD, as in Pi the two differ.
 //
-// notes search_contents keeps encoding/json's rule (a lone surrogate
-// escape is U+FFFD): a note never holds a lone surrogate, because
-// append_to_file and write_file refuse one (api/notetext.go) and the
-// session file's note entries are decoded with that rule
-// (notes.DecodeEvent), so `\ud800` and U+FFFD find the same lines.
+// notes search_contents decodes its query the same way: append_to_file
+// and write_file refuse a lone surrogate (api/notetext.go), but a note
+// entry written to the session file without contextd may hold one, which
+// notes.DecodeEvent keeps as Pi does; a query holding it finds that line,
+// and the search is refused naming the file (notes.MsgFileLoneSurrogate)
+// rather than answering U+FFFD in its place. U+FFFD finds only U+FFFD.
 
 // UnmarshalJSON decodes a history search_contents body as encoding/json
 // does (huma has validated it against the schema), then decodes its query
@@ -39,19 +40,45 @@ func (b *HistorySearchBody) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &p); err != nil {
 		return err
 	}
-	if bytes.Contains(data, []byte(`\u`)) {
-		// The same member encoding/json picked (case-insensitive key, the
-		// last one wins), as raw JSON.
-		var raw struct {
-			Query json.RawMessage `json:"query"`
-		}
-		if err := json.Unmarshal(data, &raw); err != nil {
-			return err
-		}
-		if q, err := session.DecodeText(raw.Query); err == nil {
-			p.Query = q
-		}
+	if err := keptQuery(data, &p.Query); err != nil {
+		return err
 	}
 	*b = HistorySearchBody(p)
+	return nil
+}
+
+// UnmarshalJSON decodes a notes search_contents body as
+// HistorySearchBody.UnmarshalJSON does. Errors: encoding/json's.
+func (b *NotesSearchBody) UnmarshalJSON(data []byte) error {
+	type plain NotesSearchBody
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	if err := keptQuery(data, &p.Query); err != nil {
+		return err
+	}
+	*b = NotesSearchBody(p)
+	return nil
+}
+
+// keptQuery decodes the "query" member of the JSON object data again with
+// session.DecodeText into query when data holds a \u escape (only then can
+// the two decodings differ), picking the member encoding/json picked
+// (case-insensitive key, the last one wins). A member that is absent or not
+// a string is left as decoded. Errors: encoding/json's.
+func keptQuery(data []byte, query *string) error {
+	if !bytes.Contains(data, []byte(`\u`)) {
+		return nil
+	}
+	var raw struct {
+		Query json.RawMessage `json:"query"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	if q, err := session.DecodeText(raw.Query); err == nil {
+		*query = q
+	}
 	return nil
 }

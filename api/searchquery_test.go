@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -53,19 +54,32 @@ func TestHistorySearchQueryKeepsLoneSurrogate(t *testing.T) {
 	}
 }
 
-// TestNotesSearchQueryLoneSurrogateIsFFFD: notes keep encoding/json's
-// rule (a lone surrogate escape is U+FFFD) for the note text of the
-// session file and for the query alike, so "\ud83d moon" and "\ufffd
-// moon" find the same line of the note written with "half \ud83d moon"
-// (api/searchquery.go; notes.DecodeEvent).
-func TestNotesSearchQueryLoneSurrogateIsFFFD(t *testing.T) {
+// TestNotesLoneSurrogateFromTheFile: a note written to the session file
+// without contextd with "half \ud83d moon" keeps its lone surrogate as Pi
+// does (notes.DecodeEvent); notes never answer U+FFFD in its place. A
+// query holding the same escape finds the line, and the search is refused
+// with 422 naming the file, the surrogate and its place (line 1,
+// character 6: "half " is 5); so are read_file and the query "half"; a
+// query of U+FFFD (escaped or not) finds nothing, as the note holds none
+// (api/searchquery.go; notes.MsgFileLoneSurrogate).
+func TestNotesLoneSurrogateFromTheFile(t *testing.T) {
 	s := newTestServer(t, serverOptions{})
 	loneSurrogateSession(s)
-	want := `{"source":"pi-session","files":[{"path":"/root/notes/moon.md","matches":[{"line_number":1,"line":"half ` + "\uFFFD" + ` moon"}]}]}`
-	for _, q := range []string{`"\ud83d moon"`, `"\ufffd moon"`, "\"\uFFFD moon\""} {
+	const refusal = `Note /root/notes/moon.md holds a lone surrogate \\ud83d at line 1, character 6 (half of a UTF-16 pair, which a note cannot hold; it was written to the session file without contextd); rewrite the file with write_file`
+	for _, q := range []string{`"\ud83d moon"`, `"\uD83D moon"`, `"half"`} {
 		r := s.codex("notes/search_contents", "lone-query", "", map[string]any{"query": json.RawMessage(q)})
-		if r.Status != http.StatusOK || string(r.Body) != want {
+		if r.Status != http.StatusUnprocessableEntity || !strings.Contains(string(r.Body), refusal) {
+			t.Errorf("query %s: %d %s, want 422 %s", q, r.Status, r.Body, refusal)
+		}
+	}
+	for _, q := range []string{`"\ufffd moon"`, "\"\uFFFD moon\""} {
+		r := s.codex("notes/search_contents", "lone-query", "", map[string]any{"query": json.RawMessage(q)})
+		if want := `{"source":"pi-session","files":[]}`; r.Status != http.StatusOK || string(r.Body) != want {
 			t.Errorf("query %s: %d\n got %s\nwant %s", q, r.Status, r.Body, want)
 		}
+	}
+	r := s.codex("notes/read_file", "lone-query", "", map[string]any{"path": "moon.md"})
+	if r.Status != http.StatusUnprocessableEntity || !strings.Contains(string(r.Body), refusal) {
+		t.Errorf("read_file: %d %s, want 422 %s", r.Status, r.Body, refusal)
 	}
 }

@@ -184,16 +184,16 @@ func (s *Service) CreateRollover(ctx context.Context, sessionID string, req Roll
 		hasOpen = open.State.Open()
 	}
 	var r store.Rollover
-	supersede := false
+	supersede := "" // the abort reason of the open rollover this one supersedes
 	err = s.rolloverBranch(t, req.LeafID, func(b *Branch) error {
 		if hasOpen {
 			if open.State == store.RolloverPending && onBranch(b, open.LeafAtRequest) {
 				return nil // joined below
 			}
-			if !superseded(b, open) {
+			if supersede = superseded(b, open); supersede == "" {
 				return alreadyPending(open)
 			}
-			supersede = true // aborted below, once the read is released (stale.go)
+			// aborted below, once the read is released (stale.go)
 		}
 		i := currentBoundary(b)
 		if i < 0 {
@@ -212,8 +212,8 @@ func (s *Service) CreateRollover(ctx context.Context, sessionID string, req Roll
 	if err != nil {
 		return out, false, err
 	}
-	if supersede {
-		if ok, err := s.abortSuperseded(ctx, open); err != nil {
+	if supersede != "" {
+		if ok, err := s.abortSuperseded(ctx, open, supersede); err != nil {
 			return out, false, err
 		} else if !ok {
 			return out, false, contextd.Errorf(contextd.EConflict, "rollover %s of session %q changed while new_context was being opened; retry", open.ID, sessionID)

@@ -6,7 +6,9 @@ package e2e
 // Pi goes on. Whatever the person or the model does next, the session is
 // never left with a rollover that blocks every later new_context: a Tree
 // rollover whose summary Pi wrote is finished by /contextd finish even when
-// the person typed a message meanwhile, and a Local rollover that was
+// the person typed a message meanwhile, one whose summary the person left
+// with /tree is superseded by the model's next new_context there, and a
+// Local rollover that was
 // settled but never committed (it wrote nothing to the file) is aborted,
 // so the model's next new_context works without /reload. Neither the
 // model nor the person is ever shown an HTTP route.
@@ -252,5 +254,82 @@ func TestPiExtensionLocalCommitCutByRestart(t *testing.T) {
 				plainAndPaired(t, reqs, p.notices(""))
 			})
 		}
+	})
+}
+
+// TestPiExtensionTreeSupersededOffItsBranch: Tree mode, contextd killed
+// while Pi writes the rollover's branch summary, so the summary lands and
+// the rollover stays open in contextd's state; the person then moves the
+// leaf back to the new_context result with /tree (the faux extension's
+// /e2e-navigate, as a /tree pick without summary), off the summary's
+// branch, and contextd is started again. The model's next new_context is
+// not refused: the old rollover is superseded (aborted, its summary still
+// in the file and on /tree), and the new one opens window 1 on the
+// person's branch.
+func TestPiExtensionTreeSupersededOffItsBranch(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r := newRig(t, v, "tree", []step{
+			tool("new_context", nil), // 0
+			tool("new_context", nil), // 1: after the /tree
+			{Text: "window 1"},       // 2
+		})
+		hold := r.holdSummary()
+		r.startContextd()
+		p := r.startPi()
+		p.send(map[string]any{"type": "prompt", "message": "roll over"})
+		hold.waitStarted(t, p)
+		r.stopContextd(true)
+		hold.release(t)
+		p.waitSettled(1)
+		_, sid, es := r.session()
+		var summary entry
+		for _, e := range es {
+			if e.Type == "branch_summary" {
+				summary = e
+			}
+		}
+		if summary.ID == "" || summary.FromID == "" {
+			t.Fatalf("no branch summary in the file after the summary ran")
+		}
+		if resp := p.command(map[string]any{"type": "prompt", "message": "/e2e-navigate " + summary.FromID}); resp["success"] != true {
+			t.Fatalf("/e2e-navigate: %v", resp)
+		}
+		r.startContextd()
+		n := len(r.requests())
+		p.prompt("roll over again", 3) // its settle, then window 1's run
+		reqs := r.requests()
+		if len(reqs) == n {
+			t.Fatalf("no provider request after the navigation")
+		}
+		for _, m := range p.notices("") {
+			if strings.Contains(m, "/contextd finish") || strings.Contains(m, "still being") {
+				t.Errorf("the person was told the rollover is pending: %q", m)
+			}
+		}
+		_, _, es = r.session()
+		// The leaf's branch: the second rollover's summary, its manifest,
+		// snapshot and the boundary of window 1 (a Tree branch holds the
+		// current window's boundary only), then the model's reply.
+		bs := boundaries(chain(es, es[len(es)-1].ID))
+		if len(bs) != 1 || windowOf(t, bs[0]).WindowNumber != 1 {
+			t.Fatalf("boundaries on the leaf's branch = %d, want window 1's", len(bs))
+		}
+		if byID(es)[summary.ID].ID == "" {
+			t.Errorf("the first summary %s is no longer in the file", summary.ID)
+		}
+		// The reset log shows the first rollover as failed (aborted after
+		// its settle), superseded; the second completed.
+		var log rolloverLog
+		r.api("GET", "/v1/sessions/"+sid+"/rollovers", nil, &log)
+		if len(log.Rollovers) != 2 || log.Rollovers[0].State != "failed" || !strings.HasPrefix(log.Rollovers[0].Reason, "superseded: new_context was called on a branch without this rollover's branch summary") ||
+			log.Rollovers[1].State != "completed" {
+			t.Errorf("reset log %+v, want the first rollover superseded off its branch and the second completed", log.Rollovers)
+		}
+		// The new window's request: the boundary of window 1, not the
+		// first rollover's summary.
+		if q := turn(t, reqs, 2); !anyContains(q, "Current context window id: "+windowOf(t, bs[0]).CurrentWindowID) {
+			t.Errorf("window 1's request lacks its boundary: %s", roles(q))
+		}
+		plainAndPaired(t, reqs, p.notices(""))
 	})
 }

@@ -312,9 +312,8 @@ func lineDiff(want, got string) string {
 }
 
 // TestPiExtensionTUINewSessionDuringSummary: Tree in Pi's TUI; while the
-// rollover's branch summary runs the person types /tree and picks an entry
-// (Pi 0.85: without a summary, refused by the extension; Pi 1.6 refuses
-// the pick itself while a navigation runs), then /new. When
+// rollover's branch summary runs the person types /tree (refused by the
+// extension before Pi opens the selector, on both Pis), then /new. When
 // the old session's summary ends, interactive Pi puts the old window's
 // boundary text into the (shared, empty) editor; the new session takes it
 // out (extension/src/handoff.ts), so the next message the provider gets is
@@ -323,16 +322,9 @@ func TestPiExtensionTUINewSessionDuringSummary(t *testing.T) {
 	eachPi(t, func(t *testing.T, v piVersion) {
 		r, p, hold := tuiDuringSummary(t, v)
 		p.submit("/tree")
-		time.Sleep(time.Second)
-		for _, k := range []string{"Up", "Up", "Enter"} {
-			p.tmux("send-keys", "-t", "pi", k)
-			time.Sleep(400 * time.Millisecond)
-		}
-		p.tmux("send-keys", "-t", "pi", "Enter") // "No summary" (0.85)
-		if v.before086() {
-			p.waitScreen("the refused /tree", "contextd: wait for the new context window to start before navigating the session tree")
-		} else {
-			p.waitScreen("Pi's refusal of the navigation", "Wait for the current compaction or tree navigation to finish before navigating the session tree.")
+		p.waitScreen("the refused /tree", treeWaits)
+		if strings.Contains(p.screen(), "Session Tree") {
+			t.Errorf("Pi opened the tree selector for a refused /tree:\n%s", p.screen())
 		}
 		p.submit("/new")
 		time.Sleep(time.Second)
@@ -469,50 +461,165 @@ func TestPiExtensionTUIEscapeDuringSummary(t *testing.T) {
 	eachPi(t, func(t *testing.T, v piVersion) {
 		r, p, hold := tuiDuringSummary(t, v)
 		p.tmux("send-keys", "-t", "pi", "Escape")
-		if v.before086() {
-			p.waitScreen("the stop through a compaction", "contextd: Escape stops the branch summary; on Pi 0.85 that takes a compaction")
+		escapedSummary(t, r, p, v, hold)
+	})
+}
+
+// escapedSummary checks what follows an Escape pressed during the held
+// summary of tuiDuringSummary (TestPiExtensionTUIEscapeDuringSummary): Pi
+// 0.85's one info line, the aborted rollover's line once the summary's
+// request returns, window 0 on the status line and in the file (no branch
+// summary, no compaction), the rollover failed in contextd with
+// navigation cancelled, and the next prompt answered in window 0 with the
+// model's notice, every request paired.
+func escapedSummary(t *testing.T, r *rig, p *tuiProc, v piVersion, hold summaryHold) {
+	t.Helper()
+	if v.before086() {
+		p.waitScreen("the stop through a compaction", "contextd: Escape stops the branch summary; on Pi 0.85 that takes a compaction")
+	}
+	// The held summary's request returns only now; Pi then sees it aborted.
+	time.Sleep(500 * time.Millisecond)
+	hold.release(t)
+	screen := p.waitScreen("the aborted rollover's line", "contextd: new context failed: navigation was cancelled; the old branch is kept")
+	if strings.Contains(screen, "Session Tree") || strings.Contains(screen, "context window 1 started") || strings.Contains(screen, "stale") {
+		t.Errorf("the screen after Escape:\n%s", screen)
+	}
+	if !strings.Contains(screen, "contextd tree · window 0") || strings.Contains(screen, "writing the summary") {
+		t.Errorf("the status line is not window 0 without a summary:\n%s", screen)
+	}
+	// Pi 0.85 reports the compaction that stopped the summary (here
+	// "Nothing to compact": the window is small); Pi 1.6 runs none.
+	if got := strings.Contains(screen, "Error: Compaction "); got != v.before086() {
+		t.Errorf("Pi's compaction error on the screen: %v, want %v:\n%s", got, v.before086(), screen)
+	}
+	_, id, es := r.session()
+	if n := len(boundaries(es)); n != 1 {
+		t.Errorf("boundaries = %d, want window 0 only", n)
+	}
+	for _, e := range es {
+		if e.Type == "branch_summary" || e.Type == "compaction" {
+			t.Errorf("the session holds a %s after Escape", e.Type)
 		}
-		// The held summary's request returns only now; Pi then sees it aborted.
-		time.Sleep(500 * time.Millisecond)
+	}
+	var log rolloverLog
+	r.api("GET", "/v1/sessions/"+id+"/rollovers", nil, &log)
+	if len(log.Rollovers) != 1 || log.Rollovers[0].State != "failed" || !strings.Contains(log.Rollovers[0].Reason, "navigation was cancelled") {
+		t.Errorf("reset log %+v, want one rollover aborted, navigation cancelled", log.Rollovers)
+	}
+	told := "The new context window did not open (navigation was cancelled); you are still in the same context window."
+	before := len(r.requests())
+	p.submit("after the escape")
+	p.waitScreen("the answer in window 0", "REPLY-ONE")
+	reqs := r.requests()
+	if len(reqs) != before+1 {
+		t.Fatalf("%d provider requests after the prompt, want 1", len(reqs)-before)
+	}
+	last := reqs[len(reqs)-1]
+	if !anyContains(last, told) || !anyContains(last, "after the escape") || !anyContains(last, "- task") {
+		t.Errorf("the request after Escape (window 0, the notice, the prompt): %s", roles(last))
+	}
+	checkPairing(t, reqs)
+}
+
+// compactWaits begins what the extension says when the person types
+// /compact while a rollover's branch summary is written
+// (extension/src/modes/tree.ts COMPACT_WAITS; the rest wraps on the screen).
+const compactWaits = "contextd: wait for the new context window to start before /compact"
+
+// treeWaits begins what the extension says when the person's /tree comes
+// while a rollover's summary runs (extension/src/modes/tree.ts TREE_WAITS).
+const treeWaits = "contextd: wait for the new context window to start before navigating the session tree"
+
+// TestPiExtensionTUICompactThenForkDuringSummary (docs/design.md §5.3.1
+// row "Auto-compaction (threshold), manual /compact"): Tree in Pi's TUI;
+// the person types /compact, then /fork and picks their message, while
+// the rollover's branch summary runs. Pi's /compact would abort the
+// summary and then compact under the fork (Pi 0.85 then showed "Compacting
+// context..." for good: the compaction's end went to the session the fork
+// had left). The extension refuses /compact at once in one line; /fork
+// goes on as in TestPiExtensionTUISwitchDuringSummary; the new session
+// shows no compaction, nothing is compacted, and its next prompt is
+// answered with the forked conversation.
+func TestPiExtensionTUICompactThenForkDuringSummary(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r, p, hold := tuiDuringSummary(t, v)
+		p.submit("/compact")
+		p.waitScreen("the refused /compact", compactWaits)
+		p.submit("/fork")
+		time.Sleep(time.Second)
+		p.tmux("send-keys", "-t", "pi", "Enter") // the selected (latest) user message
+		p.waitScreen("the sign that /fork was taken", switchWaits)
 		hold.release(t)
-		screen := p.waitScreen("the aborted rollover's line", "contextd: new context failed: navigation was cancelled; the old branch is kept")
-		if strings.Contains(screen, "Session Tree") || strings.Contains(screen, "context window 1 started") || strings.Contains(screen, "stale") {
-			t.Errorf("the screen after Escape:\n%s", screen)
-		}
-		if !strings.Contains(screen, "contextd tree · window 0") || strings.Contains(screen, "writing the summary") {
-			t.Errorf("the status line is not window 0 without a summary:\n%s", screen)
-		}
-		// Pi 0.85 reports the compaction that stopped the summary (here
-		// "Nothing to compact": the window is small); Pi 1.6 runs none.
-		if got := strings.Contains(screen, "Error: Compaction "); got != v.before086() {
-			t.Errorf("Pi's compaction error on the screen: %v, want %v:\n%s", got, v.before086(), screen)
-		}
-		_, id, es := r.session()
-		if n := len(boundaries(es)); n != 1 {
-			t.Errorf("boundaries = %d, want window 0 only", n)
-		}
-		for _, e := range es {
-			if e.Type == "branch_summary" || e.Type == "compaction" {
-				t.Errorf("the session holds a %s after Escape", e.Type)
+		p.waitScreen("the new session's line", "contextd: new context did not happen: session ")
+		time.Sleep(2 * time.Second)
+		screen := p.screen()
+		for _, bad := range []string{"Compacting context", "Compaction", "stale"} {
+			if strings.Contains(screen, bad) {
+				t.Errorf("the screen after /compact and /fork shows %q:\n%s", bad, screen)
 			}
 		}
-		var log rolloverLog
-		r.api("GET", "/v1/sessions/"+id+"/rollovers", nil, &log)
-		if len(log.Rollovers) != 1 || log.Rollovers[0].State != "failed" || !strings.Contains(log.Rollovers[0].Reason, "navigation was cancelled") {
-			t.Errorf("reset log %+v, want one rollover aborted, navigation cancelled", log.Rollovers)
+		if !editorHolds(screen, "go") {
+			t.Fatalf("the forked session's editor does not hold the picked message:\n%s", screen)
 		}
-		told := "The new context window did not open (navigation was cancelled); you are still in the same context window."
 		before := len(r.requests())
-		p.submit("after the escape")
-		p.waitScreen("the answer in window 0", "REPLY-ONE")
+		p.tmux("send-keys", "-t", "pi", "Enter")
+		p.waitScreen("the forked session's answer", "REPLY-ONE")
 		reqs := r.requests()
 		if len(reqs) != before+1 {
 			t.Fatalf("%d provider requests after the prompt, want 1", len(reqs)-before)
 		}
-		last := reqs[len(reqs)-1]
-		if !anyContains(last, told) || !anyContains(last, "after the escape") || !anyContains(last, "- task") {
-			t.Errorf("the request after Escape (window 0, the notice, the prompt): %s", roles(last))
+		// The fork is window 0's boundary, then "go" typed again: the
+		// old session's note write and new_context are not in it.
+		var last pmsg
+		gos := 0
+		for _, m := range reqs[len(reqs)-1].conversation() {
+			if m.Role == "user" {
+				last = m
+				if m.text() == "go" {
+					gos++
+				}
+			}
+		}
+		if last.text() != "go" || gos != 1 || anyContains(reqs[len(reqs)-1], "- task") || anyContains(reqs[len(reqs)-1], "this window will be summarized") {
+			t.Errorf("the forked session's request (window 0's boundary, then go): %s", roles(reqs[len(reqs)-1]))
 		}
 		checkPairing(t, reqs)
+		// Neither the session left nor the fork holds a compaction.
+		files, _ := filepath.Glob(filepath.Join(r.sessions, "*", "*.jsonl"))
+		if len(files) != 2 {
+			t.Errorf("session files %v, want the session and its fork", files)
+		}
+		for _, f := range files {
+			if strings.Contains(r.readFile(f), `"type":"compaction"`) {
+				t.Errorf("%s holds a compaction after a refused /compact", f)
+			}
+		}
+	})
+}
+
+// TestPiExtensionTUIEscapeAfterRefusedTree (docs/design.md §5.3.1 rows
+// "/tree navigation by the person" and "Escape (abort) during the
+// summary"): Tree in Pi's TUI; the person types /tree while the rollover's
+// branch summary runs, then presses Escape. Pi 0.85's navigateTree
+// replaces the session's one branch-summary abort controller with its own
+// and clears it when the extension refuses the pick, so Escape then
+// stopped nothing. The extension refuses a typed /tree before Pi opens the
+// selector (one line), and Escape then stops the summary as in
+// TestPiExtensionTUIEscapeDuringSummary.
+func TestPiExtensionTUIEscapeAfterRefusedTree(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r, p, hold := tuiDuringSummary(t, v)
+		p.submit("/tree")
+		time.Sleep(time.Second)
+		if strings.Contains(p.screen(), "Session Tree") {
+			// The selector opened: pick as a person would (0.85: "No summary").
+			for _, k := range []string{"Up", "Up", "Enter", "Enter"} {
+				p.tmux("send-keys", "-t", "pi", k)
+				time.Sleep(400 * time.Millisecond)
+			}
+		}
+		p.waitScreen("the refused /tree", treeWaits)
+		p.tmux("send-keys", "-t", "pi", "Escape")
+		escapedSummary(t, r, p, v, hold)
 	})
 }

@@ -67,3 +67,16 @@ func loneSurrogate(text string) (r rune, pos int, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// linesLoneSurrogate refuses, with *Error CodeInvalid and
+// MsgFileLoneSurrogate, the lines of the note file at path (the first
+// being line first) when one holds a lone surrogate (loneSurrogate); nil
+// otherwise.
+func linesLoneSurrogate(path string, lines []string, first int) error {
+	for i, line := range lines {
+		if r, pos, ok := loneSurrogate(line); ok {
+			return invalidf(fmt.Sprintf(MsgFileLoneSurrogate, path, r, first+i, pos))
+		}
+	}
+	return nil
+}

@@ -39,6 +39,13 @@ const (
 	// cannot hold half of a UTF-16 pair (RFC 3629 §3), and storing U+FFFD
 	// instead would change the text without a word.
 	MsgTextLoneSurrogate = "Note text holds a lone surrogate \\u%04x at character %d (half of a UTF-16 pair without the other half), which a note cannot store; send the whole pair or remove it"
+	// MsgFileLoneSurrogate is returned when a read, a search or a note
+	// snapshot would answer note text holding a lone surrogate (a format
+	// for fmt.Sprintf with the file's path, the surrogate, its 1-based line
+	// and its 1-based character position in that line). Such text reached
+	// the session file without contextd (MsgTextLoneSurrogate refuses it
+	// in a write); answering U+FFFD instead would change it without a word.
+	MsgFileLoneSurrogate = "Note %s holds a lone surrogate \\u%04x at line %d, character %d (half of a UTF-16 pair, which a note cannot hold; it was written to the session file without contextd); rewrite the file with write_file"
 )
 
 // ErrMalformedEvent is wrapped by every DecodeEvent error: the entry's data

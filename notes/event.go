@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"unicode/utf8"
+
+	"contextd/session"
 )
 
 // Custom entry types of note entries (docs/codex-contract.md "Notes entries";
@@ -52,24 +54,49 @@ type Event struct {
 
 // noteDataIn is NoteData as read, with pointers to tell absent from zero.
 type noteDataIn struct {
-	Protocol  *float64 `json:"protocol"`
-	Action    *string  `json:"action"`
-	Path      *string  `json:"path"`
-	Text      *string  `json:"text"`
-	Timestamp *float64 `json:"timestamp"`
+	Protocol  *float64  `json:"protocol"`
+	Action    *string   `json:"action"`
+	Path      *string   `json:"path"`
+	Text      *keptText `json:"text"`
+	Timestamp *float64  `json:"timestamp"`
 }
 
 type snapshotFileIn struct {
-	Path      *string  `json:"path"`
-	Text      *string  `json:"text"`
-	CreatedAt *float64 `json:"createdAt"`
-	UpdatedAt *float64 `json:"updatedAt"`
+	Path      *string   `json:"path"`
+	Text      *keptText `json:"text"`
+	CreatedAt *float64  `json:"createdAt"`
+	UpdatedAt *float64  `json:"updatedAt"`
 }
 
 type snapshotDataIn struct {
 	Protocol  *float64          `json:"protocol"`
 	Timestamp *float64          `json:"timestamp"`
 	Files     *[]snapshotFileIn `json:"files"`
+}
+
+// keptText is a note text as read from the session file: decoded as
+// encoding/json decodes a string, except that a lone surrogate escape
+// stays that code point in WTF-8 (session.DecodeText), as Pi's JSON.parse
+// keeps it, instead of becoming U+FFFD; a read, search or snapshot that
+// would answer it is refused (MsgFileLoneSurrogate).
+type keptText string
+
+// UnmarshalJSON decodes b, one JSON string, as described above. Errors:
+// b is not a JSON string.
+func (t *keptText) UnmarshalJSON(b []byte) error {
+	var s string
+	if !bytes.Contains(b, []byte(`\u`)) {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if s, err = session.DecodeText(b); err != nil {
+			return fmt.Errorf("text is not a JSON string: %w", err)
+		}
+	}
+	*t = keptText(s)
+	return nil
 }
 
 // DecodeEvent decodes the `data` of a custom entry whose customType is
@@ -117,7 +144,7 @@ func DecodeEvent(entryID, customType string, data []byte) (Event, error) {
 		if len(*in.Text) > MaxFileBytes {
 			return bad("text is longer than %d bytes", MaxFileBytes)
 		}
-		return Event{EntryID: entryID, Action: *in.Action, Path: *in.Path, Text: *in.Text, Timestamp: ts}, nil
+		return Event{EntryID: entryID, Action: *in.Action, Path: *in.Path, Text: string(*in.Text), Timestamp: ts}, nil
 
 	case CustomTypeNoteSnapshot:
 		var in snapshotDataIn
@@ -155,7 +182,7 @@ func DecodeEvent(entryID, customType string, data []byte) (Event, error) {
 			if !ok1 || !ok2 {
 				return bad("files[%d] createdAt and updatedAt must be integer milliseconds in [0, %d]", i, MaxTimestamp)
 			}
-			files = append(files, SnapshotFile{Path: *f.Path, Text: *f.Text, CreatedAt: created, UpdatedAt: updated})
+			files = append(files, SnapshotFile{Path: *f.Path, Text: string(*f.Text), CreatedAt: created, UpdatedAt: updated})
 		}
 		return Event{EntryID: entryID, Action: ActionSnapshot, Timestamp: ts, Files: files}, nil
 	}

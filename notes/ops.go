@@ -169,6 +169,9 @@ func ReadFile(s *State, agent string, args ReadFileArgs) (ReadResult, error) {
 	start, stop := lineIndex(args.StartLine, 1, total), lineIndex(args.StopLine, total, total)
 	content := ""
 	if start >= 1 && start <= stop {
+		if err := linesLoneSurrogate(f.Path, lines[start-1:stop], start); err != nil {
+			return ReadResult{}, err
+		}
 		if start == 1 && stop == total {
 			content = f.Text
 		} else {
@@ -254,6 +257,9 @@ func SearchContents(s *State, agent string, args SearchArgs) (SearchResult, erro
 		var matches []Match
 		for i, line := range splitLines(f.Text) {
 			if strings.Contains(line, args.Query) {
+				if err := linesLoneSurrogate(f.Path, []string{line}, i+1); err != nil {
+					return SearchResult{}, err
+				}
 				matches = append(matches, Match{LineNumber: i + 1, Line: line})
 				if len(matches) == maxMatches {
 					break

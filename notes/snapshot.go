@@ -46,6 +46,9 @@ func (d SnapshotData) Entry() SnapshotEntry {
 // MaxSnapshotBytes (docs/codex-contract.md "Local notes" "max snapshot"). The size is that of Go's
 // encoding/json output without HTML escaping, which equals JSON.stringify's
 // except that U+2028 and U+2029 take 6 bytes instead of 3: never smaller.
+// A file holding a lone surrogate (written to the session file without
+// contextd) is refused with *Error CodeInvalid and MsgFileLoneSurrogate, so
+// the snapshot never carries U+FFFD in its place.
 func Snapshot(s *State, now time.Time) (SnapshotData, error) {
 	ts := now.UnixMilli()
 	if ts < 0 || ts > MaxTimestamp {
@@ -60,6 +63,9 @@ func Snapshot(s *State, now time.Time) (SnapshotData, error) {
 	}
 	d := SnapshotData{Protocol: Protocol, Timestamp: ts, Files: []SnapshotFile{}}
 	for _, f := range s.Files() {
+		if err := linesLoneSurrogate(f.Path, splitLines(f.Text), 1); err != nil {
+			return SnapshotData{}, err
+		}
 		d.Files = append(d.Files, SnapshotFile(f))
 	}
 	return d, nil

@@ -22,7 +22,7 @@ const (
 // File is one note file of a State.
 type File struct {
 	Path      string // full virtual path, e.g. "/root/notes/plan.md"
-	Text      string // content, valid UTF-8, at most MaxFileBytes bytes
+	Text      string // content, valid UTF-8 but for lone surrogates kept in WTF-8 from the session file (keptText), at most MaxFileBytes bytes
 	CreatedAt int64  // Unix ms of the entry that created the file
 	UpdatedAt int64  // Unix ms of the entry that last wrote or appended to it
 }

@@ -16,6 +16,7 @@ import { NAMESPACE_SPECS } from "../src/remote.ts";
 import { FakeCtx, fakeHost } from "./fakepi.ts";
 import { replacedDuringSummaryNotice, resetHandoff } from "../src/handoff.ts";
 import { STOPPING_THROUGH_COMPACTION } from "../src/escape.ts";
+import { COMPACT_WAITS, TREE_WAITS } from "../src/summary_commands.ts";
 import { RELOADED_DURING_SUMMARY } from "../src/rollover.ts";
 import { PENDING_FOR_MODEL, PENDING_FOR_PERSON } from "../src/pending.ts";
 
@@ -576,6 +577,26 @@ test("tree: /new, /resume or /fork while the summary runs is answered at once: t
 	assert.deepEqual(ctx.notices.slice(0, 2), [`info: ${SWITCH_WAITS}`, `info: ${SWITCH_WAITS}`]);
 });
 
+test("tree: /tree or /compact submitted while the summary runs is refused in one warning and the editor emptied; other input passes; nothing is caught once the summary ended", async () => {
+	const { f, ctx } = await treeSession();
+	const during: unknown[] = [];
+	await f.pi.commands.get("contextd")?.(CAPTURE_ARGUMENT, {
+		...ctx.ctx,
+		navigateTree: async () => {
+			for (const text of ["/compact keep the port", "/tree", "hello"]) {
+				ctx.editor = text;
+				during.push(ctx.press("\r"), ctx.editor);
+			}
+			return { cancelled: false };
+		},
+	});
+	await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
+	await f.pi.emit("agent_settled", {}, ctx);
+	assert.deepEqual(during, [[undefined, { consume: true }], "", [undefined, { consume: true }], "", [undefined, undefined], "hello"]);
+	assert.deepEqual(ctx.notices.slice(0, 2), [`warning: ${COMPACT_WAITS}`, `warning: ${TREE_WAITS}`]);
+	assert.equal(ctx.terminalInput.size, 0);
+});
+
 for (const pi of ["1.6.0", "0.85.1"]) {
 	test(`tree on Pi ${pi}: Escape while the summary runs stops it once (${pi === "1.6.0" ? "ctx.abort()" : "ctx.compact(), then cancelled"}); the rollover is aborted, the branch keeps its window`, async () => {
 		const { f, ctx } = await treeSession(undefined, pi);
@@ -584,8 +605,9 @@ for (const pi of ["1.6.0", "0.85.1"]) {
 		await f.pi.commands.get("contextd")?.(CAPTURE_ARGUMENT, {
 			...ctx.ctx,
 			navigateTree: async () => {
-				assert.deepEqual(ctx.press("\x1b"), [{ consume: true }]);
-				assert.deepEqual(ctx.press("\x1b"), [{ consume: true }], "a second Escape is caught, not counted by the editor");
+				// Two handlers while the summary runs: Escape's, then the refused commands' (summary_commands.ts).
+				assert.deepEqual(ctx.press("\x1b"), [{ consume: true }, undefined]);
+				assert.deepEqual(ctx.press("\x1b"), [{ consume: true }, undefined], "a second Escape is caught, not counted by the editor");
 				if (pi === "0.85.1") {
 					// Pi's manual compaction aborts the summary, then asks the extension.
 					compactAnswers.push(...(await f.pi.emit("session_before_compact", { preparation: { tokensBefore: 1 } }, ctx)));

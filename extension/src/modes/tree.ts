@@ -22,6 +22,7 @@ import { registerStatus } from "../status.ts";
 import { CAPTURE_ARGUMENT } from "../command.ts";
 import { installView, installViewHooks } from "../view.ts";
 import { catchEscape, STOPPING_THROUGH_COMPACTION, summaryStop } from "../escape.ts";
+import { catchSummaryCommands, TREE_WAITS } from "../summary_commands.ts";
 import { NEW_CONTEXT_DESCRIPTION, newContextParameters } from "../tools.ts";
 import { type RolloverOutcome, type TreeAction, type TreeEvent, treeStep } from "../tree-state.ts";
 
@@ -31,8 +32,7 @@ export const CAPTURE_MESSAGE = `/contextd ${CAPTURE_ARGUMENT}`;
 /** How long a reloaded Tree extension waits before sending a committed rollover's missing boundary itself, in milliseconds (openWindow). */
 export const BOUNDARY_GRACE_MS = 1000;
 
-/** What the person is told when their /tree comes while a rollover's summary runs. */
-export const TREE_WAITS = "contextd: wait for the new context window to start before navigating the session tree (its summary is running)";
+export { TREE_WAITS } from "../summary_commands.ts";
 
 /**
  * What the person is told at once when they start another session (/new,
@@ -138,13 +138,24 @@ export function installTree(host: Host, say: Say): void {
 		}
 	}
 
-	/** Runs navigate (the rollover's navigateTree) with the person's Escape stopping its branch summary while it runs (escape.ts). */
+	/**
+	 * Runs navigate (the rollover's navigateTree) with the person's Escape
+	 * stopping its branch summary while it runs (escape.ts), and /tree or
+	 * /compact typed meanwhile refused in one sentence (summary_commands.ts).
+	 */
 	async function escapable<T>(s: SessionState, ctx: ExtensionContext, summarize: boolean, navigate: () => Promise<T>): Promise<T> {
-		const stop = summarize ? catchEscape(ctx, () => stopSummary(s, ctx)) : () => {};
+		const stops = summarize
+			? [
+					catchEscape(ctx, () => stopSummary(s, ctx)),
+					catchSummaryCommands(ctx, (m) => {
+						if (slot.live(s, ctx, "refusing a command typed during the summary")) host.notify(ctx, m, "warning");
+					}),
+				]
+			: [];
 		try {
 			return await navigate();
 		} finally {
-			stop();
+			for (const stop of stops) stop();
 		}
 	}
 
