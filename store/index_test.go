@@ -559,3 +559,41 @@ func TestSearchWaitsForAScanSlot(t *testing.T) {
 		<-scanSlots
 	}
 }
+
+// A search that holds a scan core for all of its work (ReadScan of an
+// UnfilteredQuery) finishes with no other token free, on a machine of
+// three cores or more too (two tokens or more), where a large search
+// splits into two goroutines: it must not split, or its second goroutine
+// waits for a token that only searches like it hold. Four concurrent
+// 1-byte searches hung that way.
+func TestUnfilteredScanOnManyCores(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	path := filepath.Join(root, "s.jsonl")
+	copyFile(t, filepath.Join("..", "testdata", "pi-tree", "local-basic.jsonl"), path)
+	s := MustOpenIndex(t, root).Session(path)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Three cores (two tokens), and every search large enough to split.
+	defer func(c chan struct{}, split int64) { scanCores, searchSplit = c, split }(scanCores, searchSplit)
+	scanCores, searchSplit = make(chan struct{}, 2), 1
+	var refs []history.ItemRef
+	want := 0
+	s.Read(func(v *View) error { refs, want = refsHolding(t, v, "q"); return nil })
+	if want == 0 {
+		t.Fatal("no item holds q: the search would check nothing")
+	}
+	scanCores <- struct{}{} // the other token is another search's
+	found := make(chan int, 1)
+	go s.ReadScan(ctx, UnfilteredQuery("q"), func(v *View) error { found <- searchCount(v, "q", refs); return nil })
+	select {
+	case n := <-found:
+		if n != want {
+			t.Fatalf("the search found %d items, want %d", n, want)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a search holding a scan core waited for a second one (it split into two goroutines)")
+	}
+	<-scanCores
+}

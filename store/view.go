@@ -616,8 +616,12 @@ func (t viewTexts) Search(query string, refs history.ItemList, limit int, fn fun
 
 	// With frame filters the bytes read are few: a second goroutine would
 	// only scan ahead for matches a limited search does not need (and
-	// compete with other searches for the cores).
-	if total <= searchSplit || cap(scanCores) < 2 || cs != nil {
+	// compete with other searches for the cores). A search that holds a
+	// scan core for all of its work (coreHeld) keeps to that one core: a
+	// second goroutine would wait for a token of its own, and with every
+	// token held by such searches it waited forever (on three cores or
+	// more, four concurrent 1-byte searches hung).
+	if total <= searchSplit || cap(scanCores) < 2 || cs != nil || t.v.coreHeld {
 		if _, err := scanSpans(src, fd, cs, spans, nil, t.v.coreHeld, emit); err != nil {
 			return err
 		}
