@@ -78,3 +78,44 @@ func TestCheckpointerTick(t *testing.T) {
 		t.Error("a tick after a write did not checkpoint")
 	}
 }
+
+// A checkpoint waits for a scan core and runs holding it: with every core
+// taken (by 1-byte searches) it does not run, so its cgo call never holds
+// the P that /context needs; it runs once a core is free, and gives it
+// back.
+func TestCheckpointTakesACore(t *testing.T) {
+	defer func(d time.Duration) { checkpointEvery = d }(checkpointEvery)
+	checkpointEvery = time.Hour
+	ctx := context.Background()
+	db, err := OpenDB(ctx, filepath.Join(t.TempDir(), "index.db"), migrations.Index, "index")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var last time.Time
+	time.Sleep(20 * time.Millisecond) // past the file system's mtime granularity
+	if _, err := db.Writer.ExecContext(ctx, `CREATE TABLE pad (b BLOB)`); err != nil {
+		t.Fatal(err)
+	}
+	cores := db.ckpt.cores
+	for range cap(cores) {
+		cores <- struct{}{}
+	}
+	ran := make(chan bool, 1)
+	go func() { ran <- db.ckpt.tick(&last) }()
+	select {
+	case <-ran:
+		t.Fatal("the checkpoint ran with every scan core taken")
+	case <-time.After(200 * time.Millisecond):
+	}
+	<-cores
+	if !<-ran {
+		t.Fatal("the checkpoint did not run once a core was free")
+	}
+	if len(cores) != cap(cores)-1 {
+		t.Fatalf("%d cores held after the checkpoint, want %d (it gives its core back)", len(cores), cap(cores)-1)
+	}
+	for range cap(cores) - 1 {
+		<-cores
+	}
+}

@@ -29,7 +29,7 @@ import (
 //
 // Lock order (a goroutine holding one may take those after it, never one
 // before): a scan slot (scanSlots, ReadScan) → a scan core (scanCores,
-// ReadScan of an UnfilteredQuery) → syncMu → mu → filters.mu →
+// ReadScan of an UnfilteredQuery; a checkpoint, checkpoint.go) → syncMu → mu → filters.mu →
 // filters.mapMu → Index.mu. Readers hold no session lock: a search holds at
 // most a scan slot and, while it scans, filters.mapMu for reading (resets wait
 // for it before unmapping). frameCache.mu, spans.mu and decoded.mu are
