@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math/bits"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -433,6 +434,12 @@ func (s *Session) buildFrameFilters() error {
 			}
 		}
 		for j := j0; j < jn; j++ {
+			// Yield the P between frames (each a fraction of a
+			// millisecond): the builder runs for seconds after a large
+			// session is indexed, and a /context runnable meanwhile
+			// would otherwise wait until the scheduler preempts it
+			// (10 ms).
+			runtime.Gosched()
 			if _, err := tf.ReadAt(buf, (sg*filterSeg+j)*frameSize); err != nil {
 				return fail(err)
 			}
