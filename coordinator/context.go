@@ -110,6 +110,8 @@ type ContextAnswer struct {
 // call). Local: the current boundary and the slice point; Tree: also the
 // summaries to hide (TreeContext).
 func (s *Service) Context(ctx context.Context, sessionID string, req ContextRequest) (ContextAnswer, error) {
+	// Before every model call: scans pause for it (store.Urgent).
+	defer store.Urgent()()
 	t, err := s.Resolve(ctx, sessionID)
 	if err != nil {
 		return ContextAnswer{}, err

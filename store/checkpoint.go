@@ -116,6 +116,7 @@ func (c *checkpointer) tick(last *time.Time) bool {
 		return false
 	}
 	defer func() { <-c.cores }()
+	yieldToUrgent()
 	if _, _, err := c.checkpoint(); err == nil {
 		*last = fi.ModTime()
 	}

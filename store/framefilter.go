@@ -439,7 +439,9 @@ func (s *Session) buildFrameFilters() error {
 			// session is indexed, and a /context runnable meanwhile
 			// would otherwise wait until the scheduler preempts it
 			// (10 ms).
-			runtime.Gosched()
+			if !yieldToUrgent() {
+				runtime.Gosched()
+			}
 			if _, err := tf.ReadAt(buf, (sg*filterSeg+j)*frameSize); err != nil {
 				return fail(err)
 			}

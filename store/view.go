@@ -741,7 +741,9 @@ func scanSpans(src *textSource, fd *finder, cs *candidates, spans []span, stop *
 			<-scanCores
 			core = false
 		}
-		runtime.Gosched()
+		if !yieldToUrgent() {
+			runtime.Gosched()
+		}
 		if cs == nil && !coreHeld {
 			scanCores <- struct{}{}
 			core = true
