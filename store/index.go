@@ -572,7 +572,10 @@ func (x *Index) WithID(ctx context.Context, sessionID string) ([]*Session, error
 	x.mu.Lock()
 	db := x.db
 	x.mu.Unlock()
-	rows, err := db.Reader.QueryContext(ctx, "SELECT path FROM sessions WHERE session_id = ?", sessionID)
+	// Not cancellable (a short query): the driver would run it on a
+	// goroutine of its own and the caller wait for that one to get a P
+	// (see commitBatch).
+	rows, err := db.Reader.QueryContext(context.WithoutCancel(ctx), "SELECT path FROM sessions WHERE session_id = ?", sessionID)
 	if err != nil {
 		return nil, err
 	}
