@@ -405,6 +405,7 @@ func (x *Index) evict(ctx context.Context, path string, lastUsed int64) (int64, 
 		}
 	}
 	s.decoded.clear()
+	s.treeDecoded.clear()
 	return x.forgetBytes(path), true, errors.Join(errs...)
 }
 

@@ -18,12 +18,14 @@ func (v *View) DecodeEach(seqs []int, fn func(seq int, e *session.Entry, d *sess
 }
 
 // DecodeEachTreeOnly is DecodeEach with the bodies skipped
-// (session.Parser.TreeOnly): the Decoded of a message holds its role,
-// tool call id, tool name and stop reason but no content, command or
-// output. For the fields beside a large body (a tool result's call id,
-// read by the pairing of every /context after one is appended): crossing
-// a 4 MiB body costs a scan, decoding it a copy of it or two. Nothing is
-// cached, and e and d are valid only during fn.
+// (session.Parser.TreeOnly): the Decoded holds only its Message (nil for
+// an entry that is no message) with its role, tool call id, tool name,
+// stop reason, isError, excludeFromContext and custom type: no content,
+// command or output. For the fields beside a large body (a tool result's
+// call id, read by the pairing of every /context after one is appended):
+// crossing a 4 MiB body costs a scan, decoding it a copy of it or two.
+// Recent decodes are kept (decodeCache, treeOnly) and shared: fn must not
+// modify them.
 func (v *View) DecodeEachTreeOnly(seqs []int, fn func(seq int, e *session.Entry, d *session.Decoded) error) error {
 	return v.decodeEach(seqs, true, fn)
 }
@@ -43,16 +45,19 @@ func (v *View) decodeEach(seqs []int, treeOnly bool, fn func(seq int, e *session
 	defer f.Close()
 	h := v.Tree.Header
 	dc := &v.s.decoded
+	if treeOnly {
+		dc = &v.s.treeDecoded
+	}
 	var buf []byte // treeOnly: one buffer for every line
 	for _, seq := range seqs {
 		e := v.Tree.Entry(seq)
-		if !treeOnly {
-			if c, ok := dc.get(seq, &e); ok {
-				if err := fn(seq, c.e, c.d); err != nil {
-					return err
-				}
-				continue
+		if c, ok := dc.get(seq, &e); ok {
+			if err := fn(seq, c.e, c.d); err != nil {
+				return err
 			}
+			continue
+		}
+		if !treeOnly {
 			buf = nil
 		}
 		if cap(buf) < e.Length {
@@ -67,9 +72,13 @@ func (v *View) decodeEach(seqs []int, treeOnly bool, fn func(seq int, e *session
 		if skip != session.SkipNone || got == nil || got.ID != e.ID {
 			return ErrFileChanged
 		}
-		if !treeOnly {
-			dc.put(seq, &e, decodedEntry{e: got, d: d})
+		if treeOnly {
+			// Kept without what may alias the reused buffer (the raw
+			// JSON of details and data): an Entry of its own and the
+			// message's fields that are not bodies.
+			got, d = treeOnlyCopy(got, d)
 		}
+		dc.put(seq, &e, decodedEntry{e: got, d: d}, treeOnly)
 		if err := fn(seq, got, d); err != nil {
 			return err
 		}
@@ -85,11 +94,21 @@ func (v *View) decodeEach(seqs []int, treeOnly bool, fn func(seq int, e *session
 // catch-up /context ≤ 1 ms). An indexed entry's bytes never change: a file
 // changed in place is re-indexed whole, which empties the cache (reset),
 // and each hit is checked against the entry's offset and length.
+//
+// The tree-only decodes (DecodeEachTreeOnly) are kept in a cache of their
+// own (Session.treeDecoded, put with treeOnly): each holds no body, so
+// each counts treeOnlyCost bytes whatever its line's length, and a long
+// line's is kept too (a 4 MiB tool result's call id was read again from
+// the file by every /context whose pair list was rebuilt).
 type decodeCache struct {
 	mu    sync.Mutex
 	m     map[int]decodedEntry
 	bytes int
 }
+
+// treeOnlyCost is what a tree-only decode counts against decodeCacheBytes
+// (an Entry and a Message of a few short strings).
+const treeOnlyCost = 512
 
 type decodedEntry struct {
 	e      *session.Entry
@@ -110,26 +129,47 @@ func (c *decodeCache) get(seq int, e *session.Entry) (decodedEntry, bool) {
 	return x, true
 }
 
-func (c *decodeCache) put(seq int, e *session.Entry, x decodedEntry) {
-	if e.Length > decodeCacheBytes/8 {
+func (c *decodeCache) put(seq int, e *session.Entry, x decodedEntry, treeOnly bool) {
+	cost := e.Length
+	if treeOnly {
+		cost = treeOnlyCost
+	} else if e.Length > decodeCacheBytes/8 {
 		return
 	}
 	x.offset, x.length = e.Offset, e.Length
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || c.bytes+e.Length > decodeCacheBytes {
+	if c.m == nil || c.bytes+cost > decodeCacheBytes {
 		// Full: start again (the working set is one window's lines).
 		c.m, c.bytes = map[int]decodedEntry{}, 0
 	}
 	if old, ok := c.m[seq]; ok {
-		c.bytes -= old.length
+		if treeOnly {
+			c.bytes -= treeOnlyCost
+		} else {
+			c.bytes -= old.length
+		}
 	}
 	c.m[seq] = x
-	c.bytes += e.Length
+	c.bytes += cost
 }
 
 func (c *decodeCache) clear() {
 	c.mu.Lock()
 	c.m, c.bytes = nil, 0
 	c.mu.Unlock()
+}
+
+// treeOnlyCopy is what DecodeEachTreeOnly keeps of a tree-only parse: the
+// entry, and a Decoded holding only the message's fields that are no
+// body (strings of their own: nothing aliases the line's buffer).
+func treeOnlyCopy(e *session.Entry, d *session.Decoded) (*session.Entry, *session.Decoded) {
+	ec := *e
+	out := &session.Decoded{}
+	if d != nil && d.Message != nil {
+		m := d.Message
+		out.Message = &session.Message{Role: m.Role, StopReason: m.StopReason, ToolName: m.ToolName, ToolCallID: m.ToolCallID,
+			IsError: m.IsError, ExcludeFromContext: m.ExcludeFromContext, CustomType: m.CustomType}
+	}
+	return &ec, out
 }

@@ -102,12 +102,15 @@ type Session struct {
 
 	filters frameFilters // search frame filters (framefilter.go); not under mu
 	decoded decodeCache  // entries DecodeEach decoded lately (decode_many.go); not under mu
-	spans   spanCache    // the spans of the last large search (view.go); not under mu
+	// treeDecoded: entries DecodeEachTreeOnly decoded lately; not under mu
+	treeDecoded decodeCache
+	spans       spanCache // the spans of the last large search (view.go); not under mu
 }
 
 func (s *Session) reset() {
 	s.syncOK = 0
 	s.decoded.clear()
+	s.treeDecoded.clear()
 	s.preview = nil
 	s.refused = nil
 	s.loaded = false
