@@ -39,7 +39,8 @@ package coordinator
 //     one session (of them at most searches search answers, so that
 //     distinct searches do not evict what /context reads), and maxBytes
 //     of payload by estimate (memoSize); the least recently used entry
-//     goes first. The entry just stored stays even when it alone is over
+//     goes first, a search answer before any other over the global
+//     bounds. The entry just stored stays even when it alone is over
 //     the byte bound.
 
 import (
@@ -279,8 +280,8 @@ func (m *memo) remove(e *memoEntry) {
 
 // bound evicts the least recently used entries other than keep until the
 // bounds hold (m.mu held): first the search answers of keep's session
-// beyond searches, then its entries beyond perSession, then any beyond
-// maxEntries and maxBytes.
+// beyond searches, then its entries beyond perSession, then beyond
+// maxEntries and maxBytes the search answers of any session, then any.
 func (m *memo) bound(keep *memoEntry) {
 	ss := m.sessions[keep.key.sess]
 	for ss != nil && ss.searches > m.searches {
@@ -293,7 +294,15 @@ func (m *memo) bound(keep *memoEntry) {
 			break
 		}
 	}
+	// Over the global bounds, search answers of any session go first:
+	// with a client searching eight sessions in turn, their answers
+	// filled the entries and evicted the branches and pair lists each
+	// /context extends, so every /context derived its window's pairs
+	// again (the bench's many-clients row).
 	for len(m.entries) > m.maxEntries || m.bytes > m.maxBytes {
+		if m.evict(func(e *memoEntry) bool { return e != keep && e.key.kind == kindSearch }) {
+			continue
+		}
 		if !m.evict(func(e *memoEntry) bool { return e != keep }) {
 			break
 		}

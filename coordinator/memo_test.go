@@ -309,6 +309,19 @@ func TestMemoBounds(t *testing.T) {
 	if firstKept || !has(a, "p") {
 		t.Errorf("the third search kept the first (%v) or evicted the projection (kept: %v)", firstKept, has(a, "p"))
 	}
+
+	// Over the global bound, the search answers of other sessions go
+	// before an older entry of another kind: b's projection, used before
+	// every answer here, stays.
+	c = &memo{maxEntries: 3, perSession: 10, searches: 10, maxBytes: 1000}
+	put(b, "p", 10)
+	search("one")
+	search("two")
+	search("three")
+	check("a projection and three searches over 3 entries", 3, 30)
+	if !has(b, "p") {
+		t.Error("a search answer evicted another session's older projection instead of an older search answer")
+	}
 }
 
 // modeHint's marks are kept in the memo per session and generation, and a
