@@ -9,7 +9,6 @@ package api
 //	go test -tags sqlite_fts5 -run '^$' -bench . -benchmem ./api
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net/http"
@@ -41,18 +40,7 @@ func benchHTTP(b *testing.B) (string, *sessiongen.Manifest, string) {
 		b.Fatal(err)
 	}
 	path := filepath.Join(dir, "bench.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	m, err := sessiongen.Generate(w, sessiongen.Options{Bytes: int64(mb * (1 << 20)), Seed: 1, WindowEvery: 400})
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	m, err := sessiongen.WriteFile(path, sessiongen.Options{Bytes: int64(mb * (1 << 20)), Seed: 1, WindowEvery: 400})
 	if err != nil {
 		b.Fatal(err)
 	}

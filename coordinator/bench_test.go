@@ -7,7 +7,6 @@ package coordinator
 //	go test -tags sqlite_fts5 -run '^$' -bench . -benchmem ./coordinator
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -37,18 +36,7 @@ func benchService(b *testing.B) (*Service, *sessiongen.Manifest, string) {
 		b.Fatal(err)
 	}
 	path := filepath.Join(dir, "bench.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	m, err := sessiongen.Generate(w, sessiongen.Options{Bytes: int64(mb * (1 << 20)), Seed: 1, WindowEvery: 400})
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	m, err := sessiongen.WriteFile(path, sessiongen.Options{Bytes: int64(mb * (1 << 20)), Seed: 1, WindowEvery: 400})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -100,9 +88,7 @@ func BenchmarkServiceListItemsAfterAppend(b *testing.B) {
 	leaf := m.LeafID
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		id := fmt.Sprintf("%08x", 0xf0000000+i)
-		fmt.Fprintf(f, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-07-07T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"probe %d"}],"timestamp":1783382400000}}`+"\n", id, leaf, i)
-		leaf = id
+		leaf = appendUser(b, f, leaf, i)
 		if _, err := svc.ListItems(b.Context(), cc, history.ListItemsArgs{Limit: &limit, RecentFirst: &recent}); err != nil {
 			b.Fatal(err)
 		}
@@ -192,9 +178,7 @@ func BenchmarkServiceContextAfterAppend(b *testing.B) {
 	leaf := m.LeafID
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		id := fmt.Sprintf("%08x", 0xf0000000+i)
-		fmt.Fprintf(f, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-07-07T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"probe %d"}],"timestamp":1783382400000}}`+"\n", id, leaf, i)
-		leaf = id
+		leaf = appendUser(b, f, leaf, i)
 		if _, err := svc.Context(b.Context(), m.SessionID, ContextRequest{}); err != nil {
 			b.Fatal(err)
 		}
@@ -257,9 +241,7 @@ func BenchmarkServiceSearchShortAfterAppend(b *testing.B) {
 	leaf := m.LeafID
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		id := fmt.Sprintf("%08x", 0xf0000000+i)
-		fmt.Fprintf(f, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-07-07T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"probe %d"}],"timestamp":1783382400000}}`+"\n", id, leaf, i)
-		leaf = id
+		leaf = appendUser(b, f, leaf, i)
 		if _, err := svc.Context(b.Context(), m.SessionID, ContextRequest{}); err != nil {
 			b.Fatal(err)
 		}
@@ -304,4 +286,14 @@ func BenchmarkServiceContextAfterBigAppend(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// appendUser appends to f a user message (a child of leaf, text "probe
+// i") and returns its id.
+func appendUser(b *testing.B, f *os.File, leaf string, i int) string {
+	id := fmt.Sprintf("%08x", 0xf0000000+i)
+	if _, err := fmt.Fprintf(f, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-07-07T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"probe %d"}],"timestamp":1783382400000}}`+"\n", id, leaf, i); err != nil {
+		b.Fatal(err)
+	}
+	return id
 }

@@ -8,7 +8,6 @@ package store
 //	CONTEXTD_BENCH_FILE=/tmp/s.jsonl go test ... (a session from go run ./bench/gen -out /tmp/s.jsonl)
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -52,18 +51,7 @@ func benchSession(b *testing.B) (root, path string, m *sessiongen.Manifest) {
 	}
 	root = b.TempDir()
 	path = filepath.Join(root, "bench.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	m, err = sessiongen.Generate(w, sessiongen.Options{Bytes: int64(mb * (1 << 20)), Seed: 1, WindowEvery: 400})
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	m, err := sessiongen.WriteFile(path, sessiongen.Options{Bytes: int64(mb * (1 << 20)), Seed: 1, WindowEvery: 400})
 	if err != nil {
 		b.Fatal(err)
 	}

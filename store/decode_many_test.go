@@ -1,8 +1,6 @@
 package store
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
 
 	"contextd/session"
@@ -13,14 +11,7 @@ import (
 // without content, from the file and then from its cache; the cache is
 // emptied by a reset.
 func TestDecodeEachTreeOnly(t *testing.T) {
-	ctx := context.Background()
-	root := t.TempDir()
-	path := filepath.Join(root, "s.jsonl")
-	copyFile(t, filepath.Join("..", "testdata", "pi-tree", "local-basic.jsonl"), path)
-	s := MustOpenIndex(t, root).Session(path)
-	if err := s.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s := syncedLocalBasic(t)
 	results := 0
 	s.Read(func(v *View) error {
 		seqs := make([]int, v.Tree.Len())

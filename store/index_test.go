@@ -383,13 +383,7 @@ func searchCount(v *View, q string, refs []history.ItemRef) int {
 // strings.Contains finds once one is given back.
 func TestUnfilteredScanTakesACore(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
-	path := filepath.Join(root, "s.jsonl")
-	copyFile(t, filepath.Join("..", "testdata", "pi-tree", "local-basic.jsonl"), path)
-	s := MustOpenIndex(t, root).Session(path)
-	if err := s.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s := syncedLocalBasic(t)
 	if n, want := cap(scanCores), max(1, runtime.GOMAXPROCS(0)-1); n != want {
 		t.Fatalf("%d scan cores, want max(1, GOMAXPROCS-1) = %d", n, want)
 	}
@@ -514,14 +508,7 @@ func TestShareScanOfAParentView(t *testing.T) {
 // At most cap(scanSlots) searches scan at once: with every slot taken, a
 // search waits, and it runs once a slot is given back.
 func TestSearchWaitsForAScanSlot(t *testing.T) {
-	ctx := context.Background()
-	root := t.TempDir()
-	path := filepath.Join(root, "s.jsonl")
-	copyFile(t, filepath.Join("..", "testdata", "pi-tree", "local-basic.jsonl"), path)
-	s := MustOpenIndex(t, root).Session(path)
-	if err := s.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s := syncedLocalBasic(t)
 	if n := cap(scanSlots); n != max(2, runtime.GOMAXPROCS(0)) {
 		t.Fatalf("%d scan slots, want max(2, GOMAXPROCS) = %d", n, max(2, runtime.GOMAXPROCS(0)))
 	}
@@ -568,13 +555,7 @@ func TestSearchWaitsForAScanSlot(t *testing.T) {
 // 1-byte searches hung that way.
 func TestUnfilteredScanOnManyCores(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
-	path := filepath.Join(root, "s.jsonl")
-	copyFile(t, filepath.Join("..", "testdata", "pi-tree", "local-basic.jsonl"), path)
-	s := MustOpenIndex(t, root).Session(path)
-	if err := s.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s := syncedLocalBasic(t)
 	// Three cores (two tokens), and every search large enough to split.
 	defer func(c chan struct{}, split int64) { scanCores, searchSplit = c, split }(scanCores, searchSplit)
 	scanCores, searchSplit = make(chan struct{}, 2), 1
@@ -596,4 +577,18 @@ func TestUnfilteredScanOnManyCores(t *testing.T) {
 		t.Fatal("a search holding a scan core waited for a second one (it split into two goroutines)")
 	}
 	<-scanCores
+}
+
+// syncedLocalBasic copies the local-basic fixture into a fresh sessions
+// directory and returns its session, synced.
+func syncedLocalBasic(t *testing.T) *Session {
+	t.Helper()
+	root := t.TempDir()
+	path := filepath.Join(root, "s.jsonl")
+	copyFile(t, filepath.Join("..", "testdata", "pi-tree", "local-basic.jsonl"), path)
+	s := MustOpenIndex(t, root).Session(path)
+	if err := s.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,13 +13,7 @@ import (
 // with none running it does not wait.
 func TestScanYieldsToUrgent(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
-	path := filepath.Join(root, "s.jsonl")
-	copyFile(t, filepath.Join("..", "testdata", "pi-tree", "local-basic.jsonl"), path)
-	s := MustOpenIndex(t, root).Session(path)
-	if err := s.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s := syncedLocalBasic(t)
 	defer func(c int) { searchChunk = c }(searchChunk)
 	searchChunk = 64 // many pieces
 	var refs []history.ItemRef

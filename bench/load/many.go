@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -183,19 +182,7 @@ func manyStep(c config, mc manyConfig) error {
 
 // genFile writes a generated session of about size bytes.
 func genFile(path string, size int64, seed uint64) (*sessiongen.Manifest, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	m, err := sessiongen.Generate(w, sessiongen.Options{Bytes: size, Seed: seed, WindowEvery: 400})
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return m, err
+	return sessiongen.WriteFile(path, sessiongen.Options{Bytes: size, Seed: seed, WindowEvery: 400})
 }
 
 // logText is n bytes of build-log-like lines.

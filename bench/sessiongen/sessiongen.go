@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"time"
 )
@@ -722,3 +723,21 @@ var (
 		"moved the {n} {V} into `{P}`.",
 	}
 )
+
+// WriteFile is Generate into a new file at path (buffered, 1 MiB); the
+// file is complete when it returns without error.
+func WriteFile(path string, o Options) (*Manifest, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	m, err := Generate(w, o)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return m, err
+}
