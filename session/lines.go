@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+
+	"contextd/internal/hugemem"
 )
 
 // readChunk is the read size of the line scanner: 1 MiB, like Pi's
@@ -53,7 +55,7 @@ func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, reuse []
 	} else {
 		buf = make([]byte, chunkSize)
 	}
-	var long []byte // reused buffer for lines longer than buf
+	var long []byte // reused buffer for long lines under hugemem.MinBytes
 	lineStart := start
 	pos := start
 	for end < 0 || pos < end {
@@ -106,14 +108,7 @@ func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, reuse []
 		if size > int64(maxLine) {
 			ferr = fn(nil, lineStart, true)
 		} else {
-			if int64(cap(long)) < size {
-				long = make([]byte, size)
-			}
-			line := long[:size]
-			if _, err := r.ReadAt(line, lineStart); err != nil && !errors.Is(err, io.EOF) {
-				return lineStart, err
-			}
-			ferr = fn(line, lineStart, false)
+			ferr = readLong(r, lineStart, size, &long, fn)
 		}
 		if ferr != nil {
 			return lineStart, ferr
@@ -155,4 +150,28 @@ func findNewline(r io.ReaderAt, from, end int64, buf []byte) (int64, bool, error
 		p += int64(n)
 	}
 	return 0, false, nil
+}
+
+// readLong reads the line of size bytes at off and hands it to fn. A line
+// of hugemem.MinBytes or more is read into a buffer mapped for it and
+// unmapped once fn returns (LineFunc's slice is only valid during the
+// call): a fresh heap buffer faulted in 4 KiB at a time, and the heap
+// kept it until the next collection (docs/benchmarks.md, "Full index CPU:
+// fewer fresh pages"). A shorter one reuses *long.
+func readLong(r io.ReaderAt, off, size int64, long *[]byte, fn LineFunc) error {
+	var line []byte
+	if size >= hugemem.MinBytes {
+		buf, release := hugemem.Alloc(int(size))
+		defer release()
+		line = buf
+	} else {
+		if int64(cap(*long)) < size {
+			*long = make([]byte, size)
+		}
+		line = (*long)[:size]
+	}
+	if _, err := r.ReadAt(line, off); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return fn(line, off, false)
 }

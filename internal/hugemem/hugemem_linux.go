@@ -1,0 +1,37 @@
+//go:build linux
+
+package hugemem
+
+import (
+	"reflect"
+	"syscall"
+)
+
+// Alloc returns a zeroed buffer of n bytes (len and cap n) and the func
+// that frees it. A buffer of MinBytes or more is mapped outside the Go
+// heap: after release it must not be used (it is unmapped, and a read or
+// write faults), nor may any slice of it be kept. release is safe to call
+// once; it is never nil.
+func Alloc(n int) (buf []byte, release func()) {
+	if n < MinBytes {
+		return make([]byte, n), func() {}
+	}
+	// One huge page more than needed, so that n bytes fit from the first
+	// 2 MiB boundary of the mapping (untouched pages cost nothing).
+	size := roundUp(n) + pageBytes
+	m, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		return make([]byte, n), func() {}
+	}
+	// The mapping's address, to align the buffer to a huge page (no
+	// unsafe: reflect reports a slice's data pointer as a uintptr).
+	addr := reflect.ValueOf(m).Pointer()
+	off := int((pageBytes - addr%pageBytes) % pageBytes)
+	// Advice only: without transparent huge pages the buffer still works
+	// with 4 KiB pages, so an error is not one for the caller.
+	_ = syscall.Madvise(m[off:off+roundUp(n)], syscall.MADV_HUGEPAGE)
+	return m[off : off+n : off+n], func() { _ = syscall.Munmap(m) }
+}
+
+// roundUp rounds n up to a multiple of pageBytes.
+func roundUp(n int) int { return (n + pageBytes - 1) / pageBytes * pageBytes }

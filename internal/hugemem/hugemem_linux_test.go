@@ -1,0 +1,105 @@
+//go:build linux
+
+package hugemem
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// vmaOf returns the /proc/self/smaps block of the mapping holding addr
+// ("" if none).
+func vmaOf(t *testing.T, addr uintptr) string {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var b strings.Builder
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		var lo, hi uintptr
+		if n, _ := fmt.Sscanf(line, "%x-%x ", &lo, &hi); n == 2 && strings.Contains(line[:strings.IndexByte(line, ' ')], "-") {
+			if in {
+				break
+			}
+			in = lo <= addr && addr < hi
+		}
+		if in {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
+}
+
+// A 3 MiB buffer: len and cap 3 MiB, zeroed, writable, starting on a 2 MiB
+// boundary, in a mapping marked for huge pages ("hg" in smaps' VmFlags,
+// proc(5)), not allocated from the Go heap (TotalAlloc grows by less than
+// a MiB), and unmapped by release.
+func TestAllocMapsAlignedHugePageBuffer(t *testing.T) {
+	const n = 3 << 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b, release := Alloc(n)
+	runtime.ReadMemStats(&after)
+	if len(b) != n || cap(b) != n {
+		t.Fatalf("len %d cap %d, want %d", len(b), cap(b), n)
+	}
+	if d := after.TotalAlloc - before.TotalAlloc; d >= 1<<20 {
+		t.Errorf("Alloc(%d) took %d bytes from the Go heap, want the buffer mapped outside it", n, d)
+	}
+	addr := reflect.ValueOf(b).Pointer()
+	if addr%(2<<20) != 0 {
+		t.Errorf("buffer at %#x, want a 2 MiB boundary", addr)
+	}
+	for i := range b {
+		if b[i] != 0 {
+			t.Fatalf("byte %d = %d, want a zeroed buffer", i, b[i])
+		}
+		b[i] = byte(i)
+	}
+	if want := byte((n - 1) % 256); b[n-1] != want {
+		t.Fatalf("last byte %d, want %d", b[n-1], want)
+	}
+	vma := vmaOf(t, addr)
+	if vma == "" {
+		t.Fatalf("no mapping holds %#x", addr)
+	}
+	flags := ""
+	for l := range strings.SplitSeq(vma, "\n") {
+		if f, ok := strings.CutPrefix(l, "VmFlags:"); ok {
+			flags = f
+		}
+	}
+	if !strings.Contains(" "+flags+" ", " hg ") {
+		t.Errorf("mapping VmFlags %q, want hg (MADV_HUGEPAGE)", flags)
+	}
+	release()
+	if vma := vmaOf(t, addr); vma != "" {
+		t.Errorf("after release the buffer is still mapped:\n%s", vma)
+	}
+}
+
+// Below MinBytes the buffer comes from the Go heap: zeroed, len and cap n.
+func TestAllocSmallFromHeap(t *testing.T) {
+	const n = MinBytes - 1
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b, release := Alloc(n)
+	runtime.ReadMemStats(&after)
+	defer release()
+	if len(b) != n || cap(b) != n {
+		t.Fatalf("len %d cap %d, want %d", len(b), cap(b), n)
+	}
+	if d := after.TotalAlloc - before.TotalAlloc; d < n {
+		t.Errorf("Alloc(%d) took %d bytes from the Go heap, want at least %d", n, d, n)
+	}
+}

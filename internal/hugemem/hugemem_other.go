@@ -1,0 +1,9 @@
+//go:build !linux
+
+package hugemem
+
+// Alloc returns a zeroed buffer of n bytes from the Go heap and a no-op
+// release (huge pages are asked for on Linux only).
+func Alloc(n int) (buf []byte, release func()) {
+	return make([]byte, n), func() {}
+}

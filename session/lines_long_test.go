@@ -1,0 +1,49 @@
+package session
+
+import (
+	"bytes"
+	"runtime"
+	"testing"
+)
+
+// A line of 3 MiB (over the 1 MiB read chunk and hugemem.MinBytes) between
+// two short ones reaches fn whole and byte for byte, and its buffer is
+// not taken from the Go heap (hugemem maps it and unmaps it after fn):
+// the scan's heap allocation stays under the line's size.
+func TestScanLongLineOutsideHeap(t *testing.T) {
+	const long = 3 << 20
+	big := bytes.Repeat([]byte("0123456789abcdef"), long/16)
+	file := append(append(append([]byte("first\n"), big...), '\n'), "last\n"...)
+	var got [][]byte
+	chunk := make([]byte, ReadChunk)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	next, err := ScanLinesBuf(bytes.NewReader(file), 0, int64(len(file)), 8<<20, chunk, func(line []byte, off int64, tooLong bool) error {
+		if tooLong {
+			t.Errorf("line at %d reported too long", off)
+		}
+		if len(line) > 100 {
+			// Only the length and a few bytes: copying it would allocate.
+			got = append(got, []byte{line[0], line[len(line)-1]})
+			if !bytes.Equal(line, big) {
+				t.Errorf("line at %d: %d bytes differ from the %d written", off, len(line), len(big))
+			}
+			return nil
+		}
+		got = append(got, append([]byte(nil), line...))
+		return nil
+	})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next != int64(len(file)) {
+		t.Errorf("next %d, want %d", next, len(file))
+	}
+	if len(got) != 3 || string(got[0]) != "first" || string(got[1]) != "0f" || string(got[2]) != "last" {
+		t.Errorf("lines %q, want first, the long line (0...f), last", got)
+	}
+	if d := after.TotalAlloc - before.TotalAlloc; d >= long {
+		t.Errorf("the scan allocated %d bytes on the Go heap, want under %d (the long line's buffer mapped outside it)", d, long)
+	}
+}
