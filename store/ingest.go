@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"contextd/history"
+	"contextd/internal/hugemem"
 	"contextd/session"
 )
 
@@ -131,6 +132,12 @@ func (s *Session) ingest(ctx context.Context, db *DB, f io.ReaderAt, size int64)
 	}
 	defer tf.Close()
 	ib := &ingestBufs{}
+	if size-s.next >= s.x.opts.BatchBytes {
+		// A large ingest grows the heap by tens of MiB: ask for huge
+		// pages for it (a catch-up of a few lines reads no maps).
+		ib.adv = &hugemem.HeapAdvisor{}
+		ib.adv.Check()
+	}
 	for s.next < size {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -240,6 +247,12 @@ func (s *Session) batch(ctx context.Context, db *DB, f io.ReaderAt, tf *os.File,
 		if err := ck.line(f, line, off, tooLong); err != nil {
 			return err
 		}
+		if ib.adv != nil {
+			if ib.parsed += len(line); ib.parsed >= adviseEvery {
+				ib.parsed = 0
+				ib.adv.Check()
+			}
+		}
 		return b.line(line, off, tooLong)
 	})
 	if err != nil {
@@ -325,7 +338,16 @@ type ingestBufs struct {
 	scratch session.StringChunks // the parser's Scratch
 	render  bytes.Buffer         // assembled item texts (history.RenderTo), one at a time
 	pend    []pendingEntry
+	// adv marks the heap for huge pages as it grows (a large ingest
+	// only; nil otherwise), checked every adviseEvery bytes parsed.
+	adv    *hugemem.HeapAdvisor
+	parsed int
 }
+
+// adviseEvery is how many bytes a large ingest parses between two checks
+// of the heap's growth (hugemem.HeapAdvisor): the heap grows by about a
+// third of the bytes parsed, so by well under a huge page between checks.
+const adviseEvery = 256 << 10
 
 func (s *Session) newBatch(tf *os.File, end int64, ib *ingestBufs) *batchWork {
 	b := &batchWork{s: s, p: s.parser, textOff: s.textSize, newCalls: map[string]history.Call{}}

@@ -103,3 +103,48 @@ func TestAllocSmallFromHeap(t *testing.T) {
 		t.Errorf("Alloc(%d) took %d bytes from the Go heap, want at least %d", n, d, n)
 	}
 }
+
+// heapAdvised is set once this process's heap was advised (-count=N
+// runs the test again on an advised heap).
+var heapAdvised bool
+
+// vmFlags returns the VmFlags of the mapping holding addr.
+func vmFlags(t *testing.T, addr uintptr) string {
+	t.Helper()
+	for l := range strings.SplitSeq(vmaOf(t, addr), "\n") {
+		if f, ok := strings.CutPrefix(l, "VmFlags:"); ok {
+			return " " + strings.TrimSpace(f) + " "
+		}
+	}
+	t.Fatalf("no mapping holds %#x", addr)
+	return ""
+}
+
+// The Go runtime asks for no huge pages: a heap object's mapping has no
+// "hg" flag until AdviseHeap, and has it after (HeapAdvisor's Check on a
+// heap that grew does the same).
+func TestAdviseHeapMarksHeapMapping(t *testing.T) {
+	obj := make([]byte, 8<<20) // maps heap memory (a large object)
+	addr := reflect.ValueOf(obj).Pointer()
+	if !heapAdvised && strings.Contains(vmFlags(t, addr), " hg ") {
+		t.Fatalf("heap mapping already advised before AdviseHeap: the check would pass vacuously")
+	}
+	heapAdvised = true
+	if n := AdviseHeap(); n == 0 {
+		t.Fatal("AdviseHeap advised no mapping")
+	}
+	if f := vmFlags(t, addr); !strings.Contains(f, " hg ") {
+		t.Errorf("heap mapping VmFlags %q after AdviseHeap, want hg", f)
+	}
+	runtime.KeepAlive(obj)
+
+	var a HeapAdvisor
+	a.Check()
+	grown := make([]byte, 64<<20) // a new arena's worth: memory mapped after the first advice
+	gaddr := reflect.ValueOf(grown).Pointer()
+	a.Check()
+	if f := vmFlags(t, gaddr); !strings.Contains(f, " hg ") {
+		t.Errorf("grown heap mapping VmFlags %q after HeapAdvisor.Check, want hg", f)
+	}
+	runtime.KeepAlive(grown)
+}
