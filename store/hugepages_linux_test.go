@@ -40,15 +40,16 @@ func heapVMFlags(t *testing.T, addr uintptr) string {
 // A large ingest (the file over BatchBytes) asks for huge pages for the
 // Go heap it grows (internal/hugemem.HeapAdvisor; docs/benchmarks.md,
 // "fewer fresh pages"): the heap's mapping carries the MADV_HUGEPAGE flag
-// ("hg") after the sync and did not before it.
+// ("hg") after the sync (the Go runtime never sets it;
+// hugemem.TestAdviseHeapMarksHeapMapping checks that).
 func TestLargeIngestAdvisesHeap(t *testing.T) {
 	root := t.TempDir()
 	genSession(t, filepath.Join(root, "gen.jsonl"), 1)
 	obj := make([]byte, 8<<20) // heap memory mapped before the sync
 	addr := reflect.ValueOf(obj).Pointer()
-	if strings.Contains(heapVMFlags(t, addr), " hg ") {
-		t.Fatal("the heap is advised before any ingest: the check would pass vacuously")
-	}
+	// (Not checked unadvised first: an earlier test's ingest in this
+	// process may have advised it; nothing else in the process does, so
+	// without the advice the check below fails.)
 	x, err := OpenIndex(t.Context(), root, filepath.Join(t.TempDir(), "index"), Options{BatchBytes: 64 << 10})
 	if err != nil {
 		t.Fatal(err)
