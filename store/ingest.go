@@ -234,6 +234,7 @@ func (s *Session) batch(ctx context.Context, db *DB, f io.ReaderAt, tf *os.File,
 		// was 54 MiB of garbage indexing 1 GiB).
 		clear(b.pend)
 		ib.pend = b.pend[:0]
+		ib.blob = b.blob
 	}()
 	start := s.next
 	if end-start >= session.ReadChunk && ib.chunk == nil {
@@ -326,6 +327,7 @@ type batchWork struct {
 	haveFirst bool
 	scratch   session.StringChunks // the parser's Scratch: each line's decoded strings
 	render    *bytes.Buffer        // ingestBufs.render
+	blob      []byte               // ingestBufs.blob
 }
 
 // ingestBufs are the buffers one ingest call reuses for all its batches
@@ -338,6 +340,7 @@ type ingestBufs struct {
 	scratch session.StringChunks // the parser's Scratch
 	render  bytes.Buffer         // assembled item texts (history.RenderTo), one at a time
 	pend    []pendingEntry
+	blob    []byte // the entry_blocks record of a batch (insertEntries)
 	// adv marks the heap for huge pages as it grows (a large ingest
 	// only; nil otherwise), checked every adviseEvery bytes parsed.
 	adv    *hugemem.HeapAdvisor
@@ -385,6 +388,7 @@ func (s *Session) newBatch(tf *os.File, end int64, ib *ingestBufs) *batchWork {
 	b.scratch = ib.scratch
 	b.p.Scratch = &b.scratch
 	b.render = &ib.render
+	b.blob = ib.blob
 	return b
 }
 
@@ -506,7 +510,7 @@ func (s *Session) commitBatch(ctx context.Context, db *DB, b *batchWork, next, n
 		return err
 	}
 	defer tx.Rollback()
-	if err := insertEntries(ctx, tx, s.fileID, b.pend, &s.names, &b.newNames); err != nil {
+	if b.blob, err = insertEntries(ctx, tx, s.fileID, b.pend, &s.names, &b.newNames, b.blob); err != nil {
 		return err
 	}
 	for _, c := range b.calls {
