@@ -126,6 +126,17 @@ func FindNewline(r io.ReaderAt, from, end int64) (int64, bool, error) {
 	return findNewline(r, from, end, make([]byte, readChunk))
 }
 
+// FindNewlineBuf is FindNewline reading into buf when it holds at least
+// ReadChunk bytes (a caller that scans with ScanLinesBuf passes the same
+// buffer: a fresh MiB per call was garbage for every batch that ended
+// inside a huge line).
+func FindNewlineBuf(r io.ReaderAt, from, end int64, buf []byte) (int64, bool, error) {
+	if len(buf) < readChunk {
+		buf = make([]byte, readChunk)
+	}
+	return findNewline(r, from, end, buf[:readChunk])
+}
+
 // findNewline returns the offset of the first "\n" at or after from (and
 // before end, when end >= 0), reading with buf.
 func findNewline(r io.ReaderAt, from, end int64, buf []byte) (int64, bool, error) {

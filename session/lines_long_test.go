@@ -47,3 +47,24 @@ func TestScanLongLineOutsideHeap(t *testing.T) {
 		t.Errorf("the scan allocated %d bytes on the Go heap, want under %d (the long line's buffer mapped outside it)", d, long)
 	}
 }
+
+// FindNewlineBuf finds the "\n" that ends a line longer than a chunk (at
+// byte 3 MiB + 5 here, counted by hand: "first\n" is 6 bytes, the long
+// line starts at 6) reading into the caller's buffer: no allocation.
+func TestFindNewlineBufReusesBuffer(t *testing.T) {
+	long := bytes.Repeat([]byte("x"), 3<<20)
+	file := append(append([]byte("first\n"), long...), "\nlast\n"...)
+	r := bytes.NewReader(file)
+	buf := make([]byte, ReadChunk)
+	var nl int64
+	var found bool
+	allocs := testing.AllocsPerRun(5, func() {
+		nl, found, _ = FindNewlineBuf(r, 6, int64(len(file)), buf)
+	})
+	if !found || nl != 6+3<<20 {
+		t.Errorf("newline at %d (found %v), want %d", nl, found, 6+3<<20)
+	}
+	if allocs != 0 {
+		t.Errorf("%v allocations per call, want 0 (the caller's buffer)", allocs)
+	}
+}

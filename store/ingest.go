@@ -148,7 +148,10 @@ func (s *Session) ingest(ctx context.Context, db *DB, f io.ReaderAt, size int64)
 		if s.flightFrom == s.next && s.flightScanned > s.next {
 			// An unterminated line seen before: look for its end in the
 			// new bytes only (docs/security.md).
-			nl, found, err := s.lineEnd(ctx, f, size)
+			if ib.chunk == nil {
+				ib.chunk = make([]byte, session.ReadChunk)
+			}
+			nl, found, err := s.lineEnd(ctx, f, size, ib)
 			if err != nil || !found {
 				return err
 			}
@@ -185,8 +188,9 @@ func (s *Session) ingest(ctx context.Context, db *DB, f io.ReaderAt, size int64)
 // lineEnd looks for the "\n" ending the line at s.next from s.flightScanned
 // to size, 64 MiB at a time (ctx is checked between steps, so a request
 // deadline cuts a huge scan and the next sync goes on from where it
-// stopped). found is false when the line is still in flight.
-func (s *Session) lineEnd(ctx context.Context, f io.ReaderAt, size int64) (nl int64, found bool, err error) {
+// stopped). found is false when the line is still in flight. It reads
+// into ib.chunk.
+func (s *Session) lineEnd(ctx context.Context, f io.ReaderAt, size int64, ib *ingestBufs) (nl int64, found bool, err error) {
 	const step = 64 << 20
 	for s.flightScanned < size {
 		if err := ctx.Err(); err != nil {
@@ -194,7 +198,7 @@ func (s *Session) lineEnd(ctx context.Context, f io.ReaderAt, size int64) (nl in
 			return 0, false, err
 		}
 		to := min(s.flightScanned+step, size)
-		nl, found, err := session.FindNewline(f, s.flightScanned, to)
+		nl, found, err := session.FindNewlineBuf(f, s.flightScanned, to, ib.chunk)
 		if err != nil || found {
 			return nl, found, err
 		}
