@@ -517,18 +517,9 @@ func (s *Session) commitBatch(ctx context.Context, db *DB, b *batchWork, next, n
 	if b.blob, err = insertEntries(ctx, tx, s.fileID, b.pend, &s.names, &b.newNames, b.blob); err != nil {
 		return err
 	}
-	if len(b.calls) > 0 {
-		// One statement prepared per batch, not per call (a cold 128 MiB
-		// index has about a thousand).
-		st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO tool_calls(file_id, call_id, name, namespace, action) VALUES (?,?,?,?,?)`)
-		if err != nil {
+	for _, c := range b.calls {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO tool_calls(file_id, call_id, name, namespace, action) VALUES (?,?,?,?,?)`, s.fileID, c.ID, c.Name, c.Namespace, c.Action); err != nil {
 			return err
-		}
-		defer st.Close()
-		for _, c := range b.calls {
-			if _, err := st.ExecContext(ctx, s.fileID, c.ID, c.Name, c.Namespace, c.Action); err != nil {
-				return err
-			}
 		}
 	}
 	p := &b.p
