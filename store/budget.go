@@ -16,7 +16,8 @@ import (
 // The disk budget of the derived index (docs/index-and-search.md "Disk
 // budget"): each indexed session's derived bytes (its rows in index.db
 // and its item-text and frame-filter files under texts/) are measured
-// after every sync that added bytes, and while their sum is over
+// after the syncs that added bytes, at most once per budgetInterval (the
+// syncs in between are measured together), and while their sum is over
 // Options.MaxIndexBytes the least recently used sessions' derived data is
 // evicted whole. Eviction takes only the evicted session's locks (never
 // waiting for one in use: it is skipped) and one write transaction, so
@@ -39,6 +40,8 @@ type budget struct {
 	evictions atomic.Int64
 	evicted   atomic.Int64
 	kick      chan struct{}
+	interval  time.Duration // budgetInterval when the goroutine started
+	runs      atomic.Int64  // enforcements by the goroutine (tests)
 }
 
 // IndexUsage is the derived index's disk use against its budget (GET
@@ -65,10 +68,21 @@ type IndexUsage struct {
 // being evicted, while its locks are held.
 var beforeEvict func(path string)
 
+// budgetInterval is the least time between two enforcements by the
+// background goroutine: a session appended to at Pi's pace (one entry
+// every few hundred ms), or a catch-up per model call, is measured once
+// per interval, not per sync. Measuring is a query, a directory listing
+// and a stat per file of the session; per appended line it was a third
+// of the CPU of an append and /context (BenchmarkHTTPContextAfterAppend),
+// taken from the requests of every session. The index can be over its
+// budget for at most this long after a sync.
+var budgetInterval = time.Second
+
 // startBudget starts the goroutine that enforces the budget after syncs.
 func (x *Index) startBudget() {
 	x.SetMaxIndexBytes(x.opts.MaxIndexBytes)
 	x.budget.kick = make(chan struct{}, 1)
+	x.budget.interval = budgetInterval
 	// A first pass measures the sessions indexed by earlier runs and
 	// applies a budget lowered since, in the background (start-up does
 	// not wait for it).
@@ -82,8 +96,21 @@ func (x *Index) startBudget() {
 				return
 			case <-x.budget.kick:
 			}
-			if _, err := x.EnforceBudget(x.bgCtx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, errIndexClosed) {
+			x.budget.runs.Add(1)
+			x.budget.runMu.Lock()
+			err := x.enforce(x.bgCtx) // not Usage: nobody reads it here
+			x.budget.runMu.Unlock()
+			if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, errIndexClosed) {
 				x.log.Warn("index disk budget: eviction failed", "error", err)
+			}
+			// The syncs until then kick the channel (one slot) and mark
+			// their paths dirty: one enforcement measures them all.
+			t := time.NewTimer(x.budget.interval)
+			select {
+			case <-x.bgCtx.Done():
+				t.Stop()
+				return
+			case <-t.C:
 			}
 		}
 	}()

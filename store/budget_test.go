@@ -259,3 +259,56 @@ func TestEvictionDoesNotBlockOtherSessions(t *testing.T) {
 		t.Errorf("indexed = %v, want only local-basic.jsonl", got)
 	}
 }
+
+// TestBudgetMeasuresOncePerInterval: the syncs of appended lines within
+// budgetInterval are measured by one enforcement, not one each (each
+// measure is a query, a directory listing and stats: a third of the CPU
+// of an append and /context when run per sync). With the interval set to
+// an hour, the goroutine's first run (at open, measuring earlier rows)
+// and the run woken by the first sync are all there is after ten appended
+// and synced lines; the usage reported then still counts every line.
+func TestBudgetMeasuresOncePerInterval(t *testing.T) {
+	old := budgetInterval
+	budgetInterval = time.Hour
+	t.Cleanup(func() { budgetInterval = old })
+	root := t.TempDir()
+	copyFixtures(t, root)
+	ctx := context.Background()
+	x := MustOpenIndex(t, root)
+	s := x.Session(filepath.Join(root, "local-basic.jsonl"))
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before, err := x.Usage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := x.budget.runs.Load()
+	f, err := os.OpenFile(s.Path(), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	parent := "588752ae" // local-basic.jsonl's leaf
+	for i := range 10 {
+		id := "budget" + string(rune('a'+i))
+		if _, err := f.WriteString(`{"type":"message","id":"` + id + `","parentId":"` + parent + `","timestamp":"2026-07-07T16:27:13.789Z","message":{"role":"user","content":"measured together","timestamp":1}}` + "\n"); err != nil {
+			t.Fatal(err)
+		}
+		parent = id
+		if err := s.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // the goroutine, woken by each sync before the fix, has run by now
+	if n := x.budget.runs.Load(); n > runs {
+		t.Errorf("%d enforcements during ten syncs within the interval, want none (the next comes after the interval)", n-runs)
+	}
+	after, err := x.Usage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.UsedBytes <= before.UsedBytes {
+		t.Errorf("used bytes %d after ten lines, want more than %d", after.UsedBytes, before.UsedBytes)
+	}
+}

@@ -90,6 +90,7 @@ func startCheckpointer(path, dsn string) (*checkpointer, error) {
 
 func (c *checkpointer) run() {
 	defer close(c.done)
+	lowerThisThread("checkpointer") // background work (background.go)
 	t := time.NewTicker(checkpointEvery)
 	defer t.Stop()
 	var last time.Time

@@ -44,6 +44,7 @@ func (x *Index) queueFilters(s *Session) {
 // taken from the queue until Close.
 func (x *Index) buildFilters() {
 	defer x.bg.Done()
+	lowerThisThread("filter builder") // background work (background.go)
 	f := &x.filters
 	for {
 		select {

@@ -7,8 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
+
+// sessionOpens counts the session files opened (tests).
+var sessionOpens atomic.Int64
 
 // openSessionFile opens the session file at path (absolute, symlinks
 // already resolved, under the sessions directory) for reading, such that
@@ -26,6 +30,7 @@ import (
 // Errors: ErrOutside, ErrNotRegular, or the os error (fs.ErrNotExist for a
 // missing file). The caller closes the file.
 func (x *Index) openSessionFile(path string) (*os.File, fs.FileInfo, error) {
+	sessionOpens.Add(1)
 	if !x.under(path) {
 		return nil, nil, ErrOutside
 	}

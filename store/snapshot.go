@@ -135,7 +135,8 @@ func (s *Session) Read(fn func(v *View) error) error {
 // (UnfilteredQuery): the reader then also waits for a scanCores token and
 // holds it for all of fn (deriving the branch and the search order,
 // scanning, rendering the answer), so that such searches, however many,
-// leave a core to /context and the syncs. Errors: ctx's error when it
+// leave a core to /context and the syncs; fn then runs on a scan worker,
+// a thread at a lower OS priority (background.go). Errors: ctx's error when it
 // ends before a slot or a token is free (fn is not called).
 func (s *Session) ReadScan(ctx context.Context, everyFrame bool, fn func(v *View) error) error {
 	select {
@@ -158,6 +159,9 @@ func (s *Session) ReadScan(ctx context.Context, everyFrame bool, fn func(v *View
 	v.SyncedAt = s.syncedAtTime()
 	v.scanHeld = true
 	v.coreHeld = everyFrame
+	if everyFrame {
+		return runOnScanWorker(func() error { return fn(&v) }) // at a lower OS priority (background.go)
+	}
 	return fn(&v)
 }
 

@@ -322,3 +322,88 @@ func TestContentCheckAppendCaughtMidWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncOfUnchangedFileOpensNothing: a sync that finds the file as the
+// last sync left it (lstat: same device, inode, size, mtime and ctime)
+// opens nothing; an append, a new mtime at the same size and a rewrite of
+// the same size whose mtime was set back (its ctime moves) each take the
+// full check, which indexes the appended line, finds nothing to do and
+// re-indexes the rewritten file, as without the shortcut.
+func TestSyncOfUnchangedFileOpensNothing(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	path := root + "/s.jsonl"
+	head := `{"type":"session","version":3,"id":"s-un","timestamp":"2026-11-30T00:00:00.000Z","cwd":"/w"}` + "\n" +
+		`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-11-30T00:00:01.000Z","message":{"role":"user","content":"first"}}` + "\n"
+	if err := os.WriteFile(path, []byte(head), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x, err := OpenIndex(ctx, root, t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	s := x.Session(path)
+	sync := func(step string, wantOpens int64, wantLeaf string) {
+		t.Helper()
+		before := sessionOpens.Load()
+		if err := s.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := sessionOpens.Load() - before; n != wantOpens {
+			t.Errorf("%s: %d opens, want %d", step, n, wantOpens)
+		}
+		if err := s.Read(func(v *View) error {
+			if v.State != StateOK || v.Tree == nil || v.Tree.Leaf() != wantLeaf {
+				t.Errorf("%s: state %v, leaf %v, want ok and %s", step, v.State, v.Tree != nil && v.Tree.Leaf() == wantLeaf, wantLeaf)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reindexes := func() float64 {
+		var d dto.Metric
+		if err := x.metrics.Reindexes.WithLabelValues("changed_in_place").Write(&d); err != nil {
+			t.Fatal(err)
+		}
+		return d.GetCounter().GetValue()
+	}
+	sync("first sync", 1, "a1")
+	sync("unchanged", 0, "a1")
+	line := `{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-11-30T00:00:02.000Z","message":{"role":"user","content":"alpha"}}` + "\n"
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(line)
+	f.Close()
+	sync("after an append", 1, "a2")
+	sync("unchanged after the append", 0, "a2")
+	later := time.Now().Add(time.Hour) // a coarse clock may not move the mtime
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	sync("new mtime, same bytes", 1, "a2")
+	sync("unchanged after the new mtime", 0, "a2")
+	if n := reindexes(); n != 0 {
+		t.Errorf("%v re-indexes after a new mtime at the same bytes, want 0", n)
+	}
+	// The same size, another id, and the mtime set back to the last
+	// sync's: only the ctime tells (10 ms on: past a coarse clock's tick).
+	time.Sleep(10 * time.Millisecond)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(head+strings.Replace(line, `"a2"`, `"b2"`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	sync("rewritten at the same size and mtime", 1, "b2")
+	if n := reindexes(); n != 1 {
+		t.Errorf("%v re-indexes after the rewrite, want 1", n)
+	}
+}
