@@ -62,10 +62,10 @@ var checkpointEvery = 250 * time.Millisecond
 type checkpointer struct {
 	db     *sql.DB       // one read-write connection
 	writer *sql.DB       // the database's writer (DB.Writer): the restart's write
-	wal   string        // the database's -wal file
-	cores chan struct{} // scanCores when it started
-	stop  chan struct{}
-	done  chan struct{}
+	wal    string        // the database's -wal file
+	cores  chan struct{} // scanCores when it started
+	stop   chan struct{}
+	done   chan struct{}
 }
 
 // noAutoCheckpoint is a connector whose connections run with
