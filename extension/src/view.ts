@@ -6,7 +6,7 @@
 // print and JSON mode ctx.hasUI is false and nothing is drawn.
 import type { ExtensionAPI, ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
-import { newContextLines, rolloverProgress, type Style, toolCallLine, toolResultLines, windowCard, type WindowNumbers, windowStartedNotice } from "./render.ts";
+import { newContextLines, NOTICE_TYPE, noticeCard, rolloverProgress, type Style, toolCallLine, toolResultLines, windowCard, type WindowNumbers, windowStartedNotice } from "./render.ts";
 import { STATUS_KEY, statusLine } from "./statusline.ts";
 import { WINDOW_TYPE } from "./generated/rules.ts";
 import { identityOf } from "./windows.ts";
@@ -95,6 +95,10 @@ export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
 	pi.registerMessageRenderer(WINDOW_TYPE, (message, options, theme) => {
 		const content = typeof message.content === "string" ? message.content : message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 		return new Text(windowCard(content, message.details, options.expanded, styleOf(theme)).join("\n"), 1, 0);
+	});
+	pi.registerMessageRenderer(NOTICE_TYPE, (message, options, theme) => {
+		const content = typeof message.content === "string" ? message.content : message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+		return new Text(noticeCard(content, options.expanded, styleOf(theme)).join("\n"), 1, 0);
 	});
 	const text = (content: readonly { type: string; text?: string }[]) => content.map((c) => (c.type === "text" ? (c.text ?? "") : "")).join("");
 	return {

@@ -41,7 +41,7 @@ test("the status line, then a Tree navigation: progress while it runs, the notic
 	const f = fakeUI([boundary(0)]);
 	let pending = true;
 	const view = installView(f.pi, { mode: "tree", reachable: () => true, pending: () => pending });
-	assert.deepEqual(f.renderers, ["codex-context-window"]);
+	assert.deepEqual(f.renderers, ["codex-context-window", "codex-context-notice"]);
 	view.refresh(f.ctx);
 	assert.deepEqual(f.log, ["status contextd: contextd tree · window 0 · 3% used · rollover pending"]);
 	f.log.length = 0;

@@ -15,7 +15,7 @@ import { prefixed } from "../notify.ts";
 import { handOff, receive, replacedDuringSummaryNotice } from "../handoff.ts";
 import { FINISHED_FROM_FILE, finishRollover, installLocalHooks, notesGuard, registerContextRemaining, sendPlanned } from "../localindex.ts";
 import { RELOADED_DURING_SUMMARY, settleRollover } from "../rollover.ts";
-import { NOTICE_TYPE } from "./local.ts";
+import { NOTICE_TYPE } from "../render.ts";
 import { localRouter, registerRouters } from "../router.ts";
 import { type Say, SessionSlot, type SessionState } from "../session.ts";
 import { registerStatus } from "../status.ts";
