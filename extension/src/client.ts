@@ -266,15 +266,15 @@ function problemCode(text: string): ProblemCode | undefined {
 	}
 }
 
-/** A problem+json answer's detail (and field errors), else the body text. */
-function problemDetail(text: string): string {
+/** A problem+json answer's detail, with the field errors it does not already name, else the body text. */
+export function problemDetail(text: string): string {
 	try {
 		const p = JSON.parse(text) as { detail?: string; title?: string; errors?: { message?: string; location?: string }[] };
-		let detail = p.detail ?? p.title ?? text;
-		if (p.errors?.length) {
-			detail += ` (${p.errors.map((e) => `${e.location ?? ""}: ${e.message ?? ""}`).join("; ")})`;
-		}
-		return detail;
+		const detail = p.detail ?? p.title ?? text;
+		// contextd's detail already names its first field errors
+		// (api/errors.go installErrorDetails); only the others are added.
+		const more = (p.errors ?? []).map((e) => (e.location ? `${e.location}: ${e.message ?? ""}` : (e.message ?? ""))).filter((e) => e !== "" && !detail.includes(e));
+		return more.length ? `${detail} (${more.join("; ")})` : detail;
 	} catch {
 		return text; // not problem+json: keep the body text
 	}
