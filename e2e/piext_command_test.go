@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -67,7 +68,16 @@ func TestPiExtensionCommands(t *testing.T) {
 				if n := len(r.requests()); n != turns+summaries {
 					t.Errorf("model requests after /contextd new = %d, want %d (the summary only: no turn)", n-turns, summaries)
 				}
-				has(run("/contextd status", "contextd mode: "+mode), "window 1 (", "rollovers: 1 (last 1):", "  window 0 → 1 "+mode+" completed")
+				st = run("/contextd status", "contextd mode: "+mode)
+				has(st, "window 1 (", "rollovers: 1 (last 1):", "  window 0 → 1 "+mode+" completed")
+				// Local's /contextd new appends the boundary itself, so contextd
+				// knows that rollover only from the file, whose times are the
+				// entries' (the closed window's last entry → the boundary): no
+				// duration the person would read as the rollover's. Tree's runs
+				// through contextd, which timed each phase.
+				if timed := regexp.MustCompile(`window 0 → 1 .*; \d+ ms`).MatchString(st); timed != (mode == "tree") {
+					t.Errorf("rollover line shows a duration: %v, want %v:\n%s", timed, mode == "tree", st)
+				}
 
 				// contextd restarted: the report reads it again.
 				r.stopContextd(false)
