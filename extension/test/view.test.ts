@@ -121,3 +121,16 @@ test("a session replaced during the summary: the progress redraw stops quietly a
 	});
 	assert.deepEqual(await nav.navigate("b0", { summarize: true }), { cancelled: true });
 });
+
+test("input held while the new window's line is the last on the screen is told on that line; after a message, on its own", async () => {
+	const f = fakeUI([boundary(0)]);
+	const view = installView(f.pi, { mode: "tree", reachable: () => true, pending: () => false });
+	const held = "contextd: a new context window is opening; your message is held and sent to the model in the new window";
+	assert.equal(view.heldNotice(held), held, "no window started: the notice as it is");
+	const nav = view.navigating(f.ctx, async () => ({ cancelled: false }));
+	await nav.navigate("b0", { summarize: true });
+	nav.started();
+	assert.match(view.heldNotice(held), /^context window 1 started; the previous one is archived with its summary \(0\.\d s\); your message is held and sent to the model in the new window$/);
+	view.drawn();
+	assert.equal(view.heldNotice(held), held);
+});
