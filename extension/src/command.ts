@@ -138,7 +138,15 @@ export function statusLines(s: StatusInput): string[] {
 		const inc = st.incomplete_rollover;
 		if (inc) lines.push(`an interrupted rollover (${inc.state ?? "?"}${inc.missing?.length ? `, missing ${inc.missing.join(", ")}` : ""}): run /contextd finish`);
 		if (st.rollover_loop?.windows) lines.push(`the last ${st.rollover_loop.windows} windows made no progress: the model keeps calling new_context`);
-		for (const p of st.problems ?? []) lines.push(`problem: ${p.detail ?? p.reason ?? "?"}${p.line ? ` (line ${p.line})` : ""}`);
+		// A registered file Pi has not written yet is where a new session
+		// stands (contextd's state awaiting_file, whose problem says
+		// "missing"), not something to fix.
+		const awaiting = st.state === "awaiting_file";
+		if (awaiting) lines.push(AWAITING_FILE_LINE);
+		for (const p of st.problems ?? []) {
+			if (awaiting && p.reason === "missing") continue;
+			lines.push(`problem: ${p.detail ?? p.reason ?? "?"}${p.line ? ` (line ${p.line})` : ""}`);
+		}
 	}
 	if (s.log !== undefined) lines.push(...resetLogLines(s.log ?? []));
 	return lines;
@@ -160,6 +168,9 @@ export function logLines(log: readonly ResetEntry[] | null | undefined): string[
 export function interruptedLocal(r: SessionAnswer["rollover"] | undefined): boolean {
 	return !!r?.rollover_id && r.mode === "local" && (r.state === "settled" || r.state === "committed");
 }
+
+/** /contextd's line for a registered session whose file Pi has not written yet (contextd state awaiting_file). */
+export const AWAITING_FILE_LINE = "no session file yet: Pi writes it at the session's first message";
 
 /** What /contextd status adds to an interrupted Local rollover's line. */
 export const INTERRUPTED_LOCAL_HINT = " (interrupted, nothing of it is in the session file: /contextd finish drops it)";

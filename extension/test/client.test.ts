@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
-import { Contextd, ContextdError, fillPath, ROUTES } from "../src/client.ts";
+import { Contextd, ContextdError, fillPath, problemDetail, ROUTES } from "../src/client.ts";
 import { proofOf } from "../src/transport.ts";
 
 interface Seen {
@@ -87,4 +87,13 @@ test("ROUTES: every template's parameters are filled; a missing one is an error"
 	assert.equal(fillPath(ROUTES["rollover-settle"][1], { session_id: "a", rollover_id: "b c" }), "/v1/sessions/a/rollovers/b%20c/settle");
 	assert.throws(() => fillPath(ROUTES["window-cut"][1], { session_id: "a" }), /no value for \{window_id\}/);
 	assert.equal(Object.keys(ROUTES).length, 28);
+});
+
+test("a problem's detail is said once: field errors it already names are not repeated, others are added", () => {
+	// contextd's 422 for history read_item without window_id (api/errors.go names the field errors in detail).
+	const named = { title: "Unprocessable Entity", status: 422, detail: "Invalid request: body: expected required property window_id to be present.", errors: [{ message: "expected required property window_id to be present", location: "body" }] };
+	assert.equal(problemDetail(JSON.stringify(named)), "Invalid request: body: expected required property window_id to be present.");
+	const other = { detail: "Invalid request: body.limit: must be at most 25.", errors: [{ message: "must be at most 25", location: "body.limit" }, { message: "unexpected property", location: "body.x" }] };
+	assert.equal(problemDetail(JSON.stringify(other)), "Invalid request: body.limit: must be at most 25. (body.x: unexpected property)");
+	assert.equal(problemDetail("plain text"), "plain text");
 });

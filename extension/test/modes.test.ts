@@ -80,7 +80,7 @@ test("local registers its hooks, four tools in order and /contextd", () => {
 test("tree adds input holding, agent events and /compact; the capture is /contextd's, no command of its own", () => {
 	const f = fakeHost("tree");
 	installTree(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["agent_settled", "agent_start", "context", "input", "message_end", "session_before_compact", "session_before_fork", "session_before_switch", "session_before_tree", "session_shutdown", "session_start×3", "session_tree×2", "turn_end×3"]);
+	assert.deepEqual(f.pi.events(), ["agent_settled", "agent_start", "context", "input", "message_end", "message_start", "session_before_compact", "session_before_fork", "session_before_switch", "session_before_tree", "session_shutdown", "session_start×3", "session_tree×2", "turn_end×3"]);
 	assert.deepEqual(
 		f.pi.tools.map((t) => t.name),
 		["new_context", "get_context_remaining", "history", "notes"],
