@@ -50,6 +50,8 @@ func TestPiExtensionCommands(t *testing.T) {
 				has(run("/contextd log", "no rollovers yet"), "no rollovers yet")
 				has(run("/contextd help", "/contextd finish"), "/contextd mode local|tree|remote|off: ")
 				has(run("/contextd mode cloud", "/contextd mode takes"), `/contextd mode takes one of local, tree, remote, off, not "cloud"`)
+				// Mode names are lowercase wherever they are read (contextd.ModeAdvice).
+				has(run("/contextd mode TREE", `not "TREE"`), `/contextd mode takes one of local, tree, remote, off, not "TREE"; use tree (mode names are lowercase)`)
 				// /contextd is the extension's only command: Tree's capture is an argument of it, so autocomplete offers nothing else.
 				if got := extensionCommands(t, p); !slices.Equal(got, []string{"contextd"}) {
 					t.Errorf("extension commands = %v, want [contextd]", got)

@@ -166,6 +166,7 @@ func TestNonsenseValuesRefused(t *testing.T) {
 		{nil, append([]string{"serve", "--addr", "7467"}, base...), `--addr "7467" is not host:port`},
 		{nil, append([]string{"serve", "--default-mode", "weird"}, base...), `--default-mode "weird" is not a mode; use off, local, tree or remote`},
 		{map[string]string{"CONTEXTD_DEFAULT_MODE": "weird"}, append([]string{"serve"}, base...), `CONTEXTD_DEFAULT_MODE="weird" is not a mode; use off, local, tree or remote`},
+		{map[string]string{"CONTEXTD_DEFAULT_MODE": "TREE"}, append([]string{"serve"}, base...), `CONTEXTD_DEFAULT_MODE="TREE" is not a mode; use tree (mode names are lowercase)`},
 		// The flag wins over the variable, and the message names the flag.
 		{map[string]string{"CONTEXTD_DEFAULT_MODE": "tree"}, append([]string{"serve", "--default-mode", "weird"}, base...), `--default-mode "weird" is not a mode`},
 		{map[string]string{"CONTEXTD_LOG_FORMAT": "xml"}, append([]string{"serve"}, base...), `CONTEXTD_LOG_FORMAT="xml": use text or json`},

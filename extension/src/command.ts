@@ -6,6 +6,7 @@
 import type { components } from "./generated/contextd.ts";
 import { prefixed } from "./notify.ts";
 import { type ResetEntry, resetLogLines } from "./quality.ts";
+import { modeAdvice } from "./settings.ts";
 
 /** The /contextd subcommands, in the order help and completion list them, each with its one-line description. */
 export const SUBCOMMANDS = [
@@ -45,7 +46,9 @@ export function parseCommand(args: string): Parsed {
 	if (sub === "mode") {
 		const m = rest[0];
 		if (rest.length === 1 && (SWITCHABLE_MODES as readonly string[]).includes(m)) return { sub: "mode", mode: m as SwitchableMode };
-		return { error: `/contextd mode takes one of ${SWITCHABLE_MODES.join(", ")}${m ? `, not "${rest.join(" ")}"` : ""}` };
+		// A mode in another case: say which to type (modeAdvice, the rule the settings follow too).
+		const advice = rest.length === 1 && modeAdvice(m).includes("lowercase") ? `; ${modeAdvice(m)}` : "";
+		return { error: `/contextd mode takes one of ${SWITCHABLE_MODES.join(", ")}${m ? `, not "${rest.join(" ")}"` : ""}${advice}` };
 	}
 	const known = SUBCOMMANDS.find((s) => s.value === sub);
 	if (!known) return { error: `unknown subcommand "${sub}"; ${usage}` };

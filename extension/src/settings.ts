@@ -15,12 +15,25 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { MODES as GENERATED_MODES } from "./generated/rules.ts";
 import { NOTES_GUARDS, type NotesGuard } from "./quality.ts";
 
 /** The extension's mode (docs/design.md): off, local, tree or remote. */
-export type Mode = "off" | "local" | "tree" | "remote";
-/** Every mode, as the settings accept them. */
-export const MODES: readonly Mode[] = ["off", "local", "tree", "remote"];
+export type Mode = (typeof GENERATED_MODES)[number];
+/** Every mode, as the settings accept them: exactly, lowercase (contextd.Modes through src/generated/rules.ts). */
+export const MODES: readonly Mode[] = GENERATED_MODES;
+
+/**
+ * What a refusal of the mode name raw says to do (contextd.ModeAdvice, the
+ * one rule for every reader of a mode; test/rules.test.ts checks Go's
+ * samples): "" when raw is a mode; "use tree (mode names are lowercase)"
+ * when raw is a mode in another case; else "use off, local, tree or remote".
+ */
+export function modeAdvice(raw: string): string {
+	if ((MODES as readonly string[]).includes(raw)) return "";
+	const m = MODES.find((x) => x.toLowerCase() === raw.toLowerCase());
+	return m ? `use ${m} (mode names are lowercase)` : "use off, local, tree or remote";
+}
 
 /** The resolved settings (resolveSettings). */
 export interface Settings {
@@ -181,9 +194,10 @@ export function parseAutoStart(raw: string | undefined, fromFile: boolean | unde
 export function resolveSettings(src: SettingsSources): Settings {
 	const file = readFileSettings(src.agentDir);
 	const pick = (...vals: (string | undefined)[]) => vals.find((v) => v !== undefined && v !== "");
-	const modeRaw = (pick(src.flags.mode, src.env.CONTEXTD_MODE, file.mode) ?? "local").toLowerCase();
+	// Read exactly, as every reader of a mode does (modeAdvice).
+	const modeRaw = pick(src.flags.mode, src.env.CONTEXTD_MODE, file.mode) ?? "local";
 	if (!MODES.includes(modeRaw as Mode)) {
-		throw new Error(`unknown mode "${modeRaw}"; use off, local, tree or remote`);
+		throw new Error(`unknown mode "${modeRaw}"; ${modeAdvice(modeRaw)}`);
 	}
 	const guardRaw = (pick(src.env.CONTEXTD_NOTES_GUARD, file.notesGuard) ?? "warn").toLowerCase();
 	if (!NOTES_GUARDS.includes(guardRaw as NotesGuard)) {

@@ -16,6 +16,8 @@ test("parse: no argument is status; subcommands; mode takes local, tree, remote 
 	assert.deepEqual(parseCommand("mode remote"), { sub: "mode", mode: "remote" });
 	assert.deepEqual(parseCommand("mode cloud"), { error: '/contextd mode takes one of local, tree, remote, off, not "cloud"' });
 	assert.deepEqual(parseCommand("mode"), { error: "/contextd mode takes one of local, tree, remote, off" });
+	// Mode names are lowercase wherever they are read (contextd.ModeAdvice).
+	assert.deepEqual(parseCommand("mode TREE"), { error: '/contextd mode takes one of local, tree, remote, off, not "TREE"; use tree (mode names are lowercase)' });
 	assert.deepEqual(parseCommand("stats"), { error: 'unknown subcommand "stats"; use /contextd status|new|mode|finish|log|help' });
 	assert.deepEqual(parseCommand("new now"), { error: "/contextd new takes no argument; use /contextd status|new|mode|finish|log|help" });
 });

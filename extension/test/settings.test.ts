@@ -45,7 +45,7 @@ test("flag beats environment beats settings.json; empty values do not count", ()
 		"/file",
 		true,
 	]);
-	const env = { CONTEXTD_MODE: "TREE", CONTEXTD_URL: "http://env:2", CONTEXTD_STATE_DIR: "/env-state", CONTEXTD_AUTOSTART: "0", CONTEXTD_AGENT_NAME: "" };
+	const env = { CONTEXTD_MODE: "tree", CONTEXTD_URL: "http://env:2", CONTEXTD_STATE_DIR: "/env-state", CONTEXTD_AUTOSTART: "0", CONTEXTD_AGENT_NAME: "" };
 	const fromEnv = resolveSettings({ agentDir: dir, env, flags: {} });
 	assert.deepEqual([fromEnv.mode, fromEnv.url, fromEnv.stateDir, fromEnv.autoStart, fromEnv.agentName], ["tree", "http://env:2", "/env-state", false, "/file"]);
 	const fromFlag = resolveSettings({ agentDir: dir, env, flags: { mode: "off", url: "http://flag:3" } });
@@ -67,6 +67,14 @@ test("unknown mode or notes guard: an error naming the value and the choices, ne
 	assert.throws(() => resolveSettings({ agentDir: agentDir(), env: { CONTEXTD_NOTES_GUARD: "block" }, flags: {} }), {
 		message: 'unknown notes guard "block"; use warn, refuse or off',
 	});
+});
+
+test("a mode in another case is refused wherever it is read, with the lowercase mode to use (contextd.ModeAdvice)", () => {
+	const message = 'unknown mode "TREE"; use tree (mode names are lowercase)';
+	assert.throws(() => resolveSettings({ agentDir: agentDir(), env: { CONTEXTD_MODE: "TREE" }, flags: {} }), { message });
+	assert.throws(() => resolveSettings({ agentDir: agentDir({ mode: "TREE" }), env: {}, flags: {} }), { message });
+	assert.throws(() => resolveSettings({ agentDir: agentDir(), env: {}, flags: { mode: "TREE" } }), { message });
+	assert.equal(resolveSettings({ agentDir: agentDir(), env: { CONTEXTD_MODE: "tree" }, flags: {} }).mode, "tree");
 });
 
 test("reminder thresholds: a list or comma string, sorted; off and empty disable; out of (0, 100] is an error", () => {
