@@ -27,8 +27,8 @@ func TestPiExtensionToolArgumentError(t *testing.T) {
 			t.Fatalf("%d requests, want 3", len(reqs))
 		}
 		for i, want := range []string{
-			"contextd 422: Invalid request: body: expected required property window_id to be present.",
-			"contextd 422: Invalid request: body: expected required property query to be present.",
+			"history read_item cannot use these arguments: expected required property window_id to be present; correct them and call history again",
+			"history search_contents cannot use these arguments: expected required property query to be present; correct them and call history again",
 		} {
 			res := lastToolResult(t, reqs[i+1])
 			if got := res.text(); got != want {

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { components, operations, paths } from "./generated/contextd.ts";
 import { adopt, type Discovery, launch, type Probe } from "./launcher.ts";
 import type { Settings } from "./settings.ts";
-import { ContextdError, DISCOVERY_FILE, type Endpoint, healthy, type ProblemCode, parseEndpoint, readDiscovery, readToken, Transport, UnreachableError } from "./transport.ts";
+import { ContextdError, DISCOVERY_FILE, type Endpoint, type FieldError, healthy, type ProblemCode, parseEndpoint, readDiscovery, readToken, Transport, UnreachableError } from "./transport.ts";
 
 /**
  * contextd's API types, generated from openapi/openapi.yaml by
@@ -114,7 +114,7 @@ export function fillPath(template: string, params: Record<string, string> = {}):
 	});
 }
 
-export { ContextdError, healthy, type ProblemCode } from "./transport.ts";
+export { ContextdError, type FieldError, healthy, type ProblemCode } from "./transport.ts";
 /** The discovery file's record ({url, pid, version}), as launcher.ts reads it. */
 export type { Discovery } from "./launcher.ts";
 
@@ -243,7 +243,8 @@ export class Contextd {
 		}
 		recordAnswer(method, path, res);
 		if (res.status < 200 || res.status >= 300) {
-			throw new ContextdError(`contextd ${res.status}: ${problemDetail(res.text)}`, res.status, problemCode(res.text));
+			// The person and the model read this: contextd's sentence, not the HTTP status (kept in .status).
+			throw new ContextdError(`contextd: ${problemDetail(res.text)}`, res.status, problemCode(res.text), problemFields(res.text));
 		}
 		return (res.text ? JSON.parse(res.text) : undefined) as T;
 	}
@@ -263,6 +264,16 @@ function problemCode(text: string): ProblemCode | undefined {
 		return (JSON.parse(text) as Partial<Schemas["ErrorModel"]>).code;
 	} catch {
 		return undefined;
+	}
+}
+
+/** A problem+json answer's field errors (ErrorModel.errors[]), each with a message; [] when there are none or the answer is not problem+json. */
+export function problemFields(text: string): FieldError[] {
+	try {
+		const p = JSON.parse(text) as { errors?: { message?: string; location?: string }[] | null };
+		return (Array.isArray(p?.errors) ? p.errors : []).filter((e) => typeof e?.message === "string" && e.message !== "").map((e) => ({ location: e.location ?? "", message: e.message! }));
+	} catch {
+		return [];
 	}
 }
 
