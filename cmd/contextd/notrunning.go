@@ -81,7 +81,8 @@ func shellQuote(s string) string {
 // errorLine is the line main prints for err: a notRunning sentence as it
 // is, anything else after "contextd: ".
 func errorLine(err error) string {
-	if _, ok := err.(notRunning); ok {
+	var nr notRunning
+	if errors.As(err, &nr) {
 		return err.Error()
 	}
 	return "contextd: " + err.Error()
