@@ -33,6 +33,29 @@ func TestPiExtensionSettingsUnknownKey(t *testing.T) {
 	})
 }
 
+// TestPiExtensionSettingsModeCase: "mode": "Tree" in settings.json is
+// refused as CONTEXTD_MODE=TREE and /contextd mode TREE are (mode names
+// are read exactly, lowercase: contextd.ModeAdvice): one line on stderr
+// names the lowercase mode, the extension stays inactive (never Tree
+// without a word, never Local), stdout is only the model's answer.
+func TestPiExtensionSettingsModeCase(t *testing.T) {
+	eachPi(t, func(t *testing.T, v piVersion) {
+		r := newRig(t, v, "local", []step{{Text: "answer with the extension inactive"}})
+		r.writeSettings(map[string]any{"contextd": map[string]any{"mode": "Tree"}})
+		stdout, stderr := r.printMode(t, v, "", "hello")
+		want := "contextd: unknown mode \"Tree\"; use tree (mode names are lowercase); the extension is inactive\n"
+		if got := strings.Count(stderr, want); got != 1 {
+			t.Errorf("stderr holds the mode line %d times, want once:\n%s\nwant line: %s", got, stderr, want)
+		}
+		if strings.Contains(stderr, "not reachable") {
+			t.Errorf("the inactive extension tried to reach contextd:\n%s", stderr)
+		}
+		if strings.TrimSpace(stdout) != "answer with the extension inactive" {
+			t.Errorf("stdout = %q, want only the model's answer", stdout)
+		}
+	})
+}
+
 // TestPiExtensionSettingsHomeStateDir: "stateDir": "~/cdstate" in
 // settings.json is the home directory's cdstate, as Pi reads its own paths
 // (a leading ~/ expanded): the extension finds the contextd serving that
