@@ -7,6 +7,7 @@ package contextd
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -21,13 +22,35 @@ const (
 	ModeRemote Mode = "remote"
 )
 
-// ParseMode validates a mode name.
+// Modes lists every mode in the order messages name them.
+var Modes = []Mode{ModeOff, ModeLocal, ModeTree, ModeRemote}
+
+// ParseMode validates a mode name: exactly one of Modes, lowercase (the
+// one rule for every reader of a mode: --default-mode, the API's mode
+// field, and through internal/sharedrules the extension's settings and
+// /contextd mode). Error (EInvalid): `"S" is not a mode; ` + ModeAdvice(s).
 func ParseMode(s string) (Mode, error) {
-	switch Mode(s) {
-	case ModeOff, ModeLocal, ModeTree, ModeRemote:
-		return Mode(s), nil
+	for _, m := range Modes {
+		if string(m) == s {
+			return m, nil
+		}
 	}
-	return "", Errorf(EInvalid, "mode %q is not one of off, local, tree, remote", s)
+	return "", Errorf(EInvalid, "%q is not a mode; %s", s, ModeAdvice(s))
+}
+
+// ModeAdvice is what a refusal of the mode name s says to do: "use tree
+// (mode names are lowercase)" when s is a mode in another case, "" when s
+// is a mode, else "use off, local, tree or remote".
+func ModeAdvice(s string) string {
+	for _, m := range Modes {
+		if string(m) == s {
+			return ""
+		}
+		if strings.EqualFold(string(m), s) {
+			return "use " + string(m) + " (mode names are lowercase)"
+		}
+	}
+	return "use off, local, tree or remote"
 }
 
 // DefaultAgentName is the root agent's path (Codex: "/root").

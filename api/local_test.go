@@ -2068,3 +2068,22 @@ func TestRegisterRelativeToSessionsDir(t *testing.T) {
 		t.Errorf("context of a registration without its file: %+v, want awaiting_file", ctx)
 	}
 }
+
+// TestRegisterModeIsLowercase: the mode field takes the mode names exactly
+// as contextd.Modes spells them (lowercase, the one rule
+// contextd.ParseMode, the settings and /contextd mode follow): "TREE" is
+// refused with 422 naming body.mode and the registration stays local.
+func TestRegisterModeIsLowercase(t *testing.T) {
+	s := newTestServer(t, serverOptions{}, piTree(localBasicFile))
+	file := filepath.Join(s.Sessions, localBasicFile)
+	if r := s.put("/v1/sessions/"+localBasicSessionID, map[string]any{"session_file": file, "mode": "local"}); r.Status/100 != 2 {
+		t.Fatalf("register: %d %s", r.Status, r.Body)
+	}
+	r := s.put("/v1/sessions/"+localBasicSessionID, map[string]any{"session_file": file, "mode": "TREE"})
+	if r.Status != 422 || !strings.Contains(string(r.Body), "body.mode") {
+		t.Fatalf("mode TREE: %d %s, want 422 naming body.mode", r.Status, r.Body)
+	}
+	if reg, _, _ := s.State.Registration(t.Context(), localBasicSessionID); reg.Mode != "local" {
+		t.Fatalf("refused registration changed the mode to %q", reg.Mode)
+	}
+}

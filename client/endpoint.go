@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 
 	"contextd/discovery"
 )
@@ -69,9 +70,24 @@ func Unix(path string) Endpoint {
 // too (extension/src/transport.ts): it does not check the socket's owner.
 func (e Endpoint) NeedsProof() bool { return e.Socket == "" }
 
+// NotRunningError is the error of a request to an endpoint where nothing
+// listens: the TCP connection was refused (ECONNREFUSED) or the Unix
+// socket file is missing (ENOENT) or has no listener (ECONNREFUSED), so
+// no contextd runs there. Err is the dial error.
+type NotRunningError struct {
+	// Label is the endpoint's Label.
+	Label string
+	Err   error
+}
+
+func (e *NotRunningError) Error() string { return "contextd is not running at " + e.Label }
+
+// Unwrap returns the dial error.
+func (e *NotRunningError) Unwrap() error { return e.Err }
+
 // get sends GET path (with its query) to e with hc, carrying token when
-// it is not "". Errors: the request's, or "contextd at LABEL is not
-// answering" wrapping hc's.
+// it is not "". Errors: the request's; *NotRunningError when nothing
+// listens at e; else "contextd at LABEL is not answering" wrapping hc's.
 func (e Endpoint) get(ctx context.Context, hc *http.Client, path, token string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.Base+path, nil)
 	if err != nil {
@@ -81,6 +97,9 @@ func (e Endpoint) get(ctx context.Context, hc *http.Client, path, token string) 
 		req.Header.Set(TokenHeader, token)
 	}
 	resp, err := hc.Do(req)
+	if errors.Is(err, syscall.ECONNREFUSED) || (e.Socket != "" && errors.Is(err, syscall.ENOENT)) {
+		return nil, &NotRunningError{Label: e.Label, Err: err}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("contextd at %s is not answering: %w", e.Label, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -37,9 +38,20 @@ func TestPiExtensionCommands(t *testing.T) {
 				// A brand-new session: Pi's window 0, no rollovers.
 				st := run("/contextd", "contextd mode: "+mode)
 				has(st, "(healthy)", "window 0 (", "no pending rollover", "no rollovers yet")
+				// Pi writes the file at the first message: that is said as
+				// where the session stands, not as a problem.
+				if strings.Contains(st, "problem:") {
+					t.Errorf("a brand-new session's report names a problem:\n%s", st)
+				}
+				if v.before086() {
+					// Pi 0.85 writes the file at the first assistant message, so it is still to come here.
+					has(st, "no session file yet: Pi writes it at the session's first message")
+				}
 				has(run("/contextd log", "no rollovers yet"), "no rollovers yet")
 				has(run("/contextd help", "/contextd finish"), "/contextd mode local|tree|remote|off: ")
 				has(run("/contextd mode cloud", "/contextd mode takes"), `/contextd mode takes one of local, tree, remote, off, not "cloud"`)
+				// Mode names are lowercase wherever they are read (contextd.ModeAdvice).
+				has(run("/contextd mode TREE", `not "TREE"`), `/contextd mode takes one of local, tree, remote, off, not "TREE"; use tree (mode names are lowercase)`)
 				// /contextd is the extension's only command: Tree's capture is an argument of it, so autocomplete offers nothing else.
 				if got := extensionCommands(t, p); !slices.Equal(got, []string{"contextd"}) {
 					t.Errorf("extension commands = %v, want [contextd]", got)
@@ -67,7 +79,16 @@ func TestPiExtensionCommands(t *testing.T) {
 				if n := len(r.requests()); n != turns+summaries {
 					t.Errorf("model requests after /contextd new = %d, want %d (the summary only: no turn)", n-turns, summaries)
 				}
-				has(run("/contextd status", "contextd mode: "+mode), "window 1 (", "rollovers: 1 (last 1):", "  window 0 → 1 "+mode+" completed")
+				st = run("/contextd status", "contextd mode: "+mode)
+				has(st, "window 1 (", "rollovers: 1 (last 1):", "  window 0 → 1 "+mode+" completed")
+				// Local's /contextd new appends the boundary itself, so contextd
+				// knows that rollover only from the file, whose times are the
+				// entries' (the closed window's last entry → the boundary): no
+				// duration the person would read as the rollover's. Tree's runs
+				// through contextd, which timed each phase.
+				if timed := regexp.MustCompile(`window 0 → 1 .*; \d+ ms`).MatchString(st); timed != (mode == "tree") {
+					t.Errorf("rollover line shows a duration: %v, want %v:\n%s", timed, mode == "tree", st)
+				}
 
 				// contextd restarted: the report reads it again.
 				r.stopContextd(false)

@@ -28,24 +28,31 @@ func TestPiExtensionPrintModeUnreachable(t *testing.T) {
 	})
 }
 
-// TestPiExtensionPrintModeInvalidMode: an unknown CONTEXTD_MODE in print
+// TestPiExtensionPrintModeInvalidMode: an unknown CONTEXTD_MODE (bogus,
+// or TREE: a mode in another case) in print
 // mode (no UI: ctx.ui.notify is a no-op) is still reported, as one line
 // on stderr exactly once; the extension stays inactive (it never tries to
 // reach contextd, so no "not reachable" line), and stdout carries only the
 // model's answer.
 func TestPiExtensionPrintModeInvalidMode(t *testing.T) {
 	eachPi(t, func(t *testing.T, v piVersion) {
-		r := newRig(t, v, "local", []step{{Text: "answer with the extension inactive"}})
-		stdout, stderr := r.printMode(t, v, "bogus", "hello")
-		want := "contextd: unknown mode \"bogus\"; use off, local, tree or remote; the extension is inactive\n"
-		if got := strings.Count(stderr, want); got != 1 {
-			t.Errorf("stderr holds the invalid-mode message %d times, want once:\n%s\nwant line: %s", got, stderr, want)
-		}
-		if strings.Contains(stderr, "not reachable") {
-			t.Errorf("the inactive extension tried to reach contextd:\n%s", stderr)
-		}
-		if strings.TrimSpace(stdout) != "answer with the extension inactive" {
-			t.Errorf("stdout = %q, want only the model's answer", stdout)
+		// A mode in another case is no mode either: mode names are read
+		// exactly, lowercase, wherever they are read (contextd.ModeAdvice).
+		for mode, advice := range map[string]string{"bogus": "use off, local, tree or remote", "TREE": "use tree (mode names are lowercase)"} {
+			t.Run(mode, func(t *testing.T) {
+				r := newRig(t, v, "local", []step{{Text: "answer with the extension inactive"}})
+				stdout, stderr := r.printMode(t, v, mode, "hello")
+				want := "contextd: unknown mode \"" + mode + "\"; " + advice + "; the extension is inactive\n"
+				if got := strings.Count(stderr, want); got != 1 {
+					t.Errorf("stderr holds the invalid-mode message %d times, want once:\n%s\nwant line: %s", got, stderr, want)
+				}
+				if strings.Contains(stderr, "not reachable") {
+					t.Errorf("the inactive extension tried to reach contextd:\n%s", stderr)
+				}
+				if strings.TrimSpace(stdout) != "answer with the extension inactive" {
+					t.Errorf("stdout = %q, want only the model's answer", stdout)
+				}
+			})
 		}
 	})
 }

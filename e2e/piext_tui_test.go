@@ -487,6 +487,12 @@ func escapedSummary(t *testing.T, r *rig, p *tuiProc, v piVersion, hold summaryH
 	if !strings.Contains(screen, "contextd tree · window 0") || strings.Contains(screen, "writing the summary") {
 		t.Errorf("the status line is not window 0 without a summary:\n%s", screen)
 	}
+	// The model's notice is drawn as one line saying what it was told,
+	// never as Pi's default card with the message's type name.
+	noticeLine := "── contextd told the model: the new context window did not open (navigation was cancelled) ──"
+	if strings.Contains(screen, "codex-context-notice") || !strings.Contains(screen, noticeLine) {
+		t.Errorf("the model's notice on the screen, want the line %q:\n%s", noticeLine, screen)
+	}
 	// Pi 0.85 reports the compaction that stopped the summary (here
 	// "Nothing to compact": the window is small); Pi 1.6 runs none.
 	if got := strings.Contains(screen, "Error: Compaction "); got != v.before086() {

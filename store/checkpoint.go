@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"fmt"
 	"os"
 	"time"
 
@@ -30,6 +31,18 @@ import (
 // state database (state.go) keeps SQLite's automatic checkpoints: its
 // writes are rare, and its durability rules are its own.
 //
+// The restart of the WAL is the checkpointer's too. Once every frame is
+// in the database, SQLite starts the WAL again from its first frame at
+// the next write, and that write syncs the WAL's new header (synchronous
+// NORMAL, https://www.sqlite.org/pragma.html#pragma_synchronous): left
+// to the index writer, the first commit after each checkpoint, a sync of
+// an appended line that a /context waits for, took an fsync (1-8 ms on
+// the bench VM; a tenth of the commits of the many-clients row were over
+// a millisecond, docs/benchmarks.md). So after a checkpoint that copied
+// every frame, the checkpointer itself writes once through the writer's
+// connection (the database header's user_version, set to its value),
+// and the writes after it find the WAL restarted.
+//
 // A checkpoint runs holding a scan core (scanCores, view.go), as a long
 // scan does. It is one cgo call that copies pages and syncs the database
 // (12 ms seen on the bench VM), and Go gives back the P of a goroutine in
@@ -47,11 +60,12 @@ var checkpointEvery = 250 * time.Millisecond
 
 // checkpointer runs the passive checkpoints of one database.
 type checkpointer struct {
-	db    *sql.DB       // one read-write connection
-	wal   string        // the database's -wal file
-	cores chan struct{} // scanCores when it started
-	stop  chan struct{}
-	done  chan struct{}
+	db     *sql.DB       // one read-write connection
+	writer *sql.DB       // the database's writer (DB.Writer): the restart's write
+	wal    string        // the database's -wal file
+	cores  chan struct{} // scanCores when it started
+	stop   chan struct{}
+	done   chan struct{}
 }
 
 // noAutoCheckpoint is a connector whose connections run with
@@ -76,14 +90,14 @@ func (c noAutoCheckpoint) Driver() driver.Driver { return c.d }
 
 // startCheckpointer starts the checkpointer of the database at path,
 // opened with dsn (read-write).
-func startCheckpointer(path, dsn string) (*checkpointer, error) {
+func startCheckpointer(path, dsn string, writer *sql.DB) (*checkpointer, error) {
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
-	c := &checkpointer{db: db, wal: path + "-wal", cores: scanCores, stop: make(chan struct{}), done: make(chan struct{})}
+	c := &checkpointer{db: db, writer: writer, wal: path + "-wal", cores: scanCores, stop: make(chan struct{}), done: make(chan struct{})}
 	go c.run()
 	return c, nil
 }
@@ -118,10 +132,37 @@ func (c *checkpointer) tick(last *time.Time) bool {
 	}
 	defer func() { <-c.cores }()
 	yieldToUrgent()
-	if _, _, err := c.checkpoint(); err == nil {
-		*last = fi.ModTime()
+	frames, done, err := c.checkpoint()
+	if err != nil {
+		return true
+	}
+	*last = fi.ModTime()
+	if frames > 0 && done == frames && c.restart() == nil {
+		// The restart's own write is no reason for the next checkpoint.
+		if fi, err := os.Stat(c.wal); err == nil {
+			*last = fi.ModTime()
+		}
 	}
 	return true
+}
+
+// restart writes the database header's user_version as it is through the
+// writer's connection, so that the WAL, every frame of which is in the
+// database, starts again from its first frame now (see the top of this
+// file).
+func (c *checkpointer) restart() error {
+	ctx := context.Background()
+	conn, err := c.writer.Conn(ctx) // the one writer connection, for the read and the write
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var v int
+	if err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return err
+	}
+	_, err = conn.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version=%d", v))
+	return err
 }
 
 // checkpoint runs one passive checkpoint; it returns the WAL's frames and

@@ -119,3 +119,55 @@ func TestCheckpointTakesACore(t *testing.T) {
 		<-cores
 	}
 }
+
+// TestCheckpointerRestartsTheWAL: a tick that checkpoints every frame also
+// restarts the WAL (its own write of user_version, value unchanged), so
+// that the writer's next commit does not pay for the restart (the new
+// header's fsync); and the restart's own write is no reason for another
+// checkpoint at the next tick.
+func TestCheckpointerRestartsTheWAL(t *testing.T) {
+	defer func(d time.Duration) { checkpointEvery = d }(checkpointEvery)
+	checkpointEvery = time.Hour // the test runs the ticks
+	ctx := context.Background()
+	db, err := OpenDB(ctx, filepath.Join(t.TempDir(), "index.db"), migrations.Index, "index")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var version int
+	if err := db.Writer.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	var last time.Time
+	db.ckpt.tick(&last)
+	time.Sleep(20 * time.Millisecond) // past the file system's mtime granularity
+	if _, err := db.Writer.ExecContext(ctx, `CREATE TABLE pad (b BLOB)`); err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		if _, err := db.Writer.ExecContext(ctx, `INSERT INTO pad VALUES (zeroblob(4000))`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !db.ckpt.tick(&last) {
+		t.Fatal("no checkpoint after 51 commits")
+	}
+	// Without the restart the WAL would still hold the 51 commits' frames
+	// (all copied), and the next commit would restart it. With it, the
+	// WAL holds the restart's write: page 1.
+	frames, done, err := db.ckpt.checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if frames != 1 || done != 1 {
+		t.Errorf("WAL after the tick: %d frames, %d checkpointed; want 1 and 1 (restarted by the tick's write of page 1)", frames, done)
+	}
+	var v int
+	if err := db.Reader.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != version {
+		t.Errorf("user_version after the restart: %d (%v), want %d", v, err, version)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if db.ckpt.tick(&last) {
+		t.Error("the tick after the restart checkpointed again, with no commit since")
+	}
+}

@@ -134,7 +134,7 @@ func openDB(ctx context.Context, path string, fsys fs.FS, dir, synchronous strin
 	r.SetMaxOpenConns(8)
 	db.Reader = r
 	if ownCheckpoints {
-		if db.ckpt, err = startCheckpointer(path, dsn); err != nil {
+		if db.ckpt, err = startCheckpointer(path, dsn, db.Writer); err != nil {
 			return fail(fmt.Errorf("open checkpointer: %w", err))
 		}
 	}

@@ -566,8 +566,11 @@ func TestUnfilteredScanOnManyCores(t *testing.T) {
 		t.Fatal("no item holds q: the search would check nothing")
 	}
 	scanCores <- struct{}{} // the other token is another search's
-	found := make(chan int, 1)
-	go s.ReadScan(ctx, UnfilteredQuery("q"), func(v *View) error { found <- searchCount(v, "q", refs); return nil })
+	found, returned := make(chan int, 1), make(chan struct{})
+	go func() {
+		defer close(returned)
+		s.ReadScan(ctx, UnfilteredQuery("q"), func(v *View) error { found <- searchCount(v, "q", refs); return nil })
+	}()
 	select {
 	case n := <-found:
 		if n != want {
@@ -576,6 +579,10 @@ func TestUnfilteredScanOnManyCores(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("a search holding a scan core waited for a second one (it split into two goroutines)")
 	}
+	// ReadScan gives its token back after its callback: the deferred
+	// restore of scanCores must come after that, or the token would be
+	// taken from the restored channel (a token of someone else's).
+	<-returned
 	<-scanCores
 }
 

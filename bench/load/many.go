@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -59,11 +61,18 @@ func manyStep(c config, mc manyConfig) error {
 			return err
 		}
 	}
-	// The big tool-result texts, made once (1-5 MB each).
+	// The big tool-result texts, made and JSON-encoded once (1-5 MB
+	// each): a writer splices one into its line (appender.writeSpliced)
+	// rather than encoding megabytes per append, whose garbage made this
+	// process collect while its other clients timed their requests.
 	r := rand.New(rand.NewPCG(17, 19))
-	bigs := make([]string, 5)
+	bigs := make([][]byte, 5)
 	for i := range bigs {
-		bigs[i] = logText(r, (i+1)<<20)
+		b, err := json.Marshal(logText(r, (i+1)<<20))
+		if err != nil {
+			return err
+		}
+		bigs[i] = b
 	}
 
 	type result struct {
@@ -121,11 +130,19 @@ func manyStep(c config, mc manyConfig) error {
 				time.Sleep(time.Duration(200+rr.IntN(300)) * time.Millisecond)
 				text := fmt.Sprintf("load probe s%d-%d: %s", k, i, strings.Repeat("the quick brown fox ", 1+rr.IntN(50)))
 				role := []string{"user", "assistant", "toolResult"}[i%3]
+				var err error
 				if role == "toolResult" && rr.IntN(mc.bigEvery) == 0 {
-					text = fmt.Sprintf("load probe s%d-%d: ", k, i) + bigs[rr.IntN(len(bigs))]
+					// The probe's prefix, then the big text: the
+					// placeholder's encoding is replaced by both.
+					prefix, _ := json.Marshal(fmt.Sprintf("load probe s%d-%d: ", k, i))
+					big := bigs[rr.IntN(len(bigs))]
+					encoded := append(append(make([]byte, 0, len(prefix)+len(big)), prefix[:len(prefix)-1]...), big[1:]...)
+					_, err = app.writeSpliced(probeEntry(role, bigPlaceholder, app.ms), bigPlaceholder, encoded)
 					res.bigs++
+				} else {
+					_, err = app.write(probeEntry(role, text, app.ms))
 				}
-				if _, err := app.write(probeEntry(role, text, app.ms)); err != nil {
+				if err != nil {
 					res.err = err
 					return
 				}
@@ -197,6 +214,39 @@ func logText(r *rand.Rand, n int) string {
 
 // probeEntry is a Pi message entry (id, parentId and timestamp are added by
 // the appender) of role user, assistant or toolResult with one text part.
+// bigPlaceholder stands for a big text in an entry until writeSpliced
+// replaces its JSON encoding.
+const bigPlaceholder = "\x00big text\x00"
+
+// writeSpliced is write for one entry in which the JSON string of
+// placeholder is replaced by encoded (a JSON string), with one copy of it.
+func (a *appender) writeSpliced(e map[string]any, placeholder string, encoded []byte) (string, error) {
+	a.ms += 1000
+	id := a.id()
+	e["id"], e["parentId"], e["timestamp"] = id, a.leaf, time.UnixMilli(a.ms).UTC().Format("2006-01-02T15:04:05.000Z")
+	b, err := json.Marshal(e)
+	if err != nil {
+		return "", err
+	}
+	ph, _ := json.Marshal(placeholder)
+	i := bytes.Index(b, ph)
+	if i < 0 {
+		return "", fmt.Errorf("writeSpliced: no %s in the entry", ph)
+	}
+	line := make([]byte, 0, len(b)-len(ph)+len(encoded)+1)
+	line = append(append(append(append(line, b[:i]...), encoded...), b[i+len(ph):]...), '\n')
+	f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(line)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	a.leaf = id
+	return id, err
+}
+
 func probeEntry(role, text string, ms int64) map[string]any {
 	msg := map[string]any{"role": role, "content": []map[string]any{{"type": "text", "text": text}}, "timestamp": ms}
 	switch role {

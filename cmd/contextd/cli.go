@@ -327,7 +327,7 @@ func runHealthcheck(ctx context.Context, cmd command, args []string, getenv func
 	if *timeout <= 0 {
 		return fmt.Errorf("--timeout %s: use a positive duration such as 3s", *timeout)
 	}
-	ep, _, err := clientEndpoint(fs, getenv, *addr, *state)
+	ep, given, err := clientEndpoint(fs, getenv, *addr, *state)
 	if errors.Is(err, iofs.ErrNotExist) {
 		// Nothing secret is sent: without a discovery file, the default port.
 		base, _ := client.BaseURL(defaultAddr)
@@ -339,7 +339,7 @@ func runHealthcheck(ctx context.Context, cmd command, args []string, getenv func
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	if err := client.Health(ctx, ep.OneConnection(), ep); err != nil {
-		return err
+		return explainNotRunning(err, *state, *addr, given)
 	}
 	if !*quiet {
 		fmt.Fprintf(stdout, "ok: contextd at %s is healthy\n", ep.Label)
@@ -388,12 +388,12 @@ func runSessions(ctx context.Context, cmd command, args []string, getenv func(st
 	hc := ep.OneConnection()
 	if ep.NeedsProof() {
 		if err := client.Prove(ctx, hc, ep, token, tokenFile); err != nil {
-			return err
+			return explainNotRunning(err, *state, *addr, given)
 		}
 	}
 	rows, err := client.Sessions(ctx, hc, ep, token)
 	if err != nil {
-		return err
+		return explainNotRunning(err, *state, *addr, given)
 	}
 	return client.WriteSessionsTable(stdout, rows)
 }

@@ -166,6 +166,7 @@ func TestNonsenseValuesRefused(t *testing.T) {
 		{nil, append([]string{"serve", "--addr", "7467"}, base...), `--addr "7467" is not host:port`},
 		{nil, append([]string{"serve", "--default-mode", "weird"}, base...), `--default-mode "weird" is not a mode; use off, local, tree or remote`},
 		{map[string]string{"CONTEXTD_DEFAULT_MODE": "weird"}, append([]string{"serve"}, base...), `CONTEXTD_DEFAULT_MODE="weird" is not a mode; use off, local, tree or remote`},
+		{map[string]string{"CONTEXTD_DEFAULT_MODE": "TREE"}, append([]string{"serve"}, base...), `CONTEXTD_DEFAULT_MODE="TREE" is not a mode; use tree (mode names are lowercase)`},
 		// The flag wins over the variable, and the message names the flag.
 		{map[string]string{"CONTEXTD_DEFAULT_MODE": "tree"}, append([]string{"serve", "--default-mode", "weird"}, base...), `--default-mode "weird" is not a mode`},
 		{map[string]string{"CONTEXTD_LOG_FORMAT": "xml"}, append([]string{"serve"}, base...), `CONTEXTD_LOG_FORMAT="xml": use text or json`},
@@ -345,7 +346,7 @@ func TestHealthcheckAndSessions(t *testing.T) {
 	if out, _, err := runCLI(t, map[string]string{"CONTEXTD_ADDR": "0.0.0.0" + port}, "healthcheck", "--quiet"); err != nil || out != "" {
 		t.Errorf("healthcheck via CONTEXTD_ADDR=0.0.0.0%s: %q, %v", port, out, err)
 	}
-	if _, _, err := runCLI(t, nil, "healthcheck", "--addr", closedAddr(t)); err == nil || !strings.Contains(err.Error(), "is not answering") {
+	if _, _, err := runCLI(t, nil, "healthcheck", "--addr", closedAddr(t)); err == nil || !strings.Contains(err.Error(), "contextd is not running at http://") {
 		t.Errorf("healthcheck on a closed port: %v", err)
 	}
 
@@ -404,7 +405,7 @@ pi-tree/tree-basic.jsonl                v3  tree       62 entries  1 archive
 		t.Errorf("healthcheck with CONTEXTD_STATE_DIR: %q, %v", out, err)
 	}
 	// --addr still wins over the discovery file.
-	if _, _, err := runCLI(t, nil, "healthcheck", "--state-dir", state, "--addr", closedAddr(t)); err == nil || !strings.Contains(err.Error(), "is not answering") {
+	if _, _, err := runCLI(t, nil, "healthcheck", "--state-dir", state, "--addr", closedAddr(t)); err == nil || !strings.Contains(err.Error(), "contextd is not running at http://") {
 		t.Errorf("healthcheck --addr of a closed port beside --state-dir: %v", err)
 	}
 	bad := filepath.Join(dir, "bad")

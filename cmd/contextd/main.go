@@ -40,7 +40,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "contextd:", err)
+		fmt.Fprintln(os.Stderr, errorLine(err))
 		os.Exit(1)
 	}
 }
@@ -246,7 +246,7 @@ func parseFlags(cmd command, args []string, getenv func(string) string, stdout, 
 		return nil, nil, fmt.Errorf("%s is not host:port; pass e.g. 127.0.0.1:7467", c.origin("addr", c.Addr))
 	}
 	if _, err := contextd.ParseMode(c.DefaultMode); err != nil {
-		return nil, nil, fmt.Errorf("%s is not a mode; use off, local, tree or remote", c.origin("default-mode", c.DefaultMode))
+		return nil, nil, fmt.Errorf("%s is not a mode; %s", c.origin("default-mode", c.DefaultMode), contextd.ModeAdvice(c.DefaultMode))
 	}
 	if err := remote.CheckBaseURL(c.CodexBaseURL); err != nil {
 		return nil, nil, c.fromEnv("codex-base-url", err)

@@ -5,11 +5,12 @@
 // transport.ts's.
 import { recordAnswer } from "./answerlog.ts";
 import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import type { components, operations, paths } from "./generated/contextd.ts";
 import { adopt, type Discovery, launch, type Probe } from "./launcher.ts";
 import type { Settings } from "./settings.ts";
-import { ContextdError, DISCOVERY_FILE, type Endpoint, healthy, type ProblemCode, parseEndpoint, readDiscovery, readToken, Transport, UnreachableError } from "./transport.ts";
+import { ContextdError, DISCOVERY_FILE, type Endpoint, type FieldError, healthy, type ProblemCode, parseEndpoint, readDiscovery, readToken, Transport, UnreachableError } from "./transport.ts";
 
 /**
  * contextd's API types, generated from openapi/openapi.yaml by
@@ -113,7 +114,7 @@ export function fillPath(template: string, params: Record<string, string> = {}):
 	});
 }
 
-export { ContextdError, healthy, type ProblemCode } from "./transport.ts";
+export { ContextdError, type FieldError, healthy, type ProblemCode } from "./transport.ts";
 /** The discovery file's record ({url, pid, version}), as launcher.ts reads it. */
 export type { Discovery } from "./launcher.ts";
 
@@ -127,11 +128,24 @@ export function locate(s: Settings): Endpoint {
 	const ep = readDiscovery(s.stateDir);
 	if (!ep) {
 		throw new UnreachableError(
-			`contextd is not running for the state directory ${s.stateDir} (no ${join(s.stateDir, DISCOVERY_FILE)}); run \`contextd serve\` in another terminal (or set \"autoStart\": true under \"contextd\" in Pi's settings.json)`,
+			`contextd is not running for the state directory ${s.stateDir} (no ${join(s.stateDir, DISCOVERY_FILE)}); run \`${serveCommand(s.stateDir)}\` in another terminal (or set \"autoStart\": true under \"contextd\" in Pi's settings.json)`,
 			"",
 		);
 	}
 	return ep;
+}
+
+/**
+ * The command that starts contextd for stateDir from any terminal:
+ * `contextd serve`, with `--state-dir DIR` unless DIR is contextd's own
+ * default, ~/.pi/agent/contextd (cmd/contextd defaultStateDir without
+ * CONTEXTD_STATE_DIR or PI_CODING_AGENT_DIR, which another terminal may
+ * lack). A DIR with characters a shell treats specially is single-quoted.
+ */
+export function serveCommand(stateDir: string, home: string = homedir()): string {
+	if (stateDir === join(home, ".pi", "agent", "contextd")) return "contextd serve";
+	const arg = /^[\w@%+=:,./-]+$/.test(stateDir) ? stateDir : `'${stateDir.replace(/'/g, "'\\''")}'`;
+	return `contextd serve --state-dir ${arg}`;
 }
 
 /** Locates contextd, reads the token and has contextd prove it holds it. */
@@ -229,7 +243,8 @@ export class Contextd {
 		}
 		recordAnswer(method, path, res);
 		if (res.status < 200 || res.status >= 300) {
-			throw new ContextdError(`contextd ${res.status}: ${problemDetail(res.text)}`, res.status, problemCode(res.text));
+			// The person and the model read this: contextd's sentence, not the HTTP status (kept in .status).
+			throw new ContextdError(`contextd: ${problemDetail(res.text)}`, res.status, problemCode(res.text), problemFields(res.text));
 		}
 		return (res.text ? JSON.parse(res.text) : undefined) as T;
 	}
@@ -252,15 +267,25 @@ function problemCode(text: string): ProblemCode | undefined {
 	}
 }
 
-/** A problem+json answer's detail (and field errors), else the body text. */
-function problemDetail(text: string): string {
+/** A problem+json answer's field errors (ErrorModel.errors[]), each with a message; [] when there are none or the answer is not problem+json. */
+export function problemFields(text: string): FieldError[] {
+	try {
+		const p = JSON.parse(text) as { errors?: { message?: string; location?: string }[] | null };
+		return (Array.isArray(p?.errors) ? p.errors : []).filter((e) => typeof e?.message === "string" && e.message !== "").map((e) => ({ location: e.location ?? "", message: e.message! }));
+	} catch {
+		return [];
+	}
+}
+
+/** A problem+json answer's detail, with the field errors it does not already name, else the body text. */
+export function problemDetail(text: string): string {
 	try {
 		const p = JSON.parse(text) as { detail?: string; title?: string; errors?: { message?: string; location?: string }[] };
-		let detail = p.detail ?? p.title ?? text;
-		if (p.errors?.length) {
-			detail += ` (${p.errors.map((e) => `${e.location ?? ""}: ${e.message ?? ""}`).join("; ")})`;
-		}
-		return detail;
+		const detail = p.detail ?? p.title ?? text;
+		// contextd's detail already names its first field errors
+		// (api/errors.go installErrorDetails); only the others are added.
+		const more = (p.errors ?? []).map((e) => (e.location ? `${e.location}: ${e.message ?? ""}` : (e.message ?? ""))).filter((e) => e !== "" && !detail.includes(e));
+		return more.length ? `${detail} (${more.join("; ")})` : detail;
 	} catch {
 		return text; // not problem+json: keep the body text
 	}
@@ -308,7 +333,9 @@ export async function connect(s: Settings): Promise<Contextd> {
 	}
 	if (first instanceof UnreachableError && first.errno !== "") {
 		// Nothing listens at the address: say what to run, in Pi's terms.
-		throw new UnreachableError(`contextd is not reachable at ${locate(s).label}; run \`contextd serve\` in another terminal (or set \"autoStart\": true under \"contextd\" in Pi's settings.json)`, first.errno);
+		// An explicit URL is the address: the state directory only holds the token.
+		const serve = s.url ? "contextd serve" : serveCommand(s.stateDir);
+		throw new UnreachableError(`contextd is not reachable at ${locate(s).label}; run \`${serve}\` in another terminal (or set \"autoStart\": true under \"contextd\" in Pi's settings.json)`, first.errno);
 	}
 	throw first;
 }

@@ -6,6 +6,7 @@
 import type { components } from "./generated/contextd.ts";
 import { prefixed } from "./notify.ts";
 import { type ResetEntry, resetLogLines } from "./quality.ts";
+import { modeAdvice } from "./settings.ts";
 
 /** The /contextd subcommands, in the order help and completion list them, each with its one-line description. */
 export const SUBCOMMANDS = [
@@ -45,7 +46,9 @@ export function parseCommand(args: string): Parsed {
 	if (sub === "mode") {
 		const m = rest[0];
 		if (rest.length === 1 && (SWITCHABLE_MODES as readonly string[]).includes(m)) return { sub: "mode", mode: m as SwitchableMode };
-		return { error: `/contextd mode takes one of ${SWITCHABLE_MODES.join(", ")}${m ? `, not "${rest.join(" ")}"` : ""}` };
+		// A mode in another case: say which to type (modeAdvice, the rule the settings follow too).
+		const advice = rest.length === 1 && modeAdvice(m).includes("lowercase") ? `; ${modeAdvice(m)}` : "";
+		return { error: `/contextd mode takes one of ${SWITCHABLE_MODES.join(", ")}${m ? `, not "${rest.join(" ")}"` : ""}${advice}` };
 	}
 	const known = SUBCOMMANDS.find((s) => s.value === sub);
 	if (!known) return { error: `unknown subcommand "${sub}"; ${usage}` };
@@ -138,7 +141,15 @@ export function statusLines(s: StatusInput): string[] {
 		const inc = st.incomplete_rollover;
 		if (inc) lines.push(`an interrupted rollover (${inc.state ?? "?"}${inc.missing?.length ? `, missing ${inc.missing.join(", ")}` : ""}): run /contextd finish`);
 		if (st.rollover_loop?.windows) lines.push(`the last ${st.rollover_loop.windows} windows made no progress: the model keeps calling new_context`);
-		for (const p of st.problems ?? []) lines.push(`problem: ${p.detail ?? p.reason ?? "?"}${p.line ? ` (line ${p.line})` : ""}`);
+		// A registered file Pi has not written yet is where a new session
+		// stands (contextd's state awaiting_file, whose problem says
+		// "missing"), not something to fix.
+		const awaiting = st.state === "awaiting_file";
+		if (awaiting) lines.push(AWAITING_FILE_LINE);
+		for (const p of st.problems ?? []) {
+			if (awaiting && p.reason === "missing") continue;
+			lines.push(`problem: ${p.detail ?? p.reason ?? "?"}${p.line ? ` (line ${p.line})` : ""}`);
+		}
 	}
 	if (s.log !== undefined) lines.push(...resetLogLines(s.log ?? []));
 	return lines;
@@ -160,6 +171,9 @@ export function logLines(log: readonly ResetEntry[] | null | undefined): string[
 export function interruptedLocal(r: SessionAnswer["rollover"] | undefined): boolean {
 	return !!r?.rollover_id && r.mode === "local" && (r.state === "settled" || r.state === "committed");
 }
+
+/** /contextd's line for a registered session whose file Pi has not written yet (contextd state awaiting_file). */
+export const AWAITING_FILE_LINE = "no session file yet: Pi writes it at the session's first message";
 
 /** What /contextd status adds to an interrupted Local rollover's line. */
 export const INTERRUPTED_LOCAL_HINT = " (interrupted, nothing of it is in the session file: /contextd finish drops it)";

@@ -136,7 +136,9 @@ export function resetLogLines(log: readonly ResetEntry[], n = 3): string[] {
 		// window; window_note_writes: writes made in the closed window.
 		parts.push(r.note_files === 0 ? "no note files to carry over" : `${countOf(r.note_files, "note file")} carried over`);
 		if (r.window_note_writes === 0) parts.push("no note written in this window");
-		if (r.durations.total_ms !== undefined) parts.push(`${r.durations.total_ms} ms`);
+		// A rollover contextd knows only from the file has the entries'
+		// times (the closed window's last entry → the boundary), not its own.
+		if (r.durations.total_ms !== undefined && r.source !== "file") parts.push(`${r.durations.total_ms} ms`);
 		if (r.reason) parts.push(r.reason);
 		lines.push(parts.join("; "));
 	}

@@ -78,6 +78,25 @@ export function windowCard(content: string, details: unknown, expanded: boolean,
 	return expanded ? [line, ...content.split("\n").map((l) => style.dim(l))] : [line];
 }
 
+/** The customType of what the extension tells the model about a rollover that did not happen (rollover.ts notOpenedText). */
+export const NOTICE_TYPE = "codex-context-notice";
+
+/** Characters of the notice's text on its collapsed line (the line fits a 120-column terminal). */
+const NOTICE_CHARS = 86;
+
+/**
+ * The model's notice as the person sees it: one line saying what the
+ * model was told, without the sentence every notice ends with
+ * (`── contextd told the model: the new context window did not open (navigation was cancelled) ──`);
+ * the full text, after that line, when expanded.
+ */
+export function noticeCard(content: string, expanded: boolean, style: Style = PLAIN): string[] {
+	const said = oneLine(content.replace(/[,;:.]?\s*(so )?you are still in the same context window[^]*$/i, ""), NOTICE_CHARS);
+	const lower = said.charAt(0).toLowerCase() + said.slice(1);
+	const line = style.accent(`── contextd told the model: ${lower} ──`);
+	return expanded ? [line, ...content.split("\n").map((l) => style.dim(l))] : [line];
+}
+
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 
 /** `history search_contents "port=8443" in window 2`: the call, without JSON. */

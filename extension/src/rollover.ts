@@ -83,12 +83,14 @@ export const RELOADED_DURING_SUMMARY =
 	"contextd: the extension was reloaded or the session replaced while a rollover's summary ran; the new context window opens from the session file once Pi has written the summary (run /contextd finish if it does not)";
 
 /**
- * reason, or a plain sentence when it names an HTTP route or curl:
- * contextd's sentences for API clients, which neither the model nor the
- * person can act on in Pi (/contextd shows where the rollover stands).
+ * reason without the "contextd: " of contextd's refusals (client.ts; the
+ * sentence it goes into names contextd already), or a plain sentence when
+ * it names an HTTP route or curl: contextd's sentences for API clients,
+ * which neither the model nor the person can act on in Pi (/contextd
+ * shows where the rollover stands).
  */
 export function withoutRoutes(reason: string): string {
-	return /\b(GET|POST|PUT|DELETE) \/|\/v1\/|\bcurl\b/.test(reason) ? "contextd refused a step of the rollover" : reason;
+	return /\b(GET|POST|PUT|DELETE) \/|\/v1\/|\bcurl\b/.test(reason) ? "contextd refused a step of the rollover" : reason.replace(/^contextd: /, "");
 }
 
 /** What the model is told when a rollover stopped before its window opened: it is still in its window (withoutRoutes). */

@@ -11,6 +11,7 @@ import { isCodexTransport, remoteResult, TRUNCATION_HEADER, truncationPolicy } f
 import type { PlannedEntry } from "./rollover.ts";
 import type { ContextdPort, SessionSlot } from "./session.ts";
 import type { View } from "./view.ts";
+import { toolError } from "./toolerror.ts";
 import { codexArguments, HISTORY_ACTIONS, HISTORY_DESCRIPTION, historyParameters, NOTES_ACTIONS, NOTES_DESCRIPTION, notesParameters } from "./tools.ts";
 
 /** The operation id of a router call: namespace-action, e.g. history-read_item; each is an operation of the OpenAPI document. */
@@ -59,7 +60,11 @@ export function registerRouters(host: Host, slot: SessionSlot, run: RouterRun, v
 				const s = slot.require();
 				s.need();
 				const context: Record<string, string> = { session_id: s.id, current_agent_name: host.settings.agentName };
-				return run(ns, action, codexArguments(params as Record<string, unknown>), context, ctx);
+				try {
+					return await run(ns, action, codexArguments(params as Record<string, unknown>), context, ctx);
+				} catch (err) {
+					throw toolError(ns, action, err);
+				}
 			},
 		});
 	}

@@ -8,15 +8,32 @@
 // the defaults, which match contextd's own: state directory
 // $PI_CODING_AGENT_DIR/contextd (else ~/.pi/agent/contextd), token file
 // <state-dir>/token, address from <state-dir>/contextd.json (its Unix
-// socket, else its URL; transport.ts), with no default address.
+// socket, else its URL; transport.ts), with no default address. Path
+// settings expand a leading ~ as Pi's own paths do (expandHome); a key of
+// the "contextd" object that is not a setting is an error, like a value of
+// the wrong type (docs/pi-extension.md, settings table).
 import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
+import { MODES as GENERATED_MODES } from "./generated/rules.ts";
 import { NOTES_GUARDS, type NotesGuard } from "./quality.ts";
 
 /** The extension's mode (docs/design.md): off, local, tree or remote. */
-export type Mode = "off" | "local" | "tree" | "remote";
-/** Every mode, as the settings accept them. */
-export const MODES: readonly Mode[] = ["off", "local", "tree", "remote"];
+export type Mode = (typeof GENERATED_MODES)[number];
+/** Every mode, as the settings accept them: exactly, lowercase (contextd.Modes through src/generated/rules.ts). */
+export const MODES: readonly Mode[] = GENERATED_MODES;
+
+/**
+ * What a refusal of the mode name raw says to do (contextd.ModeAdvice, the
+ * one rule for every reader of a mode; test/rules.test.ts checks Go's
+ * samples): "" when raw is a mode; "use tree (mode names are lowercase)"
+ * when raw is a mode in another case; else "use off, local, tree or remote".
+ */
+export function modeAdvice(raw: string): string {
+	if ((MODES as readonly string[]).includes(raw)) return "";
+	const m = MODES.find((x) => x.toLowerCase() === raw.toLowerCase());
+	return m ? `use ${m} (mode names are lowercase)` : "use off, local, tree or remote";
+}
 
 /** The resolved settings (resolveSettings). */
 export interface Settings {
@@ -92,10 +109,46 @@ const FILE_SETTING_TYPES: Readonly<Record<keyof FileSettings, string>> = {
 	codexSchemaFile: "string",
 };
 
+/** Edit distance of a and b (insertions, deletions, substitutions), for the suggestion of an unknown setting. */
+function editDistance(a: string, b: string): number {
+	let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+	for (let i = 1; i <= a.length; i++) {
+		const cur = [i];
+		for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+		prev = cur;
+	}
+	return prev[b.length];
+}
+
+/**
+ * The error for a key of the "contextd" object that is not a setting (a
+ * typo such as "mdoe" would otherwise be dropped without a word): it names
+ * the key, the known setting it is closest to (same letters in another
+ * case, or at most 2 edits), and every setting.
+ */
+function unknownSetting(file: string, key: string): Error {
+	const known = Object.keys(FILE_SETTING_TYPES);
+	const near = known.find((k) => k.toLowerCase() === key.toLowerCase()) ?? known.find((k) => editDistance(k.toLowerCase(), key.toLowerCase()) <= 2);
+	const guess = near ? `did you mean "${near}"? ` : "";
+	return new Error(`"contextd": {"${key}": …} in ${file} is not a setting; ${guess}use ${known.slice(0, -1).join(", ")} or ${known[known.length - 1]}`);
+}
+
+/**
+ * A path setting as Pi reads its own paths: a leading "~" or "~/" is the
+ * home directory (Pi's utils/paths.js normalizePath, expandTilde, 0.85.1
+ * and 1.6.0); anything else is kept as written. undefined stays undefined.
+ */
+export function expandHome(p: string | undefined, home: string = homedir()): string | undefined {
+	if (p === undefined) return undefined;
+	if (p === "~") return home;
+	return p.startsWith("~/") ? join(home, p.slice(2)) : p;
+}
+
 /**
  * The "contextd" object of <agentDir>/settings.json; {} when the file is
  * missing or not JSON (Pi reports that itself). Errors: a setting of the
- * wrong JSON type, named with the type it needs.
+ * wrong JSON type, named with the type it needs; a key that is not a
+ * setting (unknownSetting).
  */
 function readFileSettings(agentDir: string): FileSettings {
 	const file = join(agentDir, "settings.json");
@@ -113,6 +166,9 @@ function readFileSettings(agentDir: string): FileSettings {
 		if (v === undefined) continue;
 		const ok = key === "reminderThresholds" ? typeof v === "string" || (Array.isArray(v) && v.every((n) => typeof n === "number")) : typeof v === want;
 		if (!ok) throw new Error(`"contextd": {"${key}": …} in ${file} must be a ${want}; got ${JSON.stringify(v)}`);
+	}
+	for (const key of Object.keys(c)) {
+		if (!Object.hasOwn(FILE_SETTING_TYPES, key)) throw unknownSetting(file, key);
 	}
 	return c as FileSettings;
 }
@@ -138,27 +194,28 @@ export function parseAutoStart(raw: string | undefined, fromFile: boolean | unde
 export function resolveSettings(src: SettingsSources): Settings {
 	const file = readFileSettings(src.agentDir);
 	const pick = (...vals: (string | undefined)[]) => vals.find((v) => v !== undefined && v !== "");
-	const modeRaw = (pick(src.flags.mode, src.env.CONTEXTD_MODE, file.mode) ?? "local").toLowerCase();
+	// Read exactly, as every reader of a mode does (modeAdvice).
+	const modeRaw = pick(src.flags.mode, src.env.CONTEXTD_MODE, file.mode) ?? "local";
 	if (!MODES.includes(modeRaw as Mode)) {
-		throw new Error(`unknown mode "${modeRaw}"; use off, local, tree or remote`);
+		throw new Error(`unknown mode "${modeRaw}"; ${modeAdvice(modeRaw)}`);
 	}
 	const guardRaw = (pick(src.env.CONTEXTD_NOTES_GUARD, file.notesGuard) ?? "warn").toLowerCase();
 	if (!NOTES_GUARDS.includes(guardRaw as NotesGuard)) {
 		throw new Error(`unknown notes guard "${guardRaw}"; use warn, refuse or off`);
 	}
 	const thrRaw = src.env.CONTEXTD_REMINDER_THRESHOLDS ?? file.reminderThresholds;
-	const stateDir = pick(src.env.CONTEXTD_STATE_DIR, file.stateDir) ?? join(src.agentDir, "contextd");
+	const stateDir = expandHome(pick(src.env.CONTEXTD_STATE_DIR, file.stateDir)) ?? join(src.agentDir, "contextd");
 	const autoStart = parseAutoStart(pick(src.env.CONTEXTD_AUTOSTART), file.autoStart);
 	return {
 		mode: modeRaw as Mode,
 		url: pick(src.flags.url, src.env.CONTEXTD_URL, file.url),
 		stateDir,
-		tokenFile: pick(src.env.CONTEXTD_TOKEN_FILE, file.tokenFile) ?? join(stateDir, "token"),
-		binary: pick(src.env.CONTEXTD_BIN, file.binary),
+		tokenFile: expandHome(pick(src.env.CONTEXTD_TOKEN_FILE, file.tokenFile)) ?? join(stateDir, "token"),
+		binary: expandHome(pick(src.env.CONTEXTD_BIN, file.binary)),
 		autoStart,
 		agentName: pick(src.env.CONTEXTD_AGENT_NAME, file.agentName) ?? "/root",
 		notesGuard: guardRaw as NotesGuard,
 		reminderThresholds: thrRaw === undefined ? [...DEFAULT_REMINDER_THRESHOLDS] : parseThresholds(thrRaw),
-		codexSchemaFile: pick(src.env.CONTEXTD_CODEX_SCHEMA, file.codexSchemaFile),
+		codexSchemaFile: expandHome(pick(src.env.CONTEXTD_CODEX_SCHEMA, file.codexSchemaFile)),
 	};
 }

@@ -21,7 +21,7 @@ export function isSessionTooLarge(err: unknown): err is ContextdError {
  * meanwhile.
  */
 export function tooLargeSentence(err: ContextdError): string {
-	const detail = err.message.replace(/^contextd \d+: /, "");
+	const detail = err.message.replace(/^contextd: /, "");
 	return `contextd: ${detail}; until then Pi uses its own context`;
 }
 

@@ -41,13 +41,22 @@ export type ProblemCode = components["schemas"]["ErrorModel"]["code"];
 export class ContextdError extends Error {
 	readonly status: number;
 	readonly code: ProblemCode | undefined;
+	/** The field errors of a validation problem (its errors[]: location such as "body" or "body.limit", and message); empty otherwise. */
+	readonly fields: readonly FieldError[];
 	// No parameter properties in this file: Node's type stripping (the unit
 	// tests) cannot load them.
-	constructor(message: string, status = 0, code?: ProblemCode) {
+	constructor(message: string, status = 0, code?: ProblemCode, fields: readonly FieldError[] = []) {
 		super(message);
 		this.status = status;
 		this.code = code;
+		this.fields = fields;
 	}
+}
+
+/** One field error of a problem answer (ErrorModel.errors[]): where (location, such as "body.limit") and what is wrong. */
+export interface FieldError {
+	location: string;
+	message: string;
 }
 
 /**

@@ -6,7 +6,7 @@
 // print and JSON mode ctx.hasUI is false and nothing is drawn.
 import type { ExtensionAPI, ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
-import { newContextLines, rolloverProgress, type Style, toolCallLine, toolResultLines, windowCard, type WindowNumbers, windowStartedNotice } from "./render.ts";
+import { newContextLines, NOTICE_TYPE, noticeCard, rolloverProgress, type Style, toolCallLine, toolResultLines, windowCard, type WindowNumbers, windowStartedNotice } from "./render.ts";
 import { STATUS_KEY, statusLine } from "./statusline.ts";
 import { WINDOW_TYPE } from "./generated/rules.ts";
 import { identityOf } from "./windows.ts";
@@ -58,6 +58,14 @@ export interface View {
 	/** Replaces Pi's "Navigated to selected point" with the new window's line; adopted: the archived window 0 had adopted an earlier conversation (render.ts windowStartedNotice). */
 	windowStarted(ctx: ExtensionContext, windowNumber: number | undefined, elapsedMs: number, adopted?: boolean): void;
 	/**
+	 * The info line that tells the person their input is held (notice):
+	 * while the new window's line is still the last one on the screen, that
+	 * line with heldInNewWindow after it, since Pi's next info line takes
+	 * the place of the one before it (interactive-mode showStatus, 0.85.1
+	 * and 1.6.0); else notice as it is.
+	 */
+	heldNotice(notice: string): string;
+	/**
 	 * A Tree rollover's navigateTree with the person's view around it: the
 	 * status line and progress widget while the summary is written. The new
 	 * window's notice waits for started(), which the rollover calls once the
@@ -66,7 +74,12 @@ export interface View {
 	 * error.
 	 */
 	navigating(ctx: ExtensionContext, navigate: TreeNavigate): { navigate: TreeNavigate; started(): void };
+	/** Something was drawn after the new window's line (a message, another session): heldNotice no longer joins them. */
+	drawn(): void;
 }
+
+/** What heldNotice adds to the new window's line when input is held after it. */
+export const HELD_IN_NEW_WINDOW = "your message is held and sent to the model in the new window";
 
 /** Pi's navigateTree of a captured command context: the target entry id, whether to summarize, the summary's label. */
 export type TreeNavigate = (id: string, o: { summarize: boolean; label?: string }) => Promise<{ cancelled: boolean }>;
@@ -91,10 +104,18 @@ function onLiveUI(draw: () => void): boolean {
 export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
 	let numbers = new Map<string, number>();
 	let summarizing = false;
+	// The new window's line while it is the last thing on the screen: from
+	// windowStarted until the next message Pi draws (Tree's message_start)
+	// or session (installViewHooks).
+	let startedLine: string | undefined;
 	const lookup: WindowNumbers = (id) => numbers.get(id);
 	pi.registerMessageRenderer(WINDOW_TYPE, (message, options, theme) => {
 		const content = typeof message.content === "string" ? message.content : message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 		return new Text(windowCard(content, message.details, options.expanded, styleOf(theme)).join("\n"), 1, 0);
+	});
+	pi.registerMessageRenderer(NOTICE_TYPE, (message, options, theme) => {
+		const content = typeof message.content === "string" ? message.content : message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+		return new Text(noticeCard(content, options.expanded, styleOf(theme)).join("\n"), 1, 0);
 	});
 	const text = (content: readonly { type: string; text?: string }[]) => content.map((c) => (c.type === "text" ? (c.text ?? "") : "")).join("");
 	return {
@@ -147,7 +168,15 @@ export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
 			// Pi's navigateTree ends with showStatus("Navigated to selected
 			// point"); an info notify right after it replaces that line in
 			// place (interactive-mode.js showStatus, 0.85.1 and 1.6.0).
-			if (ctx.hasUI) ctx.ui.notify(windowStartedNotice(windowNumber, elapsedMs, adopted), "info");
+			if (!ctx.hasUI) return;
+			startedLine = windowStartedNotice(windowNumber, elapsedMs, adopted);
+			ctx.ui.notify(startedLine, "info");
+		},
+		heldNotice(notice) {
+			return startedLine === undefined ? notice : `${startedLine}; ${HELD_IN_NEW_WINDOW}`;
+		},
+		drawn() {
+			startedLine = undefined;
 		},
 		navigating(ctx, navigate) {
 			let from: number | undefined;
@@ -189,7 +218,10 @@ export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
  * another window, and no turn follows to redraw it).
  */
 export function installViewHooks(pi: ExtensionAPI, view: View): void {
-	pi.on("session_start", async (_e, ctx) => view.refresh(ctx));
+	pi.on("session_start", async (_e, ctx) => {
+		view.drawn();
+		view.refresh(ctx);
+	});
 	pi.on("turn_end", async (_e, ctx) => view.refresh(ctx));
 	// A replaced session's session_tree comes after its navigation ended
 	// (a Tree summary Pi wrote after /new, /resume, /fork): its ctx is

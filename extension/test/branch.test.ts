@@ -29,9 +29,9 @@ test("leafBody: Pi 0.85 names the leaf only once an assistant message is on disk
 });
 
 test("contextErrorStep: said once until it changes; a success forgets it", () => {
-	const a = contextErrorStep("", "contextd 500: boom");
-	assert.deepEqual(a, { last: "contextd 500: boom; this request goes without context management until contextd answers", notify: "contextd 500: boom; this request goes without context management until contextd answers" });
-	assert.deepEqual(contextErrorStep(a.last, "contextd 500: boom"), { last: a.last });
-	assert.equal(contextErrorStep(a.last, "contextd 503: x").notify, "contextd 503: x; this request goes without context management until contextd answers");
+	const a = contextErrorStep("", "contextd: boom");
+	assert.deepEqual(a, { last: "contextd: boom; this request goes without context management until contextd answers", notify: "contextd: boom; this request goes without context management until contextd answers" });
+	assert.deepEqual(contextErrorStep(a.last, "contextd: boom"), { last: a.last });
+	assert.equal(contextErrorStep(a.last, "contextd: x").notify, "contextd: x; this request goes without context management until contextd answers");
 	assert.deepEqual(contextErrorStep(a.last, undefined), { last: "" });
 });

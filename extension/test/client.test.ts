@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
-import { Contextd, ContextdError, fillPath, ROUTES } from "../src/client.ts";
+import { Contextd, ContextdError, fillPath, problemDetail, ROUTES } from "../src/client.ts";
 import { proofOf } from "../src/transport.ts";
 
 interface Seen {
@@ -68,18 +68,31 @@ test("request: query parameters, no body on GET", async () => {
 	});
 });
 
-test("request: a problem answer is a ContextdError with contextd's detail and code", async () => {
+test("request: a problem answer is a ContextdError with contextd's detail and code, without the HTTP status in its sentence", async () => {
 	await withServer(422, { title: "Unprocessable Entity", status: 422, detail: "limit must be between 1 and 25", code: "invalid" }, async (c) => {
 		await assert.rejects(
 			c.request("history-list_items", { body: { context: { session_id: "s1" }, limit: 0 } }),
-			(e: unknown) => e instanceof ContextdError && e.status === 422 && e.code === "invalid" && e.message === "contextd 422: limit must be between 1 and 25",
+			(e: unknown) => e instanceof ContextdError && e.status === 422 && e.code === "invalid" && e.message === "contextd: limit must be between 1 and 25" && e.fields.length === 0,
+		);
+	});
+});
+
+test("request: a validation problem's field errors are kept on the ContextdError for the tool's sentence (toolerror.ts)", async () => {
+	const body = { title: "Unprocessable Entity", status: 422, detail: "Invalid request: body: expected required property window_id to be present.", code: "invalid", errors: [{ message: "expected required property window_id to be present", location: "body" }] };
+	await withServer(422, body, async (c) => {
+		await assert.rejects(
+			c.request("history-read_item", { body: { context: { session_id: "s1" } } as never }),
+			(e: unknown) =>
+				e instanceof ContextdError &&
+				e.message === "contextd: Invalid request: body: expected required property window_id to be present." &&
+				JSON.stringify(e.fields) === JSON.stringify([{ location: "body", message: "expected required property window_id to be present" }]),
 		);
 	});
 });
 
 test("request: an answer that is not a problem document keeps its text and has no code", async () => {
 	await withServer(502, "upstream proxy said no", async (c) => {
-		await assert.rejects(c.request("list-sessions", {}), (e: unknown) => e instanceof ContextdError && e.status === 502 && e.code === undefined && e.message === 'contextd 502: "upstream proxy said no"');
+		await assert.rejects(c.request("list-sessions", {}), (e: unknown) => e instanceof ContextdError && e.status === 502 && e.code === undefined && e.message === 'contextd: "upstream proxy said no"');
 	});
 });
 
@@ -87,4 +100,13 @@ test("ROUTES: every template's parameters are filled; a missing one is an error"
 	assert.equal(fillPath(ROUTES["rollover-settle"][1], { session_id: "a", rollover_id: "b c" }), "/v1/sessions/a/rollovers/b%20c/settle");
 	assert.throws(() => fillPath(ROUTES["window-cut"][1], { session_id: "a" }), /no value for \{window_id\}/);
 	assert.equal(Object.keys(ROUTES).length, 28);
+});
+
+test("a problem's detail is said once: field errors it already names are not repeated, others are added", () => {
+	// contextd's 422 for history read_item without window_id (api/errors.go names the field errors in detail).
+	const named = { title: "Unprocessable Entity", status: 422, detail: "Invalid request: body: expected required property window_id to be present.", errors: [{ message: "expected required property window_id to be present", location: "body" }] };
+	assert.equal(problemDetail(JSON.stringify(named)), "Invalid request: body: expected required property window_id to be present.");
+	const other = { detail: "Invalid request: body.limit: must be at most 25.", errors: [{ message: "must be at most 25", location: "body.limit" }, { message: "unexpected property", location: "body.x" }] };
+	assert.equal(problemDetail(JSON.stringify(other)), "Invalid request: body.limit: must be at most 25. (body.x: unexpected property)");
+	assert.equal(problemDetail("plain text"), "plain text");
 });

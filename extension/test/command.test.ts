@@ -16,6 +16,8 @@ test("parse: no argument is status; subcommands; mode takes local, tree, remote 
 	assert.deepEqual(parseCommand("mode remote"), { sub: "mode", mode: "remote" });
 	assert.deepEqual(parseCommand("mode cloud"), { error: '/contextd mode takes one of local, tree, remote, off, not "cloud"' });
 	assert.deepEqual(parseCommand("mode"), { error: "/contextd mode takes one of local, tree, remote, off" });
+	// Mode names are lowercase wherever they are read (contextd.ModeAdvice).
+	assert.deepEqual(parseCommand("mode TREE"), { error: '/contextd mode takes one of local, tree, remote, off, not "TREE"; use tree (mode names are lowercase)' });
 	assert.deepEqual(parseCommand("stats"), { error: 'unknown subcommand "stats"; use /contextd status|new|mode|finish|log|help' });
 	assert.deepEqual(parseCommand("new now"), { error: "/contextd new takes no argument; use /contextd status|new|mode|finish|log|help" });
 });
@@ -47,11 +49,27 @@ test("status of a brand-new session: Pi's window 0, no rollovers (log null), not
 		url: "http://127.0.0.1:7467",
 		healthy: true,
 		branchWindow: { windowNumber: 0, currentWindowId: "w0" },
-		// contextd has not seen the file yet (Pi 0.85 writes it at the first assistant message).
-		session: older({ state: "awaiting_file", window: null, archives: 0, rollover: null, incomplete_rollover: null, rollover_loop: null, problems: null }),
+		// contextd has not seen the file yet (Pi 0.85 writes it at the first assistant message); its
+		// problem "missing" says so, which is where a new session stands, not a problem.
+		session: older({
+			state: "awaiting_file",
+			window: null,
+			archives: 0,
+			rollover: null,
+			incomplete_rollover: null,
+			rollover_loop: null,
+			problems: [{ reason: "missing", detail: "the session file does not exist yet: Pi writes it at the session's first message" }],
+		}),
 		log: null,
 	});
-	assert.deepEqual(lines, ["contextd mode: tree", "contextd: http://127.0.0.1:7467 (healthy)", "window 0 (w0)", "no pending rollover", "no rollovers yet"]);
+	assert.deepEqual(lines, [
+		"contextd mode: tree",
+		"contextd: http://127.0.0.1:7467 (healthy)",
+		"window 0 (w0)",
+		"no pending rollover",
+		"no session file yet: Pi writes it at the session's first message",
+		"no rollovers yet",
+	]);
 });
 
 test("status after rollovers, with usage, an auto-started contextd and an interrupted rollover", () => {

@@ -29,18 +29,18 @@ test("settle at the live leaf, commit, steer the planned boundary", async () => 
 });
 
 test("a failed settle aborts the rollover and tells the person and the model", async () => {
-	const { d, log } = fake({ "rollover-settle": new Error("contextd 409: boundary moved"), "rollover-abort": {} });
+	const { d, log } = fake({ "rollover-settle": new Error("contextd: boundary moved"), "rollover-abort": {} });
 	assert.equal(await runLocalRollover(d), "failed");
 	assert.deepEqual(log, [
 		'rollover-settle {"leaf_id":"leaf"}',
-		'rollover-abort {"reason":"contextd 409: boundary moved"}',
-		"error contextd: new context failed: contextd 409: boundary moved; the model stays in its current window",
-		"model The new context window did not open (contextd 409: boundary moved); you are still in the same context window.",
+		'rollover-abort {"reason":"contextd: boundary moved"}',
+		"error contextd: new context failed: boundary moved; the model stays in its current window",
+		"model The new context window did not open (boundary moved); you are still in the same context window.",
 	]);
 });
 
 test("a failed commit whose sentence names an HTTP route: the model and the person get a plain reason, no route", async () => {
-	const { d, log } = fake({ "rollover-settle": { state: "settled" }, "rollover-commit": new Error("contextd 409: rollover r is pending: settle it first (POST /v1/sessions/s/rollovers/r/settle)"), "rollover-abort": {} });
+	const { d, log } = fake({ "rollover-settle": { state: "settled" }, "rollover-commit": new Error("contextd: rollover r is pending: settle it first (POST /v1/sessions/s/rollovers/r/settle)"), "rollover-abort": {} });
 	assert.equal(await runLocalRollover(d), "failed");
 	assert.deepEqual(log.slice(-2), [
 		"error contextd: new context failed: contextd refused a step of the rollover; the model stays in its current window",

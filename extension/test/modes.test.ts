@@ -80,7 +80,7 @@ test("local registers its hooks, four tools in order and /contextd", () => {
 test("tree adds input holding, agent events and /compact; the capture is /contextd's, no command of its own", () => {
 	const f = fakeHost("tree");
 	installTree(f.host, f.say);
-	assert.deepEqual(f.pi.events(), ["agent_settled", "agent_start", "context", "input", "message_end", "session_before_compact", "session_before_fork", "session_before_switch", "session_before_tree", "session_shutdown", "session_start×3", "session_tree×2", "turn_end×3"]);
+	assert.deepEqual(f.pi.events(), ["agent_settled", "agent_start", "context", "input", "message_end", "message_start", "session_before_compact", "session_before_fork", "session_before_switch", "session_before_tree", "session_shutdown", "session_start×3", "session_tree×2", "turn_end×3"]);
 	assert.deepEqual(
 		f.pi.tools.map((t) => t.name),
 		["new_context", "get_context_remaining", "history", "notes"],
@@ -158,7 +158,7 @@ test("/contextd finish never drops a failed complete: the person is told in one 
 			"info: contextd: the interrupted rollover r1 is not finished: this branch lacks its codex-context-window after its branch summary; use /tree to go to that summary and run /contextd finish there",
 		],
 		[
-			new ContextdError("contextd 409: rollover r1 is aborted; POST /v1/sessions/s1/rollovers", 409, "conflict"),
+			new ContextdError("contextd: rollover r1 is aborted; POST /v1/sessions/s1/rollovers", 409, "conflict"),
 			"info: contextd: the interrupted rollover r1 could not be finished (contextd answered 409); /contextd shows where it stands and /contextd finish tries again",
 		],
 	] as const) {
@@ -185,7 +185,7 @@ test("local: an interrupted rollover (settled, Pi idle) is dropped by /contextd 
 	await f.pi.commands.get("contextd")?.("finish", ctx.ctx);
 	assert.equal(ctx.notices[1], "info: contextd: the interrupted rollover r9 had put nothing in the session file, so it is dropped and window 0 goes on; the model's next new_context (or /contextd new) starts the next window");
 	assert.equal(f.contextd.calls.at(-1), "rollover-abort r9");
-	f.contextd.answers["rollover-create"] = new ContextdError("contextd 409: a rollover is already pending; abort it with POST /v1/sessions/s1/rollovers/r9/abort", 409, "rollover_pending");
+	f.contextd.answers["rollover-create"] = new ContextdError("contextd: a rollover is already pending; abort it with POST /v1/sessions/s1/rollovers/r9/abort", 409, "rollover_pending");
 	f.contextd.answers["session-context"] = { mode: "local", awaiting_file: false, needs_boundary: false, window_note_writes: 1, projection: { start_at: null, drop: [] }, problems: [] };
 	const r = await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
 	assert.deepEqual(r.content, [{ type: "text", text: PENDING_FOR_MODEL }]);
@@ -283,15 +283,15 @@ test("the context hook applies contextd's projection; a failure is said once unt
 	const w0 = { role: "custom", customType: "codex-context-window", details: { contextManagement: { currentWindowId: "w0" } } };
 	const user = { role: "user", content: "hi" };
 	assert.deepEqual(await f.pi.emit("context", { messages: [w0, user] }, ctx), [{ messages: [user] }]);
-	f.contextd.answers["session-context"] = new ContextdError("contextd 500: boom", 500);
+	f.contextd.answers["session-context"] = new ContextdError("contextd: boom", 500);
 	await f.pi.emit("context", { messages: [user] }, ctx);
 	await f.pi.emit("context", { messages: [user] }, ctx);
-	assert.deepEqual(ctx.notices, ["error: contextd 500: boom; this request goes without context management until contextd answers"]);
+	assert.deepEqual(ctx.notices, ["error: contextd: boom; this request goes without context management until contextd answers"]);
 });
 
 // contextd's refusal of a session too large for its memory limit (store/toolarge.go).
 const tooLargeDetail = "this session has more than 285975 entries, more than contextd's memory limit (--memory-limit 128MiB) can index; restart contextd with --memory-limit 1GiB and /reload, or start a new Pi session (/new)";
-const tooLarge = () => new ContextdError(`contextd 507: ${tooLargeDetail}`, 507, "session_too_large");
+const tooLarge = () => new ContextdError(`contextd: ${tooLargeDetail}`, 507, "session_too_large");
 const tooLargeNotice = `warning: contextd: ${tooLargeDetail}; until then Pi uses its own context`;
 
 test("session_too_large at registration: one warning with contextd's sentence; the context hook leaves Pi's context alone and asks contextd nothing; the footer says why", async () => {
@@ -446,7 +446,7 @@ test("tree on Pi 1.6's order: held after the phase returned until the boundary's
 });
 
 test("tree: a settle refused for open tool calls is deferred to the next agent_settled", async () => {
-	const conflict = new ContextdError("contextd 409: tool calls call_1 of the leaf's batch are open", 409, "open_tool_calls");
+	const conflict = new ContextdError("contextd: tool calls call_1 of the leaf's batch are open", 409, "open_tool_calls");
 	const { f, ctx, navigations } = await treeSession(conflict);
 	await f.pi.tool("new_context").execute("t", {}, undefined, undefined, ctx.ctx);
 	await f.pi.emit("agent_settled", {}, ctx);
@@ -676,9 +676,9 @@ test("tree /compact asks contextd for the summary; when it cannot, the compactio
 	assert.deepEqual(await f.pi.emit("session_before_compact", { preparation: { tokensBefore: 1234 } }, ctx), [
 		{ compaction: { summary: "S", firstKeptEntryId: "e9", tokensBefore: 1234, details: { k: 1 } } },
 	]);
-	f.contextd.answers["session-compaction"] = new ContextdError("contextd 409: no", 409);
+	f.contextd.answers["session-compaction"] = new ContextdError("contextd: no", 409);
 	assert.deepEqual(await f.pi.emit("session_before_compact", { preparation: { tokensBefore: 1 } }, ctx), [{ cancel: true }]);
-	assert.deepEqual(ctx.notices, ["error: contextd 409: no; compaction cancelled so archived windows are not lost"]);
+	assert.deepEqual(ctx.notices, ["error: contextd: no; compaction cancelled so archived windows are not lost"]);
 });
 
 test("remote: window 0 is contextd's plan with the backend's hint; the context keeps only the current window; tools need the Codex transport", async () => {
@@ -782,7 +782,7 @@ test("tree: /contextd finish that finds contextd again redraws the footer as rea
 
 test("tree: /contextd reporting contextd healthy redraws the footer, even when its session answer fails", async () => {
 	const { f, ctx } = await treeSessionDown();
-	f.contextd.answers["get-session"] = new ContextdError("contextd 500: boom", 500);
+	f.contextd.answers["get-session"] = new ContextdError("contextd: boom", 500);
 	await f.pi.commands.get("contextd")?.("", ctx.ctx);
 	assert.match(ctx.notices.at(-1) ?? "", /contextd: http:\/\/contextd\.test \(healthy\)/);
 	assert.equal(ctx.statuses.get("contextd"), "contextd tree · window 0 · 0% used");

@@ -21,7 +21,7 @@ test("without a UI the message is one stderr line and ctx.ui is not used", () =>
 
 test("prefixed: one contextd at the start of a line, never two", () => {
 	assert.equal(prefixed("contextd is not running for the state directory /s; run `contextd serve`"), "contextd is not running for the state directory /s; run `contextd serve`");
-	assert.equal(prefixed("contextd 500: boom"), "contextd 500: boom");
+	assert.equal(prefixed("contextd: boom"), "contextd: boom");
 	assert.equal(prefixed("the session file is gone"), "contextd: the session file is gone");
 	assert.equal(prefixed("contextdx is a word"), "contextd: contextdx is a word");
 });

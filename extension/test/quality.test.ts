@@ -129,6 +129,10 @@ test("reset-log line of the new-user trial: one note file carried over, none wri
 	assert.deepEqual(resetLogLines([{ ...e, note_files: 0, window_note_writes: 2 }]).slice(1), [
 		"  window 1 → 2 tree completed; 1 entry (15.5 KiB) archived; no note files to carry over; 169 ms",
 	]);
+	// Known only from the file (Local's /contextd new): its times are the entries', so no duration.
+	assert.deepEqual(resetLogLines([{ ...e, mode: "local", source: "file", durations: { total_ms: 9422 } }]).slice(1), [
+		"  window 1 → 2 local completed; 1 entry (15.5 KiB) archived; 1 note file carried over; no note written in this window",
+	]);
 });
 
 test("byteSize: bytes below 1 KiB, then one decimal in binary units", () => {

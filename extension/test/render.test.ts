@@ -4,7 +4,7 @@
 // from its JSONL) and contextd's boundary format (coordinator.BoundaryContent).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { hintedNotes, itemText, newContextLines, rolloverProgress, snippet, toolCallLine, toolResultLines, windowCard, windowStartedNotice } from "../src/render.ts";
+import { hintedNotes, itemText, newContextLines, noticeCard, rolloverProgress, snippet, toolCallLine, toolResultLines, windowCard, windowStartedNotice } from "../src/render.ts";
 import { reminderMessage } from "../src/quality.ts";
 
 const W0 = "b98a8ac1-fa40-4d71-a1bd-a6f3e39544be";
@@ -155,4 +155,14 @@ test("new_context says what happens in this mode; progress and the notice", () =
 		windowStartedNotice(1, 1_250, true),
 		"context window 1 started; the previous one is archived with its summary (1.3 s); the conversation from before context management stays above it in /tree but is no longer sent to the model; history reaches it in window 0",
 	);
+});
+
+test("the model's notice: one line saying what the model was told; expanded, the full text", () => {
+	// rollover.ts notOpenedText("navigation was cancelled"), and pending.ts's notice.
+	const told = "The new context window did not open (navigation was cancelled); you are still in the same context window.";
+	assert.deepEqual(noticeCard(told, false), ["── contextd told the model: the new context window did not open (navigation was cancelled) ──"]);
+	assert.deepEqual(noticeCard(told, true), ["── contextd told the model: the new context window did not open (navigation was cancelled) ──", told]);
+	const pending =
+		"The new context window did not open: an earlier new_context was interrupted and is not finished yet, so you are still in the same context window; go on with the task here.";
+	assert.deepEqual(noticeCard(pending, false), ["── contextd told the model: the new context window did not open: an earlier new_context was interrupted and is no… ──"]);
 });

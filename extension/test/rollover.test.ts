@@ -71,7 +71,7 @@ test("settle, navigate (internal), commit, manifest and snapshot, then only the 
 });
 
 test("complete refused once the boundary is sent: the window started, and the person is told contextd did not record it (never dropped); unreached, nothing is said", async () => {
-	const refused = fake({}, { ...okPosts, complete: new ContextdError("contextd 409: rollover r1 is aborted; POST /v1/x", 409, "conflict") });
+	const refused = fake({}, { ...okPosts, complete: new ContextdError("contextd: rollover r1 is aborted; POST /v1/x", 409, "conflict") });
 	assert.equal(await settleRollover(refused.d), "completed");
 	assert.deepEqual(refused.log.filter((l) => l.startsWith("error")), [
 		"error contextd: the new context window started, but contextd did not record the rollover as finished (it answered 409); /contextd shows where it stands and /contextd finish finishes it",
@@ -164,12 +164,12 @@ test("session changed between the tool and settled phases: aborted", async () =>
 test("settle refused while calls have no result: deferred quietly, nothing navigated or aborted", async () => {
 	// client.ts's ContextdError carries the HTTP status (its parameter properties need a full TS compiler).
 	// contextd's problem code decides, never the sentence.
-	const conflict = new ContextdError("contextd 409: settle of rollover r refused, reworded", 409, "open_tool_calls");
+	const conflict = new ContextdError("contextd: settle of rollover r refused, reworded", 409, "open_tool_calls");
 	const f = fake({}, { ...okPosts, settle: conflict });
 	assert.equal(await settleRollover(f.d), "deferred");
 	assert.deepEqual(f.log, ["post settle"]);
 	// Any other conflict still fails with one error.
-	const g = fake({}, { ...okPosts, settle: new ContextdError("contextd 409: tool calls call_sh have no result yet", 409, "conflict") });
+	const g = fake({}, { ...okPosts, settle: new ContextdError("contextd: tool calls call_sh have no result yet", 409, "conflict") });
 	assert.equal(await settleRollover(g.d), "failed");
 	assert.equal(g.log.filter((l) => l.startsWith("error ")).length, 1);
 });

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { branchIdentity } from "../src/branch.ts";
-import { BOUNDARY_CASES, BOUNDARY_SAMPLES, MAX_HINT_BYTES } from "../src/generated/rules.ts";
+import { BOUNDARY_CASES, BOUNDARY_SAMPLES, MAX_HINT_BYTES, MODE_ADVICE_SAMPLES, MODES } from "../src/generated/rules.ts";
+import { MODES as MODES_OF_SETTINGS, modeAdvice } from "../src/settings.ts";
 import { boundaryMessage, identityOf, usableHint, type WindowIdentity } from "../src/windows.ts";
 
 test("boundaryMessage renders exactly what coordinator.BoundaryContent renders", () => {
@@ -30,4 +31,10 @@ test("a thread hint is used up to MAX_HINT_BYTES UTF-8 bytes and not one byte mo
 	assert.equal(usableHint(fits), fits);
 	assert.equal(usableHint(`${fits}x`), "");
 	assert.equal(usableHint("x".repeat(MAX_HINT_BYTES)), "x".repeat(MAX_HINT_BYTES));
+});
+
+test("modeAdvice and the mode list agree with contextd.ModeAdvice and contextd.Modes: modes are read exactly, lowercase", () => {
+	assert.ok(MODE_ADVICE_SAMPLES.some((s) => s.advice.includes("lowercase")));
+	for (const s of MODE_ADVICE_SAMPLES) assert.equal(modeAdvice(s.input), s.advice, `modeAdvice(${JSON.stringify(s.input)})`);
+	assert.deepEqual([...MODES_OF_SETTINGS], [...MODES]);
 });

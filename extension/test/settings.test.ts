@@ -3,10 +3,11 @@
 // leave the extension inactive instead of falling back to another mode.
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { MODES, parseThresholds, resolveSettings } from "../src/settings.ts";
+import { expandHome, MODES, parseThresholds, resolveSettings } from "../src/settings.ts";
+import { serveCommand } from "../src/client.ts";
 
 function agentDir(contextd?: unknown): string {
 	const dir = mkdtempSync(join(tmpdir(), "contextd-settings-"));
@@ -44,7 +45,7 @@ test("flag beats environment beats settings.json; empty values do not count", ()
 		"/file",
 		true,
 	]);
-	const env = { CONTEXTD_MODE: "TREE", CONTEXTD_URL: "http://env:2", CONTEXTD_STATE_DIR: "/env-state", CONTEXTD_AUTOSTART: "0", CONTEXTD_AGENT_NAME: "" };
+	const env = { CONTEXTD_MODE: "tree", CONTEXTD_URL: "http://env:2", CONTEXTD_STATE_DIR: "/env-state", CONTEXTD_AUTOSTART: "0", CONTEXTD_AGENT_NAME: "" };
 	const fromEnv = resolveSettings({ agentDir: dir, env, flags: {} });
 	assert.deepEqual([fromEnv.mode, fromEnv.url, fromEnv.stateDir, fromEnv.autoStart, fromEnv.agentName], ["tree", "http://env:2", "/env-state", false, "/file"]);
 	const fromFlag = resolveSettings({ agentDir: dir, env, flags: { mode: "off", url: "http://flag:3" } });
@@ -66,6 +67,14 @@ test("unknown mode or notes guard: an error naming the value and the choices, ne
 	assert.throws(() => resolveSettings({ agentDir: agentDir(), env: { CONTEXTD_NOTES_GUARD: "block" }, flags: {} }), {
 		message: 'unknown notes guard "block"; use warn, refuse or off',
 	});
+});
+
+test("a mode in another case is refused wherever it is read, with the lowercase mode to use (contextd.ModeAdvice)", () => {
+	const message = 'unknown mode "TREE"; use tree (mode names are lowercase)';
+	assert.throws(() => resolveSettings({ agentDir: agentDir(), env: { CONTEXTD_MODE: "TREE" }, flags: {} }), { message });
+	assert.throws(() => resolveSettings({ agentDir: agentDir({ mode: "TREE" }), env: {}, flags: {} }), { message });
+	assert.throws(() => resolveSettings({ agentDir: agentDir(), env: {}, flags: { mode: "TREE" } }), { message });
+	assert.equal(resolveSettings({ agentDir: agentDir(), env: { CONTEXTD_MODE: "tree" }, flags: {} }).mode, "tree");
 });
 
 test("reminder thresholds: a list or comma string, sorted; off and empty disable; out of (0, 100] is an error", () => {
@@ -103,4 +112,34 @@ test("a setting of the wrong JSON type in settings.json is named with the type i
 	assert.throws(() => resolveSettings({ agentDir: agentDir({ autoStart: "yes" }), env: {}, flags: {} }), /\{"autoStart": …\} .* must be a boolean; got "yes"$/);
 	assert.throws(() => resolveSettings({ agentDir: agentDir("tree"), env: {}, flags: {} }), /"contextd" in .*settings\.json must be an object like \{"mode": "tree"\}; got "tree"$/);
 	assert.deepEqual(resolveSettings({ agentDir: agentDir({ reminderThresholds: [60] }), env: {}, flags: {} }).reminderThresholds, [60]);
+});
+
+test("a key of the contextd object that is not a setting is an error naming it and the setting it is closest to, never dropped", () => {
+	const dir = agentDir({ mdoe: "tree" });
+	const file = join(dir, "settings.json");
+	const all = "use mode, url, stateDir, tokenFile, binary, autoStart, agentName, notesGuard, reminderThresholds or codexSchemaFile";
+	assert.throws(() => resolveSettings({ agentDir: dir, env: {}, flags: {} }), { message: `"contextd": {"mdoe": …} in ${file} is not a setting; did you mean "mode"? ${all}` });
+	const cased = agentDir({ statedir: "/s" });
+	assert.throws(() => resolveSettings({ agentDir: cased, env: {}, flags: {} }), { message: `"contextd": {"statedir": …} in ${join(cased, "settings.json")} is not a setting; did you mean "stateDir"? ${all}` });
+	const far = agentDir({ colour: "red" });
+	assert.throws(() => resolveSettings({ agentDir: far, env: {}, flags: {} }), { message: `"contextd": {"colour": …} in ${join(far, "settings.json")} is not a setting; ${all}` });
+});
+
+test("path settings: a leading ~ or ~/ is the home directory, as Pi reads its own paths; other paths are kept", () => {
+	assert.equal(expandHome("~", "/h"), "/h");
+	assert.equal(expandHome("~/cd/state", "/h"), "/h/cd/state");
+	assert.equal(expandHome("~other/x", "/h"), "~other/x");
+	assert.equal(expandHome("/abs/~/x", "/h"), "/abs/~/x");
+	assert.equal(expandHome(undefined, "/h"), undefined);
+	const dir = agentDir({ stateDir: "~/cdstate", binary: "~/bin/contextd", codexSchemaFile: "~/schema.json" });
+	const s = resolveSettings({ agentDir: dir, env: { CONTEXTD_TOKEN_FILE: "~/tok" }, flags: {} });
+	assert.deepEqual([s.stateDir, s.tokenFile, s.binary, s.codexSchemaFile], [join(homedir(), "cdstate"), join(homedir(), "tok"), join(homedir(), "bin/contextd"), join(homedir(), "schema.json")]);
+	const env = resolveSettings({ agentDir: dir, env: { CONTEXTD_STATE_DIR: "~/envstate" }, flags: {} });
+	assert.deepEqual([env.stateDir, env.tokenFile], [join(homedir(), "envstate"), join(homedir(), "envstate", "token")]);
+});
+
+test("the command that starts contextd names --state-dir unless the state directory is contextd's default", () => {
+	assert.equal(serveCommand("/h/.pi/agent/contextd", "/h"), "contextd serve");
+	assert.equal(serveCommand("/srv/cd", "/h"), "contextd serve --state-dir /srv/cd");
+	assert.equal(serveCommand("/my dir/it's", "/h"), "contextd serve --state-dir '/my dir/it'\\''s'");
 });

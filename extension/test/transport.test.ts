@@ -259,7 +259,7 @@ test("contextd stopped mid-session: the call says how to start it and asks for n
 	rmSync(join(dir, "contextd.json"));
 	await assert.rejects(c.call("POST", "/v1/x", {}), (e: unknown) => {
 		const m = (e as Error).message;
-		assert.equal(m, `contextd is not running for the state directory ${dir} (no ${join(dir, "contextd.json")}); run \`contextd serve\` in another terminal (or set "autoStart": true under "contextd" in Pi's settings.json)`);
+		assert.equal(m, `contextd is not running for the state directory ${dir} (no ${join(dir, "contextd.json")}); run \`contextd serve --state-dir ${dir}\` in another terminal (or set "autoStart": true under "contextd" in Pi's settings.json)`);
 		assert.doesNotMatch(m, /\/reload/);
 		return true;
 	});

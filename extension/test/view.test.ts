@@ -41,7 +41,7 @@ test("the status line, then a Tree navigation: progress while it runs, the notic
 	const f = fakeUI([boundary(0)]);
 	let pending = true;
 	const view = installView(f.pi, { mode: "tree", reachable: () => true, pending: () => pending });
-	assert.deepEqual(f.renderers, ["codex-context-window"]);
+	assert.deepEqual(f.renderers, ["codex-context-window", "codex-context-notice"]);
 	view.refresh(f.ctx);
 	assert.deepEqual(f.log, ["status contextd: contextd tree · window 0 · 3% used · rollover pending"]);
 	f.log.length = 0;
@@ -120,4 +120,17 @@ test("a session replaced during the summary: the progress redraw stops quietly a
 		return { cancelled: true };
 	});
 	assert.deepEqual(await nav.navigate("b0", { summarize: true }), { cancelled: true });
+});
+
+test("input held while the new window's line is the last on the screen is told on that line; after a message, on its own", async () => {
+	const f = fakeUI([boundary(0)]);
+	const view = installView(f.pi, { mode: "tree", reachable: () => true, pending: () => false });
+	const held = "contextd: a new context window is opening; your message is held and sent to the model in the new window";
+	assert.equal(view.heldNotice(held), held, "no window started: the notice as it is");
+	const nav = view.navigating(f.ctx, async () => ({ cancelled: false }));
+	await nav.navigate("b0", { summarize: true });
+	nav.started();
+	assert.match(view.heldNotice(held), /^context window 1 started; the previous one is archived with its summary \(0\.\d s\); your message is held and sent to the model in the new window$/);
+	view.drawn();
+	assert.equal(view.heldNotice(held), held);
 });

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"strings"
 
+	"contextd"
 	"contextd/coordinator"
 	"contextd/notes"
 	"contextd/session"
@@ -62,6 +63,25 @@ var boundaryCases = []struct {
 	{"no contextManagement", "custom_message", session.CustomTypeWindow, `{"protocol":1,"id":"m"}`},
 	{"a custom entry, not a message", "custom", session.CustomTypeWindow, `{"protocol":1,"id":"m","contextManagement":{"protocol":1,"kind":"window","firstWindowId":"w0","currentWindowId":"w1","windowNumber":1}}`},
 	{"another custom type", "custom_message", "codex-context-other", `{"protocol":1,"id":"m","contextManagement":{"protocol":1,"kind":"window","firstWindowId":"w0","currentWindowId":"w1","windowNumber":1}}`},
+}
+
+// ModeAdviceSample is a mode name and contextd.ModeAdvice of it.
+type ModeAdviceSample struct {
+	Input  string `json:"input"`
+	Advice string `json:"advice"`
+}
+
+// modeAdviceInputs are the inputs of MODE_ADVICE_SAMPLES: modes, modes in
+// another case, and names that are no mode.
+var modeAdviceInputs = []string{"off", "local", "tree", "remote", "TREE", "Local", "rEmOtE", "OFF", "weird", "", " tree", "trees"}
+
+// ModeAdviceSamples records contextd.ModeAdvice of every input.
+func ModeAdviceSamples() []ModeAdviceSample {
+	out := make([]ModeAdviceSample, len(modeAdviceInputs))
+	for i, in := range modeAdviceInputs {
+		out[i] = ModeAdviceSample{Input: in, Advice: contextd.ModeAdvice(in)}
+	}
+	return out
 }
 
 // Samples renders every boundary sample with coordinator.BoundaryContent.
@@ -119,6 +139,8 @@ func TypeScript() ([]byte, error) {
 	konst("customType of a Tree archive manifest, a custom entry (session.CustomTypeTreeArchive).", "TREE_ARCHIVE_TYPE", session.CustomTypeTreeArchive)
 	konst("details.contextManagement.kind of a boundary; other kinds (reminder, urgent) open no window (session.Entry.IsBoundary).", "BOUNDARY_KIND", "window")
 	konst("The most UTF-8 bytes a thread hint may have; a longer one is not used (notes.MaxHintBytes).", "MAX_HINT_BYTES", notes.MaxHintBytes)
+	konst("Every mode, in the order messages name them; a mode is read exactly as spelled here, lowercase (contextd.Modes, contextd.ParseMode).", "MODES", contextd.Modes)
+	konst("Mode names and what a refusal of each says to do (contextd.ModeAdvice; \"\" for a mode): the extension's modeAdvice must agree.", "MODE_ADVICE_SAMPLES", ModeAdviceSamples())
 	konst("Boundaries coordinator.BoundaryContent rendered: the extension's boundaryMessage must give the same content.", "BOUNDARY_SAMPLES", Samples())
 	konst("Session entries and whether session.Entry.IsBoundary holds: the extension's identityOf must agree.", "BOUNDARY_CASES", cases)
 	return []byte(strings.TrimSuffix(b.String(), "\n")), nil

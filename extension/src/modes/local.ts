@@ -23,13 +23,11 @@ import { type Say, SessionSlot, type SessionState } from "../session.ts";
 import { dropInterruptedLocal, registerStatus } from "../status.ts";
 import { finishPlan } from "../command.ts";
 import { installView, installViewHooks } from "../view.ts";
+import { NOTICE_TYPE } from "../render.ts";
 import { NEW_CONTEXT_DESCRIPTION, newContextParameters } from "../tools.ts";
 
 /** The tool result of a new_context that starts a window (Codex's wording, docs/codex-contract.md). */
 export const NEW_WINDOW_RESULT = "A new context window will start without summarizing conversation history.";
-
-/** The customType of what the extension tells the model about a rollover that did not happen. */
-export const NOTICE_TYPE = "codex-context-notice";
 
 /** Registers Local mode: lifecycle (window 0 at start), context projection, new_context, get_context_remaining, history, notes, /contextd. */
 export function installLocal(host: Host, say: Say): void {

@@ -15,7 +15,7 @@ import { prefixed } from "../notify.ts";
 import { handOff, receive, replacedDuringSummaryNotice } from "../handoff.ts";
 import { FINISHED_FROM_FILE, finishRollover, installLocalHooks, notesGuard, registerContextRemaining, sendPlanned } from "../localindex.ts";
 import { RELOADED_DURING_SUMMARY, settleRollover } from "../rollover.ts";
-import { NOTICE_TYPE } from "./local.ts";
+import { NOTICE_TYPE } from "../render.ts";
 import { localRouter, registerRouters } from "../router.ts";
 import { type Say, SessionSlot, type SessionState } from "../session.ts";
 import { registerStatus } from "../status.ts";
@@ -130,7 +130,7 @@ export function installTree(host: Host, say: Say): void {
 				}
 				return;
 			case "notify":
-				if (ctx && slot.live(s, ctx, "telling that input is held")) host.notify(ctx, a.message, "info");
+				if (ctx && slot.live(s, ctx, "telling that input is held")) host.notify(ctx, view.heldNotice(a.message), "info");
 				return;
 			case "timer":
 				host.setTimer(() => dispatch(s, { type: "timeout", generation: a.generation }, undefined), a.ms);
@@ -273,6 +273,8 @@ export function installTree(host: Host, say: Say): void {
 		const input = s ? dispatch(s, { type: "input", source: event.source, text: event.text, images: event.images }, ctx).input : undefined;
 		return { action: input ?? ("continue" as const) };
 	});
+	// A message drawn after the new window's line: held input is told on a line of its own (view.heldNotice).
+	pi.on("message_start", () => view.drawn());
 	pi.on("agent_start", (_event, ctx) => {
 		const s = slot.current;
 		if (s) dispatch(s, { type: "agent_start" }, ctx);
