@@ -1,9 +1,11 @@
 package store
 
 import (
+	"io"
 	"path/filepath"
 	"sync"
 
+	"contextd/internal/hugemem"
 	"contextd/session"
 )
 
@@ -60,23 +62,9 @@ func (v *View) decodeEach(seqs []int, treeOnly bool, fn func(seq int, e *session
 		if !treeOnly {
 			buf = nil
 		}
-		if cap(buf) < e.Length {
-			buf = make([]byte, e.Length)
-		}
-		buf = buf[:e.Length]
-		if _, err := f.ReadAt(buf, e.Offset); err != nil {
-			return ErrFileChanged
-		}
-		p := session.Parser{Header: &h, NextLine: e.Line, NextSeq: e.Seq, LastV1ID: e.ParentID, TreeOnly: treeOnly}
-		got, d, skip := p.ParseLine(buf, e.Offset)
-		if skip != session.SkipNone || got == nil || got.ID != e.ID {
-			return ErrFileChanged
-		}
-		if treeOnly {
-			// Kept without what may alias the reused buffer (the raw
-			// JSON of details and data): an Entry of its own and the
-			// message's fields that are not bodies.
-			got, d = treeOnlyCopy(got, d)
+		got, d, err := decodeLine(f, &e, &h, treeOnly, &buf)
+		if err != nil {
+			return err
 		}
 		dc.put(seq, &e, decodedEntry{e: got, d: d}, treeOnly)
 		if err := fn(seq, got, d); err != nil {
@@ -84,6 +72,46 @@ func (v *View) decodeEach(seqs []int, treeOnly bool, fn func(seq int, e *session
 		}
 	}
 	return nil
+}
+
+// decodeLine reads and parses the line of the indexed entry e. A full
+// decode reads into a buffer of its own (the Decoded may alias it); a
+// tree-only decode keeps nothing of the line (treeOnlyCopy), so it reads
+// into *buf, reused for the next line, or, for a line of
+// hugemem.MinBytes or more (a tool result of megabytes, whose call id
+// every /context after its append needs), into memory mapped for it with
+// huge pages and unmapped before it returns: a fresh heap buffer of 5 MB
+// was about 1,300 page faults, 30 ms on the bench VM, in the slowest
+// request of the many-clients row (docs/benchmarks.md).
+// Errors: ErrFileChanged.
+func decodeLine(f io.ReaderAt, e *session.Entry, h *session.Header, treeOnly bool, buf *[]byte) (*session.Entry, *session.Decoded, error) {
+	var line []byte
+	switch {
+	case treeOnly && e.Length >= hugemem.MinBytes:
+		b, release := hugemem.Alloc(e.Length)
+		defer release()
+		line = b
+	default:
+		if cap(*buf) < e.Length {
+			*buf = make([]byte, e.Length)
+		}
+		line = (*buf)[:e.Length]
+	}
+	if _, err := f.ReadAt(line, e.Offset); err != nil {
+		return nil, nil, ErrFileChanged
+	}
+	p := session.Parser{Header: h, NextLine: e.Line, NextSeq: e.Seq, LastV1ID: e.ParentID, TreeOnly: treeOnly}
+	got, d, skip := p.ParseLine(line, e.Offset)
+	if skip != session.SkipNone || got == nil || got.ID != e.ID {
+		return nil, nil, ErrFileChanged
+	}
+	if treeOnly {
+		// Kept without what may alias the line (the raw JSON of details
+		// and data): an Entry of its own and the message's fields that
+		// are not bodies.
+		got, d = treeOnlyCopy(got, d)
+	}
+	return got, d, nil
 }
 
 // decodeCache keeps the entries DecodeEach decoded lately, by Seq, up to

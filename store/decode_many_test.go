@@ -1,6 +1,12 @@
 package store
 
 import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
 	"contextd/session"
@@ -73,5 +79,60 @@ func TestDecodeEachTreeOnly(t *testing.T) {
 	s.syncMu.Unlock()
 	if s.treeDecoded.m != nil {
 		t.Fatal("a reset left the tree-only cache")
+	}
+}
+
+// A tree-only decode of a tool result of 3 MiB gives its call id, read
+// from the file into memory mapped outside the Go heap and unmapped after
+// it (the heap grows by less than the line), then from the cache, whose
+// entry holds nothing of the unmapped line (a slice of it would fault).
+func TestDecodeEachTreeOnlyLongLine(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	path := filepath.Join(root, "s.jsonl")
+	const long = 3 << 20
+	text, err := json.Marshal(strings.Repeat("ok  \tpkg/x\t0.01s\n", long/18+1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := `{"type":"session","version":3,"id":"s-long","timestamp":"2026-11-30T00:00:00.000Z","cwd":"/w"}` + "\n" +
+		`{"type":"message","id":"u1","parentId":null,"timestamp":"2026-11-30T00:00:01.000Z","message":{"role":"user","content":"run the tests","timestamp":1}}` + "\n" +
+		`{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-11-30T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"call_big","name":"bash","arguments":{"command":"go test ./..."}}],"api":"openai-responses","provider":"openai","model":"gpt-5","stopReason":"toolUse","timestamp":2}}` + "\n" +
+		`{"type":"message","id":"r1","parentId":"a1","timestamp":"2026-11-30T00:00:03.000Z","message":{"role":"toolResult","toolCallId":"call_big","toolName":"bash","content":[{"type":"text","text":` + string(text) + `}],"isError":false,"timestamp":3}}` + "\n"
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := MustOpenIndex(t, root).Session(path)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Read(func(v *View) error {
+		seq := v.Tree.Len() - 1
+		if e := v.Tree.Entry(seq); e.ID != "r1" || e.Length < long {
+			t.Fatalf("last entry %s of %d bytes, want r1 of 3 MiB or more", e.ID, e.Length)
+		}
+		for pass := range 2 {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			id := ""
+			if err := v.DecodeEachTreeOnly([]int{seq}, func(_ int, _ *session.Entry, d *session.Decoded) error {
+				if d.Message != nil {
+					id = d.Message.ToolCallID
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			runtime.ReadMemStats(&after)
+			if id != "call_big" {
+				t.Errorf("pass %d: tool call id %q, want call_big", pass, id)
+			}
+			if d := after.TotalAlloc - before.TotalAlloc; d >= long {
+				t.Errorf("pass %d: the decode allocated %d bytes on the Go heap, want under %d (the line mapped outside it)", pass, d, long)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
