@@ -42,19 +42,27 @@ func TestPiExtensionPrintModeInvalidMode(t *testing.T) {
 			t.Run(mode, func(t *testing.T) {
 				r := newRig(t, v, "local", []step{{Text: "answer with the extension inactive"}})
 				stdout, stderr := r.printMode(t, v, mode, "hello")
-				want := "contextd: unknown mode \"" + mode + "\"; " + advice + "; the extension is inactive\n"
-				if got := strings.Count(stderr, want); got != 1 {
-					t.Errorf("stderr holds the invalid-mode message %d times, want once:\n%s\nwant line: %s", got, stderr, want)
-				}
-				if strings.Contains(stderr, "not reachable") {
-					t.Errorf("the inactive extension tried to reach contextd:\n%s", stderr)
-				}
-				if strings.TrimSpace(stdout) != "answer with the extension inactive" {
-					t.Errorf("stdout = %q, want only the model's answer", stdout)
-				}
+				checkInactive(t, stdout, stderr, "contextd: unknown mode \""+mode+"\"; "+advice+"; the extension is inactive\n")
 			})
 		}
 	})
+}
+
+// checkInactive checks a print-mode run whose settings left the extension
+// inactive: stderr holds want (one line) once, no attempt to reach
+// contextd, and stdout is only the model's answer ("answer with the
+// extension inactive", the rig's one step).
+func checkInactive(t *testing.T, stdout, stderr, want string) {
+	t.Helper()
+	if got := strings.Count(stderr, want); got != 1 {
+		t.Errorf("stderr holds the line %d times, want once:\n%s\nwant line: %s", got, stderr, want)
+	}
+	if strings.Contains(stderr, "not reachable") {
+		t.Errorf("the inactive extension tried to reach contextd:\n%s", stderr)
+	}
+	if strings.TrimSpace(stdout) != "answer with the extension inactive" {
+		t.Errorf("stdout = %q, want only the model's answer", stdout)
+	}
 }
 
 // printMode runs `pi -p PROMPT` with the extension and the faux provider,
