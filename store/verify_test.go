@@ -167,18 +167,7 @@ func TestContentCheckNoFalseAlarm(t *testing.T) {
 func TestContentCheckFromParsedBytes(t *testing.T) {
 	for _, grow := range []bool{false, true} {
 		ctx := context.Background()
-		root := t.TempDir()
-		path := root + "/s.jsonl"
-		head := `{"type":"session","version":3,"id":"s-pb","timestamp":"2026-11-30T00:00:00.000Z","cwd":"/w"}` + "\n" +
-			`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-11-30T00:00:01.000Z","message":{"role":"user","content":"first"}}` + "\n"
-		if err := os.WriteFile(path, []byte(head), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		x, err := OpenIndex(ctx, root, t.TempDir(), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := x.Session(path)
+		x, s, path, head := twoLineSession(t, "s-pb")
 		if err := s.Sync(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +184,7 @@ func TestContentCheckFromParsedBytes(t *testing.T) {
 			later := time.Now().Add(time.Hour) // a coarse clock may not move the mtime
 			os.Chtimes(path, later, later)
 		}
-		err = s.Sync(ctx)
+		err := s.Sync(ctx)
 		beforeBatchCheck = nil
 		if err != nil {
 			t.Fatal(err)
@@ -331,19 +320,8 @@ func TestContentCheckAppendCaughtMidWrite(t *testing.T) {
 // re-indexes the rewritten file, as without the shortcut.
 func TestSyncOfUnchangedFileOpensNothing(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
-	path := root + "/s.jsonl"
-	head := `{"type":"session","version":3,"id":"s-un","timestamp":"2026-11-30T00:00:00.000Z","cwd":"/w"}` + "\n" +
-		`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-11-30T00:00:01.000Z","message":{"role":"user","content":"first"}}` + "\n"
-	if err := os.WriteFile(path, []byte(head), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	x, err := OpenIndex(ctx, root, t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	x, s, path, head := twoLineSession(t, "s-un")
 	defer x.Close()
-	s := x.Session(path)
 	sync := func(step string, wantOpens int64, wantLeaf string) {
 		t.Helper()
 		before := sessionOpens.Load()
@@ -406,4 +384,23 @@ func TestSyncOfUnchangedFileOpensNothing(t *testing.T) {
 	if n := reindexes(); n != 1 {
 		t.Errorf("%v re-indexes after the rewrite, want 1", n)
 	}
+}
+
+// twoLineSession writes s.jsonl (a header with id sid and one user
+// message, a1; head is those two lines) in a fresh sessions directory and
+// opens an index of it; the caller closes the index. Nothing is synced.
+func twoLineSession(t *testing.T, sid string) (x *Index, s *Session, path, head string) {
+	t.Helper()
+	root := t.TempDir()
+	path = root + "/s.jsonl"
+	head = `{"type":"session","version":3,"id":"` + sid + `","timestamp":"2026-11-30T00:00:00.000Z","cwd":"/w"}` + "\n" +
+		`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-11-30T00:00:01.000Z","message":{"role":"user","content":"first"}}` + "\n"
+	if err := os.WriteFile(path, []byte(head), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x, err := OpenIndex(context.Background(), root, t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x, x.Session(path), path, head
 }
