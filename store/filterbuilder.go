@@ -8,7 +8,8 @@ import "sync"
 // cleared when the builder takes it, so a sync during the build queues it
 // again). A sync that finds the queue full waits for the builder to take
 // one. Filters only skip frames, so a session whose filters are not built
-// yet is searched by reading its frames.
+// yet is searched by reading its frames. After a session's filters, the
+// builder compresses its raw frames (framecompress.go).
 
 // filterQueueLen bounds the sessions waiting for the filter builder.
 const filterQueueLen = 64
@@ -52,6 +53,9 @@ func (x *Index) buildFilters() {
 			s.filters.queued.Store(false)
 			if err := s.buildFrameFilters(); err != nil && !x.closing.Load() {
 				x.log.Warn("search frame filters not built; searches read the whole text", "path", s.path, "err", err)
+			}
+			if err := s.compressFrames(); err != nil && !x.closing.Load() {
+				x.log.Warn("item text frames not compressed; they stay raw", "path", s.path, "err", err)
 			}
 			f.work.Done()
 		case <-f.done:

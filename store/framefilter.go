@@ -353,12 +353,12 @@ func (s *Session) records(b filterSnap, n int64) ([]byte, func(), error) {
 }
 
 // kickFilters queues s for the index's filter builder (filterbuilder.go)
-// when the committed text now allows records not built yet, unless s is
-// queued already (the builder then builds them with the rest). The
+// when the committed text now allows records not built yet or has raw
+// frames to compress (rawframes.go), unless s is queued already (the builder then builds them with the rest). The
 // syncing goroutine calls it when a sync ends; it costs an atomic load
 // when there is nothing new.
 func (s *Session) kickFilters() {
-	if framesFilterable(s.textSize) <= s.filters.done.Load() || s.x.closing.Load() {
+	if (framesFilterable(s.textSize) <= s.filters.done.Load() && s.frames == len(s.frameEnds)) || s.x.closing.Load() {
 		return
 	}
 	if s.filters.queued.CompareAndSwap(false, true) {

@@ -132,6 +132,21 @@ func (s *Session) ingest(ctx context.Context, db *DB, f io.ReaderAt, size int64)
 	}
 	defer tf.Close()
 	ib := &ingestBufs{}
+	if s.frames > len(s.frameEnds) || size-s.next >= rawIngestBytes {
+		// Frames written raw, compressed later (rawframes.go): after raw
+		// frames not compressed yet, every frame is (the compressed ones
+		// are the first frames).
+		raw := s.raw
+		if raw == nil {
+			raw = s.textFiles().newRawFile(s.frames)
+		}
+		rf, err := os.OpenFile(raw.path, os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return err
+		}
+		defer rf.Close()
+		ib.raw, ib.rawFH = raw, rf
+	}
 	if size-s.next >= s.x.opts.BatchBytes {
 		// A large ingest grows the heap by tens of MiB: ask for huge
 		// pages for it (a catch-up of a few lines reads no maps).
@@ -345,6 +360,10 @@ type ingestBufs struct {
 	render  bytes.Buffer         // assembled item texts (history.RenderTo), one at a time
 	pend    []pendingEntry
 	blob    []byte // the entry_blocks record of a batch (insertEntries)
+	// raw is the raw file the frames are written to, open as rawFH (nil:
+	// frames are compressed as they fill; rawframes.go).
+	raw   *rawFile
+	rawFH *os.File
 	// adv marks the heap for huge pages as it grows (a large ingest
 	// only; nil otherwise), checked every adviseEvery bytes parsed.
 	adv    *hugemem.HeapAdvisor
@@ -381,6 +400,10 @@ func (s *Session) newBatch(tf *os.File, end int64, ib *ingestBufs) *batchWork {
 	}
 	w := ib.text
 	w.f, w.end, w.ends, w.n, w.out = tf, 0, w.ends[:0], 0, w.out[:0]
+	w.rf, w.raw, w.nraw = ib.rawFH, ib.raw, 0
+	if w.raw != nil {
+		w.rawOff = int64(s.frames-w.raw.first) * frameSize
+	}
 	if n := len(s.frameEnds); n > 0 {
 		w.end = s.frameEnds[n-1]
 	}
@@ -590,6 +613,10 @@ func (s *Session) publishBatch(b *batchWork, next, size, newTextSize int64, merg
 	s.next = next
 	s.textSize = newTextSize
 	s.frameEnds = append(s.frameEnds, b.texts.ends...)
+	s.frames += len(b.texts.ends) + b.texts.nraw
+	if b.texts.nraw > 0 {
+		s.raw = b.texts.raw
+	}
 	s.textTail = slices.Clone(b.texts.buf)
 	s.stats = merged
 }

@@ -101,18 +101,34 @@ func (s *Session) current() *sessionSnap {
 // already, a newer snapshot is published (a reset retires files after
 // publishing their replacement), except after Forget or Rebuild, whose
 // last snapshot is returned unheld.
+//
+// The raw file of its text (rawframes.go), if any, is held too: it is
+// removed once its frames are compressed and the snapshot that reads them
+// compressed is published, so a snapshot whose raw file is gone is not
+// the last one.
 func (s *Session) hold() (*sessionSnap, func()) {
 	for {
 		c := s.current()
 		if c.files == nil {
 			return c, func() {}
 		}
-		if c.files.acquire() {
+		if !c.files.acquire() {
+			if s.snap.Load() == c {
+				return c, func() {}
+			}
+			continue
+		}
+		raw := c.view.text.rawFile()
+		if raw == nil {
 			return c, c.files.release
 		}
-		if s.snap.Load() == c {
-			return c, func() {}
+		if raw.acquire() {
+			return c, func() { raw.release(); c.files.release() }
 		}
+		if s.snap.Load() == c {
+			return c, c.files.release
+		}
+		c.files.release()
 	}
 }
 

@@ -73,10 +73,12 @@ type Session struct {
 	names     names
 	calls     map[string]history.Call
 	next      int64
-	textSize  int64   // bytes of item text: len(frameEnds)×frameSize + len(textTail)
-	frameEnds []int64 // item-text frames (textstore.go); appended to, never rewritten while published
-	textTail  []byte  // the item text after the last frame; replaced, never modified
-	textEpoch uint64  // textEpochs number of this state of the text
+	textSize  int64    // bytes of item text: frames×frameSize + len(textTail)
+	frames    int      // item-text frames (textstore.go)
+	frameEnds []int64  // ends of the first of them, compressed; appended to, never rewritten while published
+	raw       *rawFile // the others, raw (rawframes.go); nil when none since the last compressed
+	textTail  []byte   // the item text after the last frame; replaced, never modified
+	textEpoch uint64   // textEpochs number of this state of the text
 	firstLine [32]byte
 	dev, ino  uint64
 	mtime     time.Time    // file mtime at the last sync (memory only)
@@ -123,6 +125,7 @@ func (s *Session) reset() {
 	s.next = 0
 	s.textSize = 0
 	s.frameEnds, s.textTail, s.textEpoch = nil, nil, textEpochs.Add(1)
+	s.frames, s.raw = 0, nil
 	s.firstLine = [32]byte{}
 	s.dev, s.ino = 0, 0
 	s.stats = session.Stats{}
@@ -134,7 +137,11 @@ func (s *Session) Path() string { return s.path }
 
 // textSnap is the committed item text (caller holds mu).
 func (s *Session) textSnap() *textSnap {
-	return &textSnap{epoch: s.textEpoch, path: s.framePath(), ends: s.frameEnds, tail: s.textTail}
+	t := &textSnap{epoch: s.textEpoch, path: s.framePath(), index: s.frameIndexPath(), ends: s.frameEnds, frames: s.frames, tail: s.textTail}
+	if s.frames > len(s.frameEnds) {
+		t.raw = s.raw
+	}
+	return t
 }
 
 // Sync brings the index of this session up to date with its file: a stat,
@@ -679,12 +686,12 @@ func (s *Session) reconcileText(ctx context.Context, db *DB, fileID, tb int64, t
 	}
 	inFrames := tb - int64(len(tail))
 	if len(tail) < frameSize && inFrames >= 0 && inFrames%frameSize == 0 {
-		ends, ok, err := s.loadFrames(int(inFrames / frameSize))
+		ends, raw, ok, err := s.loadFrames(int(inFrames / frameSize))
 		if err != nil {
 			return err
 		}
 		if ok {
-			s.frameEnds, s.textTail = ends, tail
+			s.frameEnds, s.frames, s.raw, s.textTail = ends, int(inFrames/frameSize), raw, tail
 			return nil
 		}
 	}
@@ -694,7 +701,7 @@ func (s *Session) reconcileText(ctx context.Context, db *DB, fileID, tb int64, t
 		return err
 	}
 	s.fresh(fileID)
-	_, _, err := s.loadFrames(0)
+	_, _, _, err := s.loadFrames(0)
 	return err
 }
 

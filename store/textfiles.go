@@ -12,8 +12,9 @@ import (
 )
 
 // A session's files under texts/ (item-text frames N.s2, their frame
-// index N.s2x, frame filters N.blk and their count N.blkn; textstore.go,
-// framefilter.go) are one generation of its text. A reset (the session file
+// index N.s2x, raw frames not compressed yet N.rawF; frame filters N.blk
+// and their count N.blkn; textstore.go, rawframes.go, framefilter.go) are
+// one generation of its text. A reset (the session file
 // rewritten: Session.clear, an eviction, Forget) never truncates or
 // rewrites them: the next text is written under the next generation's
 // names, N.G.s2, N.G.s2x, N.G.blk, N.G.blkn (generation G ≥ 1; generation
@@ -35,10 +36,49 @@ type textFiles struct {
 	dir    string
 	fileID int64
 	gen    uint64
+	held   holders
+}
+
+// holders counts the readers of files a writer replaces: the files are
+// removed by the last of the writer's retire and the readers' releases.
+type holders struct {
 	// refs is the number of readers holding the files; -1 once they are
 	// removed (no reader may take them then).
 	refs    atomic.Int64
 	retired atomic.Bool
+}
+
+// acquire takes the files for a reader; false when they are removed
+// already.
+func (h *holders) acquire() bool {
+	for {
+		n := h.refs.Load()
+		if n < 0 {
+			return false
+		}
+		if h.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// release gives back files a reader acquired, calling remove when they are
+// retired and this was the last reader.
+func (h *holders) release(remove func() error) {
+	if h.refs.Add(-1) == 0 && h.retired.Load() && h.refs.CompareAndSwap(0, -1) {
+		_ = remove()
+	}
+}
+
+// retire marks the files replaced (the snapshot without them is published
+// already) and calls remove now when no reader holds them, else the last
+// release does.
+func (h *holders) retire(remove func() error) error {
+	h.retired.Store(true)
+	if h.refs.CompareAndSwap(0, -1) {
+		return remove()
+	}
+	return nil
 }
 
 // path is the generation's file of the given extension ("s2", "s2x",
@@ -60,42 +100,30 @@ func (t *textFiles) next() *textFiles {
 
 // acquire takes the files for a reader (release gives them back); false
 // when they are removed already.
-func (t *textFiles) acquire() bool {
-	for {
-		n := t.refs.Load()
-		if n < 0 {
-			return false
-		}
-		if t.refs.CompareAndSwap(n, n+1) {
-			return true
-		}
-	}
-}
+func (t *textFiles) acquire() bool { return t.held.acquire() }
 
 // release gives back the files a reader acquired, removing them when t
 // is retired and this was the last reader.
-func (t *textFiles) release() {
-	if t.refs.Add(-1) == 0 && t.retired.Load() && t.refs.CompareAndSwap(0, -1) {
-		_ = t.remove()
-	}
-}
+func (t *textFiles) release() { t.held.release(t.remove) }
 
 // retire marks t replaced (the snapshot of the next generation is
 // published already) and removes its files now when no reader holds them,
 // else when the last one releases them.
-func (t *textFiles) retire() error {
-	t.retired.Store(true)
-	if t.refs.CompareAndSwap(0, -1) {
-		return t.remove()
-	}
-	return nil
-}
+func (t *textFiles) retire() error { return t.held.retire(t.remove) }
 
-// remove deletes the generation's files (missing ones are no error).
+// remove deletes the generation's files, its raw frame files too
+// (missing ones are no error).
 func (t *textFiles) remove() error {
 	var errs []error
 	for _, ext := range textExts {
 		if err := os.Remove(t.path(ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	raws, err := t.rawFiles()
+	errs = append(errs, err)
+	for _, r := range raws {
+		if err := os.Remove(r.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}
@@ -149,7 +177,8 @@ func isTextExt(ext string) bool {
 			return true
 		}
 	}
-	return false
+	_, raw := rawExtFirst(ext)
+	return raw
 }
 
 // openTextFiles returns the generation of fileID's files in use: the
@@ -165,7 +194,11 @@ func openTextFiles(dir string, fileID int64) (*textFiles, error) {
 	for _, ext := range textExts {
 		keep[t.path(ext)] = true
 	}
+	prefix := strconv.FormatInt(fileID, 10) + "."
 	for _, p := range paths {
+		if g, _ := textFileGen(filepath.Base(p), prefix); g == gen && isRawPath(p) {
+			continue // the generation's raw frames (loadRawFrames)
+		}
 		if !keep[p] {
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return nil, err

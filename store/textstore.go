@@ -18,7 +18,8 @@ import (
 // one stream of bytes (ItemMeta.TextOff/TextLen are offsets in it), cut
 // into frames of frameSize bytes. Every complete frame is s2-compressed
 // (klauspost/compress s2 block format) into texts/N.s2, one after the
-// other; texts/N.s2x holds the end offset in N.s2 of each frame (uint64
+// other (a large ingest writes its frames raw first and the filter
+// builder's thread compresses them after it: rawframes.go); texts/N.s2x holds the end offset in N.s2 of each frame (uint64
 // little-endian, frame f's bytes are [end[f-1], end[f]), end[-1] = 0). The
 // bytes after the last complete frame, the tail (under frameSize bytes),
 // are kept raw in the sessions row (text_tail), committed in the same
@@ -63,20 +64,32 @@ func (s *Session) textFiles() *textFiles {
 // entries of a dropped text are never served for a new one.
 var textEpochs atomic.Uint64
 
-// textSnap is the committed item text as a view sees it: len(ends)
-// compressed frames in path, then tail. ends and tail are never written
-// once published (later frames are appended past len(ends)); path is
-// never rewritten in place (a reset writes the next text under another
-// name, textfiles.go).
+// textSnap is the committed item text as a view sees it: frames frames,
+// the first len(ends) of them compressed in path, the others raw in raw
+// (rawframes.go), then tail. ends and tail are never written once
+// published (later frames are appended past len(ends)); path is never
+// rewritten in place (a reset writes the next text under another name,
+// textfiles.go), and raw is removed only once no reader holds it.
 type textSnap struct {
-	epoch uint64
-	path  string
-	ends  []int64
-	tail  []byte
+	epoch  uint64
+	path   string
+	index  string // path's frame index
+	ends   []int64
+	raw    *rawFile // nil when frames == len(ends)
+	frames int
+	tail   []byte
+}
+
+// rawFile is t's raw file (nil: none, or t nil).
+func (t *textSnap) rawFile() *rawFile {
+	if t == nil {
+		return nil
+	}
+	return t.raw
 }
 
 // size is the number of bytes of item text.
-func (t *textSnap) size() int64 { return int64(len(t.ends))*frameSize + int64(len(t.tail)) }
+func (t *textSnap) size() int64 { return int64(t.frames)*frameSize + int64(len(t.tail)) }
 
 // frameSpan returns the bytes of N.s2 that hold frame f.
 func (t *textSnap) frameSpan(f int) (int64, int64) {
@@ -99,6 +112,7 @@ var errTextRange = errors.New("item text read past the end of the committed text
 type textReader struct {
 	t     *textSnap
 	f     *os.File
+	rf    *os.File // the raw file, once a raw frame is read
 	cache *frameCache
 	keep  bool // put frames decoded here into cache
 	comp  []byte
@@ -129,7 +143,10 @@ func (r *textReader) Close() error {
 	if r.f != nil {
 		err = r.f.Close()
 	}
-	r.t, r.f, r.cache, r.next = nil, nil, nil, 0
+	if r.rf != nil {
+		err = errors.Join(err, r.rf.Close())
+	}
+	r.t, r.f, r.rf, r.cache, r.next = nil, nil, nil, nil, 0
 	for i := range r.last {
 		r.last[i].f = 0
 	}
@@ -147,8 +164,8 @@ func (r *textReader) ReadAt(p []byte, off int64) (int, error) {
 	for n < len(p) {
 		pos := off + int64(n)
 		f := int(pos / frameSize)
-		if f >= len(r.t.ends) {
-			n += copy(p[n:], r.t.tail[pos-int64(len(r.t.ends))*frameSize:])
+		if f >= r.t.frames {
+			n += copy(p[n:], r.t.tail[pos-int64(r.t.frames)*frameSize:])
 			continue
 		}
 		data, err := r.frame(f)
@@ -179,13 +196,18 @@ func (r *textReader) frame(f int) ([]byte, error) {
 		slot.f, slot.data = f+1, slot.data[:frameSize]
 		return slot.data, nil
 	}
-	if r.f == nil {
-		fh, err := os.Open(r.t.path)
-		if errors.Is(err, fs.ErrNotExist) {
-			// Removed under a reader that does not hold its generation
-			// (Rebuild removes every file; textfiles.go).
-			return nil, ErrFileChanged
+	if f >= len(r.t.ends) {
+		if err := r.readRaw(f, slot.data[:frameSize]); err != nil {
+			return nil, err
 		}
+		slot.f, slot.data = f+1, slot.data[:frameSize]
+		if r.keep {
+			r.cache.put(key, slot.data)
+		}
+		return slot.data, nil
+	}
+	if r.f == nil {
+		fh, err := openText(r.t.path)
 		if err != nil {
 			return nil, err
 		}
@@ -208,6 +230,29 @@ func (r *textReader) frame(f int) ([]byte, error) {
 		r.cache.put(key, data)
 	}
 	return data, nil
+}
+
+// readRaw reads frame f, one of the raw ones, into dst.
+func (r *textReader) readRaw(f int, dst []byte) error {
+	if r.rf == nil {
+		fh, err := openText(r.t.raw.path)
+		if err != nil {
+			return err
+		}
+		r.rf = fh
+	}
+	return readRawFrame(r.rf, r.t.raw, f, dst)
+}
+
+// openText opens a file of the item text for reading; ErrFileChanged
+// when it is gone: removed under a reader that does not hold its
+// generation (Rebuild removes every file; textfiles.go).
+func openText(path string) (*os.File, error) {
+	fh, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrFileChanged
+	}
+	return fh, err
 }
 
 // share puts frame f into the cache when this reader has it decoded (a
@@ -328,16 +373,25 @@ func (c *frameCache) put(k frameKey, data []byte) {
 // the first /context of a never-indexed 128 MiB session took 7-14% less
 // CPU with it gone, and no more wall time under that load
 // (docs/benchmarks.md, "Full index CPU").
+//
+// An ingest of rawIngestBytes or more writes its full frames raw instead,
+// into a raw file (rawframes.go): rf is set, and the frames go to it from
+// rawOff, nraw of them in this batch.
 type frameWriter struct {
 	f    *os.File
 	end  int64   // end of the frames in the frame file
 	ends []int64 // ends of the frames written by this batch
 	buf  []byte  // raw text after the last frame
 	enc  []byte
-	out  []byte // compressed frames not written yet, from outOff
+	out  []byte // frames not written yet, from outOff
 	n    int64  // bytes written by this batch
 
 	outOff int64
+
+	rf     *os.File // the raw file written (nil: frames are compressed)
+	raw    *rawFile // its raw file
+	rawOff int64    // where its next frame goes
+	nraw   int      // raw frames written by this batch
 }
 
 // write appends an item text to the frames.
@@ -371,8 +425,21 @@ func (w *frameWriter) finish() error { return w.writeOut() }
 const frameWriteBytes = 256 << 10
 
 // flushFrame compresses a full raw frame into the pending output, written
-// to the frame file once frameWriteBytes are gathered (and by finish).
+// to the frame file once frameWriteBytes are gathered (and by finish); a
+// writer of raw frames adds it as it is.
 func (w *frameWriter) flushFrame(raw []byte) error {
+	if w.rf != nil {
+		if len(w.out) == 0 {
+			w.outOff = w.rawOff
+		}
+		w.out = append(w.out, raw...)
+		w.rawOff += frameSize
+		w.nraw++
+		if len(w.out) >= frameWriteBytes {
+			return w.writeOut()
+		}
+		return nil
+	}
 	if need := frameEncodedMax; cap(w.enc) < need {
 		w.enc = make([]byte, need)
 	}
@@ -418,12 +485,16 @@ func encodeFrame(dst, raw []byte) []byte {
 // frameEncodedMax bounds encodeFrame's output and is the room it needs.
 var frameEncodedMax = binary.MaxVarintLen64 + s2.MaxEncodedLen(frameSize)
 
-// writeOut writes the pending compressed frames.
+// writeOut writes the pending frames.
 func (w *frameWriter) writeOut() error {
 	if len(w.out) == 0 {
 		return nil
 	}
-	_, err := w.f.WriteAt(w.out, w.outOff)
+	f := w.f
+	if w.rf != nil {
+		f = w.rf
+	}
+	_, err := f.WriteAt(w.out, w.outOff)
 	w.out = w.out[:0]
 	return err
 }
@@ -431,10 +502,15 @@ func (w *frameWriter) writeOut() error {
 // writeFrameIndex appends the ends of frames [from, from+len(ends)) to the
 // frame index file.
 func (s *Session) writeFrameIndex(from int, ends []int64) error {
+	return writeFrameIndexTo(s.frameIndexPath(), from, ends)
+}
+
+// writeFrameIndexTo is writeFrameIndex to the frame index file at path.
+func writeFrameIndexTo(path string, from int, ends []int64) error {
 	if len(ends) == 0 {
 		return nil
 	}
-	f, err := os.OpenFile(s.frameIndexPath(), os.O_CREATE|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
@@ -449,51 +525,59 @@ func (s *Session) writeFrameIndex(from int, ends []int64) error {
 	return err
 }
 
-// loadFrames reads the ends of the first n frames and truncates the frame
-// files to them (dropping frames of a batch that never committed). ok is
-// false when the files hold fewer than n frames. For n = 0 it removes
-// them. Only a load calls it: no reader holds the generation of files a
-// load finds (textfiles.go).
-func (s *Session) loadFrames(n int) (ends []int64, ok bool, err error) {
+// loadFrames finds the n committed frames: the first k ≤ n compressed,
+// their ends read from the frame index, and the rest raw, in the raw file
+// it returns (nil when k = n; rawframes.go). It truncates the frame files
+// to them (dropping frames of a batch that never committed) and removes
+// the other raw files. ok is false when the files hold fewer than n
+// frames. For n = 0 it removes them. Only a load calls it: no reader
+// holds the generation of files a load finds (textfiles.go).
+func (s *Session) loadFrames(n int) (ends []int64, raw *rawFile, ok bool, err error) {
 	if n == 0 {
 		for _, p := range []string{s.framePath(), s.frameIndexPath()} {
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, false, err
+				return nil, nil, false, err
 			}
 		}
-		return nil, true, nil
+		_, _, err := loadRawFrames(s.textFiles(), 0, 0)
+		return nil, nil, err == nil, err
 	}
 	b, err := os.ReadFile(s.frameIndexPath())
-	if errors.Is(err, fs.ErrNotExist) || len(b) < n*frameIndexEntry {
-		return nil, false, nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, false, err
 	}
-	if err != nil {
-		return nil, false, err
+	var size int64
+	if fi, err := os.Stat(s.framePath()); err == nil {
+		size = fi.Size()
 	}
-	ends = make([]int64, n, n+n/4+16)
+	// The compressed frames: the longest prefix of the index whose ends
+	// rise and lie in the frame file, at most n.
+	k := min(n, len(b)/frameIndexEntry)
+	ends = make([]int64, 0, n+n/4+16)
 	prev := int64(0)
-	for i := range n {
+	for i := range k {
 		e := int64(binary.LittleEndian.Uint64(b[i*frameIndexEntry:]))
-		if e <= prev {
-			return nil, false, nil
+		if e <= prev || e > size {
+			break
 		}
-		ends[i], prev = e, e
+		ends, prev = append(ends, e), e
 	}
-	fi, err := os.Stat(s.framePath())
-	if err != nil || fi.Size() < prev {
-		return nil, false, nil
+	k = len(ends)
+	raw, ok, err = loadRawFrames(s.textFiles(), k, n)
+	if err != nil || !ok {
+		return nil, nil, false, err
 	}
-	if fi.Size() > prev {
+	if size > prev {
 		if err := os.Truncate(s.framePath(), prev); err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 	}
-	if len(b) > n*frameIndexEntry {
-		if err := os.Truncate(s.frameIndexPath(), int64(n)*frameIndexEntry); err != nil {
-			return nil, false, err
+	if len(b) > k*frameIndexEntry {
+		if err := os.Truncate(s.frameIndexPath(), int64(k)*frameIndexEntry); err != nil {
+			return nil, nil, false, err
 		}
 	}
-	return ends, true, nil
+	return ends, raw, true, nil
 }
 
 // legacyTextPath is the raw item-text file of indexes before migration

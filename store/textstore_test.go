@@ -37,7 +37,7 @@ func writeFrames(tb testing.TB, s *Session, text []byte) {
 	if err := s.writeFrameIndex(0, w.ends); err != nil {
 		tb.Fatal(err)
 	}
-	s.frameEnds, s.textTail, s.textSize, s.textEpoch = w.ends, slices.Clone(w.buf), int64(len(text)), textEpochs.Add(1)
+	s.frameEnds, s.frames, s.textTail, s.textSize, s.textEpoch = w.ends, len(w.ends), slices.Clone(w.buf), int64(len(text)), textEpochs.Add(1)
 	s.publishLocked() // callers hold mu, or are alone with s
 }
 
