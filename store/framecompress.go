@@ -25,7 +25,17 @@ func (s *Session) compressFrames() error {
 			release()
 			return nil
 		}
-		ends, err := s.compressRaw(t, g)
+		// Under filters.mu, as a filter build: a reset, an eviction or a
+		// Rebuild takes it after moving filters.gen on, so none removes
+		// the files while this writes them, and this opens none of
+		// theirs after (it checks the generation first).
+		s.filters.mu.Lock()
+		var ends []int64
+		var err error
+		if s.filters.gen.Load() == g {
+			ends, err = s.compressRaw(t, g)
+		}
+		s.filters.mu.Unlock()
 		release()
 		if err != nil || ends == nil {
 			return err

@@ -531,23 +531,30 @@ func TestCrashMidIndexing(t *testing.T) {
 	if crashed.Entries != crashed.MaxSeq+1 || crashed.DistinctIDs != crashed.Entries {
 		t.Errorf("crashed index: %d entries, %d distinct ids, seq %d..%d", crashed.Entries, crashed.DistinctIDs, crashed.MinSeq, crashed.MaxSeq)
 	}
-	// The item text: frames of store.TextFrameSize raw bytes (texts/N.s2,
-	// their ends in N.s2x), the rest raw in the sessions row.
+	// The item text: frames of store.TextFrameSize bytes, the rest raw in
+	// the sessions row. An ingest this large writes its frames raw, into
+	// texts/N.raw0 (frame f at f×TextFrameSize; store/rawframes.go), and
+	// the kill lands before any is compressed: the compression runs after
+	// the sync, and the sync had not ended.
 	texts := filepath.Join(state, "index", "texts")
 	frames := (crashed.TextBytes - crashed.TailBytes) / store.TextFrameSize
 	if (crashed.TextBytes-crashed.TailBytes)%store.TextFrameSize != 0 || crashed.TailBytes >= store.TextFrameSize {
 		t.Errorf("committed text of %d bytes with a tail of %d: not whole frames", crashed.TextBytes, crashed.TailBytes)
 	}
-	if fi, err := os.Stat(filepath.Join(texts, fmt.Sprintf("%d.s2x", crashed.FileID))); err != nil || fi.Size() < 8*frames {
-		t.Errorf("item text frame index: %v, below the %d committed frames", err, frames)
+	rawPath := filepath.Join(texts, fmt.Sprintf("%d.raw0", crashed.FileID))
+	if fi, err := os.Stat(rawPath); err != nil || fi.Size() < store.TextFrameSize*frames {
+		t.Errorf("raw item text frames: %v, below the %d committed frames", err, frames)
 	} else {
-		t.Logf("item text frames: %d indexed, %d committed (frames beyond come from the batch in progress)", fi.Size()/8, frames)
+		t.Logf("item text frames: %d written raw, %d committed (frames beyond come from the batch in progress)", fi.Size()/store.TextFrameSize, frames)
+	}
+	if fi, err := os.Stat(filepath.Join(texts, fmt.Sprintf("%d.s2x", crashed.FileID))); err == nil {
+		t.Errorf("a frame index of %d bytes before the sync ended: frames were compressed during the ingest", fi.Size())
 	}
 
 	// Frames of a batch that never committed: the restart must ignore them
 	// (load truncates the frame files to the committed frames).
-	for _, ext := range []string{"s2", "s2x"} {
-		tf, err := os.OpenFile(filepath.Join(texts, fmt.Sprintf("%d.%s", crashed.FileID, ext)), os.O_APPEND|os.O_WRONLY, 0)
+	for _, p := range []string{rawPath, filepath.Join(texts, fmt.Sprintf("%d.s2", crashed.FileID))} {
+		tf, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
