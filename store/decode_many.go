@@ -2,7 +2,9 @@ package store
 
 import (
 	"io"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"contextd/internal/hugemem"
@@ -10,7 +12,8 @@ import (
 )
 
 // DecodeEach decodes the entries at seqs (Seqs of v.Tree, any order) with
-// one open of the session file and calls fn for each, in the order given.
+// at most one open of the session file (none when every entry is kept
+// decoded) and calls fn for each, in the order given.
 // fn must not modify the entry or the decoded bodies: recently decoded
 // entries are kept (decodeCache) and shared by later calls.
 // Errors: ErrFileChanged when the file is gone, swapped, or an entry's
@@ -36,15 +39,12 @@ func (v *View) decodeEach(seqs []int, treeOnly bool, fn func(seq int, e *session
 	if len(seqs) == 0 {
 		return nil
 	}
-	real, err := filepath.EvalSymlinks(v.Path)
-	if err != nil {
-		return ErrFileChanged
-	}
-	f, _, err := v.s.x.openSessionFile(real)
-	if err != nil {
-		return ErrFileChanged
-	}
-	defer f.Close()
+	var f *os.File // opened at the first entry not kept decoded
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
 	h := v.Tree.Header
 	dc := &v.s.decoded
 	if treeOnly {
@@ -61,6 +61,15 @@ func (v *View) decodeEach(seqs []int, treeOnly bool, fn func(seq int, e *session
 		}
 		if !treeOnly {
 			buf = nil
+		}
+		if f == nil {
+			real, err := filepath.EvalSymlinks(v.Path)
+			if err != nil {
+				return ErrFileChanged
+			}
+			if f, _, err = v.s.x.openSessionFile(real); err != nil {
+				return ErrFileChanged
+			}
 		}
 		got, d, err := decodeLine(f, &e, &h, treeOnly, &buf)
 		if err != nil {
@@ -200,4 +209,24 @@ func treeOnlyCopy(e *session.Entry, d *session.Decoded) (*session.Entry, *sessio
 			IsError: m.IsError, ExcludeFromContext: m.ExcludeFromContext, CustomType: m.CustomType}
 	}
 	return &ec, out
+}
+
+// keptTreeOnly is the tree-only decode of a long line, taken from the
+// ingest's own parse of it (batchWork.line) and kept once its batch is
+// published: the pairing of the /context after a tool result of
+// megabytes would otherwise read and scan the line again for its call id.
+type keptTreeOnly struct {
+	e *session.Entry
+	d *session.Decoded
+}
+
+// treeOnlyFromIngest is treeOnlyCopy of an ingest's full parse of a line:
+// what a tree-only parse of it returns (TestIngestKeepsTreeOnlyDecode),
+// with every string cloned (the ingest's decoded strings are transient).
+func treeOnlyFromIngest(e *session.Entry, d *session.Decoded) keptTreeOnly {
+	ec, dc := treeOnlyCopy(e, d)
+	if m := dc.Message; m != nil {
+		m.Role, m.StopReason, m.ToolName, m.ToolCallID, m.CustomType = strings.Clone(m.Role), strings.Clone(m.StopReason), strings.Clone(m.ToolName), strings.Clone(m.ToolCallID), strings.Clone(m.CustomType)
+	}
+	return keptTreeOnly{e: ec, d: dc}
 }

@@ -1,14 +1,18 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
 
+	"contextd/bench/sessiongen"
+	"contextd/internal/hugemem"
 	"contextd/session"
 )
 
@@ -133,6 +137,83 @@ func TestDecodeEachTreeOnlyLongLine(t *testing.T) {
 		}
 		return nil
 	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIngestKeepsTreeOnlyDecode: the ingest of a line of hugemem.MinBytes
+// or more (a tool result of megabytes) keeps its tree-only decode, taken
+// from the ingest's own parse, equal field for field to what a tree-only
+// parse of the line from the file gives; DecodeEachTreeOnly of it then
+// opens no session file (the pairing of the /context after such an
+// append read and scanned the line again for its call id).
+func TestIngestKeepsTreeOnlyDecode(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "s.jsonl")
+	var buf bytes.Buffer
+	if _, err := sessiongen.Generate(&buf, sessiongen.Options{Bytes: 4 << 20, Seed: 5, WindowEvery: 50, Big: []int{hugemem.MinBytes + 5000, 2 << 20}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x, err := OpenIndex(t.Context(), root, filepath.Join(t.TempDir(), "index"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	s := x.Session(path)
+	if err := s.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	err = s.Read(func(v *View) error {
+		var long []int
+		for seq := range v.Tree.Len() {
+			if v.Tree.Entry(seq).Length >= hugemem.MinBytes {
+				long = append(long, seq)
+			}
+		}
+		if len(long) != 2 {
+			t.Fatalf("%d lines of hugemem.MinBytes or more, want the 2 generated", len(long))
+		}
+		h := v.Tree.Header
+		for _, seq := range long {
+			e := v.Tree.Entry(seq)
+			kept, ok := s.treeDecoded.get(seq, &e)
+			if !ok {
+				t.Fatalf("seq %d (%d bytes): no tree-only decode kept by the ingest", seq, e.Length)
+			}
+			var lb []byte
+			got, d, err := decodeLine(f, &e, &h, true, &lb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(kept.e, got) || !reflect.DeepEqual(kept.d, d) {
+				t.Fatalf("seq %d: kept\n%+v %+v\nwant the tree-only parse's\n%+v %+v", seq, kept.e, kept.d.Message, got, d.Message)
+			}
+			if d.Message == nil || d.Message.Role != "toolResult" || d.Message.ToolCallID == "" {
+				t.Fatalf("seq %d: %+v, want a tool result with its call id", seq, d.Message)
+			}
+		}
+		before := sessionOpens.Load()
+		var ids []string
+		if err := v.DecodeEachTreeOnly(long, func(seq int, e *session.Entry, d *session.Decoded) error {
+			ids = append(ids, d.Message.ToolCallID)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if n := sessionOpens.Load() - before; n != 0 || len(ids) != 2 {
+			t.Fatalf("DecodeEachTreeOnly of the kept lines opened the session file %d times, gave %d call ids; want 0 and 2", n, len(ids))
+		}
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }

@@ -313,6 +313,9 @@ func (s *Session) batch(ctx context.Context, db *DB, f io.ReaderAt, tf *os.File,
 	// rest of the machine need, and the first /context and history answer
 	// wait for the whole sync (framefilter.go).
 	s.publishBatch(b, next, size, newTextSize, merged)
+	for _, k := range b.treeOnly {
+		s.treeDecoded.put(k.e.Seq, k.e, decodedEntry{e: k.e, d: k.d}, true)
+	}
 	if afterBatchCommit != nil {
 		afterBatchCommit(s)
 	}
@@ -345,6 +348,7 @@ type batchWork struct {
 	first     [32]byte // hash of the file's first line, when this batch read it
 	haveFirst bool
 	scratch   session.StringChunks // the parser's Scratch: each line's decoded strings
+	treeOnly  []keptTreeOnly       // tree-only decodes of the batch's long lines, kept once published
 	render    *bytes.Buffer        // ingestBufs.render
 	blob      []byte               // ingestBufs.blob
 }
@@ -516,6 +520,9 @@ func (b *batchWork) line(line []byte, off int64, tooLong bool) error {
 			b.newCalls[c.ID] = c.Call
 			b.calls = append(b.calls, c)
 		}
+	}
+	if len(line) >= hugemem.MinBytes {
+		b.treeOnly = append(b.treeOnly, treeOnlyFromIngest(e, d))
 	}
 	b.pend = append(b.pend, pendingEntry{e: *e, item: im})
 	return nil
