@@ -57,6 +57,10 @@ func (x *Index) buildFilters() {
 			if err := s.compressFrames(); err != nil && !x.closing.Load() {
 				x.log.Warn("item text frames not compressed; they stay raw", "path", s.path, "err", err)
 			}
+			// The filters added and the raw frames compressed (the raw file
+			// removed) change the session's derived bytes after the sync
+			// measured them: measure it again (budget.go).
+			x.grew(s.path)
 			f.work.Done()
 		case <-f.done:
 			for {
