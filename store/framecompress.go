@@ -50,6 +50,10 @@ func (s *Session) compressFrames() error {
 // compresses a session's raw frames; false leaves them raw.
 var beforeFrameCompression func(s *Session) bool
 
+// betweenFrameCompression, when set (tests), runs before compressRaw
+// compresses frame f, with filters.mu held.
+var betweenFrameCompression func(s *Session, f int)
+
 // compressRaw compresses the raw frames of t, [len(t.ends), t.frames),
 // appending them to t's frame file and their ends to its frame index, and
 // returns their ends (nil when stopped by a reset or Close).
@@ -72,6 +76,9 @@ func (s *Session) compressRaw(t *textSnap, g uint64) ([]int64, error) {
 	w := &frameWriter{f: f, end: end, ends: make([]int64, 0, t.frames-k)}
 	raw := make([]byte, frameSize)
 	for fr := k; fr < t.frames; fr++ {
+		if betweenFrameCompression != nil {
+			betweenFrameCompression(s, fr)
+		}
 		if s.filters.gen.Load() != g || s.x.closing.Load() {
 			return nil, nil
 		}

@@ -638,7 +638,12 @@ func (x *Index) Rebuild(ctx context.Context) error {
 		s.mu.Lock()
 		// Readers of the current snapshots that open the text files
 		// once they are removed are told the file changed; the next
-		// load finds the generation on disk (none).
+		// load finds the generation on disk (none). A retired raw file
+		// of it a reader still holds is not removed by its release:
+		// the rebuilt index may have one of that name.
+		if s.files != nil {
+			s.files.dropped.Store(true)
+		}
 		s.files = nil
 		// Stop any builder of frame filters before the files go.
 		s.filters.gen.Add(1)

@@ -34,6 +34,9 @@ type rawFile struct {
 	path  string
 	first int
 	held  holders
+	// files is the generation it belongs to: once Rebuild dropped it,
+	// the name may be the next index's file and is not removed.
+	files *textFiles
 }
 
 // rawIngestBytes is the size of an ingest (file bytes) from which its
@@ -64,7 +67,7 @@ func isRawPath(p string) bool {
 
 // newRawFile names the raw file of t from frame first on.
 func (t *textFiles) newRawFile(first int) *rawFile {
-	return &rawFile{path: t.path(rawExt(first)), first: first}
+	return &rawFile{path: t.path(rawExt(first)), first: first, files: t}
 }
 
 // rawFiles lists the raw files of generation t on disk.
@@ -87,14 +90,21 @@ func (t *textFiles) rawFiles() ([]*rawFile, error) {
 			continue
 		}
 		if first, ok := rawExtFirst(ext); ok {
-			out = append(out, &rawFile{path: filepath.Join(t.dir, de.Name()), first: first})
+			out = append(out, &rawFile{path: filepath.Join(t.dir, de.Name()), first: first, files: t})
 		}
 	}
 	return out, nil
 }
 
-// remove deletes the raw file (missing is no error).
+// remove deletes the raw file (missing is no error), unless Rebuild
+// dropped its generation: Rebuild removed it with the whole index, and
+// the name may be a raw file of the rebuilt one (the same file id and
+// first frame), which a reader of a snapshot before the Rebuild releasing
+// the file must not remove.
 func (r *rawFile) remove() error {
+	if r.files != nil && r.files.dropped.Load() {
+		return nil
+	}
 	if err := os.Remove(r.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}

@@ -37,6 +37,9 @@ type textFiles struct {
 	fileID int64
 	gen    uint64
 	held   holders
+	// dropped is set by Rebuild, which removes every file itself: the
+	// names may be the rebuilt index's files then (rawframes.go).
+	dropped atomic.Bool
 }
 
 // holders counts the readers of files a writer replaces: the files are
