@@ -144,7 +144,14 @@ func (s *Session) ingest(ctx context.Context, db *DB, f io.ReaderAt, size int64)
 		if err != nil {
 			return err
 		}
-		defer rf.Close()
+		defer func() {
+			rf.Close()
+			if s.raw != raw {
+				// A new raw file no batch committed a frame of (the
+				// ingest filled none, or failed first): nothing reads it.
+				_ = raw.remove()
+			}
+		}()
 		ib.raw, ib.rawFH = raw, rf
 	}
 	if size-s.next >= s.x.opts.BatchBytes {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -702,5 +703,41 @@ func TestAppendsDuringCompression(t *testing.T) {
 	}
 	wantInline(t, x, s, final)
 	onlyGeneration(t, x, s)
+	noWarn(t, logs)
+}
+
+// TestLargeIngestWithoutFrames: an ingest of over rawIngestBytes that
+// fills no frame (1.2 MiB of custom entries, which have no item text)
+// commits no raw frame and leaves no raw file behind (it would stay on
+// disk, counted by nothing, until the next load).
+func TestLargeIngestWithoutFrames(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "s.jsonl")
+	var b strings.Builder
+	b.WriteString(`{"type":"session","version":3,"id":"019fc000-0000-7000-8000-00000000c4a6","timestamp":"2026-08-02T08:00:00.000Z","cwd":"/x"}` + "\n")
+	parent := "null"
+	for i := 0; b.Len() < 1200<<10; i++ {
+		id := fmt.Sprintf("%08x", i+1)
+		fmt.Fprintf(&b, `{"type":"custom","customType":"state","data":{"blob":%q},"id":%q,"parentId":%s,"timestamp":"2026-08-02T08:00:00.000Z"}`+"\n", strings.Repeat("z", 4000), id, parent)
+		parent = `"` + id + `"`
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x, logs := openLogged(t, root)
+	defer x.Close()
+	s := x.Session(path)
+	if err := s.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	x.filtersIdle()
+	if s.frames != 0 || s.raw != nil || s.Len() < 250 {
+		t.Fatalf("%d frames, raw %v, %d entries; want 0, none, at least 250", s.frames, s.raw, s.Len())
+	}
+	for _, n := range onDisk(t, x) {
+		if isRawPath(n) {
+			t.Fatalf("raw file %s left by an ingest that committed no raw frame (texts/: %v)", n, onDisk(t, x))
+		}
+	}
 	noWarn(t, logs)
 }
