@@ -628,8 +628,12 @@ func TestAppendsDuringCompression(t *testing.T) {
 			from = len(mid)
 		}
 		appendFile(t, path, b[from:])
+		before := s.frames
 		if err := s.Sync(t.Context()); err != nil {
 			t.Fatal(err)
+		}
+		if s.frames <= before {
+			t.Fatalf("catch-up %d of %d bytes filled no frame (%d frames)", i, len(b)-from, s.frames)
 		}
 		want, _, _ := inlineIndex(t, writeCopy(t, b))
 		if got := committedText(t, s); !bytes.Equal(got, want) {
