@@ -334,6 +334,13 @@ func TestEvictRawFrames(t *testing.T) {
 				t.Fatalf("budget measured %d bytes; want %d, more than the raw file's %d", u.UsedBytes, want, fi.Size())
 			}
 			fileID := s.fileID
+			// Mid-compression, a reader holds the snapshot before the
+			// eviction: its files stay until it releases them.
+			oldText := committedText(t, s)
+			c, release := s.hold()
+			if !mid {
+				release()
+			}
 
 			var freed int64
 			var ok bool
@@ -357,6 +364,19 @@ func TestEvictRawFrames(t *testing.T) {
 				t.Fatalf("evict: freed %d, %v, %v; want %d, true", freed, ok, err, u.UsedBytes)
 			}
 			x.filtersIdle()
+			if mid {
+				if gone(raw.path) {
+					t.Fatal("the raw file was removed under a reader holding it")
+				}
+				got := make([]byte, c.view.text.size())
+				r := newTextReader(c.view.text, nil, false)
+				_, err := r.ReadAt(got, 0)
+				r.Close()
+				if err != nil || !bytes.Equal(got, oldText) {
+					t.Fatalf("the held snapshot read %v, equal %v", err, bytes.Equal(got, oldText))
+				}
+				release()
+			}
 			if paths, _, err := listTextFiles(x.textDir(), fileID); err != nil || len(paths) != 0 {
 				t.Fatalf("files of the evicted session left: %v, %v", paths, err)
 			}
@@ -423,38 +443,66 @@ func TestBudgetMeasuresCompressedFrames(t *testing.T) {
 	noWarn(t, logs)
 }
 
-// TestRebuildDuringCompression: a Rebuild while the builder is paused in
-// the middle of compressing: it waits for the compression to stop, and
-// nothing of the old index is written into the new one; the session is
-// indexed again to a cold index's frames.
+// TestRebuildDuringCompression: a Rebuild while the session's raw frames
+// wait for the builder, or while the builder is paused in the middle of
+// compressing them: it waits for the compression to stop, and nothing of
+// the old index is written into the new one; the session is indexed again
+// to a cold index's frames.
 func TestRebuildDuringCompression(t *testing.T) {
 	all := genBytes(t, 2, 7)
-	root := t.TempDir()
-	path := filepath.Join(root, "s.jsonl")
-	if err := os.WriteFile(path, all, 0o600); err != nil {
-		t.Fatal(err)
+	for _, mid := range []bool{false, true} {
+		t.Run(map[bool]string{false: "pending", true: "mid-compression"}[mid], func(t *testing.T) {
+			root := t.TempDir()
+			path := filepath.Join(root, "s.jsonl")
+			if err := os.WriteFile(path, all, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var p *pauses
+			if mid {
+				p = pauseAt(t, 10)
+			} else {
+				beforeFrameCompression = func(*Session) bool { return false }
+			}
+			defer func() { beforeFrameCompression, betweenFrameCompression = nil, nil }()
+			x, logs := openLogged(t, root)
+			defer x.Close()
+			s := x.Session(path)
+			if err := s.Sync(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if mid {
+				p.wait(t, 10)
+				g := s.filters.gen.Load()
+				errc := make(chan error, 1)
+				go func() { errc <- x.Rebuild(t.Context()) }()
+				waitGenPast(s, g)
+				p.resume(10)
+				if err := <-errc; err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				x.filtersIdle()
+				if s.current().view.text.raw == nil {
+					t.Fatal("no raw frames after a large ingest")
+				}
+				if err := x.Rebuild(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				x.filtersIdle()
+				if s.current().view.text.raw == nil {
+					t.Fatal("no raw frames after the rebuild's large ingest")
+				}
+				beforeFrameCompression = nil // the builder is idle
+				if err := s.Sync(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			x.filtersIdle()
+			wantInline(t, x, s, all)
+			onlyGeneration(t, x, s)
+			noWarn(t, logs)
+		})
 	}
-	p := pauseAt(t, 10)
-	defer func() { betweenFrameCompression = nil }()
-	x, logs := openLogged(t, root)
-	defer x.Close()
-	s := x.Session(path)
-	if err := s.Sync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	p.wait(t, 10)
-	g := s.filters.gen.Load()
-	errc := make(chan error, 1)
-	go func() { errc <- x.Rebuild(t.Context()) }()
-	waitGenPast(s, g)
-	p.resume(10)
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
-	x.filtersIdle()
-	wantInline(t, x, s, all)
-	onlyGeneration(t, x, s)
-	noWarn(t, logs)
 }
 
 // TestRebuildAfterHeldRawFile: a reader holds a snapshot whose frames are
