@@ -793,3 +793,71 @@ func TestLargeIngestWithoutFrames(t *testing.T) {
 	}
 	noWarn(t, logs)
 }
+
+// TestEvictedFileIDReused: the evicted session had the highest file id,
+// so SQLite gives the next session indexed the same id (file_id INTEGER
+// PRIMARY KEY takes max+1). A reader of the evicted session still holds
+// its files (N.s2, N.raw0 of its generation): the new session's text must
+// go under other names, so that the reader reads its own text whole and
+// its release removes none of the new session's files.
+func TestEvictedFileIDReused(t *testing.T) {
+	root := t.TempDir()
+	pa, pb, pc := filepath.Join(root, "a.jsonl"), filepath.Join(root, "b.jsonl"), filepath.Join(root, "c.jsonl")
+	for _, f := range []struct {
+		p    string
+		seed uint64
+	}{{pb, 7}, {pa, 8}, {pc, 9}} {
+		if err := os.WriteFile(f.p, genBytes(t, 1.5, f.seed), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	beforeFrameCompression = func(*Session) bool { return false }
+	defer func() { beforeFrameCompression = nil }()
+	x, logs := openLogged(t, root)
+	defer x.Close()
+	sb, sa := x.Session(pb), x.Session(pa)
+	for _, s := range []*Session{sb, sa} {
+		if err := s.Sync(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x.filtersIdle()
+	aText := committedText(t, sa)
+	aID := sa.fileID
+	c, release := sa.hold()
+	if c.view.text.raw == nil {
+		t.Fatal("no raw frames after a large ingest")
+	}
+	if _, ok, err := x.evict(t.Context(), pa, sa.used.Load()); err != nil || !ok {
+		t.Fatalf("evict: %v, %v", ok, err)
+	}
+	sc := x.Session(pc)
+	if err := sc.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	x.filtersIdle()
+	if sc.fileID != aID {
+		t.Fatalf("the new session got file id %d, not the evicted one's %d: nothing tested", sc.fileID, aID)
+	}
+	got := make([]byte, c.view.text.size())
+	r := newTextReader(c.view.text, nil, false)
+	_, err := r.ReadAt(got, 0)
+	r.Close()
+	if err != nil || !bytes.Equal(got, aText) {
+		t.Fatalf("the evicted session's held snapshot read %v, its own text %v", err, bytes.Equal(got, aText))
+	}
+	release()
+	if !gone(c.view.text.raw.path) || !gone(c.files.path("s2")) {
+		t.Fatalf("the evicted session's files left after its reader released them: %v", onDisk(t, x))
+	}
+	beforeFrameCompression = nil // the builder is idle
+	for _, s := range []*Session{sb, sc} {
+		if err := s.Sync(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x.filtersIdle()
+	all, _ := os.ReadFile(pc)
+	wantInline(t, x, sc, all)
+	noWarn(t, logs)
+}

@@ -550,6 +550,29 @@ func (s *Session) useTextFiles(fileID int64) error {
 	return nil
 }
 
+// newTextFiles makes s.files the first generation of a new sessions row's
+// files: one past every generation of fileID on disk and past s.files when
+// it is fileID's. SQLite gives a new row the id of a row deleted last when
+// that one had the highest (file_id INTEGER PRIMARY KEY is max+1): the
+// files of an evicted or forgotten session of that id may still be held
+// by its readers (textfiles.go), and neither they nor the new text may be
+// written or removed under the other. Caller holds mu.
+func (s *Session) newTextFiles(fileID int64) error {
+	paths, gen, err := listTextFiles(s.x.textDir(), fileID)
+	if err != nil {
+		return err
+	}
+	t := &textFiles{dir: s.x.textDir(), fileID: fileID, gen: gen}
+	if len(paths) > 0 {
+		t = t.next()
+	}
+	if s.files != nil && s.files.fileID == fileID {
+		t.gen = max(t.gen, s.files.gen)
+	}
+	s.files = t
+	return nil
+}
+
 // replaceTextFiles moves s to the next generation of its files and
 // returns the replaced one (nil: none), which the caller retires once the
 // snapshot of the next is published. Caller holds mu.
@@ -607,7 +630,7 @@ func (s *Session) loadRows(ctx context.Context, db *DB) error {
 		}
 		fileID, _ = res.LastInsertId()
 		s.mu.Lock()
-		if err := s.useTextFiles(fileID); err != nil {
+		if err := s.newTextFiles(fileID); err != nil {
 			s.mu.Unlock()
 			return err
 		}
