@@ -11,20 +11,23 @@ import (
 	"time"
 )
 
-// rawAndFrames finds in texts/ the raw file of frames from 0 on (N.raw0)
-// and the size of N.s2 beside it ("" and -1 when absent).
-func rawAndFrames(texts string) (raw string, frameBytes int64) {
+// rawAndFrames finds in texts/ a raw frame file of generation 0
+// (N.rawF) and returns it, N's files' common path (texts/N) and the size
+// of N.s2 ("", "", -1 when no raw file is there; -1 when no N.s2).
+func rawAndFrames(texts string) (raw, base string, frameBytes int64) {
 	des, _ := os.ReadDir(texts)
 	for _, de := range des {
-		if id, ok := strings.CutSuffix(de.Name(), ".raw0"); ok && !strings.Contains(id, ".") {
-			raw = filepath.Join(texts, de.Name())
-			if fi, err := os.Stat(filepath.Join(texts, id+".s2")); err == nil {
-				return raw, fi.Size()
-			}
-			return raw, -1
+		id, ext, ok := strings.Cut(de.Name(), ".raw")
+		if !ok || strings.Contains(id, ".") || strings.Contains(ext, ".") {
+			continue
 		}
+		raw, base = filepath.Join(texts, de.Name()), filepath.Join(texts, id)
+		if fi, err := os.Stat(base + ".s2"); err == nil {
+			return raw, base, fi.Size()
+		}
+		return raw, base, -1
 	}
-	return "", -1
+	return "", "", -1
 }
 
 // waitCompressed waits until no raw frame file is left in texts/ (the
@@ -33,7 +36,7 @@ func waitCompressed(t *testing.T, c *child, texts string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		if raw, _ := rawAndFrames(texts); raw == "" {
+		if raw, _, _ := rawAndFrames(texts); raw == "" {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -46,22 +49,44 @@ func waitCompressed(t *testing.T, c *child, texts string) {
 // TestCrashMidCompression SIGKILLs contextd while its filter builder
 // compresses the raw item-text frames of a session it indexed whole (the
 // sync had ended: the frame file N.s2 has compressed bytes, texts/N.raw0
-// is still there). The restart loads the frames from the raw file (and the
-// compressed prefix the frame index covers, if a pass finished) without
-// re-indexing or ingesting a byte, answers as a cold index does, and
-// compresses the rest to the same frame file and frame index as the cold
-// index's.
+// is still there). In "append", a catch-up of 8 MiB (4 under -race) is
+// synced during the first pass, into the same raw file, and the kill
+// lands once that pass published its frames (their ends in N.s2x) and the
+// next one compresses the catch-up's. The restart loads the compressed
+// prefix N.s2x covers and the raw rest without re-indexing or ingesting a
+// byte, answers as a cold index does, and compresses the rest to the same
+// frame file and frame index as the cold index's.
 func TestCrashMidCompression(t *testing.T) {
-	target := int64(32 << 20)
+	for _, appendDuring := range []bool{false, true} {
+		t.Run(map[bool]string{false: "indexed", true: "append"}[appendDuring], func(t *testing.T) {
+			crashMidCompression(t, appendDuring)
+		})
+	}
+}
+
+func crashMidCompression(t *testing.T, appendDuring bool) {
+	target, more := int64(32<<20), int64(8<<20)
 	if raceEnabled() {
-		target = 12 << 20
+		target, more = 12<<20, 4<<20
 	}
 	dir := t.TempDir()
 	sessions := filepath.Join(dir, "sessions")
 	if err := os.MkdirAll(sessions, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	big := genBigSession(t, filepath.Join(sessions, "big.jsonl"), target)
+	path := filepath.Join(sessions, "big.jsonl")
+	big := genBigSession(t, path, target+more)
+	all, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := all
+	if appendDuring {
+		first = all[:bytes.LastIndexByte(all[:target], '\n')+1]
+		if err := os.WriteFile(path, first, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	state := filepath.Join(dir, "state")
 	texts := filepath.Join(state, "index", "texts")
@@ -69,7 +94,7 @@ func TestCrashMidCompression(t *testing.T) {
 	go a.do(http.MethodGet, "/v1/sessions/"+bigSessionID, nil) // indexes it; fails when killed
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		if raw, n := rawAndFrames(texts); raw != "" && n > 0 {
+		if raw, _, n := rawAndFrames(texts); raw != "" && n > 0 {
 			break // the sync ended, the compression runs
 		}
 		if time.Now().After(deadline) {
@@ -77,12 +102,38 @@ func TestCrashMidCompression(t *testing.T) {
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
+	if appendDuring {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(all[len(first):]); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		caught := make(chan struct{})
+		go func() { a.do(http.MethodGet, "/v1/sessions/"+bigSessionID, nil); close(caught) }() // the catch-up
+		<-caught
+		for {
+			raw, base, _ := rawAndFrames(texts)
+			if raw == "" {
+				t.Fatalf("every frame was compressed before the kill: nothing was tested\n%s", a.log())
+			}
+			if fi, err := os.Stat(base + ".s2x"); err == nil && fi.Size() > 0 {
+				break // a pass published its frames, the next one runs
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no frame index written within 90 s\n%s", a.log())
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
 	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	<-a.exited
 	a.checkLog()
-	raw, frameBytes := rawAndFrames(texts)
+	raw, base, frameBytes := rawAndFrames(texts)
 	if raw == "" || frameBytes <= 0 {
 		t.Fatalf("the kill landed after the compression (raw file %q, frame file %d bytes): nothing was tested", raw, frameBytes)
 	}
@@ -91,8 +142,11 @@ func TestCrashMidCompression(t *testing.T) {
 		t.Fatalf("committed %d of %d bytes: the kill was not after the sync", crashed.BytesIndexed, big.Size)
 	}
 	var compressed int64
-	if fi, err := os.Stat(strings.TrimSuffix(raw, ".raw0") + ".s2x"); err == nil {
+	if fi, err := os.Stat(base + ".s2x"); err == nil {
 		compressed = fi.Size() / 8
+	}
+	if appendDuring && compressed == 0 {
+		t.Fatal("no compressed prefix in the frame index at the kill: nothing was tested")
 	}
 	t.Logf("killed with %d bytes of compressed frames written, %d frames in the frame index", frameBytes, compressed)
 
@@ -140,7 +194,7 @@ func TestCrashMidCompression(t *testing.T) {
 	c.stop()
 
 	for _, ext := range []string{".s2", ".s2x"} {
-		name := filepath.Base(strings.TrimSuffix(raw, ".raw0")) + ext
+		name := filepath.Base(base) + ext
 		got, err1 := os.ReadFile(filepath.Join(texts, name))
 		want, err2 := os.ReadFile(filepath.Join(dir, "cold", "index", "texts", name))
 		if err1 != nil || err2 != nil || !bytes.Equal(got, want) {
