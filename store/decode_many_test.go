@@ -157,15 +157,8 @@ func TestIngestKeepsTreeOnlyDecode(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	x, err := OpenIndex(t.Context(), root, filepath.Join(t.TempDir(), "index"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	x, s := syncedIndex(t, root, path, "")
 	defer x.Close()
-	s := x.Session(path)
-	if err := s.Sync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)

@@ -73,6 +73,35 @@ func inlineIndex(t *testing.T, path string) (text, frames, index []byte) {
 	return committedText(t, s), frames, index
 }
 
+// holdCompression leaves raw frames raw (the filter builder compresses
+// none) until the test sets *held to false, and undoes it at the end of
+// the test.
+func holdCompression(t *testing.T) *bool {
+	held := true
+	beforeFrameCompression = func(*Session) bool { return !held }
+	t.Cleanup(func() { beforeFrameCompression = nil })
+	return &held
+}
+
+// syncedIndex opens an index of the sessions under root (in dir, a new
+// temporary directory for "") and syncs the session at path.
+func syncedIndex(t *testing.T, root, path, dir string) (*Index, *Session) {
+	t.Helper()
+	if dir == "" {
+		dir = filepath.Join(t.TempDir(), "index")
+	}
+	x, err := OpenIndex(t.Context(), root, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := x.Session(path)
+	if err := s.Sync(t.Context()); err != nil {
+		x.Close()
+		t.Fatal(err)
+	}
+	return x, s
+}
+
 func gone(path string) bool {
 	_, err := os.Stat(path)
 	return errors.Is(err, fs.ErrNotExist)
@@ -94,18 +123,9 @@ func TestLargeIngestWritesRawFrames(t *testing.T) {
 		t.Fatal("the inline index wrote no frames")
 	}
 
-	held := true
-	beforeFrameCompression = func(*Session) bool { return !held }
-	defer func() { beforeFrameCompression = nil }()
-	x, err := OpenIndex(t.Context(), root, filepath.Join(t.TempDir(), "index"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := holdCompression(t)
+	x, s := syncedIndex(t, root, path, "")
 	defer x.Close()
-	s := x.Session(path)
-	if err := s.Sync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
 	x.filtersIdle()
 	frames := int(s.textSize / frameSize)
 	c := s.current()
@@ -123,7 +143,7 @@ func TestLargeIngestWritesRawFrames(t *testing.T) {
 		t.Fatalf("item text read from raw frames (%d bytes) differs from the inline index's (%d bytes)", len(got), len(wantText))
 	}
 
-	held = false
+	*held = false
 	if err := s.compressFrames(); err != nil {
 		t.Fatal(err)
 	}
@@ -151,18 +171,9 @@ func TestHeldSnapshotKeepsRawFile(t *testing.T) {
 	root := t.TempDir()
 	path := filepath.Join(root, "s.jsonl")
 	genSession(t, path, 2)
-	held := true
-	beforeFrameCompression = func(*Session) bool { return !held }
-	defer func() { beforeFrameCompression = nil }()
-	x, err := OpenIndex(t.Context(), root, filepath.Join(t.TempDir(), "index"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := holdCompression(t)
+	x, s := syncedIndex(t, root, path, "")
 	defer x.Close()
-	s := x.Session(path)
-	if err := s.Sync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
 	x.filtersIdle()
 	want := committedText(t, s)
 	c, release := s.hold()
@@ -170,7 +181,7 @@ func TestHeldSnapshotKeepsRawFile(t *testing.T) {
 	if raw == nil {
 		t.Fatal("no raw frames after a large ingest")
 	}
-	held = false
+	*held = false
 	if err := s.compressFrames(); err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +193,7 @@ func TestHeldSnapshotKeepsRawFile(t *testing.T) {
 	}
 	got := make([]byte, c.view.text.size())
 	r := newTextReader(c.view.text, nil, false)
-	_, err = r.ReadAt(got, 0)
+	_, err := r.ReadAt(got, 0)
 	r.Close()
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("held snapshot read: %v, equal %v", err, bytes.Equal(got, want))
@@ -208,16 +219,8 @@ func TestLoadFindsRawFrames(t *testing.T) {
 			genSession(t, path, 2)
 			_, wantFrames, wantIndex := inlineIndex(t, path)
 			dir := filepath.Join(t.TempDir(), "index")
-			beforeFrameCompression = func(*Session) bool { return false }
-			defer func() { beforeFrameCompression = nil }()
-			x, err := OpenIndex(t.Context(), root, dir, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := x.Session(path)
-			if err := s.Sync(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			held := holdCompression(t)
+			x, s := syncedIndex(t, root, path, dir)
 			x.filtersIdle()
 			want := committedText(t, s)
 			files := s.textFiles()
@@ -241,16 +244,8 @@ func TestLoadFindsRawFrames(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			beforeFrameCompression = func(*Session) bool { return false }
-			x, err = OpenIndex(t.Context(), root, dir, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			x, s = syncedIndex(t, root, path, dir)
 			defer x.Close()
-			s = x.Session(path)
-			if err := s.Sync(t.Context()); err != nil {
-				t.Fatal(err)
-			}
 			x.filtersIdle()
 			var d dto.Metric
 			if err := x.metrics.Reindexes.WithLabelValues("text_lost").Write(&d); err != nil || d.GetCounter().GetValue() != 0 {
@@ -266,7 +261,7 @@ func TestLoadFindsRawFrames(t *testing.T) {
 			if got := committedText(t, s); !bytes.Equal(got, want) {
 				t.Fatal("item text after the load differs")
 			}
-			beforeFrameCompression = nil
+			*held = false
 			if err := s.compressFrames(); err != nil {
 				t.Fatal(err)
 			}
