@@ -21,7 +21,9 @@ func (s *Session) compressFrames() error {
 		g := s.filters.gen.Load()
 		c, release := s.hold()
 		t := c.view.text
-		if t == nil || t.raw == nil || c.view.filters.gen != g {
+		if t == nil || t.raw == nil || c.view.filters.gen != g || !t.raw.of(c.files) {
+			// Nothing raw, a reset, or the text of a generation
+			// Forget replaced (its files are gone with it).
 			release()
 			return nil
 		}

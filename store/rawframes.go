@@ -111,6 +111,13 @@ func (r *rawFile) remove() error {
 	return nil
 }
 
+// of reports whether r is a raw file of generation t (Forget moves a
+// session to the next generation and publishes its text as it was: that
+// text's raw file is then of the replaced one).
+func (r *rawFile) of(t *textFiles) bool {
+	return t != nil && r.files != nil && r.files.fileID == t.fileID && r.files.gen == t.gen
+}
+
 // acquire takes the file for a reader (release gives it back); false
 // once it is removed.
 func (r *rawFile) acquire() bool { return r.held.acquire() }

@@ -861,3 +861,39 @@ func TestEvictedFileIDReused(t *testing.T) {
 	wantInline(t, x, sc, all)
 	noWarn(t, logs)
 }
+
+// TestForgetWithRawFrames: a session forgotten (Index.Forget) while its
+// frames are raw, taken by the builder after: its files go with the
+// generation, and the compression finds nothing to do: no error (the
+// builder would log it), no file created under the next generation's
+// names.
+func TestForgetWithRawFrames(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "s.jsonl")
+	if err := os.WriteFile(path, genBytes(t, 1.5, 7), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	beforeFrameCompression = func(*Session) bool { return false }
+	defer func() { beforeFrameCompression = nil }()
+	x, logs := openLogged(t, root)
+	defer x.Close()
+	s := x.Session(path)
+	if err := s.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	x.filtersIdle()
+	if s.current().view.text.raw == nil {
+		t.Fatal("no raw frames after a large ingest")
+	}
+	if err := x.Forget(t.Context(), path); err != nil {
+		t.Fatal(err)
+	}
+	beforeFrameCompression = nil // the builder is idle
+	if err := s.compressFrames(); err != nil {
+		t.Fatalf("compression after Forget: %v", err)
+	}
+	if got := onDisk(t, x); len(got) != 0 {
+		t.Fatalf("texts/ after Forget and a compression: %v, want nothing", got)
+	}
+	noWarn(t, logs)
+}
