@@ -262,10 +262,7 @@ func TestResetDuringCompression(t *testing.T) {
 			if gone(oldRaw) {
 				t.Fatal("the old raw file was removed under a reader holding it")
 			}
-			got := make([]byte, c.view.text.size())
-			r := newTextReader(c.view.text, nil, false)
-			_, err := r.ReadAt(got, 0)
-			r.Close()
+			got, err := snapText(c.view.text)
 			if err != nil || !bytes.Equal(got, oldText) {
 				t.Fatalf("the held snapshot read %v, equal %v", err, bytes.Equal(got, oldText))
 			}
@@ -283,6 +280,48 @@ func TestResetDuringCompression(t *testing.T) {
 	}
 }
 
+// indexedAsOnce waits for the builder, then checks that s's frames are
+// those of one index of want (wantInline), in one generation, and that
+// nothing was logged at WARN.
+func indexedAsOnce(t *testing.T, x *Index, s *Session, want []byte, logs *lockedLog) {
+	t.Helper()
+	x.filtersIdle()
+	wantInline(t, x, s, want)
+	onlyGeneration(t, x, s)
+	noWarn(t, logs)
+}
+
+// rawSynced writes all as the session file s.jsonl under a new root,
+// opens a logged index of it and syncs it, its frames left raw: pending
+// (mid false: the builder compresses none) or with their compression
+// paused before frame 10 (mid true, p waited for). The hooks are undone
+// and the index closed at the end of the test.
+func rawSynced(t *testing.T, all []byte, mid bool) (*Index, *lockedLog, *Session, *pauses) {
+	t.Helper()
+	root := t.TempDir()
+	path := filepath.Join(root, "s.jsonl")
+	if err := os.WriteFile(path, all, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var p *pauses
+	if mid {
+		p = pauseAt(t, 10)
+	} else {
+		beforeFrameCompression = func(*Session) bool { return false }
+	}
+	t.Cleanup(func() { beforeFrameCompression, betweenFrameCompression = nil, nil })
+	x, logs := openLogged(t, root)
+	t.Cleanup(func() { x.Close() })
+	s := x.Session(path)
+	if err := s.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if mid {
+		p.wait(t, 10)
+	}
+	return x, logs, s, p
+}
+
 // TestEvictRawFrames: an eviction of a session whose frames are raw,
 // pending or with their compression paused mid-way, removes every file of
 // it (the raw file too) and frees what the budget measured, raw file
@@ -291,27 +330,9 @@ func TestEvictRawFrames(t *testing.T) {
 	all := genBytes(t, 2, 7)
 	for _, mid := range []bool{false, true} {
 		t.Run(map[bool]string{false: "pending", true: "mid-compression"}[mid], func(t *testing.T) {
-			root := t.TempDir()
-			path := filepath.Join(root, "s.jsonl")
-			if err := os.WriteFile(path, all, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			var p *pauses
-			if mid {
-				p = pauseAt(t, 10)
-			} else {
-				beforeFrameCompression = func(*Session) bool { return false }
-			}
-			defer func() { beforeFrameCompression, betweenFrameCompression = nil, nil }()
-			x, logs := openLogged(t, root)
-			defer x.Close()
-			s := x.Session(path)
-			if err := s.Sync(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			if mid {
-				p.wait(t, 10)
-			} else {
+			x, logs, s, p := rawSynced(t, all, mid)
+			path := s.path
+			if !mid {
 				x.filtersIdle()
 			}
 			raw := s.current().view.text.raw
@@ -368,10 +389,7 @@ func TestEvictRawFrames(t *testing.T) {
 				if gone(raw.path) {
 					t.Fatal("the raw file was removed under a reader holding it")
 				}
-				got := make([]byte, c.view.text.size())
-				r := newTextReader(c.view.text, nil, false)
-				_, err := r.ReadAt(got, 0)
-				r.Close()
+				got, err := snapText(c.view.text)
 				if err != nil || !bytes.Equal(got, oldText) {
 					t.Fatalf("the held snapshot read %v, equal %v", err, bytes.Equal(got, oldText))
 				}
@@ -388,10 +406,7 @@ func TestEvictRawFrames(t *testing.T) {
 			if err := s.Sync(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			x.filtersIdle()
-			wantInline(t, x, s, all)
-			onlyGeneration(t, x, s)
-			noWarn(t, logs)
+			indexedAsOnce(t, x, s, all, logs)
 		})
 	}
 }
@@ -402,19 +417,8 @@ func TestEvictRawFrames(t *testing.T) {
 // raw file that is gone (else it would evict sessions for bytes no longer
 // on disk until the session grew again).
 func TestBudgetMeasuresCompressedFrames(t *testing.T) {
-	root := t.TempDir()
-	path := filepath.Join(root, "s.jsonl")
-	if err := os.WriteFile(path, genBytes(t, 2, 7), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	beforeFrameCompression = func(*Session) bool { return false }
-	defer func() { beforeFrameCompression = nil }()
-	x, logs := openLogged(t, root)
-	defer x.Close()
-	s := x.Session(path)
-	if err := s.Sync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	x, logs, s, _ := rawSynced(t, genBytes(t, 2, 7), false)
+	path := s.path
 	x.filtersIdle()
 	before, err := x.Usage(t.Context())
 	if err != nil {
@@ -452,26 +456,8 @@ func TestRebuildDuringCompression(t *testing.T) {
 	all := genBytes(t, 2, 7)
 	for _, mid := range []bool{false, true} {
 		t.Run(map[bool]string{false: "pending", true: "mid-compression"}[mid], func(t *testing.T) {
-			root := t.TempDir()
-			path := filepath.Join(root, "s.jsonl")
-			if err := os.WriteFile(path, all, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			var p *pauses
+			x, logs, s, p := rawSynced(t, all, mid)
 			if mid {
-				p = pauseAt(t, 10)
-			} else {
-				beforeFrameCompression = func(*Session) bool { return false }
-			}
-			defer func() { beforeFrameCompression, betweenFrameCompression = nil, nil }()
-			x, logs := openLogged(t, root)
-			defer x.Close()
-			s := x.Session(path)
-			if err := s.Sync(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			if mid {
-				p.wait(t, 10)
 				g := s.filters.gen.Load()
 				errc := make(chan error, 1)
 				go func() { errc <- x.Rebuild(t.Context()) }()
@@ -497,10 +483,7 @@ func TestRebuildDuringCompression(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			x.filtersIdle()
-			wantInline(t, x, s, all)
-			onlyGeneration(t, x, s)
-			noWarn(t, logs)
+			indexedAsOnce(t, x, s, all, logs)
 		})
 	}
 }
@@ -512,19 +495,7 @@ func TestRebuildDuringCompression(t *testing.T) {
 // reader's release must not remove the new index's raw file.
 func TestRebuildAfterHeldRawFile(t *testing.T) {
 	all := genBytes(t, 2, 7)
-	root := t.TempDir()
-	path := filepath.Join(root, "s.jsonl")
-	if err := os.WriteFile(path, all, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	beforeFrameCompression = func(*Session) bool { return false }
-	defer func() { beforeFrameCompression = nil }()
-	x, logs := openLogged(t, root)
-	defer x.Close()
-	s := x.Session(path)
-	if err := s.Sync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	x, logs, s, _ := rawSynced(t, all, false)
 	x.filtersIdle()
 	c, release := s.hold()
 	oldRaw := c.view.text.raw
@@ -839,10 +810,7 @@ func TestEvictedFileIDReused(t *testing.T) {
 	if sc.fileID != aID {
 		t.Fatalf("the new session got file id %d, not the evicted one's %d: nothing tested", sc.fileID, aID)
 	}
-	got := make([]byte, c.view.text.size())
-	r := newTextReader(c.view.text, nil, false)
-	_, err := r.ReadAt(got, 0)
-	r.Close()
+	got, err := snapText(c.view.text)
 	if err != nil || !bytes.Equal(got, aText) {
 		t.Fatalf("the evicted session's held snapshot read %v, its own text %v", err, bytes.Equal(got, aText))
 	}
@@ -868,19 +836,8 @@ func TestEvictedFileIDReused(t *testing.T) {
 // builder would log it), no file created under the next generation's
 // names.
 func TestForgetWithRawFrames(t *testing.T) {
-	root := t.TempDir()
-	path := filepath.Join(root, "s.jsonl")
-	if err := os.WriteFile(path, genBytes(t, 1.5, 7), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	beforeFrameCompression = func(*Session) bool { return false }
-	defer func() { beforeFrameCompression = nil }()
-	x, logs := openLogged(t, root)
-	defer x.Close()
-	s := x.Session(path)
-	if err := s.Sync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	x, logs, s, _ := rawSynced(t, genBytes(t, 1.5, 7), false)
+	path := s.path
 	x.filtersIdle()
 	if s.current().view.text.raw == nil {
 		t.Fatal("no raw frames after a large ingest")

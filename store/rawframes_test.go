@@ -17,16 +17,23 @@ func committedText(t *testing.T, s *Session) []byte {
 	t.Helper()
 	var out []byte
 	err := s.Read(func(v *View) error {
-		out = make([]byte, v.text.size())
-		r := newTextReader(v.text, nil, false)
-		defer r.Close()
-		_, err := r.ReadAt(out, 0)
+		var err error
+		out, err = snapText(v.text)
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// snapText reads the whole item text of t.
+func snapText(t *textSnap) ([]byte, error) {
+	out := make([]byte, t.size())
+	r := newTextReader(t, nil, false)
+	defer r.Close()
+	_, err := r.ReadAt(out, 0)
+	return out, err
 }
 
 // inlineIndex indexes path's bytes appended to a copy in pieces under
@@ -191,10 +198,7 @@ func TestHeldSnapshotKeepsRawFile(t *testing.T) {
 	if gone(raw.path) {
 		t.Fatal("the raw file was removed under a reader holding it")
 	}
-	got := make([]byte, c.view.text.size())
-	r := newTextReader(c.view.text, nil, false)
-	_, err := r.ReadAt(got, 0)
-	r.Close()
+	got, err := snapText(c.view.text)
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("held snapshot read: %v, equal %v", err, bytes.Equal(got, want))
 	}
