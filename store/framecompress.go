@@ -17,6 +17,9 @@ func (s *Session) compressFrames() error {
 	if beforeFrameCompression != nil && !beforeFrameCompression(s) {
 		return nil
 	}
+	if s.forgotten.Load() {
+		return nil // Index.Forget: its files are gone
+	}
 	for {
 		g := s.filters.gen.Load()
 		c, release := s.hold()

@@ -358,7 +358,7 @@ func (s *Session) records(b filterSnap, n int64) ([]byte, func(), error) {
 // syncing goroutine calls it when a sync ends; it costs an atomic load
 // when there is nothing new.
 func (s *Session) kickFilters() {
-	if (framesFilterable(s.textSize) <= s.filters.done.Load() && s.frames == len(s.frameEnds)) || s.x.closing.Load() {
+	if (framesFilterable(s.textSize) <= s.filters.done.Load() && s.frames == len(s.frameEnds)) || s.x.closing.Load() || s.forgotten.Load() {
 		return
 	}
 	if s.filters.queued.CompareAndSwap(false, true) {
@@ -380,6 +380,9 @@ var builderPool = sync.Pool{New: func() any { return new(builderScratch) }}
 // publishes each segment's (done, .blkn) once it is written. A reset
 // (gen) or Close stops it at the next segment.
 func (s *Session) buildFrameFilters() error {
+	if s.forgotten.Load() {
+		return nil // Index.Forget: nothing of it is kept
+	}
 	g := s.filters.gen.Load()
 	c, release := s.hold()
 	defer release()

@@ -346,6 +346,7 @@ func (x *Index) Forget(ctx context.Context, path string) error {
 	if s == nil || db == nil {
 		return nil
 	}
+	s.forgotten.Store(true)
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
 	s.syncOK = 0 // its rows go: no later Sync may take an earlier one as its own

@@ -599,3 +599,44 @@ func syncedLocalBasic(t *testing.T) *Session {
 	}
 	return s
 }
+
+// TestForgetStopsFilterBuilds: a filter build that runs after the session
+// was forgotten (queued before Index.Forget) writes nothing and logs
+// nothing. Forget moves the session to its next generation and publishes
+// its text as it was: the build read the old text's frames under the next
+// generation's names (gone: a warning logged) and created that
+// generation's .blk, a file no session owns.
+func TestForgetStopsFilterBuilds(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "s.jsonl")
+	genSession(t, path, 0.8) // under rawIngestBytes: frames compressed inline
+	x, logs := openLogged(t, root)
+	defer x.Close()
+	s := x.Session(path)
+	if err := s.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	x.filtersIdle()
+	if framesFilterable(s.textSize) < 10 {
+		t.Fatalf("%d complete frames, want at least 10", framesFilterable(s.textSize))
+	}
+	// The filters not built yet, as when the build is still queued.
+	if err := s.resetFilters(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Forget(t.Context(), path); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.buildFrameFilters(); err != nil {
+		t.Fatalf("filter build after Forget: %v", err)
+	}
+	if err := s.compressFrames(); err != nil {
+		t.Fatalf("compression after Forget: %v", err)
+	}
+	s.kickFilters()
+	x.filtersIdle()
+	if got := onDisk(t, x); len(got) != 0 {
+		t.Fatalf("texts/ after Forget and a filter build: %v, want nothing", got)
+	}
+	noWarn(t, logs)
+}

@@ -49,6 +49,11 @@ type Session struct {
 	// share one sync instead of queueing for one each.
 	syncBegun atomic.Uint64
 	syncOK    uint64
+	// forgotten is set by Index.Forget: the object is out of the index,
+	// its rows and files gone; the filter builder takes nothing of it
+	// (a build queued before would write the filters of its old text
+	// under its next generation's names, files no session owns).
+	forgotten atomic.Bool
 	// syncedAt is when the last sync ended (Unix nanoseconds; 0: never),
 	// atomic so that a sync that changed nothing needs no write lock of
 	// mu (which would wait for every reader in progress and hold off new
