@@ -610,12 +610,7 @@ func TestForgetStopsFilterBuilds(t *testing.T) {
 	root := t.TempDir()
 	path := filepath.Join(root, "s.jsonl")
 	genSession(t, path, 0.8) // under rawIngestBytes: frames compressed inline
-	x, logs := openLogged(t, root)
-	defer x.Close()
-	s := x.Session(path)
-	if err := s.Sync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	x, logs, s := loggedSynced(t, root, path)
 	x.filtersIdle()
 	if framesFilterable(s.textSize) < 10 {
 		t.Fatalf("%d complete frames, want at least 10", framesFilterable(s.textSize))

@@ -231,12 +231,7 @@ func TestResetDuringCompression(t *testing.T) {
 			}
 			p := pauseAt(t, 10)
 			defer func() { betweenFrameCompression = nil }()
-			x, logs := openLogged(t, root)
-			defer x.Close()
-			s := x.Session(path)
-			if err := s.Sync(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			x, logs, s := loggedSynced(t, root, path)
 			p.wait(t, 10)
 			oldText := committedText(t, s)
 			c, release := s.hold()
@@ -280,6 +275,20 @@ func TestResetDuringCompression(t *testing.T) {
 	}
 }
 
+// loggedSynced opens a logged index of the sessions under root
+// (openLogged), closed at the end of the test, and syncs the session at
+// path.
+func loggedSynced(t *testing.T, root, path string) (*Index, *lockedLog, *Session) {
+	t.Helper()
+	x, logs := openLogged(t, root)
+	t.Cleanup(func() { x.Close() })
+	s := x.Session(path)
+	if err := s.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return x, logs, s
+}
+
 // indexedAsOnce waits for the builder, then checks that s's frames are
 // those of one index of want (wantInline), in one generation, and that
 // nothing was logged at WARN.
@@ -310,12 +319,7 @@ func rawSynced(t *testing.T, all []byte, mid bool) (*Index, *lockedLog, *Session
 		beforeFrameCompression = func(*Session) bool { return false }
 	}
 	t.Cleanup(func() { beforeFrameCompression, betweenFrameCompression = nil, nil })
-	x, logs := openLogged(t, root)
-	t.Cleanup(func() { x.Close() })
-	s := x.Session(path)
-	if err := s.Sync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	x, logs, s := loggedSynced(t, root, path)
 	if mid {
 		p.wait(t, 10)
 	}
@@ -630,12 +634,7 @@ func TestAppendsDuringCompression(t *testing.T) {
 
 	p := pauseAt(t, 10, f1+3)
 	defer func() { betweenFrameCompression = nil }()
-	x, logs := openLogged(t, root)
-	defer x.Close()
-	s := x.Session(path)
-	if err := s.Sync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	x, logs, s := loggedSynced(t, root, path)
 	p.wait(t, 10)
 	raw := s.raw
 	if raw == nil || raw.first != 0 || s.frames != f1 {
@@ -747,12 +746,7 @@ func TestLargeIngestWithoutFrames(t *testing.T) {
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	x, logs := openLogged(t, root)
-	defer x.Close()
-	s := x.Session(path)
-	if err := s.Sync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	x, logs, s := loggedSynced(t, root, path)
 	x.filtersIdle()
 	if s.frames != 0 || s.raw != nil || s.Len() < 250 {
 		t.Fatalf("%d frames, raw %v, %d entries; want 0, none, at least 250", s.frames, s.raw, s.Len())
