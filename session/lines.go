@@ -94,9 +94,35 @@ func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, reuse []
 			pos = lineStart
 			continue
 		}
-		// No "\n" in a whole buffer: a long line. Find its end, then read
-		// it once into a buffer of its size (no growth copies).
-		nl, found, err := findNewline(r, pos+int64(n), end, buf)
+		// No "\n" in a whole buffer: a long line. Read on into a buffer
+		// reserved for the longest line allowed, whose pages are faulted
+		// in only as far as the line goes, looking for its end as it
+		// reads: the line is read once (docs/benchmarks.md, "Long lines
+		// read once").
+		from := pos + int64(n)
+		if lb, release, ok := reserveLine(maxLine + 1); ok {
+			copy(lb, buf[:n])
+			line, have, err := readOn(r, lineStart, end, lb, n)
+			if line != nil && err == nil {
+				err = fn(line, lineStart, false)
+			}
+			release()
+			if err != nil {
+				return lineStart, err
+			}
+			if line != nil {
+				lineStart += int64(len(line)) + 1
+				pos = lineStart
+				continue
+			}
+			if have < len(lb) {
+				return lineStart, nil // in flight: the range or the file ends first
+			}
+			from = lineStart + int64(have) // longer than maxLine: too long
+		}
+		// Find its end, then read it once into a buffer of its size (no
+		// growth copies).
+		nl, found, err := findNewline(r, from, end, buf)
 		if err != nil {
 			return lineStart, err
 		}
@@ -161,6 +187,40 @@ func findNewline(r io.ReaderAt, from, end int64, buf []byte) (int64, bool, error
 		p += int64(n)
 	}
 	return 0, false, nil
+}
+
+// reserveLine reserves the buffer a long line is read on into
+// (hugemem.Reserve; tests reserve from the heap to cover small caps).
+var reserveLine = hugemem.Reserve
+
+// readOn reads the line at off on into buf, whose first have bytes hold
+// its start (no "\n" among them), a chunk at a time and not past end (end
+// < 0: EOF). It returns the line (a prefix of buf, without its "\n") once
+// its end is read; else nil and how many bytes of buf hold the line: all
+// of buf when the line is longer, fewer when the range or the file ends
+// first (the line is in flight).
+func readOn(r io.ReaderAt, off, end int64, buf []byte, have int) (line []byte, n int, err error) {
+	for have < len(buf) {
+		want := min(len(buf)-have, readChunk)
+		if end >= 0 {
+			want = int(min(int64(want), end-off-int64(have)))
+		}
+		if want <= 0 {
+			return nil, have, nil
+		}
+		k, err := r.ReadAt(buf[have:have+want], off+int64(have))
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, have, err
+		}
+		if i := bytes.IndexByte(buf[have:have+k], '\n'); i >= 0 {
+			return buf[: have+i : have+i], have + i, nil
+		}
+		have += k
+		if k < want {
+			return nil, have, nil // the file ends here
+		}
+	}
+	return nil, have, nil
 }
 
 // readLong reads the line of size bytes at off and hands it to fn. A line

@@ -68,3 +68,42 @@ func TestFindNewlineBufReusesBuffer(t *testing.T) {
 		t.Errorf("%v allocations per call, want 0 (the caller's buffer)", allocs)
 	}
 }
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r *bytes.Reader
+	n int64
+}
+
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	c.n += int64(n)
+	return n, err
+}
+
+// A line of 3 MiB is read once, on into its reserved buffer while its end
+// is looked for. Counted by hand for "first\n", the 3 MiB line, "\n",
+// "last\n" (3 MiB + 12 bytes): the first chunk (1 MiB), the chunk from
+// the long line's start at byte 6 (1 MiB), the rest of the line read on
+// (2 MiB, then the 6 bytes left in the range, whose first is its "\n"),
+// and "last\n" (5): 4 MiB + 11 bytes. Finding the end first and reading
+// the line again read 7 MiB + 11.
+func TestScanLongLineReadOnce(t *testing.T) {
+	big := bytes.Repeat([]byte("x"), 3<<20)
+	file := append(append(append([]byte("first\n"), big...), '\n'), "last\n"...)
+	r := &countingReader{r: bytes.NewReader(file)}
+	var lens []int
+	next, err := ScanLinesBuf(r, 0, int64(len(file)), 8<<20, make([]byte, ReadChunk), func(line []byte, off int64, tooLong bool) error {
+		lens = append(lens, len(line))
+		return nil
+	})
+	if err != nil || next != int64(len(file)) {
+		t.Fatalf("next %d, err %v; want %d, nil", next, err, len(file))
+	}
+	if len(lens) != 3 || lens[0] != 5 || lens[1] != 3<<20 || lens[2] != 4 {
+		t.Errorf("line lengths %v, want [5 %d 4]", lens, 3<<20)
+	}
+	if want := int64(4<<20 + 11); r.n != want {
+		t.Errorf("read %d bytes, want %d (the long line once)", r.n, want)
+	}
+}
