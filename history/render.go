@@ -475,23 +475,28 @@ func writeCompactJSON(b textWriter, raw []byte) {
 
 // hasLooseSpace reports whether raw holds a JSON whitespace byte outside
 // its strings, lexing strings as json.Compact does (a quote opens and
-// closes one, a backslash escapes the next byte).
+// closes one, a backslash escapes the next byte). A string's closing quote
+// is found with bytes.IndexByte: it is the first quote after an even run
+// of backslashes (each pair is one escaped backslash).
 func hasLooseSpace(raw []byte) bool {
 	for i := 0; i < len(raw); i++ {
 		switch raw[i] {
 		case ' ', '\t', '\n', '\r':
 			return true
 		case '"':
-			for i++; i < len(raw); i++ {
-				j := bytes.IndexAny(raw[i:], `"\`)
+			for {
+				j := bytes.IndexByte(raw[i+1:], '"')
 				if j < 0 {
 					return false
 				}
-				i += j
-				if raw[i] == '"' {
+				i += 1 + j
+				k := i - 1
+				for raw[k] == '\\' {
+					k--
+				}
+				if (i-1-k)%2 == 0 {
 					break
 				}
-				i++ // skip the escaped byte
 			}
 		}
 	}
