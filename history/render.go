@@ -106,21 +106,9 @@ func callOf(p *session.Part) Call {
 
 // routerAction returns the string `action` of a flat router call's
 // arguments, or "" when the arguments are not an object or action is not a
-// string.
+// string (session.StringMember: read as the extension's router reads it).
 func routerAction(args json.RawMessage) string {
-	if len(args) == 0 {
-		return ""
-	}
-	var a struct {
-		Action json.RawMessage `json:"action"`
-	}
-	if json.Unmarshal(args, &a) != nil || len(a.Action) == 0 || a.Action[0] != '"' {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(a.Action, &s) != nil {
-		return ""
-	}
+	s, _ := session.StringMember(args, "action")
 	return s
 }
 
