@@ -81,11 +81,14 @@ type CallLookup func(toolCallID string) (Call, bool)
 // (nil for anything else: no message, another role, string content). Each
 // record carries the call id, name, namespace and, for flat router calls
 // (name `history` or `notes` with a string `action` argument), the action.
-func Calls(d *session.Decoded) []CallRecord {
+func Calls(d *session.Decoded) []CallRecord { return AppendCalls(nil, d) }
+
+// AppendCalls is Calls appending to out (an indexer reuses one array for
+// every line: a new one per assistant message was garbage).
+func AppendCalls(out []CallRecord, d *session.Decoded) []CallRecord {
 	if d == nil || d.Message == nil || d.Message.Role != session.RoleAssistant {
-		return nil
+		return out
 	}
-	var out []CallRecord
 	for i := range d.Message.Content.Parts {
 		p := &d.Message.Content.Parts[i]
 		if p.Type != "toolCall" {

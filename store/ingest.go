@@ -350,6 +350,7 @@ type batchWork struct {
 	textOff   int64
 	newCalls  map[string]history.Call
 	calls     []history.CallRecord
+	lineCalls []history.CallRecord // the current line's calls (history.AppendCalls)
 	newNames  names
 	stats     session.Stats
 	first     [32]byte // hash of the file's first line, when this batch read it
@@ -519,7 +520,8 @@ func (b *batchWork) line(line []byte, off int64, tooLong bool) error {
 			return fmt.Errorf("write item texts: %w", err)
 		}
 	}
-	for _, c := range history.Calls(d) {
+	b.lineCalls = history.AppendCalls(b.lineCalls[:0], d)
+	for _, c := range b.lineCalls {
 		// Only a call with an action (flat router) or a namespace can
 		// change how its result renders; keep just those.
 		if c.ID != "" && (c.Action != "" || c.Namespace != "") {
