@@ -189,19 +189,24 @@ func findNewline(r io.ReaderAt, from, end int64, buf []byte) (int64, bool, error
 	return 0, false, nil
 }
 
+// readOnPiece is how much readOn reads at a time: what it reads past the
+// line's end is read for nothing and faults in pages of the buffer (up to
+// a huge page more), so it is a quarter of a read chunk.
+const readOnPiece = readChunk / 4
+
 // reserveLine reserves the buffer a long line is read on into
 // (hugemem.Reserve; tests reserve from the heap to cover small caps).
 var reserveLine = hugemem.Reserve
 
 // readOn reads the line at off on into buf, whose first have bytes hold
-// its start (no "\n" among them), a chunk at a time and not past end (end
+// its start (no "\n" among them), readOnPiece bytes at a time and not past end (end
 // < 0: EOF). It returns the line (a prefix of buf, without its "\n") once
 // its end is read; else nil and how many bytes of buf hold the line: all
 // of buf when the line is longer, fewer when the range or the file ends
 // first (the line is in flight).
 func readOn(r io.ReaderAt, off, end int64, buf []byte, have int) (line []byte, n int, err error) {
 	for have < len(buf) {
-		want := min(len(buf)-have, readChunk)
+		want := min(len(buf)-have, readOnPiece)
 		if end >= 0 {
 			want = int(min(int64(want), end-off-int64(have)))
 		}
