@@ -11,9 +11,11 @@ import (
 // the file into two syncs, ScanLines yields exactly the "\n"-terminated
 // lines of the content in order (too-long ones flagged, with no bytes),
 // leaves the unterminated tail for the next scan, and resumes at the
-// returned offset. Both ways of reading a line longer than the read size
-// are run: on into a reserved buffer (hugemem.Reserve, here from the heap
-// for any cap) and, where none is mapped, found first and read again.
+// returned offset. Every way of reading a line longer than the read size
+// is run: into the buffer a large scan keeps (read on while it has room,
+// else found first and read into a longer one it keeps), on into a
+// reserved buffer (hugemem.Reserve, here from the heap for any cap) and,
+// where none is mapped, found first and read into one of its size.
 func FuzzScanLines(f *testing.F) {
 	f.Add([]byte("a\nbb\n\nccc"), 2, 3)
 	f.Add([]byte("{\"x\":1}\r\n{\"y\":\"\u2028\"}\n"), 100, 9)
@@ -31,20 +33,24 @@ func FuzzScanLines(f *testing.F) {
 		if cut < 0 || cut > len(data) {
 			cut = len(data) / 2
 		}
-		for _, reserve := range []bool{true, false} {
-			if reserve {
+		for _, mode := range []string{"kept", "reserved", "found first"} {
+			long := &LongLines{}
+			switch mode {
+			case "reserved":
+				long.transient = true
 				reserveLine = func(n int) ([]byte, func(), bool) { return make([]byte, n), func() {}, true }
-			} else {
+			case "found first":
+				long.transient = true
 				reserveLine = func(int) ([]byte, func(), bool) { return nil, func() {}, false }
 			}
-			checkScan(t, data, maxLine, cut, chunk)
+			checkScan(t, data, maxLine, cut, chunk, long)
 		}
 		reserveLine = hugemem.Reserve
 	})
 }
 
 // checkScan is one run of FuzzScanLines.
-func checkScan(t *testing.T, data []byte, maxLine, cut, chunk int) {
+func checkScan(t *testing.T, data []byte, maxLine, cut, chunk int, long *LongLines) {
 	type line struct {
 		off     int64
 		text    string
@@ -59,11 +65,11 @@ func checkScan(t *testing.T, data []byte, maxLine, cut, chunk int) {
 		return nil
 	}
 	r := bytes.NewReader(data)
-	next, err := scanLines(r, 0, int64(cut), maxLine, chunk, nil, collect)
+	next, err := scanLines(r, 0, int64(cut), maxLine, chunk, nil, long, collect)
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, err = scanLines(r, next, -1, maxLine, chunk, nil, collect)
+	next, err = scanLines(r, next, -1, maxLine, chunk, nil, long, collect)
 	if err != nil {
 		t.Fatal(err)
 	}
