@@ -256,9 +256,9 @@ func readLong(r io.ReaderAt, off, size int64, long *LongLines, fn LineFunc) erro
 // new buffer are each faulted in and zeroed by the kernel (about a fifth
 // of a 1 GiB index's system CPU, docs/benchmarks.md "Long lines read
 // once"), and a buffer in the heap counts against the heap's soft limit
-// (cmd/contextd --memory-limit), so the collector makes room for it: the
-// peak RSS of a 1 GiB index fell by about 6 MiB, where mapped buffers
-// were on top of the heap.
+// (cmd/contextd --memory-limit), so the collector makes room for it:
+// the peak RSS of a 1 GiB index fell from 144-145 to 137-141 MiB, where
+// mapped buffers were on top of the heap.
 //
 // Any other scan (transient: a catch-up of appended lines, whose long
 // line is likely its only one) reads a long line into a buffer mapped
