@@ -303,5 +303,6 @@ func (l *LongLines) get(n int) (buf []byte, release func()) {
 		return hugemem.Alloc(n)
 	}
 	l.buf = make([]byte, n)
+	hugemem.AdviseRange(l.buf) // read into at once: 2 MiB faults, not 4 KiB ones
 	return l.buf, func() {}
 }

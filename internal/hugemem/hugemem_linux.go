@@ -47,3 +47,21 @@ func Reserve(n int) (buf []byte, release func(), ok bool) {
 
 // roundUp rounds n up to a multiple of pageBytes.
 func roundUp(n int) int { return (n + pageBytes - 1) / pageBytes * pageBytes }
+
+// AdviseRange marks the 2 MiB-aligned part of b (a buffer from the Go heap
+// about to be written for the first time) MADV_HUGEPAGE, so that its first
+// writes fault it in 2 MiB at a time: a large heap object the runtime
+// maps after HeapAdvisor's last check faults in 4 KiB at a time. It is
+// advice only; a buffer with no aligned 2 MiB inside it is left as it is.
+func AdviseRange(b []byte) {
+	if len(b) < pageBytes {
+		return
+	}
+	addr := reflect.ValueOf(b).Pointer()
+	lo := (pageBytes - addr%pageBytes) % pageBytes
+	hi := (addr + uintptr(len(b))) / pageBytes * pageBytes
+	if addr+lo >= hi {
+		return
+	}
+	_ = syscall.Madvise(b[lo:hi-addr], syscall.MADV_HUGEPAGE)
+}

@@ -166,6 +166,34 @@ func vmFlags(t *testing.T, addr uintptr) string {
 	return ""
 }
 
+// AdviseRange marks a heap buffer's 2 MiB-aligned part for huge pages:
+// on a heap not advised yet, that part becomes a mapping of its own
+// (madvise splits the heap's), starting at the buffer's first 2 MiB
+// boundary, with the "hg" flag the rest of the heap does not have.
+func TestAdviseRangeMarksAlignedPart(t *testing.T) {
+	b := make([]byte, 7<<20)
+	addr := reflect.ValueOf(b).Pointer()
+	lo := addr + (2<<20-addr%(2<<20))%(2<<20)
+	if !heapAdvised && strings.Contains(vmFlags(t, lo), " hg ") {
+		t.Fatalf("heap mapping already advised: the check would pass vacuously")
+	}
+	AdviseRange(b)
+	if f := vmFlags(t, lo); !strings.Contains(f, " hg ") {
+		t.Errorf("VmFlags %q at the buffer's first 2 MiB boundary, want hg", f)
+	}
+	if !heapAdvised {
+		var start, end uintptr
+		fmt.Sscanf(vmaOf(t, lo), "%x-%x", &start, &end)
+		if start != lo || end > addr+uintptr(len(b)) || end-start < 4<<20 {
+			t.Errorf("advised mapping %#x-%#x, want one from %#x of 4 MiB or more within the buffer's end %#x", start, end, lo, addr+uintptr(len(b)))
+		}
+		if f := vmFlags(t, addr); strings.Contains(f, " hg ") && addr < lo {
+			t.Errorf("the buffer's unaligned start %#x was advised too", addr)
+		}
+	}
+	runtime.KeepAlive(b)
+}
+
 // The Go runtime asks for no huge pages: a heap object's mapping has no
 // "hg" flag until AdviseHeap, and has it after (HeapAdvisor's Check on a
 // heap that grew does the same).
