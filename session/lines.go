@@ -267,7 +267,7 @@ func readLong(r io.ReaderAt, off, size int64, long *LongLines, fn LineFunc) erro
 // the pages the line reaches are faulted in. A line over maxKeptLong
 // bytes is read so in every scan.
 //
-// The zero value keeps a buffer; Drop lets the collector have it.
+// The zero value keeps a buffer (until the LongLines itself is garbage).
 type LongLines struct {
 	buf       []byte
 	transient bool
@@ -275,9 +275,6 @@ type LongLines struct {
 
 // maxKeptLong is the longest buffer LongLines keeps between lines.
 const maxKeptLong = 16 << 20
-
-// Drop gives up the kept buffer.
-func (l *LongLines) Drop() { l.buf = nil }
 
 // readOnBuf returns the buffer to read a long line on into, whose first
 // have bytes are read: the kept one when it has room for more, else (a
