@@ -604,7 +604,9 @@ func (x *Index) WithID(ctx context.Context, sessionID string) ([]*Session, error
 			out = append(out, s)
 		}
 	}
-	if !read {
+	if !read && len(out) > 0 {
+		// An id no file has is not kept: requests naming unknown ids
+		// would grow the set without bound.
 		x.mu.Lock()
 		if x.db == db {
 			if x.idsReadDB != db {

@@ -15,7 +15,7 @@ import (
 // by its row (one query); the next WithID queries nothing and finds it
 // again; a copy synced since (a row written by a session in byPath) is
 // found without a query; after Rebuild (a new database) the rows are read
-// once more.
+// once more. An id no file has is queried each time (not kept).
 func TestWithIDReadsRowsOncePerDatabase(t *testing.T) {
 	ctx := context.Background()
 	root, dir := t.TempDir(), t.TempDir()
@@ -43,29 +43,15 @@ func TestWithIDReadsRowsOncePerDatabase(t *testing.T) {
 	defer x.Close()
 	withID := func(what string, wantQueries int64, want ...string) {
 		t.Helper()
-		before := idQueries.Load()
-		got, err := x.WithID(ctx, "s1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var paths []string
-		for _, s := range got {
-			paths = append(paths, s.Path())
-		}
-		if n := idQueries.Load() - before; n != wantQueries || len(paths) != len(want) {
-			t.Fatalf("%s: %d queries, paths %v; want %d, %v", what, n, paths, wantQueries, want)
-		}
-		for i := range want {
-			if paths[i] != want[i] {
-				t.Fatalf("%s: paths %v, want %v", what, paths, want)
-			}
-		}
+		withIDOf(t, x, "s1", what, wantQueries, want...)
 	}
 	withID("first, in a new run", 1, a)
 	if n := x.Session(a).Len(); n != 5 {
 		t.Fatalf("a after WithID: %d entries, want 5", n)
 	}
 	withID("again", 0, a)
+	withIDOf(t, x, "nobody", "an unknown id", 1)
+	withIDOf(t, x, "nobody", "an unknown id, again", 1)
 	if err := x.Session(b).Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -75,4 +61,27 @@ func TestWithIDReadsRowsOncePerDatabase(t *testing.T) {
 	}
 	withID("after Rebuild", 1, a, b)
 	withID("after Rebuild, again", 0, a, b)
+}
+
+// withIDOf checks that WithID(id) ran wantQueries queries and returned
+// the sessions of want, in order.
+func withIDOf(t *testing.T, x *Index, id, what string, wantQueries int64, want ...string) {
+	t.Helper()
+	before := idQueries.Load()
+	got, err := x.WithID(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, s := range got {
+		paths = append(paths, s.Path())
+	}
+	if n := idQueries.Load() - before; n != wantQueries || len(paths) != len(want) {
+		t.Fatalf("%s: %d queries, paths %v; want %d, %v", what, n, paths, wantQueries, want)
+	}
+	for i := range want {
+		if paths[i] != want[i] {
+			t.Fatalf("%s: paths %v, want %v", what, paths, want)
+		}
+	}
 }
