@@ -81,11 +81,14 @@ type CallLookup func(toolCallID string) (Call, bool)
 // (nil for anything else: no message, another role, string content). Each
 // record carries the call id, name, namespace and, for flat router calls
 // (name `history` or `notes` with a string `action` argument), the action.
-func Calls(d *session.Decoded) []CallRecord {
+func Calls(d *session.Decoded) []CallRecord { return AppendCalls(nil, d) }
+
+// AppendCalls is Calls appending to out (an indexer reuses one array for
+// every line: a new one per assistant message was garbage).
+func AppendCalls(out []CallRecord, d *session.Decoded) []CallRecord {
 	if d == nil || d.Message == nil || d.Message.Role != session.RoleAssistant {
-		return nil
+		return out
 	}
-	var out []CallRecord
 	for i := range d.Message.Content.Parts {
 		p := &d.Message.Content.Parts[i]
 		if p.Type != "toolCall" {
@@ -106,21 +109,9 @@ func callOf(p *session.Part) Call {
 
 // routerAction returns the string `action` of a flat router call's
 // arguments, or "" when the arguments are not an object or action is not a
-// string.
+// string (session.StringMember: read as the extension's router reads it).
 func routerAction(args json.RawMessage) string {
-	if len(args) == 0 {
-		return ""
-	}
-	var a struct {
-		Action json.RawMessage `json:"action"`
-	}
-	if json.Unmarshal(args, &a) != nil || len(a.Action) == 0 || a.Action[0] != '"' {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(a.Action, &s) != nil {
-		return ""
-	}
+	s, _ := session.StringMember(args, "action")
 	return s
 }
 
@@ -475,23 +466,28 @@ func writeCompactJSON(b textWriter, raw []byte) {
 
 // hasLooseSpace reports whether raw holds a JSON whitespace byte outside
 // its strings, lexing strings as json.Compact does (a quote opens and
-// closes one, a backslash escapes the next byte).
+// closes one, a backslash escapes the next byte). A string's closing quote
+// is found with bytes.IndexByte: it is the first quote after an even run
+// of backslashes (each pair is one escaped backslash).
 func hasLooseSpace(raw []byte) bool {
 	for i := 0; i < len(raw); i++ {
 		switch raw[i] {
 		case ' ', '\t', '\n', '\r':
 			return true
 		case '"':
-			for i++; i < len(raw); i++ {
-				j := bytes.IndexAny(raw[i:], `"\`)
+			for {
+				j := bytes.IndexByte(raw[i+1:], '"')
 				if j < 0 {
 					return false
 				}
-				i += j
-				if raw[i] == '"' {
+				i += 1 + j
+				k := i - 1
+				for raw[k] == '\\' {
+					k--
+				}
+				if (i-1-k)%2 == 0 {
 					break
 				}
-				i++ // skip the escaped byte
 			}
 		}
 	}

@@ -305,3 +305,34 @@ func TestWriteCompactJSON(t *testing.T) {
 		t.Errorf("jsonString = %s", got)
 	}
 }
+
+// hasLooseSpace agrees with json.Compact on valid JSON: it reports
+// whitespace exactly when compacting changes the bytes. The values are
+// built from strings ending in runs of 0-4 backslashes before their
+// closing quote (escaped quotes inside, spaces inside), with and without
+// spaces between tokens.
+func TestHasLooseSpaceAgreesWithCompact(t *testing.T) {
+	strs := []string{`""`, `"a b"`, `"\""`, `"\\"`, `"\\\""`, `"\\\\"`, `"x\\\\\" y"`, `"\"\\"`, `" "`}
+	seps := []string{"", " ", "\n", "\t"}
+	for _, a := range strs {
+		for _, b := range strs {
+			for _, sep := range seps {
+				for _, raw := range []string{
+					`{` + a + `:` + sep + b + `}`,
+					`[` + a + `,` + b + sep + `]`,
+					sep + a,
+					`{"k":[` + a + `,{"m":` + b + `}]` + sep + `}`,
+				} {
+					var c bytes.Buffer
+					if err := json.Compact(&c, []byte(raw)); err != nil {
+						t.Fatalf("test value %q is not JSON: %v", raw, err)
+					}
+					want := c.String() != raw
+					if got := hasLooseSpace([]byte(raw)); got != want {
+						t.Errorf("hasLooseSpace(%q) = %v, want %v (json.Compact gives %q)", raw, got, want, c.String())
+					}
+				}
+			}
+		}
+	}
+}

@@ -26,13 +26,20 @@ type LineFunc func(line []byte, off int64, tooLong bool) error
 // whole; longer ones are reported with tooLong. It returns the offset just
 // after the last complete line, where the next scan must start.
 func ScanLines(r io.ReaderAt, start, end int64, maxLine int, fn LineFunc) (int64, error) {
-	return scanLines(r, start, end, maxLine, readChunk, nil, fn)
+	return scanLines(r, start, end, maxLine, readChunk, nil, nil, fn)
 }
 
 // ScanLinesBuf is ScanLines reading into buf when it holds at least
 // ReadChunk bytes (a caller scanning many ranges reuses one buffer).
 func ScanLinesBuf(r io.ReaderAt, start, end int64, maxLine int, buf []byte, fn LineFunc) (int64, error) {
-	return scanLines(r, start, end, maxLine, readChunk, buf, fn)
+	return scanLines(r, start, end, maxLine, readChunk, buf, nil, fn)
+}
+
+// ScanLinesLong is ScanLinesBuf reading the lines longer than a chunk into
+// long's buffer, kept from one long line to the next: a scan of a large
+// file, whose long lines would each fault in a new buffer (LongLines).
+func ScanLinesLong(r io.ReaderAt, start, end int64, maxLine int, buf []byte, long *LongLines, fn LineFunc) (int64, error) {
+	return scanLines(r, start, end, maxLine, readChunk, buf, long, fn)
 }
 
 // ReadChunk is the scanner's read size.
@@ -40,7 +47,7 @@ const ReadChunk = readChunk
 
 // scanLines is ScanLines with the read size as a parameter (tests use tiny
 // ones to exercise lines longer than the buffer).
-func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, reuse []byte, fn LineFunc) (int64, error) {
+func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, reuse []byte, long *LongLines, fn LineFunc) (int64, error) {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
@@ -55,7 +62,9 @@ func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, reuse []
 	} else {
 		buf = make([]byte, chunkSize)
 	}
-	var long []byte // reused buffer for long lines under hugemem.MinBytes
+	if long == nil {
+		long = &LongLines{transient: true}
+	}
 	lineStart := start
 	pos := start
 	for end < 0 || pos < end {
@@ -94,9 +103,35 @@ func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, reuse []
 			pos = lineStart
 			continue
 		}
-		// No "\n" in a whole buffer: a long line. Find its end, then read
-		// it once into a buffer of its size (no growth copies).
-		nl, found, err := findNewline(r, pos+int64(n), end, buf)
+		// No "\n" in a whole buffer: a long line. Read on into a buffer
+		// with room for more than this chunk, looking for its end as it
+		// reads: the line is read once (docs/benchmarks.md, "Long lines
+		// read once"). A buffer too short for it is left for one of its
+		// size, once its end is found.
+		from := pos + int64(n)
+		if lb, release, ok := long.readOnBuf(maxLine, n); ok {
+			copy(lb, buf[:n])
+			line, have, err := readOn(r, lineStart, end, lb, n)
+			if line != nil && err == nil {
+				err = fn(line, lineStart, false)
+			}
+			release()
+			if err != nil {
+				return lineStart, err
+			}
+			if line != nil {
+				lineStart += int64(len(line)) + 1
+				pos = lineStart
+				continue
+			}
+			if have < len(lb) {
+				return lineStart, nil // in flight: the range or the file ends first
+			}
+			from = lineStart + int64(have) // longer than the buffer
+		}
+		// Find its end, then read it once into a buffer of its size (no
+		// growth copies).
+		nl, found, err := findNewline(r, from, end, buf)
 		if err != nil {
 			return lineStart, err
 		}
@@ -108,7 +143,7 @@ func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, reuse []
 		if size > int64(maxLine) {
 			ferr = fn(nil, lineStart, true)
 		} else {
-			ferr = readLong(r, lineStart, size, &long, fn)
+			ferr = readLong(r, lineStart, size, long, fn)
 		}
 		if ferr != nil {
 			return lineStart, ferr
@@ -163,26 +198,110 @@ func findNewline(r io.ReaderAt, from, end int64, buf []byte) (int64, bool, error
 	return 0, false, nil
 }
 
-// readLong reads the line of size bytes at off and hands it to fn. A line
-// of hugemem.MinBytes or more is read into a buffer mapped for it and
-// unmapped once fn returns (LineFunc's slice is only valid during the
-// call): a fresh heap buffer faulted in 4 KiB at a time, and the heap
-// kept it until the next collection (docs/benchmarks.md, "Full index CPU:
-// fewer fresh pages"). A shorter one reuses *long.
-func readLong(r io.ReaderAt, off, size int64, long *[]byte, fn LineFunc) error {
-	var line []byte
-	if size >= hugemem.MinBytes {
-		buf, release := hugemem.Alloc(int(size))
-		defer release()
-		line = buf
-	} else {
-		if int64(cap(*long)) < size {
-			*long = make([]byte, size)
+// readOnPiece is how much readOn reads at a time: what it reads past the
+// line's end is read for nothing and faults in pages of the buffer (up to
+// a huge page more), so it is a quarter of a read chunk.
+const readOnPiece = readChunk / 4
+
+// reserveLine reserves the buffer a long line is read on into
+// (hugemem.Reserve; tests reserve from the heap to cover small caps).
+var reserveLine = hugemem.Reserve
+
+// readOn reads the line at off on into buf, whose first have bytes hold
+// its start (no "\n" among them), readOnPiece bytes at a time and not past end (end
+// < 0: EOF). It returns the line (a prefix of buf, without its "\n") once
+// its end is read; else nil and how many bytes of buf hold the line: all
+// of buf when the line is longer, fewer when the range or the file ends
+// first (the line is in flight).
+func readOn(r io.ReaderAt, off, end int64, buf []byte, have int) (line []byte, n int, err error) {
+	for have < len(buf) {
+		want := min(len(buf)-have, readOnPiece)
+		if end >= 0 {
+			want = int(min(int64(want), end-off-int64(have)))
 		}
-		line = (*long)[:size]
+		if want <= 0 {
+			return nil, have, nil
+		}
+		k, err := r.ReadAt(buf[have:have+want], off+int64(have))
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, have, err
+		}
+		if i := bytes.IndexByte(buf[have:have+k], '\n'); i >= 0 {
+			return buf[: have+i : have+i], have + i, nil
+		}
+		have += k
+		if k < want {
+			return nil, have, nil // the file ends here
+		}
 	}
+	return nil, have, nil
+}
+
+// readLong reads the line of size bytes at off into a buffer from long
+// (LongLines.get) and hands it to fn.
+func readLong(r io.ReaderAt, off, size int64, long *LongLines, fn LineFunc) error {
+	line, release := long.get(int(size))
+	defer release()
 	if _, err := r.ReadAt(line, off); err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
 	return fn(line, off, false)
+}
+
+// LongLines gives a line scan its buffers for lines longer than its read
+// chunk (LineFunc's slice is only valid during the call).
+//
+// A scan of a large file keeps one buffer in the Go heap for all its long
+// lines, grown to the longest of up to maxKeptLong bytes: the pages of a
+// new buffer are each faulted in and zeroed by the kernel (about a fifth
+// of a 1 GiB index's system CPU, docs/benchmarks.md "Long lines read
+// once"), and a buffer in the heap counts against the heap's soft limit
+// (cmd/contextd --memory-limit), so the collector makes room for it:
+// the peak RSS of a 1 GiB index fell from 144-145 to 137-141 MiB, where
+// mapped buffers were on top of the heap.
+//
+// Any other scan (transient: a catch-up of appended lines, whose long
+// line is likely its only one) reads a long line into a buffer mapped
+// for it and unmapped after it (hugemem), so it leaves the RSS at once;
+// the line is read on into a reservation of maxLine bytes, of which only
+// the pages the line reaches are faulted in. A line over maxKeptLong
+// bytes is read so in every scan.
+//
+// The zero value keeps a buffer; Drop lets the collector have it.
+type LongLines struct {
+	buf       []byte
+	transient bool
+}
+
+// maxKeptLong is the longest buffer LongLines keeps between lines.
+const maxKeptLong = 16 << 20
+
+// Drop gives up the kept buffer.
+func (l *LongLines) Drop() { l.buf = nil }
+
+// readOnBuf returns the buffer to read a long line on into, whose first
+// have bytes are read: the kept one when it has room for more, else (a
+// transient scan) a reservation of maxLine+1 bytes; ok is false when
+// there is none (the caller finds the line's end and calls get).
+func (l *LongLines) readOnBuf(maxLine, have int) (buf []byte, release func(), ok bool) {
+	if len(l.buf) > have {
+		return l.buf, func() {}, true
+	}
+	if l.transient {
+		return reserveLine(maxLine + 1)
+	}
+	return nil, nil, false
+}
+
+// get returns a buffer of n bytes and the func to call once it is no
+// longer used.
+func (l *LongLines) get(n int) (buf []byte, release func()) {
+	if n <= len(l.buf) {
+		return l.buf[:n], func() {}
+	}
+	if l.transient || n > maxKeptLong {
+		return hugemem.Alloc(n)
+	}
+	l.buf = make([]byte, n)
+	return l.buf, func() {}
 }

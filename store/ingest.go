@@ -159,6 +159,8 @@ func (s *Session) ingest(ctx context.Context, db *DB, f io.ReaderAt, size int64)
 		// pages for it (a catch-up of a few lines reads no maps).
 		ib.adv = &hugemem.HeapAdvisor{}
 		ib.adv.Check()
+		// and keep one buffer for all its long lines (session.LongLines).
+		ib.long = &session.LongLines{}
 	}
 	for s.next < size {
 		if err := ctx.Err(); err != nil {
@@ -270,7 +272,7 @@ func (s *Session) batch(ctx context.Context, db *DB, f io.ReaderAt, tf *os.File,
 	// read: a rewrite between the two would leave the old text indexed
 	// under the new bytes' check, never detected.
 	ck := newBatchCheck(s.check.crc, start, ib)
-	next, err := session.ScanLinesBuf(f, start, end, s.x.opts.MaxLineBytes, ib.chunk, func(line []byte, off int64, tooLong bool) error {
+	next, err := session.ScanLinesLong(f, start, end, s.x.opts.MaxLineBytes, ib.chunk, ib.long, func(line []byte, off int64, tooLong bool) error {
 		if err := ck.line(f, line, off, tooLong); err != nil {
 			return err
 		}
@@ -350,6 +352,7 @@ type batchWork struct {
 	textOff   int64
 	newCalls  map[string]history.Call
 	calls     []history.CallRecord
+	lineCalls []history.CallRecord // the current line's calls (history.AppendCalls)
 	newNames  names
 	stats     session.Stats
 	first     [32]byte // hash of the file's first line, when this batch read it
@@ -365,6 +368,7 @@ type batchWork struct {
 // indexing); they are garbage once the call returns.
 type ingestBufs struct {
 	chunk   []byte               // the line scanner's reads
+	long    *session.LongLines   // the line scanner's long lines, kept for a large ingest (nil: each its own)
 	tail    []byte               // the change check's tail window (batchCheck)
 	text    *frameWriter         // item texts
 	scratch session.StringChunks // the parser's Scratch
@@ -519,7 +523,8 @@ func (b *batchWork) line(line []byte, off int64, tooLong bool) error {
 			return fmt.Errorf("write item texts: %w", err)
 		}
 	}
-	for _, c := range history.Calls(d) {
+	b.lineCalls = history.AppendCalls(b.lineCalls[:0], d)
+	for _, c := range b.lineCalls {
 		// Only a call with an action (flat router) or a namespace can
 		// change how its result renders; keep just those.
 		if c.ID != "" && (c.Action != "" || c.Namespace != "") {

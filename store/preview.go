@@ -210,7 +210,7 @@ func (s *Session) buildPreview(ctx context.Context, f *os.File, fi os.FileInfo) 
 		r = hookedReader{f}
 	}
 	grown := false
-	next, err := session.ScanLinesBuf(cutReader{f: r, size: size}, 0, size, s.x.opts.MaxLineBytes, make([]byte, session.ReadChunk), func(line []byte, off int64, tooLong bool) error {
+	next, err := session.ScanLinesLong(cutReader{f: r, size: size}, 0, size, s.x.opts.MaxLineBytes, make([]byte, session.ReadChunk), &session.LongLines{}, func(line []byte, off int64, tooLong bool) error {
 		p.stats.Lines++
 		lineNo := max(ps.NextLine, 1)
 		if tooLong {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -275,5 +276,54 @@ func TestLoadFindsRawFrames(t *testing.T) {
 				t.Fatalf("after compression: frame file %d bytes, index %d bytes, want %d and %d equal to one index's; raw file gone %v", len(gotFrames), len(gotIndex), len(wantFrames), len(wantIndex), gone(files.path("raw0")))
 			}
 		})
+	}
+}
+
+// A writer of raw frames, fed texts of every size around a frame and
+// around its gathering buffer (frameWriteBytes), from a committed tail
+// and over two batches, writes exactly the text's whole frames to the raw
+// file, in order from its first frame, and keeps the rest as the tail: the
+// raw file is the text's first frames×frameSize bytes, the tail the rest.
+func TestRawFrameWriterWritesTheText(t *testing.T) {
+	sizes := []int{1, frameSize - 1, 1, frameSize, 3*frameSize + 7, 100, frameWriteBytes, frameWriteBytes + frameSize/2, 5, 2*frameWriteBytes + 3, frameSize + 1}
+	tail := bytes.Repeat([]byte("t"), 1000) // the committed tail a batch starts from
+	text := slices.Clone(tail)
+	rf, err := os.Create(filepath.Join(t.TempDir(), "1.raw0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.Close()
+	w := &frameWriter{rf: rf, buf: slices.Clone(tail)}
+	written := 0 // frames written by the batches before
+	for batch, part := range [][]int{sizes[:6], sizes[6:]} {
+		w.n, w.nraw, w.rawOff = 0, 0, int64(written)*frameSize
+		for i, n := range part {
+			b := bytes.Repeat([]byte{byte('a' + (batch*8+i)%26)}, n)
+			text = append(text, b...)
+			if err := w.writeBytes(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.finish(); err != nil {
+			t.Fatal(err)
+		}
+		written += w.nraw
+		if len(w.buf) >= frameSize {
+			t.Fatalf("batch %d: tail of %d bytes, want under a frame", batch, len(w.buf))
+		}
+	}
+	whole := len(text) / frameSize * frameSize
+	if written != whole/frameSize {
+		t.Fatalf("%d frames written, want %d", written, whole/frameSize)
+	}
+	got, err := os.ReadFile(rf.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, text[:whole]) {
+		t.Errorf("raw file: %d bytes that differ from the text's first %d", len(got), whole)
+	}
+	if !bytes.Equal(w.buf, text[whole:]) {
+		t.Errorf("tail: %d bytes, want the text's last %d", len(w.buf), len(text)-whole)
 	}
 }

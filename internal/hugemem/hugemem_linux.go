@@ -13,15 +13,27 @@ import (
 // write faults), nor may any slice of it be kept. release is safe to call
 // once; it is never nil.
 func Alloc(n int) (buf []byte, release func()) {
+	if buf, release, ok := Reserve(n); ok {
+		return buf, release
+	}
+	return make([]byte, n), func() {}
+}
+
+// Reserve is Alloc for a buffer that may be used only in part: its pages
+// are faulted in where they are first written, so a reservation costs
+// address space, not memory, beyond the bytes used. ok is false, and buf
+// nil, when n is under MinBytes or the mapping failed: then the caller
+// sizes its buffer from the heap instead.
+func Reserve(n int) (buf []byte, release func(), ok bool) {
 	if n < MinBytes {
-		return make([]byte, n), func() {}
+		return nil, func() {}, false
 	}
 	// One huge page more than needed, so that n bytes fit from the first
 	// 2 MiB boundary of the mapping (untouched pages cost nothing).
 	size := roundUp(n) + pageBytes
 	m, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {
-		return make([]byte, n), func() {}
+		return nil, func() {}, false
 	}
 	// The mapping's address, to align the buffer to a huge page (no
 	// unsafe: reflect reports a slice's data pointer as a uintptr).
@@ -30,7 +42,7 @@ func Alloc(n int) (buf []byte, release func()) {
 	// Advice only: without transparent huge pages the buffer still works
 	// with 4 KiB pages, so an error is not one for the caller.
 	_ = syscall.Madvise(m[off:off+roundUp(n)], syscall.MADV_HUGEPAGE)
-	return m[off : off+n : off+n], func() { _ = syscall.Munmap(m) }
+	return m[off : off+n : off+n], func() { _ = syscall.Munmap(m) }, true
 }
 
 // roundUp rounds n up to a multiple of pageBytes.

@@ -88,6 +88,52 @@ func TestAllocMapsAlignedHugePageBuffer(t *testing.T) {
 	}
 }
 
+// vmaRssKB returns the Rss of the mapping holding addr, in kB (smaps).
+func vmaRssKB(t *testing.T, addr uintptr) int {
+	t.Helper()
+	for l := range strings.SplitSeq(vmaOf(t, addr), "\n") {
+		if f, ok := strings.CutPrefix(l, "Rss:"); ok {
+			var kb int
+			if _, err := fmt.Sscanf(strings.TrimSpace(f), "%d kB", &kb); err != nil {
+				t.Fatalf("Rss line %q: %v", l, err)
+			}
+			return kb
+		}
+	}
+	t.Fatalf("no mapping holds %#x", addr)
+	return 0
+}
+
+// A reservation of 64 MiB (the longest line allowed by default) costs no
+// memory until written: its mapping's Rss is 0 kB, then at most 4 MiB
+// (two huge pages, or the 3 MiB written in small pages) after its first
+// 3 MiB are written; release unmaps it. Below MinBytes nothing is
+// reserved (ok false, nil buffer).
+func TestReserveFaultsInOnlyWhatIsWritten(t *testing.T) {
+	const n, used = 64 << 20, 3 << 20
+	b, release, ok := Reserve(n)
+	if !ok || len(b) != n {
+		t.Fatalf("Reserve(%d): ok %v, len %d; want true, %d", n, ok, len(b), n)
+	}
+	addr := reflect.ValueOf(b).Pointer()
+	if kb := vmaRssKB(t, addr); kb != 0 {
+		t.Errorf("Rss %d kB before any write, want 0", kb)
+	}
+	for i := range used {
+		b[i] = 'x'
+	}
+	if kb := vmaRssKB(t, addr); kb < used>>10 || kb > 4<<10 {
+		t.Errorf("Rss %d kB after writing %d kB, want %d to %d", kb, used>>10, used>>10, 4<<10)
+	}
+	release()
+	if vma := vmaOf(t, addr); vma != "" {
+		t.Errorf("after release the reservation is still mapped:\n%s", vma)
+	}
+	if b, _, ok := Reserve(MinBytes - 1); ok || b != nil {
+		t.Errorf("Reserve(MinBytes-1): ok %v, buffer of %d bytes; want false, nil", ok, len(b))
+	}
+}
+
 // Below MinBytes the buffer comes from the Go heap: zeroed, len and cap n.
 func TestAllocSmallFromHeap(t *testing.T) {
 	const n = MinBytes - 1

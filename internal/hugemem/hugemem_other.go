@@ -7,3 +7,9 @@ package hugemem
 func Alloc(n int) (buf []byte, release func()) {
 	return make([]byte, n), func() {}
 }
+
+// Reserve reports that no buffer is mapped here (ok false): the caller
+// sizes its buffer from the heap (Reserve on Linux).
+func Reserve(n int) (buf []byte, release func(), ok bool) {
+	return nil, func() {}, false
+}
