@@ -172,9 +172,19 @@ type Index struct {
 	log        *slog.Logger
 	metrics    *Metrics
 
-	mu     sync.Mutex // guards db, byPath
+	mu     sync.Mutex // guards db, byPath, idsRead
 	db     *DB
 	byPath map[string]*Session
+	// idsRead holds the session ids whose rows WithID has read from db
+	// (the database idsRead is of: a Rebuild's new one starts empty).
+	// Each row read was synced into byPath then, and a row only gets an
+	// id through the sync of a session in byPath (commitBatch), so the
+	// next WithID of such an id finds every file of it in byPath and
+	// queries nothing: the query (a read transaction, whose pages every
+	// commit of an appended line made stale) was a tenth of the CPU of
+	// an append and /context (docs/benchmarks.md).
+	idsRead   map[string]bool
+	idsReadDB *DB
 
 	bg      sync.WaitGroup // background builders of search frame filters and full indexes after a tree preview
 	closing atomic.Bool    // set by Close: builders stop
@@ -572,24 +582,15 @@ func (x *Index) WithID(ctx context.Context, sessionID string) ([]*Session, error
 	}
 	x.mu.Lock()
 	db := x.db
+	read := db != nil && x.idsReadDB == db && x.idsRead[sessionID]
 	x.mu.Unlock()
-	// Not cancellable (a short query): the driver would run it on a
-	// goroutine of its own and the caller wait for that one to get a P
-	// (see commitBatch).
-	rows, err := db.Reader.QueryContext(context.WithoutCancel(ctx), "SELECT path FROM sessions WHERE session_id = ?", sessionID)
-	if err != nil {
-		return nil, err
+	if db == nil {
+		return nil, errIndexClosed
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
+	if !read {
+		if err := x.pathsWithID(ctx, db, sessionID, paths); err != nil {
 			return nil, err
 		}
-		paths[p] = true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	var out []*Session
 	for p := range paths {
@@ -602,6 +603,18 @@ func (x *Index) WithID(ctx context.Context, sessionID string) ([]*Session, error
 		if s.SessionID() == sessionID {
 			out = append(out, s)
 		}
+	}
+	if !read && len(out) > 0 {
+		// An id no file has is not kept: requests naming unknown ids
+		// would grow the set without bound.
+		x.mu.Lock()
+		if x.db == db {
+			if x.idsReadDB != db {
+				x.idsRead, x.idsReadDB = map[string]bool{}, db
+			}
+			x.idsRead[sessionID] = true
+		}
+		x.mu.Unlock()
 	}
 	gone := make(map[*Session]bool, len(out))
 	for _, s := range out {
@@ -618,6 +631,31 @@ func (x *Index) WithID(ctx context.Context, sessionID string) ([]*Session, error
 	})
 	return out, nil
 }
+
+// pathsWithID adds to paths those of the rows of db whose session id is
+// sessionID.
+func (x *Index) pathsWithID(ctx context.Context, db *DB, sessionID string, paths map[string]bool) error {
+	idQueries.Add(1)
+	// Not cancellable (a short query): the driver would run it on a
+	// goroutine of its own and the caller wait for that one to get a P
+	// (see commitBatch).
+	rows, err := db.Reader.QueryContext(context.WithoutCancel(ctx), "SELECT path FROM sessions WHERE session_id = ?", sessionID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return err
+		}
+		paths[p] = true
+	}
+	return rows.Err()
+}
+
+// idQueries counts the queries of pathsWithID (tests).
+var idQueries atomic.Int64
 
 // Rebuild drops the whole derived index (database and item texts) and
 // builds it again from the session files, for the sessions that were
