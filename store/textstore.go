@@ -412,29 +412,17 @@ func (w *frameWriter) writeBytes(b []byte) error {
 }
 
 // appendRaw is writeBytes for a writer of raw frames, whose frames are the
-// text's bytes as they are. buf gathers up to frameWriteBytes of them and
-// its whole frames are written from it (flushRaw); a text's whole frames
-// from a frame boundary on are written straight from the text. So a
-// byte is copied once at most, not twice as into a compressed frame (into
-// buf, then into out): the copies were a twentieth of a large ingest's CPU.
+// text's bytes as they are: buf gathers up to frameWriteBytes of them and
+// its whole frames are written from it (flushRaw). Each byte is copied
+// once, not twice as into a compressed frame (into buf, then into out).
+// Writing a long text's whole frames straight from the text, not copied
+// at all, cost more system CPU than the copy saved: 1.06-1.20 against
+// 0.81-0.93 s at the first /context of a 1 GiB session (docs/benchmarks.md,
+// "Long lines read once").
 func (w *frameWriter) appendRaw(b []byte) error {
 	w.n += int64(len(b))
 	for len(b) > 0 {
-		if len(w.buf)%frameSize == 0 && len(b) >= frameSize {
-			if err := w.flushRaw(); err != nil {
-				return err
-			}
-			whole := len(b) / frameSize * frameSize
-			if err := w.writeRawFrames(b[:whole]); err != nil {
-				return err
-			}
-			b = b[whole:]
-			continue
-		}
 		k := min(len(b), frameWriteBytes-len(w.buf))
-		if len(b) >= frameSize {
-			k = min(k, frameSize-len(w.buf)%frameSize) // to the frame's end, then straight
-		}
 		w.buf = append(w.buf, b[:k]...)
 		b = b[k:]
 		if len(w.buf) == frameWriteBytes {
