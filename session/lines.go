@@ -251,30 +251,38 @@ func readLong(r io.ReaderAt, off, size int64, long *LongLines, fn LineFunc) erro
 // LongLines gives a line scan its buffers for lines longer than its read
 // chunk (LineFunc's slice is only valid during the call).
 //
-// A scan of a large file keeps one buffer in the Go heap for all its long
-// lines, grown to the longest of up to maxKeptLong bytes: the pages of a
-// new buffer are each faulted in and zeroed by the kernel (about a fifth
-// of a 1 GiB index's system CPU, docs/benchmarks.md "Long lines read
-// once"), and a buffer in the heap counts against the heap's soft limit
-// (cmd/contextd --memory-limit), so the collector makes room for it:
-// the peak RSS of a 1 GiB index fell from 144-145 to 137-141 MiB, where
-// mapped buffers were on top of the heap.
+// A scan of a large file keeps one buffer for all its long lines, grown
+// to the longest of up to maxKeptLong bytes: the pages of a new buffer are
+// each faulted in and zeroed by the kernel, about a fifth of a 1 GiB
+// index's system CPU with a buffer per line (docs/benchmarks.md, "Long
+// lines read once"). It is mapped (hugemem.Alloc: 2 MiB pages, counted
+// against the Go heap's soft limit while held, so the peak RSS of a 1 GiB
+// index does not grow by it) and unmapped by Release.
 //
 // Any other scan (transient: a catch-up of appended lines, whose long
-// line is likely its only one) reads a long line into a buffer mapped
-// for it and unmapped after it (hugemem), so it leaves the RSS at once;
-// the line is read on into a reservation of maxLine bytes, of which only
-// the pages the line reaches are faulted in. A line over maxKeptLong
-// bytes is read so in every scan.
+// line is likely its only one) reads a long line into a buffer mapped for
+// it and unmapped after it; the line is read on into a reservation of
+// maxLine bytes (hugemem.Reserve), of which only the pages the line
+// reaches are faulted in. A line over maxKeptLong bytes is read so in
+// every scan.
 //
-// The zero value keeps a buffer (until the LongLines itself is garbage).
+// The zero value keeps a buffer.
 type LongLines struct {
 	buf       []byte
+	release   func()
 	transient bool
 }
 
 // maxKeptLong is the longest buffer LongLines keeps between lines.
 const maxKeptLong = 16 << 20
+
+// Release unmaps the kept buffer (a later long line maps a new one).
+func (l *LongLines) Release() {
+	if l.release != nil {
+		l.release()
+	}
+	l.buf, l.release = nil, nil
+}
 
 // readOnBuf returns the buffer to read a long line on into, whose first
 // have bytes are read: the kept one when it has room for more, else (a
@@ -299,7 +307,7 @@ func (l *LongLines) get(n int) (buf []byte, release func()) {
 	if l.transient || n > maxKeptLong {
 		return hugemem.Alloc(n)
 	}
-	l.buf = make([]byte, n)
-	hugemem.AdviseRange(l.buf) // read into at once: 2 MiB faults, not 4 KiB ones
+	l.Release()
+	l.buf, l.release = hugemem.Alloc(n)
 	return l.buf, func() {}
 }

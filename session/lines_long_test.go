@@ -123,6 +123,7 @@ func TestScanLinesLongKeepsBuffer(t *testing.T) {
 	file := append(append(append(append([]byte("a\n"), x...), '\n'), y...), "\nb\n"...)
 	r := &countingReader{r: bytes.NewReader(file)}
 	var long LongLines
+	defer long.Release()
 	var firsts []*byte
 	var got []string
 	next, err := ScanLinesLong(r, 0, int64(len(file)), 8<<20, make([]byte, ReadChunk), &long, func(line []byte, off int64, tooLong bool) error {

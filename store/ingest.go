@@ -161,6 +161,7 @@ func (s *Session) ingest(ctx context.Context, db *DB, f io.ReaderAt, size int64)
 		ib.adv.Check()
 		// and keep one buffer for all its long lines (session.LongLines).
 		ib.long = &session.LongLines{}
+		defer ib.long.Release()
 	}
 	for s.next < size {
 		if err := ctx.Err(); err != nil {

@@ -210,7 +210,9 @@ func (s *Session) buildPreview(ctx context.Context, f *os.File, fi os.FileInfo) 
 		r = hookedReader{f}
 	}
 	grown := false
-	next, err := session.ScanLinesLong(cutReader{f: r, size: size}, 0, size, s.x.opts.MaxLineBytes, make([]byte, session.ReadChunk), &session.LongLines{}, func(line []byte, off int64, tooLong bool) error {
+	var long session.LongLines
+	defer long.Release()
+	next, err := session.ScanLinesLong(cutReader{f: r, size: size}, 0, size, s.x.opts.MaxLineBytes, make([]byte, session.ReadChunk), &long, func(line []byte, off int64, tooLong bool) error {
 		p.stats.Lines++
 		lineNo := max(ps.NextLine, 1)
 		if tooLong {

@@ -4,6 +4,7 @@ package hugemem
 
 import (
 	"reflect"
+	"sync"
 	"syscall"
 )
 
@@ -12,11 +13,22 @@ import (
 // heap: after release it must not be used (it is unmapped, and a read or
 // write faults), nor may any slice of it be kept. release is safe to call
 // once; it is never nil.
+//
+// A mapped buffer counts against the Go heap's soft limit while it is
+// held (limit.go).
 func Alloc(n int) (buf []byte, release func()) {
-	if buf, release, ok := Reserve(n); ok {
-		return buf, release
+	buf, unmap, ok := Reserve(n)
+	if !ok {
+		return make([]byte, n), func() {}
 	}
-	return make([]byte, n), func() {}
+	charge(int64(n))
+	var once sync.Once
+	return buf, func() {
+		once.Do(func() {
+			unmap()
+			charge(-int64(n))
+		})
+	}
 }
 
 // Reserve is Alloc for a buffer that may be used only in part: its pages
@@ -47,21 +59,3 @@ func Reserve(n int) (buf []byte, release func(), ok bool) {
 
 // roundUp rounds n up to a multiple of pageBytes.
 func roundUp(n int) int { return (n + pageBytes - 1) / pageBytes * pageBytes }
-
-// AdviseRange marks the 2 MiB-aligned part of b (a buffer from the Go heap
-// about to be written for the first time) MADV_HUGEPAGE, so that its first
-// writes fault it in 2 MiB at a time: a large heap object the runtime
-// maps after HeapAdvisor's last check faults in 4 KiB at a time. It is
-// advice only; a buffer with no aligned 2 MiB inside it is left as it is.
-func AdviseRange(b []byte) {
-	if len(b) < pageBytes {
-		return
-	}
-	addr := reflect.ValueOf(b).Pointer()
-	lo := (pageBytes - addr%pageBytes) % pageBytes
-	hi := (addr + uintptr(len(b))) / pageBytes * pageBytes
-	if addr+lo >= hi {
-		return
-	}
-	_ = syscall.Madvise(b[lo:hi-addr], syscall.MADV_HUGEPAGE)
-}

@@ -5,9 +5,11 @@ package hugemem
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -134,6 +136,45 @@ func TestReserveFaultsInOnlyWhatIsWritten(t *testing.T) {
 	}
 }
 
+// While mapped buffers are held the Go heap's soft limit is lowered by
+// their bytes, and put back when the last is released: with a limit of
+// 1 GiB, 3 MiB and then 5 MiB held give 1 GiB - 3 MiB, then 1 GiB - 8
+// MiB; releasing the first (twice: the second call does nothing) gives
+// 1 GiB - 5 MiB; releasing the second, 1 GiB. A buffer from the heap
+// (under MinBytes) and a reservation change nothing; with no limit, the
+// limit stays none.
+func TestAllocCountsAgainstMemoryLimit(t *testing.T) {
+	const limit = 1 << 30
+	old := debug.SetMemoryLimit(limit)
+	defer debug.SetMemoryLimit(old)
+	check := func(when string, want int64) {
+		t.Helper()
+		if got := debug.SetMemoryLimit(-1); got != want {
+			t.Errorf("%s: limit %d, want %d", when, got, want)
+		}
+	}
+	_, r1 := Alloc(3 << 20)
+	check("3 MiB held", limit-3<<20)
+	_, r2 := Alloc(5 << 20)
+	check("3 and 5 MiB held", limit-8<<20)
+	_, r0 := Alloc(MinBytes - 1)
+	_, rr, _ := Reserve(64 << 20)
+	check("a heap buffer and a reservation more", limit-8<<20)
+	r0()
+	rr()
+	r1()
+	r1()
+	check("5 MiB held", limit-5<<20)
+	r2()
+	check("none held", limit)
+
+	debug.SetMemoryLimit(math.MaxInt64)
+	_, r3 := Alloc(3 << 20)
+	check("no limit, 3 MiB held", math.MaxInt64)
+	r3()
+	check("no limit, none held", math.MaxInt64)
+}
+
 // Below MinBytes the buffer comes from the Go heap: zeroed, len and cap n.
 func TestAllocSmallFromHeap(t *testing.T) {
 	const n = MinBytes - 1
@@ -164,34 +205,6 @@ func vmFlags(t *testing.T, addr uintptr) string {
 	}
 	t.Fatalf("no mapping holds %#x", addr)
 	return ""
-}
-
-// AdviseRange marks a heap buffer's 2 MiB-aligned part for huge pages:
-// on a heap not advised yet, that part becomes a mapping of its own
-// (madvise splits the heap's), starting at the buffer's first 2 MiB
-// boundary, with the "hg" flag the rest of the heap does not have.
-func TestAdviseRangeMarksAlignedPart(t *testing.T) {
-	b := make([]byte, 7<<20)
-	addr := reflect.ValueOf(b).Pointer()
-	lo := addr + (2<<20-addr%(2<<20))%(2<<20)
-	if !heapAdvised && strings.Contains(vmFlags(t, lo), " hg ") {
-		t.Fatalf("heap mapping already advised: the check would pass vacuously")
-	}
-	AdviseRange(b)
-	if f := vmFlags(t, lo); !strings.Contains(f, " hg ") {
-		t.Errorf("VmFlags %q at the buffer's first 2 MiB boundary, want hg", f)
-	}
-	if !heapAdvised {
-		var start, end uintptr
-		fmt.Sscanf(vmaOf(t, lo), "%x-%x", &start, &end)
-		if start != lo || end > addr+uintptr(len(b)) || end-start < 4<<20 {
-			t.Errorf("advised mapping %#x-%#x, want one from %#x of 4 MiB or more within the buffer's end %#x", start, end, lo, addr+uintptr(len(b)))
-		}
-		if f := vmFlags(t, addr); strings.Contains(f, " hg ") && addr < lo {
-			t.Errorf("the buffer's unaligned start %#x was advised too", addr)
-		}
-	}
-	runtime.KeepAlive(b)
 }
 
 // The Go runtime asks for no huge pages: a heap object's mapping has no

@@ -13,6 +13,3 @@ func Alloc(n int) (buf []byte, release func()) {
 func Reserve(n int) (buf []byte, release func(), ok bool) {
 	return nil, func() {}, false
 }
-
-// AdviseRange does nothing here (huge pages are asked for on Linux only).
-func AdviseRange(b []byte) {}
