@@ -11,8 +11,8 @@ import (
 // Alloc returns a zeroed buffer of n bytes (len and cap n) and the func
 // that frees it. A buffer of MinBytes or more is mapped outside the Go
 // heap: after release it must not be used (it is unmapped, and a read or
-// write faults), nor may any slice of it be kept. release is safe to call
-// once; it is never nil.
+// write faults), nor may any slice of it be kept. release is never nil;
+// calls after the first do nothing.
 //
 // A mapped buffer counts against the Go heap's soft limit while it is
 // held (limit.go).
@@ -54,7 +54,8 @@ func Reserve(n int) (buf []byte, release func(), ok bool) {
 	// Advice only: without transparent huge pages the buffer still works
 	// with 4 KiB pages, so an error is not one for the caller.
 	_ = syscall.Madvise(m[off:off+roundUp(n)], syscall.MADV_HUGEPAGE)
-	return m[off : off+n : off+n], func() { _ = syscall.Munmap(m) }, true
+	var once sync.Once
+	return m[off : off+n : off+n], func() { once.Do(func() { _ = syscall.Munmap(m) }) }, true
 }
 
 // roundUp rounds n up to a multiple of pageBytes.
