@@ -62,9 +62,6 @@ func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, reuse []
 	} else {
 		buf = make([]byte, chunkSize)
 	}
-	if long == nil {
-		long = &LongLines{transient: true}
-	}
 	lineStart := start
 	pos := start
 	for end < 0 || pos < end {
@@ -109,6 +106,11 @@ func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, reuse []
 		// read once"). A buffer too short for it is left for one of its
 		// size, once its end is found.
 		from := pos + int64(n)
+		if long == nil {
+			// Made here, not per scan: most scans (a catch-up of a few
+			// lines) meet no long line.
+			long = &LongLines{transient: true}
+		}
 		if lb, release, ok := long.readOnBuf(maxLine, n); ok {
 			copy(lb, buf[:n])
 			line, have, err := readOn(r, lineStart, end, lb, n)

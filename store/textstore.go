@@ -395,84 +395,60 @@ type frameWriter struct {
 }
 
 // write appends an item text to the frames.
-func (w *frameWriter) write(s string) error {
-	if w.rf != nil {
-		return w.appendRaw([]byte(s))
-	}
-	return appendText(w, s)
-}
+func (w *frameWriter) write(s string) error { return appendText(w, s) }
 
 // writeBytes appends an item text held in bytes (history.RenderTo's
 // buffer) to the frames.
-func (w *frameWriter) writeBytes(b []byte) error {
-	if w.rf != nil {
-		return w.appendRaw(b)
-	}
-	return appendText(w, b)
-}
+func (w *frameWriter) writeBytes(b []byte) error { return appendText(w, b) }
 
-// appendRaw is writeBytes for a writer of raw frames, whose frames are the
-// text's bytes as they are: buf gathers up to frameWriteBytes of them and
-// its whole frames are written from it (flushRaw). Each byte is copied
-// once, not twice as into a compressed frame (into buf, then into out).
-// Writing a long text's whole frames straight from the text, not copied
-// at all, cost more system CPU than the copy saved: 1.06-1.20 against
-// 0.81-0.93 s at the first /context of a 1 GiB session (docs/benchmarks.md,
-// "Long lines read once").
-func (w *frameWriter) appendRaw(b []byte) error {
-	w.n += int64(len(b))
-	for len(b) > 0 {
-		k := min(len(b), frameWriteBytes-len(w.buf))
-		w.buf = append(w.buf, b[:k]...)
-		b = b[k:]
-		if len(w.buf) == frameWriteBytes {
+// appendText is write and writeBytes. buf gathers the text a frame at a
+// time, each full frame compressed into out (flushFrame). A writer of raw
+// frames gathers up to frameWriteBytes in buf and writes its whole frames
+// from there (flushRaw), so each byte is copied once, not twice as into a
+// compressed frame. Writing a long text's whole frames straight from the
+// text, not copied at all, cost more system CPU than the copy saved:
+// 1.06-1.20 against 0.81-0.93 s at the first /context of a 1 GiB session
+// (docs/benchmarks.md, "Long lines read once").
+func appendText[T ~string | ~[]byte](w *frameWriter, s T) error {
+	w.n += int64(len(s))
+	full := frameSize
+	if w.rf != nil {
+		full = frameWriteBytes
+	}
+	for len(s) > 0 {
+		k := min(len(s), full-len(w.buf))
+		w.buf = append(w.buf, s[:k]...)
+		s = s[k:]
+		if len(w.buf) < full {
+			continue
+		}
+		if w.rf != nil {
 			if err := w.flushRaw(); err != nil {
 				return err
 			}
+			continue
 		}
+		if err := w.flushFrame(w.buf); err != nil {
+			return err
+		}
+		w.buf = w.buf[:0]
 	}
 	return nil
 }
 
-// flushRaw writes buf's whole frames to the raw file and keeps the rest
-// (under a frame) at its start.
+// flushRaw writes buf's whole frames to the raw file at its next frame and
+// keeps the rest (under a frame) at its start.
 func (w *frameWriter) flushRaw() error {
 	whole := len(w.buf) / frameSize * frameSize
 	if whole == 0 {
 		return nil
 	}
-	if err := w.writeRawFrames(w.buf[:whole]); err != nil {
+	if _, err := w.rf.WriteAt(w.buf[:whole], w.rawOff); err != nil {
 		return err
 	}
+	w.rawOff += int64(whole)
+	w.nraw += whole / frameSize
 	w.buf = w.buf[:copy(w.buf, w.buf[whole:])]
-	return nil
-}
-
-// writeRawFrames writes whole raw frames (a multiple of frameSize bytes)
-// at the raw file's next frame.
-func (w *frameWriter) writeRawFrames(b []byte) error {
-	if _, err := w.rf.WriteAt(b, w.rawOff); err != nil {
-		return err
-	}
-	w.rawOff += int64(len(b))
-	w.nraw += len(b) / frameSize
-	return nil
-}
-
-// appendText is write and writeBytes.
-func appendText[T ~string | ~[]byte](w *frameWriter, s T) error {
-	w.n += int64(len(s))
-	for len(s) > 0 {
-		k := min(len(s), frameSize-len(w.buf))
-		w.buf = append(w.buf, s[:k]...)
-		s = s[k:]
-		if len(w.buf) == frameSize {
-			if err := w.flushFrame(w.buf); err != nil {
-				return err
-			}
-			w.buf = w.buf[:0]
-		}
-	}
 	return nil
 }
 
@@ -485,7 +461,8 @@ func (w *frameWriter) finish() error {
 	return w.writeOut()
 }
 
-// frameWriteBytes is how many compressed bytes are gathered per write.
+// frameWriteBytes is how many bytes are gathered per write: compressed
+// frames in out, or raw frames in buf.
 const frameWriteBytes = 256 << 10
 
 // flushFrame compresses a full raw frame into the pending output, written
