@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -77,11 +79,16 @@ func manyStep(c config, mc manyConfig) error {
 
 	type result struct {
 		ctx, search []time.Duration
-		bigs        int
-		err         error
+		// ctxAt is when each /context began (since the step's start);
+		// ctxBig, whether it followed a 1-5 MB append of its own session.
+		ctxAt  []time.Duration
+		ctxBig []bool
+		bigs   int
+		err    error
 	}
 	results := make([]result, len(ms))
-	deadline := time.Now().Add(time.Duration(mc.secs) * time.Second)
+	begin := time.Now()
+	deadline := begin.Add(time.Duration(mc.secs) * time.Second)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	// The 1-byte searcher.
@@ -131,7 +138,8 @@ func manyStep(c config, mc manyConfig) error {
 				text := fmt.Sprintf("load probe s%d-%d: %s", k, i, strings.Repeat("the quick brown fox ", 1+rr.IntN(50)))
 				role := []string{"user", "assistant", "toolResult"}[i%3]
 				var err error
-				if role == "toolResult" && rr.IntN(mc.bigEvery) == 0 {
+				big := role == "toolResult" && rr.IntN(mc.bigEvery) == 0
+				if big {
 					// The probe's prefix, then the big text: the
 					// placeholder's encoding is replaced by both.
 					prefix, _ := json.Marshal(fmt.Sprintf("load probe s%d-%d: ", k, i))
@@ -146,6 +154,7 @@ func manyStep(c config, mc manyConfig) error {
 					res.err = err
 					return
 				}
+				at := time.Since(begin)
 				st, out, d, err := srv.doWith(hc, "POST", ctxPath, map[string]any{})
 				if err == nil && st != 200 {
 					err = fmt.Errorf("/context: %d %s", st, trunc(out, 200))
@@ -155,6 +164,8 @@ func manyStep(c config, mc manyConfig) error {
 					return
 				}
 				res.ctx = append(res.ctx, d)
+				res.ctxAt = append(res.ctxAt, at)
+				res.ctxBig = append(res.ctxBig, big)
 				if i%4 == 3 {
 					// A probe appended a few calls ago: it matches.
 					q := fmt.Sprintf("load probe s%d-%d:", k, i-2)
@@ -175,10 +186,14 @@ func manyStep(c config, mc manyConfig) error {
 	close(stop)
 	wg.Wait()
 	var ctxs, searches []time.Duration
+	var timed []timedContext
 	nbig := 0
-	for _, res := range results {
+	for k, res := range results {
 		if res.err != nil {
 			return res.err
+		}
+		for i, d := range res.ctx {
+			timed = append(timed, timedContext{session: k, at: res.ctxAt[i], d: d, big: res.ctxBig[i]})
 		}
 		ctxs = append(ctxs, res.ctx...)
 		searches = append(searches, res.search...)
@@ -190,7 +205,7 @@ func manyStep(c config, mc manyConfig) error {
 	all := append(append([]time.Duration(nil), ctxs...), searches...)
 	what := fmt.Sprintf("%d sessions of %d MiB, each appended to every 200-500 ms for %d s (%d tool results of 1-5 MB among the appends)", len(ms), mc.mb, mc.secs, nbig)
 	absRow(fmt.Sprintf("many clients: /context p99, %d writers + 1-byte searches", len(ms)), "ms", pct(ctxs, 0.99), 2,
-		fmt.Sprintf("%s; %d /context requests, one after each append, p50 %.2f ms, max %.2f ms; %d CPUs", what, len(ctxs), median(ctxs), pct(ctxs, 1), runtime.NumCPU()))
+		fmt.Sprintf("%s; %d /context requests, one after each append, p50 %.2f ms, max %.2f ms; %d CPUs; %s", what, len(ctxs), median(ctxs), pct(ctxs, 1), runtime.NumCPU(), slowestContexts(timed, 0.99)))
 	absRow("many clients: slowest request but the 1-byte searches", "ms", pct(all, 1), 100,
 		fmt.Sprintf("%s; over the %d /context and %d search_contents (a probe appended two calls before; p50 %.2f ms, p99 %.2f ms) requests; meanwhile one client ran %d 1-byte searches over the sessions in turn (p50 %.0f ms, max %.0f ms; not bound)",
 			what, len(ctxs), len(searches), median(searches), pct(searches, 0.99), len(short), median(short), pct(short, 1)))
@@ -257,4 +272,44 @@ func probeEntry(role, text string, ms int64) map[string]any {
 		msg["toolCallId"], msg["toolName"], msg["isError"] = "call_probe", "bash", false
 	}
 	return map[string]any{"type": "message", "message": msg}
+}
+
+// timedContext is one /context of the many-clients step: its session,
+// when it began (since the step's start), how long it took, and whether
+// it followed a 1-5 MB append of its own session (so ingested it).
+type timedContext struct {
+	session int
+	at, d   time.Duration
+	big     bool
+}
+
+// slowestContexts says what the /context requests at and above the p-th
+// percentile (the ones pct(…, p) reads, slowest first) were: how many
+// followed a 1-5 MB append of their own session, how many of the others
+// overlapped such a request of another session, and how many neither (a
+// small append's /context that was slow on its own).
+func slowestContexts(ts []timedContext, p float64) string {
+	if len(ts) == 0 {
+		return "no /context request"
+	}
+	s := slices.Clone(ts)
+	slices.SortFunc(s, func(a, b timedContext) int { return cmp.Compare(b.d, a.d) })
+	n := len(s) - (int(p*float64(len(s))+0.999999) - 1)
+	var own, overlap, neither int
+	var neitherMs []string
+	for _, t := range s[:n] {
+		switch {
+		case t.big:
+			own++
+		case slices.ContainsFunc(ts, func(o timedContext) bool {
+			return o.big && o.session != t.session && o.at < t.at+t.d && t.at < o.at+o.d
+		}):
+			overlap++
+		default:
+			neither++
+			neitherMs = append(neitherMs, fmt.Sprintf("%.1f", float64(t.d.Microseconds())/1000))
+		}
+	}
+	return fmt.Sprintf("the %d slowest (p99 and above): %d after a 1-5 MB append of their own, %d overlapping another session's, %d neither (%s ms)",
+		n, own, overlap, neither, strings.Join(neitherMs, ", "))
 }
