@@ -334,6 +334,22 @@ func (s *server) cpu() time.Duration {
 	return time.Duration(ut+st) * time.Second / 100 // USER_HZ is 100 on Linux
 }
 
+// settle waits until the server has used under 10 ms of CPU in 500 ms
+// (its background work done), at most max; it returns how long it waited.
+func (s *server) settle(max time.Duration) time.Duration {
+	start := time.Now()
+	last := s.cpu()
+	for time.Since(start) < max {
+		time.Sleep(500 * time.Millisecond)
+		now := s.cpu()
+		if now-last < 10*time.Millisecond {
+			break
+		}
+		last = now
+	}
+	return time.Since(start)
+}
+
 // gc sums the CPU time of the GC cycles logged so far (gctrace: "a+b/c/d+e
 // ms cpu": the two stop-the-world phases, assist, background and idle
 // marking), the idle marking alone (run on a processor that had nothing
