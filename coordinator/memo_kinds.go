@@ -11,6 +11,7 @@ package coordinator
 import (
 	"errors"
 	"slices"
+	"sync"
 	"weak"
 
 	"contextd/history"
@@ -228,16 +229,36 @@ func (s *Service) projection(b *Branch, rules session.Rules) []session.ContextMe
 	return msgs
 }
 
-// pairsVal is /context's pairing list of a branch (kindPairs).
+// pairsVal is /context's pairing list of a branch (kindPairs), and the
+// pairing rule's walk of it (pairing).
 type pairsVal struct {
 	derivedFrom
 	pc *pairCache
+
+	mu sync.Mutex
+	// walk is planPairing of pc.pairs (nil until a /context asks);
+	// base, until then, that of the list pc extends (nil: none kept),
+	// for the walk to go on from.
+	walk, base *pairingState
+}
+
+// pairing returns planPairing of pv's list from start, shared,
+// read-only: walked once per list and start, and, for a list extended
+// from another whose walk is kept, over the appended messages only.
+func (pv *pairsVal) pairing(start int) *pairingState {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	if pv.walk == nil || pv.walk.start != start {
+		pv.walk, pv.base = planPairing(pv.pc.pairs, start, pv.base), nil
+	}
+	return pv.walk
 }
 
 // derivePairs derives kindPairs: the pairing list of b's branch from
 // window from, by extending the stored list of the longest shorter branch
 // of the same tree that is a prefix of this one by the messages of the
-// entries added (extendPairs), else from the whole branch (buildPairs).
+// entries added (extendPairs; the pairing walk of that list, when kept,
+// goes on over them), else from the whole branch (buildPairs).
 func derivePairs(m *memo, k memoKey, b *Branch, rules session.Rules) (*pairsVal, int, error) {
 	pv := &pairsVal{derivedFrom: derivedFrom{tree: b.V.Tree, items: len(b.V.Items), seqs: b.Seqs}}
 	var base *pairsVal
@@ -250,6 +271,11 @@ func derivePairs(m *memo, k memoKey, b *Branch, rules session.Rules) (*pairsVal,
 	ok := false
 	if base != nil {
 		pv.pc, ok, err = extendPairs(b, rules, base.pc, b.Seqs[len(base.seqs):])
+	}
+	if ok {
+		base.mu.Lock()
+		pv.base = base.walk
+		base.mu.Unlock()
 	}
 	if !ok && err == nil {
 		pv.pc, err = buildPairs(b, rules, k.from)
