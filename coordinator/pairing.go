@@ -94,7 +94,7 @@ type PairPlan struct {
 // assistant instead and the boundary moves after the results.
 func PlanPairing(msgs []PairMessage, start int) PairPlan {
 	p, _, _ := planPairing(msgs, start, nil).result(msgs)
-	return p
+	return PairPlan{Start: p.Start, Drop: slices.Clone(p.Drop), Moves: slices.Clone(p.Moves), Problems: slices.Clone(p.Problems)}
 }
 
 // pairingState is PlanPairing's walk over msgs[:n] before its final
@@ -249,22 +249,16 @@ func (st *pairingState) flush() {
 
 // result is the plan of msgs (the list st walked) after the final flush,
 // with the occurrences of its dropped results and of its moves' After
-// messages (pairKeyOf). Its slices are the caller's own.
+// messages (pairKeyOf). Its slices may be st's: read-only.
 func (st *pairingState) result(msgs []PairMessage) (PairPlan, []int, []int) {
-	p := st.plan
-	p.Drop = slices.Clone(p.Drop)
-	p.Moves = slices.Clone(p.Moves)
-	p.Problems = slices.Clone(p.Problems)
-	moveOcc := slices.Clone(st.moveOcc)
+	p, moveOcc := st.plan, st.moveOcc
 	if len(st.pending) > 0 {
-		fin := *st
-		fin.plan.Moves = nil
-		fin.pending = slices.Clone(st.pending)
+		fin := pairingState{pending: slices.Clone(st.pending), lastResult: st.lastResult}
 		fin.flush()
-		p.Moves = append(p.Moves, fin.plan.Moves...)
-		moveOcc = append(moveOcc, moveOccurrences(msgs, p.Start, fin.plan.Moves)...)
+		p.Moves = append(slices.Clip(p.Moves), fin.plan.Moves...)
+		moveOcc = append(slices.Clip(moveOcc), moveOccurrences(msgs, p.Start, fin.plan.Moves)...)
 	}
-	return p, slices.Clone(st.dropOcc), moveOcc
+	return p, st.dropOcc, moveOcc
 }
 
 // callsSeen answers whether a replayed assistant of msgs[from:i] holds
