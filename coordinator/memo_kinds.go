@@ -49,6 +49,9 @@ type branchVal struct {
 	tail  *arrayTail
 	cycle bool
 	max   int // the largest of seqs (-1: none)
+	// boundary is the index in seqs of the last boundary entry (-1:
+	// none): /context reads it on every call.
+	boundary int
 }
 
 // withCachedBranch is withBranch with the branch from the Service's memo:
@@ -81,7 +84,7 @@ func (s *Service) withCachedBranch(t *Target, leafID string, fn func(b *Branch) 
 		if err != nil {
 			return err
 		}
-		return fn(&Branch{V: v, Leaf: leaf, Seqs: bv.seqs, Cycle: bv.cycle, Target: t})
+		return fn(&Branch{V: v, Leaf: leaf, Seqs: bv.seqs, Cycle: bv.cycle, Target: t, boundary: &bv.boundary})
 	})
 }
 
@@ -102,7 +105,7 @@ func deriveBranch(m *memo, k memoKey, tr *session.Tree) (*branchVal, int, error)
 	if len(seqs) > 0 {
 		mx = slices.Max(seqs)
 	}
-	return &branchVal{tree: tr, seqs: seqs, cycle: cycle, max: mx}, memoSize[int](len(seqs)), nil
+	return &branchVal{tree: tr, seqs: seqs, cycle: cycle, max: mx, boundary: lastBoundary(tr, seqs)}, memoSize[int](len(seqs)), nil
 }
 
 // extendBranch returns the branch of k's leaf as the stored branch of its
@@ -132,7 +135,11 @@ func extendBranch(m *memo, k memoKey, tr *session.Tree) (*branchVal, bool) {
 		return nil, false
 	}
 	seqs, tail := appendOwned(base.seqs, base.tail, ls)
-	return &branchVal{tree: tr, seqs: seqs, tail: tail, max: ls}, true
+	bound := base.boundary
+	if tr.IsBoundary(ls) {
+		bound = len(seqs) - 1
+	}
+	return &branchVal{tree: tr, seqs: seqs, tail: tail, max: ls, boundary: bound}, true
 }
 
 // windowsVal is history.LocalWindows of a branch (kindWindows).
