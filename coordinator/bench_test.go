@@ -297,3 +297,57 @@ func appendUser(b *testing.B, f *os.File, leaf string, i int) string {
 	}
 	return id
 }
+
+// BenchmarkServiceContextAfterPiAppend is the per-session work of the
+// bench's many-clients row (bench/load/many.go, no searches, no big
+// results) in a full window: one small entry appended before each POST
+// …/context at the new leaf, in turn a user message, an assistant
+// message without tool calls and a tool result for call_probe (no open
+// call: dropped as orphaned). The appends start at the entry before the
+// generated session's last boundary, so the window is the full one before
+// it (about 400 entries: a window every 400) plus the appends; after
+// every 200 appends the next one starts a new branch there again (a
+// branch switch), so the window stays that size however large b.N.
+func BenchmarkServiceContextAfterPiAppend(b *testing.B) {
+	svc, m, path := benchService(b)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if len(m.Boundaries) < 2 {
+		b.Skip("fewer than two windows at this size")
+	}
+	full := m.Boundaries[len(m.Boundaries)-1].ParentID
+	leaf := full
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%200 == 0 {
+			leaf = full
+		}
+		leaf = appendProbe(b, f, leaf, i)
+		if _, err := svc.Context(b.Context(), m.SessionID, ContextRequest{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// appendProbe appends to f a child of leaf as bench/load's probes: by i
+// mod 3 a user message, an assistant message (stopReason stop, no tool
+// call) or a tool result for call_probe; it returns the entry's id.
+func appendProbe(b *testing.B, f *os.File, leaf string, i int) string {
+	id := fmt.Sprintf("%08x", 0xe0000000+i)
+	var msg string
+	switch i % 3 {
+	case 0:
+		msg = fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":"load probe %d"}],"timestamp":1783382400000}`, i)
+	case 1:
+		msg = fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":"load probe %d"}],"api":"openai-responses","provider":"openai","model":"gpt-5","stopReason":"stop","timestamp":1783382400000}`, i)
+	default:
+		msg = fmt.Sprintf(`{"role":"toolResult","toolCallId":"call_probe","toolName":"bash","content":[{"type":"text","text":"load probe %d"}],"isError":false,"timestamp":1783382400000}`, i)
+	}
+	if _, err := fmt.Fprintf(f, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-07-07T00:00:00.000Z","message":%s}`+"\n", id, leaf, msg); err != nil {
+		b.Fatal(err)
+	}
+	return id
+}

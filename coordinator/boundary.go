@@ -121,10 +121,20 @@ func windowStart(b *Branch, i int) int {
 }
 
 // currentBoundary returns the index in b.Seqs of the latest boundary on the
-// branch, or -1.
+// branch, or -1: kept with the memo's branch (branchVal.boundary), else
+// found by a walk back from the leaf (lastBoundary).
 func currentBoundary(b *Branch) int {
-	for i := len(b.Seqs) - 1; i >= 0; i-- {
-		if b.V.Tree.IsBoundary(b.Seqs[i]) {
+	if b.boundary != nil {
+		return *b.boundary
+	}
+	return lastBoundary(b.V.Tree, b.Seqs)
+}
+
+// lastBoundary returns the index in seqs of the last boundary entry of
+// tr among them, or -1.
+func lastBoundary(tr *session.Tree, seqs []int) int {
+	for i := len(seqs) - 1; i >= 0; i-- {
+		if tr.IsBoundary(seqs[i]) {
 			return i
 		}
 	}

@@ -232,7 +232,7 @@ func (s *Service) project(b *Branch, out *ContextAnswer, treeStart int) error {
 	if b.Target != nil {
 		rules = b.Target.Rules()
 	}
-	msgs, shown, err := s.cachedPairMessages(b, rules, hidden, from)
+	msgs, shown, pv, err := s.cachedPairMessages(b, rules, hidden, from)
 	if err != nil {
 		return err
 	}
@@ -268,10 +268,15 @@ func (s *Service) project(b *Branch, out *ContextAnswer, treeStart int) error {
 			out.Projection.Drop = append(out.Projection.Drop, MessageKey{Role: "branchSummary", FromID: h.FromID, SummarySHA256: h.SummarySHA})
 		}
 	}
-	plan := PlanPairing(msgs, start)
-	// msgs may be the cached list (read-only): the occurrences of the
-	// results named below are counted apart.
-	occ := occurrences(msgs, plan)
+	// The pairing rule's walk of the cached list is kept with it (and
+	// goes on from the walk of the list it extends); msgs is read-only.
+	var walk *pairingState
+	if pv != nil {
+		walk = pv.pairing(start)
+	} else {
+		walk = planPairing(msgs, start, nil)
+	}
+	plan, dropOcc, moveOcc := walk.result(msgs)
 	if slice {
 		m := &msgs[plan.Start]
 		out.SliceFromEntryID = m.EntryID
@@ -281,54 +286,15 @@ func (s *Service) project(b *Branch, out *ContextAnswer, treeStart int) error {
 			out.Projection.StartAt = &MessageKey{Role: session.RoleAssistant, ToolCallID: m.Calls[0].ID}
 		}
 	}
-	for _, i := range plan.Drop {
+	for k, i := range plan.Drop {
 		out.OrphanedToolResults = append(out.OrphanedToolResults, msgs[i].EntryID)
-		out.Projection.Drop = append(out.Projection.Drop, msgs[i].resultKey(occ[i]))
+		out.Projection.Drop = append(out.Projection.Drop, msgs[i].resultKey(dropOcc[k]))
 	}
-	for _, mv := range plan.Moves {
-		out.Projection.Move = append(out.Projection.Move, MoveStep{Message: *msgs[mv.Msg].Key, After: pairKeyOf(&msgs[mv.After], occ[mv.After])})
+	for k, mv := range plan.Moves {
+		out.Projection.Move = append(out.Projection.Move, MoveStep{Message: *msgs[mv.Msg].Key, After: pairKeyOf(&msgs[mv.After], moveOcc[k])})
 	}
 	out.Problems = append(out.Problems, plan.Problems...)
 	return nil
-}
-
-// occurrences maps the index in msgs of each toolResult message plan drops
-// or moves a message after to its 1-based rank among the toolResult
-// messages with the same toolCallId from plan.Start on (result keys rank
-// among the messages start_at keeps). Only results of those call ids are
-// counted: the map holds one count per call id named, not per message.
-func occurrences(msgs []PairMessage, plan PairPlan) map[int]int {
-	named := map[int]bool{}
-	for _, i := range plan.Drop {
-		named[i] = true
-	}
-	for _, mv := range plan.Moves {
-		if msgs[mv.After].Role == session.RoleToolResult {
-			named[mv.After] = true
-		}
-	}
-	out := make(map[int]int, len(named))
-	if len(named) == 0 {
-		return out
-	}
-	calls := make(map[string]int, len(named))
-	for i := range named {
-		calls[msgs[i].CallID] = 0
-	}
-	for i := plan.Start; i < len(msgs); i++ {
-		if msgs[i].Role != session.RoleToolResult {
-			continue
-		}
-		n, ok := calls[msgs[i].CallID]
-		if !ok {
-			continue
-		}
-		calls[msgs[i].CallID] = n + 1
-		if named[i] {
-			out[i] = n + 1
-		}
-	}
-	return out
 }
 
 // pairKeyOf names m for the extension: its own key, or for a tool result its

@@ -11,6 +11,7 @@ package coordinator
 import (
 	"errors"
 	"slices"
+	"sync"
 	"weak"
 
 	"contextd/history"
@@ -48,6 +49,9 @@ type branchVal struct {
 	tail  *arrayTail
 	cycle bool
 	max   int // the largest of seqs (-1: none)
+	// boundary is the index in seqs of the last boundary entry (-1:
+	// none): /context reads it on every call.
+	boundary int
 }
 
 // withCachedBranch is withBranch with the branch from the Service's memo:
@@ -80,7 +84,7 @@ func (s *Service) withCachedBranch(t *Target, leafID string, fn func(b *Branch) 
 		if err != nil {
 			return err
 		}
-		return fn(&Branch{V: v, Leaf: leaf, Seqs: bv.seqs, Cycle: bv.cycle, Target: t})
+		return fn(&Branch{V: v, Leaf: leaf, Seqs: bv.seqs, Cycle: bv.cycle, Target: t, boundary: &bv.boundary})
 	})
 }
 
@@ -101,7 +105,7 @@ func deriveBranch(m *memo, k memoKey, tr *session.Tree) (*branchVal, int, error)
 	if len(seqs) > 0 {
 		mx = slices.Max(seqs)
 	}
-	return &branchVal{tree: tr, seqs: seqs, cycle: cycle, max: mx}, memoSize[int](len(seqs)), nil
+	return &branchVal{tree: tr, seqs: seqs, cycle: cycle, max: mx, boundary: lastBoundary(tr, seqs)}, memoSize[int](len(seqs)), nil
 }
 
 // extendBranch returns the branch of k's leaf as the stored branch of its
@@ -131,7 +135,11 @@ func extendBranch(m *memo, k memoKey, tr *session.Tree) (*branchVal, bool) {
 		return nil, false
 	}
 	seqs, tail := appendOwned(base.seqs, base.tail, ls)
-	return &branchVal{tree: tr, seqs: seqs, tail: tail, max: ls}, true
+	bound := base.boundary
+	if tr.IsBoundary(ls) {
+		bound = len(seqs) - 1
+	}
+	return &branchVal{tree: tr, seqs: seqs, tail: tail, max: ls, boundary: bound}, true
 }
 
 // windowsVal is history.LocalWindows of a branch (kindWindows).
@@ -228,16 +236,36 @@ func (s *Service) projection(b *Branch, rules session.Rules) []session.ContextMe
 	return msgs
 }
 
-// pairsVal is /context's pairing list of a branch (kindPairs).
+// pairsVal is /context's pairing list of a branch (kindPairs), and the
+// pairing rule's walk of it (pairing).
 type pairsVal struct {
 	derivedFrom
 	pc *pairCache
+
+	mu sync.Mutex
+	// walk is planPairing of pc.pairs (nil until a /context asks);
+	// base, until then, that of the list pc extends (nil: none kept),
+	// for the walk to go on from.
+	walk, base *pairingState
+}
+
+// pairing returns planPairing of pv's list from start, shared,
+// read-only: walked once per list and start, and, for a list extended
+// from another whose walk is kept, over the appended messages only.
+func (pv *pairsVal) pairing(start int) *pairingState {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	if pv.walk == nil || pv.walk.start != start {
+		pv.walk, pv.base = planPairing(pv.pc.pairs, start, pv.base), nil
+	}
+	return pv.walk
 }
 
 // derivePairs derives kindPairs: the pairing list of b's branch from
 // window from, by extending the stored list of the longest shorter branch
 // of the same tree that is a prefix of this one by the messages of the
-// entries added (extendPairs), else from the whole branch (buildPairs).
+// entries added (extendPairs; the pairing walk of that list, when kept,
+// goes on over them), else from the whole branch (buildPairs).
 func derivePairs(m *memo, k memoKey, b *Branch, rules session.Rules) (*pairsVal, int, error) {
 	pv := &pairsVal{derivedFrom: derivedFrom{tree: b.V.Tree, items: len(b.V.Items), seqs: b.Seqs}}
 	var base *pairsVal
@@ -250,6 +278,11 @@ func derivePairs(m *memo, k memoKey, b *Branch, rules session.Rules) (*pairsVal,
 	ok := false
 	if base != nil {
 		pv.pc, ok, err = extendPairs(b, rules, base.pc, b.Seqs[len(base.seqs):])
+	}
+	if ok {
+		base.mu.Lock()
+		pv.base = base.walk
+		base.mu.Unlock()
 	}
 	if !ok && err == nil {
 		pv.pc, err = buildPairs(b, rules, k.from)

@@ -220,19 +220,25 @@ type pairCache struct {
 // before the slice): the same state of the session and leaf reuses the
 // list, a branch that extends a stored one by entries that do not change
 // how the earlier ones project (derivePairs, extendPairs) lists only the
-// new messages; otherwise the whole branch is projected again.
-func (s *Service) cachedPairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from string) ([]PairMessage, map[string]bool, error) {
+// new messages; otherwise the whole branch is projected again. pv is the
+// memo's payload when msgs is its list (no hidden message left out), for
+// its pairing walk (pairsVal.pairing); nil otherwise.
+func (s *Service) cachedPairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from string) (msgs []PairMessage, shown map[string]bool, pv *pairsVal, err error) {
 	k, ok := keyOf(b.Target, b.V, b.Leaf, kindPairs)
 	if !ok || s.memo == nil || (from != "" && len(hidden) > 0) || rules != k.rules {
-		return pairMessages(b, rules, hidden, from, false)
+		msgs, shown, err = pairMessages(b, rules, hidden, from, false)
+		return msgs, shown, nil, err
 	}
 	k.from = from
-	pv, err := memoized(s.memo, k, func() (*pairsVal, int, error) { return derivePairs(s.memo, k, b, rules) })
+	pv, err = memoized(s.memo, k, func() (*pairsVal, int, error) { return derivePairs(s.memo, k, b, rules) })
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	out, shown := withoutHidden(pv.pc.pairs, hidden)
-	return out, shown, nil
+	msgs, shown = withoutHidden(pv.pc.pairs, hidden)
+	if len(msgs) != len(pv.pc.pairs) {
+		pv = nil
+	}
+	return msgs, shown, pv, nil
 }
 
 // buildPairs is the pairCache of b's whole branch.

@@ -1,8 +1,7 @@
 package coordinator
 
 import (
-	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"contextd"
@@ -94,50 +93,65 @@ type PairPlan struct {
 // results (the results follow it directly), the slice starts at that
 // assistant instead and the boundary moves after the results.
 func PlanPairing(msgs []PairMessage, start int) PairPlan {
-	p := PairPlan{Start: start}
-	if start > 0 && start < len(msgs) && closesCalls(msgs[start].Role) {
-		j := start - 1
-		for j >= 0 && msgs[j].Role == session.RoleToolResult {
-			j--
+	p, _, _ := planPairing(msgs, start, nil).result(msgs)
+	return PairPlan{Start: p.Start, Drop: slices.Clone(p.Drop), Moves: slices.Clone(p.Moves), Problems: slices.Clone(p.Problems)}
+}
+
+// pairingState is PlanPairing's walk over msgs[:n] before its final
+// flush: the plan so far and what the walk carries on with. Read-only once
+// returned (the Service's memo keeps it with the pairing list it was
+// made for: pairsVal.pairing).
+type pairingState struct {
+	start int // PlanPairing's start
+	n     int // messages walked
+	// resumable: no look-ahead of the walk reached msgs[n-1] undecided,
+	// so that its decisions and this state hold for any list that
+	// starts with msgs[:n] (planPairing with base).
+	resumable  bool
+	plan       PairPlan // Drop, Moves and Problems of msgs[:n], before the final flush
+	dropOcc    []int    // occurrence of each plan.Drop result (pairKeyOf)
+	moveOcc    []int    // occurrence of each plan.Moves[k].After (0 unless a toolResult)
+	open       []string // calls of the last replayed assistant without a result yet
+	pending    []int    // keyed messages to move after the results
+	lastResult int
+}
+
+// planPairing walks msgs from start under the pairing rule. With base, a
+// resumable state of the same start for a list msgs extends (base.n <=
+// len(msgs), the same messages before), it walks on from base.n: the
+// same state a walk from the start gives, for the messages after base.n
+// only (/context after Pi appended an entry).
+func planPairing(msgs []PairMessage, start int, base *pairingState) *pairingState {
+	st := &pairingState{start: start, plan: PairPlan{Start: start}, lastResult: -1, resumable: true}
+	open := map[string]bool{} // calls of the last replayed assistant without a result yet
+	if base != nil && base.resumable && base.start == start && base.n >= base.plan.Start && base.n <= len(msgs) {
+		*st = *base
+		st.plan.Drop = slices.Clone(base.plan.Drop)
+		st.plan.Moves = slices.Clone(base.plan.Moves)
+		st.plan.Problems = slices.Clone(base.plan.Problems)
+		st.dropOcc, st.moveOcc = slices.Clone(base.dropOcc), slices.Clone(base.moveOcc)
+		st.pending = slices.Clone(base.pending)
+		for _, id := range base.open {
+			open[id] = true
 		}
-		unanswered := map[string]bool{}
-		if j >= 0 {
-			unanswered = callSet(msgs[j].Calls)
-			for _, r := range msgs[j+1 : start] {
-				delete(unanswered, r.CallID)
-			}
-		}
-		if j >= 0 && msgs[j].Role == session.RoleAssistant && msgs[j].replayed() && answersAfter(msgs, start+1, unanswered) {
-			p.Start = j
-			p.Problems = append(p.Problems, SessionProblem{Line: msgs[start].Line, Reason: "boundary_inside_tool_call",
-				Detail: fmt.Sprintf("boundary %s is written between the calls of assistant %s and their results; the context starts at the assistant and the boundary follows the results", msgs[start].EntryID, msgs[j].EntryID)})
-		}
+	} else {
+		st.startAt(msgs)
+		st.n = st.plan.Start
 	}
-	open := map[string]bool{}     // calls of the last replayed assistant without a result yet
-	answered := map[string]bool{} // calls that got a result (real, or pi-ai's synthetic one)
-	var pending []int             // keyed messages to move after the results
-	lastResult := -1
-	flush := func() {
-		after := lastResult
-		for _, m := range pending {
-			p.Moves = append(p.Moves, PairMove{Msg: m, After: after})
-			after = m
-		}
-		pending, lastResult = nil, -1
-	}
+	p := &st.plan
+	walked := len(p.Drop)
+	moved := len(p.Moves)
+	seen := callsSeen{msgs: msgs, from: p.Start}
 	closeOpen := func() {
 		// Called for every message that closes calls: clearing keeps
 		// the map (a new one each time cost 48 bytes a message).
-		for id := range open {
-			answered[id] = true
-		}
 		clear(open)
 	}
-	for i := p.Start; i < len(msgs); i++ {
+	for i := st.n; i < len(msgs); i++ {
 		m := &msgs[i]
 		switch {
 		case m.Role == session.RoleAssistant:
-			flush()
+			st.flush()
 			closeOpen()
 			if m.replayed() {
 				for _, c := range m.Calls {
@@ -147,57 +161,223 @@ func PlanPairing(msgs []PairMessage, start int) PairPlan {
 		case m.Role == session.RoleToolResult:
 			if open[m.CallID] {
 				delete(open, m.CallID)
-				answered[m.CallID] = true
-				if len(pending) > 0 {
-					lastResult = i
+				if len(st.pending) > 0 {
+					st.lastResult = i
 				}
 				continue
 			}
+			// A call gets a result, real or pi-ai's synthetic one, once
+			// it is open and no longer is: a result whose call is not
+			// open answers a call already answered when a replayed
+			// assistant from the start holds it.
 			reason, why := "orphaned_tool_result", "no call of a replayed assistant is open before it (its call is missing, in an errored or aborted assistant, before the slice, or already closed)"
-			if answered[m.CallID] {
+			if seen.called(i, m.CallID) {
 				reason, why = "duplicate_tool_result", "its call already has a result"
 			}
 			p.Drop = append(p.Drop, i)
 			p.Problems = append(p.Problems, SessionProblem{Line: m.Line, Reason: reason,
-				Detail: fmt.Sprintf("toolResult %s for call %s is not sent: %s", m.EntryID, m.CallID, why)})
+				Detail: "toolResult " + m.EntryID + " for call " + m.CallID + " is not sent: " + why})
 		case !closesCalls(m.Role):
 		default:
-			if len(open) > 0 && m.Key != nil && answersAfter(msgs, i+1, open) {
-				pending = append(pending, i)
-				if i != start || p.Start == start {
-					p.Problems = append(p.Problems, SessionProblem{Line: m.Line, Reason: "message_inside_tool_call",
-						Detail: fmt.Sprintf("%s message %s is written between a call and its result; it is sent after the results", m.Role, m.EntryID)})
+			if len(open) > 0 && m.Key != nil {
+				found, undecided := answersAfter(msgs, i+1, open)
+				st.resumable = st.resumable && !undecided
+				if found {
+					st.pending = append(st.pending, i)
+					if i != start || p.Start == start {
+						p.Problems = append(p.Problems, SessionProblem{Line: m.Line, Reason: "message_inside_tool_call",
+							Detail: m.Role + " message " + m.EntryID + " is written between a call and its result; it is sent after the results"})
+					}
+					continue
 				}
-				continue
 			}
-			flush()
+			st.flush()
 			closeOpen()
 		}
 	}
-	flush()
-	sort.Ints(p.Drop)
-	return p
+	st.n = max(len(msgs), st.n)
+	st.open = st.open[:0:0]
+	for id := range open {
+		st.open = append(st.open, id)
+	}
+	st.dropOcc = append(st.dropOcc, occurrences(msgs, p.Start, p.Drop[walked:])...)
+	st.moveOcc = append(st.moveOcc, moveOccurrences(msgs, p.Start, p.Moves[moved:])...)
+	return st
+}
+
+// startAt applies the rule's start: when the message at start is a
+// boundary written between an assistant's calls and their results (the
+// results follow it directly), the plan starts at that assistant.
+func (st *pairingState) startAt(msgs []PairMessage) {
+	start := st.start
+	if start > 0 && start >= len(msgs) {
+		// A longer list may hold the message at start.
+		st.resumable = false
+	}
+	if start <= 0 || start >= len(msgs) || !closesCalls(msgs[start].Role) {
+		return
+	}
+	j := start - 1
+	for j >= 0 && msgs[j].Role == session.RoleToolResult {
+		j--
+	}
+	if j < 0 || msgs[j].Role != session.RoleAssistant || !msgs[j].replayed() {
+		return
+	}
+	unanswered := callSet(msgs[j].Calls)
+	for _, r := range msgs[j+1 : start] {
+		delete(unanswered, r.CallID)
+	}
+	found, undecided := answersAfter(msgs, start+1, unanswered)
+	st.resumable = !undecided
+	if found {
+		st.plan.Start = j
+		st.plan.Problems = append(st.plan.Problems, SessionProblem{Line: msgs[start].Line, Reason: "boundary_inside_tool_call",
+			Detail: "boundary " + msgs[start].EntryID + " is written between the calls of assistant " + msgs[j].EntryID + " and their results; the context starts at the assistant and the boundary follows the results"})
+	}
+}
+
+// flush moves the pending keyed messages after the last result.
+func (st *pairingState) flush() {
+	after := st.lastResult
+	for _, m := range st.pending {
+		st.plan.Moves = append(st.plan.Moves, PairMove{Msg: m, After: after})
+		after = m
+	}
+	st.pending, st.lastResult = st.pending[:0], -1
+}
+
+// result is the plan of msgs (the list st walked) after the final flush,
+// with the occurrences of its dropped results and of its moves' After
+// messages (pairKeyOf). Its slices may be st's: read-only.
+func (st *pairingState) result(msgs []PairMessage) (PairPlan, []int, []int) {
+	p, moveOcc := st.plan, st.moveOcc
+	if len(st.pending) > 0 {
+		fin := pairingState{pending: slices.Clone(st.pending), lastResult: st.lastResult}
+		fin.flush()
+		p.Moves = append(slices.Clip(p.Moves), fin.plan.Moves...)
+		moveOcc = append(slices.Clip(moveOcc), moveOccurrences(msgs, p.Start, fin.plan.Moves)...)
+	}
+	return p, st.dropOcc, moveOcc
+}
+
+// callsSeen answers whether a replayed assistant of msgs[from:i] holds
+// a call: by a scan back from i for the first few questions of a walk
+// (a walk resumed after an append asks about its new results only),
+// then from a set of their calls built once.
+type callsSeen struct {
+	msgs  []PairMessage
+	from  int
+	to    int             // set holds the calls of the replayed assistants of msgs[from:to]
+	set   map[string]bool // nil until built
+	scans int
+}
+
+// called reports whether a replayed assistant of msgs[from:i] holds a
+// call with id.
+func (c *callsSeen) called(i int, id string) bool {
+	if c.set == nil && c.scans < 8 {
+		c.scans++
+		for j := i - 1; j >= c.from; j-- {
+			if m := &c.msgs[j]; m.Role == session.RoleAssistant && m.replayed() {
+				for _, call := range m.Calls {
+					if call.ID == id {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	if c.set == nil {
+		c.set, c.to = map[string]bool{}, c.from
+	}
+	for ; c.to < i; c.to++ {
+		if m := &c.msgs[c.to]; m.Role == session.RoleAssistant && m.replayed() {
+			for _, call := range m.Calls {
+				c.set[call.ID] = true
+			}
+		}
+	}
+	return c.set[id]
 }
 
 // answersAfter reports whether, from index i, a toolResult answering one
 // of calls comes before any message other than a toolResult or a keyed
-// (movable) message.
-func answersAfter(msgs []PairMessage, i int, calls map[string]bool) bool {
+// (movable) message; undecided when it reached the end of msgs without
+// either (a longer list may answer otherwise).
+func answersAfter(msgs []PairMessage, i int, calls map[string]bool) (found, undecided bool) {
 	for ; i < len(msgs); i++ {
 		m := &msgs[i]
 		switch {
 		case m.Role == session.RoleToolResult:
 			if calls[m.CallID] {
-				return true
+				return true, false
 			}
 		case m.Role == session.RoleAssistant:
-			return false
+			return false, false
 		case !closesCalls(m.Role):
 		case m.Key == nil:
-			return false
+			return false, false
 		}
 	}
-	return false
+	return false, true
+}
+
+// occurrences returns the occurrence of each toolResult msgs[idx[k]]
+// (idx ascending): its 1-based rank among the toolResult messages with
+// the same toolCallId from index from on (result keys rank among the
+// messages start_at keeps). Only results of those call ids are counted.
+func occurrences(msgs []PairMessage, from int, idx []int) []int {
+	if len(idx) == 0 {
+		return nil
+	}
+	out := make([]int, len(idx))
+	if len(idx) == 1 {
+		id, n := msgs[idx[0]].CallID, 0
+		for j := from; j <= idx[0]; j++ {
+			if msgs[j].Role == session.RoleToolResult && msgs[j].CallID == id {
+				n++
+			}
+		}
+		out[0] = n
+		return out
+	}
+	calls := make(map[string]int, len(idx))
+	for _, i := range idx {
+		calls[msgs[i].CallID] = 0
+	}
+	k := 0
+	for j := from; k < len(idx); j++ {
+		if msgs[j].Role != session.RoleToolResult {
+			continue
+		}
+		n, ok := calls[msgs[j].CallID]
+		if !ok {
+			continue
+		}
+		calls[msgs[j].CallID] = n + 1
+		for k < len(idx) && idx[k] == j {
+			out[k] = n + 1
+			k++
+		}
+	}
+	return out
+}
+
+// moveOccurrences returns the occurrence of the After message of each of
+// moves that is a toolResult (0 for the others).
+func moveOccurrences(msgs []PairMessage, from int, moves []PairMove) []int {
+	if len(moves) == 0 {
+		return nil
+	}
+	out := make([]int, len(moves))
+	for k, mv := range moves {
+		if mv.After >= 0 && msgs[mv.After].Role == session.RoleToolResult {
+			out[k] = occurrences(msgs, from, []int{mv.After})[0]
+		}
+	}
+	return out
 }
 
 // callSet is the set of the ids of calls.

@@ -257,6 +257,10 @@ type Branch struct {
 	Seqs   []int
 	Cycle  bool
 	Target *Target
+	// boundary is the index in Seqs of the branch's last boundary (-1:
+	// none) when the memo's branch keeps it; nil: unknown
+	// (currentBoundary).
+	boundary *int
 }
 
 // Refs is the RefFunc of the branch's history items: store.View.Refs over
