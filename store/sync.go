@@ -232,12 +232,13 @@ func (s *Session) syncLocked(ctx context.Context) error {
 
 // syncFile is one pass of syncLocked: a stat, then the bytes after it.
 func (s *Session) syncFile(ctx context.Context, db *DB) error {
-	if s.unchanged() {
+	lfi, same := s.unchanged()
+	if same {
 		s.publishState(s.fileSize)
 		s.kickFilters()
 		return nil
 	}
-	f, fi, ok := s.openFile()
+	f, fi, ok := s.openFile(lfi)
 	if !ok {
 		s.dropPreview()
 		return nil
@@ -304,21 +305,23 @@ func (s *Session) syncFile(ctx context.Context, db *DB) error {
 // the same after about fifteen system calls, with syncMu held: what
 // every search and /context that follows no append paid. It reads no
 // byte of the file, so a path that now leads out of the sessions
-// directory to the same inode reveals nothing. Caller holds syncMu.
-func (s *Session) unchanged() bool {
-	if s.next == 0 || s.refused != nil || s.preview != nil || !s.check.known || s.state != StateOK || s.mtime.IsZero() {
-		return false
-	}
+// directory to the same inode reveals nothing. It also returns the lstat
+// it took (nil: none, or it failed), which openFile uses. Caller holds
+// syncMu.
+func (s *Session) unchanged() (fs.FileInfo, bool) {
 	fi, err := os.Lstat(s.path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return false
+	if err != nil {
+		return nil, false
+	}
+	if s.next == 0 || s.refused != nil || s.preview != nil || !s.check.known || s.state != StateOK || s.mtime.IsZero() || !fi.Mode().IsRegular() {
+		return fi, false
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
-		return false
+		return fi, false
 	}
 	mtime, ctime := times(fi)
-	return uint64(st.Dev) == s.dev && uint64(st.Ino) == s.ino && fi.Size() == s.fileSize &&
+	return fi, uint64(st.Dev) == s.dev && uint64(st.Ino) == s.ino && fi.Size() == s.fileSize &&
 		fi.ModTime().Equal(s.mtime) && mtime == s.check.mtime && ctime == s.check.ctime
 }
 
@@ -360,10 +363,16 @@ func (s *Session) dropPreview() {
 	s.mu.Unlock()
 }
 
-// openFile opens the session file for a sync. When it cannot (missing,
+// openFile opens the session file for a sync; lfi is the sync's lstat of
+// the path (nil: none). A regular file reached without a symlink is
+// opened in one call (openDirect); any other path is resolved and opened
+// confined to the sessions directory. When it cannot be opened (missing,
 // outside the sessions directory, not a regular file, unreadable), it
 // records why in the session state and reports false.
-func (s *Session) openFile() (*os.File, fs.FileInfo, bool) {
+func (s *Session) openFile(lfi fs.FileInfo) (*os.File, fs.FileInfo, bool) {
+	if f, fi, ok := s.x.openDirect(s.path, lfi); ok {
+		return f, fi, true
+	}
 	real, err := filepath.EvalSymlinks(s.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
