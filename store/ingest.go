@@ -126,7 +126,7 @@ type pendingEntry struct {
 // transaction with the entries and the new resume state, then publish to
 // readers.
 func (s *Session) ingest(ctx context.Context, db *DB, f io.ReaderAt, size int64) error {
-	tf, err := os.OpenFile(s.framePath(), os.O_CREATE|os.O_WRONLY, 0o600)
+	tf, err := openDiskFile(s.framePath(), os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func (s *Session) ingest(ctx context.Context, db *DB, f io.ReaderAt, size int64)
 		if raw == nil {
 			raw = s.textFiles().newRawFile(s.frames)
 		}
-		rf, err := os.OpenFile(raw.path, os.O_CREATE|os.O_WRONLY, 0o600)
+		rf, err := openDiskFile(raw.path, os.O_CREATE|os.O_WRONLY, 0o600)
 		if err != nil {
 			return err
 		}

@@ -248,7 +248,7 @@ func (r *textReader) readRaw(f int, dst []byte) error {
 // when it is gone: removed under a reader that does not hold its
 // generation (Rebuild removes every file; textfiles.go).
 func openText(path string) (*os.File, error) {
-	fh, err := os.Open(path)
+	fh, err := openDiskFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrFileChanged
 	}
@@ -534,7 +534,7 @@ func writeFrameIndexTo(path string, from int, ends []int64) error {
 	if len(ends) == 0 {
 		return nil
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
+	f, err := openDiskFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
