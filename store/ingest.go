@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,11 +125,16 @@ type pendingEntry struct {
 // transaction with the entries and the new resume state, then publish to
 // readers.
 func (s *Session) ingest(ctx context.Context, db *DB, f io.ReaderAt, size int64) error {
-	tf, err := openDiskFile(s.framePath(), os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
+	// The frame file is created by the first ingest of its generation and
+	// opened by the others at their first whole frame (lazyFile).
+	tf := &lazyFile{path: s.framePath()}
 	defer tf.Close()
+	if s.framesCreated != tf.path {
+		if _, err := tf.file(); err != nil {
+			return err
+		}
+		s.framesCreated = tf.path
+	}
 	ib := &ingestBufs{}
 	if s.frames > len(s.frameEnds) || size-s.next >= rawIngestBytes {
 		// Frames written raw, compressed later (rawframes.go): after raw
@@ -140,9 +144,13 @@ func (s *Session) ingest(ctx context.Context, db *DB, f io.ReaderAt, size int64)
 		if raw == nil {
 			raw = s.textFiles().newRawFile(s.frames)
 		}
-		rf, err := openDiskFile(raw.path, os.O_CREATE|os.O_WRONLY, 0o600)
-		if err != nil {
-			return err
+		// A raw file that holds committed frames (s.raw) exists: it is
+		// opened at the first whole frame written to it.
+		rf := &lazyFile{path: raw.path}
+		if raw != s.raw {
+			if _, err := rf.file(); err != nil {
+				return err
+			}
 		}
 		defer func() {
 			rf.Close()
@@ -254,7 +262,7 @@ func (s *Session) setFlightTooLong(n int64) {
 // size): parse and render them (batchWork.line), write their item texts,
 // commit their rows with the resume state, publish. It reports false when
 // no line ended before end.
-func (s *Session) batch(ctx context.Context, db *DB, f io.ReaderAt, tf *os.File, end, size int64, ib *ingestBufs) (bool, error) {
+func (s *Session) batch(ctx context.Context, db *DB, f io.ReaderAt, tf *lazyFile, end, size int64, ib *ingestBufs) (bool, error) {
 	b := s.newBatch(tf, end, ib)
 	// The scratch's chunk serves the next batch.
 	defer func() {
@@ -379,7 +387,7 @@ type ingestBufs struct {
 	// raw is the raw file the frames are written to, open as rawFH (nil:
 	// frames are compressed as they fill; rawframes.go).
 	raw   *rawFile
-	rawFH *os.File
+	rawFH *lazyFile
 	// adv marks the heap for huge pages as it grows (a large ingest
 	// only; nil otherwise), checked every adviseEvery bytes parsed.
 	adv    *hugemem.HeapAdvisor
@@ -391,7 +399,7 @@ type ingestBufs struct {
 // third of the bytes parsed, so by well under a huge page between checks.
 const adviseEvery = 256 << 10
 
-func (s *Session) newBatch(tf *os.File, end int64, ib *ingestBufs) *batchWork {
+func (s *Session) newBatch(tf *lazyFile, end int64, ib *ingestBufs) *batchWork {
 	b := &batchWork{s: s, p: s.parser, textOff: s.textSize, newCalls: map[string]history.Call{}}
 	if b.p.Header != nil {
 		h := *b.p.Header
@@ -416,7 +424,10 @@ func (s *Session) newBatch(tf *os.File, end int64, ib *ingestBufs) *batchWork {
 	}
 	w := ib.text
 	w.f, w.end, w.ends, w.n, w.out = tf, 0, w.ends[:0], 0, w.out[:0]
-	w.rf, w.raw, w.nraw = ib.rawFH, ib.raw, 0
+	w.rf, w.raw, w.nraw = nil, ib.raw, 0
+	if ib.rawFH != nil {
+		w.rf = ib.rawFH
+	}
 	if w.raw != nil {
 		w.rawOff = int64(s.frames-w.raw.first) * frameSize
 	}

@@ -84,14 +84,19 @@ type Session struct {
 	raw       *rawFile // the others, raw (rawframes.go); nil when none since the last compressed
 	textTail  []byte   // the item text after the last frame; replaced, never modified
 	textEpoch uint64   // textEpochs number of this state of the text
-	firstLine [32]byte
-	dev, ino  uint64
-	mtime     time.Time    // file mtime at the last sync (memory only)
-	check     contentCheck // change detection of the indexed bytes (verify.go)
-	stats     session.Stats
-	state     FileState
-	stateMsg  string
-	fileSize  int64
+	// framesCreated is the frame file (framePath) an ingest created or
+	// found since the last reset; the next ingests open it only to write
+	// a frame (lazyFile). Owned by the syncing goroutine, as the fields
+	// above syncMu says.
+	framesCreated string
+	firstLine     [32]byte
+	dev, ino      uint64
+	mtime         time.Time    // file mtime at the last sync (memory only)
+	check         contentCheck // change detection of the indexed bytes (verify.go)
+	stats         session.Stats
+	state         FileState
+	stateMsg      string
+	fileSize      int64
 
 	// The unterminated last line (memory only): it starts at flightFrom
 	// (== next) and holds no "\n" before flightScanned, so the next sync
@@ -131,6 +136,7 @@ func (s *Session) reset() {
 	s.textSize = 0
 	s.frameEnds, s.textTail, s.textEpoch = nil, nil, textEpochs.Add(1)
 	s.frames, s.raw = 0, nil
+	s.framesCreated = ""
 	s.firstLine = [32]byte{}
 	s.dev, s.ino = 0, 0
 	s.stats = session.Stats{}

@@ -378,20 +378,20 @@ func (c *frameCache) put(k frameKey, data []byte) {
 // into a raw file (rawframes.go): rf is set, and the frames go to it from
 // rawOff, nraw of them in this batch.
 type frameWriter struct {
-	f    *os.File
-	end  int64   // end of the frames in the frame file
-	ends []int64 // ends of the frames written by this batch
-	buf  []byte  // raw text after the last frame written (with rf: up to frameWriteBytes)
+	f    io.WriterAt // the frame file (a sync's: opened at its first write)
+	end  int64       // end of the frames in the frame file
+	ends []int64     // ends of the frames written by this batch
+	buf  []byte      // raw text after the last frame written (with rf: up to frameWriteBytes)
 	enc  []byte
 	out  []byte // frames not written yet, from outOff
 	n    int64  // bytes written by this batch
 
 	outOff int64
 
-	rf     *os.File // the raw file written (nil: frames are compressed)
-	raw    *rawFile // its raw file
-	rawOff int64    // where its next frame goes
-	nraw   int      // raw frames written by this batch
+	rf     io.WriterAt // the raw file written (nil: frames are compressed)
+	raw    *rawFile    // its raw file
+	rawOff int64       // where its next frame goes
+	nraw   int         // raw frames written by this batch
 }
 
 // write appends an item text to the frames.
