@@ -577,21 +577,42 @@ func (s *Session) commitBatch(ctx context.Context, db *DB, b *batchWork, next, n
 		}
 	}
 	p := &b.p
-	hb := []byte("{}")
+	hb := "{}"
 	sid := ""
 	if p.Header != nil {
-		hb, _ = json.Marshal(p.Header)
+		hb = s.headerJSON(*p.Header)
 		sid = p.Header.ID
 	}
-	sb, _ := json.Marshal(merged)
-	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET session_id=?, header=?, not_pi=?, bytes_indexed=?, first_line=?, dev=?, ino=?, next_line=?, next_seq=?, last_v1_id=?, text_bytes=?, text_tail=?, stats=? WHERE file_id=?`,
-		sid, string(hb), p.NotPi, next, s.firstLine[:], int64(s.dev), int64(s.ino), p.NextLine, p.NextSeq, p.LastV1ID, newTextSize, b.texts.buf, string(sb), s.fileID); err != nil {
-		return err
-	}
-	if err := s.saveCheck(ctx, tx, check); err != nil {
+	crc, tail := checkCRCs(check)
+	// The change check is stored in the same statement (saveCheck's
+	// columns): one UPDATE of the row per batch, not two.
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET session_id=?, header=?, not_pi=?, bytes_indexed=?, first_line=?, dev=?, ino=?, next_line=?, next_seq=?, last_v1_id=?, text_bytes=?, text_tail=?, stats=?, indexed_crc=?, tail_crc=?, mtime_ns=?, ctime_ns=? WHERE file_id=?`,
+		sid, hb, p.NotPi, next, s.firstLine[:], int64(s.dev), int64(s.ino), p.NextLine, p.NextSeq, p.LastV1ID, newTextSize, b.texts.buf, statsJSON(merged), crc, tail, check.mtime, check.ctime, s.fileID); err != nil {
 		return err
 	}
 	return tx.Commit()
+}
+
+// headerJSON is json.Marshal of h, kept from the last batch while the
+// header is the same (it is parsed once per file, and each batch stored
+// it encoded anew). Caller holds syncMu.
+func (s *Session) headerJSON(h session.Header) string {
+	if s.hdrJSON == "" || h != s.hdrKey {
+		b, _ := json.Marshal(h)
+		s.hdrKey, s.hdrJSON = h, string(b)
+	}
+	return s.hdrJSON
+}
+
+// statsJSON is json.Marshal of st: written directly when only Lines is
+// set (no skipped line: the usual file), whose encoding is {"lines":N}
+// (the other fields are omitempty).
+func statsJSON(st session.Stats) string {
+	if len(st.Skipped) == 0 && len(st.Problems) == 0 {
+		return `{"lines":` + strconv.Itoa(st.Lines) + `}`
+	}
+	b, _ := json.Marshal(st)
+	return string(b)
 }
 
 // publishBatch makes a committed batch visible to readers: the tree, item

@@ -89,14 +89,18 @@ type Session struct {
 	// a frame (lazyFile). Owned by the syncing goroutine, as the fields
 	// above syncMu says.
 	framesCreated string
-	firstLine     [32]byte
-	dev, ino      uint64
-	mtime         time.Time    // file mtime at the last sync (memory only)
-	check         contentCheck // change detection of the indexed bytes (verify.go)
-	stats         session.Stats
-	state         FileState
-	stateMsg      string
-	fileSize      int64
+	// hdrKey is the header whose JSON (json.Marshal) is hdrJSON, which
+	// the batches store (headerJSON); owned by the syncing goroutine.
+	hdrKey    session.Header
+	hdrJSON   string
+	firstLine [32]byte
+	dev, ino  uint64
+	mtime     time.Time    // file mtime at the last sync (memory only)
+	check     contentCheck // change detection of the indexed bytes (verify.go)
+	stats     session.Stats
+	state     FileState
+	stateMsg  string
+	fileSize  int64
 
 	// The unterminated last line (memory only): it starts at flightFrom
 	// (== next) and holds no "\n" before flightScanned, so the next sync

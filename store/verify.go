@@ -178,12 +178,18 @@ type execer interface {
 
 // saveCheck stores c in the sessions row of s.
 func (s *Session) saveCheck(ctx context.Context, db execer, c contentCheck) error {
-	crc, tail := int64(-1), int64(-1)
-	if c.known {
-		crc, tail = int64(c.crc), int64(c.tail)
-	}
+	crc, tail := checkCRCs(c)
 	_, err := db.ExecContext(ctx, `UPDATE sessions SET indexed_crc=?, tail_crc=?, mtime_ns=?, ctime_ns=? WHERE file_id=?`, crc, tail, c.mtime, c.ctime, s.fileID)
 	return err
+}
+
+// checkCRCs are c's CRCs as the sessions row stores them: -1 each when
+// the check is not known.
+func checkCRCs(c contentCheck) (crc, tail int64) {
+	if !c.known {
+		return -1, -1
+	}
+	return int64(c.crc), int64(c.tail)
 }
 
 // loadCheck reads s.check from the sessions row.
