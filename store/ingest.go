@@ -280,7 +280,7 @@ func (s *Session) batch(ctx context.Context, db *DB, f io.ReaderAt, tf *lazyFile
 	// The change check is taken from the bytes parsed, not from a second
 	// read: a rewrite between the two would leave the old text indexed
 	// under the new bytes' check, never detected.
-	ck := newBatchCheck(s.check.crc, start, ib)
+	ck := newBatchCheck(s.check.crc, start, ib, &s.checked)
 	next, err := session.ScanLinesLong(f, start, end, s.x.opts.MaxLineBytes, ib.chunk, ib.long, func(line []byte, off int64, tooLong bool) error {
 		if err := ck.line(f, line, off, tooLong); err != nil {
 			return err

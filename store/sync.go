@@ -91,8 +91,11 @@ type Session struct {
 	framesCreated string
 	// hdrKey is the header whose JSON (json.Marshal) is hdrJSON, which
 	// the batches store (headerJSON); owned by the syncing goroutine.
-	hdrKey    session.Header
-	hdrJSON   string
+	hdrKey  session.Header
+	hdrJSON string
+	// checked is the tail window this sync's change check read
+	// (verify.go checkedTail); emptied as each pass of syncFile ends.
+	checked   checkedTail
 	firstLine [32]byte
 	dev, ino  uint64
 	mtime     time.Time    // file mtime at the last sync (memory only)
@@ -254,6 +257,7 @@ func (s *Session) syncFile(ctx context.Context, db *DB) error {
 		return nil
 	}
 	defer f.Close()
+	defer s.dropChecked()
 	size := fi.Size()
 	var dev, ino uint64
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
