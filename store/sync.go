@@ -525,6 +525,9 @@ func firstLineHash(f io.ReaderAt) ([32]byte, bool) {
 	for off := int64(0); off < 1<<20; off += int64(len(buf)) {
 		n, err := f.ReadAt(buf, off)
 		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			if line == nil {
+				return sha256.Sum256(buf[:i]), true // the usual header: no copy
+			}
 			line = append(line, buf[:i]...)
 			return sha256.Sum256(line), true
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"hash/crc32"
 	"os"
@@ -452,5 +453,21 @@ func TestAppendReadsTailWindowOnce(t *testing.T) {
 			}
 		}
 		x.Close()
+	}
+}
+
+// TestFirstLineHash: the hash is SHA-256 of the first line without its
+// "\n", for a line inside the first 4 KiB read and one longer than it; a
+// file with no "\n" has none.
+func TestFirstLineHash(t *testing.T) {
+	for _, n := range []int{0, 300, 4095, 4096, 9000} {
+		line := strings.Repeat("h", n)
+		got, ok := firstLineHash(strings.NewReader(line + "\nrest\n"))
+		if !ok || got != sha256.Sum256([]byte(line)) {
+			t.Errorf("line of %d bytes: %x %v, want %x", n, got, ok, sha256.Sum256([]byte(line)))
+		}
+	}
+	if _, ok := firstLineHash(strings.NewReader("no newline")); ok {
+		t.Error("a file without a newline has a first-line hash")
 	}
 }
