@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"contextd/history"
 	"contextd/internal/hugemem"
@@ -135,7 +136,8 @@ func (s *Session) ingest(ctx context.Context, db *DB, f io.ReaderAt, size int64)
 		}
 		s.framesCreated = tf.path
 	}
-	ib := &ingestBufs{}
+	ib := getIngestBufs()
+	defer putIngestBufs(ib)
 	if s.frames > len(s.frameEnds) || size-s.next >= rawIngestBytes {
 		// Frames written raw, compressed later (rawframes.go): after raw
 		// frames not compressed yet, every frame is (the compressed ones
@@ -392,6 +394,56 @@ type ingestBufs struct {
 	// only; nil otherwise), checked every adviseEvery bytes parsed.
 	adv    *hugemem.HeapAdvisor
 	parsed int
+}
+
+// ingestPool holds the ingestBufs of ingests that ended holding at most
+// maxPooledIngest bytes of buffers: the sync of an appended line made its
+// frame buffer (the committed tail, up to a frame), parser scratch,
+// entries array and change-check tail anew each time, most of its garbage.
+var ingestPool sync.Pool
+
+// maxPooledIngest bounds the bytes of the buffers a pooled ingestBufs
+// keeps, maxPooledEntries its entries array.
+const (
+	maxPooledIngest  = 1 << 20
+	maxPooledEntries = 1024
+)
+
+// getIngestBufs returns a pooled ingestBufs, or a new one.
+func getIngestBufs() *ingestBufs {
+	if ib, ok := ingestPool.Get().(*ingestBufs); ok {
+		return ib
+	}
+	return &ingestBufs{}
+}
+
+// putIngestBufs pools ib when recycle allows it.
+func putIngestBufs(ib *ingestBufs) {
+	if ib.recycle() {
+		ingestPool.Put(ib)
+	}
+}
+
+// recycle drops what ties ib to the ingest that used it (its raw file
+// and descriptor, the frame files, the heap advisor, the long-line
+// buffers) and reports whether the buffers it keeps, emptied, hold at
+// most maxPooledIngest bytes and maxPooledEntries entries (a large
+// ingest's are left to the GC).
+func (ib *ingestBufs) recycle() bool {
+	if ib.adv != nil || ib.long != nil {
+		return false // a large ingest (BatchBytes or more)
+	}
+	ib.raw, ib.rawFH, ib.parsed = nil, nil, 0
+	held := cap(ib.chunk) + cap(ib.tail) + cap(ib.blob) + ib.render.Cap()
+	if w := ib.text; w != nil {
+		w.f, w.rf, w.raw = nil, nil, nil
+		w.ends, w.out, w.buf = w.ends[:0], w.out[:0], w.buf[:0]
+		held += cap(w.buf) + cap(w.enc) + cap(w.out) + 8*cap(w.ends)
+	}
+	clear(ib.pend[:cap(ib.pend)])
+	ib.pend, ib.tail, ib.blob = ib.pend[:0], ib.tail[:0], ib.blob[:0]
+	ib.render.Reset()
+	return held <= maxPooledIngest && cap(ib.pend) <= maxPooledEntries
 }
 
 // adviseEvery is how many bytes a large ingest parses between two checks
