@@ -12,16 +12,21 @@ import (
 // are read from the file: a line over the line limit (skipped, never
 // indexed) and the part of the tail window before the batch (indexed by an
 // earlier batch, and checked against the stored tail when this sync
-// began).
+// began: the first batch of a sync takes those bytes from that check's
+// read, checkedTail; the later batches, or a sync whose check read
+// none, read them).
 type batchCheck struct {
 	crc  uint32
 	at   int64  // the check covers [0, at)
 	tail []byte // the batch's last bytes, up to 2*TailWindow
 	from int64  // batch start
+	// checked is the tail window the sync's change check read (nil:
+	// none), whose bytes before the batch finish takes without a read.
+	checked *checkedTail
 }
 
-func newBatchCheck(crc uint32, start int64, ib *ingestBufs) *batchCheck {
-	return &batchCheck{crc: crc, at: start, from: start, tail: ib.tail[:0]}
+func newBatchCheck(crc uint32, start int64, ib *ingestBufs, checked *checkedTail) *batchCheck {
+	return &batchCheck{crc: crc, at: start, from: start, tail: ib.tail[:0], checked: checked}
 }
 
 var newline = []byte{'\n'}
@@ -90,7 +95,9 @@ func (c *batchCheck) finish(r io.ReaderAt, prev contentCheck, next int64) (conte
 	var err error
 	// The window's bytes before the batch, if it reaches back that far.
 	before := max(0, next-TailWindow)
-	if before < c.from {
+	if k, ok := c.checked.bytes(before, c.from); ok && before < c.from {
+		out.tail = crc32.Update(0, castagnoli, k)
+	} else if before < c.from {
 		if out.tail, err = crcRange(r, 0, before, c.from); err != nil {
 			return prev, err
 		}

@@ -3,7 +3,6 @@ package store
 import (
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -63,11 +62,8 @@ func (v *View) decodeEach(seqs []int, treeOnly bool, fn func(seq int, e *session
 			buf = nil
 		}
 		if f == nil {
-			real, err := filepath.EvalSymlinks(v.Path)
-			if err != nil {
-				return ErrFileChanged
-			}
-			if f, _, err = v.s.x.openSessionFile(real); err != nil {
+			var err error
+			if f, err = v.s.x.openForRead(v.Path); err != nil {
 				return ErrFileChanged
 			}
 		}

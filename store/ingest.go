@@ -7,10 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"contextd/history"
 	"contextd/internal/hugemem"
@@ -126,12 +126,18 @@ type pendingEntry struct {
 // transaction with the entries and the new resume state, then publish to
 // readers.
 func (s *Session) ingest(ctx context.Context, db *DB, f io.ReaderAt, size int64) error {
-	tf, err := os.OpenFile(s.framePath(), os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
+	// The frame file is created by the first ingest of its generation and
+	// opened by the others at their first whole frame (lazyFile).
+	tf := &lazyFile{path: s.framePath()}
 	defer tf.Close()
-	ib := &ingestBufs{}
+	if s.framesCreated != tf.path {
+		if _, err := tf.file(); err != nil {
+			return err
+		}
+		s.framesCreated = tf.path
+	}
+	ib := getIngestBufs()
+	defer putIngestBufs(ib)
 	if s.frames > len(s.frameEnds) || size-s.next >= rawIngestBytes {
 		// Frames written raw, compressed later (rawframes.go): after raw
 		// frames not compressed yet, every frame is (the compressed ones
@@ -140,9 +146,13 @@ func (s *Session) ingest(ctx context.Context, db *DB, f io.ReaderAt, size int64)
 		if raw == nil {
 			raw = s.textFiles().newRawFile(s.frames)
 		}
-		rf, err := os.OpenFile(raw.path, os.O_CREATE|os.O_WRONLY, 0o600)
-		if err != nil {
-			return err
+		// A raw file that holds committed frames (s.raw) exists: it is
+		// opened at the first whole frame written to it.
+		rf := &lazyFile{path: raw.path}
+		if raw != s.raw {
+			if _, err := rf.file(); err != nil {
+				return err
+			}
 		}
 		defer func() {
 			rf.Close()
@@ -254,7 +264,7 @@ func (s *Session) setFlightTooLong(n int64) {
 // size): parse and render them (batchWork.line), write their item texts,
 // commit their rows with the resume state, publish. It reports false when
 // no line ended before end.
-func (s *Session) batch(ctx context.Context, db *DB, f io.ReaderAt, tf *os.File, end, size int64, ib *ingestBufs) (bool, error) {
+func (s *Session) batch(ctx context.Context, db *DB, f io.ReaderAt, tf *lazyFile, end, size int64, ib *ingestBufs) (bool, error) {
 	b := s.newBatch(tf, end, ib)
 	// The scratch's chunk serves the next batch.
 	defer func() {
@@ -272,7 +282,7 @@ func (s *Session) batch(ctx context.Context, db *DB, f io.ReaderAt, tf *os.File,
 	// The change check is taken from the bytes parsed, not from a second
 	// read: a rewrite between the two would leave the old text indexed
 	// under the new bytes' check, never detected.
-	ck := newBatchCheck(s.check.crc, start, ib)
+	ck := newBatchCheck(s.check.crc, start, ib, &s.checked)
 	next, err := session.ScanLinesLong(f, start, end, s.x.opts.MaxLineBytes, ib.chunk, ib.long, func(line []byte, off int64, tooLong bool) error {
 		if err := ck.line(f, line, off, tooLong); err != nil {
 			return err
@@ -379,11 +389,61 @@ type ingestBufs struct {
 	// raw is the raw file the frames are written to, open as rawFH (nil:
 	// frames are compressed as they fill; rawframes.go).
 	raw   *rawFile
-	rawFH *os.File
+	rawFH *lazyFile
 	// adv marks the heap for huge pages as it grows (a large ingest
 	// only; nil otherwise), checked every adviseEvery bytes parsed.
 	adv    *hugemem.HeapAdvisor
 	parsed int
+}
+
+// ingestPool holds the ingestBufs of ingests that ended holding at most
+// maxPooledIngest bytes of buffers: the sync of an appended line made its
+// frame buffer (the committed tail, up to a frame), parser scratch,
+// entries array and change-check tail anew each time, most of its garbage.
+var ingestPool sync.Pool
+
+// maxPooledIngest bounds the bytes of the buffers a pooled ingestBufs
+// keeps, maxPooledEntries its entries array.
+const (
+	maxPooledIngest  = 1 << 20
+	maxPooledEntries = 1024
+)
+
+// getIngestBufs returns a pooled ingestBufs, or a new one.
+func getIngestBufs() *ingestBufs {
+	if ib, ok := ingestPool.Get().(*ingestBufs); ok {
+		return ib
+	}
+	return &ingestBufs{}
+}
+
+// putIngestBufs pools ib when recycle allows it.
+func putIngestBufs(ib *ingestBufs) {
+	if ib.recycle() {
+		ingestPool.Put(ib)
+	}
+}
+
+// recycle drops what ties ib to the ingest that used it (its raw file
+// and descriptor, the frame files, the heap advisor, the long-line
+// buffers) and reports whether the buffers it keeps, emptied, hold at
+// most maxPooledIngest bytes and maxPooledEntries entries (a large
+// ingest's are left to the GC).
+func (ib *ingestBufs) recycle() bool {
+	if ib.adv != nil || ib.long != nil {
+		return false // a large ingest (BatchBytes or more)
+	}
+	ib.raw, ib.rawFH, ib.parsed = nil, nil, 0
+	held := cap(ib.chunk) + cap(ib.tail) + cap(ib.blob) + ib.render.Cap()
+	if w := ib.text; w != nil {
+		w.f, w.rf, w.raw = nil, nil, nil
+		w.ends, w.out, w.buf = w.ends[:0], w.out[:0], w.buf[:0]
+		held += cap(w.buf) + cap(w.enc) + cap(w.out) + 8*cap(w.ends)
+	}
+	clear(ib.pend[:cap(ib.pend)])
+	ib.pend, ib.tail, ib.blob = ib.pend[:0], ib.tail[:0], ib.blob[:0]
+	ib.render.Reset()
+	return held <= maxPooledIngest && cap(ib.pend) <= maxPooledEntries
 }
 
 // adviseEvery is how many bytes a large ingest parses between two checks
@@ -391,7 +451,7 @@ type ingestBufs struct {
 // third of the bytes parsed, so by well under a huge page between checks.
 const adviseEvery = 256 << 10
 
-func (s *Session) newBatch(tf *os.File, end int64, ib *ingestBufs) *batchWork {
+func (s *Session) newBatch(tf *lazyFile, end int64, ib *ingestBufs) *batchWork {
 	b := &batchWork{s: s, p: s.parser, textOff: s.textSize, newCalls: map[string]history.Call{}}
 	if b.p.Header != nil {
 		h := *b.p.Header
@@ -416,7 +476,10 @@ func (s *Session) newBatch(tf *os.File, end int64, ib *ingestBufs) *batchWork {
 	}
 	w := ib.text
 	w.f, w.end, w.ends, w.n, w.out = tf, 0, w.ends[:0], 0, w.out[:0]
-	w.rf, w.raw, w.nraw = ib.rawFH, ib.raw, 0
+	w.rf, w.raw, w.nraw = nil, ib.raw, 0
+	if ib.rawFH != nil {
+		w.rf = ib.rawFH
+	}
 	if w.raw != nil {
 		w.rawOff = int64(s.frames-w.raw.first) * frameSize
 	}
@@ -566,21 +629,42 @@ func (s *Session) commitBatch(ctx context.Context, db *DB, b *batchWork, next, n
 		}
 	}
 	p := &b.p
-	hb := []byte("{}")
+	hb := "{}"
 	sid := ""
 	if p.Header != nil {
-		hb, _ = json.Marshal(p.Header)
+		hb = s.headerJSON(*p.Header)
 		sid = p.Header.ID
 	}
-	sb, _ := json.Marshal(merged)
-	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET session_id=?, header=?, not_pi=?, bytes_indexed=?, first_line=?, dev=?, ino=?, next_line=?, next_seq=?, last_v1_id=?, text_bytes=?, text_tail=?, stats=? WHERE file_id=?`,
-		sid, string(hb), p.NotPi, next, s.firstLine[:], int64(s.dev), int64(s.ino), p.NextLine, p.NextSeq, p.LastV1ID, newTextSize, b.texts.buf, string(sb), s.fileID); err != nil {
-		return err
-	}
-	if err := s.saveCheck(ctx, tx, check); err != nil {
+	crc, tail := checkCRCs(check)
+	// The change check is stored in the same statement (saveCheck's
+	// columns): one UPDATE of the row per batch, not two.
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET session_id=?, header=?, not_pi=?, bytes_indexed=?, first_line=?, dev=?, ino=?, next_line=?, next_seq=?, last_v1_id=?, text_bytes=?, text_tail=?, stats=?, indexed_crc=?, tail_crc=?, mtime_ns=?, ctime_ns=? WHERE file_id=?`,
+		sid, hb, p.NotPi, next, s.firstLine[:], int64(s.dev), int64(s.ino), p.NextLine, p.NextSeq, p.LastV1ID, newTextSize, b.texts.buf, statsJSON(merged), crc, tail, check.mtime, check.ctime, s.fileID); err != nil {
 		return err
 	}
 	return tx.Commit()
+}
+
+// headerJSON is json.Marshal of h, kept from the last batch while the
+// header is the same (it is parsed once per file, and each batch stored
+// it encoded anew). Caller holds syncMu.
+func (s *Session) headerJSON(h session.Header) string {
+	if s.hdrJSON == "" || h != s.hdrKey {
+		b, _ := json.Marshal(h)
+		s.hdrKey, s.hdrJSON = h, string(b)
+	}
+	return s.hdrJSON
+}
+
+// statsJSON is json.Marshal of st: written directly when only Lines is
+// set (no skipped line: the usual file), whose encoding is {"lines":N}
+// (the other fields are omitempty).
+func statsJSON(st session.Stats) string {
+	if len(st.Skipped) == 0 && len(st.Problems) == 0 {
+		return `{"lines":` + strconv.Itoa(st.Lines) + `}`
+	}
+	b, _ := json.Marshal(st)
+	return string(b)
 }
 
 // publishBatch makes a committed batch visible to readers: the tree, item

@@ -39,3 +39,33 @@ func TestEncodeMeta(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsAndHeaderJSON: statsJSON writes json.Marshal's bytes (the
+// sessions.stats column) with and without skipped lines, and headerJSON
+// json.Marshal's bytes of the header it is given, also after the header
+// changed.
+func TestStatsAndHeaderJSON(t *testing.T) {
+	for _, st := range []session.Stats{
+		{},
+		{Lines: 123456},
+		{Lines: 7, Skipped: map[session.SkipReason]int{}},
+		{Lines: 9, Skipped: map[session.SkipReason]int{session.SkipTooLong: 2}, Problems: []session.Problem{{Line: 3, Reason: session.SkipTooLong}}},
+	} {
+		want, _ := json.Marshal(st)
+		if got := statsJSON(st); got != string(want) {
+			t.Errorf("statsJSON(%+v) = %s, want %s", st, got, want)
+		}
+	}
+	s := &Session{}
+	for _, h := range []session.Header{
+		{Version: 3, ID: "s1", Timestamp: "2026-11-30T00:00:00.000Z", Cwd: "/w"},
+		{Version: 3, ID: "s1", Timestamp: "2026-11-30T00:00:00.000Z", Cwd: "/w"},
+		{Version: 3, ID: "s1", Timestamp: "2026-11-30T00:00:00.000Z", Cwd: "/w", ParentSession: "/p<&>.jsonl"},
+		{Version: 1, ID: "s2"},
+	} {
+		want, _ := json.Marshal(h)
+		if got := s.headerJSON(h); got != string(want) {
+			t.Errorf("headerJSON(%+v) = %s, want %s", h, got, want)
+		}
+	}
+}

@@ -11,8 +11,16 @@ import (
 	"syscall"
 )
 
-// sessionOpens counts the session files opened (tests).
-var sessionOpens atomic.Int64
+// sessionOpens counts the session files opened (tests); directOpens those
+// of them opened by openDirect, without the walk through os.Root.
+var sessionOpens, directOpens atomic.Int64
+
+// directOK reports whether path may be opened by openDirect: absolute,
+// clean (no "..", which a symlink-free path could still use to leave the
+// directory it names) and under the sessions directory.
+func (x *Index) directOK(path string) bool {
+	return filepath.IsAbs(path) && filepath.Clean(path) == path && x.under(path)
+}
 
 // openSessionFile opens the session file at path (absolute, symlinks
 // already resolved, under the sessions directory) for reading, such that
@@ -70,4 +78,22 @@ func (x *Index) openSessionFile(path string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, ErrNotRegular
 	}
 	return f, fi, nil
+}
+
+// openForRead opens the session file at path for a reader (View.Decode,
+// DecodeEach) as a sync does: a regular file reached without a symlink
+// in one call (openDirect), else resolved (filepath.EvalSymlinks) and
+// opened confined to the sessions directory (openSessionFile). Errors are
+// those of the full path. The caller closes the file.
+func (x *Index) openForRead(path string) (*os.File, error) {
+	lfi, _ := os.Lstat(path)
+	if f, _, ok := x.openDirect(path, lfi); ok {
+		return f, nil
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, err
+	}
+	f, _, err := x.openSessionFile(real)
+	return f, err
 }

@@ -169,7 +169,7 @@ func (s *Session) syncTree(ctx context.Context) error {
 // syncs fully, which retries in turn).
 func (s *Session) previewFile(ctx context.Context) (*treePreview, error) {
 	for n := 1; ; n++ {
-		f, fi, ok := s.openFile()
+		f, fi, ok := s.openFile(nil)
 		if !ok {
 			return nil, nil
 		}

@@ -84,6 +84,18 @@ type Session struct {
 	raw       *rawFile // the others, raw (rawframes.go); nil when none since the last compressed
 	textTail  []byte   // the item text after the last frame; replaced, never modified
 	textEpoch uint64   // textEpochs number of this state of the text
+	// framesCreated is the frame file (framePath) an ingest created or
+	// found since the last reset; the next ingests open it only to write
+	// a frame (lazyFile). Owned by the syncing goroutine, as the fields
+	// above syncMu says.
+	framesCreated string
+	// hdrKey is the header whose JSON (json.Marshal) is hdrJSON, which
+	// the batches store (headerJSON); owned by the syncing goroutine.
+	hdrKey  session.Header
+	hdrJSON string
+	// checked is the tail window this sync's change check read
+	// (verify.go checkedTail); emptied as each pass of syncFile ends.
+	checked   checkedTail
 	firstLine [32]byte
 	dev, ino  uint64
 	mtime     time.Time    // file mtime at the last sync (memory only)
@@ -131,6 +143,7 @@ func (s *Session) reset() {
 	s.textSize = 0
 	s.frameEnds, s.textTail, s.textEpoch = nil, nil, textEpochs.Add(1)
 	s.frames, s.raw = 0, nil
+	s.framesCreated = ""
 	s.firstLine = [32]byte{}
 	s.dev, s.ino = 0, 0
 	s.stats = session.Stats{}
@@ -232,17 +245,19 @@ func (s *Session) syncLocked(ctx context.Context) error {
 
 // syncFile is one pass of syncLocked: a stat, then the bytes after it.
 func (s *Session) syncFile(ctx context.Context, db *DB) error {
-	if s.unchanged() {
+	lfi, same := s.unchanged()
+	if same {
 		s.publishState(s.fileSize)
 		s.kickFilters()
 		return nil
 	}
-	f, fi, ok := s.openFile()
+	f, fi, ok := s.openFile(lfi)
 	if !ok {
 		s.dropPreview()
 		return nil
 	}
 	defer f.Close()
+	defer s.dropChecked()
 	size := fi.Size()
 	var dev, ino uint64
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
@@ -304,21 +319,23 @@ func (s *Session) syncFile(ctx context.Context, db *DB) error {
 // the same after about fifteen system calls, with syncMu held: what
 // every search and /context that follows no append paid. It reads no
 // byte of the file, so a path that now leads out of the sessions
-// directory to the same inode reveals nothing. Caller holds syncMu.
-func (s *Session) unchanged() bool {
-	if s.next == 0 || s.refused != nil || s.preview != nil || !s.check.known || s.state != StateOK || s.mtime.IsZero() {
-		return false
-	}
+// directory to the same inode reveals nothing. It also returns the lstat
+// it took (nil: none, or it failed), which openFile uses. Caller holds
+// syncMu.
+func (s *Session) unchanged() (fs.FileInfo, bool) {
 	fi, err := os.Lstat(s.path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return false
+	if err != nil {
+		return nil, false
+	}
+	if s.next == 0 || s.refused != nil || s.preview != nil || !s.check.known || s.state != StateOK || s.mtime.IsZero() || !fi.Mode().IsRegular() {
+		return fi, false
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
-		return false
+		return fi, false
 	}
 	mtime, ctime := times(fi)
-	return uint64(st.Dev) == s.dev && uint64(st.Ino) == s.ino && fi.Size() == s.fileSize &&
+	return fi, uint64(st.Dev) == s.dev && uint64(st.Ino) == s.ino && fi.Size() == s.fileSize &&
 		fi.ModTime().Equal(s.mtime) && mtime == s.check.mtime && ctime == s.check.ctime
 }
 
@@ -360,10 +377,16 @@ func (s *Session) dropPreview() {
 	s.mu.Unlock()
 }
 
-// openFile opens the session file for a sync. When it cannot (missing,
+// openFile opens the session file for a sync; lfi is the sync's lstat of
+// the path (nil: none). A regular file reached without a symlink is
+// opened in one call (openDirect); any other path is resolved and opened
+// confined to the sessions directory. When it cannot be opened (missing,
 // outside the sessions directory, not a regular file, unreadable), it
 // records why in the session state and reports false.
-func (s *Session) openFile() (*os.File, fs.FileInfo, bool) {
+func (s *Session) openFile(lfi fs.FileInfo) (*os.File, fs.FileInfo, bool) {
+	if f, fi, ok := s.x.openDirect(s.path, lfi); ok {
+		return f, fi, true
+	}
 	real, err := filepath.EvalSymlinks(s.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -502,6 +525,9 @@ func firstLineHash(f io.ReaderAt) ([32]byte, bool) {
 	for off := int64(0); off < 1<<20; off += int64(len(buf)) {
 		n, err := f.ReadAt(buf, off)
 		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			if line == nil {
+				return sha256.Sum256(buf[:i]), true // the usual header: no copy
+			}
 			line = append(line, buf[:i]...)
 			return sha256.Sum256(line), true
 		}

@@ -248,7 +248,7 @@ func (r *textReader) readRaw(f int, dst []byte) error {
 // when it is gone: removed under a reader that does not hold its
 // generation (Rebuild removes every file; textfiles.go).
 func openText(path string) (*os.File, error) {
-	fh, err := os.Open(path)
+	fh, err := openDiskFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrFileChanged
 	}
@@ -378,20 +378,20 @@ func (c *frameCache) put(k frameKey, data []byte) {
 // into a raw file (rawframes.go): rf is set, and the frames go to it from
 // rawOff, nraw of them in this batch.
 type frameWriter struct {
-	f    *os.File
-	end  int64   // end of the frames in the frame file
-	ends []int64 // ends of the frames written by this batch
-	buf  []byte  // raw text after the last frame written (with rf: up to frameWriteBytes)
+	f    io.WriterAt // the frame file (a sync's: opened at its first write)
+	end  int64       // end of the frames in the frame file
+	ends []int64     // ends of the frames written by this batch
+	buf  []byte      // raw text after the last frame written (with rf: up to frameWriteBytes)
 	enc  []byte
 	out  []byte // frames not written yet, from outOff
 	n    int64  // bytes written by this batch
 
 	outOff int64
 
-	rf     *os.File // the raw file written (nil: frames are compressed)
-	raw    *rawFile // its raw file
-	rawOff int64    // where its next frame goes
-	nraw   int      // raw frames written by this batch
+	rf     io.WriterAt // the raw file written (nil: frames are compressed)
+	raw    *rawFile    // its raw file
+	rawOff int64       // where its next frame goes
+	nraw   int         // raw frames written by this batch
 }
 
 // write appends an item text to the frames.
@@ -534,7 +534,7 @@ func writeFrameIndexTo(path string, from int, ends []int64) error {
 	if len(ends) == 0 {
 		return nil
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
+	f, err := openDiskFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"sync"
+	"sync/atomic"
 )
 
 // Detecting a change to bytes already indexed (docs/reliability.md). The index
@@ -73,6 +74,10 @@ func crcRange(r io.ReaderAt, crc uint32, from, to int64) (uint32, error) {
 // time made most of a sync's garbage.
 var readPool = sync.Pool{New: func() any { b := make([]byte, TailWindow); return &b }}
 
+// checkReads counts the reads of indexed bytes for change checks
+// (crcRangeBuf, tailCRCKept; tests).
+var checkReads atomic.Int64
+
 // crcRangeBuf is crcRange reading into buf when it is not empty, else
 // into a pooled buffer.
 func crcRangeBuf(r io.ReaderAt, crc uint32, from, to int64, buf []byte) (uint32, error) {
@@ -84,6 +89,7 @@ func crcRangeBuf(r io.ReaderAt, crc uint32, from, to int64, buf []byte) (uint32,
 		defer readPool.Put(p)
 		buf = *p
 	}
+	checkReads.Add(1)
 	for off := from; off < to; {
 		n := int64(len(buf))
 		if to-off < n {
@@ -105,6 +111,54 @@ func crcRangeBuf(r io.ReaderAt, crc uint32, from, to int64, buf []byte) (uint32,
 // tailCRC is the CRC-32C of the tail window before next.
 func tailCRC(r io.ReaderAt, next int64) (uint32, error) {
 	return crcRange(r, 0, max(0, next-TailWindow), next)
+}
+
+// checkedTail is the tail window a sync's growth check read and found as
+// indexed (Session.checked): [from, from+len(*buf)), in a readPool buffer.
+// The first batch of the sync takes the new tail window's bytes before
+// the batch from it (batchCheck.finish) instead of reading them again:
+// a 64 KiB read less per appended line, and the bytes the new tail CRC
+// covers are those the check compared.
+type checkedTail struct {
+	buf  *[]byte
+	n    int
+	from int64
+}
+
+// bytes returns [from, to) of the checked tail when it holds them all.
+func (k *checkedTail) bytes(from, to int64) ([]byte, bool) {
+	if k == nil || k.buf == nil || from < k.from || to > k.from+int64(k.n) || from > to {
+		return nil, false
+	}
+	return (*k.buf)[from-k.from : to-k.from], true
+}
+
+// tailCRCKept is tailCRC keeping the bytes read in s.checked, for this
+// sync's first batch (dropChecked gives the buffer back).
+func (s *Session) tailCRCKept(r io.ReaderAt, next int64) (uint32, error) {
+	s.dropChecked()
+	from := max(0, next-TailWindow)
+	p := readPool.Get().(*[]byte)
+	buf := (*p)[:next-from]
+	checkReads.Add(1)
+	n, err := r.ReadAt(buf, from)
+	if n < len(buf) {
+		readPool.Put(p)
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, err
+	}
+	s.checked = checkedTail{buf: p, n: n, from: from}
+	return crc32.Update(0, castagnoli, buf), nil
+}
+
+// dropChecked gives s.checked's buffer back to readPool.
+func (s *Session) dropChecked() {
+	if s.checked.buf != nil {
+		readPool.Put(s.checked.buf)
+	}
+	s.checked = checkedTail{}
 }
 
 // changedInPlace reports whether the bytes [0, s.next) of f (same device
@@ -129,8 +183,9 @@ func (s *Session) changedInPlace(ctx context.Context, db *DB, f io.ReaderAt, fi 
 		}
 		c = contentCheck{known: true, crc: crc, tail: tail}
 	case grown:
-		tail, err := tailCRC(f, s.next)
+		tail, err := s.tailCRCKept(f, s.next)
 		if err != nil || tail != c.tail {
+			s.dropChecked()
 			return true, nil
 		}
 	case mtime != c.mtime || ctime != c.ctime:
@@ -178,12 +233,18 @@ type execer interface {
 
 // saveCheck stores c in the sessions row of s.
 func (s *Session) saveCheck(ctx context.Context, db execer, c contentCheck) error {
-	crc, tail := int64(-1), int64(-1)
-	if c.known {
-		crc, tail = int64(c.crc), int64(c.tail)
-	}
+	crc, tail := checkCRCs(c)
 	_, err := db.ExecContext(ctx, `UPDATE sessions SET indexed_crc=?, tail_crc=?, mtime_ns=?, ctime_ns=? WHERE file_id=?`, crc, tail, c.mtime, c.ctime, s.fileID)
 	return err
+}
+
+// checkCRCs are c's CRCs as the sessions row stores them: -1 each when
+// the check is not known.
+func checkCRCs(c contentCheck) (crc, tail int64) {
+	if !c.known {
+		return -1, -1
+	}
+	return int64(c.crc), int64(c.tail)
 }
 
 // loadCheck reads s.check from the sessions row.

@@ -1,7 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"strings"
@@ -403,4 +406,68 @@ func twoLineSession(t *testing.T, sid string) (x *Index, s *Session, path, head 
 		t.Fatal(err)
 	}
 	return x, x.Session(path), path, head
+}
+
+// TestAppendReadsTailWindowOnce: the sync of an appended line reads the
+// indexed bytes once for its change check (the tail window, compared with
+// the stored CRC; its first batch takes the new window's bytes before the
+// batch from that read), and the check it stores equals the CRCs of the
+// file: the tail window before the new resume offset and every indexed
+// byte. A file under a window and one past it.
+func TestAppendReadsTailWindowOnce(t *testing.T) {
+	ctx := context.Background()
+	for _, pad := range []int{0, 2 * TailWindow} {
+		x, s, path, head := twoLineSession(t, "s-tail")
+		if pad > 0 {
+			big := head + `{"type":"message","id":"a0","parentId":"a1","timestamp":"2026-11-30T00:00:01.500Z","message":{"role":"user","content":"` + strings.Repeat("p", pad) + `"}}` + "\n"
+			if err := os.WriteFile(path, []byte(big), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(f, `{"type":"message","id":"b%d","parentId":"a1","timestamp":"2026-11-30T00:00:02.000Z","message":{"role":"user","content":"%s"}}`+"\n", i, strings.Repeat("q", 100*i))
+			f.Close()
+			before := checkReads.Load()
+			if err := s.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n := checkReads.Load() - before; n != 1 {
+				t.Errorf("pad %d, append %d: %d reads of indexed bytes, want 1", pad, i, n)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := bytes.NewReader(data)
+			tail, _ := tailCRC(r, int64(len(data)))
+			crc, _ := crcRange(r, 0, 0, int64(len(data)))
+			if s.next != int64(len(data)) || s.check.tail != tail || s.check.crc != crc {
+				t.Errorf("pad %d, append %d: next %d tail %08x crc %08x, want %d %08x %08x", pad, i, s.next, s.check.tail, s.check.crc, len(data), tail, crc)
+			}
+		}
+		x.Close()
+	}
+}
+
+// TestFirstLineHash: the hash is SHA-256 of the first line without its
+// "\n", for a line inside the first 4 KiB read and one longer than it; a
+// file with no "\n" has none.
+func TestFirstLineHash(t *testing.T) {
+	for _, n := range []int{0, 300, 4095, 4096, 9000} {
+		line := strings.Repeat("h", n)
+		got, ok := firstLineHash(strings.NewReader(line + "\nrest\n"))
+		if !ok || got != sha256.Sum256([]byte(line)) {
+			t.Errorf("line of %d bytes: %x %v, want %x", n, got, ok, sha256.Sum256([]byte(line)))
+		}
+	}
+	if _, ok := firstLineHash(strings.NewReader("no newline")); ok {
+		t.Error("a file without a newline has a first-line hash")
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -151,11 +150,7 @@ func (v *View) Decode(seq int) (*session.Entry, *session.Decoded, error) {
 	// The file is opened confined to the sessions directory: a file
 	// deleted, or swapped for a symlink leading out, since the last sync
 	// fails cleanly as a changed file.
-	real, err := filepath.EvalSymlinks(v.Path)
-	if err != nil {
-		return nil, nil, ErrFileChanged
-	}
-	f, _, err := v.s.x.openSessionFile(real)
+	f, err := v.s.x.openForRead(v.Path)
 	if err != nil {
 		return nil, nil, ErrFileChanged
 	}
