@@ -333,16 +333,6 @@ func occurrences(msgs []PairMessage, from int, idx []int) []int {
 		return nil
 	}
 	out := make([]int, len(idx))
-	if len(idx) == 1 {
-		id, n := msgs[idx[0]].CallID, 0
-		for j := from; j <= idx[0]; j++ {
-			if msgs[j].Role == session.RoleToolResult && msgs[j].CallID == id {
-				n++
-			}
-		}
-		out[0] = n
-		return out
-	}
 	calls := make(map[string]int, len(idx))
 	for _, i := range idx {
 		calls[msgs[i].CallID] = 0

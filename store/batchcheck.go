@@ -95,10 +95,10 @@ func (c *batchCheck) finish(r io.ReaderAt, prev contentCheck, next int64) (conte
 	var err error
 	// The window's bytes before the batch, if it reaches back that far.
 	before := max(0, next-TailWindow)
-	if k, ok := c.checked.bytes(before, c.from); ok && before < c.from {
-		out.tail = crc32.Update(0, castagnoli, k)
-	} else if before < c.from {
-		if out.tail, err = crcRange(r, 0, before, c.from); err != nil {
+	if before < c.from {
+		if k, ok := c.checked.bytes(before, c.from); ok {
+			out.tail = crc32.Update(0, castagnoli, k)
+		} else if out.tail, err = crcRange(r, 0, before, c.from); err != nil {
 			return prev, err
 		}
 	} else {

@@ -476,6 +476,8 @@ func (s *Session) newBatch(tf *lazyFile, end int64, ib *ingestBufs) *batchWork {
 	}
 	w := ib.text
 	w.f, w.end, w.ends, w.n, w.out = tf, 0, w.ends[:0], 0, w.out[:0]
+	// w.rf is set only to a raw file: a nil *lazyFile in the interface
+	// would not be nil, and frames would go to no file.
 	w.rf, w.raw, w.nraw = nil, ib.raw, 0
 	if ib.rawFH != nil {
 		w.rf = ib.rawFH
