@@ -94,7 +94,7 @@ func (s *Service) planCommit(t *Target, r store.Rollover, summaryID string) (com
 	var batch []BatchCall
 	if err := s.rolloverBranch(t, r.LeafAtSettle, func(b *Branch) error {
 		var err error
-		batch, err = rolloverBatch(b, r.BoundaryEntryID)
+		batch, err = rolloverBatch(b, r.BoundaryEntryID, r.LeafAtRequest)
 		return err
 	}); err != nil {
 		return commitPlan{}, err
