@@ -23,16 +23,17 @@ import (
 // toolResult messages carry no call ids): d0 is the last assistant message
 // before the entry from (a Local boundary: what precedes that assistant is
 // never sent), or, with from "", 0; with lastBatch, the last assistant
-// message. This keeps /context's cost to the current window in Local mode.
+// message (none: the list is empty). This keeps /context's cost to the
+// current window in Local mode.
 func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from string, lastBatch bool) ([]PairMessage, map[string]bool, error) {
 	tr := b.V.Tree
 	cms := tr.Project(b.Seqs, rules)
 	d0, end := 0, len(cms)
 	if lastBatch {
-		from, end = "", 0
+		from, d0 = "", len(cms)
 		for i := len(cms) - 1; i >= 0; i-- {
 			if cms[i].Role == session.RoleAssistant {
-				d0, end = i, len(cms)
+				d0 = i
 				break
 			}
 		}
@@ -43,10 +44,11 @@ func pairMessages(b *Branch, rules session.Rules, hidden map[string]bool, from s
 	// A Local slice never sends what precedes d0, and the pairing rule
 	// looks back no further than d0 (PlanPairing), so the messages
 	// listed start there: a long branch cost /context a PairMessage per
-	// message on every call. Hidden summaries are looked for on the whole
-	// branch.
+	// message on every call. The last batch's readers (leafUnresolved)
+	// look no further back than its assistant message either. Hidden
+	// summaries are looked for on the whole branch.
 	first := 0
-	if from != "" && !lastBatch {
+	if from != "" || lastBatch {
 		first = d0
 	}
 	all, err := pairList(b, cms, first, d0, end)
