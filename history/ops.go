@@ -1,8 +1,6 @@
 package history
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -677,19 +675,16 @@ func (v *View) previews(refs []ItemRef, maxChars int) (ItemsResult, error) {
 // PreviewJSONChars is the size of p counted against MaxOutputChars: the
 // number of code points of its compact JSON encoding (encoding/json field
 // order, no HTML escaping, no trailing newline).
-// The encoding is written into a pooled buffer (a search answer measures
-// up to 25 previews of up to 4 KB each).
+// The encoding (ItemPreview.MarshalJSON's) is written into a pooled
+// buffer (a search answer measures up to 25 previews of up to 4 KB each).
 func PreviewJSONChars(p ItemPreview) int {
-	buf := previewBufs.Get().(*bytes.Buffer)
-	defer previewBufs.Put(buf)
-	buf.Reset()
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(p) // cannot fail: strings, ints and a bool
-	return utf8.RuneCount(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	bp := previewBufs.Get().(*[]byte)
+	defer previewBufs.Put(bp)
+	*bp = p.appendJSON((*bp)[:0])
+	return utf8.RuneCount(*bp)
 }
 
-var previewBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var previewBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // ReadItem answers read_item (docs/codex-contract.md "Tool surface", "Local history"). item_id and window_id
 // are required (an empty one is a contextd.EInvalid error). The item is looked

@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"contextd/session"
@@ -52,22 +53,50 @@ func (t text) MarshalJSON() ([]byte, error) {
 	return append(out, '"'), nil
 }
 
-// itemPreviewJSON is ItemPreview as it is encoded (same fields, order and
-// names).
-type itemPreviewJSON struct {
-	WindowID         string `json:"window_id"`
-	ItemID           string `json:"item_id"`
-	Role             string `json:"role"`
-	ToolName         string `json:"tool_name,omitempty"`
-	ToolNamespace    string `json:"tool_namespace,omitempty"`
-	Summary          bool   `json:"summary,omitempty"`
-	TruncatedContent text   `json:"truncated_content"`
-	ContentChars     int    `json:"content_chars"`
+// MarshalJSON encodes p with its content's lone surrogates as escapes:
+// the fields of ItemPreview in order, under their json names, with
+// tool_name, tool_namespace and summary left out when empty, as
+// encoding/json encodes itemPreviewJSON (TestPreviewJSONIsEncodingJSONs).
+// Written out here, not through an encoder: encoding/json validates and
+// compacts a Marshaler's output again, and a search answer measures every
+// preview's size (PreviewJSONChars) before it is encoded; that was a
+// sixth of the CPU of a search with a hit (docs/benchmarks.md, "Search
+// with a hit: previews encoded once").
+func (p ItemPreview) MarshalJSON() ([]byte, error) {
+	return p.appendJSON(make([]byte, 0, p.jsonSizeHint())), nil
 }
 
-// MarshalJSON encodes p with its content's lone surrogates as escapes.
-func (p ItemPreview) MarshalJSON() ([]byte, error) {
-	return marshalPlain(itemPreviewJSON{p.WindowID, p.ItemID, p.Role, p.ToolName, p.ToolNamespace, p.Summary, text(p.TruncatedContent), p.ContentChars})
+// jsonSizeHint is a capacity for p's encoding: its strings and the
+// field names.
+func (p ItemPreview) jsonSizeHint() int {
+	return len(p.WindowID) + len(p.ItemID) + len(p.Role) + len(p.ToolName) + len(p.ToolNamespace) + len(p.TruncatedContent) + 160
+}
+
+// appendJSON appends MarshalJSON's encoding of p to b.
+func (p ItemPreview) appendJSON(b []byte) []byte {
+	b = append(b, `{"window_id":`...)
+	b = append(b, jsonString(p.WindowID)...)
+	b = append(b, `,"item_id":`...)
+	b = append(b, jsonString(p.ItemID)...)
+	b = append(b, `,"role":`...)
+	b = append(b, jsonString(p.Role)...)
+	if p.ToolName != "" {
+		b = append(b, `,"tool_name":`...)
+		b = append(b, jsonString(p.ToolName)...)
+	}
+	if p.ToolNamespace != "" {
+		b = append(b, `,"tool_namespace":`...)
+		b = append(b, jsonString(p.ToolNamespace)...)
+	}
+	if p.Summary {
+		b = append(b, `,"summary":true`...)
+	}
+	b = append(b, `,"truncated_content":`...)
+	content, _ := text(p.TruncatedContent).MarshalJSON() // cannot fail
+	b = append(b, content...)
+	b = append(b, `,"content_chars":`...)
+	b = strconv.AppendInt(b, int64(p.ContentChars), 10)
+	return append(b, '}')
 }
 
 // itemBodyJSON is ItemBody as it is encoded (same fields, order and names).
