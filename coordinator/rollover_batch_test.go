@@ -19,6 +19,16 @@ func batchLine(t *testing.T, id, parent string, msg map[string]any) []byte {
 	return b
 }
 
+// batchCall is a toolCall block of the hand-built batches below.
+func batchCall(id, name string) map[string]any {
+	return map[string]any{"type": "toolCall", "id": id, "name": name, "arguments": map[string]any{}}
+}
+
+// batchResult is a toolResult message of the hand-built batches below.
+func batchResult(callID, name, text string) map[string]any {
+	return map[string]any{"role": "toolResult", "toolCallId": callID, "toolName": name, "content": []map[string]any{{"type": "text", "text": text}}, "isError": false, "timestamp": 1783442308522}
+}
+
 // TestRolloverBatchNamesOtherCalls (docs/design.md §5.3.1 "After the whole
 // batch"): a message calls notes, new_context and bash in one batch, and
 // the two new_context calls of it join one rollover (Local, as in Tree).
@@ -30,14 +40,8 @@ func TestRolloverBatchNamesOtherCalls(t *testing.T) {
 	e := newEnv(t, contextd.ModeLocal, lineCall-1)
 	ctx := t.Context()
 	e.ids = []string{"rollover-1", basicWindow1, basicMarker1}
-	call := func(id, name string) map[string]any {
-		return map[string]any{"type": "toolCall", "id": id, "name": name, "arguments": map[string]any{}}
-	}
-	result := func(callID, name, text string) map[string]any {
-		return map[string]any{"role": "toolResult", "toolCallId": callID, "toolName": name, "content": []map[string]any{{"type": "text", "text": text}}, "isError": false, "timestamp": 1783442308522}
-	}
 	e.write(batchLine(t, "a0000001", "6a739738", map[string]any{"role": "assistant", "content": []map[string]any{
-		call("c-notes", "notes"), call("c-new-1", "new_context"), call("c-bash", "bash"), call("c-new-2", "new_context")},
+		batchCall("c-notes", "notes"), batchCall("c-new-1", "new_context"), batchCall("c-bash", "bash"), batchCall("c-new-2", "new_context")},
 		"api": "openai-codex-responses", "provider": "openai-codex", "model": "gpt-5.5", "stopReason": "toolUse", "timestamp": 1783442305786}), false)
 	first, isNew, err := e.svc.CreateRollover(ctx, basicID, coordinator.RolloverRequest{LeafID: "a0000001"})
 	if err != nil || !isNew {
@@ -50,12 +54,12 @@ func TestRolloverBatchNamesOtherCalls(t *testing.T) {
 	}
 	// Settling before every result is written is refused (a rollover
 	// never separates a call from its result).
-	e.write(batchLine(t, "r0000001", "a0000001", result("c-notes", "notes", "ok")), false)
+	e.write(batchLine(t, "r0000001", "a0000001", batchResult("c-notes", "notes", "ok")), false)
 	_, err = e.svc.SettleRollover(ctx, basicID, first.RolloverID, coordinator.SettleRequest{LeafID: "r0000001"})
 	wantCode(t, err, contextd.EOpenToolCalls, "c-bash (bash)")
-	e.write(batchLine(t, "r0000002", "r0000001", result("c-new-1", "new_context", coordinator.RolloverToolResult)), false)
-	e.write(batchLine(t, "r0000003", "r0000002", result("c-bash", "bash", "built")), false)
-	e.write(batchLine(t, "r0000004", "r0000003", result("c-new-2", "new_context", coordinator.RolloverToolResult)), false)
+	e.write(batchLine(t, "r0000002", "r0000001", batchResult("c-new-1", "new_context", coordinator.RolloverToolResult)), false)
+	e.write(batchLine(t, "r0000003", "r0000002", batchResult("c-bash", "bash", "built")), false)
+	e.write(batchLine(t, "r0000004", "r0000003", batchResult("c-new-2", "new_context", coordinator.RolloverToolResult)), false)
 	must[coordinator.SettleAnswer](t)(e.svc.SettleRollover(ctx, basicID, first.RolloverID, coordinator.SettleRequest{LeafID: "r0000004"}))
 	a := must[coordinator.CommitAnswer](t)(e.svc.CommitRollover(ctx, basicID, first.RolloverID, coordinator.CommitRequest{}))
 	if len(a.Append) != 1 {
@@ -98,18 +102,12 @@ func TestRolloverBatchFromRequest(t *testing.T) {
 			e := newEnv(t, contextd.ModeLocal, lineCall-1)
 			ctx := t.Context()
 			e.ids = []string{"rollover-1", basicWindow1, basicMarker1}
-			call := func(id, name string) map[string]any {
-				return map[string]any{"type": "toolCall", "id": id, "name": name, "arguments": map[string]any{}}
-			}
-			result := func(callID, name, text string) map[string]any {
-				return map[string]any{"role": "toolResult", "toolCallId": callID, "toolName": name, "content": []map[string]any{{"type": "text", "text": text}}, "isError": false, "timestamp": 1783442308522}
-			}
 			e.write(batchLine(t, "a0000001", "6a739738", map[string]any{"role": "assistant", "content": []map[string]any{
-				call("c-notes", "notes"), call("c-new", "new_context"), call("c-bash", "bash")},
+				batchCall("c-notes", "notes"), batchCall("c-new", "new_context"), batchCall("c-bash", "bash")},
 				"api": "openai-codex-responses", "provider": "openai-codex", "model": "gpt-5.5", "stopReason": "toolUse", "timestamp": 1783442305786}), false)
-			e.write(batchLine(t, "r0000001", "a0000001", result("c-notes", "notes", "ok")), false)
-			e.write(batchLine(t, "r0000002", "r0000001", result("c-new", "new_context", coordinator.RolloverToolResult)), false)
-			e.write(batchLine(t, "r0000003", "r0000002", result("c-bash", "bash", "built")), false)
+			e.write(batchLine(t, "r0000001", "a0000001", batchResult("c-notes", "notes", "ok")), false)
+			e.write(batchLine(t, "r0000002", "r0000001", batchResult("c-new", "new_context", coordinator.RolloverToolResult)), false)
+			e.write(batchLine(t, "r0000003", "r0000002", batchResult("c-bash", "bash", "built")), false)
 			if tc.requestLeaf == "r0000002" {
 				must[coordinator.RolloverCreated](t)(func() (coordinator.RolloverCreated, error) {
 					c, _, err := e.svc.CreateRollover(ctx, basicID, coordinator.RolloverRequest{LeafID: tc.requestLeaf})

@@ -92,21 +92,17 @@ func main() {
 		printTable(os.Stdout)
 		return
 	}
-	if *onlyMany {
-		label = c.label
-		err := manyStep(c, c.many)
-		if err == nil {
-			err = finish(c)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "load:", err)
-			os.Exit(1)
-		}
-		return
+	// A step run alone: its rows only.
+	var alone func(config) error
+	switch {
+	case *onlyMany:
+		alone = func(c config) error { return manyStep(c, c.many) }
+	case *onlyRollover:
+		alone = onlyRolloverStep
 	}
-	if *onlyRollover {
+	if alone != nil {
 		label = c.label
-		err := onlyRolloverStep(c)
+		err := alone(c)
 		if err == nil {
 			err = finish(c)
 		}
