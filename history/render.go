@@ -430,7 +430,7 @@ func renderPart(b textWriter, p *session.Part) {
 }
 
 // jsonString encodes s as a JSON string without HTML escaping (as
-// JSON.stringify does).
+// JSON.stringify does): appendJSONString's encoding.
 func jsonString(s string) string {
 	plain := true
 	for i := 0; i < len(s) && plain; i++ {
@@ -440,11 +440,7 @@ func jsonString(s string) string {
 	if plain {
 		return `"` + s + `"`
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(buf.String(), "\n")
+	return string(appendJSONString(make([]byte, 0, len(s)+16), s))
 }
 
 // writeCompactJSON writes raw without insignificant whitespace (as

@@ -24,12 +24,17 @@ type text string
 // MarshalJSON encodes t as a JSON string without HTML escaping (the
 // encoder that calls it applies its own).
 func (t text) MarshalJSON() ([]byte, error) {
+	return t.appendJSON(make([]byte, 0, len(t)+8)), nil
+}
+
+// appendJSON appends MarshalJSON's encoding of t to b: appendJSONString's,
+// with each WTF-8 surrogate written as its \uXXXX escape.
+func (t text) appendJSON(b []byte) []byte {
 	s := string(t)
 	if strings.IndexByte(s, 0xED) < 0 {
-		return []byte(jsonString(s)), nil
+		return appendJSONString(b, s)
 	}
-	out := make([]byte, 0, len(s)+8)
-	out = append(out, '"')
+	b = append(b, '"')
 	run := 0 // start of the bytes not yet written
 	for i := 0; i < len(s); {
 		r, ok := session.Surrogate(s[i:])
@@ -37,20 +42,14 @@ func (t text) MarshalJSON() ([]byte, error) {
 			i++
 			continue
 		}
-		if run < i {
-			q := jsonString(s[run:i])
-			out = append(out, q[1:len(q)-1]...)
-		}
+		b = appendJSONStringBody(b, s[run:i])
 		const hex = "0123456789abcdef"
-		out = append(out, '\\', 'u', hex[r>>12&0xF], hex[r>>8&0xF], hex[r>>4&0xF], hex[r&0xF])
+		b = append(b, '\\', 'u', hex[r>>12&0xF], hex[r>>8&0xF], hex[r>>4&0xF], hex[r&0xF])
 		i += 3
 		run = i
 	}
-	if run < len(s) {
-		q := jsonString(s[run:])
-		out = append(out, q[1:len(q)-1]...)
-	}
-	return append(out, '"'), nil
+	b = appendJSONStringBody(b, s[run:])
+	return append(b, '"')
 }
 
 // MarshalJSON encodes p with its content's lone surrogates as escapes:
@@ -75,25 +74,24 @@ func (p ItemPreview) jsonSizeHint() int {
 // appendJSON appends MarshalJSON's encoding of p to b.
 func (p ItemPreview) appendJSON(b []byte) []byte {
 	b = append(b, `{"window_id":`...)
-	b = append(b, jsonString(p.WindowID)...)
+	b = appendJSONString(b, p.WindowID)
 	b = append(b, `,"item_id":`...)
-	b = append(b, jsonString(p.ItemID)...)
+	b = appendJSONString(b, p.ItemID)
 	b = append(b, `,"role":`...)
-	b = append(b, jsonString(p.Role)...)
+	b = appendJSONString(b, p.Role)
 	if p.ToolName != "" {
 		b = append(b, `,"tool_name":`...)
-		b = append(b, jsonString(p.ToolName)...)
+		b = appendJSONString(b, p.ToolName)
 	}
 	if p.ToolNamespace != "" {
 		b = append(b, `,"tool_namespace":`...)
-		b = append(b, jsonString(p.ToolNamespace)...)
+		b = appendJSONString(b, p.ToolNamespace)
 	}
 	if p.Summary {
 		b = append(b, `,"summary":true`...)
 	}
 	b = append(b, `,"truncated_content":`...)
-	content, _ := text(p.TruncatedContent).MarshalJSON() // cannot fail
-	b = append(b, content...)
+	b = text(p.TruncatedContent).appendJSON(b)
 	b = append(b, `,"content_chars":`...)
 	b = strconv.AppendInt(b, int64(p.ContentChars), 10)
 	return append(b, '}')
