@@ -188,6 +188,9 @@ type Index struct {
 
 	bg      sync.WaitGroup // background builders of search frame filters and full indexes after a tree preview
 	closing atomic.Bool    // set by Close: builders stop
+	// rebuilds counts the Rebuilds so far: the files of a text generation
+	// named before the last one are not removed by it (textFiles.dropped).
+	rebuilds atomic.Uint64
 	// bgCtx is the context of the background syncs that follow a tree
 	// preview (preview.go); Close cancels it.
 	bgCtx    context.Context
@@ -677,12 +680,7 @@ func (x *Index) Rebuild(ctx context.Context) error {
 		s.mu.Lock()
 		// Readers of the current snapshots that open the text files
 		// once they are removed are told the file changed; the next
-		// load finds the generation on disk (none). A retired raw file
-		// of it a reader still holds is not removed by its release:
-		// the rebuilt index may have one of that name.
-		if s.files != nil {
-			s.files.dropped.Store(true)
-		}
+		// load finds the generation on disk (none).
 		s.files = nil
 		// Stop any builder of frame filters before the files go.
 		s.filters.gen.Add(1)
@@ -691,6 +689,11 @@ func (x *Index) Rebuild(ctx context.Context) error {
 		s.filters.mu.Unlock()
 		s.filters.unmap()
 	}
+	// Every generation named so far, current or replaced and still held
+	// by a reader, is dropped: the files are removed below, and a
+	// release after that must not remove a file of the rebuilt index
+	// that has the same name (textFiles.dropped).
+	x.rebuilds.Add(1)
 	err = func() error {
 		x.resetBudget()
 		x.mu.Lock()

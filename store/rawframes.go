@@ -102,7 +102,7 @@ func (t *textFiles) rawFiles() ([]*rawFile, error) {
 // first frame), which a reader of a snapshot before the Rebuild releasing
 // the file must not remove.
 func (r *rawFile) remove() error {
-	if r.files != nil && r.files.dropped.Load() {
+	if r.files != nil && r.files.dropped() {
 		return nil
 	}
 	if err := os.Remove(r.path); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -573,7 +573,7 @@ func (s *Session) useTextFiles(fileID int64) error {
 	if s.files != nil && s.files.fileID == fileID {
 		return nil
 	}
-	t, err := openTextFiles(s.x.textDir(), fileID)
+	t, err := s.x.openTextFiles(fileID)
 	if err != nil {
 		return err
 	}
@@ -593,7 +593,7 @@ func (s *Session) newTextFiles(fileID int64) error {
 	if err != nil {
 		return err
 	}
-	t := &textFiles{dir: s.x.textDir(), fileID: fileID, gen: gen}
+	t := s.x.textFilesOf(fileID, gen)
 	if len(paths) > 0 {
 		t = t.next()
 	}

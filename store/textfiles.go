@@ -37,9 +37,21 @@ type textFiles struct {
 	fileID int64
 	gen    uint64
 	held   holders
-	// dropped is set by Rebuild, which removes every file itself: the
-	// names may be the rebuilt index's files then (rawframes.go).
-	dropped atomic.Bool
+	// rebuilds is the index's count of Rebuilds (Index.rebuilds) and
+	// named its value when these files were named. A Rebuild removes
+	// every file itself and names the rebuilt text from generation 0
+	// again, so once it has run these names may be the rebuilt index's
+	// files: dropped reports it, and neither remove nor a raw file's
+	// removal (rawframes.go) touches them then, whichever generation
+	// they are and whether a reader still held them
+	// (TestRebuildAfterHeldRetiredGeneration, TestRebuildAfterHeldRawFile).
+	rebuilds *atomic.Uint64
+	named    uint64
+}
+
+// dropped reports whether a Rebuild ran since t's files were named.
+func (t *textFiles) dropped() bool {
+	return t.rebuilds != nil && t.rebuilds.Load() != t.named
 }
 
 // holders counts the readers of files a writer replaces: the files are
@@ -96,9 +108,15 @@ func (t *textFiles) path(ext string) string {
 // textExts are the extensions of a generation's files.
 var textExts = []string{"s2", "s2x", "blk", "blkn"}
 
+// textFilesOf is generation gen of fileID's files, named now (under the
+// index's current count of Rebuilds).
+func (x *Index) textFilesOf(fileID int64, gen uint64) *textFiles {
+	return &textFiles{dir: x.textDir(), fileID: fileID, gen: gen, rebuilds: &x.rebuilds, named: x.rebuilds.Load()}
+}
+
 // next returns the generation that replaces t.
 func (t *textFiles) next() *textFiles {
-	return &textFiles{dir: t.dir, fileID: t.fileID, gen: t.gen + 1}
+	return &textFiles{dir: t.dir, fileID: t.fileID, gen: t.gen + 1, rebuilds: t.rebuilds, named: t.named}
 }
 
 // acquire takes the files for a reader (release gives them back); false
@@ -115,8 +133,11 @@ func (t *textFiles) release() { t.held.release(t.remove) }
 func (t *textFiles) retire() error { return t.held.retire(t.remove) }
 
 // remove deletes the generation's files, its raw frame files too
-// (missing ones are no error).
+// (missing ones are no error); nothing once a Rebuild dropped them.
 func (t *textFiles) remove() error {
+	if t.dropped() {
+		return nil
+	}
 	var errs []error
 	for _, ext := range textExts {
 		if err := os.Remove(t.path(ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -187,12 +208,13 @@ func isTextExt(ext string) bool {
 // openTextFiles returns the generation of fileID's files in use: the
 // highest on disk, the files of the others removed (left by a crash
 // before their removal; no reader of this process holds them).
-func openTextFiles(dir string, fileID int64) (*textFiles, error) {
+func (x *Index) openTextFiles(fileID int64) (*textFiles, error) {
+	dir := x.textDir()
 	paths, gen, err := listTextFiles(dir, fileID)
 	if err != nil {
 		return nil, err
 	}
-	t := &textFiles{dir: dir, fileID: fileID, gen: gen}
+	t := x.textFilesOf(fileID, gen)
 	keep := map[string]bool{filepath.Join(dir, fmt.Sprintf("%d.txt", fileID)): true}
 	for _, ext := range textExts {
 		keep[t.path(ext)] = true

@@ -197,3 +197,56 @@ func syncedFile(t *testing.T, root, path, text string) (*Index, *Session) {
 	}
 	return x, s
 }
+
+// A Rebuild removes every file and names the rebuilt text from
+// generation 0 again; a generation that a reset replaced before it, still
+// held by a reader then, must not remove those names when that reader
+// lets go. Here a reader holds generation 0 (40,000 "x"), a rewrite
+// moves the session to generation 1 (40,000 "y") and retires 0, and the
+// Rebuild writes the "y" text as N.s2 and N.s2x again, generation 0's
+// names: after the release they are still there and the text reads
+// back.
+func TestRebuildAfterHeldRetiredGeneration(t *testing.T) {
+	ctx := t.Context()
+	root := t.TempDir()
+	path := filepath.Join(root, "s.jsonl")
+	x, s := syncedFile(t, root, path, genLines("x", 40000))
+	x.filtersIdle()
+	id := s.fileID
+	_, release := s.hold()
+	if err := os.WriteFile(path, []byte(genLines("y", 40000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	x.filtersIdle()
+	if s.fileID != id || s.files == nil || s.files.gen != 0 {
+		t.Fatalf("after the rebuild: file id %d, files %+v; want id %d, generation 0 (the names the retired generation had)", s.fileID, s.files, id)
+	}
+	release()
+	for _, ext := range []string{"s2", "s2x"} {
+		if p := filepath.Join(x.textDir(), fmt.Sprintf("%d.%s", id, ext)); gone(p) {
+			t.Errorf("the release of the generation replaced before the rebuild removed the rebuilt index's %s", filepath.Base(p))
+		}
+	}
+	if err := s.Read(func(v *View) error {
+		ref, ok := v.Ref(0, "w")
+		if !ok {
+			t.Fatal("no item 0")
+		}
+		got, err := v.Texts().Slice(ref, 0, -1)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(got, strings.Repeat("y", 40000)) {
+			t.Errorf("the rebuilt text is not its 40000 y (%d bytes)", len(got))
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("reading the rebuilt text after the release: %v", err)
+	}
+}

@@ -56,7 +56,7 @@ func (s *Session) textFiles() *textFiles {
 	if s.files != nil && s.files.fileID == s.fileID {
 		return s.files
 	}
-	return &textFiles{dir: s.x.textDir(), fileID: s.fileID}
+	return s.x.textFilesOf(s.fileID, 0)
 }
 
 // textEpochs numbers every state of a session's item text that readers
