@@ -44,6 +44,9 @@ func sameAnswers(t *testing.T, step string, cached, plain *Service, sid string, 
 		if d := cmp.Diff(b, a); d != "" {
 			t.Fatalf("%s, leaf %q: /context cached vs uncached (-uncached +cached):\n%s", step, leaf, d)
 		}
+		if errA == nil {
+			sameNoteState(t, step, cached, sid, leaf)
+		}
 	}
 	cc := CallContext{SessionID: sid}
 	for _, q := range []string{"e", "the", "toolCall", "zzz-no-match"} {
@@ -72,6 +75,37 @@ func sameAnswers(t *testing.T, step string, cached, plain *Service, sid string, 
 		if d := cmp.Diff(b, a); d != "" {
 			t.Fatalf("%s: search %q limit 1 cached vs uncached (-uncached +cached):\n%s", step, q, d)
 		}
+	}
+}
+
+// sameNoteState asserts that the memo's note state of leaf (extended from
+// an earlier leaf's when there is one: cachedNoteState) is the replay of
+// the branch's note entries (noteState): files, skipped events and
+// snapshot size.
+func sameNoteState(t *testing.T, step string, cached *Service, sid, leaf string) {
+	t.Helper()
+	tgt, err := cached.Resolve(t.Context(), sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cached.withCachedBranch(tgt, leaf, func(b *Branch) error {
+		got, err := cached.cachedNoteState(b)
+		if err != nil {
+			return err
+		}
+		want, err := noteState(b)
+		if err != nil {
+			return err
+		}
+		if d := cmp.Diff(want.Files(), got.Files()); d != "" {
+			t.Fatalf("%s, leaf %q: note files cached vs replayed (-replayed +cached):\n%s", step, leaf, d)
+		}
+		if d := cmp.Diff(want.Skipped, got.Skipped); d != "" || want.SnapshotBytes() != got.SnapshotBytes() {
+			t.Fatalf("%s, leaf %q: skipped note events or snapshot bytes (%d cached, %d replayed) differ:\n%s", step, leaf, got.SnapshotBytes(), want.SnapshotBytes(), d)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("%s, leaf %q: note state: %v", step, leaf, err)
 	}
 }
 

@@ -63,6 +63,7 @@ const (
 	kindPairs                          // /context's pairing list from window "from": *pairCache
 	kindSearch                         // one search_contents answer (search): history.ItemsResult
 	kindMarks                          // modeHint's marks of the tree (leaf "", rules 0): treeMarks
+	kindNotes                          // the note state of the branch: *noteVal
 )
 
 // memoKey identifies one memo entry: everything its payload is a

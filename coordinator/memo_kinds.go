@@ -3,10 +3,11 @@ package coordinator
 // The derive function of each kind the Service's memo holds (memo.go),
 // and the requests' ways in: the branch of a leaf, its Local windows and
 // their search order, the /branch projection, /context's pairing list,
-// search_contents answers and modeHint's marks. Each derives from one
-// view; the kinds that grow with the file (branch, windows, pairing list,
-// marks) start from a stored payload of an earlier state of the same tree
-// when one is a prefix of what they derive.
+// search_contents answers, modeHint's marks and the note state. Each
+// derives from one view; the kinds that grow with the file (branch,
+// windows, pairing list, marks, note state) start from a stored payload
+// of an earlier state of the same tree when one is a prefix of what they
+// derive.
 
 import (
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"weak"
 
 	"contextd/history"
+	"contextd/notes"
 	"contextd/session"
 	"contextd/store"
 )
@@ -336,4 +338,59 @@ func marksOf(m *memo, sess *store.Session, gen uint64, tr *session.Tree) treeMar
 		return out, memoSize[treeMarks](1), nil
 	})
 	return mk
+}
+
+// noteVal is the note state of a branch (kindNotes), read-only once
+// stored.
+type noteVal struct {
+	derivedFrom
+	st *notes.State
+}
+
+// cachedNoteState is noteState(b) through the Service's memo: the same
+// state of the session and leaf reuses it, and a branch that extends a
+// stored one (Pi appended entries) applies only the note entries after
+// it to a copy of its state (deriveNotes). Before, every notes operation
+// and every settle replayed the whole branch's note entries: 79 ms on the
+// 512 MiB bench session's 2,554 (docs/benchmarks.md, "Notes and settle on
+// a long session"). The state is shared, read-only, with other requests:
+// callers must not Apply to it (Clone first).
+func (s *Service) cachedNoteState(b *Branch) (*notes.State, error) {
+	k, ok := keyOf(b.Target, b.V, b.Leaf, kindNotes)
+	if !ok || s.memo == nil {
+		return noteState(b)
+	}
+	nv, err := memoized(s.memo, k, func() (*noteVal, int, error) {
+		nv, err := deriveNotes(s.memo, k, b)
+		if err != nil {
+			return nil, 0, err
+		}
+		return nv, memoSize[noteVal](1) + nv.st.SnapshotBytes(), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return nv.st, nil
+}
+
+// deriveNotes derives kindNotes: the note state of b's branch, from the
+// stored state of the longest earlier branch of the same tree that is a
+// prefix of this one, with the note entries after it applied to a copy
+// (replayNotes, which starts again from an empty state at a snapshot),
+// else from scratch (noteState).
+func deriveNotes(m *memo, k memoKey, b *Branch) (*noteVal, error) {
+	nv := &noteVal{derivedFrom: derivedFrom{tree: b.V.Tree, items: len(b.V.Items), seqs: b.Seqs}}
+	var base *noteVal
+	for _, c := range memoBases[*noteVal](m, k, kindNotes) {
+		if v := c.val; (base == nil || len(v.seqs) > len(base.seqs)) && v.prefixOf(b, 0) {
+			base = v
+		}
+	}
+	var err error
+	if base == nil {
+		nv.st, err = noteState(b)
+		return nv, err
+	}
+	nv.st, err = replayNotes(b, base.st.Clone(), b.Seqs[len(base.seqs):])
+	return nv, err
 }

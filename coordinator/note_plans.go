@@ -75,10 +75,11 @@ func (s *Service) planNoteWrite(ctx context.Context, cc CallContext, f func(st *
 	now := s.now()
 	p.forgetExpired(now)
 	err = s.withCachedBranch(t, cc.LeafID, func(b *Branch) error {
-		st, err := noteState(b)
+		st, err := s.cachedNoteState(b)
 		if err != nil {
 			return err
 		}
+		shared := true // st is the memo's until the first plan applies to a copy
 		kept := p.bySession[cc.SessionID][:0]
 		for _, pl := range p.bySession[cc.SessionID] {
 			if now.Sub(pl.at) > notePlanTTL {
@@ -90,6 +91,9 @@ func (s *Service) planNoteWrite(ctx context.Context, cc CallContext, f func(st *
 				return err
 			}
 			if on && !written {
+				if shared {
+					st, shared = st.Clone(), false
+				}
 				_ = st.Apply(pl.ev) // as the replay will: a refused event changes nothing
 			}
 		}

@@ -45,3 +45,38 @@ func TestNoteWritesPlannedTogether(t *testing.T) {
 	wantCode(t, err, contextd.ETooLarge, "1,000,000-byte limit")
 	e.checkUnchanged()
 }
+
+// TestNotePlansLeaveSharedStateAlone: the note state of a leaf is kept
+// for the next request (the Service's memo); a write planned while
+// another is pending applies that one to its own copy. So a read at the
+// same leaf, before Pi has written either entry, lists neither planned
+// file, and the second plan still sees the first (600,000 + 600,000
+// bytes refused, as in TestNoteWritesPlannedTogether).
+func TestNotePlansLeaveSharedStateAlone(t *testing.T) {
+	e := newEnv(t, contextd.ModeLocal, lineCall)
+	ctx := t.Context()
+	cc := coordinator.CallContext{SessionID: basicID, LeafID: basicCall}
+	before, err := e.svc.ListNoteFiles(ctx, cc, notes.ListFilesByPrefixArgs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("a", 600_000)
+	if _, err := e.svc.AppendNote(ctx, cc, notes.AppendArgs{Path: "big.md", Text: big}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.svc.AppendNote(ctx, cc, notes.AppendArgs{Path: "big.md", Text: big})
+	wantCode(t, err, contextd.ETooLarge, "1,000,000-byte limit")
+	after, err := e.svc.ListNoteFiles(ctx, cc, notes.ListFilesByPrefixArgs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Files) != len(before.Files) {
+		t.Fatalf("note files at %s after two planned appends: %+v, want the %d written ones only: %+v", basicCall, after.Files, len(before.Files), before.Files)
+	}
+	for _, f := range after.Files {
+		if strings.HasSuffix(f.Path, "/big.md") {
+			t.Fatalf("the planned big.md is listed before Pi wrote it: %+v", f)
+		}
+	}
+	e.checkUnchanged()
+}

@@ -15,39 +15,57 @@ import (
 // noteState replays the note entries of a branch (docs/codex-contract.md "Local notes"): the
 // latest codex-context-note-snapshot replaces all state, later
 // codex-context-note entries apply in order. Entries whose data is malformed
-// are skipped (and listed in State.Skipped).
+// are skipped; events the state refuses are listed in State.Skipped.
+// cachedNoteState is the same through the Service's memo.
 func noteState(b *Branch) (*notes.State, error) {
+	seqs := b.Seqs[lastNoteSnapshot(b, b.Seqs):]
+	return replayNotes(b, &notes.State{}, seqs)
+}
+
+// lastNoteSnapshot is the index in seqs of the last note snapshot entry,
+// 0 when there is none.
+func lastNoteSnapshot(b *Branch, seqs []int) int {
 	tr := b.V.Tree
-	start := 0
-	for i := len(b.Seqs) - 1; i >= 0; i-- {
-		e := tr.Entry(b.Seqs[i])
+	for i := len(seqs) - 1; i >= 0; i-- {
+		e := tr.Entry(seqs[i])
 		if e.Type == session.TypeCustom && e.CustomType == session.CustomTypeNoteSnapshot {
-			start = i
-			break
+			return i
 		}
 	}
-	// The note entries are decoded with one open of the file
-	// (DecodeEach): one open each cost the first settle of a window
-	// holding 36 of them 2.4 ms (docs/benchmarks.md, "Rollover: the first
-	// commit").
-	var seqs []int
-	for _, s := range b.Seqs[start:] {
+	return 0
+}
+
+// replayNotes applies the note entries among seqs, in order, to st and
+// returns the state: a snapshot entry starts again from an empty state (as
+// a replay from the last snapshot does: noteState), then is applied like
+// the others; an entry whose data does not decode is skipped, an event
+// the state refuses is listed in Skipped (notes.Replay). The entries are
+// decoded with one open of the file (DecodeEach): one open each cost the
+// first settle of a window holding 36 of them 2.4 ms (docs/benchmarks.md,
+// "Rollover: the first commit").
+func replayNotes(b *Branch, st *notes.State, seqs []int) (*notes.State, error) {
+	tr := b.V.Tree
+	var noteSeqs []int
+	for _, s := range seqs {
 		e := tr.Entry(s)
 		if e.Type == session.TypeCustom && (e.CustomType == session.CustomTypeNote || e.CustomType == session.CustomTypeNoteSnapshot) {
-			seqs = append(seqs, s)
+			noteSeqs = append(noteSeqs, s)
 		}
 	}
-	var events []notes.Event
-	err := b.V.DecodeEach(seqs, func(_ int, e *session.Entry, d *session.Decoded) error {
-		if ev, err := notes.DecodeEvent(e.ID, e.CustomType, d.Data); err == nil {
-			events = append(events, ev)
+	err := b.V.DecodeEach(noteSeqs, func(_ int, e *session.Entry, d *session.Decoded) error {
+		if e.CustomType == session.CustomTypeNoteSnapshot {
+			st = &notes.State{}
+		}
+		ev, err := notes.DecodeEvent(e.ID, e.CustomType, d.Data)
+		if err != nil {
+			return nil
+		}
+		if err := st.Apply(ev); err != nil {
+			st.Skipped = append(st.Skipped, notes.Skip{EntryID: ev.EntryID, Reason: err.Error()})
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return notes.Replay(events), nil
+	return st, err
 }
 
 // NoteWrite is the answer of a note write: the Codex-shaped result plus
@@ -71,7 +89,7 @@ func onNoteState[R any](ctx context.Context, s *Service, cc CallContext, f func(
 	}
 	agent := agentOf(t, cc)
 	err = s.withCachedBranch(t, cc.LeafID, func(b *Branch) error {
-		st, err := noteState(b)
+		st, err := s.cachedNoteState(b)
 		if err != nil {
 			return err
 		}

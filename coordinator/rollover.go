@@ -310,7 +310,7 @@ func (s *Service) SettleRollover(ctx context.Context, sessionID, rolloverID stri
 		if i < 0 || b.V.Tree.ID(b.Seqs[i]) != r.BoundaryEntryID {
 			return contextd.Errorf(contextd.EPrecondition, "boundary %q is no longer the current window boundary on the branch of leaf %q; abort rollover %s", r.BoundaryEntryID, b.Leaf, r.ID)
 		}
-		st, err := noteState(b)
+		st, err := s.cachedNoteState(b)
 		if err != nil {
 			return err
 		}
@@ -326,7 +326,7 @@ func (s *Service) SettleRollover(ctx context.Context, sessionID, rolloverID stri
 			return fmt.Errorf("rollover %s: window identity: %w", r.ID, err)
 		}
 		recovery := notes.Recovery{WindowID: win.CurrentWindowID}
-		if wins := history.LocalWindows(b.V.Tree, b.Seqs, b.Refs()); len(wins) > 0 {
+		if wins := s.localWindows(b); len(wins) > 0 {
 			recovery.UserItemIDs = history.UserItemIDs(wins[len(wins)-1], notes.HintUserItemIDs)
 		}
 		rec, err = marshalJS(recovery)

@@ -38,7 +38,7 @@ func (s *Service) ThreadHint(ctx context.Context, cc CallContext) (ThreadHintRes
 			out.Text, err = resumeHint(b, r)
 			return err
 		}
-		st, err := noteState(b)
+		st, err := s.cachedNoteState(b)
 		if err != nil {
 			return err
 		}

@@ -115,7 +115,7 @@ func (s *Service) Windows(ctx context.Context, sessionID string, req WindowsRequ
 // branch and the recovery ids of the window being closed (the last window of
 // the history view). summaryID, when set, is the Tree summary item id.
 func (s *Service) nextHint(b *Branch, agent string, override *notes.Recovery) (string, notes.HintReport, error) {
-	st, err := noteState(b)
+	st, err := s.cachedNoteState(b)
 	if err != nil {
 		return "", notes.HintReport{}, err
 	}

@@ -2,6 +2,7 @@ package notes
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -135,6 +136,25 @@ func (s *State) Apply(ev Event) error {
 	}
 	s.put(old, next)
 	return nil
+}
+
+// Clone returns a copy of s that Apply may change without changing s (the
+// files themselves are never changed in place, so they are shared). A nil
+// s clones to an empty state.
+func (s *State) Clone() *State {
+	if s == nil {
+		return &State{}
+	}
+	return &State{files: maps.Clone(s.files), snapBytes: s.snapBytes, Skipped: slices.Clone(s.Skipped)}
+}
+
+// SnapshotBytes is the JSON size of the files of a snapshot of s (the
+// files array's elements and commas): an estimate of the memory s holds.
+func (s *State) SnapshotBytes() int {
+	if s == nil {
+		return 0
+	}
+	return s.snapBytes
 }
 
 // put replaces old (nil when absent) by next and keeps snapBytes current.
