@@ -79,6 +79,13 @@ func TestPiExtensionCommands(t *testing.T) {
 				if n := len(r.requests()); n != turns+summaries {
 					t.Errorf("model requests after /contextd new = %d, want %d (the summary only: no turn)", n-turns, summaries)
 				}
+				// At once again: window 1 holds nothing yet, so there is
+				// nothing to close (a Tree navigation would write no
+				// branch summary of it): one line, and nothing appended.
+				has(run("/contextd new", "nothing in it yet"), "window 1 has nothing in it yet, so there is no window to close: run /contextd new again once it holds some work")
+				if _, _, es := r.session(); len(boundaries(es)) != 2 {
+					t.Fatalf("boundaries after /contextd new in an empty window = %d, want still 2", len(boundaries(es)))
+				}
 				st = run("/contextd status", "contextd mode: "+mode)
 				has(st, "window 1 (", "rollovers: 1 (last 1):", "  window 0 → 1 "+mode+" completed")
 				// Local's /contextd new appends the boundary itself, so contextd

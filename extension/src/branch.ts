@@ -22,6 +22,24 @@ export function branchIdentity(branch: readonly BranchEntry[]): WindowIdentity |
 }
 
 /**
+ * The current window on a branch (root first) when it holds nothing to
+ * close: no entry after its boundary (the last window custom_message) is
+ * a message, another custom message, a branch summary or a compaction.
+ * Pi's navigateTree writes no branch summary of a branch without messages,
+ * so a Tree rollover of such a window fails half-way, and a Local one
+ * would open a window after an empty one. Undefined when the window holds
+ * some work, or when the branch has no boundary.
+ */
+export function emptyWindow(branch: readonly BranchEntry[]): WindowIdentity | undefined {
+	for (let i = branch.length - 1; i >= 0; i--) {
+		const e = branch[i]!;
+		if (e.type === "custom_message") return identityOf(e);
+		if (e.type === "message" || e.type === "branch_summary" || e.type === "compaction") return undefined;
+	}
+	return undefined;
+}
+
+/**
  * The leaf contextd may read: {leaf_id} when Pi's live leaf is on disk,
  * else {}. Pi 0.85 holds a new session's entries in memory until the first
  * assistant message (docs/pi-facts.md "When entries reach the file"); Pi 1

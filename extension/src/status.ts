@@ -5,7 +5,7 @@
 import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { branchIdentity, ctxLeafBody } from "./branch.ts";
+import { branchIdentity, ctxLeafBody, emptyWindow } from "./branch.ts";
 import { CAPTURE_ARGUMENT, completions, finishPlan, helpLines, logLines, parseCommand, type StatusInput, statusLines, stillMissing, SWITCHABLE_MODES, type SwitchableMode } from "./command.ts";
 import type { Host } from "./host.ts";
 import { ContextdError, type Result } from "./client.ts";
@@ -63,11 +63,20 @@ export async function runCommand(host: Host, slot: SessionSlot, actions: Command
 		case "new":
 			if (!s) return [NOT_CONNECTED];
 			if (!ctx.isIdle()) return ["the model is working: ask it to call new_context, or run /contextd new once it has finished"];
+			{
+				const empty = emptyWindow(ctx.sessionManager.getBranch());
+				if (empty) return [windowEmptyLine(empty.windowNumber)];
+			}
 			return actions.newWindow(s, ctx);
 		case "finish":
 			if (!s) return [NOT_CONNECTED];
 			return finish(host, slot, actions, s, ctx);
 	}
+}
+
+/** What /contextd new answers in a window that holds nothing yet (emptyWindow). */
+export function windowEmptyLine(windowNumber: number): string {
+	return `window ${windowNumber} has nothing in it yet, so there is no window to close: run /contextd new again once it holds some work`;
 }
 
 async function statusInput(host: Host, actions: CommandActions, s: SessionState | undefined, ctx: ExtensionCommandContext): Promise<StatusInput> {

@@ -3,7 +3,7 @@
 // said once.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { branchIdentity, leafBody } from "../src/branch.ts";
+import { branchIdentity, emptyWindow, leafBody } from "../src/branch.ts";
 import { contextErrorStep } from "../src/localindex.ts";
 
 const boundary = (n: number) => ({
@@ -34,4 +34,19 @@ test("contextErrorStep: said once until it changes; a success forgets it", () =>
 	assert.deepEqual(contextErrorStep(a.last, "contextd: boom"), { last: a.last });
 	assert.equal(contextErrorStep(a.last, "contextd: x").notify, "contextd: x; this request goes without context management until contextd answers");
 	assert.deepEqual(contextErrorStep(a.last, undefined), { last: "" });
+});
+
+test("emptyWindow: the window opened by the last boundary, while nothing after it is a message, custom message, branch summary or compaction", () => {
+	const user = { type: "message", message: { role: "user" } };
+	// Nothing after the boundary, or only entries Pi summarizes nothing of (a note entry, a label).
+	assert.equal(emptyWindow([boundary(0), user, boundary(1)])?.windowNumber, 1);
+	assert.equal(emptyWindow([boundary(0), user, boundary(1), { type: "custom", customType: "codex-context-note" }, { type: "label" }])?.windowNumber, 1);
+	// Some work after it, a reminder (sent to the model), a Tree summary or a compaction: not empty.
+	assert.equal(emptyWindow([boundary(0), user, boundary(1), user]), undefined);
+	assert.equal(emptyWindow([boundary(0), reminder]), undefined);
+	assert.equal(emptyWindow([boundary(0), { type: "branch_summary" }]), undefined);
+	assert.equal(emptyWindow([boundary(0), { type: "compaction" }]), undefined);
+	// No boundary on the branch: window 0 of a session that never rolled over.
+	assert.equal(emptyWindow([]), undefined);
+	assert.equal(emptyWindow([user]), undefined);
 });

@@ -392,6 +392,8 @@ test("tree: session_start sends the capture command; new_context plans, agent_se
 
 test("tree /contextd new: the footer names the new window once its boundary is on the branch (no model turn follows to redraw it)", async () => {
 	const { f, ctx } = await treeSession();
+	// Window 0 holds some work (/contextd new refuses an empty window).
+	ctx.branch = [boundaryEntry(0), { id: "u1", type: "message" }];
 	// Tree: after navigation the active path holds the branch summary, not
 	// window 0's boundary; the new boundary is appended after it.
 	const cmd = {
@@ -410,6 +412,26 @@ test("tree /contextd new: the footer names the new window once its boundary is o
 	await f.pi.commands.get("contextd")?.("new", cmd);
 	assert.deepEqual([f.pi.log.slice(1), ctx.notices.filter((n) => !n.startsWith("info: "))], [['sendMessage codex-context-window {"triggerTurn":false}'], []]);
 	assert.equal(ctx.statuses.get("contextd"), "contextd tree · window 1 · 0% used");
+});
+
+test("/contextd new in a window that holds nothing yet answers so in one line and asks contextd nothing", async () => {
+	const local = async () => {
+		const f = fakeHost("local");
+		f.contextd.answers = { "register-session": {}, "get-session": { rollover: null } };
+		installLocal(f.host, f.say);
+		const ctx = new FakeCtx();
+		await f.pi.emit("session_start", { reason: "startup" }, ctx);
+		return { f, ctx };
+	};
+	for (const mode of ["tree", "local"] as const) {
+		const { f, ctx } = mode === "tree" ? await treeSession() : await local();
+		ctx.branch = [boundaryEntry(0), { id: "u1", type: "message" }, boundaryEntry(1)];
+		const calls = f.contextd.calls.length;
+		await f.pi.commands.get("contextd")?.("new", { ...ctx.ctx, isIdle: () => true });
+		assert.deepEqual(ctx.notices.slice(-1), ["info: window 1 has nothing in it yet, so there is no window to close: run /contextd new again once it holds some work"], mode);
+		assert.deepEqual(f.contextd.calls.slice(calls), [], mode);
+		assert.deepEqual(f.pi.log.filter((l) => l.startsWith("sendMessage") || l.startsWith("appendEntry")), [], mode);
+	}
 });
 
 test("tree: a /tree navigation back into window 0 redraws the footer with window 0 (no turn follows it)", async () => {
