@@ -18,7 +18,10 @@ func TestPiExtensionPrintModeUnreachable(t *testing.T) {
 		r := newRig(t, v, "local", []step{{Text: "answer without contextd"}})
 		// No contextd is started: the rig's address answers nothing.
 		stdout, stderr := r.printMode(t, v, "local", "hello")
-		want := "contextd is not reachable at http://" + r.addr + "; run `contextd serve` in another terminal (or set \"autoStart\": true under \"contextd\" in Pi's settings.json), then /reload\n"
+		// The command listens where CONTEXTD_URL points, with the state
+		// directory that holds the token; print mode has no /reload (the
+		// next run connects).
+		want := "contextd is not reachable at http://" + r.addr + "; run `contextd serve --addr " + r.addr + " --state-dir " + r.state + "` in another terminal (or set \"autoStart\": true under \"contextd\" in Pi's settings.json)\n"
 		if got := strings.Count(stderr, want); got != 1 || strings.Contains(stderr, "contextd: contextd") {
 			t.Errorf("stderr holds the unreachable message %d times, want once, naming contextd once:\n%s\nwant line: %s", got, stderr, want)
 		}

@@ -141,11 +141,15 @@ export function locate(s: Settings): Endpoint {
  * default, ~/.pi/agent/contextd (cmd/contextd defaultStateDir without
  * CONTEXTD_STATE_DIR or PI_CODING_AGENT_DIR, which another terminal may
  * lack). A DIR with characters a shell treats specially is single-quoted.
+ * With addr (host:port of an explicit contextd URL), `--addr addr` too:
+ * contextd listens on 127.0.0.1:7467 unless told.
  */
-export function serveCommand(stateDir: string, home: string = homedir()): string {
-	if (stateDir === join(home, ".pi", "agent", "contextd")) return "contextd serve";
+export function serveCommand(stateDir: string, home: string = homedir(), addr = ""): string {
+	let cmd = "contextd serve";
+	if (addr) cmd += ` --addr ${addr}`;
+	if (stateDir === join(home, ".pi", "agent", "contextd")) return cmd;
 	const arg = /^[\w@%+=:,./-]+$/.test(stateDir) ? stateDir : `'${stateDir.replace(/'/g, "'\\''")}'`;
-	return `contextd serve --state-dir ${arg}`;
+	return `${cmd} --state-dir ${arg}`;
 }
 
 /** Locates contextd, reads the token and has contextd prove it holds it. */
@@ -333,8 +337,9 @@ export async function connect(s: Settings): Promise<Contextd> {
 	}
 	if (first instanceof UnreachableError && first.errno !== "") {
 		// Nothing listens at the address: say what to run, in Pi's terms.
-		// An explicit URL is the address: the state directory only holds the token.
-		const serve = s.url ? "contextd serve" : serveCommand(s.stateDir);
+		// An explicit URL is the address contextd must listen on; the
+		// state directory holds the token either way.
+		const serve = s.url ? serveCommand(s.stateDir, homedir(), new URL(locate(s).label).host) : serveCommand(s.stateDir);
 		throw new UnreachableError(`contextd is not reachable at ${locate(s).label}; run \`${serve}\` in another terminal (or set \"autoStart\": true under \"contextd\" in Pi's settings.json)`, first.errno);
 	}
 	throw first;

@@ -17,15 +17,16 @@ export const NO_SESSION_FILE = "context management needs a saved session; this o
 
 /**
  * What a session that found no contextd at session_start is told: the
- * error's sentence, and for an unreachable contextd ", then /reload": the
- * extension connects only at session_start, so a contextd started later
- * serves this session after /reload (or /new, /resume). A session that did
- * connect re-reads the discovery file at each call instead (client.ts
- * Contextd.call) and needs no /reload.
+ * error's sentence, and for an unreachable contextd in interactive Pi
+ * ", then /reload": the extension connects only at session_start, so a
+ * contextd started later serves this session after /reload (or /new,
+ * /resume). Print mode (`pi -p`, no UI) has no /reload: its next run
+ * connects. A session that did connect re-reads the discovery file at
+ * each call instead (client.ts Contextd.call) and needs no /reload.
  */
-export function unconnectedSentence(err: unknown): string {
+export function unconnectedSentence(err: unknown, interactive: boolean): string {
 	const msg = (err as Error).message;
-	return err instanceof UnreachableError && !msg.includes("/reload") ? `${msg}, then /reload` : msg;
+	return interactive && err instanceof UnreachableError && !msg.includes("/reload") ? `${msg}, then /reload` : msg;
 }
 
 /**
@@ -67,7 +68,7 @@ export function installLifecycle(host: Host, slot: SessionSlot, onRegistered: (s
 				setTooLargeAside(host, s, ctx, err);
 				return;
 			}
-			s.unavailable = unconnectedSentence(err);
+			s.unavailable = unconnectedSentence(err, ctx.hasUI);
 			host.notify(ctx, prefixed(s.unavailable), "error");
 		}
 	});

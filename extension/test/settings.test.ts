@@ -142,4 +142,7 @@ test("the command that starts contextd names --state-dir unless the state direct
 	assert.equal(serveCommand("/h/.pi/agent/contextd", "/h"), "contextd serve");
 	assert.equal(serveCommand("/srv/cd", "/h"), "contextd serve --state-dir /srv/cd");
 	assert.equal(serveCommand("/my dir/it's", "/h"), "contextd serve --state-dir '/my dir/it'\\''s'");
+	// An explicit URL's address: contextd listens on 127.0.0.1:7467 unless told.
+	assert.equal(serveCommand("/h/.pi/agent/contextd", "/h", "127.0.0.1:7988"), "contextd serve --addr 127.0.0.1:7988");
+	assert.equal(serveCommand("/srv/cd", "/h", "[::1]:7470"), "contextd serve --addr [::1]:7470 --state-dir /srv/cd");
 });
