@@ -4,6 +4,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestPiExtensionModeSwitchLocalToTree: a new session starts in Local
@@ -143,6 +144,23 @@ func TestPiExtensionTUIModeSwitchLabel(t *testing.T) {
 		}
 		if strings.Contains(screen, "this window will be summarized and archived as a side branch") {
 			t.Errorf("window 0's Local new_context is labelled as a Tree archive:\n%s", screen)
+		}
+		// Off: Pi reloads the extension and draws the transcript again;
+		// the windows' boundaries stay cards, not their raw text.
+		p.submit("/contextd mode off")
+		for deadline := time.Now().Add(90 * time.Second); strings.Contains(p.screen(), "contextd tree · window"); time.Sleep(200 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the footer still shows Tree mode 90 s after /contextd mode off:\n%s", p.screen())
+			}
+		}
+		screen = p.waitScreen("the transcript drawn again after the switch to off", "window two here")
+		if !strings.Contains(screen, "── window 2 ") {
+			t.Errorf("after /contextd mode off window 2's boundary is not drawn as its card:\n%s", screen)
+		}
+		for _, raw := range []string{"[codex-context-window]", "context_window_guidance"} {
+			if strings.Contains(screen, raw) {
+				t.Errorf("after /contextd mode off the transcript shows a window boundary's raw text (%s):\n%s", raw, screen)
+			}
 		}
 	})
 }

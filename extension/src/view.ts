@@ -100,6 +100,24 @@ function onLiveUI(draw: () => void): boolean {
 	}
 }
 
+/**
+ * Registers the renderers of contextd's custom messages in the
+ * transcript: the window card (a boundary or reminder) and the notice
+ * card. Every mode registers them, Off and an inactive extension too: the
+ * session's earlier windows stay cards, not their raw text, after
+ * /contextd mode off.
+ */
+export function registerCardRenderers(pi: ExtensionAPI): void {
+	pi.registerMessageRenderer(WINDOW_TYPE, (message, options, theme) => {
+		const content = typeof message.content === "string" ? message.content : message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+		return new Text(windowCard(content, message.details, options.expanded, styleOf(theme)).join("\n"), 1, 0);
+	});
+	pi.registerMessageRenderer(NOTICE_TYPE, (message, options, theme) => {
+		const content = typeof message.content === "string" ? message.content : message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+		return new Text(noticeCard(content, options.expanded, styleOf(theme)).join("\n"), 1, 0);
+	});
+}
+
 /** Registers the window card's renderer and returns the rest for index.ts to wire. */
 export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
 	let numbers = new Map<string, number>();
@@ -109,14 +127,7 @@ export function installView(pi: ExtensionAPI, facts: ViewFacts): View {
 	// or session (installViewHooks).
 	let startedLine: string | undefined;
 	const lookup: WindowNumbers = (id) => numbers.get(id);
-	pi.registerMessageRenderer(WINDOW_TYPE, (message, options, theme) => {
-		const content = typeof message.content === "string" ? message.content : message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
-		return new Text(windowCard(content, message.details, options.expanded, styleOf(theme)).join("\n"), 1, 0);
-	});
-	pi.registerMessageRenderer(NOTICE_TYPE, (message, options, theme) => {
-		const content = typeof message.content === "string" ? message.content : message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
-		return new Text(noticeCard(content, options.expanded, styleOf(theme)).join("\n"), 1, 0);
-	});
+	registerCardRenderers(pi);
 	const text = (content: readonly { type: string; text?: string }[]) => content.map((c) => (c.type === "text" ? (c.text ?? "") : "")).join("");
 	return {
 		renderers(tool) {

@@ -24,6 +24,8 @@ test("an unknown mode: /contextd is still the extension's, says what is wrong an
 	const pi = new FakePi();
 	contextdExtension(pi.api);
 	assert.deepEqual([pi.events(), pi.tools.length, [...pi.commands.keys()]], [["session_start"], 0, ["contextd"]]);
+	// The session's window and notice cards are still drawn as cards.
+	assert.deepEqual(pi.renderers, ["codex-context-window", "codex-context-notice"]);
 	const ctx = new FakeCtx();
 	await pi.emit("session_start", { reason: "startup" }, ctx);
 	await pi.commands.get("contextd")?.("", ctx.ctx);
@@ -39,4 +41,21 @@ test("an unknown mode: /contextd is still the extension's, says what is wrong an
 	]);
 	assert.equal(process.env.CONTEXTD_MODE, "local");
 	assert.equal(ctx.reloads, 1);
+});
+
+test("off mode: no tools, no hooks, /contextd only, and the window and notice cards still drawn as cards", async (t) => {
+	const agent = mkdtempSync(join(tmpdir(), "ctxd-off-"));
+	const saved = { mode: process.env.CONTEXTD_MODE, dir: process.env.PI_CODING_AGENT_DIR };
+	t.after(() => {
+		for (const [k, v] of [["CONTEXTD_MODE", saved.mode], ["PI_CODING_AGENT_DIR", saved.dir]] as const) {
+			if (v === undefined) delete process.env[k];
+			else process.env[k] = v;
+		}
+		rmSync(agent, { recursive: true, force: true });
+	});
+	process.env.PI_CODING_AGENT_DIR = agent;
+	process.env.CONTEXTD_MODE = "off";
+	const pi = new FakePi();
+	contextdExtension(pi.api);
+	assert.deepEqual([pi.events(), pi.tools.length, [...pi.commands.keys()], pi.renderers], [[], 0, ["contextd"], ["codex-context-window", "codex-context-notice"]]);
 });

@@ -1,5 +1,6 @@
 // Off mode, and an extension whose settings could not be read: no tools, no
-// hooks, no context management; Pi runs as if contextd were not there. Only
+// hooks, no context management; Pi runs as if contextd were not there but
+// for the cards of the session's windows, still drawn as cards. Only
 // /contextd stays, so the command is always the extension's (Pi would
 // otherwise send "/contextd …" to the model as a prompt) and
 // /contextd mode local|tree|remote turns context management on again in
@@ -9,6 +10,7 @@ import { CAPTURE_ARGUMENT, completions, helpLines, parseCommand } from "../comma
 import type { Host } from "../host.ts";
 import type { Say } from "../session.ts";
 import { COMMAND_DESCRIPTION, switchMode } from "../status.ts";
+import { registerCardRenderers } from "../view.ts";
 
 /** Why the extension manages no context: Off mode, or the sentence of a settings error. */
 export type Inactive = { mode: "off" } | { error: string };
@@ -33,8 +35,13 @@ export function inactiveLines(why: Inactive, args: string): string[] | "switch" 
 	}
 }
 
-/** Registers /contextd for an inactive extension (inactiveLines); notify is how it speaks (notify.ts). */
+/**
+ * Registers /contextd for an inactive extension (inactiveLines); notify is
+ * how it speaks (notify.ts). The cards of the session's windows are still
+ * drawn as cards (registerCardRenderers).
+ */
 export function registerInactive(pi: ExtensionAPI, notify: Host["notify"], why: Inactive): void {
+	registerCardRenderers(pi);
 	pi.registerCommand("contextd", {
 		description: COMMAND_DESCRIPTION,
 		getArgumentCompletions: (prefix) => completions(prefix),
