@@ -72,7 +72,7 @@ func TestPiExtensionFinishInterruptedRollover(t *testing.T) {
 						return ""
 					}
 					p.waitFor("the finish report", 30*time.Second, func([]map[string]any) bool { return report() != "" })
-					if got := report(); !strings.HasSuffix(got, ": appended codex-context-tree-archive, codex-context-note-snapshot, codex-context-window") {
+					if got := report(); !strings.HasSuffix(got, ": appended the archive marker, the notes snapshot and the new window's boundary") {
 						t.Errorf("/contextd finish said %q; info notices: %q", got, p.notices("info"))
 					}
 				}

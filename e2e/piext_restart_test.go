@@ -119,7 +119,7 @@ func TestPiExtensionTreeFinishAfterTypedInput(t *testing.T) {
 		p.command(map[string]any{"type": "prompt", "message": "/contextd finish"})
 		report := func() string { return p.notice("contextd: finished the interrupted rollover ") }
 		p.waitFor("the finish report", 30*time.Second, func([]map[string]any) bool { return report() != "" || len(p.notices("error")) > errorsBefore })
-		if got := report(); !strings.HasSuffix(got, ": appended codex-context-tree-archive, codex-context-note-snapshot, codex-context-window") {
+		if got := report(); !strings.HasSuffix(got, ": appended the archive marker, the notes snapshot and the new window's boundary") {
 			t.Fatalf("/contextd finish said %q; notices: %q", got, p.notices(""))
 		}
 		_, sid, es := r.session()

@@ -6,6 +6,7 @@
 import type { components } from "./generated/contextd.ts";
 import { prefixed } from "./notify.ts";
 import { type ResetEntry, resetLogLines } from "./quality.ts";
+import { NOTE_SNAPSHOT_TYPE, NOTE_TYPE, TREE_ARCHIVE_TYPE, WINDOW_TYPE } from "./generated/rules.ts";
 import { modeAdvice } from "./settings.ts";
 
 /** The /contextd subcommands, in the order help and completion list them, each with its one-line description. */
@@ -139,7 +140,7 @@ export function statusLines(s: StatusInput): string[] {
 		const r = st.rollover;
 		lines.push(r?.rollover_id ? `rollover ${r.rollover_id}: ${r.state ?? "?"}${interruptedLocal(r) ? INTERRUPTED_LOCAL_HINT : ""}` : "no pending rollover");
 		const inc = st.incomplete_rollover;
-		if (inc) lines.push(`an interrupted rollover (${inc.state ?? "?"}${inc.missing?.length ? `, missing ${inc.missing.join(", ")}` : ""}): run /contextd finish`);
+		if (inc) lines.push(`an interrupted rollover (${inc.state ?? "?"}${inc.missing?.length ? `, missing ${entryNames(inc.missing)}` : ""}): run /contextd finish`);
 		if (st.rollover_loop?.windows) lines.push(`the last ${st.rollover_loop.windows} windows made no progress: the model keeps calling new_context`);
 		// A registered file Pi has not written yet is where a new session
 		// stands (contextd's state awaiting_file, whose problem says
@@ -173,6 +174,24 @@ export function interruptedLocal(r: SessionAnswer["rollover"] | undefined): bool
 }
 
 /** /contextd's line for a registered session whose file Pi has not written yet (contextd state awaiting_file). */
+/** What a person reads for each entry contextd plans (its customType): /contextd and /contextd finish name them so. */
+const ENTRY_NAMES: Record<string, string> = {
+	[TREE_ARCHIVE_TYPE]: "the archive marker",
+	[NOTE_SNAPSHOT_TYPE]: "the notes snapshot",
+	[NOTE_TYPE]: "a note write",
+	[WINDOW_TYPE]: "the new window's boundary",
+};
+
+/**
+ * The entries of customTypes in a person's words, joined as a list
+ * ("the archive marker, the notes snapshot and the new window's
+ * boundary"); a type without a name is given as it is.
+ */
+export function entryNames(customTypes: readonly string[]): string {
+	const names = customTypes.map((t) => ENTRY_NAMES[t] ?? t);
+	return names.length < 2 ? (names[0] ?? "") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+}
+
 export const AWAITING_FILE_LINE = "no session file yet: Pi writes it at the session's first message";
 
 /** What /contextd status adds to an interrupted Local rollover's line. */

@@ -6,7 +6,7 @@ import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { branchIdentity, ctxLeafBody, emptyWindow } from "./branch.ts";
-import { CAPTURE_ARGUMENT, completions, finishPlan, helpLines, logLines, parseCommand, type StatusInput, statusLines, stillMissing, SWITCHABLE_MODES, type SwitchableMode } from "./command.ts";
+import { CAPTURE_ARGUMENT, completions, entryNames, finishPlan, helpLines, logLines, parseCommand, type StatusInput, statusLines, stillMissing, SWITCHABLE_MODES, type SwitchableMode } from "./command.ts";
 import type { Host } from "./host.ts";
 import { ContextdError, type Result } from "./client.ts";
 import { prefixed } from "./notify.ts";
@@ -124,7 +124,7 @@ async function finish(host: Host, slot: SessionSlot, actions: CommandActions, s:
 				if (failed) return [failed];
 			}
 			if (!ans) return [plan.kind === "commit" ? `contextd: finished the interrupted rollover ${rolloverId}: its entries were already in the session file` : plan.kind === "nothing" ? plan.message : "nothing to finish: this branch has a current window"];
-			const what = [...(ans.finish ?? []), ...ans.append].map((e) => e.customType).join(", ");
+			const what = entryNames([...(ans.finish ?? []), ...ans.append].map((e) => e.customType));
 			if (plan.kind === "nothing" && !ans.finish?.length && !ans.rollover_id) return [`this branch had no window; opened one (${what})`];
 			return [`contextd: finished the interrupted rollover${ans.rollover_id ? ` ${ans.rollover_id}` : ""}: appended ${what}`];
 		}

@@ -3,7 +3,7 @@
 // null and missing fields a fresh session or an older contextd gives.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { CAPTURE_ARGUMENT, completions, finishPlan, logLines, parseCommand, type SessionAnswer, type StatusInput, statusLines, stillMissing } from "../src/command.ts";
+import { CAPTURE_ARGUMENT, completions, entryNames, finishPlan, logLines, parseCommand, type SessionAnswer, type StatusInput, statusLines, stillMissing } from "../src/command.ts";
 import { statusLine } from "../src/statusline.ts";
 
 /** Some fields of GET /v1/sessions/{id}, as an older contextd answered (any may be missing or null): the command must cope. */
@@ -98,7 +98,7 @@ test("status after rollovers, with usage, an auto-started contextd and an interr
 		"window 2 (w2)",
 		"context used in this window: 25% (50000 of 200000 tokens)",
 		"no pending rollover",
-		"an interrupted rollover (committed, missing codex-context-window): run /contextd finish",
+		"an interrupted rollover (committed, missing the new window's boundary): run /contextd finish",
 		"problem: the session file does not exist yet (line 3)",
 		"rollovers: 2 (last 2):",
 		"  window 0 → 1 local completed; 1 note file carried over; 12 ms",
@@ -152,4 +152,11 @@ test("status line: mode, window, context used, rollover; unreachable says what t
 	// Refused as too large for contextd's memory limit (toolarge.ts): not a connection fault.
 	assert.equal(statusLine({ mode: "local", reachable: false, connected: false, tooLarge: true }), "contextd local · session too large for --memory-limit: Pi's own context");
 	assert.equal(statusLine({ mode: "off", reachable: true }), "contextd off");
+});
+
+test("entryNames: contextd's planned entries in a person's words, as a list; an unknown type as it is", () => {
+	assert.equal(entryNames([]), "");
+	assert.equal(entryNames(["codex-context-window"]), "the new window's boundary");
+	assert.equal(entryNames(["codex-context-tree-archive", "codex-context-note-snapshot", "codex-context-window"]), "the archive marker, the notes snapshot and the new window's boundary");
+	assert.equal(entryNames(["codex-context-note", "x-other"]), "a note write and x-other");
 });

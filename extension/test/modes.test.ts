@@ -145,7 +145,7 @@ test("window 0's answer finishing an interrupted rollover: manifest and snapshot
 	assert.deepEqual(f.pi.log, ["appendEntry codex-context-tree-archive", "appendEntry codex-context-note-snapshot", "sendMessage codex-context-window {}"]);
 	await f.pi.commands.get("contextd")?.("finish", ctx.ctx);
 	assert.deepEqual(ctx.notices, [
-		"info: contextd: finished the interrupted rollover r1: appended codex-context-tree-archive, codex-context-note-snapshot, codex-context-window",
+		"info: contextd: finished the interrupted rollover r1: appended the archive marker, the notes snapshot and the new window's boundary",
 	]);
 	assert.deepEqual(f.contextd.calls.slice(-3), ["get-session", "session-windows", "rollover-complete r1"]);
 });
