@@ -5,11 +5,12 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { type TestContext, test } from "node:test";
 import contextdExtension from "../src/index.ts";
 import { FakeCtx, FakePi } from "./fakepi.ts";
 
-test("an unknown mode: /contextd is still the extension's, says what is wrong and switches the mode", async (t) => {
+/** Runs the test with CONTEXTD_MODE=mode and a fresh PI_CODING_AGENT_DIR, both put back (and the directory removed) after it. */
+function inAgentDir(t: TestContext, mode: string): void {
 	const agent = mkdtempSync(join(tmpdir(), "ctxd-inactive-"));
 	const saved = { mode: process.env.CONTEXTD_MODE, dir: process.env.PI_CODING_AGENT_DIR };
 	t.after(() => {
@@ -20,7 +21,11 @@ test("an unknown mode: /contextd is still the extension's, says what is wrong an
 		rmSync(agent, { recursive: true, force: true });
 	});
 	process.env.PI_CODING_AGENT_DIR = agent;
-	process.env.CONTEXTD_MODE = "weird";
+	process.env.CONTEXTD_MODE = mode;
+}
+
+test("an unknown mode: /contextd is still the extension's, says what is wrong and switches the mode", async (t) => {
+	inAgentDir(t, "weird");
 	const pi = new FakePi();
 	contextdExtension(pi.api);
 	assert.deepEqual([pi.events(), pi.tools.length, [...pi.commands.keys()]], [["session_start"], 0, ["contextd"]]);
@@ -44,17 +49,7 @@ test("an unknown mode: /contextd is still the extension's, says what is wrong an
 });
 
 test("off mode: no tools, no hooks, /contextd only, and the window and notice cards still drawn as cards", async (t) => {
-	const agent = mkdtempSync(join(tmpdir(), "ctxd-off-"));
-	const saved = { mode: process.env.CONTEXTD_MODE, dir: process.env.PI_CODING_AGENT_DIR };
-	t.after(() => {
-		for (const [k, v] of [["CONTEXTD_MODE", saved.mode], ["PI_CODING_AGENT_DIR", saved.dir]] as const) {
-			if (v === undefined) delete process.env[k];
-			else process.env[k] = v;
-		}
-		rmSync(agent, { recursive: true, force: true });
-	});
-	process.env.PI_CODING_AGENT_DIR = agent;
-	process.env.CONTEXTD_MODE = "off";
+	inAgentDir(t, "off");
 	const pi = new FakePi();
 	contextdExtension(pi.api);
 	assert.deepEqual([pi.events(), pi.tools.length, [...pi.commands.keys()], pi.renderers], [[], 0, ["contextd"], ["codex-context-window", "codex-context-notice"]]);
