@@ -363,6 +363,27 @@ func (d *decoder) optRawBody() (rawBody, error) {
 	return rawBody{raw, esc, d.ascii}, err
 }
 
+// partBody reads a content part's text body in a transient parse. A part
+// whose line has at most maxKeptBodies bytes left is decoded now, into
+// the body buffer (decodeBody without inPlace: the part's own JSON may
+// yet be kept as written, Part.Raw, once its type is known), and into
+// *decoded; a longer one is only crossed, into *raw, and decoded by
+// decodePart in place once its type is known, so that a tool result of
+// megabytes is not copied. The later of two such keys wins, as in
+// JSON.parse.
+func (d *decoder) partBody(raw *rawBody, decoded *[]byte) error {
+	if d.peek() != '"' || len(d.b)-d.i > maxKeptBodies {
+		var err error
+		*raw, err = d.optRawBody()
+		*decoded = nil
+		return err
+	}
+	*raw = rawBody{}
+	var err error
+	*decoded, err = d.decodeBody(false)
+	return err
+}
+
 func decodePart(d *decoder, p *Part, depth int) error {
 	// In a transient parse the text bodies are decoded once the part's
 	// type is known: in place (decoder.body) unless the part's JSON is
@@ -387,13 +408,13 @@ func decodePart(d *decoder, p *Part, depth int) error {
 			p.Type, _, err = d.optStr()
 		case "text":
 			if d.scratch != nil {
-				text, err = d.optRawBody()
+				err = d.partBody(&text, &p.TextBytes)
 			} else {
 				p.Text, _, err = d.optText()
 			}
 		case "thinking":
 			if d.scratch != nil {
-				thinking, err = d.optRawBody()
+				err = d.partBody(&thinking, &p.ThinkingBytes)
 			} else {
 				p.Thinking, _, err = d.optText()
 			}

@@ -187,11 +187,7 @@ func (d *decoder) strKeep(keep bool) (string, error) {
 // text file (docs/benchmarks.md: a string per body doubled what indexing
 // allocated).
 func (d *decoder) body() ([]byte, error) {
-	raw, esc, err := d.rawString()
-	if err != nil {
-		return nil, err
-	}
-	return d.bodyOf(raw, esc, d.ascii, true), nil
+	return d.decodeBody(true)
 }
 
 // bodyOf is body for a string already crossed (raw, esc and ascii as
