@@ -7,6 +7,8 @@ package coordinator
 //	go test -tags sqlite_fts5 -run '^$' -bench . -benchmem ./coordinator
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -284,6 +286,47 @@ func BenchmarkServiceContextAfterBigAppend(b *testing.B) {
 		leaf = id
 		if _, err := svc.Context(b.Context(), m.SessionID, ContextRequest{}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkServiceContextAfterImageAppend appends, before each POST
+// …/context, what Pi's read tool writes for an image: a tool result of a
+// text part and an image part of 4 MiB of base64 (Pi attaches images of up
+// to 4.5 MiB of base64; its text tools cut their output at 50 KB:
+// DEFAULT_MAX_BYTES in pi-coding-agent's dist/core/tools/truncate.js, so
+// an image is how a Pi session gets an entry of megabytes).
+func BenchmarkServiceContextAfterImageAppend(b *testing.B) {
+	svc, m, path := benchService(b)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	r := rand.New(rand.NewPCG(17, 19))
+	raw := make([]byte, 3<<20)
+	for i := range raw {
+		raw[i] = byte(r.Uint32())
+	}
+	// One line, made once; each append writes it with its own id and parent.
+	line := fmt.Appendf(nil, `{"type":"message","id":"IIIIIIII","parentId":"PPPPPPPP","timestamp":"2026-07-07T00:00:00.000Z","message":{"role":"toolResult","toolCallId":"call_probe","toolName":"read","content":[{"type":"text","text":"Read image file [image/png]"},{"type":"image","data":%q,"mimeType":"image/png"}],"isError":false,"timestamp":1783382400000}}`+"\n", base64.StdEncoding.EncodeToString(raw))
+	idAt, parentAt := bytes.Index(line, []byte("IIIIIIII")), bytes.Index(line, []byte("PPPPPPPP"))
+	leaf := m.LeafID
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id := fmt.Sprintf("%08x", 0xf0000000+i)
+		copy(line[idAt:], id)
+		copy(line[parentAt:], leaf)
+		if _, err := f.Write(line); err != nil {
+			b.Fatal(err)
+		}
+		leaf = id
+		a, err := svc.Context(b.Context(), m.SessionID, ContextRequest{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if a.LeafID != id {
+			b.Fatalf("/context leaf %s after appending %s", a.LeafID, id)
 		}
 	}
 }

@@ -117,7 +117,8 @@ func scanLines(r io.ReaderAt, start, end int64, maxLine, chunkSize int, reuse []
 			if line != nil && err == nil {
 				err = fn(line, lineStart, false)
 			}
-			release()
+			// readOn reads at most a piece past the bytes it reports.
+			release(min(len(lb), have+readOnPiece))
 			if err != nil {
 				return lineStart, err
 			}
@@ -262,10 +263,11 @@ func readLong(r io.ReaderAt, off, size int64, long *LongLines, fn LineFunc) erro
 // index does not grow by it) and unmapped by Release.
 //
 // Any other scan (transient: a catch-up of appended lines, whose long
-// line is likely its only one) reads a long line into a buffer mapped for
-// it and unmapped after it; the line is read on into a reservation of
+// line is likely its only one) reads a long line on into a reservation of
 // maxLine bytes (hugemem.Reserve), of which only the pages the line
-// reaches are faulted in. A line over maxKeptLong bytes is read so in
+// reaches are faulted in: the one catch-ups share and keep while they use
+// it (catchup.go), or one mapped for the line and unmapped after it when
+// another scan holds that. A line over maxKeptLong bytes is read so in
 // every scan.
 //
 // The zero value keeps a buffer.
@@ -287,17 +289,24 @@ func (l *LongLines) Release() {
 }
 
 // readOnBuf returns the buffer to read a long line on into, whose first
-// have bytes are read: the kept one when it has room for more, else (a
-// transient scan) a reservation of maxLine+1 bytes; ok is false when
-// there is none (the caller finds the line's end and calls get).
-func (l *LongLines) readOnBuf(maxLine, have int) (buf []byte, release func(), ok bool) {
+// have bytes are read, and the func to call with how many bytes of it
+// were written once the line is handled: the kept one when it has room for
+// more, else (a transient scan) the catch-ups' kept reservation
+// (catchup.go) or, when another scan holds it, a reservation of its own,
+// of maxLine+1 bytes each; ok is false when there is none (the caller
+// finds the line's end and calls get).
+func (l *LongLines) readOnBuf(maxLine, have int) (buf []byte, release func(written int), ok bool) {
 	if len(l.buf) > have {
-		return l.buf, func() {}, true
+		return l.buf, func(int) {}, true
 	}
-	if l.transient {
-		return reserveLine(maxLine + 1)
+	if !l.transient {
+		return nil, nil, false
 	}
-	return nil, nil, false
+	if buf, done, ok := takeCatchUp(maxLine + 1); ok {
+		return buf, done, true
+	}
+	buf, free, ok := reserveLine(maxLine + 1)
+	return buf, func(int) { free() }, ok
 }
 
 // get returns a buffer of n bytes and the func to call once it is no

@@ -46,3 +46,10 @@ func charge(n int64) {
 	}
 	debug.SetMemoryLimit(max(c.base-c.bytes, c.base/minLimitShare))
 }
+
+// Charge counts n bytes of a mapping held outside the Go heap against the
+// heap's soft limit, as Alloc does for its buffers (n < 0 uncounts them).
+// It is for a reservation (Reserve) kept between uses, whose written pages
+// stay resident: its holder charges them as they grow and uncharges them
+// when it unmaps it.
+func Charge(n int64) { charge(n) }
